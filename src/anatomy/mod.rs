@@ -1,0 +1,10 @@
+//! The model as a chain of blocks `0..=2L+1` (0 = embedding, odd = attention, even = MLP,
+//! 2L+1 = head + loss), each a list of computation units (one saved tensor each) with its
+//! bytes, FLOPs and time on the scenario's GPU, plus static memory per block.
+//!
+//! Only one block of each kind is stored: every attention block is identical, and so is
+//! every MLP block. [`Anatomy::kind_of`] maps a block index to its kind.
+
+mod types;
+
+pub use types::{Anatomy, Block, BlockKind, MeasuredProfile, Unit, UnitMeasurement};

@@ -1,0 +1,168 @@
+//! The anatomy's data types (built by `Anatomy::build`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// What a block of the chain is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BlockKind {
+    /// Token (and position) embedding; block 0.
+    Embedding,
+    /// Attention sub-layer (norm, QKV, core attention, out-projection); odd blocks.
+    Attention,
+    /// MLP sub-layer (norm, fc1/gate-up, activation, fc2/down); even blocks 2..=2L.
+    Mlp,
+    /// Final norm, output projection and loss; block 2L+1.
+    Head,
+}
+
+impl BlockKind {
+    /// Lower-case name used in JSON and the UI.
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockKind::Embedding => "embedding",
+            BlockKind::Attention => "attention",
+            BlockKind::Mlp => "mlp",
+            BlockKind::Head => "head",
+        }
+    }
+}
+
+/// One computation unit: the operator group that produces one tensor saved for backward.
+/// Sizes and times are per device and per micro-batch, after tensor/sequence-parallel sharding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unit {
+    /// Name as in DESIGN.md section 3 (`ln_out`, `q`, `softmax_out`, `core_attn`, ...).
+    pub name: String,
+    /// Bytes kept per micro-batch when the unit is kept.
+    pub size_bytes: u64,
+    /// Always kept (block inputs); never recomputed except by `full`.
+    pub forced: bool,
+    /// Forward FLOPs of the producing piece (per device).
+    pub forward_flops: f64,
+    /// Bytes the producing piece moves through HBM in the forward.
+    pub forward_bytes: f64,
+    /// Forward time of the producing piece: the cost of recomputing this unit.
+    pub forward_s: f64,
+    /// This unit's share of the block's backward time.
+    pub backward_s: f64,
+    /// Kept after B until W in split-backward schedules (an input of a weight GEMM).
+    pub needed_by_w: bool,
+    /// Bytes when kept compressed (8-bit values with per-block scales by default).
+    pub compressed_bytes: u64,
+    /// Time added by compressing in the forward plus decompressing in the backward.
+    pub codec_s: f64,
+}
+
+/// One block kind's units, parameters and times.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Block {
+    /// Which kind of block this is.
+    pub kind: BlockKind,
+    /// Units in forward order; recomputation re-runs dropped ones in this order.
+    pub units: Vec<Unit>,
+    /// Parameters held per device (after tensor-parallel sharding; replicated norms whole).
+    pub params: u64,
+    /// Weights + gradients + optimizer state per device, bytes.
+    pub static_bytes: u64,
+    /// Forward time per micro-batch, tensor-parallel collectives included.
+    pub forward_s: f64,
+    /// Backward time for the input gradient (ZB's B), collectives included.
+    pub backward_b_s: f64,
+    /// Backward time for the weight gradient (ZB's W).
+    pub backward_w_s: f64,
+    /// Model FLOPs of the forward per device (Megatron's MFU convention: causal s^2 halved).
+    pub model_forward_flops: f64,
+}
+
+impl Block {
+    /// Bytes of every unit kept (the `none` strategy's per-micro-batch activation).
+    pub fn all_units_bytes(&self) -> u64 {
+        self.units.iter().map(|u| u.size_bytes).sum()
+    }
+}
+
+/// The whole model as the planner and simulator see it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Anatomy {
+    /// Number of transformer layers `L`; blocks are `0..=2L+1`.
+    pub layers: u32,
+    /// Block 0.
+    pub embedding: Block,
+    /// Every odd block.
+    pub attention: Block,
+    /// Every even block in `2..=2L`.
+    pub mlp: Block,
+    /// Block `2L+1`.
+    pub head: Block,
+    /// Last stage's logits transient: bf16 logits + fp32 copy + fp32 gradient, bytes.
+    pub logits_transient_bytes: u64,
+    /// Activation bytes sent between two stages per micro-batch (either direction).
+    pub p2p_bytes: u64,
+    /// Time of one point-to-point transfer between neighbouring stages inside a node.
+    pub p2p_intra_s: f64,
+    /// Time of one point-to-point transfer between nodes.
+    pub p2p_inter_s: f64,
+    /// Host link bandwidth in bytes/s (offload).
+    pub host_bytes_per_s: f64,
+    /// GPUs per node (stage boundaries at multiples of it cross nodes).
+    pub node_gpus: u32,
+}
+
+impl Anatomy {
+    /// Number of blocks in the chain, `2L + 2`.
+    pub fn num_blocks(&self) -> usize {
+        2 * self.layers as usize + 2
+    }
+
+    /// The kind of block `i` of the chain.
+    pub fn kind_of(&self, i: usize) -> BlockKind {
+        if i == 0 {
+            BlockKind::Embedding
+        } else if i == self.num_blocks() - 1 {
+            BlockKind::Head
+        } else if i % 2 == 1 {
+            BlockKind::Attention
+        } else {
+            BlockKind::Mlp
+        }
+    }
+
+    /// Block `i` of the chain.
+    pub fn block(&self, i: usize) -> &Block {
+        self.block_of(self.kind_of(i))
+    }
+
+    /// The stored block of a kind.
+    pub fn block_of(&self, kind: BlockKind) -> &Block {
+        match kind {
+            BlockKind::Embedding => &self.embedding,
+            BlockKind::Attention => &self.attention,
+            BlockKind::Mlp => &self.mlp,
+            BlockKind::Head => &self.head,
+        }
+    }
+}
+
+/// One measured unit or block figure from a profile file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitMeasurement {
+    /// Forward seconds (for a unit: its recompute cost).
+    pub forward_s: f64,
+    /// Backward seconds.
+    pub backward_s: f64,
+    /// Saved bytes per micro-batch (units only; blocks ignore it).
+    pub size_bytes: Option<u64>,
+}
+
+/// A measured profile that replaces cost-model estimates, keyed `"<block kind>.<unit>"`
+/// (e.g. `"attention.q"`), or `"<block kind>"` for a whole block's forward/backward.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MeasuredProfile {
+    /// Where the figures came from (GPU, software, date).
+    pub source: String,
+    /// Figures by key.
+    pub entries: BTreeMap<String, UnitMeasurement>,
+}

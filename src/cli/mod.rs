@@ -1,0 +1,10 @@
+//! One file per subcommand; each exposes its clap `Args` and a `run` that prints to stdout
+//! and returns a user-facing error message on failure.
+
+pub mod compare;
+pub mod plan;
+pub mod presets;
+pub mod scenario_args;
+pub mod simulate;
+pub mod tui;
+pub mod units;

@@ -1,0 +1,26 @@
+//! pipescope: plan and simulate pipeline-parallel LLM training.
+//!
+//! Data flows one way (see `../shared/DESIGN.md` section 1):
+//!
+//! ```text
+//! Scenario ──► Anatomy ──► Schedule ──► Plan ──► Simulation ──► Views (TUI, CLI/JSON)
+//! ```
+//!
+//! The engine's single entry point is [`solve`]: pure, deterministic, no I/O and no threads.
+//! An infeasible scenario is an `Ok` [`Outcome`] with `feasible == false` and a reason per
+//! stage; `Err` is reserved for invalid input.
+
+pub mod anatomy;
+pub mod plan;
+pub mod reference;
+pub mod scenario;
+pub mod schedule;
+pub mod sim;
+pub mod tui;
+
+mod outcome;
+mod solve;
+
+pub use outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount};
+pub use scenario::Scenario;
+pub use solve::{SolveError, solve};

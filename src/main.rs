@@ -1,0 +1,52 @@
+//! The `pipescope` command line: subcommands print plans, comparisons, simulations, units
+//! and presets; no subcommand opens the terminal UI.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Plan and simulate pipeline-parallel LLM training.
+#[derive(Debug, Parser)]
+#[command(name = "pipescope", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Scenario flags for the TUI when no subcommand is given.
+    #[command(flatten)]
+    scenario: cli::scenario_args::ScenarioArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Plan one scenario and print the per-stage plan and metrics.
+    Plan(cli::plan::PlanArgs),
+    /// Solve the scenario under several strategies and compare them.
+    Compare(cli::compare::CompareArgs),
+    /// Simulate a schedule with abstract or planned costs.
+    Simulate(cli::simulate::SimulateArgs),
+    /// Print the computation units of every block kind.
+    Units(cli::units::UnitsArgs),
+    /// List the built-in and user presets.
+    Presets(cli::presets::PresetsArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Plan(args)) => cli::plan::run(&args),
+        Some(Command::Compare(args)) => cli::compare::run(&args),
+        Some(Command::Simulate(args)) => cli::simulate::run(&args),
+        Some(Command::Units(args)) => cli::units::run(&args),
+        Some(Command::Presets(args)) => cli::presets::run(&args),
+        None => cli::tui::run(&cli.scenario),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

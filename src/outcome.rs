@@ -1,0 +1,113 @@
+//! What a solve returns: the plan per stage, the simulation and the headline metrics.
+//! Field names follow the JSON contract of DESIGN.md section 6.
+
+use serde::Serialize;
+
+use crate::anatomy::BlockKind;
+use crate::plan::{Decision, Strategy};
+use crate::schedule::ScheduleKind;
+use crate::sim::Simulation;
+
+/// Per unit kind of a stage: how many of its blocks keep, recompute, compress or offload it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnitCount {
+    /// Unit name, prefixed by its block kind where ambiguous (`attention.q`).
+    pub name: String,
+    /// Bytes of one copy per micro-batch.
+    pub size_bytes: u64,
+    /// Blocks that keep it.
+    pub keep: u32,
+    /// Blocks that recompute it.
+    pub recompute: u32,
+    /// Blocks that keep it compressed.
+    pub compress: u32,
+    /// Blocks that offload it.
+    pub offload: u32,
+}
+
+/// The decisions of one block of a stage (for the unit grid).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BlockDecisions {
+    /// Block index in the chain.
+    pub block: usize,
+    /// Its kind.
+    pub kind: BlockKind,
+    /// One decision per unit of the block, in the block's unit order.
+    pub decisions: Vec<Decision>,
+}
+
+/// One device's share of the plan and what the simulation measured for it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageOutcome {
+    /// Device index.
+    pub stage: u32,
+    /// First block of the device's first chunk.
+    pub first_block: usize,
+    /// Last block of the device's first chunk.
+    pub last_block: usize,
+    /// `[first, last]` block of every chunk of the device.
+    pub ranges: Vec<[usize; 2]>,
+    /// Attention blocks held.
+    pub attention_blocks: u32,
+    /// MLP blocks held.
+    pub mlp_blocks: u32,
+    /// Weights, gradients and optimizer state, bytes.
+    pub static_bytes: u64,
+    /// Kept tensors at the device's peak, bytes.
+    pub activation_bytes: u64,
+    /// Peak memory in the simulation, bytes.
+    pub peak_memory_bytes: u64,
+    /// Memory budget, bytes.
+    pub budget_bytes: u64,
+    /// Peak micro-batch-chunks alive at once.
+    pub in_flight: u32,
+    /// Forward time per micro-batch, summed over the device's chunks.
+    pub forward_s: f64,
+    /// Backward time per micro-batch (recomputation included), summed over chunks.
+    pub backward_s: f64,
+    /// Recomputation time per micro-batch, summed over chunks.
+    pub recompute_s: f64,
+    /// Bytes per micro-batch moved to host.
+    pub offload_bytes: u64,
+    /// Per unit kind, counts of blocks by decision.
+    pub units: Vec<UnitCount>,
+    /// Per block, its decisions (not in the JSON contract; for the unit grid).
+    #[serde(skip)]
+    pub blocks: Vec<BlockDecisions>,
+}
+
+/// The result of [`crate::solve`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    /// Whether every stage fits its budget.
+    pub feasible: bool,
+    /// Per-stage reasons when not feasible ("stage 0 needs 93.1 GiB, budget 80.0 GiB").
+    pub infeasible_reason: Option<String>,
+    /// Simulated iteration time.
+    pub iteration_time_s: f64,
+    /// `1 - busy / (p x makespan)`.
+    pub bubble_rate: f64,
+    /// Model FLOPs utilisation, 0..1.
+    pub mfu: f64,
+    /// Hardware FLOPs utilisation (recomputation included), 0..1.
+    pub hfu: f64,
+    /// Strategy used.
+    pub strategy: Strategy,
+    /// Schedule used.
+    pub schedule: ScheduleKind,
+    /// Iteration time of 1F1B, full recomputation, even partition.
+    pub baseline_iteration_time_s: f64,
+    /// `baseline_iteration_time_s / iteration_time_s`.
+    pub speedup: f64,
+    /// The partition DP's estimate of the iteration time (before simulation).
+    pub estimated_iteration_time_s: f64,
+    /// Measured wall time of the solve (the only field that varies between runs).
+    pub solve_time_s: f64,
+    /// Remarks for the user (e.g. "adapipe equals adaptive for multi-chunk schedules").
+    pub notes: Vec<String>,
+    /// One entry per device.
+    pub stages: Vec<StageOutcome>,
+    /// The full simulation (timeline and memory curves); not in the JSON contract.
+    #[serde(skip)]
+    pub simulation: Simulation,
+}

@@ -1,0 +1,55 @@
+//! The scenario: what is trained (model), where (GPU), how it is split (parallel layout),
+//! with which batch, and with which plan settings (schedule, strategy, budget).
+//!
+//! A `Scenario` is built from presets plus overrides and validated once
+//! ([`Scenario::validate`]); everything downstream may assume it is valid.
+
+mod gpu;
+mod model;
+mod settings;
+
+pub use gpu::{EfficiencyCurve, GpuSpec};
+pub use model::{ModelSpec, ModelStyle};
+pub use settings::{Batch, Objective, Parallel, PlanSettings};
+
+use crate::anatomy::MeasuredProfile;
+
+/// One complete, validated description of a training set-up to plan and simulate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// Name shown in the UI (the scenario preset's name, or "custom").
+    pub name: String,
+    /// One line saying what this set-up is.
+    pub description: String,
+    /// The transformer being trained.
+    pub model: ModelSpec,
+    /// The accelerator every device is.
+    pub gpu: GpuSpec,
+    /// Pipeline, tensor and data parallel layout.
+    pub parallel: Parallel,
+    /// Sequence length, micro-batch size and number of micro-batches.
+    pub batch: Batch,
+    /// Schedule, memory strategy, budget and planner options.
+    pub plan: PlanSettings,
+    /// Measured per-unit times and sizes that replace the cost model's estimates.
+    pub profile: Option<MeasuredProfile>,
+}
+
+/// An input value that is not allowed, with the field, the value and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {field} = {value}: {allowed}")]
+pub struct InvalidField {
+    /// Dotted path of the field, e.g. `parallel.tp`.
+    pub field: String,
+    /// The offending value as the user wrote it.
+    pub value: String,
+    /// What would have been accepted.
+    pub allowed: String,
+}
+
+impl InvalidField {
+    /// Builds the error for `field` holding `value`, explaining what is `allowed`.
+    pub fn new(field: impl Into<String>, value: impl ToString, allowed: impl Into<String>) -> Self {
+        Self { field: field.into(), value: value.to_string(), allowed: allowed.into() }
+    }
+}

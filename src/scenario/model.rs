@@ -1,0 +1,42 @@
+//! Model shapes: GPT style (LayerNorm, GeLU MLP, multi-head attention, dropout) and
+//! Llama style (RMSNorm, SwiGLU, grouped-query attention, RoPE, no dropout).
+
+use serde::{Deserialize, Serialize};
+
+/// Which block family the model uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelStyle {
+    /// LayerNorm, GeLU MLP with biases, multi-head attention, dropout, learned positions.
+    #[default]
+    Gpt,
+    /// RMSNorm, SwiGLU MLP, grouped-query attention, RoPE, no dropout, no biases.
+    Llama,
+}
+
+/// The shape of a decoder-only transformer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelSpec {
+    /// Preset name, e.g. `gpt3-175b`.
+    pub name: String,
+    /// One line saying what this model is.
+    pub description: String,
+    /// Block family.
+    pub style: ModelStyle,
+    /// Number of transformer layers `L`.
+    pub layers: u32,
+    /// Hidden size `h`.
+    pub hidden: u64,
+    /// Query heads `a`.
+    pub heads: u64,
+    /// Key/value heads `k` (equal to `heads` without grouped-query attention).
+    pub kv_heads: u64,
+    /// FFN inner size `f`.
+    pub ffn: u64,
+    /// Vocabulary before padding; padded to a multiple of `128 t` as Megatron does.
+    pub vocab: u64,
+    /// Learned position embeddings (GPT); `None` for RoPE models.
+    pub max_positions: Option<u64>,
+    /// Whether the output head shares the input embedding's weights.
+    pub tied_embeddings: bool,
+}

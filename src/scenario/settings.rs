@@ -1,0 +1,65 @@
+//! Parallel layout, batch and plan settings of a scenario.
+
+use crate::plan::Strategy;
+use crate::schedule::ScheduleKind;
+
+/// How the model is split over devices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parallel {
+    /// Pipeline stages (devices in the pipeline) `p`.
+    pub pp: u32,
+    /// Tensor-parallel size `t`.
+    pub tp: u32,
+    /// Data-parallel size `d`.
+    pub dp: u32,
+    /// Megatron sequence parallelism (shards norm/dropout activations by `t`).
+    pub sequence_parallel: bool,
+    /// Virtual chunks per device `v` for the multi-chunk schedules that take it.
+    pub chunks: u32,
+    /// ZeRO-1 style sharding of optimizer state over `d` (6 + 12/d bytes per parameter).
+    pub distributed_optimizer: bool,
+}
+
+/// The batch of one iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batch {
+    /// Sequence length `s` in tokens.
+    pub seq_len: u64,
+    /// Sequences per micro-batch `b`.
+    pub micro_batch_size: u64,
+    /// Micro-batches per iteration `m` (per data-parallel replica).
+    pub micro_batches: u32,
+}
+
+/// Which pipeline-time estimate the partition DP minimises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Objective {
+    /// `(m - 1) max_s T_s + sum_s T_s`, solved exactly (DESIGN.md section 4).
+    #[default]
+    Estimate,
+    /// AdaPipe's own warm-up/steady/cool-down recurrence (`reference/adapipe.md` 1.6).
+    AdaPipe,
+}
+
+/// What to plan and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanSettings {
+    /// Pipeline schedule.
+    pub schedule: ScheduleKind,
+    /// Memory strategy.
+    pub strategy: Strategy,
+    /// Memory budget per device in bytes (the GPU's memory when not given).
+    pub memory_budget_bytes: u64,
+    /// FlashAttention (fused core attention) instead of a materialised softmax.
+    pub flash_attention: bool,
+    /// Partition DP objective.
+    pub objective: Objective,
+    /// Lynx: let recomputation overlap the wait for the incoming gradient.
+    pub overlap_recompute: bool,
+    /// Memory limit in chunk-activations for the searched schedules (`None`: the source's default).
+    pub mem_limit: Option<f64>,
+    /// Group size of `gis`/`gis-offload` (`None`: p).
+    pub group_size: Option<u32>,
+    /// Chunks offloaded by `gis-offload` (`None`: 1).
+    pub offload_chunks: Option<u32>,
+}

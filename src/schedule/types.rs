@@ -1,0 +1,312 @@
+//! Schedule data types.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Every schedule pipescope knows, named as on the command line (DESIGN.md section 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ScheduleKind {
+    /// All forwards, then all backwards.
+    #[serde(rename = "gpipe")]
+    Gpipe,
+    /// One-forward-one-backward (PipeDream-flush / DAPPLE).
+    #[serde(rename = "1f1b")]
+    OneFOneB,
+    /// Megatron's interleaved 1F1B with `v` chunks per device.
+    #[serde(rename = "interleaved")]
+    Interleaved,
+    /// Zero-bubble ZB-H1 (handcrafted, 1F1B memory).
+    #[serde(rename = "zb-h1")]
+    ZbH1,
+    /// Zero-bubble heuristic with memory limit 2p (ZB-2P).
+    #[serde(rename = "zb-h2")]
+    ZbH2,
+    /// Zero-bubble heuristic with a user memory limit (default p).
+    #[serde(rename = "zb-auto")]
+    ZbAuto,
+    /// Zero-bubble V schedule (2 chunks, V-shape).
+    #[serde(rename = "zb-v")]
+    ZbV,
+    /// Controllable-memory V-Half.
+    #[serde(rename = "v-half")]
+    VHalf,
+    /// Controllable-memory V-Min.
+    #[serde(rename = "v-min")]
+    VMin,
+    /// Controllable-memory V-ZB (building-block search).
+    #[serde(rename = "v-zb")]
+    VZb,
+    /// DeepSeek DualPipe-V.
+    #[serde(rename = "dualpipe-v")]
+    DualPipeV,
+    /// Chimera: two 1F1B pipelines in opposite directions.
+    #[serde(rename = "chimera")]
+    Chimera,
+    /// Group-interleaved 1F1B (PipeOffload's GIS).
+    #[serde(rename = "gis")]
+    Gis,
+    /// GIS with PipeOffload's activation offload pass.
+    #[serde(rename = "gis-offload")]
+    GisOffload,
+}
+
+impl ScheduleKind {
+    /// Every schedule, in the order the UI cycles through them.
+    pub const ALL: [ScheduleKind; 14] = [
+        ScheduleKind::Gpipe,
+        ScheduleKind::OneFOneB,
+        ScheduleKind::Interleaved,
+        ScheduleKind::ZbH1,
+        ScheduleKind::ZbH2,
+        ScheduleKind::ZbAuto,
+        ScheduleKind::ZbV,
+        ScheduleKind::VHalf,
+        ScheduleKind::VMin,
+        ScheduleKind::VZb,
+        ScheduleKind::DualPipeV,
+        ScheduleKind::Chimera,
+        ScheduleKind::Gis,
+        ScheduleKind::GisOffload,
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScheduleKind::Gpipe => "gpipe",
+            ScheduleKind::OneFOneB => "1f1b",
+            ScheduleKind::Interleaved => "interleaved",
+            ScheduleKind::ZbH1 => "zb-h1",
+            ScheduleKind::ZbH2 => "zb-h2",
+            ScheduleKind::ZbAuto => "zb-auto",
+            ScheduleKind::ZbV => "zb-v",
+            ScheduleKind::VHalf => "v-half",
+            ScheduleKind::VMin => "v-min",
+            ScheduleKind::VZb => "v-zb",
+            ScheduleKind::DualPipeV => "dualpipe-v",
+            ScheduleKind::Chimera => "chimera",
+            ScheduleKind::Gis => "gis",
+            ScheduleKind::GisOffload => "gis-offload",
+        }
+    }
+
+    /// Chunks per device this schedule runs with, given the user's `--chunks`.
+    pub fn chunks(self, requested: u32) -> u32 {
+        match self {
+            ScheduleKind::Interleaved | ScheduleKind::Gis | ScheduleKind::GisOffload => requested.max(2),
+            ScheduleKind::ZbV
+            | ScheduleKind::VHalf
+            | ScheduleKind::VMin
+            | ScheduleKind::VZb
+            | ScheduleKind::DualPipeV
+            | ScheduleKind::Chimera => 2,
+            _ => 1,
+        }
+    }
+
+    /// Whether the backward is split into B (input gradient) and W (weight gradient).
+    pub fn splits_backward(self) -> bool {
+        !matches!(
+            self,
+            ScheduleKind::Gpipe | ScheduleKind::OneFOneB | ScheduleKind::Interleaved | ScheduleKind::Chimera
+        )
+    }
+}
+
+impl fmt::Display for ScheduleKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ScheduleKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ScheduleKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = ScheduleKind::ALL.iter().map(|k| k.name()).collect();
+            format!("unknown schedule '{s}': expected one of {}", names.join(", "))
+        })
+    }
+}
+
+/// Kind of a compute op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum OpKind {
+    /// Forward.
+    F,
+    /// Backward for the input gradient only.
+    B,
+    /// Backward for the weight gradient only.
+    W,
+    /// Fused full backward (B then W).
+    BW,
+}
+
+/// One compute op: one micro-batch through one chunk of a device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Op {
+    /// What the op computes.
+    pub kind: OpKind,
+    /// Micro-batch index `0..m`.
+    pub micro_batch: u32,
+    /// Local chunk index on the device `0..v`.
+    pub chunk: u32,
+}
+
+/// How (device, chunk) pairs map onto the global chain of stages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Placement {
+    /// One chunk per device: stage `d` on device `d`.
+    Single,
+    /// Looped: stage `c p + d` is chunk `c` of device `d` (interleaved, GIS).
+    Looped,
+    /// V-shape with two chunks: chunk 0 of device `d` is stage `d`, chunk 1 is `2p - 1 - d`.
+    VShape,
+    /// Chimera: micro-batches `< m/2` run down (stage `d` = chunk 0 of device `d`), the rest
+    /// run up (stage `s` = chunk 1 of device `p - 1 - s`); the chain has `p` stages.
+    Chimera,
+}
+
+/// Per-device op order of one schedule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Schedule {
+    /// Which schedule this is.
+    pub kind: ScheduleKind,
+    /// Devices.
+    pub p: u32,
+    /// Micro-batches.
+    pub m: u32,
+    /// Chunks per device.
+    pub v: u32,
+    /// Stage placement.
+    pub placement: Placement,
+    /// For every device, its compute ops in execution order.
+    pub devices: Vec<Vec<Op>>,
+    /// Chunks whose activations the schedule offloads to host (PipeOffload), per device.
+    pub offloaded: Vec<Vec<bool>>,
+}
+
+impl Schedule {
+    /// Number of stages in the model chain (`p v`, or `p` for Chimera).
+    pub fn stages(&self) -> u32 {
+        match self.placement {
+            Placement::Chimera => self.p,
+            _ => self.p * self.v,
+        }
+    }
+
+    /// Position in the model chain of `chunk` on `device` for micro-batch `mb`.
+    pub fn stage_of(&self, device: u32, chunk: u32, mb: u32) -> u32 {
+        let _ = mb;
+        match self.placement {
+            Placement::Single => device,
+            Placement::Looped => chunk * self.p + device,
+            Placement::VShape => {
+                if chunk == 0 {
+                    device
+                } else {
+                    2 * self.p - 1 - device
+                }
+            }
+            Placement::Chimera => {
+                if chunk == 0 {
+                    device
+                } else {
+                    self.p - 1 - device
+                }
+            }
+        }
+    }
+
+    /// The (device, chunk) that runs `stage` for micro-batch `mb`.
+    pub fn locate(&self, stage: u32, mb: u32) -> (u32, u32) {
+        match self.placement {
+            Placement::Single => (stage, 0),
+            Placement::Looped => (stage % self.p, stage / self.p),
+            Placement::VShape => {
+                if stage < self.p {
+                    (stage, 0)
+                } else {
+                    (2 * self.p - 1 - stage, 1)
+                }
+            }
+            Placement::Chimera => {
+                if mb < self.m / 2 {
+                    (stage, 0)
+                } else {
+                    (self.p - 1 - stage, 1)
+                }
+            }
+        }
+    }
+}
+
+/// Sizes, durations and limits a schedule is generated from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScheduleInput {
+    /// Devices.
+    pub p: u32,
+    /// Micro-batches.
+    pub m: u32,
+    /// Chunks per device (as requested; fixed-chunk schedules ignore it).
+    pub v: u32,
+    /// Forward time per (device, chunk), `[device][chunk]`.
+    pub f: Vec<Vec<f64>>,
+    /// Input-gradient backward time per (device, chunk).
+    pub b: Vec<Vec<f64>>,
+    /// Weight-gradient backward time per (device, chunk).
+    pub w: Vec<Vec<f64>>,
+    /// Point-to-point transfer time between devices.
+    pub comm: f64,
+    /// Memory limit in chunk-activations (`None`: the source's default).
+    pub mem_limit: Option<f64>,
+    /// GIS group size (`None`: p).
+    pub group_size: Option<u32>,
+    /// Chunks gis-offload offloads (`None`: 1).
+    pub offload_chunks: Option<u32>,
+    /// One-way offload transfer time of one chunk-activation (gis-offload), in cost units.
+    pub offload_cost: Option<f64>,
+}
+
+impl ScheduleInput {
+    /// Equal costs `f`, `b`, `w` on every (device, chunk) of `p` devices and `v` chunks.
+    pub fn uniform(p: u32, m: u32, v: u32, f: f64, b: f64, w: f64, comm: f64) -> Self {
+        let grid = |x: f64| vec![vec![x; v.max(2) as usize]; p as usize];
+        Self {
+            p,
+            m,
+            v,
+            f: grid(f),
+            b: grid(b),
+            w: grid(w),
+            comm,
+            mem_limit: None,
+            group_size: None,
+            offload_chunks: None,
+            offload_cost: None,
+        }
+    }
+}
+
+/// Why a schedule cannot be generated.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ScheduleError {
+    /// The combination of sizes is not supported by this schedule.
+    #[error("{schedule} needs {requirement}")]
+    Unsupported {
+        /// The schedule asked for.
+        schedule: ScheduleKind,
+        /// What it requires, e.g. "m to be a multiple of p (got p=4, m=6)".
+        requirement: String,
+    },
+    /// A searched schedule found no order within its memory limit.
+    #[error("{schedule}: no order fits the memory limit {limit} chunk-activations")]
+    NoFit {
+        /// The schedule asked for.
+        schedule: ScheduleKind,
+        /// The limit that could not be met.
+        limit: f64,
+    },
+}

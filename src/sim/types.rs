@@ -1,0 +1,177 @@
+//! Simulation inputs and outputs.
+
+use serde::Serialize;
+
+/// Durations and memory of one (device, chunk) for one micro-batch.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct ChunkCosts {
+    /// Forward time.
+    pub f_s: f64,
+    /// Input-gradient backward time (B; or the whole backward in a fused BW it is `b_s + w_s`).
+    pub b_s: f64,
+    /// Weight-gradient backward time (W).
+    pub w_s: f64,
+    /// Recomputation run right before the B/BW that needs it (or overlapped, see
+    /// [`SimCosts::overlap_recompute`]).
+    pub r_s: f64,
+    /// Bytes allocated at F and kept until the backward.
+    pub act_bytes: u64,
+    /// Bytes B frees (all but the weight-GEMM inputs); the rest is freed at W. A fused BW
+    /// frees everything.
+    pub b_free_bytes: u64,
+    /// Bytes moved to host after F and brought back before B (on the copy lane).
+    pub offload_bytes: u64,
+}
+
+/// Everything the simulator needs besides the op order.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct SimCosts {
+    /// Per device, per local chunk.
+    pub chunks: Vec<Vec<ChunkCosts>>,
+    /// Transfer time from stage `s` to stage `s + 1` (and back), per stage boundary of the
+    /// model chain; used only when the two stages are on different devices.
+    pub comm_s: Vec<f64>,
+    /// Static memory per device (weights, gradients, optimizer), bytes.
+    pub static_bytes: Vec<u64>,
+    /// Transient bytes per device on top of kept activations (recompute buffer, logits).
+    pub transient_bytes: Vec<u64>,
+    /// Host link bandwidth in bytes/s shared by the copies of a device (offload).
+    pub host_bytes_per_s: f64,
+    /// Lynx: a recomputation may start as soon as its F is done and the device is free,
+    /// overlapping the wait for the incoming gradient, instead of right before its B.
+    pub overlap_recompute: bool,
+    /// Model FLOPs of one iteration over all devices of the pipeline (for MFU), if known.
+    pub model_flops: Option<f64>,
+    /// Hardware FLOPs (model + recomputation) of one iteration (for HFU), if known.
+    pub hardware_flops: Option<f64>,
+    /// Peak FLOP/s of one device (for MFU/HFU), if known.
+    pub peak_flops_per_device: Option<f64>,
+}
+
+/// Which lane of a device a span runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Lane {
+    /// The compute stream: F, B, W, BW, R; one at a time.
+    Compute,
+    /// The host copy stream: D2H and H2D.
+    Copy,
+    /// Outgoing point-to-point transfers.
+    Send,
+}
+
+/// What a span is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum SpanKind {
+    /// Forward.
+    F,
+    /// Input-gradient backward.
+    B,
+    /// Weight-gradient backward.
+    W,
+    /// Fused backward.
+    BW,
+    /// Recomputation before a backward.
+    R,
+    /// Device-to-host offload copy.
+    D2H,
+    /// Host-to-device reload copy.
+    H2D,
+    /// Point-to-point send to another device.
+    #[serde(rename = "SEND")]
+    Send,
+}
+
+/// One timed op.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Span {
+    /// Device it runs on.
+    pub device: u32,
+    /// Lane of the device.
+    pub lane: Lane,
+    /// What it is.
+    pub kind: SpanKind,
+    /// Micro-batch.
+    pub micro_batch: u32,
+    /// Local chunk.
+    pub chunk: u32,
+    /// Start time (seconds, or cost units in abstract runs).
+    pub start: f64,
+    /// End time.
+    pub end: f64,
+}
+
+/// Every span of a run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Timeline {
+    /// Devices.
+    pub devices: u32,
+    /// Spans, sorted by device, lane, start.
+    pub spans: Vec<Span>,
+    /// End of the last span.
+    pub makespan: f64,
+}
+
+/// Memory of one device over time.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct MemoryCurve {
+    /// Device.
+    pub device: u32,
+    /// Static bytes under the curve.
+    pub static_bytes: u64,
+    /// `(time, activation bytes on the device)` after each change, in time order.
+    pub points: Vec<(f64, u64)>,
+    /// `(time, bytes held on the host)` after each change.
+    pub host_points: Vec<(f64, u64)>,
+}
+
+/// Per-device results.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct DeviceMetrics {
+    /// Device.
+    pub device: u32,
+    /// Total compute-lane busy time.
+    pub busy: f64,
+    /// `1 - busy / makespan`.
+    pub bubble_rate: f64,
+    /// Peak of static + activations + transient, bytes.
+    pub peak_memory_bytes: u64,
+    /// Peak activation bytes.
+    pub peak_activation_bytes: u64,
+    /// Peak micro-batch-chunks alive at once.
+    pub peak_in_flight: u32,
+}
+
+/// The simulation's result.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Simulation {
+    /// Every span.
+    pub timeline: Timeline,
+    /// One curve per device.
+    pub memory: Vec<MemoryCurve>,
+    /// One entry per device.
+    pub devices: Vec<DeviceMetrics>,
+    /// Iteration time.
+    pub makespan: f64,
+    /// `1 - total busy / (p makespan)`.
+    pub bubble_rate: f64,
+    /// Model FLOPs utilisation, if FLOPs are known.
+    pub mfu: Option<f64>,
+    /// Hardware FLOPs utilisation, if FLOPs are known.
+    pub hfu: Option<f64>,
+}
+
+/// Why a simulation could not run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    /// The op order waits on something that never happens.
+    #[error("schedule deadlocks: device {device} waits forever at {op}")]
+    Deadlock {
+        /// Device that is stuck.
+        device: u32,
+        /// The op it waits at.
+        op: String,
+    },
+    /// The costs do not match the schedule's shape.
+    #[error("costs do not match the schedule: {0}")]
+    Shape(String),
+}
