@@ -22,5 +22,9 @@ pub enum SolveError {
 /// Plans and simulates `scenario`: pure, deterministic, single-threaded.
 pub fn solve(scenario: &Scenario) -> Result<Outcome, SolveError> {
     let _ = scenario;
-    Err(SolveError::Invalid(InvalidField::new("solve", "-", "not implemented yet")))
+    Err(SolveError::Invalid(InvalidField::new(
+        "solve",
+        "-",
+        "not implemented yet",
+    )))
 }

@@ -70,10 +70,16 @@ impl FromStr for Strategy {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Strategy::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| {
-            let names: Vec<&str> = Strategy::ALL.iter().map(|k| k.name()).collect();
-            format!("unknown strategy '{s}': expected one of {}", names.join(", "))
-        })
+        Strategy::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Strategy::ALL.iter().map(|k| k.name()).collect();
+                format!(
+                    "unknown strategy '{s}': expected one of {}",
+                    names.join(", ")
+                )
+            })
     }
 }
 

@@ -50,6 +50,10 @@ pub struct InvalidField {
 impl InvalidField {
     /// Builds the error for `field` holding `value`, explaining what is `allowed`.
     pub fn new(field: impl Into<String>, value: impl ToString, allowed: impl Into<String>) -> Self {
-        Self { field: field.into(), value: value.to_string(), allowed: allowed.into() }
+        Self {
+            field: field.into(),
+            value: value.to_string(),
+            allowed: allowed.into(),
+        }
     }
 }

@@ -11,5 +11,8 @@ pub use types::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, S
 
 /// Generates the per-device op order of `kind` for the given sizes and durations.
 pub fn generate(kind: ScheduleKind, input: &ScheduleInput) -> Result<Schedule, ScheduleError> {
-    Err(ScheduleError::Unsupported { schedule: kind, requirement: format!("not implemented yet (p={})", input.p) })
+    Err(ScheduleError::Unsupported {
+        schedule: kind,
+        requirement: format!("not implemented yet (p={})", input.p),
+    })
 }

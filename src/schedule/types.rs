@@ -94,7 +94,9 @@ impl ScheduleKind {
     /// Chunks per device this schedule runs with, given the user's `--chunks`.
     pub fn chunks(self, requested: u32) -> u32 {
         match self {
-            ScheduleKind::Interleaved | ScheduleKind::Gis | ScheduleKind::GisOffload => requested.max(2),
+            ScheduleKind::Interleaved | ScheduleKind::Gis | ScheduleKind::GisOffload => {
+                requested.max(2)
+            }
             ScheduleKind::ZbV
             | ScheduleKind::VHalf
             | ScheduleKind::VMin
@@ -109,7 +111,10 @@ impl ScheduleKind {
     pub fn splits_backward(self) -> bool {
         !matches!(
             self,
-            ScheduleKind::Gpipe | ScheduleKind::OneFOneB | ScheduleKind::Interleaved | ScheduleKind::Chimera
+            ScheduleKind::Gpipe
+                | ScheduleKind::OneFOneB
+                | ScheduleKind::Interleaved
+                | ScheduleKind::Chimera
         )
     }
 }
@@ -124,10 +129,16 @@ impl FromStr for ScheduleKind {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ScheduleKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| {
-            let names: Vec<&str> = ScheduleKind::ALL.iter().map(|k| k.name()).collect();
-            format!("unknown schedule '{s}': expected one of {}", names.join(", "))
-        })
+        ScheduleKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = ScheduleKind::ALL.iter().map(|k| k.name()).collect();
+                format!(
+                    "unknown schedule '{s}': expected one of {}",
+                    names.join(", ")
+                )
+            })
     }
 }
 

@@ -16,5 +16,8 @@ use crate::schedule::Schedule;
 /// Simulates `schedule` with `costs`.
 pub fn simulate(schedule: &Schedule, costs: &SimCosts) -> Result<Simulation, SimError> {
     let _ = (schedule, costs);
-    Err(SimError::Deadlock { device: 0, op: "not implemented yet".into() })
+    Err(SimError::Deadlock {
+        device: 0,
+        op: "not implemented yet".into(),
+    })
 }
