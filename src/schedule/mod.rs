@@ -5,14 +5,34 @@
 //! (zero-bubble heuristics, V-ZB) take the per-op durations and a memory limit in
 //! [`ScheduleInput`], as their sources do.
 
+mod chimera;
+mod dualpipe_v;
+mod gis;
+mod gpipe;
+mod interleaved;
+mod one_f_one_b;
 mod types;
+mod v_auto;
+mod v_greedy;
+mod zb_h1;
+mod zb_heuristic;
+mod zbv;
 
 pub use types::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
 /// Generates the per-device op order of `kind` for the given sizes and durations.
 pub fn generate(kind: ScheduleKind, input: &ScheduleInput) -> Result<Schedule, ScheduleError> {
-    Err(ScheduleError::Unsupported {
-        schedule: kind,
-        requirement: format!("not implemented yet (p={})", input.p),
-    })
+    match kind {
+        ScheduleKind::Gpipe => gpipe::generate(input),
+        ScheduleKind::OneFOneB => one_f_one_b::generate(input),
+        ScheduleKind::Interleaved => interleaved::generate(input),
+        ScheduleKind::ZbH1 => zb_h1::generate(input),
+        ScheduleKind::ZbH2 | ScheduleKind::ZbAuto => zb_heuristic::generate(kind, input),
+        ScheduleKind::ZbV => zbv::generate(input),
+        ScheduleKind::VHalf | ScheduleKind::VMin => v_greedy::generate(kind, input),
+        ScheduleKind::VZb => v_auto::generate(input),
+        ScheduleKind::DualPipeV => dualpipe_v::generate(input),
+        ScheduleKind::Chimera => chimera::generate(input),
+        ScheduleKind::Gis | ScheduleKind::GisOffload => gis::generate(kind, input),
+    }
 }
