@@ -103,11 +103,11 @@ pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError>
         let steps = r + 1;
         let mut zero_bubble = false;
         for i in 0..steps {
-            if i == steps / 2 && r % 2 == 1 {
+            if i == steps / 2 && !r.is_multiple_of(2) {
                 zero_bubble = true;
             }
             k.b(1, zero_bubble);
-            if i == steps / 2 && r % 2 == 0 {
+            if i == steps / 2 && r.is_multiple_of(2) {
                 zero_bubble = true;
             }
             k.b(0, zero_bubble);

@@ -34,10 +34,12 @@ pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError>
             } else {
                 ops.push(Op::new(OpKind::BW, i, 0));
             }
-            if last && d > 0 && i >= d {
-                if let Some(w) = pending.pop_front() {
-                    ops.push(Op::new(OpKind::W, w, 0));
-                }
+            if last
+                && d > 0
+                && i >= d
+                && let Some(w) = pending.pop_front()
+            {
+                ops.push(Op::new(OpKind::W, w, 0));
             }
         }
         for j in 0..warmup {
@@ -45,10 +47,10 @@ pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError>
             if d > 0 {
                 ops.push(Op::new(OpKind::B, mb, 0));
                 pending.push_back(mb);
-                if mb >= d {
-                    if let Some(w) = pending.pop_front() {
-                        ops.push(Op::new(OpKind::W, w, 0));
-                    }
+                if mb >= d
+                    && let Some(w) = pending.pop_front()
+                {
+                    ops.push(Op::new(OpKind::W, w, 0));
                 }
             } else {
                 ops.push(Op::new(OpKind::BW, mb, 0));
