@@ -16,6 +16,8 @@ pub mod partition;
 pub mod planner;
 pub mod simcosts;
 pub mod stage;
+#[cfg(test)]
+pub(crate) mod testkit;
 mod strategy;
 
 pub use strategy::{Decision, Strategy};
