@@ -79,3 +79,74 @@ fn hand_worked_unequal_stages() {
     assert_eq!(sim.devices[1].peak_memory_bytes, 200 + 10 + 2);
     assert!((sim.bubble_rate - (1.0 - 16.0 / 28.0)).abs() < 1e-12);
 }
+
+#[test]
+fn interleaved_makespan() {
+    for p in 1..=8u32 {
+        for k in 1..=4u32 {
+            let m = p * k;
+            for v in 2..=4u32 {
+                let (_, sim) = run_uniform(ScheduleKind::Interleaved, p, m, v, UNIT, 0.0).unwrap();
+                let expect = f64::from(v * m + p - 1) * 3.0;
+                assert!((sim.makespan - expect).abs() < 1e-9, "p={p} m={m} v={v}");
+            }
+        }
+    }
+}
+
+#[test]
+fn interleaved_needs_m_multiple_of_p() {
+    use pipescope::schedule::{self, ScheduleInput};
+    let input = ScheduleInput::uniform(4, 6, 2, 1.0, 1.0, 1.0, 0.0);
+    let err = schedule::generate(ScheduleKind::Interleaved, &input).unwrap_err();
+    assert!(err.to_string().contains("multiple of p"), "{err}");
+}
+
+#[test]
+fn zb_h1_bubble_per_device() {
+    for p in 1..=10u32 {
+        for m in p..=3 * p + 2 {
+            for c in [1.0, 0.5] {
+                let (s, sim) = run_uniform(ScheduleKind::ZbH1, p, m, 1, [c, c, c], 0.0).unwrap();
+                for dev in &sim.devices {
+                    let bubble = sim.makespan - dev.busy;
+                    let expect = f64::from(p - 1) * (c + c - c);
+                    assert!((bubble - expect).abs() < 1e-9, "p={p} m={m} {dev:?}");
+                }
+                // 1F1B's memory: p micro-batches on every device.
+                assert!(inflight::peak_in_flight(&s).iter().all(|&x| x == p.min(m)));
+            }
+        }
+    }
+}
+
+#[test]
+fn dualpipe_v_peak_chunk_activations() {
+    for p in 1..=8u32 {
+        for m in 2 * p..=2 * p + 10 {
+            let (s, sim) = run_uniform(ScheduleKind::DualPipeV, p, m, 2, UNIT, 0.0).unwrap();
+            let peak = sim.devices.iter().map(|d| d.peak_in_flight).max().unwrap();
+            assert_eq!(peak, 2 * p + 1, "p={p} m={m}");
+            assert_eq!(
+                inflight::peak_in_flight(&s).into_iter().max(),
+                Some(2 * p + 1)
+            );
+        }
+    }
+}
+
+#[test]
+fn dualpipe_v_needs_2p_micro_batches() {
+    use pipescope::schedule::{self, ScheduleInput};
+    let input = ScheduleInput::uniform(4, 7, 2, 1.0, 1.0, 1.0, 0.0);
+    let err = schedule::generate(ScheduleKind::DualPipeV, &input).unwrap_err();
+    assert!(err.to_string().contains("m >= 2p"), "{err}");
+}
+
+#[test]
+fn chimera_needs_even_m() {
+    use pipescope::schedule::{self, ScheduleInput};
+    let input = ScheduleInput::uniform(4, 7, 2, 1.0, 1.0, 1.0, 0.0);
+    let err = schedule::generate(ScheduleKind::Chimera, &input).unwrap_err();
+    assert!(err.to_string().contains("even m"), "{err}");
+}

@@ -39,11 +39,7 @@ proptest! {
         p in 1u32..=8, k in 1u32..=3, v in 2u32..=4, fbw in costs(), comm in 0.0f64..1.0,
     ) {
         let m = 2 * p * k;
-        let must: Vec<ScheduleKind> = OWN
-            .into_iter()
-            .filter(|k| p > 1 || *k != ScheduleKind::DualPipeV)
-            .collect();
-        check_all(p, m, v, fbw, comm, &must);
+        check_all(p, m, v, fbw, comm, &OWN);
     }
 
     /// Arbitrary sizes: the unconditional schedules must generate; others may refuse.
@@ -51,7 +47,7 @@ proptest! {
     fn every_schedule_with_any_sizes(
         p in 1u32..=9, m in 1u32..=24, v in 2u32..=3, fbw in costs(), comm in 0.0f64..1.0,
     ) {
-        let must = [ScheduleKind::Gpipe, ScheduleKind::OneFOneB];
+        let must = [ScheduleKind::Gpipe, ScheduleKind::OneFOneB, ScheduleKind::ZbH1];
         check_all(p, m, v, fbw, comm, &must);
     }
 }
