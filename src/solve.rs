@@ -31,18 +31,10 @@ pub enum SolveError {
 /// Plans and simulates `scenario`: pure, deterministic, single-threaded.
 pub fn solve(scenario: &Scenario) -> Result<Outcome, SolveError> {
     let start = Instant::now();
-    let anatomy = build_anatomy(scenario)?;
+    let anatomy = Anatomy::build(scenario)?;
     let mut out = solve_with(scenario, &anatomy)?;
     out.solve_time_s = start.elapsed().as_secs_f64();
     Ok(out)
-}
-
-fn build_anatomy(scenario: &Scenario) -> Result<Anatomy, SolveError> {
-    Err(SolveError::Invalid(InvalidField::new(
-        "scenario",
-        &scenario.name,
-        "an anatomy (not built yet)",
-    )))
 }
 
 /// The planned and simulated result of one schedule + strategy.
@@ -104,11 +96,8 @@ fn boundary_comm(scenario: &Scenario, anatomy: &Anatomy, schedule: &Schedule) ->
 
 fn schedule_input(
     scenario: &Scenario,
-    p: u32,
-    v: u32,
-    f: Vec<Vec<f64>>,
-    b: Vec<Vec<f64>>,
-    w: Vec<Vec<f64>>,
+    (p, v): (u32, u32),
+    [f, b, w]: [Vec<Vec<f64>>; 3],
     comm: f64,
     offload_cost: Option<f64>,
 ) -> ScheduleInput {
@@ -137,11 +126,7 @@ fn plan_durations(anatomy: &Anatomy, plan: &Plan, comm: &[f64], m: u32) -> [Vec<
             .map(|row| row.iter().map(g).collect())
             .collect()
     };
-    [
-        grid(&|c| c.f_s),
-        grid(&|c| c.b_s + c.r_s),
-        grid(&|c| c.w_s),
-    ]
+    [grid(&|c| c.f_s), grid(&|c| c.b_s + c.r_s), grid(&|c| c.w_s)]
 }
 
 fn options_for(m: u32, overlap: bool, peak: f64, replicated: bool) -> SimOptions {
@@ -222,7 +207,7 @@ pub(crate) fn run(
     };
     let none_plan = planner::plan_ranges(&req, &even);
     let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
-    let [f, b, w] = plan_durations(anatomy, &none_plan, &[], m);
+    let durations = plan_durations(anatomy, &none_plan, &[], m);
     let offload_cost = if kind == ScheduleKind::GisOffload && anatomy.host_bytes_per_s > 0.0 {
         let bytes = simcosts::chunk_act_bytes(anatomy, &none_plan)
             .first()
@@ -232,7 +217,7 @@ pub(crate) fn run(
     } else {
         None
     };
-    let input = schedule_input(scenario, p, v, f, b, w, max_comm, offload_cost);
+    let input = schedule_input(scenario, (p, v), durations, max_comm, offload_cost);
     let mut sched = schedule::generate(kind, &input)?;
     req.stage_of = stage_map(&sched);
     req.comm_s = boundary_comm(scenario, anatomy, &sched);
@@ -261,8 +246,8 @@ pub(crate) fn run(
     if searched(kind)
         && let Some(best) = plans.first()
     {
-        let [f, b, w] = plan_durations(anatomy, best, &req.comm_s, m);
-        let input = schedule_input(scenario, p, v, f, b, w, max_comm, offload_cost);
+        let durations = plan_durations(anatomy, best, &req.comm_s, m);
+        let input = schedule_input(scenario, (p, v), durations, max_comm, offload_cost);
         if let Ok(again) = schedule::generate(kind, &input) {
             let before = peaks(anatomy, best, &sched);
             let after = peaks(anatomy, best, &again);

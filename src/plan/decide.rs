@@ -33,11 +33,6 @@ pub struct DevicePlan {
     pub fits: bool,
 }
 
-/// Units that Megatron's selective recomputation drops (core attention).
-pub fn is_selective_unit(name: &str) -> bool {
-    matches!(name, "softmax_out" | "attn_dropout" | "core_attn")
-}
-
 /// The `full` strategy's per-block decisions: attention blocks keep only their input; MLP
 /// blocks recompute everything, their input included, unless the block opens a chunk (its
 /// input then arrives from the previous stage and is kept).
@@ -76,7 +71,7 @@ pub fn decide(
     mode: KnapsackMode,
 ) -> DevicePlan {
     let counts = ranges.iter().fold(BlockCounts::default(), |c, &(a, e)| {
-        c.add(BlockCounts::of_range(anatomy, a, e))
+        c.plus(BlockCounts::of_range(anatomy, a, e))
     });
     let mut whole_layer = false;
     let (decisions, blocks) = match strategy {
@@ -95,7 +90,7 @@ pub fn decide(
             for k in d.iter_mut() {
                 let Some(kind) = k.block else { continue };
                 let u = &anatomy.block_of(kind).units[k.unit];
-                if kind == BlockKind::Attention && is_selective_unit(&u.name) {
+                if u.core_attention {
                     k.keep = 0;
                     k.recompute = k.count;
                 }

@@ -209,7 +209,11 @@ pub fn solve(groups: &[Group], capacity: u64) -> Option<Selection> {
 
 /// Chooses which groups go to the dense table: while the capacity in gcd units is too large,
 /// the group whose removal raises the gcd of the rest the most becomes odd.
-fn split_groups(groups: &[Group], fronts: &[Vec<usize>], capacity: u64) -> (Vec<usize>, Vec<usize>) {
+fn split_groups(
+    groups: &[Group],
+    fronts: &[Vec<usize>],
+    capacity: u64,
+) -> (Vec<usize>, Vec<usize>) {
     let group_gcd: Vec<u64> = fronts
         .iter()
         .zip(groups)

@@ -3,8 +3,8 @@
 
 use crate::anatomy::{Anatomy, BlockKind};
 
-use super::stage::{BlockCounts, KindDecision};
 use super::Decision;
+use super::stage::{BlockCounts, KindDecision};
 
 /// Even partition of the chain over `stages` (DESIGN.md section 4): whole layers as evenly as
 /// possible, extra layers to the last stages, the embedding with the first stage and the head

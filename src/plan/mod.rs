@@ -16,8 +16,8 @@ pub mod partition;
 pub mod planner;
 pub mod simcosts;
 pub mod stage;
+mod strategy;
 #[cfg(test)]
 pub(crate) mod testkit;
-mod strategy;
 
 pub use strategy::{Decision, Strategy};

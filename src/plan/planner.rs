@@ -5,11 +5,11 @@
 use crate::anatomy::{Anatomy, BlockKind};
 use crate::scenario::Objective;
 
+use super::Strategy;
 use super::decide::{self, DevicePlan};
 use super::layout::even_partition;
 use super::partition::{self, RangeTime};
 use super::stage::{self, BlockCounts, KnapsackMode, StageEnv};
-use super::Strategy;
 
 /// What to plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,8 +71,7 @@ fn comm_in_out(req: &PlanRequest, stage: usize) -> (f64, f64) {
 /// Host-link capacity per micro-batch for offload: what moves down and back up inside both
 /// the steady-state period (one F and one B) and the forward-to-backward gap of the stage.
 pub fn offload_capacity(anatomy: &Anatomy, base_s: f64, in_flight: u32) -> u64 {
-    if in_flight <= 1 || !anatomy.host_bytes_per_s.is_finite() || anatomy.host_bytes_per_s <= 0.0
-    {
+    if in_flight <= 1 || !anatomy.host_bytes_per_s.is_finite() || anatomy.host_bytes_per_s <= 0.0 {
         return 0;
     }
     let gap = f64::from(in_flight - 1) * base_s;
@@ -84,7 +83,12 @@ pub fn offload_capacity(anatomy: &Anatomy, base_s: f64, in_flight: u32) -> u64 {
     }
 }
 
-fn mode_for(anatomy: &Anatomy, strategy: Strategy, counts: BlockCounts, in_flight: u32) -> KnapsackMode {
+fn mode_for(
+    anatomy: &Anatomy,
+    strategy: Strategy,
+    counts: BlockCounts,
+    in_flight: u32,
+) -> KnapsackMode {
     let offload = matches!(strategy, Strategy::Offload | Strategy::Unified);
     let base_s = stage::KINDS
         .iter()
@@ -119,11 +123,10 @@ pub fn plan_ranges(req: &PlanRequest, stage_ranges: &[(usize, usize)]) -> Plan {
         .iter()
         .enumerate()
         .map(|(d, chunks)| {
-            let ranges: Vec<(usize, usize)> =
-                chunks.iter().map(|&s| stage_ranges[s]).collect();
+            let ranges: Vec<(usize, usize)> = chunks.iter().map(|&s| stage_ranges[s]).collect();
             let env = env_for(req, d, &ranges);
             let counts = ranges.iter().fold(BlockCounts::default(), |c, &(a, e)| {
-                c.add(BlockCounts::of_range(req.anatomy, a, e))
+                c.plus(BlockCounts::of_range(req.anatomy, a, e))
             });
             let mode = mode_for(req.anatomy, req.strategy, counts, env.in_flight);
             decide::decide(req.anatomy, d, &ranges, env, req.strategy, mode)

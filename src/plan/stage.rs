@@ -34,7 +34,7 @@ impl BlockCounts {
         let hi = last.min(n - 2);
         if lo <= hi {
             // Odd blocks in lo..=hi are attention, even ones MLP.
-            let odd = (hi + 1) / 2 - lo / 2;
+            let odd = hi.div_ceil(2) - lo / 2;
             c.attention = odd as u32;
             c.mlp = (hi - lo + 1 - odd) as u32;
         }
@@ -42,7 +42,7 @@ impl BlockCounts {
     }
 
     /// Adds another stage's counts (a device's chunks).
-    pub fn add(self, o: BlockCounts) -> Self {
+    pub fn plus(self, o: BlockCounts) -> Self {
         BlockCounts {
             embedding: self.embedding + o.embedding,
             attention: self.attention + o.attention,
@@ -247,9 +247,10 @@ pub fn knapsack(
     }
     // Offload (a second resource, host-link time): greedy pre-assignments, then the exact
     // knapsack on what is left; the best of the orders tried (documented gap: see tests).
-    let recomputed: Vec<u32> = best
-        .as_ref()
-        .map_or_else(|| vec![0; base.len()], |b| b.decisions.iter().map(|d| d.recompute).collect());
+    let recomputed: Vec<u32> = best.as_ref().map_or_else(
+        || vec![0; base.len()],
+        |b| b.decisions.iter().map(|d| d.recompute).collect(),
+    );
     let mut best = best;
     for order in [
         OffloadOrder::CostDensity,
@@ -295,7 +296,9 @@ fn assign_offload(
     let density = |i: usize| unit(&base[i]).map_or(0.0, |u| u.forward_s / u.size_bytes as f64);
     // (kind, copies) in offload order.
     let mut steps: Vec<(usize, u32)> = Vec::new();
-    let mut idx: Vec<usize> = (0..base.len()).filter(|&i| unit(&base[i]).is_some()).collect();
+    let mut idx: Vec<usize> = (0..base.len())
+        .filter(|&i| unit(&base[i]).is_some())
+        .collect();
     match order {
         OffloadOrder::CostDensity | OffloadOrder::Recomputed(_) => {
             idx.sort_by(|&a, &b| density(b).total_cmp(&density(a)).then(a.cmp(&b)));
@@ -437,7 +440,9 @@ mod tests {
             let c = costs(a, counts, env, &d, false);
             let codec: f64 = d
                 .iter()
-                .map(|dd| f64::from(dd.compress) * a.block_of(dd.block.unwrap()).units[dd.unit].codec_s)
+                .map(|dd| {
+                    f64::from(dd.compress) * a.block_of(dd.block.unwrap()).units[dd.unit].codec_s
+                })
                 .sum();
             if c.peak_bytes <= env.budget_bytes && host <= mode.offload_capacity_bytes {
                 let t = c.recompute_s + codec;
@@ -473,7 +478,12 @@ mod tests {
         )
             .prop_map(|(x, st, att, mlp, e, h, i, budget)| {
                 let x = x << 10;
-                let counts = BlockCounts { embedding: e, attention: att, mlp, head: h };
+                let counts = BlockCounts {
+                    embedding: e,
+                    attention: att,
+                    mlp,
+                    head: h,
+                };
                 (x, st * x, counts, i, budget * x)
             })
     }
@@ -525,12 +535,32 @@ mod tests {
                         for budget in (0..120).step_by(7) {
                             for host in [0u64, 2, 5, 11] {
                                 let a = testkit::small(4, x, x);
-                                let counts = BlockCounts { embedding: 0, attention: att, mlp, head: 0 };
-                                let env = StageEnv { in_flight: i, budget_bytes: budget * x, logits: false };
-                                let mode = KnapsackMode { compress: true, offload_capacity_bytes: host * x };
+                                let counts = BlockCounts {
+                                    embedding: 0,
+                                    attention: att,
+                                    mlp,
+                                    head: 0,
+                                };
+                                let env = StageEnv {
+                                    in_flight: i,
+                                    budget_bytes: budget * x,
+                                    logits: false,
+                                };
+                                let mode = KnapsackMode {
+                                    compress: true,
+                                    offload_capacity_bytes: host * x,
+                                };
                                 let got = knapsack(&a, counts, &env, mode);
                                 let want = brute(&a, counts, &env, mode);
-                                let plain = knapsack(&a, counts, &env, KnapsackMode { compress: true, offload_capacity_bytes: 0 });
+                                let plain = knapsack(
+                                    &a,
+                                    counts,
+                                    &env,
+                                    KnapsackMode {
+                                        compress: true,
+                                        offload_capacity_bytes: 0,
+                                    },
+                                );
                                 assert!(want.is_some() || got.is_none());
                                 if let Some(p) = &plain {
                                     let g = got.as_ref().expect("offload never loses a fit");
@@ -540,7 +570,8 @@ mod tests {
                                     assert!(g.added_s + 1e-9 >= w);
                                     let c = costs(&a, counts, &env, &g.decisions, false);
                                     assert!(c.peak_bytes <= env.budget_bytes);
-                                    let base = c.forward_s + c.backward_b_s + c.backward_w_s - (g.added_s - c.recompute_s);
+                                    let base = c.forward_s + c.backward_b_s + c.backward_w_s
+                                        - (g.added_s - c.recompute_s);
                                     let gap = (g.added_s - w) / base.max(1e-9);
                                     worst_gap = worst_gap.max(gap);
                                     cases += 1;
@@ -551,7 +582,10 @@ mod tests {
                 }
             }
         }
-        println!("unified offload heuristic: worst gap {:.2}% of stage time over {cases} cases", 100.0 * worst_gap);
+        println!(
+            "unified offload heuristic: worst gap {:.2}% of stage time over {cases} cases",
+            100.0 * worst_gap
+        );
         assert!(worst_gap < 0.05, "gap {worst_gap}");
     }
 }

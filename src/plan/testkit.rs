@@ -13,6 +13,7 @@ pub fn unit(name: &str, size: u64, forced: bool, fwd: f64) -> Unit {
         forward_s: fwd,
         backward_s: 2.0 * fwd,
         needed_by_w: !forced,
+        core_attention: name == "core_attn",
         compressed_bytes: size / 2 + size / 64 + 3,
         codec_s: fwd * 0.2,
     }
@@ -62,13 +63,19 @@ pub fn gpt_like(layers: u32, x: u64, static_bytes: u64) -> Anatomy {
     );
     let embedding = block(
         BlockKind::Embedding,
-        vec![unit("tokens", 4 * x, true, 0.0), unit("dropout_mask", x, false, 0.01)],
+        vec![
+            unit("tokens", 4 * x, true, 0.0),
+            unit("dropout_mask", x, false, 0.01),
+        ],
         3 * static_bytes,
         0.3,
     );
     let head = block(
         BlockKind::Head,
-        vec![unit("input", 2 * x, true, 0.0), unit("norm_out", 2 * x, false, 0.05)],
+        vec![
+            unit("input", 2 * x, true, 0.0),
+            unit("norm_out", 2 * x, false, 0.05),
+        ],
         3 * static_bytes,
         1.5,
     );
