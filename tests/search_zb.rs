@@ -1,6 +1,8 @@
 //! ZB-H2 and ZB-auto (zero-bubble heuristic of zb.py): completeness, dependency-consistent
 //! order, memory limits, and the closed form of DESIGN.md section 5.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
+
 mod search_util;
 
 use pipescope::schedule::{ScheduleError, ScheduleKind, generate};
