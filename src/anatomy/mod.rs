@@ -4,7 +4,18 @@
 //!
 //! Only one block of each kind is stored: every attention block is identical, and so is
 //! every MLP block. [`Anatomy::kind_of`] maps a block index to its kind.
+//!
+//! Files: `types.rs` (the data), `build.rs` ([`Anatomy::build`]), `units.rs` (the units of
+//! each block kind), `cost.rs` (the roofline cost model), `params.rs` (parameters and static
+//! memory), `profile.rs` (measured profiles).
 
+mod build;
+pub mod cost;
+pub mod params;
+mod profile;
 mod types;
+mod units;
 
+pub use profile::{BLOCK_KINDS, UNIT_NAMES};
 pub use types::{Anatomy, Block, BlockKind, MeasuredProfile, Unit, UnitMeasurement};
+pub use units::CODEC_BLOCK;

@@ -46,13 +46,18 @@ pub struct Unit {
     pub forward_bytes: f64,
     /// Forward time of the producing piece: the cost of recomputing this unit.
     pub forward_s: f64,
-    /// This unit's share of the block's backward time.
+    /// Backward time (B + W) of the producing piece: its share of the block's backward.
     pub backward_s: f64,
     /// Kept after B until W in split-backward schedules (an input of a weight GEMM).
     pub needed_by_w: bool,
-    /// Bytes when kept compressed (8-bit values with per-block scales by default).
+    /// Part of core attention (softmax, its dropout, or FlashAttention's `core_attn`): what
+    /// Megatron's selective recomputation drops.
+    pub core_attention: bool,
+    /// Bytes when kept compressed: 8-bit values with one fp32 scale per 128 values for the
+    /// 2-byte tensors; masks, token ids and fp32 statistics stay as they are.
     pub compressed_bytes: u64,
-    /// Time added by compressing in the forward plus decompressing in the backward.
+    /// Time added by compressing in the forward plus decompressing in the backward
+    /// (memory-bound passes: read 2n, write n + scales; and back).
     pub codec_s: f64,
 }
 
@@ -67,7 +72,8 @@ pub struct Block {
     pub params: u64,
     /// Weights + gradients + optimizer state per device, bytes.
     pub static_bytes: u64,
-    /// Forward time per micro-batch, tensor-parallel collectives included.
+    /// Forward time per micro-batch of the whole block (pieces that are no unit's included),
+    /// tensor-parallel collectives included. Recomputing the whole block costs this.
     pub forward_s: f64,
     /// Backward time for the input gradient (ZB's B), collectives included.
     pub backward_b_s: f64,
@@ -81,6 +87,25 @@ impl Block {
     /// Bytes of every unit kept (the `none` strategy's per-micro-batch activation).
     pub fn all_units_bytes(&self) -> u64 {
         self.units.iter().map(|u| u.size_bytes).sum()
+    }
+
+    /// Bytes of the forced units (the block's input).
+    pub fn forced_bytes(&self) -> u64 {
+        self.units
+            .iter()
+            .filter(|u| u.forced)
+            .map(|u| u.size_bytes)
+            .sum()
+    }
+
+    /// Whole backward per micro-batch (B + W).
+    pub fn backward_s(&self) -> f64 {
+        self.backward_b_s + self.backward_w_s
+    }
+
+    /// The unit called `name`.
+    pub fn unit(&self, name: &str) -> Option<&Unit> {
+        self.units.iter().find(|u| u.name == name)
     }
 }
 

@@ -1,11 +1,156 @@
 //! Scenario flags shared by the TUI, `plan`, `compare` and `units` (DESIGN.md section 6).
 
+use std::path::Path;
+
 use clap::Args;
+
+use pipescope::anatomy::MeasuredProfile;
+use pipescope::plan::Strategy;
+use pipescope::scenario::{Catalog, DEFAULT_SCENARIO, Objective, Scenario, ScenarioOverrides};
+use pipescope::schedule::ScheduleKind;
 
 /// Flags that pick a preset and override its fields.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ScenarioArgs {
-    /// Scenario preset name or TOML file.
-    #[arg(long)]
+    /// Scenario preset name or TOML file (default: gpt3-175b-16k).
+    #[arg(long, value_name = "NAME|FILE")]
     pub preset: Option<String>,
+    /// Model preset name (see `pipescope presets`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// GPU preset name (see `pipescope presets`).
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Pipeline stages p.
+    #[arg(short = 'p', long = "stages", value_name = "P")]
+    pub pp: Option<u32>,
+    /// Tensor-parallel size t.
+    #[arg(short = 't', long = "tp", value_name = "T")]
+    pub tp: Option<u32>,
+    /// Data-parallel size d.
+    #[arg(short = 'd', long = "dp", value_name = "D")]
+    pub dp: Option<u32>,
+    /// Sequence parallelism on.
+    #[arg(long, overrides_with = "no_sp")]
+    pub sp: bool,
+    /// Sequence parallelism off.
+    #[arg(long = "no-sp", overrides_with = "sp")]
+    pub no_sp: bool,
+    /// Micro-batches per iteration m.
+    #[arg(short = 'm', long = "microbatches", value_name = "M")]
+    pub micro_batches: Option<u32>,
+    /// Sequences per micro-batch b.
+    #[arg(short = 'b', long = "micro-batch-size", value_name = "B")]
+    pub micro_batch_size: Option<u64>,
+    /// Sequence length s.
+    #[arg(short = 's', long = "seq", value_name = "S")]
+    pub seq_len: Option<u64>,
+    /// Memory budget per device in GiB (default: the GPU's memory).
+    #[arg(long = "budget-gib", value_name = "X")]
+    pub budget_gib: Option<f64>,
+    /// Pipeline schedule (1f1b, gpipe, interleaved, zb-h1, zb-h2, zb-auto, zb-v, v-half, ...).
+    #[arg(long)]
+    pub schedule: Option<ScheduleKind>,
+    /// Memory strategy (none, full, selective, uniform, adaptive, adapipe, offload, ...).
+    #[arg(long)]
+    pub strategy: Option<Strategy>,
+    /// Virtual chunks per device for the multi-chunk schedules.
+    #[arg(long, value_name = "V")]
+    pub chunks: Option<u32>,
+    /// FlashAttention on.
+    #[arg(long, overrides_with = "no_flash")]
+    pub flash: bool,
+    /// FlashAttention off (materialised softmax).
+    #[arg(long = "no-flash", overrides_with = "flash")]
+    pub no_flash: bool,
+    /// Partition objective: estimate or adapipe.
+    #[arg(long, value_name = "estimate|adapipe")]
+    pub objective: Option<Objective>,
+    /// Let recomputation overlap the wait for the incoming gradient (Lynx).
+    #[arg(long = "overlap-recompute")]
+    pub overlap_recompute: bool,
+    /// Memory limit (chunk-activations) of the searched schedules.
+    #[arg(long = "mem-limit", value_name = "X")]
+    pub mem_limit: Option<f64>,
+    /// Group size of gis / gis-offload (default p).
+    #[arg(long = "group-size", value_name = "G")]
+    pub group_size: Option<u32>,
+    /// Chunks offloaded by gis-offload (default 1).
+    #[arg(long = "offload-chunks", value_name = "K")]
+    pub offload_chunks: Option<u32>,
+    /// Measured profile (TOML) replacing the cost model's estimates.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<String>,
+}
+
+fn flag_pair(on: bool, off: bool) -> Option<bool> {
+    match (on, off) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    }
+}
+
+impl ScenarioArgs {
+    /// The overrides these flags give.
+    pub fn overrides(&self) -> ScenarioOverrides {
+        ScenarioOverrides {
+            model: self.model.clone(),
+            gpu: self.gpu.clone(),
+            pp: self.pp,
+            tp: self.tp,
+            dp: self.dp,
+            sp: flag_pair(self.sp, self.no_sp),
+            micro_batches: self.micro_batches,
+            micro_batch_size: self.micro_batch_size,
+            seq_len: self.seq_len,
+            budget_gib: self.budget_gib,
+            schedule: self.schedule,
+            strategy: self.strategy,
+            chunks: self.chunks,
+            flash: flag_pair(self.flash, self.no_flash),
+            objective: self.objective,
+            overlap_recompute: self.overlap_recompute.then_some(true),
+            mem_limit: self.mem_limit,
+            group_size: self.group_size,
+            offload_chunks: self.offload_chunks,
+        }
+    }
+
+    /// The catalog (built-in presets, the user's config dir, `--preset FILE` on top) and
+    /// the scenario the flags describe. Errors are user-facing messages.
+    pub fn to_scenario(&self) -> Result<(Scenario, Catalog), String> {
+        let mut catalog = Catalog::with_user_config();
+        let name = match &self.preset {
+            Some(p) if Path::new(p).is_file() => {
+                let info = catalog.add_file(Path::new(p)).map_err(|e| e.to_string())?;
+                if info.kind != pipescope::scenario::PresetKind::Scenario {
+                    return Err(format!(
+                        "{p}: --preset needs a scenario file (top-level `name`, model, gpu, ...)"
+                    ));
+                }
+                info.name
+            }
+            Some(p) => p.clone(),
+            None => DEFAULT_SCENARIO.to_string(),
+        };
+        let mut scenario = catalog.scenario(&name).map_err(|e| {
+            let mut msg = e.to_string();
+            for err in catalog.errors() {
+                msg.push_str(&format!("\n  (user preset not loaded: {err})"));
+            }
+            msg
+        })?;
+        self.overrides()
+            .apply(&mut scenario, &catalog)
+            .map_err(|e| e.to_string())?;
+        if let Some(path) = &self.profile {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("{path}: cannot read the profile: {e}"))?;
+            let profile = MeasuredProfile::from_toml_str(path, &text).map_err(|e| e.to_string())?;
+            scenario.profile = Some(profile);
+            scenario.validate().map_err(|e| e.to_string())?;
+        }
+        Ok((scenario, catalog))
+    }
 }

@@ -46,3 +46,61 @@ impl GpuSpec {
         (self.memory_gib * (1u64 << 30) as f64).round() as u64
     }
 }
+
+impl EfficiencyCurve {
+    /// Calculon's A100/H100 steps (`reference/costmodel.md` 2.6): GEMMs of at least 128 GFLOP
+    /// reach 0.95 of peak, 16 GFLOP 0.90, 1 GFLOP 0.60, smaller ones 0.10; HBM traffic of at
+    /// least 100 MB reaches 0.90 of the bandwidth, 10 MB 0.75, 1 MB 0.60, less 0.30; links
+    /// reach 0.65 of their bandwidth (Calculon's NVLink figure).
+    pub fn calculon() -> Self {
+        Self {
+            matrix: vec![(128e9, 0.95), (16e9, 0.90), (1e9, 0.60), (0.0, 0.10)],
+            memory: vec![(100e6, 0.90), (10e6, 0.75), (1e6, 0.60), (0.0, 0.30)],
+            link: 0.65,
+        }
+    }
+
+    /// Efficiency of a GEMM of `flops`.
+    pub fn matrix_at(&self, flops: f64) -> f64 {
+        step(&self.matrix, flops)
+    }
+
+    /// Efficiency of moving `bytes` through HBM.
+    pub fn memory_at(&self, bytes: f64) -> f64 {
+        step(&self.memory, bytes)
+    }
+}
+
+impl Default for EfficiencyCurve {
+    fn default() -> Self {
+        Self::calculon()
+    }
+}
+
+/// The factor of the first step whose threshold `size` reaches; steps may come in any order
+/// (the largest reached threshold wins); below every threshold, the smallest step's factor.
+fn step(steps: &[(f64, f64)], size: f64) -> f64 {
+    let mut best: Option<(f64, f64)> = None;
+    let mut lowest: Option<(f64, f64)> = None;
+    for &(threshold, eff) in steps {
+        if size >= threshold && best.is_none_or(|(t, _)| threshold > t) {
+            best = Some((threshold, eff));
+        }
+        if lowest.is_none_or(|(t, _)| threshold < t) {
+            lowest = Some((threshold, eff));
+        }
+    }
+    best.or(lowest).map_or(1.0, |(_, e)| e)
+}
+
+/// The A100's link figures, the defaults of a GPU preset that does not give its own.
+pub mod a100_links {
+    /// NVLink3, per direction, GB/s.
+    pub const LINK_GBPS: f64 = 300.0;
+    /// GPUs per node.
+    pub const NODE_GPUS: u32 = 8;
+    /// 200 Gb/s InfiniBand per GPU, per direction, GB/s.
+    pub const INTER_NODE_GBPS: f64 = 25.0;
+    /// Host link as achieved with every GPU transferring (PipeOffload's profile), GB/s.
+    pub const HOST_GBPS: f64 = 15.0;
+}

@@ -3,14 +3,26 @@
 //!
 //! A `Scenario` is built from presets plus overrides and validated once
 //! ([`Scenario::validate`]); everything downstream may assume it is valid.
+//! [`presets`] loads the TOML presets, [`ScenarioOverrides`] applies command-line flags and
+//! TUI edits, and [`to_toml`] writes a scenario back as a preset.
 
+mod default;
 mod gpu;
 mod model;
+mod overrides;
+pub mod presets;
 mod settings;
+mod to_toml;
+mod validate;
 
-pub use gpu::{EfficiencyCurve, GpuSpec};
+pub use default::{DEFAULT_SCENARIO, default_scenario};
+pub use gpu::{EfficiencyCurve, GpuSpec, a100_links};
 pub use model::{ModelSpec, ModelStyle};
+pub use overrides::ScenarioOverrides;
+pub use presets::{Catalog, PresetError, PresetInfo, PresetKind};
 pub use settings::{Batch, Objective, Parallel, PlanSettings};
+pub use to_toml::to_toml;
+pub use validate::{limits, validate_gpu, validate_model};
 
 use crate::anatomy::MeasuredProfile;
 

@@ -41,6 +41,36 @@ pub enum Objective {
     AdaPipe,
 }
 
+impl Objective {
+    /// Both objectives, in the order the UI cycles through them.
+    pub const ALL: [Objective; 2] = [Objective::Estimate, Objective::AdaPipe];
+
+    /// The command-line and preset name (`estimate` or `adapipe`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::Estimate => "estimate",
+            Objective::AdaPipe => "adapipe",
+        }
+    }
+}
+
+impl std::fmt::Display for Objective {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Objective {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Objective::ALL
+            .into_iter()
+            .find(|o| o.name() == s)
+            .ok_or_else(|| format!("unknown objective '{s}': expected one of estimate, adapipe"))
+    }
+}
+
 /// What to plan and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanSettings {

@@ -166,6 +166,17 @@ pub struct Op {
     pub chunk: u32,
 }
 
+impl Op {
+    /// An op of `kind` for micro-batch `micro_batch` on local chunk `chunk`.
+    pub const fn new(kind: OpKind, micro_batch: u32, chunk: u32) -> Self {
+        Self {
+            kind,
+            micro_batch,
+            chunk,
+        }
+    }
+}
+
 /// How (device, chunk) pairs map onto the global chain of stages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Placement {
@@ -200,6 +211,24 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// A schedule of `kind` with `p` empty device op lists and nothing offloaded.
+    pub fn empty(kind: ScheduleKind, p: u32, m: u32, v: u32, placement: Placement) -> Self {
+        Self {
+            kind,
+            p,
+            m,
+            v,
+            placement,
+            devices: vec![Vec::new(); p as usize],
+            offloaded: vec![vec![false; v as usize]; p as usize],
+        }
+    }
+
+    /// Total number of compute ops over all devices.
+    pub fn op_count(&self) -> usize {
+        self.devices.iter().map(Vec::len).sum()
+    }
+
     /// Number of stages in the model chain (`p v`, or `p` for Chimera).
     pub fn stages(&self) -> u32 {
         match self.placement {

@@ -1,10 +1,31 @@
 //! Event simulation of a schedule with per-op durations: every op gets a start and an end,
-//! every device a memory curve over time, and the run its metrics.
+//! every device a memory curve over time, and the run its metrics; plus closed-form
+//! estimates ([`estimate`]) to compare against.
 //!
 //! Timing model: `reference/schedules.md` section 0 (list scheduling along the global stage
 //! chain, transfers only between different devices); memory model: DESIGN.md section 3.
+//!
+//! Details the model fixes:
+//! - a recomputation `R` (when `r_s > 0`) is its own compute span right before the B/BW that
+//!   needs it, started once the incoming gradient is there; with
+//!   [`SimCosts::overlap_recompute`] (Lynx) it starts as soon as the device is free after the
+//!   previous op, overlapping the wait for the gradient;
+//! - offloaded bytes (`offload_bytes > 0`) leave the device when the D2H copy, started after
+//!   the F on the device's copy lane, ends; the H2D reload is issued when the op before the
+//!   backward starts (one op of prefetch) and the backward (or its recomputation) waits for
+//!   it; copies of one device run one at a time, in issue order; copy time is
+//!   `offload_bytes / host_bytes_per_s` (zero when the bandwidth is not positive and finite);
+//! - memory per device: `act_bytes` at F start, `b_free_bytes` freed at B end, the rest at W
+//!   end, everything at BW end (frees before allocations at equal times); the peak memory is
+//!   static + peak activations + the transient;
+//! - a SEND span (producer's send lane) covers each transfer between two devices when the
+//!   transfer time is positive; sends do not queue behind each other.
 
+mod engine;
+pub mod estimate;
+mod metrics;
 mod types;
+mod validate;
 
 pub use types::{
     ChunkCosts, DeviceMetrics, Lane, MemoryCurve, SimCosts, SimError, Simulation, Span, SpanKind,
@@ -14,10 +35,13 @@ pub use types::{
 use crate::schedule::Schedule;
 
 /// Simulates `schedule` with `costs`.
+///
+/// Errors: [`SimError::Shape`] when the costs do not cover the schedule's devices and chunks,
+/// a duration is negative or not finite, or the schedule does not hold exactly one F and one
+/// backward per (stage, micro-batch); [`SimError::Deadlock`] when the order waits on an op
+/// that can never run.
 pub fn simulate(schedule: &Schedule, costs: &SimCosts) -> Result<Simulation, SimError> {
-    let _ = (schedule, costs);
-    Err(SimError::Deadlock {
-        device: 0,
-        op: "not implemented yet".into(),
-    })
+    validate::check(schedule, costs)?;
+    let runs = engine::run(schedule, costs)?;
+    Ok(metrics::finish(schedule, costs, runs))
 }

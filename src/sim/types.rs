@@ -29,7 +29,8 @@ pub struct SimCosts {
     /// Per device, per local chunk.
     pub chunks: Vec<Vec<ChunkCosts>>,
     /// Transfer time from stage `s` to stage `s + 1` (and back), per stage boundary of the
-    /// model chain; used only when the two stages are on different devices.
+    /// model chain; used only when the two stages are on different devices. Shorter than the
+    /// chain: the last entry applies to the remaining boundaries; empty: no transfer time.
     pub comm_s: Vec<f64>,
     /// Static memory per device (weights, gradients, optimizer), bytes.
     pub static_bytes: Vec<u64>,
@@ -46,6 +47,61 @@ pub struct SimCosts {
     pub hardware_flops: Option<f64>,
     /// Peak FLOP/s of one device (for MFU/HFU), if known.
     pub peak_flops_per_device: Option<f64>,
+}
+
+impl SimCosts {
+    /// Costs of an abstract run (`simulate --costs F,B,W --comm C`) of `schedule`: every op
+    /// of every (device, chunk) costs `f`, `b`, `w` (a fused BW `b + w`), every transfer
+    /// between devices `comm`, and a micro-batch-chunk weighs one byte from its F until its
+    /// W or BW (B frees nothing). Chunks the schedule marks as offloaded move that byte to
+    /// the host and back, each copy taking `offload_s`. No static memory, no FLOPs.
+    pub fn abstract_run(
+        schedule: &crate::schedule::Schedule,
+        f: f64,
+        b: f64,
+        w: f64,
+        comm: f64,
+        offload_s: f64,
+    ) -> Self {
+        let chunks = (0..schedule.p as usize)
+            .map(|d| {
+                (0..schedule.v as usize)
+                    .map(|c| {
+                        let off = schedule
+                            .offloaded
+                            .get(d)
+                            .and_then(|row| row.get(c))
+                            .copied()
+                            .unwrap_or(false);
+                        ChunkCosts {
+                            f_s: f,
+                            b_s: b,
+                            w_s: w,
+                            r_s: 0.0,
+                            act_bytes: 1,
+                            b_free_bytes: 0,
+                            offload_bytes: u64::from(off),
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        Self {
+            chunks,
+            comm_s: vec![comm],
+            static_bytes: vec![0; schedule.p as usize],
+            transient_bytes: vec![0; schedule.p as usize],
+            host_bytes_per_s: if offload_s > 0.0 {
+                1.0 / offload_s
+            } else {
+                f64::INFINITY
+            },
+            overlap_recompute: false,
+            model_flops: None,
+            hardware_flops: None,
+            peak_flops_per_device: None,
+        }
+    }
 }
 
 /// Which lane of a device a span runs on.

@@ -1,0 +1,92 @@
+//! [`Anatomy::build`]: the block chain of a scenario with sizes, FLOPs and times.
+
+use super::cost::Machine;
+use super::units::{self, Dims};
+use super::{Anatomy, params};
+use crate::scenario::{InvalidField, ModelStyle, Scenario};
+
+impl Anatomy {
+    /// Builds the units and costs of every block kind for `scenario` (validated first).
+    /// Sizes are per device and per micro-batch after tensor- and sequence-parallel
+    /// sharding; a measured profile in the scenario replaces the estimates it covers.
+    pub fn build(scenario: &Scenario) -> Result<Anatomy, InvalidField> {
+        scenario.validate()?;
+        let m = &scenario.model;
+        let par = &scenario.parallel;
+        let batch = &scenario.batch;
+        let t = u64::from(par.tp);
+        let tf = t as f64;
+        let vocab = params::padded_vocab(m.vocab, t);
+        let head_dim = (m.hidden / m.heads) as f64;
+        let tokens = (batch.seq_len * batch.micro_batch_size) as f64;
+        let d = Dims {
+            s: batch.seq_len as f64,
+            b: batch.micro_batch_size as f64,
+            h: m.hidden as f64,
+            tokens,
+            tokens_sp: if par.sequence_parallel {
+                tokens / tf
+            } else {
+                tokens
+            },
+            heads: m.heads as f64 / tf,
+            head_dim,
+            q_width: m.heads as f64 * head_dim / tf,
+            kv_width: m.kv_heads as f64 * head_dim / tf,
+            ffn: m.ffn as f64 / tf,
+            vocab: vocab as f64 / tf,
+            sp: par.sequence_parallel,
+            flash: scenario.plan.flash_attention,
+            style: m.style,
+        };
+        let machine = Machine::new(&scenario.gpu, par.tp);
+        let bpp = params::bytes_per_param(scenario);
+        let positions = match m.style {
+            ModelStyle::Gpt => m.max_positions.unwrap_or(batch.seq_len),
+            ModelStyle::Llama => 0,
+        };
+        let per_device = |p: params::BlockParams| {
+            let n = p.per_device(t);
+            (n, params::static_bytes(n, bpp))
+        };
+        let (ap, asb) = per_device(params::attention(m));
+        let (mp, msb) = per_device(params::mlp(m));
+        let (ep, esb) = per_device(params::embedding(m, vocab, positions));
+        let (hp, hsb) = per_device(params::head(m, vocab, par.pp));
+
+        let p2p_bytes = 2.0 * d.tokens_sp * d.h;
+        let link_eff = scenario.gpu.efficiency.link;
+        let mut anatomy = Anatomy {
+            layers: m.layers,
+            embedding: units::embedding(&machine, &d, ep, esb),
+            attention: units::attention(&machine, &d, ap, asb),
+            mlp: units::mlp(&machine, &d, mp, msb),
+            head: units::head(&machine, &d, hp, hsb),
+            logits_transient_bytes: (10.0 * tokens * d.vocab).round() as u64,
+            p2p_bytes: p2p_bytes.round() as u64,
+            p2p_intra_s: p2p_bytes / (scenario.gpu.link_gbps * 1e9 * link_eff),
+            p2p_inter_s: p2p_bytes / (scenario.gpu.inter_node_gbps * 1e9 * link_eff),
+            host_bytes_per_s: scenario.gpu.host_gbps * 1e9,
+            node_gpus: scenario.gpu.node_gpus,
+        };
+        if let Some(profile) = &scenario.profile {
+            profile.apply(&mut anatomy);
+        }
+        Ok(anatomy)
+    }
+
+    /// Activation bytes of one attention plus one MLP block with every unit kept.
+    pub fn layer_bytes(&self) -> u64 {
+        self.attention.all_units_bytes() + self.mlp.all_units_bytes()
+    }
+
+    /// Forward seconds of one whole layer (attention + MLP): the cost of recomputing it.
+    pub fn layer_forward_s(&self) -> f64 {
+        self.attention.forward_s + self.mlp.forward_s
+    }
+
+    /// Backward seconds (B + W) of one whole layer.
+    pub fn layer_backward_s(&self) -> f64 {
+        self.attention.backward_s() + self.mlp.backward_s()
+    }
+}

@@ -1,0 +1,205 @@
+//! The roofline cost model (`reference/costmodel.md` 2.6): every piece of work is FLOPs on the
+//! matrix unit and bytes through HBM, timed as `flops / (peak x eff(flops)) +
+//! bytes / (bandwidth x eff(bytes))` with the GPU's size-dependent efficiency steps.
+//! The two terms add (Calculon's "no overlap" processing mode, the one its A100 file was
+//! validated with) rather than taking their maximum: a kernel's prologue/epilogue traffic
+//! is not hidden behind its math. Collectives use ring costs on the tensor-parallel link at
+//! the link efficiency.
+
+use std::ops::{Add, AddAssign, Mul};
+
+use crate::scenario::{EfficiencyCurve, GpuSpec};
+
+/// Work of one piece in one direction: FLOPs, HBM bytes and the resulting seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cost {
+    /// Floating-point operations.
+    pub flops: f64,
+    /// Bytes moved through HBM.
+    pub bytes: f64,
+    /// Seconds.
+    pub s: f64,
+}
+
+impl Add for Cost {
+    type Output = Cost;
+    fn add(self, o: Cost) -> Cost {
+        Cost {
+            flops: self.flops + o.flops,
+            bytes: self.bytes + o.bytes,
+            s: self.s + o.s,
+        }
+    }
+}
+
+impl AddAssign for Cost {
+    fn add_assign(&mut self, o: Cost) {
+        *self = *self + o;
+    }
+}
+
+impl Mul<f64> for Cost {
+    type Output = Cost;
+    fn mul(self, k: f64) -> Cost {
+        Cost {
+            flops: self.flops * k,
+            bytes: self.bytes * k,
+            s: self.s * k,
+        }
+    }
+}
+
+/// A piece of a block: its forward, its input-gradient backward (B) and its weight-gradient
+/// backward (W).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Piece {
+    /// Forward work.
+    pub fwd: Cost,
+    /// Backward for the input gradient.
+    pub b: Cost,
+    /// Backward for the weight gradient.
+    pub w: Cost,
+}
+
+impl Add for Piece {
+    type Output = Piece;
+    fn add(self, o: Piece) -> Piece {
+        Piece {
+            fwd: self.fwd + o.fwd,
+            b: self.b + o.b,
+            w: self.w + o.w,
+        }
+    }
+}
+
+impl AddAssign for Piece {
+    fn add_assign(&mut self, o: Piece) {
+        *self = *self + o;
+    }
+}
+
+/// The device's rates, ready for the cost functions.
+#[derive(Debug, Clone, Copy)]
+pub struct Machine<'a> {
+    peak_flops: f64,
+    hbm_bytes_per_s: f64,
+    eff: &'a EfficiencyCurve,
+    /// Tensor-parallel group size.
+    t: f64,
+    /// Bandwidth of the tensor-parallel group's links, bytes/s, efficiency applied.
+    tp_bytes_per_s: f64,
+}
+
+impl<'a> Machine<'a> {
+    /// The rates of `gpu` for a tensor-parallel group of `t` (inside a node when
+    /// `t <= node_gpus`, else over the inter-node network).
+    pub fn new(gpu: &'a GpuSpec, t: u32) -> Self {
+        let link_gbps = if t <= gpu.node_gpus {
+            gpu.link_gbps
+        } else {
+            gpu.inter_node_gbps
+        };
+        Self {
+            peak_flops: gpu.bf16_tflops * 1e12,
+            hbm_bytes_per_s: gpu.hbm_gbps * 1e9,
+            eff: &gpu.efficiency,
+            t: f64::from(t),
+            tp_bytes_per_s: link_gbps * 1e9 * gpu.efficiency.link,
+        }
+    }
+
+    /// Matrix-unit work of `flops` that moves `bytes`: compute time plus memory time.
+    pub fn compute(&self, flops: f64, bytes: f64) -> Cost {
+        let tc = if flops > 0.0 {
+            flops / (self.peak_flops * self.eff.matrix_at(flops))
+        } else {
+            0.0
+        };
+        let tm = self.mem(bytes).s;
+        Cost {
+            flops,
+            bytes,
+            s: tc + tm,
+        }
+    }
+
+    /// Memory-bound (elementwise) work moving `bytes`.
+    pub fn mem(&self, bytes: f64) -> Cost {
+        let s = if bytes > 0.0 {
+            bytes / (self.hbm_bytes_per_s * self.eff.memory_at(bytes))
+        } else {
+            0.0
+        };
+        Cost {
+            flops: 0.0,
+            bytes,
+            s,
+        }
+    }
+
+    /// A bf16 GEMM `[m, k] x [k, n]`.
+    pub fn gemm(&self, m: f64, k: f64, n: f64) -> Cost {
+        self.compute(2.0 * m * k * n, 2.0 * (m * k + k * n + m * n))
+    }
+
+    /// A linear layer `[m, k] x [k, n]` with its backward: B = `dY W^T`, W = `X^T dY`.
+    pub fn linear(&self, m: f64, k: f64, n: f64) -> Piece {
+        Piece {
+            fwd: self.gemm(m, k, n),
+            b: self.gemm(m, n, k),
+            w: self.gemm(k, m, n),
+        }
+    }
+
+    /// An elementwise piece: forward moves `fwd_bytes`, its backward (B) `bwd_bytes`.
+    pub fn elementwise(&self, fwd_bytes: f64, bwd_bytes: f64) -> Piece {
+        Piece {
+            fwd: self.mem(fwd_bytes),
+            b: self.mem(bwd_bytes),
+            w: Cost::default(),
+        }
+    }
+
+    /// Ring all-reduce of `bytes` over the tensor-parallel group: `2 (t-1)/t bytes / bw`.
+    pub fn all_reduce(&self, bytes: f64) -> Cost {
+        self.link(2.0 * (self.t - 1.0) / self.t * bytes)
+    }
+
+    /// Ring all-gather or reduce-scatter whose full (gathered) tensor is `bytes`:
+    /// `(t-1)/t bytes / bw`.
+    pub fn gather(&self, bytes: f64) -> Cost {
+        self.link((self.t - 1.0) / self.t * bytes)
+    }
+
+    fn link(&self, wire_bytes: f64) -> Cost {
+        if self.t <= 1.0 {
+            return Cost::default();
+        }
+        Cost {
+            flops: 0.0,
+            bytes: 0.0,
+            s: wire_bytes / self.tp_bytes_per_s,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::default_scenario;
+
+    #[test]
+    fn roofline_and_rings() {
+        let gpu = default_scenario().gpu;
+        let m = Machine::new(&gpu, 8);
+        // 2 * 8192^3 = 1.1e12 FLOPs: 0.95 of 312 TFLOP/s.
+        let g = m.gemm(8192.0, 8192.0, 8192.0);
+        let tm = g.bytes / (2039e9 * 0.9);
+        assert!((g.s - g.flops / (312e12 * 0.95) - tm).abs() < 1e-12);
+        // 1 GB elementwise: 0.9 of 2039 GB/s.
+        assert!((m.mem(1e9).s - 1e9 / (2039e9 * 0.9)).abs() < 1e-12);
+        // All-reduce is twice a reduce-scatter.
+        assert!((m.all_reduce(1e8).s - 2.0 * m.gather(1e8).s).abs() < 1e-15);
+        assert_eq!(Machine::new(&gpu, 1).all_reduce(1e8).s, 0.0);
+    }
+}

@@ -1,0 +1,126 @@
+//! Parameter counts per block (after tensor-parallel sharding) and static memory: weights,
+//! gradients and optimizer state at 18 bytes per parameter (bf16 weight, fp32 gradient, fp32
+//! master, Adam m and v), or `6 + 12/d` with the distributed optimizer.
+
+use crate::scenario::{ModelSpec, ModelStyle, Scenario};
+
+/// Parameters of one block kind: the part split over tensor-parallel ranks and the part
+/// every rank holds whole (norms, biases of row-parallel layers, position embeddings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockParams {
+    /// Split over `t`.
+    pub sharded: u64,
+    /// Held whole by every rank.
+    pub replicated: u64,
+}
+
+impl BlockParams {
+    /// Parameters on one device.
+    pub fn per_device(self, t: u64) -> u64 {
+        self.sharded / t.max(1) + self.replicated
+    }
+
+    /// Parameters of the whole block.
+    pub fn total(self) -> u64 {
+        self.sharded + self.replicated
+    }
+}
+
+/// Megatron's vocabulary padding: up to a multiple of `128 t`.
+pub fn padded_vocab(vocab: u64, t: u64) -> u64 {
+    let unit = 128 * t.max(1);
+    vocab.div_ceil(unit) * unit
+}
+
+/// Query width `a d` and key/value width `k d` (`d = h / a`).
+fn widths(m: &ModelSpec) -> (u64, u64) {
+    let d = m.hidden / m.heads.max(1);
+    (m.heads * d, m.kv_heads * d)
+}
+
+/// An attention sub-layer.
+pub fn attention(m: &ModelSpec) -> BlockParams {
+    let h = m.hidden;
+    let (q, kv) = widths(m);
+    match m.style {
+        ModelStyle::Gpt => BlockParams {
+            sharded: h * (q + 2 * kv) + (q + 2 * kv) + q * h,
+            replicated: h + 2 * h,
+        },
+        ModelStyle::Llama => BlockParams {
+            sharded: h * (q + 2 * kv) + q * h,
+            replicated: h,
+        },
+    }
+}
+
+/// An MLP sub-layer.
+pub fn mlp(m: &ModelSpec) -> BlockParams {
+    let (h, f) = (m.hidden, m.ffn);
+    match m.style {
+        ModelStyle::Gpt => BlockParams {
+            sharded: h * f + f + f * h,
+            replicated: h + 2 * h,
+        },
+        ModelStyle::Llama => BlockParams {
+            sharded: 3 * h * f,
+            replicated: h,
+        },
+    }
+}
+
+/// The embedding with vocabulary `vocab` (already padded or not) and, for GPT, `positions`
+/// learned position embeddings.
+pub fn embedding(m: &ModelSpec, vocab: u64, positions: u64) -> BlockParams {
+    BlockParams {
+        sharded: vocab * m.hidden,
+        replicated: match m.style {
+            ModelStyle::Gpt => positions * m.hidden,
+            ModelStyle::Llama => 0,
+        },
+    }
+}
+
+/// The head: final norm, plus the output projection unless it is the embedding itself
+/// (tied embeddings on a single stage). With tied embeddings and `p > 1`, Megatron keeps a
+/// copy of the embedding on the last stage (its gradient all-reduced with the first).
+pub fn head(m: &ModelSpec, vocab: u64, pp: u32) -> BlockParams {
+    let norm = match m.style {
+        ModelStyle::Gpt => 2 * m.hidden,
+        ModelStyle::Llama => m.hidden,
+    };
+    let output = if m.tied_embeddings && pp <= 1 {
+        0
+    } else {
+        vocab * m.hidden
+    };
+    BlockParams {
+        sharded: output,
+        replicated: norm,
+    }
+}
+
+impl ModelSpec {
+    /// The model's published-style parameter count: unpadded vocabulary, the output
+    /// projection counted once when tied, GPT position embeddings for `max_positions` (2048
+    /// when not given).
+    pub fn parameters(&self) -> u64 {
+        let layers = u64::from(self.layers) * (attention(self).total() + mlp(self).total());
+        let positions = self.max_positions.unwrap_or(2048);
+        layers + embedding(self, self.vocab, positions).total() + head(self, self.vocab, 1).total()
+    }
+}
+
+/// Bytes per parameter of weights + gradients + optimizer state.
+pub fn bytes_per_param(s: &Scenario) -> f64 {
+    if s.parallel.distributed_optimizer {
+        6.0 + 12.0 / f64::from(s.parallel.dp.max(1))
+    } else {
+        18.0
+    }
+}
+
+/// Static bytes of `params` parameters on one device.
+pub fn static_bytes(params: u64, bytes_per_param: f64) -> u64 {
+    (params as f64 * bytes_per_param).round() as u64
+}

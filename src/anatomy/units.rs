@@ -1,0 +1,420 @@
+//! The computation units of each block kind (DESIGN.md section 3) with their pieces of work.
+//! Each unit is the operator group that produces one saved tensor; its forward cost is the
+//! cost of recomputing it. Pieces that produce no saved tensor (the sequence-parallel
+//! all-gather, Llama's output projection and residual add) count in the block's times only.
+
+use super::cost::{Cost, Machine, Piece};
+use super::{Block, BlockKind, Unit};
+use crate::scenario::ModelStyle;
+
+/// Sizes per device and micro-batch, as `f64` (exact integers below 2^53).
+#[derive(Debug, Clone, Copy)]
+pub struct Dims {
+    /// Sequence length `s`.
+    pub s: f64,
+    /// Micro-batch size `b`.
+    pub b: f64,
+    /// Hidden size `h`.
+    pub h: f64,
+    /// Tokens per micro-batch `sb`.
+    pub tokens: f64,
+    /// Tokens per device in sequence-sharded regions: `sb/t` with SP, else `sb`.
+    pub tokens_sp: f64,
+    /// Query heads per device `a/t`.
+    pub heads: f64,
+    /// Head dimension `h/a`.
+    pub head_dim: f64,
+    /// Query width per device `a d / t`.
+    pub q_width: f64,
+    /// Key (and value) width per device `k d / t`.
+    pub kv_width: f64,
+    /// FFN width per device `f/t`.
+    pub ffn: f64,
+    /// Padded vocabulary per device `V/t`.
+    pub vocab: f64,
+    /// Sequence parallelism.
+    pub sp: bool,
+    /// FlashAttention.
+    pub flash: bool,
+    /// GPT or Llama.
+    pub style: ModelStyle,
+}
+
+/// What a unit keeps.
+#[derive(Debug, Clone, Copy, Default)]
+struct Keep {
+    /// Bytes kept.
+    bytes: f64,
+    /// 2-byte elements among them that the compress strategy may quantize.
+    elems: f64,
+    forced: bool,
+    needed_by_w: bool,
+    core_attention: bool,
+}
+
+fn act(bytes: f64) -> Keep {
+    Keep {
+        bytes,
+        elems: bytes / 2.0,
+        ..Keep::default()
+    }
+}
+
+fn raw(bytes: f64) -> Keep {
+    Keep {
+        bytes,
+        ..Keep::default()
+    }
+}
+
+/// Values per fp32 scale of the 8-bit compression codec.
+pub const CODEC_BLOCK: f64 = 128.0;
+
+struct Builder<'a> {
+    m: &'a Machine<'a>,
+    kind: BlockKind,
+    units: Vec<Unit>,
+    /// Sum of the units' pieces.
+    units_total: Piece,
+    /// Pieces that are no unit's.
+    other: Piece,
+    model_flops: f64,
+}
+
+impl<'a> Builder<'a> {
+    fn new(m: &'a Machine<'a>, kind: BlockKind) -> Self {
+        Self {
+            m,
+            kind,
+            units: Vec::with_capacity(10),
+            units_total: Piece::default(),
+            other: Piece::default(),
+            model_flops: 0.0,
+        }
+    }
+
+    fn unit(&mut self, name: &str, keep: Keep, piece: Piece) {
+        let n = keep.elems;
+        let compressed = if n > 0.0 {
+            keep.bytes - 2.0 * n + n + 4.0 * (n / CODEC_BLOCK).ceil()
+        } else {
+            keep.bytes
+        };
+        // Quantize in F (read 2n, write n + scales) and dequantize in B (the reverse).
+        let codec = if n > 0.0 {
+            let pass = 3.0 * n + 4.0 * (n / CODEC_BLOCK).ceil();
+            2.0 * self.m.mem(pass).s
+        } else {
+            0.0
+        };
+        self.units_total += piece;
+        self.units.push(Unit {
+            name: name.to_string(),
+            size_bytes: keep.bytes.round() as u64,
+            forced: keep.forced,
+            forward_flops: piece.fwd.flops,
+            forward_bytes: piece.fwd.bytes,
+            forward_s: piece.fwd.s,
+            backward_s: piece.b.s + piece.w.s,
+            needed_by_w: keep.needed_by_w,
+            core_attention: keep.core_attention,
+            compressed_bytes: compressed.round() as u64,
+            codec_s: codec,
+        });
+    }
+
+    fn input(&mut self, name: &str, bytes: f64) {
+        let keep = Keep {
+            forced: true,
+            ..raw(bytes)
+        };
+        self.unit(name, keep, Piece::default());
+    }
+
+    fn finish(self, params: u64, static_bytes: u64) -> Block {
+        let total = self.units_total + self.other;
+        Block {
+            kind: self.kind,
+            forward_s: total.fwd.s,
+            backward_b_s: total.b.s,
+            backward_w_s: total.w.s,
+            model_forward_flops: self.model_flops,
+            params,
+            static_bytes,
+            units: self.units,
+        }
+    }
+}
+
+/// Collectives around a tensor-parallel sub-layer. Forward: all-gather of the norm output
+/// (SP) before the column-parallel GEMM; after the row-parallel GEMM an all-reduce (no SP)
+/// or a reduce-scatter (SP). Backward: the mirror images, plus (SP) Megatron's re-gather of
+/// the saved norm-output shard for the weight gradient.
+fn gather_in(m: &Machine, d: &Dims) -> Piece {
+    let full = 2.0 * d.tokens * d.h;
+    if d.sp {
+        Piece {
+            fwd: m.gather(full),
+            b: m.gather(full),
+            w: m.gather(full),
+        }
+    } else {
+        Piece {
+            fwd: Cost::default(),
+            b: m.all_reduce(full),
+            w: Cost::default(),
+        }
+    }
+}
+
+fn reduce_out(m: &Machine, d: &Dims) -> Piece {
+    let full = 2.0 * d.tokens * d.h;
+    if d.sp {
+        Piece {
+            fwd: m.gather(full),
+            b: m.gather(full),
+            w: Cost::default(),
+        }
+    } else {
+        Piece {
+            fwd: m.all_reduce(full),
+            ..Piece::default()
+        }
+    }
+}
+
+/// Norm (LayerNorm or RMSNorm) over the sequence-sharded activations: read + write forward,
+/// read input, gradient, write gradient backward.
+fn norm(m: &Machine, d: &Dims) -> Piece {
+    let x = 2.0 * d.tokens_sp * d.h;
+    m.elementwise(2.0 * x, 3.0 * x)
+}
+
+/// Residual add (and for GPT the bias-dropout-add writing a 1-byte mask) at the end of a
+/// sub-layer, with the gradient add of the residual branch in the backward.
+fn residual(m: &Machine, d: &Dims) -> Piece {
+    let e = d.tokens_sp * d.h;
+    match d.style {
+        ModelStyle::Gpt => m.elementwise(7.0 * e, 5.0 * e + 6.0 * e),
+        ModelStyle::Llama => m.elementwise(6.0 * e, 6.0 * e),
+    }
+}
+
+/// An attention sub-layer.
+pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
+    let mut k = Builder::new(m, BlockKind::Attention);
+    let x = 2.0 * d.tokens_sp * d.h;
+    k.input("input", x);
+    let norm_name = match d.style {
+        ModelStyle::Gpt => "ln_out",
+        ModelStyle::Llama => "norm_out",
+    };
+    k.unit(
+        norm_name,
+        Keep {
+            needed_by_w: true,
+            ..act(x)
+        },
+        norm(m, d),
+    );
+    k.other += gather_in(m, d);
+    let rope = |width: f64| match d.style {
+        ModelStyle::Llama => m.elementwise(4.0 * d.tokens * width, 4.0 * d.tokens * width),
+        ModelStyle::Gpt => Piece::default(),
+    };
+    let q = m.linear(d.tokens, d.h, d.q_width) + rope(d.q_width);
+    let kk = m.linear(d.tokens, d.h, d.kv_width) + rope(d.kv_width);
+    let v = m.linear(d.tokens, d.h, d.kv_width);
+    k.model_flops += q.fwd.flops + kk.fwd.flops + v.fwd.flops;
+    k.unit("q", act(2.0 * d.tokens * d.q_width), q);
+    k.unit("k", act(2.0 * d.tokens * d.kv_width), kk);
+    k.unit("v", act(2.0 * d.tokens * d.kv_width), v);
+
+    // Core attention: QK^T and attention x V, 2 b s^2 (a/t) d FLOPs each. Model FLOPs halve
+    // the s^2 term for the causal mask (Megatron's MFU convention).
+    let bmm_flops = 2.0 * d.b * d.heads * d.s * d.s * d.head_dim;
+    k.model_flops += bmm_flops;
+    let scores = d.b * d.heads * d.s * d.s;
+    if d.flash {
+        // FlashAttention computes only the unmasked half; backward 2.5x the forward.
+        let f = bmm_flops;
+        let io = 2.0 * d.tokens * (2.0 * d.q_width + 2.0 * d.kv_width) + 4.0 * d.heads * d.s * d.b;
+        let piece = Piece {
+            fwd: m.compute(f, io),
+            b: m.compute(2.5 * f, 2.0 * io),
+            w: Cost::default(),
+        };
+        let keep = Keep {
+            bytes: 2.0 * d.tokens * d.q_width + 4.0 * d.heads * d.s * d.b,
+            elems: d.tokens * d.q_width,
+            needed_by_w: true,
+            core_attention: true,
+            ..Keep::default()
+        };
+        k.unit("core_attn", keep, piece);
+    } else {
+        let qk_io = 2.0 * d.tokens * (d.q_width + d.q_width) + 2.0 * scores;
+        let qk = m.compute(bmm_flops, qk_io);
+        let softmax = Piece {
+            fwd: qk + m.mem(4.0 * scores),
+            b: qk * 2.0 + m.mem(6.0 * scores),
+            w: Cost::default(),
+        };
+        k.unit(
+            "softmax_out",
+            Keep {
+                core_attention: true,
+                ..act(2.0 * scores)
+            },
+            softmax,
+        );
+        if d.style == ModelStyle::Gpt {
+            let keep = Keep {
+                bytes: 3.0 * scores,
+                elems: scores,
+                core_attention: true,
+                ..Keep::default()
+            };
+            k.unit(
+                "attn_dropout",
+                keep,
+                m.elementwise(5.0 * scores, 5.0 * scores),
+            );
+        }
+        let av_io = 2.0 * scores + 2.0 * d.tokens * (d.q_width + d.q_width);
+        let av = m.compute(bmm_flops, av_io);
+        let context = Piece {
+            fwd: av,
+            b: av * 2.0,
+            w: Cost::default(),
+        };
+        k.unit(
+            "context",
+            Keep {
+                needed_by_w: true,
+                ..act(2.0 * d.tokens * d.q_width)
+            },
+            context,
+        );
+    }
+    let out = m.linear(d.tokens, d.q_width, d.h);
+    k.model_flops += out.fwd.flops;
+    let tail = out + reduce_out(m, d) + residual(m, d);
+    match d.style {
+        ModelStyle::Gpt => k.unit("out_dropout_mask", raw(d.tokens_sp * d.h), tail),
+        ModelStyle::Llama => k.other += tail,
+    }
+    k.finish(params, static_bytes)
+}
+
+/// An MLP sub-layer.
+pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
+    let mut k = Builder::new(m, BlockKind::Mlp);
+    let x = 2.0 * d.tokens_sp * d.h;
+    k.input("input", x);
+    let fe = d.tokens * d.ffn;
+    match d.style {
+        ModelStyle::Gpt => {
+            let ln = Keep {
+                needed_by_w: true,
+                ..act(x)
+            };
+            k.unit("ln_out", ln, norm(m, d));
+            k.other += gather_in(m, d);
+            let fc1 = m.linear(d.tokens, d.h, d.ffn);
+            k.model_flops += fc1.fwd.flops;
+            k.unit("fc1_out", act(2.0 * fe), fc1);
+            let gelu = Keep {
+                needed_by_w: true,
+                ..act(2.0 * fe)
+            };
+            k.unit("gelu_out", gelu, m.elementwise(4.0 * fe, 6.0 * fe));
+            let fc2 = m.linear(d.tokens, d.ffn, d.h);
+            k.model_flops += fc2.fwd.flops;
+            let tail = fc2 + reduce_out(m, d) + residual(m, d);
+            k.unit("out_dropout_mask", raw(d.tokens_sp * d.h), tail);
+        }
+        ModelStyle::Llama => {
+            let n = Keep {
+                needed_by_w: true,
+                ..act(x)
+            };
+            k.unit("norm_out", n, norm(m, d));
+            k.other += gather_in(m, d);
+            let gate_up = m.linear(d.tokens, d.h, 2.0 * d.ffn);
+            k.model_flops += gate_up.fwd.flops;
+            k.unit("gate_up", act(4.0 * fe), gate_up);
+            let swiglu = Keep {
+                needed_by_w: true,
+                ..act(2.0 * fe)
+            };
+            k.unit("swiglu_out", swiglu, m.elementwise(6.0 * fe, 10.0 * fe));
+            let down = m.linear(d.tokens, d.ffn, d.h);
+            k.model_flops += down.fwd.flops;
+            k.other += down + reduce_out(m, d) + residual(m, d);
+        }
+    }
+    k.finish(params, static_bytes)
+}
+
+/// The embedding (block 0): token ids kept (int64), the vocabulary-parallel lookup and its
+/// all-reduce (reduce-scatter with SP), GPT's position add and dropout (mask kept). Its
+/// whole backward is weight gradient (W): nothing upstream needs an input gradient.
+pub fn embedding(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
+    let mut k = Builder::new(m, BlockKind::Embedding);
+    k.input("tokens", 8.0 * d.tokens);
+    let out = 2.0 * d.tokens * d.h;
+    let e = d.tokens_sp * d.h;
+    let lookup = m.mem(out + 8.0 * d.tokens);
+    let coll = if d.sp {
+        m.gather(out)
+    } else {
+        m.all_reduce(out)
+    };
+    let back_coll = if d.sp { m.gather(out) } else { Cost::default() };
+    let scatter_grad = m.mem(2.0 * out + 8.0 * d.tokens);
+    match d.style {
+        ModelStyle::Gpt => {
+            k.other += Piece {
+                fwd: lookup + coll,
+                b: Cost::default(),
+                w: back_coll + scatter_grad,
+            };
+            let drop = Piece {
+                fwd: m.mem(6.0 * e) + m.mem(5.0 * e),
+                b: Cost::default(),
+                w: m.mem(5.0 * e),
+            };
+            k.unit("dropout_mask", raw(e), drop);
+        }
+        ModelStyle::Llama => {
+            k.other += Piece {
+                fwd: lookup + coll,
+                b: Cost::default(),
+                w: back_coll + scatter_grad,
+            };
+        }
+    }
+    k.finish(params, static_bytes)
+}
+
+/// The head (block 2L+1): final norm (its input kept), the output projection (its input
+/// kept; gathered first with SP) and the vocabulary-parallel cross-entropy. The logits
+/// themselves are the transient `Anatomy::logits_transient_bytes`.
+pub fn head(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
+    let mut k = Builder::new(m, BlockKind::Head);
+    let x = 2.0 * d.tokens_sp * d.h;
+    k.input("input", x);
+    let n = Keep {
+        needed_by_w: true,
+        ..act(x)
+    };
+    k.unit("norm_out", n, norm(m, d));
+    k.other += gather_in(m, d);
+    let proj = m.linear(d.tokens, d.h, d.vocab);
+    k.model_flops += proj.fwd.flops;
+    let logits = d.tokens * d.vocab;
+    let loss = m.elementwise(2.0 * logits + 4.0 * logits + 8.0 * logits, 6.0 * logits);
+    k.other += proj + loss;
+    k.finish(params, static_bytes)
+}

@@ -1,0 +1,90 @@
+//! The default scenario (`gpt3-175b-16k`), used when no preset is given.
+
+use super::gpu::a100_links;
+use super::{
+    Batch, Catalog, EfficiencyCurve, GpuSpec, ModelSpec, ModelStyle, Objective, Parallel,
+    PlanSettings, Scenario,
+};
+use crate::plan::Strategy;
+use crate::schedule::ScheduleKind;
+
+/// Name of the default scenario preset.
+pub const DEFAULT_SCENARIO: &str = "gpt3-175b-16k";
+
+/// The `gpt3-175b-16k` preset (from the embedded catalog; a copy built in code stands in
+/// should the embedded file ever fail, and a test keeps the two equal).
+pub fn default_scenario() -> Scenario {
+    Catalog::builtin()
+        .scenario(DEFAULT_SCENARIO)
+        .unwrap_or_else(|_| built_in_code())
+}
+
+/// The default scenario written out in code.
+pub(crate) fn built_in_code() -> Scenario {
+    Scenario {
+        name: DEFAULT_SCENARIO.into(),
+        description: "GPT-3 175B at sequence 16384 on 64 A100s: the long-sequence case (AdaPipe)"
+            .into(),
+        model: ModelSpec {
+            name: "gpt3-175b".into(),
+            description: "GPT-3 175B: 96 layers, hidden 12288, 96 heads".into(),
+            style: ModelStyle::Gpt,
+            layers: 96,
+            hidden: 12288,
+            heads: 96,
+            kv_heads: 96,
+            ffn: 49152,
+            vocab: 50257,
+            max_positions: None,
+            tied_embeddings: true,
+        },
+        gpu: GpuSpec {
+            name: "a100-80gb".into(),
+            description: "NVIDIA A100 SXM 80 GB (NVLink3, 200 Gb/s InfiniBand)".into(),
+            memory_gib: 80.0,
+            bf16_tflops: 312.0,
+            hbm_gbps: 2039.0,
+            link_gbps: a100_links::LINK_GBPS,
+            node_gpus: a100_links::NODE_GPUS,
+            inter_node_gbps: a100_links::INTER_NODE_GBPS,
+            host_gbps: a100_links::HOST_GBPS,
+            efficiency: EfficiencyCurve::calculon(),
+        },
+        parallel: Parallel {
+            pp: 8,
+            tp: 8,
+            dp: 1,
+            sequence_parallel: true,
+            chunks: 1,
+            distributed_optimizer: false,
+        },
+        batch: Batch {
+            seq_len: 16384,
+            micro_batch_size: 1,
+            micro_batches: 64,
+        },
+        plan: PlanSettings {
+            schedule: ScheduleKind::OneFOneB,
+            strategy: Strategy::AdaPipe,
+            memory_budget_bytes: 70 << 30,
+            flash_attention: true,
+            objective: Objective::Estimate,
+            overlap_recompute: false,
+            mem_limit: None,
+            group_size: None,
+            offload_chunks: None,
+        },
+        profile: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_copy_equals_the_preset() {
+        let from_file = Catalog::builtin().scenario(DEFAULT_SCENARIO).unwrap();
+        assert_eq!(from_file, built_in_code());
+    }
+}

@@ -1,0 +1,139 @@
+//! Errors of preset files: the file, the line and column (1-based) where known, and a message
+//! that names the problem; unknown keys come with the nearest known key.
+
+use std::fmt;
+
+use crate::scenario::InvalidField;
+
+/// Why a preset could not be loaded or resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresetError {
+    /// The file (a path, or `builtin:presets/...` for embedded files, or `-` for none).
+    pub file: String,
+    /// 1-based line of the offending text, where known.
+    pub line: Option<usize>,
+    /// 1-based column of the offending text, where known.
+    pub column: Option<usize>,
+    /// What is wrong and, where possible, what is allowed.
+    pub message: String,
+}
+
+impl fmt::Display for PresetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => write!(f, "{}:{l}:{c}: {}", self.file, self.message),
+            (Some(l), None) => write!(f, "{}:{l}: {}", self.file, self.message),
+            _ => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for PresetError {}
+
+impl PresetError {
+    /// An error without a position.
+    pub fn new(file: &str, message: impl Into<String>) -> Self {
+        Self {
+            file: file.to_string(),
+            line: None,
+            column: None,
+            message: message.into(),
+        }
+    }
+
+    /// An error at byte `offset` of `text`.
+    pub fn at(file: &str, text: &str, offset: usize, message: impl Into<String>) -> Self {
+        let (line, column) = line_column(text, offset);
+        Self {
+            file: file.to_string(),
+            line: Some(line),
+            column: Some(column),
+            message: message.into(),
+        }
+    }
+
+    /// A value of the file that is not allowed.
+    pub fn invalid(file: &str, e: &InvalidField) -> Self {
+        Self::new(file, e.to_string())
+    }
+
+    /// Converts a TOML parse or schema error, adding the nearest key to unknown-key errors.
+    pub fn from_toml(file: &str, text: &str, e: &toml::de::Error) -> Self {
+        let mut message = e.message().trim().to_string();
+        if let Some(hint) = unknown_field_hint(&message) {
+            message.push_str(&hint);
+        }
+        match e.span() {
+            Some(span) => Self::at(file, text, span.start, message),
+            None => Self::new(file, message),
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of byte `offset`.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
+    (line, column)
+}
+
+/// For serde's "unknown field `x`, expected one of `a`, `b`" message: "; did you mean `a`?".
+fn unknown_field_hint(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let (field, rest) = rest.split_once('`')?;
+    let known: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
+    nearest(field, &known).map(|k| format!("; did you mean `{k}`?"))
+}
+
+/// The known word closest to `word` by edit distance, if it is reasonably close.
+pub fn nearest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (edit_distance(word, k), *k))
+        .filter(|(d, k)| *d <= (k.len().max(word.len()) / 2).max(2))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance over characters.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(cur).min(row[j])
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_one_based() {
+        assert_eq!(line_column("ab\ncd", 0), (1, 1));
+        assert_eq!(line_column("ab\ncd", 4), (2, 2));
+    }
+
+    #[test]
+    fn nearest_key() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(nearest("hiden", &["hidden", "heads"]), Some("hidden"));
+        assert_eq!(nearest("zzzzzzzz", &["hidden", "heads"]), None);
+        let hint = unknown_field_hint("unknown field `layres`, expected one of `name`, `layers`");
+        assert_eq!(hint.as_deref(), Some("; did you mean `layers`?"));
+    }
+}

@@ -1,0 +1,208 @@
+//! From parsed preset tables to engine types: defaults applied (DESIGN.md section 7), named
+//! models and GPUs looked up in the catalog, and the result validated.
+
+use super::schema::{GpuRef, GpuToml, ModelRef, ModelToml, ScenarioToml};
+use super::{Catalog, PresetError};
+use crate::anatomy::MeasuredProfile;
+use crate::plan::Strategy;
+use crate::scenario::gpu::a100_links;
+use crate::scenario::validate::{validate_gpu, validate_model};
+use crate::scenario::{
+    Batch, EfficiencyCurve, GpuSpec, InvalidField, ModelSpec, ModelStyle, Objective, Parallel,
+    PlanSettings, Scenario,
+};
+use crate::schedule::ScheduleKind;
+
+/// A `[model]` table with its defaults applied, validated.
+pub fn model_spec(t: &ModelToml) -> Result<ModelSpec, InvalidField> {
+    let style = match t.style.as_deref() {
+        None | Some("gpt") => ModelStyle::Gpt,
+        Some("llama") => ModelStyle::Llama,
+        Some(other) => {
+            return Err(InvalidField::new(
+                "model.style",
+                other,
+                "\"gpt\" or \"llama\"",
+            ));
+        }
+    };
+    let ffn = match (t.ffn, style) {
+        (Some(f), _) => f,
+        (None, ModelStyle::Gpt) => t.hidden.saturating_mul(4),
+        (None, ModelStyle::Llama) => {
+            return Err(InvalidField::new(
+                "model.ffn",
+                "(missing)",
+                "an ffn size: required for llama-style models",
+            ));
+        }
+    };
+    let spec = ModelSpec {
+        name: t.name.clone(),
+        description: t.description.clone().unwrap_or_default(),
+        style,
+        layers: t.layers,
+        hidden: t.hidden,
+        heads: t.heads,
+        kv_heads: t.kv_heads.unwrap_or(t.heads),
+        ffn,
+        vocab: t.vocab,
+        max_positions: match style {
+            ModelStyle::Gpt => t.max_positions,
+            ModelStyle::Llama => None,
+        },
+        tied_embeddings: t.tied_embeddings.unwrap_or(style == ModelStyle::Gpt),
+    };
+    validate_model(&spec)?;
+    Ok(spec)
+}
+
+/// A `[gpu]` table with its defaults applied, validated.
+pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
+    let default = EfficiencyCurve::calculon();
+    let efficiency = match &t.efficiency {
+        None => default,
+        Some(e) => EfficiencyCurve {
+            matrix: e.matrix.clone().unwrap_or(default.matrix),
+            memory: e.memory.clone().unwrap_or(default.memory),
+            link: e.link.unwrap_or(default.link),
+        },
+    };
+    let spec = GpuSpec {
+        name: t.name.clone(),
+        description: t.description.clone().unwrap_or_default(),
+        memory_gib: t.memory_gib,
+        bf16_tflops: t.bf16_tflops,
+        hbm_gbps: t.hbm_gbps,
+        link_gbps: t.link_gbps.unwrap_or(a100_links::LINK_GBPS),
+        node_gpus: t.node_gpus.unwrap_or(a100_links::NODE_GPUS),
+        inter_node_gbps: t.inter_node_gbps.unwrap_or(a100_links::INTER_NODE_GBPS),
+        host_gbps: t.host_gbps.unwrap_or(a100_links::HOST_GBPS),
+        efficiency,
+    };
+    validate_gpu(&spec)?;
+    Ok(spec)
+}
+
+fn parse_name<T: std::str::FromStr<Err = String>>(
+    field: &str,
+    value: &str,
+) -> Result<T, InvalidField> {
+    value.parse::<T>().map_err(|e| {
+        let allowed = e
+            .split_once(": ")
+            .map_or(e.as_str(), |(_, a)| a)
+            .to_string();
+        InvalidField::new(field, value, allowed)
+    })
+}
+
+/// Converts a budget in GiB to bytes, refusing zero, negative and non-finite values.
+pub fn budget_bytes(field: &str, gib: f64) -> Result<u64, InvalidField> {
+    if !(gib.is_finite() && gib > 0.0 && gib <= 1.0e9) {
+        return Err(InvalidField::new(
+            field,
+            gib,
+            "a budget in GiB greater than 0 (and at most 1e9)",
+        ));
+    }
+    Ok(((gib * (1u64 << 30) as f64).round() as u64).max(1))
+}
+
+impl Catalog {
+    /// Resolves a parsed scenario preset into a validated scenario.
+    pub(crate) fn resolve(&self, file: &str, t: &ScenarioToml) -> Result<Scenario, PresetError> {
+        let inv = |e: InvalidField| PresetError::invalid(file, &e);
+        let model = match &t.model {
+            None => self.model_or_err(file, "gpt3-175b")?,
+            Some(ModelRef::Name(n)) => self.model_or_err(file, n)?,
+            Some(ModelRef::Inline(m)) => model_spec(m).map_err(inv)?,
+        };
+        let gpu = match &t.gpu {
+            None => self.gpu_or_err(file, "a100-80gb")?,
+            Some(GpuRef::Name(n)) => self.gpu_or_err(file, n)?,
+            Some(GpuRef::Inline(g)) => gpu_spec(g).map_err(inv)?,
+        };
+        let p = &t.parallel;
+        let parallel = Parallel {
+            pp: p.pp.unwrap_or(1),
+            tp: p.tp.unwrap_or(1),
+            dp: p.dp.unwrap_or(1),
+            sequence_parallel: p.sequence_parallel.unwrap_or(true),
+            chunks: p.chunks.unwrap_or(1),
+            distributed_optimizer: p.distributed_optimizer.unwrap_or(false),
+        };
+        let b = &t.batch;
+        let batch = Batch {
+            seq_len: b.seq_len.unwrap_or(2048),
+            micro_batch_size: b.micro_batch_size.unwrap_or(1),
+            micro_batches: b
+                .micro_batches
+                .unwrap_or_else(|| parallel.pp.saturating_mul(4)),
+        };
+        let pl = &t.plan;
+        let schedule = match &pl.schedule {
+            Some(s) => parse_name::<ScheduleKind>("plan.schedule", s).map_err(inv)?,
+            None => ScheduleKind::OneFOneB,
+        };
+        let strategy = match &pl.strategy {
+            Some(s) => parse_name::<Strategy>("plan.strategy", s).map_err(inv)?,
+            None => Strategy::AdaPipe,
+        };
+        let objective = match &pl.objective {
+            Some(s) => parse_name::<Objective>("plan.objective", s).map_err(inv)?,
+            None => Objective::Estimate,
+        };
+        let memory_budget_bytes = match pl.memory_budget_gib {
+            Some(gib) => budget_bytes("plan.memory_budget_gib", gib).map_err(inv)?,
+            None => gpu.memory_bytes(),
+        };
+        let plan = PlanSettings {
+            schedule,
+            strategy,
+            memory_budget_bytes,
+            flash_attention: pl.flash_attention.unwrap_or(true),
+            objective,
+            overlap_recompute: pl.overlap_recompute.unwrap_or(false),
+            mem_limit: pl.mem_limit,
+            group_size: pl.group_size,
+            offload_chunks: pl.offload_chunks,
+        };
+        let profile = match &t.profile {
+            Some(table) => Some(MeasuredProfile::from_table(table).map_err(inv)?),
+            None => None,
+        };
+        let scenario = Scenario {
+            name: t.name.clone(),
+            description: t.description.clone().unwrap_or_default(),
+            model,
+            gpu,
+            parallel,
+            batch,
+            plan,
+            profile,
+        };
+        scenario.validate().map_err(inv)?;
+        Ok(scenario)
+    }
+
+    fn model_or_err(&self, file: &str, name: &str) -> Result<ModelSpec, PresetError> {
+        self.model(name)
+            .cloned()
+            .ok_or_else(|| PresetError::new(file, unknown_name("model", name, &self.model_names())))
+    }
+
+    fn gpu_or_err(&self, file: &str, name: &str) -> Result<GpuSpec, PresetError> {
+        self.gpu(name)
+            .cloned()
+            .ok_or_else(|| PresetError::new(file, unknown_name("gpu", name, &self.gpu_names())))
+    }
+}
+
+/// "unknown model 'x' (did you mean 'y'?); known: a, b, c".
+pub fn unknown_name(what: &str, name: &str, known: &[&str]) -> String {
+    let hint = super::error::nearest(name, known)
+        .map(|k| format!(" (did you mean '{k}'?)"))
+        .unwrap_or_default();
+    format!("unknown {what} '{name}'{hint}; known: {}", known.join(", "))
+}

@@ -1,0 +1,161 @@
+//! The TOML schema of preset files (DESIGN.md section 7), as serde structs that refuse
+//! unknown keys. Optional keys stay `None` here; defaults are applied when a scenario is
+//! resolved (`resolve.rs`), so that a file states only what it changes.
+
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+
+/// A `[model]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelToml {
+    pub name: String,
+    pub description: Option<String>,
+    pub style: Option<String>,
+    pub layers: u32,
+    pub hidden: u64,
+    pub heads: u64,
+    pub kv_heads: Option<u64>,
+    pub ffn: Option<u64>,
+    pub vocab: u64,
+    pub max_positions: Option<u64>,
+    pub tied_embeddings: Option<bool>,
+}
+
+/// A `[gpu.efficiency]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EfficiencyToml {
+    pub matrix: Option<Vec<(f64, f64)>>,
+    pub memory: Option<Vec<(f64, f64)>>,
+    pub link: Option<f64>,
+}
+
+/// A `[gpu]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuToml {
+    pub name: String,
+    pub description: Option<String>,
+    pub memory_gib: f64,
+    pub bf16_tflops: f64,
+    pub hbm_gbps: f64,
+    pub link_gbps: Option<f64>,
+    pub node_gpus: Option<u32>,
+    pub inter_node_gbps: Option<f64>,
+    pub host_gbps: Option<f64>,
+    pub efficiency: Option<EfficiencyToml>,
+}
+
+/// A `[parallel]` table.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParallelToml {
+    pub pp: Option<u32>,
+    pub tp: Option<u32>,
+    pub dp: Option<u32>,
+    pub sequence_parallel: Option<bool>,
+    pub chunks: Option<u32>,
+    pub distributed_optimizer: Option<bool>,
+}
+
+/// A `[batch]` table.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchToml {
+    pub seq_len: Option<u64>,
+    pub micro_batch_size: Option<u64>,
+    pub micro_batches: Option<u32>,
+}
+
+/// A `[plan]` table.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanToml {
+    pub schedule: Option<String>,
+    pub strategy: Option<String>,
+    pub memory_budget_gib: Option<f64>,
+    pub flash_attention: Option<bool>,
+    pub objective: Option<String>,
+    pub overlap_recompute: Option<bool>,
+    pub mem_limit: Option<f64>,
+    pub group_size: Option<u32>,
+    pub offload_chunks: Option<u32>,
+}
+
+/// `model = "name"` or an inline `[model]` table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelRef {
+    Name(String),
+    Inline(Box<ModelToml>),
+}
+
+/// `gpu = "name"` or an inline `[gpu]` table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GpuRef {
+    Name(String),
+    Inline(Box<GpuToml>),
+}
+
+macro_rules! name_or_table {
+    ($ty:ident, $inline:ident, $what:literal) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str(concat!(
+                            "a ",
+                            $what,
+                            " preset name or a [",
+                            $what,
+                            "] table"
+                        ))
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$ty, E> {
+                        Ok($ty::Name(v.to_string()))
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<$ty, A::Error> {
+                        let t = $inline::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                        Ok($ty::Inline(Box::new(t)))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+name_or_table!(ModelRef, ModelToml, "model");
+name_or_table!(GpuRef, GpuToml, "gpu");
+
+/// A scenario preset file.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioToml {
+    pub name: String,
+    pub description: Option<String>,
+    pub model: Option<ModelRef>,
+    pub gpu: Option<GpuRef>,
+    #[serde(default)]
+    pub parallel: ParallelToml,
+    #[serde(default)]
+    pub batch: BatchToml,
+    #[serde(default)]
+    pub plan: PlanToml,
+    pub profile: Option<toml::Table>,
+}
+
+/// A model preset file: one `[model]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelFile {
+    pub model: ModelToml,
+}
+
+/// A GPU preset file: one `[gpu]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuFile {
+    pub gpu: GpuToml,
+}

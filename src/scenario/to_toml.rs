@@ -1,0 +1,123 @@
+//! [`to_toml`]: a scenario as a self-contained preset file (model and GPU inlined), which the
+//! loader reads back to an equal scenario. The TUI saves the current scenario with it.
+
+use toml::{Table, Value};
+
+use super::{GpuSpec, ModelSpec, ModelStyle, Scenario};
+
+fn int(v: u64) -> Value {
+    Value::Integer(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+fn model_table(m: &ModelSpec) -> Table {
+    let mut t = Table::new();
+    t.insert("name".into(), Value::String(m.name.clone()));
+    t.insert("description".into(), Value::String(m.description.clone()));
+    let style = match m.style {
+        ModelStyle::Gpt => "gpt",
+        ModelStyle::Llama => "llama",
+    };
+    t.insert("style".into(), Value::String(style.into()));
+    t.insert("layers".into(), int(u64::from(m.layers)));
+    t.insert("hidden".into(), int(m.hidden));
+    t.insert("heads".into(), int(m.heads));
+    t.insert("kv_heads".into(), int(m.kv_heads));
+    t.insert("ffn".into(), int(m.ffn));
+    t.insert("vocab".into(), int(m.vocab));
+    if let Some(p) = m.max_positions {
+        t.insert("max_positions".into(), int(p));
+    }
+    t.insert("tied_embeddings".into(), Value::Boolean(m.tied_embeddings));
+    t
+}
+
+fn steps(s: &[(f64, f64)]) -> Value {
+    Value::Array(
+        s.iter()
+            .map(|&(a, b)| Value::Array(vec![Value::Float(a), Value::Float(b)]))
+            .collect(),
+    )
+}
+
+fn gpu_table(g: &GpuSpec) -> Table {
+    let mut t = Table::new();
+    t.insert("name".into(), Value::String(g.name.clone()));
+    t.insert("description".into(), Value::String(g.description.clone()));
+    t.insert("memory_gib".into(), Value::Float(g.memory_gib));
+    t.insert("bf16_tflops".into(), Value::Float(g.bf16_tflops));
+    t.insert("hbm_gbps".into(), Value::Float(g.hbm_gbps));
+    t.insert("link_gbps".into(), Value::Float(g.link_gbps));
+    t.insert("node_gpus".into(), int(u64::from(g.node_gpus)));
+    t.insert("inter_node_gbps".into(), Value::Float(g.inter_node_gbps));
+    t.insert("host_gbps".into(), Value::Float(g.host_gbps));
+    let mut e = Table::new();
+    e.insert("matrix".into(), steps(&g.efficiency.matrix));
+    e.insert("memory".into(), steps(&g.efficiency.memory));
+    e.insert("link".into(), Value::Float(g.efficiency.link));
+    t.insert("efficiency".into(), Value::Table(e));
+    t
+}
+
+/// The scenario as a preset file's text (model and GPU inlined, every key explicit).
+pub fn to_toml(s: &Scenario) -> String {
+    let mut root = Table::new();
+    root.insert("name".into(), Value::String(s.name.clone()));
+    root.insert("description".into(), Value::String(s.description.clone()));
+    root.insert("model".into(), Value::Table(model_table(&s.model)));
+    root.insert("gpu".into(), Value::Table(gpu_table(&s.gpu)));
+
+    let p = &s.parallel;
+    let mut par = Table::new();
+    par.insert("pp".into(), int(u64::from(p.pp)));
+    par.insert("tp".into(), int(u64::from(p.tp)));
+    par.insert("dp".into(), int(u64::from(p.dp)));
+    par.insert(
+        "sequence_parallel".into(),
+        Value::Boolean(p.sequence_parallel),
+    );
+    par.insert("chunks".into(), int(u64::from(p.chunks)));
+    par.insert(
+        "distributed_optimizer".into(),
+        Value::Boolean(p.distributed_optimizer),
+    );
+    root.insert("parallel".into(), Value::Table(par));
+
+    let b = &s.batch;
+    let mut batch = Table::new();
+    batch.insert("seq_len".into(), int(b.seq_len));
+    batch.insert("micro_batch_size".into(), int(b.micro_batch_size));
+    batch.insert("micro_batches".into(), int(u64::from(b.micro_batches)));
+    root.insert("batch".into(), Value::Table(batch));
+
+    let pl = &s.plan;
+    let mut plan = Table::new();
+    plan.insert("schedule".into(), Value::String(pl.schedule.name().into()));
+    plan.insert("strategy".into(), Value::String(pl.strategy.name().into()));
+    plan.insert(
+        "memory_budget_gib".into(),
+        Value::Float(pl.memory_budget_bytes as f64 / (1u64 << 30) as f64),
+    );
+    plan.insert("flash_attention".into(), Value::Boolean(pl.flash_attention));
+    plan.insert(
+        "objective".into(),
+        Value::String(pl.objective.name().into()),
+    );
+    plan.insert(
+        "overlap_recompute".into(),
+        Value::Boolean(pl.overlap_recompute),
+    );
+    if let Some(x) = pl.mem_limit {
+        plan.insert("mem_limit".into(), Value::Float(x));
+    }
+    if let Some(g) = pl.group_size {
+        plan.insert("group_size".into(), int(u64::from(g)));
+    }
+    if let Some(k) = pl.offload_chunks {
+        plan.insert("offload_chunks".into(), int(u64::from(k)));
+    }
+    root.insert("plan".into(), Value::Table(plan));
+    if let Some(profile) = &s.profile {
+        root.insert("profile".into(), Value::Table(profile.to_table()));
+    }
+    toml::to_string(&root).unwrap_or_default()
+}

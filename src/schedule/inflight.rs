@@ -1,0 +1,94 @@
+//! In-flight analysis from an op order alone (no timing).
+//!
+//! Convention of the sources (reference/schedules.md section 0, DESIGN.md section 3 for
+//! abstract runs): a micro-batch-chunk becomes live at its `F` and stops being live at its
+//! `W` or `BW`; a `B` frees nothing. A device runs its ops one at a time in order, so the
+//! peak over its op sequence equals the peak over time in any simulation of that order
+//! (frees before allocations at equal times).
+
+use super::{OpKind, Schedule};
+
+/// Peak live micro-batch-chunks, per device and per (device, chunk).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InFlight {
+    /// Per device: the maximum over its op sequence of all its live micro-batch-chunks.
+    pub per_device: Vec<u32>,
+    /// Per device and local chunk: the maximum over the sequence of that chunk's live
+    /// micro-batches (the peaks of different chunks need not coincide in time).
+    pub per_chunk: Vec<Vec<u32>>,
+}
+
+/// Change of the live count caused by an op of `kind`.
+fn delta(kind: OpKind) -> i64 {
+    match kind {
+        OpKind::F => 1,
+        OpKind::B => 0,
+        OpKind::W | OpKind::BW => -1,
+    }
+}
+
+/// Per device and chunk, the peak number of live micro-batch-chunks, and the per-device
+/// time-coincident peak.
+pub fn analyze(schedule: &Schedule) -> InFlight {
+    let v = schedule.v as usize;
+    let mut out = InFlight {
+        per_device: Vec::with_capacity(schedule.devices.len()),
+        per_chunk: Vec::with_capacity(schedule.devices.len()),
+    };
+    let mut live = vec![0i64; v];
+    let mut peak = vec![0i64; v];
+    for ops in &schedule.devices {
+        live.iter_mut().for_each(|x| *x = 0);
+        peak.iter_mut().for_each(|x| *x = 0);
+        let (mut total, mut total_peak) = (0i64, 0i64);
+        for op in ops {
+            let c = (op.chunk as usize).min(v.saturating_sub(1));
+            let dlt = delta(op.kind);
+            live[c] += dlt;
+            total += dlt;
+            peak[c] = peak[c].max(live[c]);
+            total_peak = total_peak.max(total);
+        }
+        out.per_device.push(clamp_u32(total_peak));
+        out.per_chunk
+            .push(peak.iter().map(|&x| clamp_u32(x)).collect());
+    }
+    out
+}
+
+/// Per device, the peak number of live micro-batch-chunks (all chunks together).
+pub fn peak_in_flight(schedule: &Schedule) -> Vec<u32> {
+    analyze(schedule).per_device
+}
+
+/// Per device, the maximum over its op sequence of the sum of its live micro-batch-chunks,
+/// each weighted by `weights[device][chunk]` (for example the chunk's blocks, or its bytes
+/// per micro-batch). This is the device's time-coincident peak that the planner budgets for.
+/// A missing weight counts as 0.
+pub fn peak_weighted(schedule: &Schedule, weights: &[Vec<u64>]) -> Vec<u64> {
+    schedule
+        .devices
+        .iter()
+        .enumerate()
+        .map(|(d, ops)| {
+            let w = weights.get(d).map(Vec::as_slice).unwrap_or(&[]);
+            let (mut live, mut peak) = (0u64, 0u64);
+            for op in ops {
+                let wc = w.get(op.chunk as usize).copied().unwrap_or(0);
+                match op.kind {
+                    OpKind::F => {
+                        live += wc;
+                        peak = peak.max(live);
+                    }
+                    OpKind::B => {}
+                    OpKind::W | OpKind::BW => live = live.saturating_sub(wc),
+                }
+            }
+            peak
+        })
+        .collect()
+}
+
+fn clamp_u32(x: i64) -> u32 {
+    u32::try_from(x.max(0)).unwrap_or(u32::MAX)
+}

@@ -1,0 +1,387 @@
+//! The timing pass: list scheduling of every device's op order over the dependency graph of
+//! the stage chain (reference/schedules.md section 0).
+//!
+//! Each device runs its compute ops in order, one at a time; an op starts when the device is
+//! free and its inputs have arrived (plus the transfer time when the producer is on another
+//! device). A device that waits on another device's op is parked and woken by the producer,
+//! so every op is visited a constant number of times. End times live in flat arrays indexed
+//! by `(stage, micro-batch)`; nothing is allocated per op besides the spans themselves.
+
+use crate::schedule::{OpKind, Schedule};
+
+use super::types::{Lane, SimCosts, SimError, Span, SpanKind};
+
+/// A change of a device's memory at one instant.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MemEvent {
+    /// When.
+    pub t: f64,
+    /// Change of activation bytes on the device.
+    pub bytes: i64,
+    /// Change of live micro-batch-chunks.
+    pub count: i32,
+    /// Change of bytes held on the host.
+    pub host: i64,
+}
+
+/// Everything the timing pass produces, per device.
+#[derive(Debug, Default)]
+pub(crate) struct DeviceRun {
+    /// Compute-lane spans in start order (F, B, W, BW, R).
+    pub compute: Vec<Span>,
+    /// Copy-lane spans (D2H, H2D) in start order.
+    pub copy: Vec<Span>,
+    /// Send-lane spans in start order.
+    pub send: Vec<Span>,
+    /// Memory changes in the order they were produced (not sorted).
+    pub events: Vec<MemEvent>,
+    /// Total compute time.
+    pub busy: f64,
+}
+
+/// Not finished yet.
+const PENDING: f64 = f64::INFINITY;
+
+/// Per (device, chunk) durations and sizes, copied once into a flat table.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cost {
+    f: f64,
+    b: f64,
+    w: f64,
+    r: f64,
+    act: i64,
+    b_free: i64,
+    off: i64,
+    copy: f64,
+}
+
+struct Engine<'a> {
+    sched: &'a Schedule,
+    costs: Vec<Cost>,
+    v: usize,
+    m: usize,
+    stages: u32,
+    comm: &'a [f64],
+    overlap_recompute: bool,
+    f_end: Vec<f64>,
+    b_end: Vec<f64>,
+    d2h_end: Vec<f64>,
+    h2d_end: Vec<f64>,
+    ptr: Vec<usize>,
+    free: Vec<f64>,
+    copy_free: Vec<f64>,
+    runs: Vec<DeviceRun>,
+}
+
+/// Runs the timing pass. The schedule must have passed `validate::check`.
+pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, SimError> {
+    let p = sched.p as usize;
+    let v = sched.v as usize;
+    let m = sched.m as usize;
+    let stages = sched.stages();
+    let bw = costs.host_bytes_per_s;
+    let mut table = Vec::with_capacity(p * v);
+    let mut any_offload = false;
+    for d in 0..p {
+        for c in 0..v {
+            let cc = &costs.chunks[d][c];
+            let off = i64::try_from(cc.offload_bytes).unwrap_or(i64::MAX);
+            any_offload |= off > 0;
+            table.push(Cost {
+                f: cc.f_s,
+                b: cc.b_s,
+                w: cc.w_s,
+                r: cc.r_s,
+                act: i64::try_from(cc.act_bytes).unwrap_or(i64::MAX),
+                b_free: i64::try_from(cc.b_free_bytes).unwrap_or(i64::MAX),
+                off,
+                copy: if off > 0 && bw > 0.0 && bw.is_finite() {
+                    cc.offload_bytes as f64 / bw
+                } else {
+                    0.0
+                },
+            });
+        }
+    }
+    let cells = stages as usize * m;
+    let offload_cells = if any_offload { cells } else { 0 };
+    let mut e = Engine {
+        sched,
+        costs: table,
+        v,
+        m,
+        stages,
+        comm: &costs.comm_s,
+        overlap_recompute: costs.overlap_recompute,
+        f_end: vec![PENDING; cells],
+        b_end: vec![PENDING; cells],
+        d2h_end: vec![PENDING; offload_cells],
+        h2d_end: vec![PENDING; offload_cells],
+        ptr: vec![0; p],
+        free: vec![0.0; p],
+        copy_free: vec![0.0; p],
+        runs: sched
+            .devices
+            .iter()
+            .map(|ops| DeviceRun {
+                compute: Vec::with_capacity(ops.len()),
+                events: Vec::with_capacity(ops.len()),
+                ..DeviceRun::default()
+            })
+            .collect(),
+    };
+    let mut queue: Vec<u32> = (0..sched.p).rev().collect();
+    let mut queued = vec![true; p];
+    while let Some(d) = queue.pop() {
+        queued[d as usize] = false;
+        e.advance(d, &mut queue, &mut queued);
+    }
+    if let Some(d) = (0..p).find(|&d| e.ptr[d] < sched.devices[d].len()) {
+        let op = sched.devices[d][e.ptr[d]];
+        return Err(SimError::Deadlock {
+            device: d as u32,
+            op: format!(
+                "{:?} of micro-batch {} chunk {}",
+                op.kind, op.micro_batch, op.chunk
+            ),
+        });
+    }
+    Ok(e.runs)
+}
+
+impl Engine<'_> {
+    fn comm_at(&self, boundary: u32) -> f64 {
+        match self.comm.len() {
+            0 => 0.0,
+            n => self.comm[(boundary as usize).min(n - 1)],
+        }
+    }
+
+    fn cell(&self, stage: u32, mb: u32) -> usize {
+        stage as usize * self.m + mb as usize
+    }
+
+    /// Time at which the inputs of op `kind` at `stage` for `mb` on device `d` are there
+    /// (`PENDING` when a producer has not run yet).
+    fn ready_at(&self, d: u32, kind: OpKind, stage: u32, mb: u32) -> f64 {
+        match kind {
+            OpKind::F => {
+                if stage == 0 {
+                    return 0.0;
+                }
+                let t = self.f_end[self.cell(stage - 1, mb)];
+                let (pd, _) = self.sched.locate(stage - 1, mb);
+                if pd != d {
+                    t + self.comm_at(stage - 1)
+                } else {
+                    t
+                }
+            }
+            OpKind::B | OpKind::BW => {
+                if stage + 1 == self.stages {
+                    return self.f_end[self.cell(stage, mb)];
+                }
+                let t = self.b_end[self.cell(stage + 1, mb)];
+                let (pd, _) = self.sched.locate(stage + 1, mb);
+                if pd != d { t + self.comm_at(stage) } else { t }
+            }
+            OpKind::W => self.b_end[self.cell(stage, mb)],
+        }
+    }
+
+    /// Runs device `d`'s ops until it must wait for another device.
+    fn advance(&mut self, d: u32, queue: &mut Vec<u32>, queued: &mut [bool]) {
+        let di = d as usize;
+        let sched = self.sched;
+        let ops = &sched.devices[di];
+        while self.ptr[di] < ops.len() {
+            let op = ops[self.ptr[di]];
+            let stage = self.sched.stage_of(d, op.chunk, op.micro_batch);
+            let ready = self.ready_at(d, op.kind, stage, op.micro_batch);
+            if ready == PENDING {
+                return;
+            }
+            let c = self.costs[di * self.v + op.chunk as usize];
+            let cell = self.cell(stage, op.micro_batch);
+            let mb = op.micro_batch;
+            let chunk = op.chunk;
+            let mut start = self.free[di].max(ready);
+            let end;
+            match op.kind {
+                OpKind::F => {
+                    // Prefetch: the reload of the next op's activations starts with this op.
+                    self.prefetch(d, self.ptr[di] + 1, start);
+                    end = start + c.f;
+                    self.f_end[cell] = end;
+                    self.push_compute(d, SpanKind::F, mb, chunk, start, end);
+                    self.runs[di].events.push(MemEvent {
+                        t: start,
+                        bytes: c.act,
+                        count: 1,
+                        host: 0,
+                    });
+                    if c.off > 0 {
+                        let s0 = self.copy_free[di].max(end);
+                        let e0 = s0 + c.copy;
+                        self.copy_free[di] = e0;
+                        self.d2h_end[cell] = e0;
+                        self.push_copy(d, SpanKind::D2H, mb, chunk, s0, e0);
+                        self.runs[di].events.push(MemEvent {
+                            t: e0,
+                            bytes: -c.off,
+                            count: 0,
+                            host: c.off,
+                        });
+                    }
+                    if stage + 1 < self.stages {
+                        let (nd, _) = self.sched.locate(stage + 1, mb);
+                        if nd != d {
+                            self.send(d, mb, chunk, end, self.comm_at(stage));
+                            wake(nd, queue, queued);
+                        }
+                    }
+                }
+                OpKind::B | OpKind::BW => {
+                    let mut reload_end = 0.0;
+                    if c.off > 0 {
+                        if self.h2d_end[cell] == PENDING {
+                            self.reload(d, cell, mb, chunk, self.free[di], c);
+                        }
+                        reload_end = self.h2d_end[cell];
+                    }
+                    if c.r > 0.0 {
+                        let r_start = if self.overlap_recompute {
+                            self.free[di].max(reload_end)
+                        } else {
+                            start.max(reload_end)
+                        };
+                        let r_end = r_start + c.r;
+                        self.push_compute(d, SpanKind::R, mb, chunk, r_start, r_end);
+                        start = r_end.max(ready);
+                    } else {
+                        start = start.max(reload_end);
+                    }
+                    self.prefetch(d, self.ptr[di] + 1, start);
+                    let (kind, dur, freed, count) = if op.kind == OpKind::B {
+                        (SpanKind::B, c.b, c.b_free, 0)
+                    } else {
+                        (SpanKind::BW, c.b + c.w, c.act, -1)
+                    };
+                    end = start + dur;
+                    self.b_end[cell] = end;
+                    self.push_compute(d, kind, mb, chunk, start, end);
+                    self.runs[di].events.push(MemEvent {
+                        t: end,
+                        bytes: -freed,
+                        count,
+                        host: 0,
+                    });
+                    if stage > 0 {
+                        let (nd, _) = self.sched.locate(stage - 1, mb);
+                        if nd != d {
+                            self.send(d, mb, chunk, end, self.comm_at(stage - 1));
+                            wake(nd, queue, queued);
+                        }
+                    }
+                }
+                OpKind::W => {
+                    self.prefetch(d, self.ptr[di] + 1, start);
+                    end = start + c.w;
+                    self.push_compute(d, SpanKind::W, mb, chunk, start, end);
+                    self.runs[di].events.push(MemEvent {
+                        t: end,
+                        bytes: -(c.act - c.b_free),
+                        count: -1,
+                        host: 0,
+                    });
+                }
+            }
+            self.free[di] = end;
+            self.ptr[di] += 1;
+        }
+    }
+
+    /// If op `next` of device `d` is a backward whose activations were offloaded, starts
+    /// their reload on the copy lane no earlier than `issue`.
+    fn prefetch(&mut self, d: u32, next: usize, issue: f64) {
+        if self.d2h_end.is_empty() {
+            return;
+        }
+        let Some(op) = self.sched.devices[d as usize].get(next).copied() else {
+            return;
+        };
+        if !matches!(op.kind, OpKind::B | OpKind::BW) {
+            return;
+        }
+        let c = self.costs[d as usize * self.v + op.chunk as usize];
+        if c.off == 0 {
+            return;
+        }
+        let stage = self.sched.stage_of(d, op.chunk, op.micro_batch);
+        let cell = self.cell(stage, op.micro_batch);
+        if self.d2h_end[cell] != PENDING && self.h2d_end[cell] == PENDING {
+            self.reload(d, cell, op.micro_batch, op.chunk, issue, c);
+        }
+    }
+
+    fn reload(&mut self, d: u32, cell: usize, mb: u32, chunk: u32, issue: f64, c: Cost) {
+        let di = d as usize;
+        let s0 = self.copy_free[di].max(issue).max(self.d2h_end[cell]);
+        let e0 = s0 + c.copy;
+        self.copy_free[di] = e0;
+        self.h2d_end[cell] = e0;
+        self.push_copy(d, SpanKind::H2D, mb, chunk, s0, e0);
+        self.runs[di].events.push(MemEvent {
+            t: s0,
+            bytes: c.off,
+            count: 0,
+            host: -c.off,
+        });
+    }
+
+    fn push_compute(&mut self, d: u32, kind: SpanKind, mb: u32, chunk: u32, start: f64, end: f64) {
+        let run = &mut self.runs[d as usize];
+        run.busy += end - start;
+        run.compute
+            .push(span(d, Lane::Compute, kind, mb, chunk, start, end));
+    }
+
+    fn push_copy(&mut self, d: u32, kind: SpanKind, mb: u32, chunk: u32, start: f64, end: f64) {
+        self.runs[d as usize]
+            .copy
+            .push(span(d, Lane::Copy, kind, mb, chunk, start, end));
+    }
+
+    fn send(&mut self, d: u32, mb: u32, chunk: u32, at: f64, dur: f64) {
+        if dur > 0.0 {
+            self.runs[d as usize].send.push(span(
+                d,
+                Lane::Send,
+                SpanKind::Send,
+                mb,
+                chunk,
+                at,
+                at + dur,
+            ));
+        }
+    }
+}
+
+fn wake(d: u32, queue: &mut Vec<u32>, queued: &mut [bool]) {
+    if !queued[d as usize] {
+        queued[d as usize] = true;
+        queue.push(d);
+    }
+}
+
+fn span(d: u32, lane: Lane, kind: SpanKind, mb: u32, chunk: u32, start: f64, end: f64) -> Span {
+    Span {
+        device: d,
+        lane,
+        kind,
+        micro_batch: mb,
+        chunk,
+        start,
+        end,
+    }
+}

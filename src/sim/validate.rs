@@ -1,0 +1,100 @@
+//! Checks that a schedule and its costs fit together before the timing pass: every
+//! (stage, micro-batch) has exactly one F and one backward (B + W, or BW), every op names a
+//! chunk its device holds, and every duration is finite and non-negative.
+
+use crate::schedule::{OpKind, Schedule};
+
+use super::types::{SimCosts, SimError};
+
+/// Returns a [`SimError::Shape`] naming the first mismatch.
+pub(crate) fn check(sched: &Schedule, costs: &SimCosts) -> Result<(), SimError> {
+    let shape = |msg: String| Err(SimError::Shape(msg));
+    let (p, v, m) = (sched.p as usize, sched.v as usize, sched.m as usize);
+    if sched.devices.len() != p {
+        return shape(format!(
+            "the schedule has {} device op lists for p={p}",
+            sched.devices.len()
+        ));
+    }
+    if costs.chunks.len() < p {
+        return shape(format!(
+            "costs.chunks has {} devices, the schedule {p}",
+            costs.chunks.len()
+        ));
+    }
+    for (d, row) in costs.chunks.iter().take(p).enumerate() {
+        if row.len() < v {
+            return shape(format!(
+                "costs.chunks[{d}] has {} chunks, the schedule {v}",
+                row.len()
+            ));
+        }
+        for (c, cc) in row.iter().take(v).enumerate() {
+            for (name, x) in [
+                ("f_s", cc.f_s),
+                ("b_s", cc.b_s),
+                ("w_s", cc.w_s),
+                ("r_s", cc.r_s),
+            ] {
+                if !(x.is_finite() && x >= 0.0) {
+                    return shape(format!(
+                        "costs.chunks[{d}][{c}].{name} = {x}: must be finite and >= 0"
+                    ));
+                }
+            }
+            if cc.b_free_bytes > cc.act_bytes || cc.offload_bytes > cc.act_bytes {
+                return shape(format!(
+                    "costs.chunks[{d}][{c}]: b_free_bytes ({}) and offload_bytes ({}) must not \
+                     exceed act_bytes ({})",
+                    cc.b_free_bytes, cc.offload_bytes, cc.act_bytes
+                ));
+            }
+        }
+    }
+    if let Some(x) = costs.comm_s.iter().find(|x| !(x.is_finite() && **x >= 0.0)) {
+        return shape(format!("comm_s contains {x}: must be finite and >= 0"));
+    }
+    let stages = sched.stages() as usize;
+    // Per (stage, micro-batch): forwards, input-gradient backwards, weight backwards.
+    let mut seen = vec![[0u8; 3]; stages * m];
+    for (d, ops) in sched.devices.iter().enumerate() {
+        for op in ops {
+            if op.micro_batch as usize >= m || op.chunk as usize >= v {
+                return shape(format!(
+                    "device {d} has {:?} of micro-batch {} chunk {} (m={m}, v={v})",
+                    op.kind, op.micro_batch, op.chunk
+                ));
+            }
+            let stage = sched.stage_of(d as u32, op.chunk, op.micro_batch);
+            if stage as usize >= stages
+                || sched.locate(stage, op.micro_batch) != (d as u32, op.chunk)
+            {
+                return shape(format!(
+                    "device {d} does not hold chunk {} for micro-batch {}",
+                    op.chunk, op.micro_batch
+                ));
+            }
+            let cell = &mut seen[stage as usize * m + op.micro_batch as usize];
+            let slots: &[usize] = match op.kind {
+                OpKind::F => &[0],
+                OpKind::B => &[1],
+                OpKind::W => &[2],
+                OpKind::BW => &[1, 2],
+            };
+            for &k in slots {
+                cell[k] = cell[k].saturating_add(1);
+            }
+        }
+    }
+    for (i, cell) in seen.iter().enumerate() {
+        if *cell != [1, 1, 1] {
+            let (stage, mb) = (i / m.max(1), i % m.max(1));
+            return shape(format!(
+                "stage {stage} micro-batch {mb} has {} F, {} B (or BW) and {} W (or BW); \
+                 exactly one each is needed",
+                cell[0], cell[1], cell[2]
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,48 @@
+//! Calibration of the cost model against Korthikanti et al.'s Table 4 (costmodel.md V3):
+//! the 22B model, t = 8, s = 2048, b = 4, A100, per-layer forward and backward times.
+//! No constant is fitted: the GPU preset carries Calculon's efficiency steps and 0.65 link
+//! efficiency. Goal: within 15 %.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use pipescope::anatomy::Anatomy;
+use pipescope::scenario::{Catalog, ScenarioOverrides};
+
+fn layer_ms(sp: bool) -> (f64, f64) {
+    let catalog = Catalog::builtin();
+    let mut s = catalog.scenario("korthikanti-22b").unwrap();
+    let o = ScenarioOverrides {
+        sp: Some(sp),
+        flash: Some(false),
+        micro_batch_size: Some(4),
+        seq_len: Some(2048),
+        tp: Some(8),
+        ..Default::default()
+    };
+    o.apply(&mut s, &catalog).unwrap();
+    let a = Anatomy::build(&s).unwrap();
+    (a.layer_forward_s() * 1e3, a.layer_backward_s() * 1e3)
+}
+
+fn check(name: &str, got: f64, want: f64) -> f64 {
+    let err = (got - want) / want;
+    println!(
+        "{name}: model {got:.2} ms, measured {want:.1} ms, error {:+.1} %",
+        err * 100.0
+    );
+    err
+}
+
+#[test]
+fn korthikanti_table4_22b_within_15_percent() {
+    let (f, b) = layer_ms(false);
+    let (fs, bs) = layer_ms(true);
+    let errs = [
+        check("forward, no SP", f, 7.7),
+        check("backward, no SP", b, 11.9),
+        check("forward, SP", fs, 7.2),
+        check("backward, SP", bs, 11.8),
+    ];
+    for e in errs {
+        assert!(e.abs() <= 0.15, "error {e}");
+    }
+}

@@ -1,0 +1,167 @@
+//! `pipescope simulate` as a process: JSON fields of DESIGN.md section 6, errors on stderr
+//! with a non-zero exit.
+
+#![allow(clippy::unwrap_used)]
+
+use std::process::Command;
+
+fn simulate(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
+        .arg("simulate")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn json_of_1f1b() {
+    let (ok, out, _) = simulate(&[
+        "--schedule",
+        "1f1b",
+        "-p",
+        "4",
+        "-m",
+        "8",
+        "--json",
+        "--ops",
+    ]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["makespan"], 33.0);
+    let rate = v["bubble_rate"].as_f64().unwrap();
+    assert!((rate - 3.0 / 11.0).abs() < 1e-12);
+    let devices = v["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 4);
+    for (d, dev) in devices.iter().enumerate() {
+        assert_eq!(dev["device"], d as u64);
+        assert_eq!(dev["busy"], 24.0);
+        assert_eq!(dev["peak_in_flight"], 4 - d as u64);
+        assert_eq!(dev["peak_activation"], (4 - d) as f64);
+    }
+    let ops = v["ops"].as_array().unwrap();
+    assert_eq!(ops.len(), 64);
+    for op in ops {
+        for key in ["device", "kind", "micro_batch", "chunk", "start", "end"] {
+            assert!(op.get(key).is_some(), "{op}");
+        }
+        assert!(["F", "BW"].contains(&op["kind"].as_str().unwrap()));
+    }
+}
+
+#[test]
+fn costs_comm_and_chunks() {
+    let (ok, out, _) = simulate(&[
+        "--schedule",
+        "interleaved",
+        "-p",
+        "4",
+        "-m",
+        "8",
+        "--chunks",
+        "3",
+        "--costs",
+        "1,2,0.5",
+        "--json",
+    ]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["makespan"], (3.0 * 8.0 + 3.0) * 3.5);
+    assert!(v.get("ops").is_none());
+    // Peak activation in units of the device's layers: chunk-activations / v.
+    let peak0 = v["devices"][0]["peak_activation"].as_f64().unwrap();
+    let in_flight0 = v["devices"][0]["peak_in_flight"].as_f64().unwrap();
+    assert_eq!(peak0, in_flight0 / 3.0);
+    let (ok, out, _) = simulate(&[
+        "--schedule",
+        "1f1b",
+        "-p",
+        "2",
+        "-m",
+        "1",
+        "--comm",
+        "0.5",
+        "--json",
+        "--ops",
+    ]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["makespan"], 7.0);
+    let sends = v["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["kind"] == "SEND")
+        .count();
+    assert_eq!(sends, 2);
+}
+
+#[test]
+fn zb_h1_splits_and_gpipe_holds_m() {
+    let (ok, out, _) = simulate(&[
+        "--schedule",
+        "zb-h1",
+        "-p",
+        "4",
+        "-m",
+        "8",
+        "--json",
+        "--ops",
+    ]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["makespan"], 27.0);
+    let kinds: Vec<&str> = v["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"B") && kinds.contains(&"W") && kinds.contains(&"BW"));
+    let (ok, out, _) = simulate(&["--schedule", "gpipe", "-p", "3", "-m", "5", "--json"]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        v["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["peak_activation"] == 5.0)
+    );
+}
+
+#[test]
+fn text_output_has_a_gantt_and_a_table() {
+    let (ok, out, _) = simulate(&["--schedule", "dualpipe-v", "-p", "4", "-m", "8"]);
+    assert!(ok);
+    assert!(out.contains("makespan"));
+    assert!(
+        out.lines().filter(|l| l.contains('|')).count() >= 4,
+        "{out}"
+    );
+    assert!(out.contains("in-flight"));
+}
+
+#[test]
+fn unsupported_combinations_fail_on_stderr() {
+    for args in [
+        vec!["--schedule", "interleaved", "-p", "4", "-m", "6"],
+        vec!["--schedule", "dualpipe-v", "-p", "4", "-m", "7"],
+        vec!["--schedule", "chimera", "-p", "4", "-m", "7"],
+        vec!["--schedule", "1f1b", "-p", "4", "-m", "8", "--costs", "1,2"],
+        vec!["--schedule", "1f1b", "-p", "4", "-m", "8", "--comm", "-1"],
+        vec!["--schedule", "1f1b", "-p", "0", "-m", "8"],
+        vec!["--schedule", "nope", "-p", "4", "-m", "8"],
+    ] {
+        let (ok, out, err) = simulate(&args);
+        assert!(!ok, "{args:?}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert!(!err.is_empty());
+    }
+    let (_, _, err) = simulate(&["--schedule", "interleaved", "-p", "4", "-m", "6", "--json"]);
+    assert!(err.contains("multiple of p"), "{err}");
+}

@@ -1,0 +1,74 @@
+//! The classic estimate and AdaPipe's recurrence beside the 1F1B simulation
+//! (reference/adapipe.md 1.7).
+
+#![allow(clippy::unwrap_used)]
+
+use pipescope::schedule::{self, ScheduleInput, ScheduleKind};
+use pipescope::sim::estimate::{adapipe_recurrence, classic_estimate};
+use pipescope::sim::{self, ChunkCosts, SimCosts};
+
+fn simulate_1f1b(f: &[f64], b: &[f64], n: u32) -> f64 {
+    let p = f.len() as u32;
+    let input = ScheduleInput::uniform(p, n, 1, 1.0, 1.0, 0.0, 0.0);
+    let s = schedule::generate(ScheduleKind::OneFOneB, &input).unwrap();
+    let costs = SimCosts {
+        chunks: f
+            .iter()
+            .zip(b)
+            .map(|(&f_s, &b_s)| {
+                vec![ChunkCosts {
+                    f_s,
+                    b_s,
+                    ..ChunkCosts::default()
+                }]
+            })
+            .collect(),
+        ..SimCosts::default()
+    };
+    sim::simulate(&s, &costs).unwrap().makespan
+}
+
+const F: [f64; 4] = [1.0, 1.2, 0.9, 1.1];
+const B: [f64; 4] = [2.0, 2.5, 1.8, 2.6];
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+fn example_vector_n8() {
+    assert!(close(adapipe_recurrence(&F, &B, 8), 40.0));
+    assert!(close(simulate_1f1b(&F, &B, 8), 39.0));
+    let t: Vec<f64> = F.iter().zip(&B).map(|(f, b)| f + b).collect();
+    assert!(close(classic_estimate(&t, 8), 39.0));
+}
+
+#[test]
+fn example_vector_n4() {
+    assert!(close(adapipe_recurrence(&F, &B, 4), 25.2));
+    assert!(close(simulate_1f1b(&F, &B, 4), 24.2));
+}
+
+#[test]
+fn uniform_stages_agree_with_closed_form() {
+    // reference/adapipe.md 1.7: F = 1, B = 2, n >= p - 1.
+    for (p, n, want) in [(4usize, 8u32, 33.0), (8, 32, 117.0)] {
+        let f = vec![1.0; p];
+        let b = vec![2.0; p];
+        assert!(close(adapipe_recurrence(&f, &b, n), want));
+        assert!(close(simulate_1f1b(&f, &b, n), want));
+        assert!(close(classic_estimate(&vec![3.0; p], n), want));
+    }
+    // The recurrence over-estimates when n < p - 1.
+    assert!(close(adapipe_recurrence(&[1.0; 8], &[2.0; 8], 4), 45.0));
+    assert!(close(simulate_1f1b(&[1.0; 8], &[2.0; 8], 4), 33.0));
+    assert!(close(adapipe_recurrence(&[1.0; 4], &[2.0; 4], 1), 18.0));
+}
+
+#[test]
+fn strong_imbalance_example() {
+    let f = [0.57, 0.5, 0.72, 1.81];
+    let b = [1.26, 0.92, 1.11, 5.42];
+    assert!((adapipe_recurrence(&f, &b, 4) - 45.21).abs() < 1e-6);
+    assert!((simulate_1f1b(&f, &b, 4) - 34.0).abs() < 1e-6);
+}

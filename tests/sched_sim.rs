@@ -1,0 +1,259 @@
+//! Simulator details worked by hand: recomputation (plain and Lynx-overlapped), offload
+//! copies, transfers, FLOP utilisation, error cases, and the order-only in-flight analysis.
+
+#![allow(clippy::unwrap_used)]
+
+use pipescope::schedule::{
+    self, Op, OpKind, Placement, Schedule, ScheduleInput, ScheduleKind, inflight,
+};
+use pipescope::sim::{self, ChunkCosts, SimCosts, SimError, SpanKind};
+
+fn make(kind: ScheduleKind, p: u32, m: u32) -> Schedule {
+    let input = ScheduleInput::uniform(p, m, 1, 1.0, 1.0, 1.0, 0.0);
+    schedule::generate(kind, &input).unwrap()
+}
+
+fn costs(p: usize, c: ChunkCosts) -> SimCosts {
+    SimCosts {
+        chunks: vec![vec![c]; p],
+        ..SimCosts::default()
+    }
+}
+
+fn spans_of(sim: &sim::Simulation, kind: SpanKind) -> Vec<(u32, f64, f64)> {
+    sim.timeline
+        .spans
+        .iter()
+        .filter(|s| s.kind == kind)
+        .map(|s| (s.device, s.start, s.end))
+        .collect()
+}
+
+#[test]
+fn recompute_runs_right_before_its_backward() {
+    // One device, GPipe, m = 2: F0 0-1, F1 1-2, R0 2-2.5, BW0 2.5-4.5, R1 4.5-5, BW1 5-7.
+    let s = make(ScheduleKind::Gpipe, 1, 2);
+    let c = ChunkCosts {
+        f_s: 1.0,
+        b_s: 1.5,
+        w_s: 0.5,
+        r_s: 0.5,
+        ..ChunkCosts::default()
+    };
+    let sim = sim::simulate(&s, &costs(1, c)).unwrap();
+    assert_eq!(
+        spans_of(&sim, SpanKind::R),
+        vec![(0, 2.0, 2.5), (0, 4.5, 5.0)]
+    );
+    assert_eq!(sim.makespan, 7.0);
+    assert_eq!(sim.devices[0].busy, 7.0);
+}
+
+#[test]
+fn lynx_overlaps_recompute_with_the_gradient_wait() {
+    // 1F1B, p = 2, m = 1, F = B = 1, R = 0.5. Device 1: F 1-2, R 2-2.5, BW 2.5-3.5.
+    // Plain: device 0 R 3.5-4, BW 4-5. Overlapped: R 1-1.5, BW 3.5-4.5.
+    let s = make(ScheduleKind::OneFOneB, 2, 1);
+    let c = ChunkCosts {
+        f_s: 1.0,
+        b_s: 1.0,
+        r_s: 0.5,
+        ..ChunkCosts::default()
+    };
+    let mut k = costs(2, c);
+    let plain = sim::simulate(&s, &k).unwrap();
+    assert_eq!(plain.makespan, 5.0);
+    assert!(spans_of(&plain, SpanKind::R).contains(&(0, 3.5, 4.0)));
+    k.overlap_recompute = true;
+    let lynx = sim::simulate(&s, &k).unwrap();
+    assert_eq!(lynx.makespan, 4.5);
+    assert!(spans_of(&lynx, SpanKind::R).contains(&(0, 1.0, 1.5)));
+    assert!(spans_of(&lynx, SpanKind::BW).contains(&(0, 3.5, 4.5)));
+}
+
+#[test]
+fn transfers_add_send_spans_and_latency() {
+    // 1F1B, p = 2, m = 1, F = 1, BW = 2, comm 0.5.
+    let s = make(ScheduleKind::OneFOneB, 2, 1);
+    let c = ChunkCosts {
+        f_s: 1.0,
+        b_s: 1.0,
+        w_s: 1.0,
+        ..ChunkCosts::default()
+    };
+    let mut k = costs(2, c);
+    k.comm_s = vec![0.5];
+    let sim = sim::simulate(&s, &k).unwrap();
+    assert_eq!(sim.makespan, 7.0);
+    assert_eq!(
+        spans_of(&sim, SpanKind::Send),
+        vec![(0, 1.0, 1.5), (1, 4.5, 5.0)]
+    );
+}
+
+#[test]
+fn offload_moves_bytes_to_the_host_and_back() {
+    // One device, GPipe, m = 3, F = BW = 1, 10 bytes per micro-batch of which 4 are
+    // offloaded at 40 bytes/s (0.1 per copy):
+    // F0 0-1, D2H0 1-1.1, F1 1-2, D2H1 2-2.1, F2 2-3 (prefetches BW0: H2D0 2.1-2.2),
+    // D2H2 3-3.1; BW0 3-4 (prefetch H2D1 3.1-3.2), BW1 4-5 (H2D2 4-4.1), BW2 5-6.
+    let s = make(ScheduleKind::Gpipe, 1, 3);
+    let c = ChunkCosts {
+        f_s: 1.0,
+        b_s: 1.0,
+        act_bytes: 10,
+        offload_bytes: 4,
+        ..ChunkCosts::default()
+    };
+    let mut k = costs(1, c);
+    k.host_bytes_per_s = 40.0;
+    k.static_bytes = vec![1000];
+    let sim = sim::simulate(&s, &k).unwrap();
+    assert_eq!(sim.makespan, 6.0);
+    let close = |a: &[(u32, f64, f64)], b: &[(f64, f64)]| {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| (x.1 - y.0).abs() < 1e-9 && (x.2 - y.1).abs() < 1e-9)
+    };
+    let d2h = spans_of(&sim, SpanKind::D2H);
+    let h2d = spans_of(&sim, SpanKind::H2D);
+    assert!(
+        close(&d2h, &[(1.0, 1.1), (2.0, 2.1), (3.0, 3.1)]),
+        "{d2h:?}"
+    );
+    assert!(
+        close(&h2d, &[(2.1, 2.2), (3.1, 3.2), (4.0, 4.1)]),
+        "{h2d:?}"
+    );
+    // Peak: at 2 (F2 starts) 30 - 4 offloaded = 26; at 2.1 D2H1 ends (-4) as H2D0 starts (+4).
+    assert_eq!(sim.devices[0].peak_activation_bytes, 26);
+    assert_eq!(sim.devices[0].peak_memory_bytes, 1026);
+    let host_peak = sim.memory[0].host_points.iter().map(|x| x.1).max();
+    assert_eq!(host_peak, Some(4));
+    assert_eq!(sim.memory[0].points.last().map(|x| x.1), Some(0));
+    assert_eq!(sim.memory[0].host_points.last().map(|x| x.1), Some(0));
+    // Copies do not count as busy compute time.
+    assert_eq!(sim.devices[0].busy, 6.0);
+}
+
+#[test]
+fn split_backward_frees_in_two_steps() {
+    // ZB-H1, p = 2, m = 1: device 1 runs F, B, W; B frees 6 of 10 bytes, W the rest.
+    let s = make(ScheduleKind::ZbH1, 2, 1);
+    assert_eq!(
+        s.devices[1],
+        vec![
+            Op::new(OpKind::F, 0, 0),
+            Op::new(OpKind::B, 0, 0),
+            Op::new(OpKind::W, 0, 0)
+        ]
+    );
+    let c = ChunkCosts {
+        f_s: 1.0,
+        b_s: 1.0,
+        w_s: 1.0,
+        act_bytes: 10,
+        b_free_bytes: 6,
+        ..ChunkCosts::default()
+    };
+    let sim = sim::simulate(&s, &costs(2, c)).unwrap();
+    // Device 1: F 1-2, B 2-3, W 3-4.
+    let pts = &sim.memory[1].points;
+    assert_eq!(pts, &vec![(1.0, 10), (3.0, 4), (4.0, 0)]);
+}
+
+#[test]
+fn utilisation_from_flops() {
+    let s = make(ScheduleKind::OneFOneB, 2, 2);
+    let mut k = SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 0.0, 0.0);
+    k.model_flops = Some(9.0);
+    k.hardware_flops = Some(12.0);
+    k.peak_flops_per_device = Some(1.0);
+    let sim = sim::simulate(&s, &k).unwrap();
+    assert_eq!(sim.makespan, 9.0);
+    assert_eq!(sim.mfu, Some(9.0 / 18.0));
+    assert_eq!(sim.hfu, Some(12.0 / 18.0));
+}
+
+#[test]
+fn malformed_schedules_are_errors() {
+    let good = make(ScheduleKind::OneFOneB, 2, 2);
+    let k = SimCosts::abstract_run(&good, 1.0, 1.0, 1.0, 0.0, 0.0);
+    let mut dup = good.clone();
+    dup.devices[0].push(Op::new(OpKind::F, 0, 0));
+    assert!(matches!(sim::simulate(&dup, &k), Err(SimError::Shape(_))));
+    let mut missing = good.clone();
+    missing.devices[1].pop();
+    assert!(matches!(
+        sim::simulate(&missing, &k),
+        Err(SimError::Shape(_))
+    ));
+    let mut wrong_chunk = good.clone();
+    wrong_chunk.devices[0][0].chunk = 1;
+    assert!(matches!(
+        sim::simulate(&wrong_chunk, &k),
+        Err(SimError::Shape(_))
+    ));
+    // Device 0 waits for its backward before its second forward reaches device 1.
+    let mut stuck = good.clone();
+    stuck.devices[0] = vec![
+        Op::new(OpKind::F, 0, 0),
+        Op::new(OpKind::BW, 1, 0),
+        Op::new(OpKind::F, 1, 0),
+        Op::new(OpKind::BW, 0, 0),
+    ];
+    assert!(matches!(
+        sim::simulate(&stuck, &k),
+        Err(SimError::Deadlock { device: 0, .. })
+    ));
+    let mut negative = k.clone();
+    negative.chunks[1][0].f_s = -1.0;
+    assert!(matches!(
+        sim::simulate(&good, &negative),
+        Err(SimError::Shape(_))
+    ));
+    let short = SimCosts {
+        chunks: vec![vec![ChunkCosts::default()]],
+        ..SimCosts::default()
+    };
+    assert!(matches!(
+        sim::simulate(&good, &short),
+        Err(SimError::Shape(_))
+    ));
+}
+
+#[test]
+fn weighted_in_flight_is_time_coincident() {
+    // One device, two looped chunks, weights 2 (chunk 0) and 5 (chunk 1).
+    let mut s = Schedule::empty(ScheduleKind::Interleaved, 1, 2, 2, Placement::Looped);
+    let (f, bw) = (OpKind::F, OpKind::BW);
+    s.devices[0] = vec![
+        Op::new(f, 0, 0),
+        Op::new(f, 0, 1),
+        Op::new(f, 1, 0),
+        Op::new(bw, 0, 1),
+        Op::new(bw, 0, 0),
+        Op::new(f, 1, 1),
+        Op::new(bw, 1, 1),
+        Op::new(bw, 1, 0),
+    ];
+    assert_eq!(inflight::peak_weighted(&s, &[vec![2, 5]]), vec![9]);
+    let a = inflight::analyze(&s);
+    assert_eq!(a.per_device, vec![3]);
+    assert_eq!(a.per_chunk, vec![vec![2, 1]]);
+    // The simulator agrees on the count.
+    let k = SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 0.0, 0.0);
+    assert_eq!(sim::simulate(&s, &k).unwrap().devices[0].peak_in_flight, 3);
+}
+
+#[test]
+fn b_frees_nothing_in_the_order_analysis() {
+    let s = make(ScheduleKind::ZbH1, 4, 8);
+    let a = inflight::analyze(&s);
+    assert_eq!(a.per_device, vec![4, 4, 4, 4]);
+    assert_eq!(
+        inflight::peak_weighted(&s, &[vec![3], vec![3], vec![3], vec![3]]),
+        vec![12; 4]
+    );
+}
