@@ -150,3 +150,41 @@ fn chimera_needs_even_m() {
     let err = schedule::generate(ScheduleKind::Chimera, &input).unwrap_err();
     assert!(err.to_string().contains("even m"), "{err}");
 }
+
+#[test]
+fn interleaved_in_flight_is_megatron_warmup_plus_one() {
+    for p in 1..=6u32 {
+        for k in 1..=3u32 {
+            let m = p * k;
+            for v in 2..=3u32 {
+                let (s, sim) = run_uniform(ScheduleKind::Interleaved, p, m, v, UNIT, 0.0).unwrap();
+                let peaks = inflight::peak_in_flight(&s);
+                for d in 0..p {
+                    let warmup = (2 * (p - d - 1) + (v - 1) * p).min(m * v);
+                    let want = (warmup + 1).min(m * v);
+                    assert_eq!(peaks[d as usize], want, "p={p} m={m} v={v} d={d}");
+                    assert_eq!(sim.devices[d as usize].peak_in_flight, want);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn chimera_splits_micro_batches_between_directions() {
+    for p in 1..=8u32 {
+        for m in (2..=24u32).step_by(2) {
+            let (s, sim) = run_uniform(ScheduleKind::Chimera, p, m, 2, UNIT, 0.0).unwrap();
+            for ops in &s.devices {
+                assert_eq!(ops.len(), 2 * m as usize);
+                for op in ops {
+                    assert_eq!(op.chunk, u32::from(op.micro_batch >= m / 2));
+                }
+            }
+            // Never worse than one direction after the other, never better than no bubble.
+            let seq = f64::from(m + 2 * (p - 1)) * 3.0;
+            assert!(sim.makespan <= seq + 1e-9, "p={p} m={m}: {}", sim.makespan);
+            assert!(sim.makespan >= f64::from(m) * 3.0 - 1e-9);
+        }
+    }
+}

@@ -4,7 +4,7 @@
 
 mod sched_common;
 
-use pipescope::schedule::{ScheduleKind, inflight};
+use pipescope::schedule::{OpKind, ScheduleKind, inflight};
 use proptest::prelude::*;
 use sched_common::{OWN, check_invariants, run_uniform};
 
@@ -22,6 +22,18 @@ fn check_all(p: u32, m: u32, v: u32, fbw: [f64; 3], comm: f64, must: &[ScheduleK
             continue;
         };
         check_invariants(&s, &sim, fbw, comm);
+        assert_eq!(s.v, kind.chunks(v), "{kind}: chunks");
+        if !kind.splits_backward() {
+            let fused = s
+                .devices
+                .iter()
+                .flatten()
+                .all(|op| matches!(op.kind, OpKind::F | OpKind::BW));
+            assert!(
+                fused,
+                "{kind}: a fused-backward schedule emits only F and BW"
+            );
+        }
         let peaks = inflight::peak_in_flight(&s);
         let simulated: Vec<u32> = sim.devices.iter().map(|d| d.peak_in_flight).collect();
         if !s.offloaded.iter().flatten().any(|&x| x) {

@@ -12,8 +12,11 @@
 //!   no transfer time), the down op first on equal times. Because every op starts after its
 //!   dependencies in that reference timing, the merged order cannot deadlock.
 //!
-//! This is Chimera's basic unit for `m/2` micro-batches per direction; the order does not
-//! depend on the actual durations. It needs `m` even.
+//! The order does not depend on the actual durations. It needs `m` even (any `p`).
+//!
+//! This is not the paper's slot table (its basic unit of `p` micro-batches, concatenated for
+//! more): with F = 1, B = 2 and `m = p = 4` the paper's unit takes 15 and this rule 17
+//! (1F1B: 21); for `m > p` both stay between the ideal and 1F1B.
 
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 

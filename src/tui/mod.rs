@@ -1,2 +1,159 @@
 //! The interactive terminal UI: app state, actions, a pure update function, a solver
 //! worker thread and views that only read state.
+//!
+//! - [`app`]: the state ([`App`]); [`action`]: the one [`Action`] enum and the [`Effect`]s;
+//!   [`update`]: `update(&mut App, Action) -> Vec<Effect>`, pure.
+//! - [`view`]: one file per screen region (layout diagram there); [`widgets`]: the Gantt
+//!   and stacked-bar widgets that write cells.
+//! - [`worker`]: latest-wins solver thread; [`watch`]: hot reload of presets and themes;
+//!   [`terminal`]: raw mode / alternate screen / mouse guard, synchronized draws.
+//! - [`fixture`]: hand-built scenarios and a synthetic solver for tests and benchmarks.
+//!
+//! The loop ([`run`]) blocks on one channel fed by the input thread, the worker and the
+//! watcher; it drains everything queued, updates, and draws only when something changed.
+//! There is no frame timer: an idle app does not wake up.
+
+pub mod action;
+pub mod app;
+pub mod fields;
+pub mod fixture;
+pub mod keymap;
+mod location;
+pub mod preset_io;
+pub mod solved;
+pub mod story;
+pub mod terminal;
+pub mod theme;
+pub mod update;
+pub mod view;
+pub mod watch;
+pub mod widgets;
+pub mod worker;
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::thread;
+
+use crossterm::event::{self, Event, MouseButton, MouseEventKind};
+
+pub use action::{Action, Effect};
+pub use app::App;
+pub use fields::Choices;
+pub use solved::{SolveFn, Solved};
+pub use theme::Theme;
+
+use crate::Scenario;
+
+/// Everything the TUI starts from.
+pub struct Options {
+    /// The scenario to open.
+    pub scenario: Scenario,
+    /// Models and GPUs to cycle through.
+    pub choices: Choices,
+    /// The preset file the scenario came from (reloaded when it changes).
+    pub preset_source: Option<PathBuf>,
+    /// Folders to watch for preset and theme changes.
+    pub watch_dirs: Vec<PathBuf>,
+    /// The user's presets folder (where `w` saves).
+    pub presets_dir: Option<PathBuf>,
+    /// User themes found at start.
+    pub user_themes: Vec<Theme>,
+    /// Theme to start with.
+    pub theme: Theme,
+    /// Capture the mouse.
+    pub mouse: bool,
+    /// The solver (the engine, or the fixture in tests).
+    pub solve: SolveFn,
+}
+
+fn mouse_action(m: event::MouseEvent) -> Option<Action> {
+    match m.kind {
+        MouseEventKind::Down(MouseButton::Left) => Some(Action::Click(m.column, m.row)),
+        MouseEventKind::ScrollUp => Some(Action::Scroll(m.column, m.row, 1)),
+        MouseEventKind::ScrollDown => Some(Action::Scroll(m.column, m.row, -1)),
+        _ => None,
+    }
+}
+
+/// Runs the TUI until the user quits. The caller checks that a terminal is attached.
+pub fn run(opts: Options) -> Result<(), String> {
+    let (tx, rx) = mpsc::channel::<Action>();
+    let mut app = App::new(opts.scenario, opts.choices, opts.theme);
+    app.preset_source = opts.preset_source;
+    for t in opts.user_themes {
+        match app.themes.iter_mut().find(|x| x.name == t.name) {
+            Some(x) => *x = t,
+            None => app.themes.push(t),
+        }
+    }
+    let worker_tx = tx.clone();
+    let worker = worker::Worker::start(opts.solve, move |r| {
+        let _ = worker_tx.send(Action::Solved(r));
+    });
+    let watch_tx = tx.clone();
+    let _watch = match watch::start(&opts.watch_dirs, move |r| {
+        let _ = watch_tx.send(Action::Reloaded(Box::new(r)));
+    }) {
+        Ok(h) => Some(h),
+        Err(e) => {
+            app.note = Some(format!("hot reload off: {e}"));
+            None
+        }
+    };
+    let (_guard, mut term) =
+        terminal::TerminalGuard::enter(opts.mouse).map_err(|e| format!("terminal: {e}"))?;
+    if let Ok(size) = term.size() {
+        app.size = (size.width, size.height);
+    }
+    let input_tx = tx;
+    thread::Builder::new()
+        .name("pipescope-input".into())
+        .spawn(move || {
+            loop {
+                let action = match event::read() {
+                    Ok(Event::Key(k)) => keymap::action_for(k),
+                    Ok(Event::Mouse(m)) => mouse_action(m),
+                    Ok(Event::Resize(w, h)) => Some(Action::Resize(w, h)),
+                    Ok(_) => None,
+                    Err(_) => break,
+                };
+                if let Some(a) = action
+                    && input_tx.send(a).is_err()
+                {
+                    break;
+                }
+            }
+        })
+        .map_err(|e| format!("input thread: {e}"))?;
+    let presets_dir = opts.presets_dir;
+    let mut pending = update::resolve(&mut app);
+    loop {
+        while let Some(effect) = pending.pop() {
+            match effect {
+                Effect::Solve(job) => worker.submit(job),
+                Effect::Quit => app.quit = true,
+                Effect::Save { file_name, text } => {
+                    let result = match &presets_dir {
+                        Some(dir) => preset_io::write_atomic(dir, &file_name, &text),
+                        None => Err("no config folder (set XDG_CONFIG_HOME or HOME)".into()),
+                    };
+                    pending.extend(update::update(&mut app, Action::Saved(result)));
+                }
+            }
+        }
+        if app.quit {
+            break;
+        }
+        if app.dirty {
+            terminal::draw_synced(&mut term, |f| view::draw(f, &app))
+                .map_err(|e| format!("draw: {e}"))?;
+            app.dirty = false;
+        }
+        let Ok(first) = rx.recv() else { break };
+        pending.extend(update::update(&mut app, first));
+        while let Ok(next) = rx.try_recv() {
+            pending.extend(update::update(&mut app, next));
+        }
+    }
+    Ok(())
+}

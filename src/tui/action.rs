@@ -1,0 +1,177 @@
+//! Everything that can happen to the app, as one enum, and what `update` asks the runner
+//! to do in return. Each variant's doc comment is its help text ([`Action::help`]), so the
+//! help overlay is generated from the same source as the code.
+
+use std::path::PathBuf;
+
+use crate::Scenario;
+
+use super::fields::Field;
+use super::solved::Solved;
+use super::theme::Theme;
+
+macro_rules! actions {
+    ($( #[doc = $doc:literal] $name:ident $( ( $($ty:ty),* ) )? , )*) => {
+        /// An input to [`super::update::update`]: a key's meaning, a mouse gesture, or an
+        /// event from a worker thread.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Action {
+            $( #[doc = $doc] $name $( ( $($ty),* ) )? , )*
+        }
+
+        impl Action {
+            /// One line of help: the variant's doc comment.
+            pub fn help(&self) -> &'static str {
+                match self {
+                    $( Action::$name { .. } => $doc.trim(), )*
+                }
+            }
+        }
+    };
+}
+
+actions! {
+    /// Quit pipescope
+    Quit,
+    /// Close help, cancel typing, leave compare/story
+    Close,
+    /// Show or hide this help
+    ToggleHelp,
+    /// Previous parameter
+    PrevField,
+    /// next parameter
+    NextField,
+    /// Select a parameter (mouse)
+    SelectField(Field),
+    /// Decrease the parameter (cycle back)
+    Decrease,
+    /// increase (cycle on)
+    Increase,
+    /// Type a number
+    Type(char),
+    /// delete a digit
+    Backspace,
+    /// apply it
+    Commit,
+    /// Previous stage (memory row, unit grid)
+    PrevStage,
+    /// next stage
+    NextStage,
+    /// Select a stage (mouse)
+    SelectStage(u32),
+    /// Cycle the schedule (+1 forward, -1 back)
+    CycleSchedule(i32),
+    /// Cycle the memory strategy
+    CycleStrategy(i32),
+    /// Cycle the model preset
+    CycleModel(i32),
+    /// Cycle the GPU preset
+    CycleGpu(i32),
+    /// Gantt: zoom in
+    ZoomIn,
+    /// out
+    ZoomOut,
+    /// Zoom in (+) or out (-) keeping the time under a column fraction (mouse wheel)
+    ZoomAt(f64, i32),
+    /// pan earlier
+    PanLeft,
+    /// later
+    PanRight,
+    /// fit all
+    Fit,
+    /// Compare with another strategy side by side
+    ToggleCompare,
+    /// cycle it
+    CycleCompare,
+    /// Story: none → full → adaptive → adapipe
+    ToggleStory,
+    /// next
+    StoryNext,
+    /// previous
+    StoryPrev,
+    /// Save the scenario as a preset (user presets folder)
+    SavePreset,
+    /// Cycle the colour theme
+    CycleTheme,
+    /// Click selects a parameter or stage
+    Click(u16, u16),
+    /// wheel zooms the Gantt
+    Scroll(u16, u16, i32),
+    /// The terminal now has (width, height)
+    Resize(u16, u16),
+    /// Solve results arrived (internal)
+    Solved(JobResult),
+    /// A watched preset or theme file changed (internal)
+    Reloaded(Box<Reload>),
+    /// A preset file was written (internal): its path, or the error
+    Saved(Result<PathBuf, String>),
+}
+
+/// What a [`Job`] solves besides the main scenario.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum JobKind {
+    /// Only the main scenario.
+    Main,
+    /// The main scenario, then the compare side.
+    Compare,
+    /// The main scenario, then the story's four steps.
+    Story,
+}
+
+/// A batch of scenarios to solve, tagged with the generation of the edit that asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    /// Increases with every edit; results of older generations are dropped.
+    pub generation: u64,
+    /// What the scenarios after the first are for.
+    pub kind: JobKind,
+    /// Main scenario first.
+    pub scenarios: Vec<Scenario>,
+}
+
+/// The worker's answer to a [`Job`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobResult {
+    /// The job's generation.
+    pub generation: u64,
+    /// The job's kind.
+    pub kind: JobKind,
+    /// One result per scenario, in the job's order.
+    pub results: Vec<Result<Solved, String>>,
+}
+
+/// A file the watcher parsed after it changed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reload {
+    /// A scenario preset file: the scenario, or `file:line:column: message`.
+    Preset(PathBuf, Result<Box<Scenario>, String>),
+    /// A theme file.
+    Theme(PathBuf, Result<Box<Theme>, String>),
+}
+
+/// What the runner must do after an update (the update itself does no I/O).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Hand this job to the solver worker (replacing any pending one).
+    Solve(Job),
+    /// Write `text` to the user's presets folder as `file_name`, atomically.
+    Save {
+        /// File name inside the presets folder.
+        file_name: String,
+        /// TOML text.
+        text: String,
+    },
+    /// Leave the app.
+    Quit,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn help_is_the_doc_comment() {
+        assert_eq!(Action::Quit.help(), "Quit pipescope");
+        assert_eq!(Action::Scroll(0, 0, 1).help(), "wheel zooms the Gantt");
+    }
+}

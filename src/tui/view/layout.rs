@@ -1,0 +1,202 @@
+//! Where each region goes for a terminal size and mode, computed the same way for drawing
+//! and for mouse hit-testing (so a click lands on what was drawn).
+
+use ratatui::layout::Rect;
+
+use crate::tui::app::{App, Mode};
+use crate::tui::fields::Field;
+
+/// Below this size the app shows only a "too small" message.
+pub const MIN_WIDTH: u16 = 60;
+/// Below this height the app shows only a "too small" message.
+pub const MIN_HEIGHT: u16 = 18;
+
+/// The rectangles of one frame.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Regions {
+    /// The metrics bar (one line, two in compare mode).
+    pub metrics: Rect,
+    /// The parameters panel.
+    pub params: Rect,
+    /// The glyph legend under the parameters (may be empty).
+    pub legend: Rect,
+    /// Story mode's narration (empty otherwise).
+    pub story: Rect,
+    /// The Gantt of the shown outcome (side A in compare mode).
+    pub gantt: Rect,
+    /// Compare mode: side B's Gantt.
+    pub gantt_b: Rect,
+    /// Memory bars.
+    pub memory: Rect,
+    /// Compare mode: side B's memory bars.
+    pub memory_b: Rect,
+    /// The unit grid of the selected stage (empty in compare mode).
+    pub units: Rect,
+    /// The status bar.
+    pub status: Rect,
+    /// Lanes per device in the Gantt (1: compute only; 2: compute and transfers).
+    pub lanes: u16,
+}
+
+/// Whether `area` is too small for the app.
+pub fn too_small(area: Rect) -> bool {
+    area.width < MIN_WIDTH || area.height < MIN_HEIGHT
+}
+
+fn split_h(r: Rect, left: u16) -> (Rect, Rect) {
+    let left = left.min(r.width);
+    (
+        Rect { width: left, ..r },
+        Rect {
+            x: r.x + left,
+            width: r.width - left,
+            ..r
+        },
+    )
+}
+
+fn split_v(r: Rect, top: u16) -> (Rect, Rect) {
+    let top = top.min(r.height);
+    (
+        Rect { height: top, ..r },
+        Rect {
+            y: r.y + top,
+            height: r.height - top,
+            ..r
+        },
+    )
+}
+
+/// Height the parameters panel wants.
+pub const PARAMS_HEIGHT: u16 = Field::ALL.len() as u16 + 2;
+
+/// Computes the regions of a frame of `area` for `app`.
+pub fn regions(area: Rect, app: &App) -> Regions {
+    let p = app.devices().min(256) as u16;
+    let compare = matches!(app.mode, Mode::Compare { .. });
+    let story = matches!(app.mode, Mode::Story { .. });
+    let (metrics, rest) = split_v(area, if compare { 2 } else { 1 });
+    let (body, status) = split_v(rest, rest.height.saturating_sub(1));
+    let params_w = if area.width >= 120 { 27 } else { 23 };
+    let (left, right) = split_h(body, params_w);
+    let (params, legend) = split_v(left, PARAMS_HEIGHT);
+    let story_h = if right.width >= 150 {
+        4
+    } else if right.width >= 90 {
+        5
+    } else {
+        6
+    };
+    let (story_r, right) = if story {
+        split_v(right, story_h)
+    } else {
+        (Rect::default(), right)
+    };
+    let mut r = Regions {
+        metrics,
+        params,
+        legend,
+        story: story_r,
+        status,
+        ..Regions::default()
+    };
+    let avail = right.height;
+    if compare {
+        let lanes = if avail >= 2 * (2 * p + 3) + p + 2 {
+            2
+        } else {
+            1
+        };
+        let want = lanes * p + 3;
+        let mem_h = (p + 2).min(avail / 3).max(3);
+        let g = want.min(avail.saturating_sub(mem_h) / 2);
+        let (ga, rest) = split_v(right, g);
+        let (gb, mem) = split_v(rest, g);
+        let (ma, mb) = split_h(mem, mem.width / 2);
+        r.gantt = ga;
+        r.gantt_b = gb;
+        r.memory = ma;
+        r.memory_b = mb;
+        r.lanes = lanes;
+        return r;
+    }
+    let bottom_want = (p + 2).max(10);
+    let lanes = if avail >= 2 * p + 3 + bottom_want {
+        2
+    } else {
+        1
+    };
+    let g = (lanes * p + 3).min(avail.saturating_sub(bottom_want.min(avail / 2)));
+    let (gantt, bottom) = split_v(right, g);
+    let mem_w = if bottom.width >= 110 {
+        bottom.width * 2 / 5
+    } else {
+        bottom.width / 2
+    };
+    let (memory, units) = split_h(bottom, mem_w);
+    r.gantt = gantt;
+    r.memory = memory;
+    r.units = units;
+    r.lanes = lanes;
+    r
+}
+
+/// What a mouse position points at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Hit {
+    /// A parameter row.
+    Field(Field),
+    /// A memory row (or a unit grid title): a stage.
+    Stage(u32),
+    /// The Gantt: a stage row and the time as a fraction of the visible width.
+    Gantt {
+        /// Device row.
+        stage: u32,
+        /// Fraction 0..1 across the time area.
+        at: f64,
+    },
+}
+
+fn inside(r: Rect, x: u16, y: u16) -> bool {
+    x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height
+}
+
+/// Left margin of a Gantt row (stage label) inside its border.
+pub const GANTT_LABEL: u16 = 4;
+
+/// Maps a mouse position to what is drawn there.
+pub fn hit(app: &App, x: u16, y: u16) -> Option<Hit> {
+    let area = Rect::new(0, 0, app.size.0, app.size.1);
+    if too_small(area) || app.help {
+        return None;
+    }
+    let r = regions(area, app);
+    let p = app.devices();
+    if inside(r.params, x, y) && y > r.params.y {
+        return Field::ALL
+            .get((y - r.params.y - 1) as usize)
+            .copied()
+            .map(Hit::Field);
+    }
+    for g in [r.gantt, r.gantt_b] {
+        if inside(g, x, y) && y > g.y && x > g.x + GANTT_LABEL {
+            let row = u32::from((y - g.y - 1) / r.lanes.max(1));
+            let width = g.width.saturating_sub(GANTT_LABEL + 2).max(1);
+            let at = f64::from(x - g.x - 1 - GANTT_LABEL) / f64::from(width);
+            if row < p {
+                return Some(Hit::Gantt {
+                    stage: row,
+                    at: at.clamp(0.0, 1.0),
+                });
+            }
+            return None;
+        }
+    }
+    for m in [r.memory, r.memory_b] {
+        if inside(m, x, y) && y > m.y {
+            let row = u32::from(y - m.y - 1);
+            return (row < p).then_some(Hit::Stage(row));
+        }
+    }
+    None
+}

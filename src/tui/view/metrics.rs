@@ -1,0 +1,104 @@
+//! The metrics bar: iteration time, bubble rate, MFU, peak memory, speed-up against the 1F1B
+//! full-recomputation baseline, solve time. A long form when it fits, a compact one else.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use crate::Outcome;
+use crate::tui::app::App;
+use crate::tui::theme::Theme;
+
+use super::format;
+
+/// The figures of one outcome as (label, value) pairs, long or compact.
+pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(String, String)> {
+    let peak = o
+        .stages
+        .iter()
+        .map(|s| s.peak_memory_bytes)
+        .max()
+        .unwrap_or(0);
+    let mut v = vec![
+        ("iter".to_string(), format::time(o.iteration_time_s)),
+        ("bubble".into(), format::pct(o.bubble_rate)),
+        ("MFU".into(), format::pct(o.mfu)),
+        (
+            "peak".into(),
+            if compact {
+                format!("{}G", format::gib(peak))
+            } else {
+                format!("{} GiB", format::gib(peak))
+            },
+        ),
+        (
+            if compact {
+                "vs 1F1B-R".into()
+            } else {
+                "vs 1F1B full-recompute".into()
+            },
+            format!("{:.2}×", o.speedup),
+        ),
+    ];
+    if let Some(t) = solve_time {
+        v.push(("solve".into(), format::time(t)));
+    }
+    v
+}
+
+/// Spans for a figures list: muted labels, accented values, separators.
+pub fn spans<'a>(figs: &[(String, String)], theme: &Theme, sep: &'a str) -> Vec<Span<'a>> {
+    let mut out = Vec::new();
+    for (i, (label, value)) in figs.iter().enumerate() {
+        if i > 0 {
+            out.push(Span::styled(sep, theme.muted()));
+        }
+        if label.starts_with("vs") {
+            out.push(Span::styled(value.clone(), theme.accent()));
+            out.push(Span::styled(format!(" {label}"), theme.muted()));
+        } else {
+            out.push(Span::styled(format!("{label} "), theme.muted()));
+            out.push(Span::styled(value.clone(), theme.accent()));
+        }
+    }
+    out
+}
+
+fn width(spans: &[Span]) -> usize {
+    spans.iter().map(|s| s.content.chars().count()).sum()
+}
+
+/// Draws the metrics bar for the shown outcome.
+pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
+    if area.height == 0 {
+        return;
+    }
+    let theme = &app.theme;
+    let mut line = vec![Span::styled(" pipescope ", theme.accent())];
+    match app.shown() {
+        None => {
+            let msg = if app.solving {
+                "solving…"
+            } else {
+                "no result yet"
+            };
+            line.push(Span::styled(msg, theme.muted()));
+        }
+        Some(s) => {
+            let o = &s.outcome;
+            let solve = app.show_solve_time.then_some(o.solve_time_s);
+            if !o.feasible {
+                line.push(Span::styled("✗ INFEASIBLE ", theme.error()));
+            }
+            let long = spans(&figures(o, false, solve), theme, " │ ");
+            if width(&line) + width(&long) <= usize::from(area.width) {
+                line.extend(long);
+            } else {
+                line.truncate(if o.feasible { 0 } else { 1 });
+                line.extend(spans(&figures(o, true, solve), theme, "  "));
+            }
+        }
+    }
+    Line::from(line).render(area, buf);
+}

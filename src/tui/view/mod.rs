@@ -1,0 +1,75 @@
+//! Views: one file per screen region, each a function that reads the [`App`] and writes into
+//! a buffer. Views never change state. The layout (see [`layout`]):
+//!
+//! ```text
+//! metrics: iter 12.40 s │ bubble 7.9% │ MFU 48.0% │ peak 69.8 GiB │ 1.27× vs 1F1B-full │ solve
+//! ┌params──────────┐┌gantt (time →)───────────────────────────────────────────────────────┐
+//! │model gpt3-175b ││s0  F0██F1██F2██ ...                                                  │
+//! │stages p 8      ││ ⇄  ──  ──                                                            │
+//! │...             │└|0 s        |2 s        |4 s ────────────────────────────────────────┘
+//! └────────────────┘┌memory per stage────────────────┐┌units of stage 0─────────────────────┐
+//! ┌legend──────────┐│s0 ████▓▓▓▓▒░░░░│ 61.3/70.0   ││attn.q    K K R R R ...             │
+//! └────────────────┘└────────────────────────────────┘└─────────────────────────────────────┘
+//! status: solved in 0.8 ms                                          ? help · c compare · q quit
+//! ```
+//!
+//! Compare mode stacks side B's Gantt and memory bars beside side A's (no unit grid); story
+//! mode adds a narration panel above the Gantt.
+
+pub mod compare;
+pub mod format;
+pub mod gantt;
+pub mod help;
+pub mod layout;
+pub mod legend;
+pub mod memory;
+pub mod metrics;
+pub mod params;
+pub mod status;
+pub mod story;
+pub mod too_small;
+pub mod units;
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use super::app::{App, Mode};
+
+/// Draws the whole app into a frame.
+pub fn draw(frame: &mut Frame, app: &App) {
+    let area = frame.area();
+    render(app, area, frame.buffer_mut());
+}
+
+/// Draws the whole app into `buf` over `area`.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    if layout::too_small(area) {
+        too_small::render(area, buf, app);
+        return;
+    }
+    let r = layout::regions(area, app);
+    params::render(r.params, buf, app);
+    legend::render(r.legend, buf, app);
+    status::render(r.status, buf, app);
+    match app.mode {
+        Mode::Compare { other } => {
+            compare::render_metrics(r.metrics, buf, app, other);
+            let b = app.compare_solved();
+            gantt::render(r.gantt, buf, app, app.shown(), r.lanes, "A");
+            gantt::render(r.gantt_b, buf, app, b, r.lanes, "B");
+            memory::render(r.memory, buf, app, app.shown(), "A");
+            memory::render(r.memory_b, buf, app, b, "B");
+        }
+        Mode::Normal | Mode::Story { .. } => {
+            metrics::render(r.metrics, buf, app);
+            story::render(r.story, buf, app);
+            gantt::render(r.gantt, buf, app, app.shown(), r.lanes, "");
+            memory::render(r.memory, buf, app, app.shown(), "");
+            units::render(r.units, buf, app);
+        }
+    }
+    if app.help {
+        help::render(area, buf, app);
+    }
+}

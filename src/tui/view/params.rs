@@ -1,0 +1,61 @@
+//! The parameters panel: one row per editable field, the selected one highlighted, a typed
+//! number shown with a cursor.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::{Block, Widget};
+
+use crate::tui::app::{App, Mode};
+use crate::tui::fields::Field;
+
+/// Width of the label column.
+const LABEL: usize = 9;
+
+/// Draws the parameters panel.
+pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
+    if area.height < 3 {
+        return;
+    }
+    let theme = &app.theme;
+    let title = match app.mode {
+        Mode::Compare { .. } => " params (A) ",
+        _ => " params ",
+    };
+    let block = Block::bordered()
+        .title(title)
+        .border_style(theme.muted())
+        .title_style(theme.accent());
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let width = usize::from(inner.width);
+    for (i, field) in Field::ALL.iter().enumerate() {
+        let Ok(dy) = u16::try_from(i) else { break };
+        if dy >= inner.height {
+            break;
+        }
+        let y = inner.y + dy;
+        let selected = *field == app.field;
+        let value = match (&app.typing, selected) {
+            (Some(t), true) => format!("{t}▌"),
+            _ => field.value(&app.scenario),
+        };
+        let room = width.saturating_sub(LABEL);
+        let value: String = if value.chars().count() > room {
+            let mut v: String = value.chars().take(room.saturating_sub(1)).collect();
+            v.push('…');
+            v
+        } else {
+            value
+        };
+        let line = format!("{:<LABEL$}{value:<room$}", field.label());
+        let style = if selected {
+            theme.selected()
+        } else {
+            theme.text()
+        };
+        buf.set_stringn(inner.x, y, &line, width, style);
+        if !selected {
+            buf.set_stringn(inner.x, y, field.label(), LABEL, theme.muted());
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! The status bar: the most important message on the left (reload error, solve error,
+//! infeasibility, a note, solving / solved in), key hints on the right.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+use crate::tui::app::{App, Mode};
+
+use super::format;
+
+/// The left-hand message and its style.
+pub fn message(app: &App) -> (String, Style) {
+    let theme = &app.theme;
+    if let Some(e) = app.reload_errors.values().next() {
+        return (format!("✗ {e} (last good version kept)"), theme.error());
+    }
+    if let Some(e) = &app.error {
+        return (format!("✗ {e}"), theme.error());
+    }
+    if let Some(n) = &app.note {
+        return (n.clone(), theme.text());
+    }
+    if app.solving {
+        return ("solving…".into(), theme.muted());
+    }
+    match app.shown() {
+        Some(s) if !s.outcome.feasible => (
+            format!(
+                "infeasible: {}",
+                s.outcome
+                    .infeasible_reason
+                    .as_deref()
+                    .unwrap_or("over budget")
+            ),
+            theme.warning(),
+        ),
+        Some(s) if !s.outcome.notes.is_empty() => (s.outcome.notes.join("; "), theme.muted()),
+        Some(s) if app.show_solve_time => (
+            format!("solved in {}", format::time(s.outcome.solve_time_s)),
+            theme.muted(),
+        ),
+        Some(_) => ("solved".into(), theme.muted()),
+        None => (String::new(), theme.muted()),
+    }
+}
+
+/// Draws the status bar.
+pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
+    if area.height == 0 {
+        return;
+    }
+    let theme = &app.theme;
+    let hints = match app.mode {
+        Mode::Compare { .. } => " b other side · c back · ? help · q quit ",
+        Mode::Story { .. } => " n/p step · t back · ? help · q quit ",
+        Mode::Normal => " ? help · c compare · t story · q quit ",
+    };
+    let hints_w = hints.chars().count() as u16;
+    let (msg, style) = message(app);
+    let msg_w = area.width.saturating_sub(hints_w + 1);
+    let msg_w = if msg_w < 20 { area.width } else { msg_w };
+    buf.set_stringn(area.x, area.y, format!(" {msg}"), usize::from(msg_w), style);
+    if msg_w < area.width {
+        buf.set_stringn(
+            area.right() - hints_w,
+            area.y,
+            hints,
+            usize::from(hints_w),
+            theme.muted(),
+        );
+    }
+}

@@ -1,0 +1,141 @@
+//! The unit grid of the selected stage: one row per unit kind (name, size per micro-batch,
+//! recompute time), one column per block of that kind, K/R/C/O glyphs in the decision's
+//! colour.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Widget};
+
+use crate::anatomy::BlockKind;
+use crate::plan::Decision;
+use crate::tui::app::App;
+use crate::tui::theme::Theme;
+
+use super::format;
+
+fn decision_style(theme: &Theme, d: Decision) -> Style {
+    let c = &theme.colors;
+    let color = match d {
+        Decision::Keep => c.activation,
+        Decision::Recompute => c.recompute,
+        Decision::Compress => c.buffer,
+        Decision::Offload => c.offload,
+    };
+    Style::new().fg(color)
+}
+
+fn short(kind: BlockKind) -> &'static str {
+    match kind {
+        BlockKind::Embedding => "emb",
+        BlockKind::Attention => "attn",
+        BlockKind::Mlp => "mlp",
+        BlockKind::Head => "head",
+    }
+}
+
+/// Draws the unit grid.
+pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
+    if area.height < 3 || area.width < 16 {
+        return;
+    }
+    let theme = &app.theme;
+    let solved = app.shown();
+    let stage = solved.and_then(|s| s.outcome.stages.get(app.stage as usize));
+    let mut title = match stage {
+        Some(st) => format!(
+            " stage {} units · blocks {}–{} ",
+            st.stage, st.first_block, st.last_block
+        ),
+        None => format!(" stage {} units ", app.stage),
+    };
+    let key = "· K keep R recompute C compress O offload ";
+    if title.chars().count() + key.chars().count() + 2 <= usize::from(area.width) {
+        title.push_str(key);
+    }
+    let block = Block::bordered()
+        .title(title)
+        .border_style(theme.muted())
+        .title_style(theme.accent());
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let (Some(s), Some(st)) = (solved, stage) else {
+        Paragraph::new("…").style(theme.muted()).render(inner, buf);
+        return;
+    };
+    let mut lines = vec![Line::from(vec![
+        Span::styled("fwd ", theme.muted()),
+        Span::styled(format::time(st.forward_s), theme.accent()),
+        Span::styled("  bwd ", theme.muted()),
+        Span::styled(format::time(st.backward_s), theme.accent()),
+        Span::styled("  recomp ", theme.muted()),
+        Span::styled(format::time(st.recompute_s), theme.accent()),
+        Span::styled("  in flight ", theme.muted()),
+        Span::styled(st.in_flight.to_string(), theme.accent()),
+    ])];
+    let width = usize::from(inner.width);
+    let kinds = [
+        BlockKind::Embedding,
+        BlockKind::Attention,
+        BlockKind::Mlp,
+        BlockKind::Head,
+    ];
+    for kind in kinds {
+        let blocks: Vec<_> = st.blocks.iter().filter(|b| b.kind == kind).collect();
+        let Some(n_units) = blocks.iter().map(|b| b.decisions.len()).max() else {
+            continue;
+        };
+        let info = s.units_of(kind);
+        let name_w = 16.min(width / 3).max(6);
+        let rest = width.saturating_sub(name_w);
+        let with_figures = rest >= 16 + blocks.len();
+        let grid_w = if with_figures { rest - 16 } else { rest };
+        let spaced = grid_w >= 2 * blocks.len();
+        for i in 0..n_units {
+            let name = info
+                .and_then(|u| u.names.get(i))
+                .map_or_else(|| format!("u{i}"), String::clone);
+            let full = format!("{}.{name}", short(kind));
+            let shown: String = full.chars().take(name_w - 1).collect();
+            let mut spans = vec![Span::styled(format!("{shown:<name_w$}"), theme.text())];
+            if with_figures {
+                let size = info
+                    .and_then(|u| u.size_bytes.get(i))
+                    .map_or("-".into(), |b| format::bytes(*b));
+                let t = info
+                    .and_then(|u| u.recompute_s.get(i))
+                    .map_or("-".into(), |t| format::time(*t));
+                spans.push(Span::styled(format!("{size:>7} {t:>7} "), theme.muted()));
+            }
+            let mut used = 0;
+            for b in &blocks {
+                if used + 1 > grid_w {
+                    spans.push(Span::styled("…", theme.muted()));
+                    break;
+                }
+                let d = b.decisions.get(i).copied().unwrap_or(Decision::Keep);
+                spans.push(Span::styled(
+                    d.glyph().to_string(),
+                    decision_style(theme, d),
+                ));
+                used += 1;
+                if spaced {
+                    spans.push(Span::raw(" "));
+                    used += 1;
+                }
+            }
+            lines.push(Line::from(spans));
+        }
+    }
+    let h = usize::from(inner.height);
+    if lines.len() > h && h > 1 {
+        let more = lines.len() - (h - 1);
+        lines.truncate(h - 1);
+        lines.push(Line::styled(
+            format!("… {more} more rows (taller terminal)"),
+            theme.muted(),
+        ));
+    }
+    Paragraph::new(lines).render(inner, buf);
+}

@@ -1,0 +1,204 @@
+//! The Gantt widget: one row per device (plus a transfer lane when there is room), ops as
+//! coloured glyphs, micro-batch labels where they fit, idle time shaded, a time axis at the
+//! bottom. It takes plain data (a timeline, a time window, a theme) and writes cells.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::widgets::Widget;
+
+use crate::sim::{Lane, SpanKind, Timeline};
+use crate::tui::theme::Theme;
+use crate::tui::view::format;
+use crate::tui::view::layout::GANTT_LABEL;
+
+/// The Gantt of one timeline between `t0` and `t1`.
+pub struct Gantt<'a> {
+    /// Spans to draw.
+    pub timeline: &'a Timeline,
+    /// Left edge time.
+    pub t0: f64,
+    /// Right edge time.
+    pub t1: f64,
+    /// 1: compute lane only; 2: compute and transfer lanes.
+    pub lanes: u16,
+    /// Colours and glyphs.
+    pub theme: &'a Theme,
+    /// The selected device, highlighted in the label column.
+    pub selected: Option<u32>,
+}
+
+/// Colour, glyph and label letter of a span kind.
+pub fn kind_look(theme: &Theme, kind: SpanKind) -> (Color, char, &'static str) {
+    let (c, g) = (&theme.colors, &theme.glyphs);
+    match kind {
+        SpanKind::F => (c.forward, g.forward, "F"),
+        SpanKind::B => (c.backward, g.backward, "B"),
+        SpanKind::W => (c.weight_grad, g.weight_grad, "W"),
+        SpanKind::BW => (c.backward, g.backward, "B"),
+        SpanKind::R => (c.recompute, g.recompute, "R"),
+        SpanKind::D2H => (c.offload, g.offload, "↓"),
+        SpanKind::H2D => (c.offload, g.offload, "↑"),
+        SpanKind::Send => (c.send, g.send, ""),
+    }
+}
+
+impl Widget for Gantt<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.height < 2 || area.width <= GANTT_LABEL + 1 {
+            return;
+        }
+        let axis_y = area.bottom() - 1;
+        let x0 = area.x + GANTT_LABEL;
+        let width = area.right() - x0;
+        let span_t = (self.t1 - self.t0).max(f64::MIN_POSITIVE);
+        let dt = span_t / f64::from(width);
+        let lanes = self.lanes.max(1);
+        let devices = self.timeline.devices;
+        let theme = self.theme;
+        let idle = Style::new().fg(theme.colors.idle);
+        for d in 0..devices {
+            let Some(y) = row_of(area.y, d, lanes, 0).filter(|y| *y < axis_y) else {
+                break;
+            };
+            let label = format!("s{d}");
+            let style = if self.selected == Some(d) {
+                theme.selected()
+            } else {
+                theme.muted()
+            };
+            buf.set_stringn(area.x, y, &label, usize::from(GANTT_LABEL - 1), style);
+            for x in x0..area.right() {
+                buf[(x, y)].set_char(theme.glyphs.idle).set_style(idle);
+            }
+            if let Some(y2) = row_of(area.y, d, lanes, 1).filter(|y| *y < axis_y) {
+                buf.set_stringn(area.x, y2, " ⇄", 3, theme.muted());
+            }
+        }
+        for span in &self.timeline.spans {
+            let lane = match span.lane {
+                Lane::Compute => 0,
+                _ if lanes > 1 => 1,
+                _ => continue,
+            };
+            let Some(y) = row_of(area.y, span.device, lanes, lane).filter(|y| *y < axis_y) else {
+                continue;
+            };
+            if span.end < self.t0 || span.start >= self.t1 {
+                continue;
+            }
+            let (s, e) = (span.start.max(self.t0), span.end.min(self.t1));
+            let first = ((s - self.t0) / dt).round().max(0.0) as u32;
+            let mut last = (((e - self.t0) / dt).round() as u32).min(u32::from(width));
+            if last <= first {
+                if first >= u32::from(width) {
+                    continue;
+                }
+                last = first + 1;
+            }
+            let (color, glyph, letter) = kind_look(theme, span.kind);
+            let mut style = theme.glyph(color);
+            if span.micro_batch % 2 == 1 && lane == 0 && span.kind != SpanKind::R {
+                style = style.add_modifier(Modifier::DIM);
+            }
+            for c in first..last {
+                buf[(x0 + c as u16, y)].set_char(glyph).set_style(style);
+            }
+            let cells = (last - first) as usize;
+            let number = span.micro_batch.to_string();
+            let label = if cells > number.len() + letter.len() {
+                format!("{letter}{number}")
+            } else if cells > number.len() && lane == 0 {
+                number
+            } else {
+                continue;
+            };
+            buf.set_stringn(x0 + first as u16, y, &label, cells, theme.label_on(color));
+        }
+        draw_axis(buf, area, x0, width, self.t0, dt, theme);
+    }
+}
+
+/// Screen row of `lane` of device `d` (None when off the u16 range).
+fn row_of(top: u16, d: u32, lanes: u16, lane: u16) -> Option<u16> {
+    let row = u32::from(top) + d * u32::from(lanes) + u32::from(lane);
+    u16::try_from(row).ok()
+}
+
+fn draw_axis(buf: &mut Buffer, area: Rect, x0: u16, width: u16, t0: f64, dt: f64, theme: &Theme) {
+    let y = area.bottom() - 1;
+    let muted = theme.muted();
+    for x in area.x..area.right() {
+        buf[(x, y)].set_char(' ').set_style(muted);
+    }
+    let step = format::nice_step(dt * 14.0);
+    let mut k = (t0 / step).ceil();
+    loop {
+        let t = k * step;
+        let col = ((t - t0) / dt).round();
+        if !col.is_finite() || col >= f64::from(width) {
+            break;
+        }
+        let x = x0 + col.max(0.0) as u16;
+        let label = format!("|{}", format::tick(t, step));
+        let room = usize::from(area.right() - x);
+        if label.chars().count() <= room {
+            buf.set_stringn(x, y, &label, room, muted);
+        }
+        k += 1.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::Span;
+
+    fn timeline() -> Timeline {
+        let span = |device, kind, micro_batch, start, end| Span {
+            device,
+            lane: Lane::Compute,
+            kind,
+            micro_batch,
+            chunk: 0,
+            start,
+            end,
+        };
+        Timeline {
+            devices: 2,
+            spans: vec![
+                span(0, SpanKind::F, 0, 0.0, 1.0),
+                span(0, SpanKind::F, 1, 1.0, 2.0),
+                span(1, SpanKind::F, 0, 1.0, 2.0),
+                span(1, SpanKind::R, 0, 2.0, 3.0),
+                span(1, SpanKind::BW, 0, 3.0, 4.0),
+            ],
+            makespan: 4.0,
+        }
+    }
+
+    #[test]
+    fn draws_labels_glyphs_and_idle() {
+        let theme = Theme::builtin("mono");
+        let tl = timeline();
+        let area = Rect::new(0, 0, 4 + 16, 3);
+        let mut buf = Buffer::empty(area);
+        Gantt {
+            timeline: &tl,
+            t0: 0.0,
+            t1: 4.0,
+            lanes: 1,
+            theme: &theme,
+            selected: Some(1),
+        }
+        .render(area, &mut buf);
+        let row = |y: u16| -> String {
+            (0..area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect()
+        };
+        assert_eq!(row(0), "s0  F0██F1██········");
+        assert_eq!(row(1), "s1  ····F0██R0░░B0▓▓");
+        assert!(row(2).starts_with("    |0 s"), "{}", row(2));
+    }
+}

@@ -1,0 +1,5 @@
+//! Reusable widgets that take plain data (not the app state) and write cells straight into
+//! the buffer: the Gantt and the stacked memory bar.
+
+pub mod gantt;
+pub mod stacked_bar;

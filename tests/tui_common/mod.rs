@@ -1,0 +1,62 @@
+//! Shared helpers of the TUI tests: an app on a fixture scenario whose solves run
+//! synchronously with the fixture solver, and rendering into a TestBackend.
+
+#![allow(dead_code)]
+
+use pipescope::tui::action::{Action, Effect, JobResult};
+use pipescope::tui::app::App;
+use pipescope::tui::fields::Choices;
+use pipescope::tui::theme::Theme;
+use pipescope::tui::update::{resolve, update};
+use pipescope::tui::{fixture, view};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+/// The fixture choices.
+pub fn choices() -> Choices {
+    Choices {
+        models: vec![fixture::model_gpt3(), fixture::model_llama70()],
+        gpus: vec![fixture::gpu_a100(), fixture::gpu_h100()],
+    }
+}
+
+/// Carries out effects: solves jobs with the fixture solver right away.
+pub fn run_effects(app: &mut App, effects: Vec<Effect>) {
+    for e in effects {
+        if let Effect::Solve(job) = e {
+            let results = job.scenarios.iter().map(fixture::solve).collect();
+            let more = update(
+                app,
+                Action::Solved(JobResult {
+                    generation: job.generation,
+                    kind: job.kind,
+                    results,
+                }),
+            );
+            run_effects(app, more);
+        }
+    }
+}
+
+/// Applies an action and runs its effects.
+pub fn act(app: &mut App, action: Action) {
+    let effects = update(app, action);
+    run_effects(app, effects);
+}
+
+/// An app on fixture scenario `name`, solved, theme `dark`, no solve time shown.
+pub fn solved_app(name: &str) -> App {
+    let mut app = App::new(fixture::scenario(name), choices(), Theme::builtin("dark"));
+    app.show_solve_time = false;
+    let effects = resolve(&mut app);
+    run_effects(&mut app, effects);
+    app
+}
+
+/// Renders `app` at `w`x`h` and returns the backend (its Display shows the cells).
+pub fn render(app: &mut App, w: u16, h: u16) -> TestBackend {
+    app.size = (w, h);
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| view::draw(f, app)).unwrap();
+    terminal.backend().clone()
+}

@@ -1,0 +1,111 @@
+//! Snapshots of whole screens on ratatui's TestBackend, drawn from fixture solves (the
+//! synthetic solver in `pipescope::tui::fixture`), so they are deterministic and do not
+//! move when the engine's numbers change. The solve time is hidden.
+
+mod tui_common;
+
+use insta::assert_snapshot;
+use pipescope::plan::Strategy;
+use pipescope::tui::action::Action;
+use tui_common::{act, render, solved_app};
+
+#[test]
+fn main_gpt3_80x24() {
+    assert_snapshot!(render(&mut solved_app("gpt3-175b-16k"), 80, 24));
+}
+
+#[test]
+fn main_gpt3_160x48() {
+    assert_snapshot!(render(&mut solved_app("gpt3-175b-16k"), 160, 48));
+}
+
+#[test]
+fn main_llama_80x24() {
+    assert_snapshot!(render(&mut solved_app("llama2-70b-4k"), 80, 24));
+}
+
+#[test]
+fn main_llama_160x48() {
+    assert_snapshot!(render(&mut solved_app("llama2-70b-4k"), 160, 48));
+}
+
+#[test]
+fn help_overlay_80x24() {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::ToggleHelp);
+    assert_snapshot!(render(&mut app, 80, 24));
+}
+
+#[test]
+fn compare_mode_160x48() {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::ToggleCompare);
+    assert_snapshot!(render(&mut app, 160, 48));
+}
+
+#[test]
+fn compare_mode_80x24() {
+    let mut app = solved_app("llama2-70b-4k");
+    act(&mut app, Action::ToggleCompare);
+    assert_snapshot!(render(&mut app, 80, 24));
+}
+
+#[test]
+fn story_mode_160x48() {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::ToggleStory);
+    act(&mut app, Action::StoryNext);
+    assert_snapshot!(render(&mut app, 160, 48));
+}
+
+#[test]
+fn story_mode_80x24_last_step() {
+    let mut app = solved_app("llama2-70b-4k");
+    act(&mut app, Action::ToggleStory);
+    for _ in 0..3 {
+        act(&mut app, Action::StoryNext);
+    }
+    assert_snapshot!(render(&mut app, 80, 24));
+}
+
+#[test]
+fn infeasible_scenario_100x30() {
+    let mut app = solved_app("gpt3-175b-16k");
+    while app.scenario.plan.strategy != Strategy::None {
+        act(&mut app, Action::CycleStrategy(-1));
+    }
+    assert!(!app.solved.as_ref().unwrap().outcome.feasible);
+    assert_snapshot!(render(&mut app, 100, 30));
+}
+
+#[test]
+fn zoomed_in_shows_micro_batch_numbers() {
+    let mut app = solved_app("llama2-70b-4k");
+    for _ in 0..4 {
+        act(&mut app, Action::ZoomIn);
+    }
+    act(&mut app, Action::PanLeft);
+    assert_snapshot!(render(&mut app, 120, 30));
+}
+
+#[test]
+fn too_small_terminal() {
+    assert_snapshot!(render(&mut solved_app("gpt3-175b-16k"), 40, 12));
+}
+
+#[test]
+fn every_size_renders_without_panic() {
+    let mut app = solved_app("gpt3-175b-16k");
+    for w in (1..=240).step_by(7) {
+        for h in (1..=80).step_by(5) {
+            render(&mut app, w, h);
+        }
+    }
+    act(&mut app, Action::ToggleCompare);
+    act(&mut app, Action::ToggleHelp);
+    for w in (1..=240).step_by(11) {
+        for h in (1..=80).step_by(7) {
+            render(&mut app, w, h);
+        }
+    }
+}

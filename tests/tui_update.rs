@@ -1,0 +1,344 @@
+//! Unit tests of `update`: one or more per action, on fixture solves run synchronously.
+
+mod tui_common;
+
+use pipescope::plan::Strategy;
+use pipescope::schedule::ScheduleKind;
+use pipescope::tui::action::{Action, Effect, JobKind, JobResult, Reload};
+use pipescope::tui::app::{Mode, Viewport};
+use pipescope::tui::fields::Field;
+use pipescope::tui::fixture;
+use pipescope::tui::theme::Theme;
+use pipescope::tui::update::update;
+use tui_common::{act, render, solved_app};
+
+fn solve_job(effects: &[Effect]) -> &pipescope::tui::action::Job {
+    match effects.first() {
+        Some(Effect::Solve(job)) => job,
+        other => panic!("expected a solve, got {other:?}"),
+    }
+}
+
+#[test]
+fn quit_returns_the_quit_effect() {
+    let mut app = solved_app("gpt3");
+    assert_eq!(update(&mut app, Action::Quit), vec![Effect::Quit]);
+    assert!(app.quit);
+}
+
+#[test]
+fn help_toggles_and_close_closes_it_first() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, Action::ToggleHelp);
+    assert!(app.help);
+    act(&mut app, Action::ToggleHelp);
+    assert!(!app.help);
+    act(&mut app, Action::ToggleHelp);
+    act(&mut app, Action::ToggleCompare);
+    act(&mut app, Action::Close);
+    assert!(!app.help);
+    assert!(matches!(app.mode, Mode::Compare { .. }));
+    act(&mut app, Action::Close);
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+#[test]
+fn field_navigation_wraps() {
+    let mut app = solved_app("gpt3");
+    app.field = Field::Model;
+    act(&mut app, Action::PrevField);
+    assert_eq!(app.field, Field::Chunks);
+    act(&mut app, Action::NextField);
+    assert_eq!(app.field, Field::Model);
+    act(&mut app, Action::SelectField(Field::Budget));
+    assert_eq!(app.field, Field::Budget);
+}
+
+#[test]
+fn increase_and_decrease_edit_and_resolve() {
+    let mut app = solved_app("gpt3");
+    app.field = Field::MicroBatches;
+    let g = app.generation;
+    let effects = update(&mut app, Action::Increase);
+    assert_eq!(app.scenario.batch.micro_batches, 65);
+    let job = solve_job(&effects);
+    assert_eq!(job.generation, g + 1);
+    assert_eq!(job.scenarios[0].batch.micro_batches, 65);
+    assert!(app.solving);
+    act(&mut app, Action::Decrease);
+    assert_eq!(app.scenario.batch.micro_batches, 64);
+}
+
+#[test]
+fn typing_a_number_sets_the_field_on_commit() {
+    let mut app = solved_app("gpt3");
+    app.field = Field::MicroBatches;
+    for c in "128".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Backspace);
+    assert_eq!(app.typing.as_deref(), Some("12"));
+    act(&mut app, Action::Commit);
+    assert_eq!(app.typing, None);
+    assert_eq!(app.scenario.batch.micro_batches, 12);
+    assert_eq!(
+        app.solved
+            .as_ref()
+            .unwrap()
+            .outcome
+            .simulation
+            .timeline
+            .spans
+            .iter()
+            .filter(|s| s.device == 0 && s.kind == pipescope::sim::SpanKind::F)
+            .count(),
+        12
+    );
+}
+
+#[test]
+fn invalid_typed_number_shows_an_error_and_keeps_the_outcome() {
+    let mut app = solved_app("gpt3");
+    let before = app.solved.clone();
+    app.field = Field::Stages;
+    act(&mut app, Action::Type('0'));
+    let effects = update(&mut app, Action::Commit);
+    assert!(effects.is_empty());
+    assert!(app.error.as_deref().unwrap().contains("stages p"));
+    assert_eq!(app.solved, before);
+    // Non-numeric field: a note, no typing.
+    app.field = Field::Model;
+    act(&mut app, Action::Type('3'));
+    assert_eq!(app.typing, None);
+    assert!(app.note.is_some());
+}
+
+#[test]
+fn a_failing_solve_keeps_the_previous_outcome() {
+    let mut app = solved_app("gpt3");
+    let before = app.solved.clone();
+    app.field = Field::Stages;
+    for c in "500".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    assert!(app.error.as_deref().unwrap().contains("parallel.pp"));
+    assert_eq!(app.solved, before);
+    assert!(render(&mut app, 80, 24).to_string().contains("parallel.pp"));
+}
+
+#[test]
+fn stale_results_are_dropped() {
+    let mut app = solved_app("gpt3");
+    app.field = Field::MicroBatches;
+    let first = update(&mut app, Action::Increase);
+    let second = update(&mut app, Action::Increase);
+    let (j1, j2) = (solve_job(&first).clone(), solve_job(&second).clone());
+    let result = |job: &pipescope::tui::action::Job| JobResult {
+        generation: job.generation,
+        kind: job.kind,
+        results: job.scenarios.iter().map(fixture::solve).collect(),
+    };
+    update(&mut app, Action::Solved(result(&j1)));
+    assert!(app.solving, "the stale result must not end the wait");
+    assert_ne!(app.solved.as_ref().unwrap().outcome.stages[0].in_flight, 0);
+    update(&mut app, Action::Solved(result(&j2)));
+    assert!(!app.solving);
+    let spans = &app
+        .solved
+        .as_ref()
+        .unwrap()
+        .outcome
+        .simulation
+        .timeline
+        .spans;
+    let f0 = spans
+        .iter()
+        .filter(|s| s.device == 0 && s.kind == pipescope::sim::SpanKind::F)
+        .count();
+    assert_eq!(f0, 66);
+}
+
+#[test]
+fn stage_selection_wraps_and_clamps() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, Action::PrevStage);
+    assert_eq!(app.stage, 7);
+    act(&mut app, Action::NextStage);
+    assert_eq!(app.stage, 0);
+    act(&mut app, Action::SelectStage(99));
+    assert_eq!(app.stage, 7);
+}
+
+#[test]
+fn cycling_shortcuts_change_the_scenario() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, Action::CycleSchedule(1));
+    assert_eq!(app.scenario.plan.schedule, ScheduleKind::Interleaved);
+    act(&mut app, Action::CycleStrategy(-1));
+    assert_eq!(app.scenario.plan.strategy, Strategy::Adaptive);
+    act(&mut app, Action::CycleModel(1));
+    assert_eq!(app.scenario.model.name, "llama2-70b");
+    act(&mut app, Action::CycleGpu(-1));
+    assert_eq!(app.scenario.gpu.name, "h100-80gb");
+    assert_eq!(app.field, Field::Gpu);
+}
+
+#[test]
+fn zoom_pan_and_fit_move_the_viewport() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, Action::ZoomIn);
+    assert!((app.viewport.span - 1.0 / 1.5).abs() < 1e-12);
+    act(&mut app, Action::PanLeft);
+    assert_eq!(app.viewport.start, 0.0);
+    act(&mut app, Action::PanRight);
+    assert!(app.viewport.start > 0.0);
+    act(&mut app, Action::ZoomOut);
+    act(&mut app, Action::ZoomOut);
+    assert_eq!(app.viewport, Viewport::FIT);
+    act(&mut app, Action::ZoomAt(0.0, 1));
+    assert_eq!(app.viewport.start, 0.0);
+    act(&mut app, Action::Fit);
+    assert_eq!(app.viewport, Viewport::FIT);
+}
+
+#[test]
+fn compare_mode_solves_both_sides() {
+    let mut app = solved_app("gpt3");
+    let effects = update(&mut app, Action::ToggleCompare);
+    let job = solve_job(&effects);
+    assert_eq!(job.kind, JobKind::Compare);
+    assert_eq!(job.scenarios[1].plan.strategy, Strategy::Full);
+    tui_common::run_effects(&mut app, effects);
+    assert!(app.compare_solved().is_some());
+    act(&mut app, Action::CycleCompare);
+    assert_eq!(
+        app.mode,
+        Mode::Compare {
+            other: Strategy::Selective
+        }
+    );
+    act(&mut app, Action::ToggleCompare);
+    assert_eq!(app.mode, Mode::Normal);
+    act(&mut app, Action::CycleCompare);
+    assert!(app.note.is_some());
+}
+
+#[test]
+fn story_mode_steps_through_the_chain() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, Action::StoryNext);
+    assert!(app.note.is_some());
+    act(&mut app, Action::ToggleStory);
+    assert_eq!(app.mode, Mode::Story { step: 0 });
+    assert!(app.story.iter().all(|s| matches!(s, Some(Ok(_)))));
+    assert_eq!(app.shown().unwrap().outcome.strategy, Strategy::None);
+    for _ in 0..5 {
+        act(&mut app, Action::StoryNext);
+    }
+    assert_eq!(app.mode, Mode::Story { step: 3 });
+    assert_eq!(app.shown().unwrap().outcome.strategy, Strategy::AdaPipe);
+    act(&mut app, Action::StoryPrev);
+    assert_eq!(app.mode, Mode::Story { step: 2 });
+    act(&mut app, Action::ToggleStory);
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+#[test]
+fn save_without_a_toml_writer_reports_or_saves() {
+    let mut app = solved_app("gpt3");
+    let effects = update(&mut app, Action::SavePreset);
+    match effects.as_slice() {
+        [Effect::Save { file_name, text }] => {
+            assert_eq!(file_name, "my-gpt3-175b-16k.toml");
+            assert!(!text.is_empty());
+        }
+        [] => assert!(app.error.is_some()),
+        other => panic!("unexpected {other:?}"),
+    }
+    act(&mut app, Action::Saved(Ok("/tmp/x.toml".into())));
+    assert_eq!(app.note.as_deref(), Some("saved /tmp/x.toml"));
+    act(&mut app, Action::Saved(Err("disk full".into())));
+    assert!(app.error.as_deref().unwrap().contains("disk full"));
+}
+
+#[test]
+fn theme_cycles_through_the_builtins() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, Action::CycleTheme);
+    assert_eq!(app.theme.name, "light");
+    for _ in 0..3 {
+        act(&mut app, Action::CycleTheme);
+    }
+    assert_eq!(app.theme.name, "dark");
+}
+
+#[test]
+fn mouse_clicks_select_fields_and_stages_and_wheel_zooms() {
+    let mut app = solved_app("gpt3");
+    render(&mut app, 160, 48);
+    // Params panel: border at row 1, fields from row 2.
+    act(&mut app, Action::Click(3, 2 + 8));
+    assert_eq!(app.field, Field::SeqLen);
+    // Gantt: rows of 2 lanes from row 2; device 3 at row 2 + 6.
+    act(&mut app, Action::Click(60, 2 + 6));
+    assert_eq!(app.stage, 3);
+    act(&mut app, Action::Scroll(60, 2 + 6, 1));
+    assert!(app.viewport.span < 1.0);
+    act(&mut app, Action::Scroll(60, 2 + 6, -1));
+    assert_eq!(app.viewport, Viewport::FIT);
+    // Outside anything: nothing changes, nothing to redraw.
+    app.dirty = false;
+    act(&mut app, Action::Click(159, 47));
+    assert!(!app.dirty);
+}
+
+#[test]
+fn resize_records_the_size() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, Action::Resize(100, 40));
+    assert_eq!(app.size, (100, 40));
+}
+
+#[test]
+fn reloads_apply_good_files_and_keep_the_last_good_on_errors() {
+    let mut app = solved_app("gpt3");
+    let path = std::path::PathBuf::from("/cfg/pipescope/presets/mine.toml");
+    app.preset_source = Some(path.clone());
+    let mut edited = fixture::scenario("gpt3");
+    edited.batch.micro_batches = 7;
+    act(
+        &mut app,
+        Action::Reloaded(Box::new(Reload::Preset(path.clone(), Ok(Box::new(edited))))),
+    );
+    assert_eq!(app.scenario.batch.micro_batches, 7);
+    act(
+        &mut app,
+        Action::Reloaded(Box::new(Reload::Preset(
+            path.clone(),
+            Err("mine.toml:3:9: expected a number".into()),
+        ))),
+    );
+    assert_eq!(app.scenario.batch.micro_batches, 7);
+    let screen = render(&mut app, 120, 30).to_string();
+    assert!(screen.contains("mine.toml:3:9"), "{screen}");
+    let mut fixed = fixture::scenario("gpt3");
+    fixed.batch.micro_batches = 9;
+    act(
+        &mut app,
+        Action::Reloaded(Box::new(Reload::Preset(path.clone(), Ok(Box::new(fixed))))),
+    );
+    assert!(app.reload_errors.is_empty());
+    assert_eq!(app.scenario.batch.micro_batches, 9);
+    // Themes: the active one is replaced in place.
+    let mut t = Theme::builtin("dark");
+    t.colors.forward = ratatui::style::Color::Red;
+    act(
+        &mut app,
+        Action::Reloaded(Box::new(Reload::Theme(
+            "/t/dark.toml".into(),
+            Ok(Box::new(t)),
+        ))),
+    );
+    assert_eq!(app.theme.colors.forward, ratatui::style::Color::Red);
+}
