@@ -3,6 +3,8 @@
 //! a message) where tmux is not installed. Each test uses its own tmux socket and session,
 //! killed on drop even when an assertion fails.
 
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
