@@ -44,9 +44,7 @@ fn step(app: &mut App, solve: SolveFn, action: Action) {
 
 fn frame(c: &mut Criterion) {
     let (mut app, solve, which) = setup();
-    let Ok(mut terminal) = Terminal::new(TestBackend::new(200, 60)) else {
-        return;
-    };
+    let Ok(mut terminal) = Terminal::new(TestBackend::new(200, 60));
     step(&mut app, solve, Action::Fit);
     let mut up = true;
     c.bench_function(&format!("edit + solve + frame 200x60 ({which})"), |b| {
