@@ -1,9 +1,18 @@
-//! The engine's entry point.
+//! The engine's entry point: schedule -> in-flight counts -> plan -> (searched schedules:
+//! regenerate once with the plan's durations) -> simulation -> outcome (DESIGN.md section 4).
 
+use std::time::Instant;
+
+use crate::anatomy::Anatomy;
 use crate::outcome::Outcome;
+use crate::plan::planner::{self, Plan, PlanRequest};
+use crate::plan::simcosts::{self, SimOptions};
+use crate::plan::{Strategy, layout};
 use crate::scenario::{InvalidField, Scenario};
-use crate::schedule::ScheduleError;
-use crate::sim::SimError;
+use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
+use crate::sim::{self, SimError, Simulation};
+
+mod report;
 
 /// Why a scenario could not be solved (invalid input; infeasibility is not an error).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -21,10 +30,312 @@ pub enum SolveError {
 
 /// Plans and simulates `scenario`: pure, deterministic, single-threaded.
 pub fn solve(scenario: &Scenario) -> Result<Outcome, SolveError> {
-    let _ = scenario;
-    Err(SolveError::Invalid(InvalidField::new(
-        "solve",
-        "-",
-        "not implemented yet",
-    )))
+    let start = Instant::now();
+    let anatomy = Anatomy::build(scenario)?;
+    let mut out = solve_with(scenario, &anatomy)?;
+    out.solve_time_s = start.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+/// The planned and simulated result of one schedule + strategy.
+pub(crate) struct Solved {
+    pub plan: Plan,
+    pub schedule: Schedule,
+    pub simulation: Simulation,
+}
+
+/// [`solve`] with a given anatomy (no clock): the outcome with `solve_time_s = 0`.
+pub fn solve_with(scenario: &Scenario, anatomy: &Anatomy) -> Result<Outcome, SolveError> {
+    let kind = scenario.plan.schedule;
+    let main = run(scenario, anatomy, kind, scenario.plan.strategy)?;
+    let baseline = if kind == ScheduleKind::OneFOneB
+        && scenario.plan.strategy == Strategy::Full
+        && !scenario.plan.overlap_recompute
+    {
+        main.simulation.makespan
+    } else {
+        let mut base = scenario.clone();
+        base.plan.overlap_recompute = false;
+        run(&base, anatomy, ScheduleKind::OneFOneB, Strategy::Full)?
+            .simulation
+            .makespan
+    };
+    Ok(report::outcome(scenario, anatomy, main, baseline))
+}
+
+/// Chain stages per device chunk for a schedule shape (without generating it).
+fn stage_map(schedule: &Schedule) -> Vec<Vec<usize>> {
+    (0..schedule.p)
+        .map(|d| {
+            (0..schedule.v)
+                .map(|c| schedule.stage_of(d, c, 0) as usize)
+                .collect()
+        })
+        .collect()
+}
+
+/// Transfer time across each boundary of the chain.
+fn boundary_comm(scenario: &Scenario, anatomy: &Anatomy, schedule: &Schedule) -> Vec<f64> {
+    let stages = schedule.stages();
+    let per_device = u64::from(scenario.parallel.tp) * u64::from(scenario.parallel.dp);
+    let node = u64::from(anatomy.node_gpus.max(1));
+    (0..stages.saturating_sub(1))
+        .map(|s| {
+            let (a, _) = schedule.locate(s, 0);
+            let (b, _) = schedule.locate(s + 1, 0);
+            if a == b {
+                0.0
+            } else if (u64::from(a) * per_device) / node == (u64::from(b) * per_device) / node {
+                anatomy.p2p_intra_s
+            } else {
+                anatomy.p2p_inter_s
+            }
+        })
+        .collect()
+}
+
+fn schedule_input(
+    scenario: &Scenario,
+    (p, v): (u32, u32),
+    [f, b, w]: [Vec<Vec<f64>>; 3],
+    comm: f64,
+    offload_cost: Option<f64>,
+) -> ScheduleInput {
+    ScheduleInput {
+        p,
+        m: scenario.batch.micro_batches,
+        v,
+        f,
+        b,
+        w,
+        comm,
+        mem_limit: scenario.plan.mem_limit,
+        group_size: scenario.plan.group_size,
+        offload_chunks: scenario.plan.offload_chunks,
+        offload_cost,
+    }
+}
+
+/// Durations per (device, chunk) of a plan, as the schedule generators take them.
+fn plan_durations(anatomy: &Anatomy, plan: &Plan, comm: &[f64], m: u32) -> [Vec<Vec<f64>>; 3] {
+    let costs = simcosts::sim_costs(anatomy, plan, comm, options_for(m, false, 0.0, false));
+    let grid = |g: &dyn Fn(&sim::ChunkCosts) -> f64| -> Vec<Vec<f64>> {
+        costs
+            .chunks
+            .iter()
+            .map(|row| row.iter().map(g).collect())
+            .collect()
+    };
+    [grid(&|c| c.f_s), grid(&|c| c.b_s + c.r_s), grid(&|c| c.w_s)]
+}
+
+fn options_for(m: u32, overlap: bool, peak: f64, replicated: bool) -> SimOptions {
+    SimOptions {
+        m,
+        overlap_recompute: overlap,
+        peak_flops_per_device: peak,
+        replicated,
+    }
+}
+
+/// Whether the schedule's order depends on durations (and so is regenerated with the plan's).
+fn searched(kind: ScheduleKind) -> bool {
+    matches!(
+        kind,
+        ScheduleKind::ZbH2
+            | ScheduleKind::ZbAuto
+            | ScheduleKind::ZbV
+            | ScheduleKind::VHalf
+            | ScheduleKind::VMin
+            | ScheduleKind::VZb
+    )
+}
+
+/// Device peaks of a plan under a schedule's order (static + weighted live activations +
+/// transient), the planner's and simulator's common memory model.
+fn peaks(anatomy: &Anatomy, plan: &Plan, schedule: &Schedule) -> Vec<u64> {
+    let acts = simcosts::chunk_act_bytes(anatomy, plan);
+    let live = schedule::inflight::peak_weighted(schedule, &acts);
+    plan.devices
+        .iter()
+        .zip(live)
+        .map(|(d, l)| d.costs.static_bytes + l + d.costs.transient_bytes)
+        .collect()
+}
+
+/// Schedule, plan and simulation of one (schedule, strategy) pair.
+pub(crate) fn run(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+    kind: ScheduleKind,
+    strategy: Strategy,
+) -> Result<Solved, SolveError> {
+    let p = scenario.parallel.pp;
+    let m = scenario.batch.micro_batches;
+    let v = kind.chunks(scenario.parallel.chunks);
+    let budget = scenario.plan.memory_budget_bytes;
+    let peak_flops = scenario.gpu.bf16_tflops * 1e12;
+    // 1. The schedule from the `none` strategy's durations on the even partition.
+    let stages = match kind.chunks(scenario.parallel.chunks) {
+        1 => p as usize,
+        _ if kind == ScheduleKind::Chimera => p as usize,
+        c => (p * c) as usize,
+    };
+    let even = layout::even_partition(anatomy.layers, stages).ok_or_else(|| {
+        InvalidField::new(
+            "parallel.pp",
+            p,
+            format!(
+                "at most {} pipeline stages in total for {} layers with {} chunks per device",
+                2 * anatomy.layers,
+                anatomy.layers,
+                v
+            ),
+        )
+    })?;
+    let stage_of = default_map(kind, p, v);
+    let mut req = PlanRequest {
+        anatomy,
+        strategy: Strategy::None,
+        objective: scenario.plan.objective,
+        stage_of,
+        stages,
+        m,
+        in_flight: vec![1; p as usize],
+        budget_bytes: budget,
+        comm_s: Vec::new(),
+    };
+    let none_plan = planner::plan_ranges(&req, &even);
+    let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
+    let durations = plan_durations(anatomy, &none_plan, &[], m);
+    let offload_cost = if kind == ScheduleKind::GisOffload && anatomy.host_bytes_per_s > 0.0 {
+        let bytes = simcosts::chunk_act_bytes(anatomy, &none_plan)
+            .first()
+            .and_then(|r| r.first().copied())
+            .unwrap_or(0);
+        Some(bytes as f64 / anatomy.host_bytes_per_s)
+    } else {
+        None
+    };
+    let input = schedule_input(scenario, (p, v), durations, max_comm, offload_cost);
+    let mut sched = schedule::generate(kind, &input)?;
+    req.stage_of = stage_map(&sched);
+    req.comm_s = boundary_comm(scenario, anatomy, &sched);
+    req.strategy = strategy;
+    // 2. In-flight counts from the order (device-worths for several chunks, rounded up).
+    req.in_flight = in_flight(anatomy, &sched, &req.stage_of, &even);
+    // 3. Plan; a device whose exact time-coincident peak exceeds the planner's rounded count
+    //    is re-planned with one more in flight.
+    let mut plans = planner::plan(&req, 3).unwrap_or_default();
+    for _ in 0..4 {
+        let Some(first) = plans.first() else { break };
+        let pk = peaks(anatomy, first, &sched);
+        let mut bumped = false;
+        for (d, &pb) in pk.iter().enumerate() {
+            if first.devices[d].fits && pb > budget {
+                req.in_flight[d] += 1;
+                bumped = true;
+            }
+        }
+        if !bumped {
+            break;
+        }
+        plans = planner::plan(&req, 3).unwrap_or_default();
+    }
+    // 4. Regenerate a searched schedule once with the best plan's durations.
+    if searched(kind)
+        && let Some(best) = plans.first()
+    {
+        let durations = plan_durations(anatomy, best, &req.comm_s, m);
+        let input = schedule_input(scenario, (p, v), durations, max_comm, offload_cost);
+        if let Ok(again) = schedule::generate(kind, &input) {
+            let before = peaks(anatomy, best, &sched);
+            let after = peaks(anatomy, best, &again);
+            let fits = after
+                .iter()
+                .zip(&before)
+                .all(|(&a, &bf)| a <= budget || a <= bf);
+            if fits {
+                sched = again;
+            }
+        }
+    }
+    // 5. Simulate the candidates; the fastest simulated wins.
+    let replicated = sched.placement == Placement::Chimera;
+    let opts = options_for(m, scenario.plan.overlap_recompute, peak_flops, replicated);
+    let mut best: Option<Solved> = None;
+    for plan in plans {
+        let costs = simcosts::sim_costs(anatomy, &plan, &req.comm_s, opts);
+        let simulation = sim::simulate(&sched, &costs)?;
+        if best
+            .as_ref()
+            .is_none_or(|b| simulation.makespan < b.simulation.makespan)
+        {
+            best = Some(Solved {
+                plan,
+                schedule: sched.clone(),
+                simulation,
+            });
+        }
+    }
+    best.ok_or_else(|| {
+        SolveError::Invalid(InvalidField::new(
+            "parallel.pp",
+            p,
+            "a layout with at least one block per stage",
+        ))
+    })
+}
+
+/// The stage map of a schedule before it is generated (the generated one replaces it).
+fn default_map(kind: ScheduleKind, p: u32, v: u32) -> Vec<Vec<usize>> {
+    let v_shape = matches!(
+        kind,
+        ScheduleKind::ZbV | ScheduleKind::VHalf | ScheduleKind::VMin | ScheduleKind::VZb
+    );
+    (0..p as usize)
+        .map(|d| {
+            (0..v as usize)
+                .map(|c| match (v_shape, c) {
+                    (_, 0) => d,
+                    _ if kind == ScheduleKind::Chimera => p as usize - 1 - d,
+                    (true, _) => 2 * p as usize - 1 - d,
+                    (false, c) => c * p as usize + d,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Peak in-flight per device: the count for one chunk; for several, the time-coincident peak
+/// weighted by each chunk's blocks, in device-worths, rounded up.
+fn in_flight(
+    anatomy: &Anatomy,
+    sched: &Schedule,
+    stage_of: &[Vec<usize>],
+    ranges: &[(usize, usize)],
+) -> Vec<u32> {
+    if sched.v == 1 {
+        return schedule::inflight::peak_in_flight(sched);
+    }
+    let weights: Vec<Vec<u64>> = stage_of
+        .iter()
+        .map(|cs| {
+            cs.iter()
+                .map(|&s| {
+                    let (a, e) = ranges[s];
+                    let c = crate::plan::stage::BlockCounts::of_range(anatomy, a, e);
+                    u64::from(c.total())
+                })
+                .collect()
+        })
+        .collect();
+    let live = schedule::inflight::peak_weighted(sched, &weights);
+    live.iter()
+        .zip(&weights)
+        .map(|(&l, w)| {
+            let total: u64 = w.iter().sum::<u64>().max(1);
+            u32::try_from(l.div_ceil(total)).unwrap_or(u32::MAX).max(1)
+        })
+        .collect()
 }

@@ -1,12 +1,393 @@
-//! Schedule generator (to be written).
+//! ZB-V: the zero-bubble repo's greedy V-shape schedule (`scheduler/zbv.py`,
+//! `PipelineGraph.try_v_schedule`), two chunks per device, B/W split.
+//!
+//! Warm-up: F of chunk 0 everywhere, then from the last device up as many chunk-0 F's as
+//! memory allows while the device would otherwise wait for chunk 1's F; counts balanced.
+//! Then 2m rounds of: W's while memory is too high, a B per device (chunk 1's when its input
+//! is ready), pending W's filling the idle time before it (bounded by the largest stage
+//! bubble so far), then the same for F. Each (fill_b, fill_f) combination is rerun with the
+//! previous run's per-stage bubbles as allowance while that improves; the smallest largest
+//! stage bubble wins. Memory limit in chunk-activations (F +1, B 0, W -1), default 2p.
+//!
+//! Internally (as in the source) B and W use a flipped chunk index: internal chunk 0 is the
+//! backward of the V's second half (real chunk 1), flowing from device 0 to p - 1.
 
-use super::{Schedule, ScheduleError, ScheduleInput};
+use std::collections::VecDeque;
 
-/// Generates the schedule's per-device op order.
+use super::search_input::{check_basic, cost, mem_limit, op, schedule};
+use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
+
+const MEM: [f64; 3] = [1.0, 0.0, -1.0];
+
+/// Generates `zb-v`.
 pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError> {
-    let _ = input;
-    Err(ScheduleError::Unsupported {
-        schedule: super::ScheduleKind::Gpipe,
-        requirement: "an implementation".into(),
-    })
+    let kind = ScheduleKind::ZbV;
+    check_basic(kind, input)?;
+    if input.p < 2 {
+        return Err(ScheduleError::Unsupported {
+            schedule: kind,
+            requirement: format!("p >= 2 devices for a V-shape (got p={})", input.p),
+        });
+    }
+    let p = input.p as usize;
+    let limit = mem_limit(kind, input, 2.0 * p as f64)?;
+    // cost[cat][stage][internal chunk]: F uses the real chunk, B/W the flipped one.
+    let cost = [&input.f, &input.b, &input.w]
+        .iter()
+        .enumerate()
+        .map(|(cat, grid)| {
+            (0..p)
+                .map(|d| {
+                    let real = |c: usize| if cat == 0 { c } else { 1 - c };
+                    [cost(grid, d, real(0)), cost(grid, d, real(1))]
+                })
+                .collect()
+        })
+        .collect::<Vec<Vec<[f64; 2]>>>();
+    let g = Greedy {
+        p,
+        m: input.m as usize,
+        cost,
+        comm: input.comm,
+        max_mem: limit,
+    };
+    // The source's greedy assumes equal costs on every (device, chunk); with very different
+    // ones its choices can place an op before its input (the source then fails an
+    // assertion). Then it is rerun with each op type's cost averaged, the regime it was
+    // written for; the order stays valid for the real costs.
+    let order = match g.best() {
+        Some(order) => order,
+        None => g.averaged().best().ok_or(ScheduleError::NoFit {
+            schedule: kind,
+            limit,
+        })?,
+    };
+    let devices = order
+        .into_iter()
+        .map(|ops| {
+            ops.into_iter()
+                .map(|(cat, chunk, mb)| {
+                    let (kind, real) = match cat {
+                        0 => (OpKind::F, chunk),
+                        1 => (OpKind::B, 1 - chunk),
+                        _ => (OpKind::W, 1 - chunk),
+                    };
+                    op(kind, mb, real as u32)
+                })
+                .collect::<Vec<Op>>()
+        })
+        .collect();
+    Ok(schedule(kind, input, 2, Placement::VShape, devices))
+}
+
+/// The greedy's fixed inputs.
+struct Greedy {
+    p: usize,
+    m: usize,
+    /// `cost[cat][stage][internal chunk]`, cat 0 F, 1 B, 2 W.
+    cost: Vec<Vec<[f64; 2]>>,
+    comm: f64,
+    max_mem: f64,
+}
+
+/// One finished run.
+struct Run {
+    /// Per device `(cat, internal chunk, micro-batch)` in order.
+    order: Vec<Vec<(usize, usize, usize)>>,
+    bubble: Vec<f64>,
+    max_bubble: f64,
+}
+
+/// A violated assertion of the source: this run produced no valid schedule.
+struct Invalid;
+
+/// Running state of one `try_v_schedule`.
+struct State<'a> {
+    g: &'a Greedy,
+    /// `count[stage][cat * 2 + chunk]`.
+    count: Vec<[usize; 6]>,
+    /// End time per op (`-1` while not placed), indexed by [`Greedy::id`].
+    end: Vec<f64>,
+    cur: Vec<f64>,
+    mem: Vec<f64>,
+    bubble: Vec<f64>,
+    pending_w: Vec<VecDeque<usize>>,
+    order: Vec<Vec<(usize, usize, usize)>>,
+    approved: Vec<f64>,
+    max_approved: f64,
+}
+
+impl Greedy {
+    /// The 4 (fill_b, fill_f) combinations; the order with the smallest largest stage
+    /// bubble (ties: the first, as the source).
+    fn best(&self) -> Option<Vec<Vec<(usize, usize, usize)>>> {
+        let mut best: Option<Run> = None;
+        for fill_b in [true, false] {
+            for fill_f in [true, false] {
+                let Some(run) = self.schedule_with_retries(fill_b, fill_f) else {
+                    continue;
+                };
+                if best.as_ref().is_none_or(|b| run.max_bubble < b.max_bubble) {
+                    best = Some(run);
+                }
+            }
+        }
+        best.map(|b| b.order)
+    }
+
+    /// The same inputs with each op type's cost averaged over devices and chunks.
+    fn averaged(&self) -> Greedy {
+        let n = (2 * self.p) as f64;
+        let cost = self
+            .cost
+            .iter()
+            .map(|per_stage| {
+                let mean = per_stage.iter().flatten().sum::<f64>() / n;
+                vec![[mean; 2]; self.p]
+            })
+            .collect();
+        Greedy { cost, ..*self }
+    }
+
+    fn id(&self, cat: usize, chunk: usize, stage: usize, mb: usize) -> usize {
+        ((cat * 2 + chunk) * self.p + stage) * self.m + mb
+    }
+
+    /// `create_schedule`'s inner step: one run, then reruns with the previous run's
+    /// per-stage bubbles as allowance while the largest bubble shrinks.
+    fn schedule_with_retries(&self, fill_b: bool, fill_f: bool) -> Option<Run> {
+        let mut best = self.try_v(fill_f, fill_b, None).ok()?;
+        for _ in 0..64 {
+            match self.try_v(fill_f, fill_b, Some(&best.bubble)) {
+                Ok(next) if next.max_bubble < best.max_bubble => best = next,
+                _ => break,
+            }
+        }
+        Some(best)
+    }
+
+    fn try_v(&self, fill_f: bool, fill_b: bool, approved: Option<&[f64]>) -> Result<Run, Invalid> {
+        let (p, m) = (self.p, self.m);
+        let approved = approved.map_or_else(|| vec![-1.0; p], <[f64]>::to_vec);
+        let max_approved = approved.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut s = State {
+            g: self,
+            count: vec![[0; 6]; p],
+            end: vec![-1.0; 6 * p * m],
+            cur: vec![0.0; p],
+            mem: vec![0.0; p],
+            bubble: vec![0.0; p],
+            pending_w: vec![VecDeque::new(); p],
+            order: vec![Vec::with_capacity(6 * m); p],
+            approved,
+            max_approved,
+        };
+        // Warm-up.
+        for i in 0..p {
+            s.put(0, 0, i)?;
+        }
+        for i in (0..p).rev() {
+            if i == p - 1 {
+                s.put(0, 1, i)?;
+                continue;
+            }
+            let arrival = s.end[self.id(0, 1, i + 1, 0)] + self.comm;
+            while s.mem[i] + MEM[0] * (2 + 2 * i) as f64 <= self.max_mem
+                && s.cur[i] + self.cost[0][i][0] <= arrival
+                && s.count[i][0] < m
+            {
+                for j in 0..=i {
+                    s.put(0, 0, j)?;
+                }
+            }
+            s.put(0, 1, i)?;
+        }
+        let mut chunk = 0;
+        for i in 1..p {
+            let mut idle_rounds = 0;
+            while s.count[i][0] + s.count[i][1] < s.count[i - 1][0] + s.count[i - 1][1]
+                || (s.count[i][1] <= s.count[i - 1][1] && s.count[i - 1][1] < m)
+            {
+                let mut put_any = false;
+                for j in (i..p).rev() {
+                    if s.count[j][chunk] < m {
+                        s.put(0, chunk, j)?;
+                        put_any = true;
+                    }
+                }
+                chunk = 1 - chunk;
+                idle_rounds = if put_any { 0 } else { idle_rounds + 1 };
+                if idle_rounds >= 2 {
+                    return Err(Invalid);
+                }
+            }
+        }
+        // Steady state and cool-down: 2m rounds of one B and (maybe) one F per device.
+        for _ in 0..2 * m {
+            for i in 0..p {
+                while s.mem[i] + MEM[1] > self.max_mem {
+                    s.put_w(i)?;
+                }
+            }
+            let (mut b0, mut b1) = (Vec::new(), Vec::new());
+            for i in 0..p {
+                if s.count[i][3] >= s.count[i][2] {
+                    b0.push(i);
+                } else if i == p - 1
+                    || s.end[self.id(1, 1, i + 1, s.count[i][3])] >= 0.0
+                    || s.count[i][2] >= m
+                {
+                    b1.push(i);
+                } else {
+                    b0.push(i);
+                }
+            }
+            let ranks = b1
+                .iter()
+                .rev()
+                .map(|&i| (i, 1))
+                .chain(b0.iter().map(|&i| (i, 0)));
+            for (i, c) in ranks.collect::<Vec<_>>() {
+                let fa = if c == 1 && i + 1 < p {
+                    Some(self.id(1, 1, i + 1, s.count[i][3]))
+                } else if c == 0 && i > 0 {
+                    Some(self.id(1, 0, i - 1, s.count[i][2]))
+                } else {
+                    None
+                };
+                s.fill_w(i, fa, c == 1 || fill_b)?;
+                s.put(1, c, i)?;
+            }
+            for i in 0..p {
+                if s.count[i][1] >= m {
+                    continue;
+                }
+                let item = if s.count[i][1] >= s.count[i][0] {
+                    Some(0)
+                } else if i == p - 1 || s.end[self.id(0, 1, i + 1, s.count[i][1])] >= 0.0 {
+                    Some(1)
+                } else if s.count[i][0] < m
+                    && (i == 0 || s.end[self.id(0, 0, i - 1, s.count[i][0])] >= 0.0)
+                {
+                    Some(0)
+                } else {
+                    None
+                };
+                let Some(item) = item else { continue };
+                while s.mem[i] + MEM[0] > self.max_mem {
+                    s.put_w(i)?;
+                }
+                let fa = if item == 0 && i > 0 {
+                    Some(self.id(0, 0, i - 1, s.count[i][0]))
+                } else if item == 1 && i + 1 < p {
+                    Some(self.id(0, 1, i + 1, s.count[i][1]))
+                } else {
+                    None
+                };
+                s.fill_w(i, fa, fill_f)?;
+                s.put(0, item, i)?;
+            }
+        }
+        for i in 0..p {
+            while !s.pending_w[i].is_empty() {
+                s.put_w(i)?;
+            }
+        }
+        let max_bubble = s.max_stage_bubble(None);
+        Ok(Run {
+            order: s.order,
+            bubble: s.bubble,
+            max_bubble,
+        })
+    }
+}
+
+impl State<'_> {
+    fn max_stage_bubble(&self, stage: Option<usize>) -> f64 {
+        let mut b = self.bubble.iter().copied().fold(0.0, f64::max);
+        if let Some(st) = stage {
+            b = b.max(self.max_approved - self.approved[st]);
+        }
+        b
+    }
+
+    fn put_w(&mut self, stage: usize) -> Result<(), Invalid> {
+        let chunk = self.pending_w[stage].pop_front().ok_or(Invalid)?;
+        self.put(2, chunk, stage)
+    }
+
+    /// Before the op whose input comes from op `fa` (if any): put pending W's that end before
+    /// that input arrives, then one more if the wait exceeds the stage's bubble allowance
+    /// (and `extra`). Without `fa`, the source reads the last entry of its end-time table.
+    fn fill_w(&mut self, i: usize, fa: Option<usize>, extra: bool) -> Result<(), Invalid> {
+        let g = self.g;
+        let w_cost = |s: &Self| s.pending_w[i].front().map_or(0.0, |&c| g.cost[2][i][c]);
+        if let Some(fa) = fa {
+            while !self.pending_w[i].is_empty()
+                && self.end[fa] + g.comm >= self.cur[i] + w_cost(self)
+            {
+                self.put_w(i)?;
+            }
+        }
+        // Python's `end_time[-1]` when there is no dependency: the table's last entry.
+        let fa_end = self.end[fa.unwrap_or(self.end.len() - 1)];
+        if !self.pending_w[i].is_empty()
+            && fa_end + g.comm - self.cur[i] > self.max_stage_bubble(Some(i)) - self.bubble[i]
+            && extra
+        {
+            self.put_w(i)?;
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, cat: usize, chunk: usize, stage: usize) -> Result<(), Invalid> {
+        let g = self.g;
+        let c = self.g.cost[cat][stage][chunk];
+        let no_bubble = self.cur[stage] + c;
+        let mut tmp = no_bubble;
+        let cnt = self.count[stage][cat * 2 + chunk];
+        if cnt >= g.m || self.mem[stage] + MEM[cat] > g.max_mem {
+            return Err(Invalid);
+        }
+        // Same-device prerequisites (f after F, B after f, b after B, W after its B).
+        if cat > 0 || chunk > 0 {
+            let (pc, pch) = if cat < 2 {
+                let last = cat * 2 + chunk - 1;
+                (last / 2, last % 2)
+            } else {
+                (1, chunk)
+            };
+            if self.end[g.id(pc, pch, stage, cnt)] < 0.0 {
+                return Err(Invalid);
+            }
+        }
+        if cat < 2 {
+            let up = if chunk == 1 && stage + 1 < g.p {
+                Some(stage + 1)
+            } else if chunk == 0 && stage > 0 {
+                Some(stage - 1)
+            } else {
+                None
+            };
+            if let Some(up) = up {
+                let e = self.end[g.id(cat, chunk, up, cnt)];
+                if e < 0.0 {
+                    return Err(Invalid);
+                }
+                tmp = tmp.max(e + g.comm + c);
+            }
+        }
+        if self.count[stage][0] > 0 {
+            self.bubble[stage] += tmp - no_bubble;
+        }
+        self.end[g.id(cat, chunk, stage, cnt)] = tmp;
+        self.cur[stage] = tmp;
+        self.mem[stage] += MEM[cat];
+        self.order[stage].push((cat, chunk, cnt));
+        if cat == 1 {
+            self.pending_w[stage].push_back(chunk);
+        }
+        self.count[stage][cat * 2 + chunk] += 1;
+        Ok(())
+    }
 }

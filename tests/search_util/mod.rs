@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use pipescope::schedule::{OpKind, Schedule, ScheduleInput};
+use pipescope::sim::{SimCosts, simulate};
 
 /// Start and end of every op, indexed like `schedule.devices`, and the makespan.
 pub struct Timed {
@@ -67,11 +68,30 @@ pub fn time(s: &Schedule, input: &ScheduleInput) -> Timed {
         assert!(progress, "deadlock at positions {pos:?}");
     }
     let makespan = end.iter().flatten().copied().fold(0.0, f64::max);
+    let sim = simulate(s, &sim_costs(s, input)).expect("the simulator accepts the schedule");
+    assert!(
+        (sim.makespan - makespan).abs() <= 1e-9 * makespan.max(1.0),
+        "simulator makespan {} != list-scheduling makespan {makespan}",
+        sim.makespan
+    );
     Timed {
         start,
         end,
         makespan,
     }
+}
+
+/// The simulator's costs for `input`'s per-(device, chunk) durations (abstract units).
+pub fn sim_costs(s: &Schedule, input: &ScheduleInput) -> SimCosts {
+    let mut costs = SimCosts::abstract_run(s, 1.0, 1.0, 1.0, input.comm, 0.0);
+    for (d, row) in costs.chunks.iter_mut().enumerate() {
+        for (c, cc) in row.iter_mut().enumerate() {
+            cc.f_s = cost(&input.f, d, c);
+            cc.b_s = cost(&input.b, d, c);
+            cc.w_s = cost(&input.w, d, c);
+        }
+    }
+    costs
 }
 
 /// Every (device, chunk, micro-batch) has exactly one F and one B and one W (split) or one

@@ -1,0 +1,338 @@
+//! The exact per-stage knapsack: a multiple-choice ("group") knapsack where every group is one
+//! unit kind of a stage and every option one way of splitting its copies between keep,
+//! recompute, compress and offload, with the memory it costs and the time it adds.
+//!
+//! How the recomputation transient is handled exactly: the memory model charges, on top of the
+//! kept copies times the in-flight count, one block's worth of every unit kind that the stage
+//! drops at least one copy of. That charge depends only on the kind's own choice, so it is
+//! folded into each option's memory (`in_flight x kept bytes + [some copy dropped] x size`):
+//! the constraint becomes separable and a group knapsack solves it exactly, with no
+//! enumeration of dropped-kind sets.
+//!
+//! Method: every option's bytes are divided by the greatest common divisor of the groups that
+//! share a large one ("regular" groups), which makes the capacity a few hundred units, and a
+//! dense table over that capacity is filled group by group. Groups whose sizes would shrink
+//! the divisor too far (the fp32 log-sum-exp of `core_attn`, compressed sizes) are "odd":
+//! their options are combined exactly as a sparse Pareto front of (bytes, time) pairs and each
+//! front point looks up the dense table at the capacity it leaves. Nothing is rounded: the
+//! dense table is indexed by `floor(remaining / gcd)`, which is exact because every regular
+//! combination is a multiple of the gcd.
+
+/// One way to treat all copies of one unit kind in a stage.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Choice {
+    /// Bytes this choice costs at the stage's peak (kept copies x in-flight + transient).
+    pub bytes: u64,
+    /// Time it adds per micro-batch (recomputation and codec time).
+    pub cost_s: f64,
+    /// Caller's tag (e.g. counts kept / compressed / offloaded), returned with the solution.
+    pub tag: [u32; 3],
+}
+
+/// The options of one group; exactly one is chosen.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Group {
+    /// Candidate choices (any order; dominated ones are pruned by the solver).
+    pub choices: Vec<Choice>,
+}
+
+/// An optimal selection: least total cost within the capacity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    /// Total added time.
+    pub cost_s: f64,
+    /// Total bytes of the chosen options.
+    pub bytes: u64,
+    /// Index into each group's `choices` (the caller's order).
+    pub picks: Vec<usize>,
+}
+
+/// Largest dense table, in gcd units, before groups are moved to the sparse side.
+const DENSE_LIMIT: u64 = 1 << 13;
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// A group's choices sorted by bytes with strictly falling cost (the rest can never win),
+/// as indices into the original list.
+fn pareto(group: &Group) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..group.choices.len()).collect();
+    idx.sort_by(|&a, &b| {
+        let (x, y) = (&group.choices[a], &group.choices[b]);
+        x.bytes
+            .cmp(&y.bytes)
+            .then(x.cost_s.total_cmp(&y.cost_s))
+            .then(a.cmp(&b))
+    });
+    let mut out: Vec<usize> = Vec::with_capacity(idx.len());
+    let mut best = f64::INFINITY;
+    for i in idx {
+        if group.choices[i].cost_s < best {
+            best = group.choices[i].cost_s;
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// One point of the sparse front: bytes, cost and the way back to its picks.
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    bytes: u64,
+    cost: f64,
+    parent: usize,
+    pick: usize,
+}
+
+/// Solves the group knapsack exactly: one choice per group, total bytes at most `capacity`,
+/// least total cost. `None` when no combination fits.
+pub fn solve(groups: &[Group], capacity: u64) -> Option<Selection> {
+    let fronts: Vec<Vec<usize>> = groups.iter().map(pareto).collect();
+    if fronts.iter().any(|f| f.is_empty()) {
+        return None;
+    }
+    let min_bytes: u64 = groups
+        .iter()
+        .zip(&fronts)
+        .map(|(g, f)| g.choices[f[0]].bytes)
+        .sum();
+    if min_bytes > capacity {
+        return None;
+    }
+    let (regular, odd) = split_groups(groups, &fronts, capacity);
+    let unit = regular
+        .iter()
+        .flat_map(|&g| fronts[g].iter().map(move |&c| groups[g].choices[c].bytes))
+        .fold(0, gcd)
+        .max(1);
+    let max_regular: u64 = regular
+        .iter()
+        .map(|&g| groups[g].choices[*fronts[g].last().unwrap_or(&0)].bytes)
+        .sum();
+    let cap_units = (capacity.min(max_regular) / unit) as usize;
+
+    // Dense table over the regular groups, with the pick of every group at every capacity.
+    let mut table = vec![0.0f64; cap_units + 1];
+    let mut picks: Vec<Vec<u32>> = Vec::with_capacity(regular.len());
+    for &g in &regular {
+        let mut next = vec![f64::INFINITY; cap_units + 1];
+        let mut pick = vec![u32::MAX; cap_units + 1];
+        for &c in &fronts[g] {
+            let ch = &groups[g].choices[c];
+            let w = (ch.bytes / unit) as usize;
+            if w > cap_units {
+                break;
+            }
+            for cap in w..=cap_units {
+                let v = table[cap - w] + ch.cost_s;
+                if v < next[cap] {
+                    next[cap] = v;
+                    pick[cap] = c as u32;
+                }
+            }
+        }
+        table = next;
+        picks.push(pick);
+    }
+
+    // Sparse Pareto front over the odd groups.
+    let mut levels: Vec<Vec<Point>> = vec![vec![Point {
+        bytes: 0,
+        cost: 0.0,
+        parent: 0,
+        pick: 0,
+    }]];
+    for &g in &odd {
+        let prev = levels.last().map(Vec::as_slice).unwrap_or(&[]);
+        let mut cand: Vec<Point> = Vec::with_capacity(prev.len() * fronts[g].len());
+        for (pi, p) in prev.iter().enumerate() {
+            for &c in &fronts[g] {
+                let ch = &groups[g].choices[c];
+                let bytes = p.bytes + ch.bytes;
+                if bytes <= capacity {
+                    cand.push(Point {
+                        bytes,
+                        cost: p.cost + ch.cost_s,
+                        parent: pi,
+                        pick: c,
+                    });
+                }
+            }
+        }
+        cand.sort_by(|a, b| a.bytes.cmp(&b.bytes).then(a.cost.total_cmp(&b.cost)));
+        let mut front: Vec<Point> = Vec::with_capacity(cand.len());
+        for pt in cand {
+            if front.last().is_none_or(|l| pt.cost < l.cost) {
+                front.push(pt);
+            }
+        }
+        levels.push(front);
+    }
+
+    // Combine: every odd front point with the best regular fill of what it leaves.
+    let last = levels.last().map(Vec::as_slice).unwrap_or(&[]);
+    let mut best: Option<(f64, usize, usize)> = None;
+    for (i, pt) in last.iter().enumerate() {
+        let left = ((capacity - pt.bytes) / unit).min(cap_units as u64) as usize;
+        let v = pt.cost + table[left];
+        if v.is_finite() && best.is_none_or(|(b, _, _)| v < b) {
+            best = Some((v, i, left));
+        }
+    }
+    let (cost_s, point, mut cap) = best?;
+    let mut out = vec![0usize; groups.len()];
+    let mut bytes = 0u64;
+    let mut idx = point;
+    for (lvl, &g) in odd.iter().enumerate().rev() {
+        let pt = levels[lvl + 1][idx];
+        out[g] = pt.pick;
+        bytes += groups[g].choices[pt.pick].bytes;
+        idx = pt.parent;
+    }
+    for (k, &g) in regular.iter().enumerate().rev() {
+        let c = picks[k][cap] as usize;
+        out[g] = c;
+        let ch = &groups[g].choices[c];
+        bytes += ch.bytes;
+        cap -= (ch.bytes / unit) as usize;
+    }
+    Some(Selection {
+        cost_s,
+        bytes,
+        picks: out,
+    })
+}
+
+/// Chooses which groups go to the dense table: while the capacity in gcd units is too large,
+/// the group whose removal raises the gcd of the rest the most becomes odd.
+fn split_groups(
+    groups: &[Group],
+    fronts: &[Vec<usize>],
+    capacity: u64,
+) -> (Vec<usize>, Vec<usize>) {
+    let group_gcd: Vec<u64> = fronts
+        .iter()
+        .zip(groups)
+        .map(|(f, g)| f.iter().map(|&c| g.choices[c].bytes).fold(0, gcd))
+        .collect();
+    let group_max: Vec<u64> = fronts
+        .iter()
+        .zip(groups)
+        .map(|(f, g)| f.last().map_or(0, |&c| g.choices[c].bytes))
+        .collect();
+    let mut regular: Vec<usize> = (0..groups.len()).collect();
+    let mut odd: Vec<usize> = Vec::new();
+    loop {
+        let unit = regular.iter().map(|&g| group_gcd[g]).fold(0, gcd).max(1);
+        let span: u64 = regular.iter().map(|&g| group_max[g]).sum();
+        if capacity.min(span) / unit <= DENSE_LIMIT || regular.is_empty() {
+            break;
+        }
+        // Remove the group whose absence gives the largest gcd (ties: fewest choices).
+        let mut best: Option<(u64, usize, usize)> = None;
+        for (pos, &g) in regular.iter().enumerate() {
+            let rest = regular
+                .iter()
+                .filter(|&&h| h != g)
+                .map(|&h| group_gcd[h])
+                .fold(0, gcd);
+            let key = (rest, usize::MAX - fronts[g].len());
+            if best.is_none_or(|(r, n, _)| key > (r, n)) {
+                best = Some((key.0, key.1, pos));
+            }
+        }
+        match best {
+            Some((_, _, pos)) => odd.push(regular.remove(pos)),
+            None => break,
+        }
+    }
+    (regular, odd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn brute(groups: &[Group], capacity: u64) -> Option<f64> {
+        let mut best: Option<f64> = None;
+        let mut idx = vec![0usize; groups.len()];
+        loop {
+            let bytes: u64 = idx
+                .iter()
+                .zip(groups)
+                .map(|(&i, g)| g.choices[i].bytes)
+                .sum();
+            let cost: f64 = idx
+                .iter()
+                .zip(groups)
+                .map(|(&i, g)| g.choices[i].cost_s)
+                .sum();
+            if bytes <= capacity && best.is_none_or(|b| cost < b) {
+                best = Some(cost);
+            }
+            let mut k = 0;
+            loop {
+                if k == groups.len() {
+                    return best;
+                }
+                idx[k] += 1;
+                if idx[k] < groups[k].choices.len() {
+                    break;
+                }
+                idx[k] = 0;
+                k += 1;
+            }
+        }
+    }
+
+    fn group_strategy(scale: u64) -> impl Strategy<Value = Group> {
+        prop::collection::vec((0u64..40, 0.0f64..10.0), 1..5).prop_map(move |v| Group {
+            choices: v
+                .into_iter()
+                .map(|(b, c)| Choice {
+                    bytes: b * scale,
+                    cost_s: c,
+                    tag: [0; 3],
+                })
+                .collect(),
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn matches_brute_force(groups in prop::collection::vec(group_strategy(1), 1..5), cap in 0u64..120) {
+            let got = solve(&groups, cap);
+            let want = brute(&groups, cap);
+            prop_assert_eq!(got.is_some(), want.is_some());
+            if let (Some(g), Some(w)) = (got, want) {
+                prop_assert!((g.cost_s - w).abs() < 1e-9, "{} vs {}", g.cost_s, w);
+                prop_assert!(g.bytes <= cap);
+                let c: f64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].cost_s).sum();
+                prop_assert!((c - g.cost_s).abs() < 1e-9);
+            }
+        }
+
+        #[test]
+        fn matches_brute_force_with_odd_sizes(
+            regular in prop::collection::vec(group_strategy(1 << 20), 1..4),
+            odd in prop::collection::vec(group_strategy((1 << 20) + 7), 1..3),
+            cap in 0u64..(160u64 << 20),
+        ) {
+            // Large byte sizes with a coprime group force the sparse side.
+            let groups: Vec<Group> = regular.into_iter().chain(odd).collect();
+            let got = solve(&groups, cap);
+            let want = brute(&groups, cap);
+            prop_assert_eq!(got.is_some(), want.is_some());
+            if let (Some(g), Some(w)) = (got, want) {
+                prop_assert!((g.cost_s - w).abs() < 1e-9, "{} vs {}", g.cost_s, w);
+                prop_assert!(g.bytes <= cap);
+            }
+        }
+    }
+}

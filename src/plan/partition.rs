@@ -1,0 +1,480 @@
+//! The outer dynamic program: which contiguous range of blocks each stage holds.
+//!
+//! The per-range stage time comes from an oracle (the nested knapsack, memoised by the
+//! range's isomorphism class in the caller). Two objectives:
+//!
+//! * [`best_estimate`]: `(m - 1) max_s T_s + sum_s T_s`, solved exactly. The bottleneck is
+//!   enumerated: its least feasible value is found by bisection on a greedy feasibility test
+//!   (exact because a stage's time is monotone under range inclusion), then for each larger
+//!   breakpoint `B` a DP finds the least sum with every `T_s <= B`. Breakpoints are visited in
+//!   increasing order (the next one is the least stage time just above `B` among the ranges the
+//!   DP reached) until `(m - 1) B + (lower bound of the sum)` cannot beat the best found.
+//! * [`best_adapipe`]: AdaPipe's warm-up/steady/cool-down recurrence (reference/adapipe.md 1.6)
+//!   as the artifact runs it, greedy on its `main` value; kept to reproduce the artifact.
+
+/// A stage's forward and backward time for one range (backward includes recomputation; each
+/// includes its transfer).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RangeTime {
+    /// Forward time per micro-batch.
+    pub forward_s: f64,
+    /// Backward time per micro-batch.
+    pub backward_s: f64,
+}
+
+impl RangeTime {
+    /// `F + B`.
+    pub fn total(&self) -> f64 {
+        self.forward_s + self.backward_s
+    }
+}
+
+/// One partition: stage `s` holds blocks `ranges[s].0 ..= ranges[s].1`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Partition {
+    /// `(first, last)` block per stage.
+    pub ranges: Vec<(usize, usize)>,
+    /// The objective's value (the estimated iteration time).
+    pub objective_s: f64,
+}
+
+/// The stage-time oracle: `(stage, first, last) -> time`, `None` when the range does not fit.
+/// It must be monotone under range inclusion for the same stage.
+pub trait RangeOracle {
+    /// Time of `stage` holding `first..=last`.
+    fn time(&mut self, stage: usize, first: usize, last: usize) -> Option<RangeTime>;
+}
+
+impl<F: FnMut(usize, usize, usize) -> Option<RangeTime>> RangeOracle for F {
+    fn time(&mut self, stage: usize, first: usize, last: usize) -> Option<RangeTime> {
+        self(stage, first, last)
+    }
+}
+
+fn total<O: RangeOracle>(o: &mut O, s: usize, first: usize, len: usize) -> f64 {
+    o.time(s, first, first + len - 1)
+        .map_or(f64::INFINITY, |t| t.total())
+}
+
+/// Greedy feasibility for bottleneck `b`: every stage takes the longest range with time
+/// `<= b`. Returns the lengths and their largest time.
+fn greedy<O: RangeOracle>(o: &mut O, p: usize, n: usize, b: f64) -> Option<(Vec<usize>, f64)> {
+    let mut pos = 0;
+    let mut lens = Vec::with_capacity(p);
+    let mut worst = 0.0f64;
+    for s in 0..p {
+        let rest = p - 1 - s;
+        if rest == 0 {
+            let t = total(o, s, pos, n - pos);
+            if !t.is_finite() || t > b {
+                return None;
+            }
+            lens.push(n - pos);
+            worst = worst.max(t);
+            break;
+        }
+        let max_len = n - pos - rest;
+        let first = total(o, s, pos, 1);
+        if !first.is_finite() || first > b {
+            return None;
+        }
+        let (mut lo, mut hi) = (1, max_len); // lo fits; find the largest that fits
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            let t = total(o, s, pos, mid);
+            if t.is_finite() && t <= b {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        worst = worst.max(total(o, s, pos, lo));
+        lens.push(lo);
+        pos += lo;
+    }
+    Some((lens, worst))
+}
+
+fn to_ranges(lens: &[usize]) -> Vec<(usize, usize)> {
+    let mut pos = 0;
+    lens.iter()
+        .map(|&l| {
+            let r = (pos, pos + l - 1);
+            pos += l;
+            r
+        })
+        .collect()
+}
+
+/// Least sum of stage times with every stage time `<= b`, its lengths and largest time, and
+/// the next breakpoint (the least stage time above `b` met at a reachable state).
+struct SumDp<'a, O> {
+    o: &'a mut O,
+    p: usize,
+    n: usize,
+    b: f64,
+    memo: Vec<Option<Option<(f64, f64, usize)>>>,
+    next: f64,
+}
+
+impl<O: RangeOracle> SumDp<'_, O> {
+    fn go(&mut self, s: usize, a: usize) -> Option<(f64, f64, usize)> {
+        let key = s * (self.n + 1) + a;
+        if let Some(v) = self.memo[key] {
+            return v;
+        }
+        let rest = self.p - 1 - s;
+        let mut best: Option<(f64, f64, usize)> = None;
+        if rest == 0 {
+            let t = total(self.o, s, a, self.n - a);
+            if t.is_finite() && t <= self.b {
+                best = Some((t, t, self.n - a));
+            } else if t.is_finite() {
+                self.next = self.next.min(t);
+            }
+        } else {
+            for len in 1..=(self.n - a - rest) {
+                let t = total(self.o, s, a, len);
+                if !t.is_finite() || t > self.b {
+                    if t.is_finite() {
+                        self.next = self.next.min(t);
+                    }
+                    break;
+                }
+                if let Some((sum, mx, _)) = self.go(s + 1, a + len) {
+                    let cand = (t + sum, mx.max(t), len);
+                    if best.is_none_or(|b| cand.0 < b.0 || (cand.0 == b.0 && cand.1 < b.1)) {
+                        best = Some(cand);
+                    }
+                }
+            }
+        }
+        self.memo[key] = Some(best);
+        best
+    }
+}
+
+/// The best partitions (up to `keep`, best first) of `n` blocks over `p` stages for the
+/// estimate `(m - 1) max T + sum T`. `sum_lower_bound` is any lower bound of `sum T` over all
+/// partitions (0 is valid; a tight one ends the search sooner). Empty when nothing fits.
+pub fn best_estimate<O: RangeOracle>(
+    o: &mut O,
+    p: usize,
+    n: usize,
+    m: u32,
+    sum_lower_bound: f64,
+    keep: usize,
+) -> Vec<Partition> {
+    if p == 0 || n < p {
+        return Vec::new();
+    }
+    let mf = f64::from(m.max(1) - 1);
+    let Some((_, mut hi)) = greedy(o, p, n, f64::INFINITY) else {
+        return Vec::new();
+    };
+    let mut lo = 0.0f64;
+    for _ in 0..200 {
+        if hi - lo <= 1e-12 * hi.abs() {
+            break;
+        }
+        let mid = 0.5 * (lo + hi);
+        match greedy(o, p, n, mid) {
+            Some((_, worst)) => hi = worst,
+            None => lo = mid,
+        }
+    }
+    let mut found: Vec<Partition> = Vec::new();
+    let mut b = hi;
+    for _ in 0..512 {
+        let mut dp = SumDp {
+            o: &mut *o,
+            p,
+            n,
+            b,
+            memo: vec![None; p * (n + 1)],
+            next: f64::INFINITY,
+        };
+        let root = dp.go(0, 0);
+        let next = dp.next;
+        if let Some((sum, mx, _)) = root {
+            let mut lens = Vec::with_capacity(p);
+            let (mut s, mut a) = (0, 0);
+            while s < p {
+                let Some(Some((_, _, len))) = dp.memo[s * (n + 1) + a] else {
+                    break;
+                };
+                lens.push(len);
+                a += len;
+                s += 1;
+            }
+            let ranges = to_ranges(&lens);
+            if !found.iter().any(|f| f.ranges == ranges) {
+                found.push(Partition {
+                    ranges,
+                    objective_s: mf * mx + sum,
+                });
+                found.sort_by(|x, y| x.objective_s.total_cmp(&y.objective_s));
+                found.truncate(keep.max(1));
+            }
+        }
+        let bar = if found.len() >= keep.max(1) {
+            found.last().map_or(f64::INFINITY, |f| f.objective_s)
+        } else {
+            found.first().map_or(f64::INFINITY, |f| f.objective_s)
+        };
+        if !next.is_finite() || mf * next + sum_lower_bound >= bar {
+            break;
+        }
+        b = next;
+    }
+    found
+}
+
+/// One state of AdaPipe's recurrence.
+#[derive(Debug, Clone, Copy)]
+struct Item {
+    main: f64,
+    iter: f64,
+    steady: f64,
+    warm: f64,
+    cool: f64,
+}
+
+/// The partition minimising AdaPipe's recurrence (reference/adapipe.md 1.6) for `m`
+/// micro-batches, as the artifact computes it (greedy on `main`, including its over-estimate
+/// when `m < p - stage`). `None` when nothing fits.
+pub fn best_adapipe<O: RangeOracle>(o: &mut O, p: usize, n: usize, m: u32) -> Option<Partition> {
+    if p == 0 || n < p {
+        return None;
+    }
+    let nf = f64::from(m);
+    let mut best: Vec<Vec<Option<(Item, usize)>>> = vec![vec![None; n + 1]; p];
+    for l in (0..n).rev() {
+        let Some(t) = o.time(p - 1, l, n - 1) else {
+            break;
+        };
+        let it = t.total();
+        let mut item = Item {
+            main: nf * it,
+            iter: it,
+            steady: (nf - 2.0) * it,
+            warm: it,
+            cool: it,
+        };
+        if m == 1 {
+            item.steady = it;
+            item.warm = 0.0;
+            item.cool = 0.0;
+        }
+        best[p - 1][l] = Some((item, n - 1));
+    }
+    for st in (0..p - 1).rev() {
+        let top = n - (p - st);
+        let starts: Vec<usize> = if st == 0 {
+            vec![0]
+        } else {
+            (0..=top).rev().collect()
+        };
+        for ls in starts {
+            for lm in ls..=top {
+                let Some((nxt, _)) = best[st + 1][lm + 1] else {
+                    continue;
+                };
+                let Some(t) = o.time(st, ls, lm) else {
+                    break;
+                };
+                let (f, b) = (t.forward_s, t.backward_s);
+                let cur = f + b;
+                let mx = cur.max(nxt.iter);
+                let kk = i64::from(m) - (p - st) as i64;
+                let steady = if kk >= 0 { mx * kk as f64 } else { nxt.steady };
+                let warmups = if kk >= 0 {
+                    (p - st - 1) as f64
+                } else {
+                    nf - 1.0
+                };
+                let warm = f + (f * warmups).max(nxt.warm);
+                let cool = b + (b * warmups).max(nxt.cool);
+                let main = steady + warm + cool;
+                if best[st][ls].is_none_or(|(b0, _)| main < b0.main) {
+                    let mut item = Item {
+                        main,
+                        iter: mx,
+                        steady,
+                        warm,
+                        cool,
+                    };
+                    if kk >= 1 {
+                        item.steady = steady - mx;
+                        if cur >= mx {
+                            item.warm = warm + b;
+                            item.cool = cool + f;
+                        } else {
+                            item.warm = warm + mx - b;
+                            item.cool = cool + mx - f;
+                        }
+                    } else {
+                        item.steady = steady + f + b;
+                    }
+                    best[st][ls] = Some((item, lm));
+                }
+            }
+        }
+    }
+    let (root, _) = best[0][0]?;
+    let mut ranges = Vec::with_capacity(p);
+    let mut a = 0;
+    for row in best.iter().take(p) {
+        let (_, end) = row[a]?;
+        ranges.push((a, end));
+        a = end + 1;
+    }
+    Some(Partition {
+        ranges,
+        objective_s: root.main,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A monotone oracle: per-block weights scaled per stage, a convex length penalty and a
+    /// per-stage length cap (beyond it the range "does not fit").
+    #[derive(Clone, Debug)]
+    struct Toy {
+        w: Vec<f64>,
+        scale: Vec<f64>,
+        pen: Vec<f64>,
+        cap: Vec<usize>,
+    }
+
+    impl Toy {
+        fn t(&self, s: usize, a: usize, e: usize) -> Option<RangeTime> {
+            let len = e + 1 - a;
+            if len > self.cap[s] {
+                return None;
+            }
+            let sum: f64 = self.w[a..=e].iter().sum();
+            let excess = len.saturating_sub(2) as f64;
+            Some(RangeTime {
+                forward_s: sum * self.scale[s] / 3.0,
+                backward_s: sum * self.scale[s] * 2.0 / 3.0 + self.pen[s] * excess * excess,
+            })
+        }
+    }
+
+    fn all_partitions(p: usize, n: usize) -> Vec<Vec<usize>> {
+        if p == 1 {
+            return vec![vec![n]];
+        }
+        let mut out = Vec::new();
+        for first in 1..=(n - (p - 1)) {
+            for mut rest in all_partitions(p - 1, n - first) {
+                rest.insert(0, first);
+                out.push(rest);
+            }
+        }
+        out
+    }
+
+    fn toy() -> impl Strategy<Value = (Toy, usize, u32)> {
+        (1usize..5, 1usize..11, 1u32..12).prop_flat_map(|(p, extra, m)| {
+            let n = p + extra;
+            (
+                prop::collection::vec(0.5f64..3.0, n),
+                prop::collection::vec(0.8f64..1.2, p),
+                prop::collection::vec(0.0f64..0.5, p),
+                prop::collection::vec(1usize..=n, p),
+            )
+                .prop_map(move |(w, scale, pen, cap)| (Toy { w, scale, pen, cap }, p, m))
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn estimate_matches_enumeration((toy, p, m) in toy()) {
+            let n = toy.w.len();
+            let mf = f64::from(m - 1);
+            let mut want: Option<f64> = None;
+            for lens in all_partitions(p, n) {
+                let ranges = to_ranges(&lens);
+                let ts: Option<Vec<f64>> = ranges.iter().enumerate()
+                    .map(|(s, &(a, e))| toy.t(s, a, e).map(|t| t.total())).collect();
+                if let Some(ts) = ts {
+                    let j = mf * ts.iter().cloned().fold(0.0, f64::max) + ts.iter().sum::<f64>();
+                    if want.is_none_or(|w| j < w) { want = Some(j); }
+                }
+            }
+            let t2 = toy.clone();
+            let mut oracle = move |s: usize, a: usize, e: usize| t2.t(s, a, e);
+            let got = best_estimate(&mut oracle, p, n, m, 0.0, 3);
+            prop_assert_eq!(!got.is_empty(), want.is_some());
+            if let (Some(g), Some(w)) = (got.first(), want) {
+                prop_assert!((g.objective_s - w).abs() <= 1e-9 * w.max(1.0), "{} vs {}", g.objective_s, w);
+                // The reported objective is the partition's own.
+                let ts: Vec<f64> = g.ranges.iter().enumerate()
+                    .map(|(s, &(a, e))| toy.t(s, a, e).map_or(f64::INFINITY, |t| t.total())).collect();
+                let j = mf * ts.iter().cloned().fold(0.0, f64::max) + ts.iter().sum::<f64>();
+                prop_assert!((j - g.objective_s).abs() <= 1e-9 * j.max(1.0));
+            }
+        }
+
+        #[test]
+        fn adapipe_is_a_valid_partition((toy, p, m) in toy()) {
+            let n = toy.w.len();
+            let t2 = toy.clone();
+            let mut oracle = move |s: usize, a: usize, e: usize| t2.t(s, a, e);
+            if let Some(part) = best_adapipe(&mut oracle, p, n, m) {
+                prop_assert_eq!(part.ranges.len(), p);
+                prop_assert_eq!(part.ranges[0].0, 0);
+                prop_assert_eq!(part.ranges[p - 1].1, n - 1);
+                for w in part.ranges.windows(2) {
+                    prop_assert_eq!(w[0].1 + 1, w[1].0);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn adapipe_recurrence_uniform_matches_closed_form() {
+        // Uniform stages F = 1, B = 2 with n >= p - 1: (n + p - 1)(F + B) (adapipe.md 1.7).
+        for (p, m, want) in [(4usize, 8u32, 33.0), (8, 32, 117.0)] {
+            let mut oracle = |_s: usize, a: usize, e: usize| {
+                (e == a).then_some(RangeTime {
+                    forward_s: 1.0,
+                    backward_s: 2.0,
+                })
+            };
+            let part = best_adapipe(&mut oracle, p, p, m).unwrap();
+            assert!(
+                (part.objective_s - want).abs() < 1e-9,
+                "{}",
+                part.objective_s
+            );
+        }
+    }
+
+    #[test]
+    fn adapipe_recurrence_example_vector() {
+        // adapipe.md 1.7: F=[1,1.2,.9,1.1], B=[2,2.5,1.8,2.6]; n=8 gives 40.0, n=4 gives 25.2.
+        let f = [1.0, 1.2, 0.9, 1.1];
+        let b = [2.0, 2.5, 1.8, 2.6];
+        for (m, want) in [(8u32, 40.0), (4, 25.2)] {
+            let mut oracle = |s: usize, a: usize, e: usize| {
+                (e == a).then_some(RangeTime {
+                    forward_s: f[s],
+                    backward_s: b[s],
+                })
+            };
+            let part = best_adapipe(&mut oracle, 4, 4, m).unwrap();
+            assert!(
+                (part.objective_s - want).abs() < 1e-9,
+                "{}",
+                part.objective_s
+            );
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! From a layout, in-flight counts and a strategy to candidate plans: the partition DP with
+//! the nested knapsack for `adapipe` and `unified` on single-chunk schedules, the even
+//! partition otherwise, and `uniform`'s search over keep sets.
+
+use crate::anatomy::{Anatomy, BlockKind};
+use crate::scenario::Objective;
+
+use super::Strategy;
+use super::decide::{self, DevicePlan};
+use super::layout::even_partition;
+use super::partition::{self, RangeTime};
+use super::stage::{self, BlockCounts, KnapsackMode, StageEnv};
+
+/// What to plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanRequest<'a> {
+    /// The model's blocks and costs.
+    pub anatomy: &'a Anatomy,
+    /// Memory strategy.
+    pub strategy: Strategy,
+    /// Partition objective (single-chunk schedules, `adapipe` and `unified`).
+    pub objective: Objective,
+    /// `[device][local chunk]` -> stage of the model chain.
+    pub stage_of: Vec<Vec<usize>>,
+    /// Stages in the model chain.
+    pub stages: usize,
+    /// Micro-batches per iteration.
+    pub m: u32,
+    /// Peak in-flight micro-batches per device (for several chunks: device-worths, rounded up).
+    pub in_flight: Vec<u32>,
+    /// Memory budget per device.
+    pub budget_bytes: u64,
+    /// Transfer time across each boundary of the chain (`stages - 1` entries).
+    pub comm_s: Vec<f64>,
+}
+
+/// One candidate plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// One entry per device.
+    pub devices: Vec<DevicePlan>,
+    /// `(first, last)` block of every chain stage.
+    pub stage_ranges: Vec<(usize, usize)>,
+    /// The partition objective's value for this plan.
+    pub estimate_s: f64,
+    /// Remarks for the user.
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    /// Whether every device fits its budget in the planner's memory model.
+    pub fn fits(&self) -> bool {
+        self.devices.iter().all(|d| d.fits)
+    }
+}
+
+fn comm_in_out(req: &PlanRequest, stage: usize) -> (f64, f64) {
+    let out = if stage + 1 < req.stages {
+        req.comm_s.get(stage).copied().unwrap_or(0.0)
+    } else {
+        0.0
+    };
+    let back = if stage > 0 {
+        req.comm_s.get(stage - 1).copied().unwrap_or(0.0)
+    } else {
+        0.0
+    };
+    (out, back)
+}
+
+/// Host-link capacity per micro-batch for offload: what moves down and back up inside both
+/// the steady-state period (one F and one B) and the forward-to-backward gap of the stage.
+pub fn offload_capacity(anatomy: &Anatomy, base_s: f64, in_flight: u32) -> u64 {
+    if in_flight <= 1 || !anatomy.host_bytes_per_s.is_finite() || anatomy.host_bytes_per_s <= 0.0 {
+        return 0;
+    }
+    let gap = f64::from(in_flight - 1) * base_s;
+    let bytes = anatomy.host_bytes_per_s * base_s.min(gap) / 2.0;
+    if bytes.is_finite() && bytes > 0.0 {
+        bytes as u64
+    } else {
+        0
+    }
+}
+
+fn mode_for(
+    anatomy: &Anatomy,
+    strategy: Strategy,
+    counts: BlockCounts,
+    in_flight: u32,
+) -> KnapsackMode {
+    let offload = matches!(strategy, Strategy::Offload | Strategy::Unified);
+    let base_s = stage::KINDS
+        .iter()
+        .map(|&k| {
+            let b = anatomy.block_of(k);
+            f64::from(counts.of(k)) * (b.forward_s + b.backward_b_s + b.backward_w_s)
+        })
+        .sum::<f64>();
+    KnapsackMode {
+        compress: matches!(strategy, Strategy::Compress | Strategy::Unified),
+        offload_capacity_bytes: if offload {
+            offload_capacity(anatomy, base_s, in_flight)
+        } else {
+            0
+        },
+    }
+}
+
+fn env_for(req: &PlanRequest, device: usize, ranges: &[(usize, usize)]) -> StageEnv {
+    let n = req.anatomy.num_blocks();
+    StageEnv {
+        in_flight: req.in_flight.get(device).copied().unwrap_or(1).max(1),
+        budget_bytes: req.budget_bytes,
+        logits: ranges.iter().any(|&(_, e)| e == n - 1),
+    }
+}
+
+/// Plans for the stage ranges given: one device plan per device.
+pub fn plan_ranges(req: &PlanRequest, stage_ranges: &[(usize, usize)]) -> Plan {
+    let devices = req
+        .stage_of
+        .iter()
+        .enumerate()
+        .map(|(d, chunks)| {
+            let ranges: Vec<(usize, usize)> = chunks.iter().map(|&s| stage_ranges[s]).collect();
+            let env = env_for(req, d, &ranges);
+            let counts = ranges.iter().fold(BlockCounts::default(), |c, &(a, e)| {
+                c.plus(BlockCounts::of_range(req.anatomy, a, e))
+            });
+            let mode = mode_for(req.anatomy, req.strategy, counts, env.in_flight);
+            decide::decide(req.anatomy, d, &ranges, env, req.strategy, mode)
+        })
+        .collect();
+    let mut plan = Plan {
+        devices,
+        stage_ranges: stage_ranges.to_vec(),
+        estimate_s: 0.0,
+        notes: Vec::new(),
+    };
+    if req.strategy == Strategy::Uniform {
+        uniform(req, &mut plan);
+    }
+    plan.estimate_s = estimate(req, &plan);
+    plan
+}
+
+/// `(m - 1) max T + sum T` over devices, T including each stage's transfers.
+fn estimate(req: &PlanRequest, plan: &Plan) -> f64 {
+    let times: Vec<f64> = plan
+        .devices
+        .iter()
+        .map(|d| {
+            let comm: f64 = req.stage_of[d.device]
+                .iter()
+                .map(|&s| {
+                    let (a, b) = comm_in_out(req, s);
+                    a + b
+                })
+                .sum();
+            d.costs.compute_s() + comm
+        })
+        .collect();
+    crate::sim::estimate::classic_estimate(&times, req.m)
+}
+
+/// `uniform`: the keep set over the optional attention and MLP unit kinds that makes every
+/// device fit with the best estimate (the least memory set when none fits).
+fn uniform(req: &PlanRequest, plan: &mut Plan) {
+    let a = req.anatomy;
+    let optional: Vec<(BlockKind, usize)> = [BlockKind::Attention, BlockKind::Mlp]
+        .into_iter()
+        .flat_map(|k| {
+            a.block_of(k)
+                .units
+                .iter()
+                .enumerate()
+                .filter(|(_, u)| !u.forced)
+                .map(move |(i, _)| (k, i))
+        })
+        .collect();
+    let bits = optional.len().min(20);
+    let mut best: Option<(f64, u64)> = None;
+    for mask in 0u64..(1u64 << bits) {
+        let cand: Vec<DevicePlan> = plan
+            .devices
+            .iter()
+            .map(|d| decide::with_keep_set(a, d, &optional, mask))
+            .collect();
+        if cand.iter().all(|d| d.fits) {
+            let trial = Plan {
+                devices: cand,
+                ..plan.clone()
+            };
+            let e = estimate(req, &trial);
+            if best.is_none_or(|(b, _)| e < b) {
+                best = Some((e, mask));
+            }
+        }
+    }
+    let mask = best.map_or(0, |(_, m)| m);
+    plan.devices = plan
+        .devices
+        .iter()
+        .map(|d| decide::with_keep_set(a, d, &optional, mask))
+        .collect();
+}
+
+/// Candidate plans, best estimate first. Single-chunk schedules with `adapipe` or `unified`
+/// search the partition; everything else uses the even partition.
+pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
+    let even = even_partition(req.anatomy.layers, req.stages)?;
+    let single = req.stage_of.iter().all(|c| c.len() == 1) && req.stages == req.stage_of.len();
+    let searched = matches!(req.strategy, Strategy::AdaPipe | Strategy::Unified);
+    if !searched || !single {
+        let mut p = plan_ranges(req, &even);
+        if searched {
+            p.notes.push(format!(
+                "{} uses the even partition per chunk on multi-chunk schedules (adapipe equals adaptive here)",
+                req.strategy
+            ));
+        }
+        return Some(vec![p]);
+    }
+    let parts = search(req, keep);
+    if parts.is_empty() {
+        let mut p = plan_ranges(req, &even);
+        p.notes
+            .push("no partition fits the budget; showing the even partition".into());
+        return Some(vec![p]);
+    }
+    Some(
+        parts
+            .into_iter()
+            .map(|part| {
+                let mut p = plan_ranges(req, &part.ranges);
+                p.estimate_s = part.objective_s;
+                p
+            })
+            .collect(),
+    )
+}
+
+/// The memoised oracle: stage time for a range, keyed by (stage, block counts).
+struct Oracle<'r, 'a> {
+    req: &'r PlanRequest<'a>,
+    layers: usize,
+    memo: Vec<Option<Option<RangeTime>>>,
+}
+
+impl Oracle<'_, '_> {
+    fn key(&self, s: usize, c: BlockCounts) -> Option<usize> {
+        let d = c.mlp as i64 - c.attention as i64 + 1;
+        if !(0..=2).contains(&d) || c.attention as usize > self.layers {
+            return None;
+        }
+        let mut k = s;
+        k = k * (self.layers + 1) + c.attention as usize;
+        k = k * 3 + d as usize;
+        k = k * 2 + c.embedding as usize;
+        k = k * 2 + c.head as usize;
+        Some(k)
+    }
+
+    fn compute(&self, s: usize, c: BlockCounts) -> Option<RangeTime> {
+        let a = self.req.anatomy;
+        let env = StageEnv {
+            in_flight: self.req.in_flight.get(s).copied().unwrap_or(1).max(1),
+            budget_bytes: self.req.budget_bytes,
+            logits: c.head > 0,
+        };
+        let mode = mode_for(a, self.req.strategy, c, env.in_flight);
+        let k = stage::knapsack(a, c, &env, mode)?;
+        let costs = stage::costs(a, c, &env, &k.decisions, false);
+        let (out, back) = comm_in_out(self.req, s);
+        Some(RangeTime {
+            forward_s: costs.forward_s + out,
+            backward_s: costs.backward_b_s + costs.backward_w_s + costs.recompute_s + back,
+        })
+    }
+}
+
+impl partition::RangeOracle for Oracle<'_, '_> {
+    fn time(&mut self, stage: usize, first: usize, last: usize) -> Option<RangeTime> {
+        let c = BlockCounts::of_range(self.req.anatomy, first, last);
+        match self.key(stage, c) {
+            Some(k) => {
+                if let Some(v) = self.memo[k] {
+                    return v;
+                }
+                let v = self.compute(stage, c);
+                self.memo[k] = Some(v);
+                v
+            }
+            None => self.compute(stage, c),
+        }
+    }
+}
+
+fn search(req: &PlanRequest, keep: usize) -> Vec<partition::Partition> {
+    let layers = req.anatomy.layers as usize;
+    let p = req.stages;
+    let n = req.anatomy.num_blocks();
+    let mut oracle = Oracle {
+        req,
+        layers,
+        memo: vec![None; p * (layers + 1) * 3 * 4],
+    };
+    match req.objective {
+        Objective::AdaPipe => partition::best_adapipe(&mut oracle, p, n, req.m)
+            .into_iter()
+            .collect(),
+        Objective::Estimate => {
+            let a = req.anatomy;
+            let mut lb = 0.0;
+            for i in 0..n {
+                let b = a.block(i);
+                lb += b.forward_s + b.backward_b_s + b.backward_w_s;
+            }
+            for s in 0..p {
+                let (o, b) = comm_in_out(req, s);
+                lb += o + b;
+            }
+            partition::best_estimate(&mut oracle, p, n, req.m, lb, keep)
+        }
+    }
+}

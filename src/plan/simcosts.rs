@@ -1,0 +1,123 @@
+//! From a plan to the simulator's inputs: per (device, chunk) durations and bytes, static and
+//! transient memory per device, transfer times and FLOPs (Megatron's MFU convention).
+
+use crate::anatomy::{Anatomy, BlockKind};
+use crate::sim::{ChunkCosts, SimCosts};
+
+use super::Decision;
+use super::decide::DevicePlan;
+use super::planner::Plan;
+
+/// One chunk's costs and its recomputation FLOPs per micro-batch.
+fn chunk_costs(anatomy: &Anatomy, dev: &DevicePlan, range: (usize, usize)) -> (ChunkCosts, f64) {
+    let mut c = ChunkCosts::default();
+    let mut w_bytes = 0u64;
+    let mut recompute_flops = 0.0;
+    for (i, kind, decs) in &dev.blocks {
+        if *i < range.0 || *i > range.1 {
+            continue;
+        }
+        let b = anatomy.block_of(*kind);
+        c.f_s += b.forward_s;
+        c.b_s += b.backward_b_s;
+        c.w_s += b.backward_w_s;
+        let layer = matches!(kind, BlockKind::Attention | BlockKind::Mlp);
+        if dev.whole_layer && layer {
+            c.r_s += b.forward_s;
+            recompute_flops += b.model_forward_flops;
+        }
+        for (u, d) in b.units.iter().zip(decs) {
+            let kept = match d {
+                Decision::Keep => u.size_bytes,
+                Decision::Compress => {
+                    c.f_s += u.codec_s / 2.0;
+                    c.b_s += u.codec_s / 2.0;
+                    u.compressed_bytes
+                }
+                Decision::Offload => {
+                    c.offload_bytes += u.size_bytes;
+                    u.size_bytes
+                }
+                Decision::Recompute => {
+                    if !dev.whole_layer {
+                        c.r_s += u.forward_s;
+                        recompute_flops += u.forward_flops;
+                    }
+                    0
+                }
+            };
+            c.act_bytes += kept;
+            if u.needed_by_w && *d != Decision::Recompute {
+                w_bytes += kept;
+            }
+        }
+    }
+    c.b_free_bytes = c.act_bytes.saturating_sub(w_bytes);
+    (c, recompute_flops)
+}
+
+/// Per-(device, chunk) activation bytes of a plan (the weights of the time-coincident peak).
+pub fn chunk_act_bytes(anatomy: &Anatomy, plan: &Plan) -> Vec<Vec<u64>> {
+    plan.devices
+        .iter()
+        .map(|d| {
+            d.ranges
+                .iter()
+                .map(|&r| chunk_costs(anatomy, d, r).0.act_bytes)
+                .collect()
+        })
+        .collect()
+}
+
+/// Options of the simulation that do not come from the plan.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SimOptions {
+    /// Micro-batches per iteration.
+    pub m: u32,
+    /// Lynx: overlap recomputation with the wait for the gradient.
+    pub overlap_recompute: bool,
+    /// Peak FLOP/s of one device.
+    pub peak_flops_per_device: f64,
+    /// Whether each micro-batch visits only one of two model replicas (Chimera).
+    pub replicated: bool,
+}
+
+/// The simulator's inputs for `plan`, with `comm_s` per boundary of the chain.
+pub fn sim_costs(anatomy: &Anatomy, plan: &Plan, comm_s: &[f64], opt: SimOptions) -> SimCosts {
+    let mut chunks = Vec::with_capacity(plan.devices.len());
+    let mut recompute_flops = 0.0;
+    for d in &plan.devices {
+        let mut row = Vec::with_capacity(d.ranges.len());
+        for &r in &d.ranges {
+            let (c, rf) = chunk_costs(anatomy, d, r);
+            recompute_flops += rf;
+            row.push(c);
+        }
+        chunks.push(row);
+    }
+    let mf = f64::from(opt.m);
+    let model: f64 = (0..anatomy.num_blocks())
+        .map(|i| 3.0 * anatomy.block(i).model_forward_flops)
+        .sum::<f64>()
+        * mf;
+    let share = if opt.replicated { 0.5 } else { 1.0 };
+    SimCosts {
+        chunks,
+        comm_s: comm_s.to_vec(),
+        static_bytes: plan.devices.iter().map(|d| d.costs.static_bytes).collect(),
+        transient_bytes: plan
+            .devices
+            .iter()
+            .map(|d| {
+                d.costs
+                    .transient_bytes
+                    .saturating_sub(2 * d.costs.offload_bytes)
+            })
+            .collect(),
+        host_bytes_per_s: anatomy.host_bytes_per_s,
+        overlap_recompute: opt.overlap_recompute,
+        model_flops: Some(model),
+        hardware_flops: Some(model + recompute_flops * mf * share),
+        peak_flops_per_device: Some(opt.peak_flops_per_device),
+    }
+}

@@ -1,0 +1,591 @@
+//! One stage (or one device of a multi-chunk schedule) as the planner sees it: which blocks it
+//! holds, what each unit kind does (keep, recompute, compress, offload), and the memory and
+//! time that follow under the memory model of DESIGN.md section 3.
+
+use crate::anatomy::{Anatomy, BlockKind};
+
+use super::knapsack::{self, Choice, Group};
+
+/// How many blocks of each kind a stage holds: the stage's isomorphism class (two ranges with
+/// equal counts have the same knapsack).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct BlockCounts {
+    /// Embedding blocks (0 or 1).
+    pub embedding: u32,
+    /// Attention blocks.
+    pub attention: u32,
+    /// MLP blocks.
+    pub mlp: u32,
+    /// Head blocks (0 or 1).
+    pub head: u32,
+}
+
+impl BlockCounts {
+    /// Counts of the blocks `first..=last` of the chain.
+    pub fn of_range(anatomy: &Anatomy, first: usize, last: usize) -> Self {
+        let n = anatomy.num_blocks();
+        let mut c = BlockCounts::default();
+        if first > last || last >= n {
+            return c;
+        }
+        c.embedding = u32::from(first == 0);
+        c.head = u32::from(last == n - 1);
+        let lo = first.max(1);
+        let hi = last.min(n - 2);
+        if lo <= hi {
+            // Odd blocks in lo..=hi are attention, even ones MLP.
+            let odd = hi.div_ceil(2) - lo / 2;
+            c.attention = odd as u32;
+            c.mlp = (hi - lo + 1 - odd) as u32;
+        }
+        c
+    }
+
+    /// Adds another stage's counts (a device's chunks).
+    pub fn plus(self, o: BlockCounts) -> Self {
+        BlockCounts {
+            embedding: self.embedding + o.embedding,
+            attention: self.attention + o.attention,
+            mlp: self.mlp + o.mlp,
+            head: self.head + o.head,
+        }
+    }
+
+    /// Blocks of `kind`.
+    pub fn of(&self, kind: BlockKind) -> u32 {
+        match kind {
+            BlockKind::Embedding => self.embedding,
+            BlockKind::Attention => self.attention,
+            BlockKind::Mlp => self.mlp,
+            BlockKind::Head => self.head,
+        }
+    }
+
+    /// Total blocks.
+    pub fn total(&self) -> u32 {
+        self.embedding + self.attention + self.mlp + self.head
+    }
+}
+
+/// Block kinds in chain order.
+pub const KINDS: [BlockKind; 4] = [
+    BlockKind::Embedding,
+    BlockKind::Attention,
+    BlockKind::Mlp,
+    BlockKind::Head,
+];
+
+/// What a stage does with the copies of one unit kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KindDecision {
+    /// Block kind the unit belongs to.
+    pub block: Option<BlockKind>,
+    /// Index of the unit in its block's `units`.
+    pub unit: usize,
+    /// Copies (blocks of that kind in the stage).
+    pub count: u32,
+    /// Copies kept.
+    pub keep: u32,
+    /// Copies recomputed.
+    pub recompute: u32,
+    /// Copies kept compressed.
+    pub compress: u32,
+    /// Copies offloaded to host.
+    pub offload: u32,
+}
+
+/// The memory and time of a stage under given decisions (per micro-batch unless said).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StageCosts {
+    /// Weights, gradients and optimizer state.
+    pub static_bytes: u64,
+    /// Bytes kept on the device per micro-batch (compressed sizes for compressed copies).
+    pub act_bytes: u64,
+    /// Of `act_bytes`, the inputs of weight GEMMs kept after B until W.
+    pub w_bytes: u64,
+    /// Bytes per micro-batch moved to host.
+    pub offload_bytes: u64,
+    /// Transient bytes: recomputation buffer + logits (last stage) + offload staging.
+    pub transient_bytes: u64,
+    /// Peak: static + in-flight x act + transient.
+    pub peak_bytes: u64,
+    /// Forward time (codec compression included).
+    pub forward_s: f64,
+    /// Input-gradient backward time (decompression included, recomputation excluded).
+    pub backward_b_s: f64,
+    /// Weight-gradient backward time.
+    pub backward_w_s: f64,
+    /// Recomputation time.
+    pub recompute_s: f64,
+}
+
+impl StageCosts {
+    /// Forward + backward + recomputation per micro-batch.
+    pub fn compute_s(&self) -> f64 {
+        self.forward_s + self.backward_b_s + self.backward_w_s + self.recompute_s
+    }
+}
+
+/// Everything about a stage the planner needs besides its decisions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StageEnv {
+    /// Peak micro-batches (micro-batch-chunks for a device) whose activations are alive.
+    pub in_flight: u32,
+    /// Memory budget of the device.
+    pub budget_bytes: u64,
+    /// Whether the stage holds the logits transient (it ends with the head).
+    pub logits: bool,
+}
+
+/// Every unit kind of a stage with its count, all kept: the `none` decisions.
+pub fn keep_all(anatomy: &Anatomy, counts: BlockCounts) -> Vec<KindDecision> {
+    let mut out = Vec::new();
+    for kind in KINDS {
+        let n = counts.of(kind);
+        if n == 0 {
+            continue;
+        }
+        for unit in 0..anatomy.block_of(kind).units.len() {
+            out.push(KindDecision {
+                block: Some(kind),
+                unit,
+                count: n,
+                keep: n,
+                ..KindDecision::default()
+            });
+        }
+    }
+    out
+}
+
+/// Memory and time of a stage under `decisions`. `whole_layer_recompute` is the `full`
+/// strategy's accounting: recomputation costs the forward of every attention and MLP block.
+pub fn costs(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    decisions: &[KindDecision],
+    whole_layer_recompute: bool,
+) -> StageCosts {
+    let mut c = StageCosts::default();
+    for kind in KINDS {
+        let n = f64::from(counts.of(kind));
+        let b = anatomy.block_of(kind);
+        c.static_bytes += u64::from(counts.of(kind)) * b.static_bytes;
+        c.forward_s += n * b.forward_s;
+        c.backward_b_s += n * b.backward_b_s;
+        c.backward_w_s += n * b.backward_w_s;
+    }
+    let mut recompute_transient = 0u64;
+    for d in decisions {
+        let Some(kind) = d.block else { continue };
+        let u = &anatomy.block_of(kind).units[d.unit];
+        let kept = u64::from(d.keep) * u.size_bytes + u64::from(d.compress) * u.compressed_bytes;
+        c.act_bytes += kept;
+        if u.needed_by_w {
+            c.w_bytes += kept;
+        }
+        c.offload_bytes += u64::from(d.offload) * u.size_bytes;
+        if d.recompute > 0 {
+            recompute_transient += u.size_bytes;
+        }
+        if !whole_layer_recompute {
+            c.recompute_s += f64::from(d.recompute) * u.forward_s;
+        }
+        let codec = f64::from(d.compress) * u.codec_s / 2.0;
+        c.forward_s += codec;
+        c.backward_b_s += codec;
+    }
+    if whole_layer_recompute {
+        c.recompute_s = f64::from(counts.attention) * anatomy.attention.forward_s
+            + f64::from(counts.mlp) * anatomy.mlp.forward_s;
+    }
+    c.transient_bytes = recompute_transient
+        + if env.logits {
+            anatomy.logits_transient_bytes
+        } else {
+            0
+        }
+        + 2 * c.offload_bytes;
+    c.peak_bytes = c.static_bytes + u64::from(env.in_flight) * c.act_bytes + c.transient_bytes;
+    c
+}
+
+/// What the knapsack may do with a stage's copies.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct KnapsackMode {
+    /// Allow keeping copies compressed.
+    pub compress: bool,
+    /// Host-link capacity per micro-batch for offloaded bytes (0: no offload).
+    pub offload_capacity_bytes: u64,
+}
+
+/// The knapsack's answer for one stage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnapsackPlan {
+    /// Decisions per unit kind.
+    pub decisions: Vec<KindDecision>,
+    /// Added time per micro-batch (recomputation + codec).
+    pub added_s: f64,
+}
+
+/// Least added time decisions for the stage under its budget, or `None` when even dropping
+/// every optional unit does not fit. Forced units are kept.
+pub fn knapsack(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+) -> Option<KnapsackPlan> {
+    let base = keep_all(anatomy, counts);
+    let best = solve_with_offload(anatomy, counts, env, mode, &base, &vec![0; base.len()]);
+    if mode.offload_capacity_bytes == 0 || env.in_flight <= 2 {
+        return best;
+    }
+    if best.as_ref().is_some_and(|b| b.added_s == 0.0) {
+        return best;
+    }
+    // Offload (a second resource, host-link time): greedy pre-assignments, then the exact
+    // knapsack on what is left; the best of the orders tried (documented gap: see tests).
+    let recomputed: Vec<u32> = best.as_ref().map_or_else(
+        || vec![0; base.len()],
+        |b| b.decisions.iter().map(|d| d.recompute).collect(),
+    );
+    let mut best = best;
+    for order in [
+        OffloadOrder::CostDensity,
+        OffloadOrder::Size,
+        OffloadOrder::Recomputed(&recomputed),
+    ] {
+        for share in [4, 2, 1] {
+            let cap = mode.offload_capacity_bytes / 4 * share;
+            let off = assign_offload(anatomy, &base, cap, order);
+            if let Some(p) = solve_with_offload(anatomy, counts, env, mode, &base, &off)
+                && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
+            {
+                best = Some(p);
+            }
+        }
+    }
+    best
+}
+
+/// Orders in which copies are offloaded until the host capacity is used.
+#[derive(Clone, Copy)]
+enum OffloadOrder<'a> {
+    /// Highest recompute time per byte first.
+    CostDensity,
+    /// Largest first.
+    Size,
+    /// The copies the knapsack without offload recomputes (densest first), then the rest.
+    Recomputed(&'a [u32]),
+}
+
+/// Offloaded copies per kind, filled greedily in `order` up to the host capacity.
+fn assign_offload(
+    anatomy: &Anatomy,
+    base: &[KindDecision],
+    capacity: u64,
+    order: OffloadOrder,
+) -> Vec<u32> {
+    let unit = |d: &KindDecision| {
+        d.block
+            .map(|k| &anatomy.block_of(k).units[d.unit])
+            .filter(|u| !u.forced && u.size_bytes > 0)
+    };
+    let density = |i: usize| unit(&base[i]).map_or(0.0, |u| u.forward_s / u.size_bytes as f64);
+    // (kind, copies) in offload order.
+    let mut steps: Vec<(usize, u32)> = Vec::new();
+    let mut idx: Vec<usize> = (0..base.len())
+        .filter(|&i| unit(&base[i]).is_some())
+        .collect();
+    match order {
+        OffloadOrder::CostDensity | OffloadOrder::Recomputed(_) => {
+            idx.sort_by(|&a, &b| density(b).total_cmp(&density(a)).then(a.cmp(&b)));
+        }
+        OffloadOrder::Size => idx.sort_by(|&a, &b| {
+            let size = |i: usize| unit(&base[i]).map_or(0, |u| u.size_bytes);
+            size(b).cmp(&size(a)).then(a.cmp(&b))
+        }),
+    }
+    if let OffloadOrder::Recomputed(rec) = order {
+        steps.extend(idx.iter().map(|&i| (i, rec.get(i).copied().unwrap_or(0))));
+    }
+    steps.extend(idx.iter().map(|&i| (i, base[i].count)));
+    let mut left = capacity;
+    let mut out = vec![0u32; base.len()];
+    for (i, want) in steps {
+        if let Some(u) = unit(&base[i]) {
+            let room = base[i].count - out[i];
+            let n = (left / u.size_bytes).min(u64::from(want.min(room))) as u32;
+            out[i] += n;
+            left -= u64::from(n) * u.size_bytes;
+        }
+    }
+    out
+}
+
+fn solve_with_offload(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+    base: &[KindDecision],
+    offload: &[u32],
+) -> Option<KnapsackPlan> {
+    let i = u64::from(env.in_flight);
+    let mut fixed = if env.logits {
+        anatomy.logits_transient_bytes
+    } else {
+        0
+    };
+    for kind in KINDS {
+        fixed += u64::from(counts.of(kind)) * anatomy.block_of(kind).static_bytes;
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    let mut owners: Vec<usize> = Vec::new();
+    for (k, d) in base.iter().enumerate() {
+        let Some(kind) = d.block else { continue };
+        let u = &anatomy.block_of(kind).units[d.unit];
+        let off = offload[k];
+        fixed += 2 * u64::from(off) * u.size_bytes;
+        if u.forced {
+            fixed += i * u64::from(d.count) * u.size_bytes;
+            continue;
+        }
+        let n = d.count - off;
+        let mut choices = Vec::new();
+        for keep in 0..=n {
+            let max_comp = if mode.compress { n - keep } else { 0 };
+            for comp in 0..=max_comp {
+                let rec = n - keep - comp;
+                let bytes = i
+                    * (u64::from(keep) * u.size_bytes + u64::from(comp) * u.compressed_bytes)
+                    + if rec > 0 { u.size_bytes } else { 0 };
+                let cost_s = f64::from(rec) * u.forward_s + f64::from(comp) * u.codec_s;
+                choices.push(Choice {
+                    bytes,
+                    cost_s,
+                    tag: [keep, comp, off],
+                });
+            }
+        }
+        groups.push(Group { choices });
+        owners.push(k);
+    }
+    let capacity = env.budget_bytes.checked_sub(fixed)?;
+    let sel = knapsack::solve(&groups, capacity)?;
+    let mut decisions = base.to_vec();
+    for d in decisions.iter_mut() {
+        d.keep = d.count;
+    }
+    for (g, &k) in owners.iter().enumerate() {
+        let [keep, comp, off] = groups[g].choices[sel.picks[g]].tag;
+        let d = &mut decisions[k];
+        d.keep = keep;
+        d.compress = comp;
+        d.offload = off;
+        d.recompute = d.count - keep - comp - off;
+    }
+    Some(KnapsackPlan {
+        decisions,
+        added_s: sel.cost_s,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::testkit;
+    use proptest::prelude::*;
+
+    /// Least added time over every per-kind split allowed by `mode`, by enumeration.
+    fn brute(a: &Anatomy, counts: BlockCounts, env: &StageEnv, mode: KnapsackMode) -> Option<f64> {
+        let base = keep_all(a, counts);
+        let opts: Vec<Vec<[u32; 3]>> = base
+            .iter()
+            .map(|d| {
+                let u = &a.block_of(d.block.unwrap()).units[d.unit];
+                if u.forced {
+                    return vec![[d.count, 0, 0]];
+                }
+                let mut v = Vec::new();
+                for keep in 0..=d.count {
+                    for comp in 0..=(d.count - keep) {
+                        for off in 0..=(d.count - keep - comp) {
+                            let ok_c = mode.compress || comp == 0;
+                            let ok_o = mode.offload_capacity_bytes > 0 || off == 0;
+                            if ok_c && ok_o {
+                                v.push([keep, comp, off]);
+                            }
+                        }
+                    }
+                }
+                v
+            })
+            .collect();
+        let mut idx = vec![0usize; base.len()];
+        let mut best: Option<f64> = None;
+        loop {
+            let mut d = base.clone();
+            let mut host = 0u64;
+            for (k, dd) in d.iter_mut().enumerate() {
+                let [keep, comp, off] = opts[k][idx[k]];
+                dd.keep = keep;
+                dd.compress = comp;
+                dd.offload = off;
+                dd.recompute = dd.count - keep - comp - off;
+                host += u64::from(off) * a.block_of(dd.block.unwrap()).units[dd.unit].size_bytes;
+            }
+            let c = costs(a, counts, env, &d, false);
+            let codec: f64 = d
+                .iter()
+                .map(|dd| {
+                    f64::from(dd.compress) * a.block_of(dd.block.unwrap()).units[dd.unit].codec_s
+                })
+                .sum();
+            if c.peak_bytes <= env.budget_bytes && host <= mode.offload_capacity_bytes {
+                let t = c.recompute_s + codec;
+                if best.is_none_or(|b| t < b) {
+                    best = Some(t);
+                }
+            }
+            let mut k = 0;
+            loop {
+                if k == idx.len() {
+                    return best;
+                }
+                idx[k] += 1;
+                if idx[k] < opts[k].len() {
+                    break;
+                }
+                idx[k] = 0;
+                k += 1;
+            }
+        }
+    }
+
+    fn case(max_n: u32) -> impl Strategy<Value = (u64, u64, BlockCounts, u32, u64)> {
+        (
+            1u64..50,
+            0u64..20,
+            0..=max_n,
+            0..=max_n,
+            0u32..2,
+            0u32..2,
+            1u32..6,
+            0u64..400,
+        )
+            .prop_map(|(x, st, att, mlp, e, h, i, budget)| {
+                let x = x << 10;
+                let counts = BlockCounts {
+                    embedding: e,
+                    attention: att,
+                    mlp,
+                    head: h,
+                };
+                (x, st * x, counts, i, budget * x)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        #[test]
+        fn recompute_knapsack_matches_enumeration((x, st, counts, i, budget) in case(3)) {
+            let a = testkit::small(4, x, st);
+            let env = StageEnv { in_flight: i, budget_bytes: budget, logits: counts.head > 0 };
+            let mode = KnapsackMode::default();
+            let got = knapsack(&a, counts, &env, mode);
+            let want = brute(&a, counts, &env, mode);
+            prop_assert_eq!(got.is_some(), want.is_some());
+            if let (Some(g), Some(w)) = (got, want) {
+                prop_assert!((g.added_s - w).abs() < 1e-9, "{} vs {}", g.added_s, w);
+                let c = costs(&a, counts, &env, &g.decisions, false);
+                prop_assert!(c.peak_bytes <= budget);
+                prop_assert!((c.recompute_s - g.added_s).abs() < 1e-9);
+            }
+        }
+
+        #[test]
+        fn compress_knapsack_matches_enumeration((x, st, counts, i, budget) in case(2)) {
+            let a = testkit::small(4, x, st);
+            let env = StageEnv { in_flight: i, budget_bytes: budget, logits: counts.head > 0 };
+            let mode = KnapsackMode { compress: true, offload_capacity_bytes: 0 };
+            let got = knapsack(&a, counts, &env, mode);
+            let want = brute(&a, counts, &env, mode);
+            prop_assert_eq!(got.is_some(), want.is_some());
+            if let (Some(g), Some(w)) = (got, want) {
+                prop_assert!((g.added_s - w).abs() < 1e-9, "{} vs {}", g.added_s, w);
+                prop_assert!(costs(&a, counts, &env, &g.decisions, false).peak_bytes <= budget);
+            }
+        }
+    }
+
+    /// `unified`'s offload (a second resource) is heuristic: over small cases it is never
+    /// better than the optimum (sanity), and never worse than the knapsack without offload.
+    /// The largest gap to the optimum seen is printed (see the module docs for the figure).
+    #[test]
+    fn unified_gap_to_optimum_is_bounded() {
+        let mut worst_gap = 0.0f64;
+        let mut cases = 0;
+        for x in [1u64 << 10, 3 << 10, 7 << 10] {
+            for i in 2..6u32 {
+                for att in 0..=2u32 {
+                    for mlp in 0..=1u32 {
+                        for budget in (0..120).step_by(7) {
+                            for host in [0u64, 2, 5, 11] {
+                                let a = testkit::small(4, x, x);
+                                let counts = BlockCounts {
+                                    embedding: 0,
+                                    attention: att,
+                                    mlp,
+                                    head: 0,
+                                };
+                                let env = StageEnv {
+                                    in_flight: i,
+                                    budget_bytes: budget * x,
+                                    logits: false,
+                                };
+                                let mode = KnapsackMode {
+                                    compress: true,
+                                    offload_capacity_bytes: host * x,
+                                };
+                                let got = knapsack(&a, counts, &env, mode);
+                                let want = brute(&a, counts, &env, mode);
+                                let plain = knapsack(
+                                    &a,
+                                    counts,
+                                    &env,
+                                    KnapsackMode {
+                                        compress: true,
+                                        offload_capacity_bytes: 0,
+                                    },
+                                );
+                                assert!(want.is_some() || got.is_none());
+                                if let Some(p) = &plain {
+                                    let g = got.as_ref().expect("offload never loses a fit");
+                                    assert!(g.added_s <= p.added_s + 1e-12);
+                                }
+                                if let (Some(g), Some(w)) = (got, want) {
+                                    assert!(g.added_s + 1e-9 >= w);
+                                    let c = costs(&a, counts, &env, &g.decisions, false);
+                                    assert!(c.peak_bytes <= env.budget_bytes);
+                                    let base = c.forward_s + c.backward_b_s + c.backward_w_s
+                                        - (g.added_s - c.recompute_s);
+                                    let gap = (g.added_s - w) / base.max(1e-9);
+                                    worst_gap = worst_gap.max(gap);
+                                    cases += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        println!(
+            "unified offload heuristic: worst gap {:.2}% of stage time over {cases} cases",
+            100.0 * worst_gap
+        );
+        assert!(worst_gap < 0.05, "gap {worst_gap}");
+    }
+}

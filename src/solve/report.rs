@@ -1,0 +1,110 @@
+//! Turns a solved plan and its simulation into the [`Outcome`] the views draw.
+
+use crate::anatomy::Anatomy;
+use crate::outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount};
+use crate::scenario::Scenario;
+
+use super::Solved;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// The outcome of `solved`, with `baseline_s` the 1F1B / full / even iteration time.
+pub(super) fn outcome(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+    solved: Solved,
+    baseline_s: f64,
+) -> Outcome {
+    let Solved {
+        plan,
+        schedule,
+        simulation,
+    } = solved;
+    let budget = scenario.plan.memory_budget_bytes;
+    let mut reasons = Vec::new();
+    let mut stages = Vec::with_capacity(plan.devices.len());
+    for d in &plan.devices {
+        let sim_dev = simulation.devices.get(d.device);
+        let sim_peak = sim_dev.map_or(0, |x| x.peak_memory_bytes);
+        let need = d.costs.peak_bytes.max(sim_peak);
+        if !d.fits || sim_peak > budget {
+            reasons.push(format!(
+                "stage {} needs {:.1} GiB, budget {:.1} GiB",
+                d.device,
+                need as f64 / GIB,
+                budget as f64 / GIB
+            ));
+        }
+        let units = d
+            .decisions
+            .iter()
+            .filter_map(|k| {
+                let kind = k.block?;
+                let u = &anatomy.block_of(kind).units[k.unit];
+                Some(UnitCount {
+                    name: format!("{}.{}", kind.name(), u.name),
+                    size_bytes: u.size_bytes,
+                    keep: k.keep,
+                    recompute: k.recompute,
+                    compress: k.compress,
+                    offload: k.offload,
+                })
+            })
+            .collect();
+        let blocks = d
+            .blocks
+            .iter()
+            .map(|(i, kind, decs)| BlockDecisions {
+                block: *i,
+                kind: *kind,
+                decisions: decs.clone(),
+            })
+            .collect();
+        let (first, last) = d.ranges.first().copied().unwrap_or((0, 0));
+        stages.push(StageOutcome {
+            stage: d.device as u32,
+            first_block: first,
+            last_block: last,
+            ranges: d.ranges.iter().map(|&(a, e)| [a, e]).collect(),
+            attention_blocks: d.counts.attention,
+            mlp_blocks: d.counts.mlp,
+            static_bytes: d.costs.static_bytes,
+            activation_bytes: sim_dev.map_or(0, |x| x.peak_activation_bytes),
+            peak_memory_bytes: sim_peak,
+            budget_bytes: budget,
+            in_flight: sim_dev.map_or(d.env.in_flight, |x| x.peak_in_flight),
+            forward_s: d.costs.forward_s,
+            backward_s: d.costs.backward_b_s + d.costs.backward_w_s + d.costs.recompute_s,
+            recompute_s: d.costs.recompute_s,
+            offload_bytes: d.costs.offload_bytes,
+            units,
+            blocks,
+        });
+    }
+    let mut notes = plan.notes.clone();
+    if scenario.plan.overlap_recompute {
+        notes.push("recomputation overlaps the wait for the incoming gradient (Lynx)".into());
+    }
+    let makespan = simulation.makespan;
+    Outcome {
+        feasible: reasons.is_empty(),
+        infeasible_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+        iteration_time_s: makespan,
+        bubble_rate: simulation.bubble_rate,
+        mfu: simulation.mfu.unwrap_or(0.0),
+        hfu: simulation.hfu.unwrap_or(0.0),
+        strategy: scenario.plan.strategy,
+        schedule: schedule.kind,
+        baseline_iteration_time_s: baseline_s,
+        speedup: if makespan > 0.0 {
+            baseline_s / makespan
+        } else {
+            0.0
+        },
+        estimated_iteration_time_s: plan.estimate_s,
+        solve_time_s: 0.0,
+        notes,
+        stages,
+        simulation,
+    }
+}
