@@ -215,3 +215,54 @@ fn theme_file_edits_reload_and_errors_show_with_their_location() {
     t.keys(&["q"]);
     let _ = std::fs::remove_dir_all(&home);
 }
+
+const PRESET: &str = "name = \"mine\"
+description = \"hot reload test\"
+model = \"gpt3-175b\"
+gpu = \"a100-80gb\"
+[parallel]
+pp = 4
+tp = 8
+[batch]
+seq_len = 2048
+micro_batches = MB
+[plan]
+schedule = \"1f1b\"
+strategy = \"adapipe\"
+";
+
+#[test]
+fn preset_file_edits_reload_and_a_broken_file_keeps_the_last_good_one() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping the end-to-end test");
+        return;
+    }
+    let home = temp_dir("e2e-preset");
+    let preset = home.join("pipescope").join("presets").join("mine.toml");
+    write(&preset, &PRESET.replace("MB", "8"));
+    let home_s = home.display().to_string();
+    let t = Tmux::start(
+        &["--preset", "mine"],
+        &[("XDG_CONFIG_HOME", &home_s)],
+        120,
+        40,
+    );
+    t.wait_text("micro m  8 ");
+    t.wait_for("solved", |s| {
+        s.contains("stage 0 units") && s.contains("s3 ")
+    });
+    // Edit: the screen follows.
+    write(&preset, &PRESET.replace("MB", "12"));
+    t.wait_text("micro m  12");
+    // Break it: the error shows with file:line:column and the last good preset stays.
+    write(&preset, &PRESET.replace("MB", "\"twelve\""));
+    let screen = t.wait_text("mine.toml:10:17");
+    assert!(screen.contains("micro m  12"), "{screen}");
+    // Fix it: the error goes and the new value shows.
+    write(&preset, &PRESET.replace("MB", "16"));
+    t.wait_for("fixed", |s| {
+        s.contains("micro m  16") && !s.contains("mine.toml:10:17")
+    });
+    t.keys(&["q"]);
+    let _ = std::fs::remove_dir_all(&home);
+}
