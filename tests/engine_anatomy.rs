@@ -233,3 +233,62 @@ fn times_split_and_add_up() {
     let m = a.mlp.unit("out_dropout_mask").unwrap();
     assert_eq!(m.compressed_bytes, m.size_bytes);
 }
+
+const PROFILE: &str = r#"
+source = "example: A100 80GB"
+[attention]
+forward_s = 0.010
+backward_s = 0.020
+[attention.q]
+forward_s = 0.001
+backward_s = 0.002
+size_bytes = 1000
+[mlp.gelu_out]
+forward_s = 0.0005
+backward_s = 0.0007
+"#;
+
+#[test]
+fn measured_profile_replaces_estimates() {
+    use pipescope::anatomy::MeasuredProfile;
+    let profile = MeasuredProfile::from_toml_str("p.toml", PROFILE).unwrap();
+    let mut sc = scenario("gpt3-175b", 2048, 1, 8, true, false);
+    let before = Anatomy::build(&sc).unwrap();
+    sc.profile = Some(profile);
+    let a = Anatomy::build(&sc).unwrap();
+    assert_eq!(a.attention.forward_s, 0.010);
+    assert!((a.attention.backward_s() - 0.020).abs() < 1e-15);
+    // B/W split kept in the cost model's proportion.
+    let share = before.attention.backward_b_s / before.attention.backward_s();
+    assert!((a.attention.backward_b_s / 0.020 - share).abs() < 1e-12);
+    let q = a.attention.unit("q").unwrap();
+    assert_eq!(
+        (q.forward_s, q.backward_s, q.size_bytes),
+        (0.001, 0.002, 1000)
+    );
+    assert_eq!(a.mlp.unit("gelu_out").unwrap().forward_s, 0.0005);
+    // Unlisted figures stay estimates.
+    assert_eq!(a.mlp.forward_s, before.mlp.forward_s);
+    // A scenario with a profile round-trips through to_toml.
+    let text = pipescope::scenario::to_toml(&sc);
+    let back = Catalog::empty()
+        .scenario_from_text("x.toml", &text)
+        .unwrap();
+    assert_eq!(back, sc);
+}
+
+#[test]
+fn profile_errors_name_the_key() {
+    use pipescope::anatomy::MeasuredProfile;
+    let e =
+        MeasuredProfile::from_toml_str("p.toml", "[atention]\nforward_s = 1.0\nbackward_s = 1.0\n")
+            .unwrap_err();
+    assert!(e.to_string().contains("did you mean `attention`"), "{e}");
+    let e =
+        MeasuredProfile::from_toml_str("p.toml", "[mlp.gelu]\nforward_s = 1.0\nbackward_s = 1.0\n")
+            .unwrap_err();
+    assert!(e.to_string().contains("gelu_out"), "{e}");
+    let e = MeasuredProfile::from_toml_str("p.toml", "[mlp]\nforward_s = -1.0\nbackward_s = 1.0\n")
+        .unwrap_err();
+    assert!(e.to_string().contains("profile.mlp.forward_s"), "{e}");
+}
