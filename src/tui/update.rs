@@ -337,14 +337,19 @@ fn reloaded(app: &mut App, reload: Reload) -> Vec<Effect> {
             }
             Vec::new()
         }
-        Reload::Preset(path, Ok(scenario)) => {
+        Reload::Preset(path, Ok(parsed)) => {
             app.reload_errors.remove(&path);
-            if app.preset_source.as_ref() == Some(&path) {
-                app.note = Some(format!("reloaded {}", path.display()));
-                app.scenario = *scenario;
-                resolve(app)
-            } else {
-                Vec::new()
+            let parsed = *parsed;
+            if !parsed.choices.models.is_empty() {
+                app.choices = parsed.choices;
+            }
+            match parsed.scenario {
+                Some(scenario) if app.preset_source.as_ref() == Some(&path) => {
+                    app.note = Some(format!("reloaded {}", path.display()));
+                    app.scenario = scenario;
+                    resolve(app)
+                }
+                _ => Vec::new(),
             }
         }
         Reload::Theme(path, Err(e)) | Reload::Preset(path, Err(e)) => {
