@@ -163,9 +163,11 @@ impl Widget for Gantt<'_> {
             ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
             let (k, t1) = ranked[0];
             let (k2, t2) = ranked[1];
-            let threshold = if lane == 0 { 0.5 } else { 0.05 };
-            if k == IDLE && (lane != 0 || t2 < 0.25) || total < threshold && k != IDLE && lane != 0
-            {
+            // Transfer lanes show any transfer over 5% of a cell; the compute lane shows
+            // idle unless a kind covers at least a quarter of the cell.
+            let skip_idle = k == IDLE && (lane != 0 || t2 < 0.25);
+            let too_thin = lane != 0 && total < 0.05;
+            if skip_idle || too_thin {
                 continue;
             }
             let look = |k: usize| {
