@@ -100,12 +100,14 @@ struct State {
     t: Vec<f64>,
     mem: Vec<f64>,
     bubble: Vec<f64>,
+    max_bubble: f64,
     order: Vec<Vec<Op>>,
 }
 
 impl State {
+    /// Largest stage bubble so far (bubbles only grow, so a running maximum is exact).
     fn max_bubble(&self) -> f64 {
-        self.bubble.iter().copied().fold(0.0, f64::max)
+        self.max_bubble
     }
 }
 
@@ -128,6 +130,7 @@ impl Heuristic {
         }
         if s.count[0][j] > 0 {
             s.bubble[j] += tmp - no_bubble;
+            s.max_bubble = s.max_bubble.max(s.bubble[j]);
         }
         s.e[j] = tmp;
         s.t[id] = tmp;
@@ -182,6 +185,7 @@ impl Heuristic {
             t: vec![0.0; 3 * p * m],
             mem: vec![0.0; p],
             bubble: vec![0.0; p],
+            max_bubble: 0.0,
             order: vec![Vec::with_capacity(3 * m); p],
         };
         let (fk, bk, wk) = (0, 1, 2);

@@ -111,6 +111,7 @@ struct State<'a> {
     cur: Vec<f64>,
     mem: Vec<f64>,
     bubble: Vec<f64>,
+    max_bubble: f64,
     pending_w: Vec<VecDeque<usize>>,
     order: Vec<Vec<(usize, usize, usize)>>,
     approved: Vec<f64>,
@@ -177,6 +178,7 @@ impl Greedy {
             cur: vec![0.0; p],
             mem: vec![0.0; p],
             bubble: vec![0.0; p],
+            max_bubble: 0.0,
             pending_w: vec![VecDeque::new(); p],
             order: vec![Vec::with_capacity(6 * m); p],
             approved,
@@ -304,7 +306,8 @@ impl Greedy {
 
 impl State<'_> {
     fn max_stage_bubble(&self, stage: Option<usize>) -> f64 {
-        let mut b = self.bubble.iter().copied().fold(0.0, f64::max);
+        // Bubbles only grow, so the running maximum is the maximum.
+        let mut b = self.max_bubble;
         if let Some(st) = stage {
             b = b.max(self.max_approved - self.approved[st]);
         }
@@ -379,6 +382,7 @@ impl State<'_> {
         }
         if self.count[stage][0] > 0 {
             self.bubble[stage] += tmp - no_bubble;
+            self.max_bubble = self.max_bubble.max(self.bubble[stage]);
         }
         self.end[g.id(cat, chunk, stage, cnt)] = tmp;
         self.cur[stage] = tmp;
