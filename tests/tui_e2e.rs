@@ -266,3 +266,19 @@ fn preset_file_edits_reload_and_a_broken_file_keeps_the_last_good_one() {
     t.keys(&["q"]);
     let _ = std::fs::remove_dir_all(&home);
 }
+
+#[test]
+fn without_a_terminal_it_refuses_and_points_to_plan_and_simulate() {
+    let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs a terminal"), "{err}");
+    assert!(
+        err.contains("pipescope plan") && err.contains("pipescope simulate"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}

@@ -178,7 +178,6 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Click(x, y) => click(app, x, y),
         Action::Scroll(x, y, dir) => match layout::hit(app, x, y) {
             Some(Hit::Gantt { at, .. }) => zoom(app, if dir > 0 { 1.0 / ZOOM } else { ZOOM }, at),
-            Some(Hit::Field(_)) => step_field(app, app.field, dir),
             _ => {
                 app.dirty = false;
                 Vec::new()
