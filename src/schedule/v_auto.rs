@@ -11,9 +11,9 @@
 
 use super::list_timing::time_schedule;
 use super::search_input::{check_basic, mem_limit, op, schedule};
+use super::v_auto_finish::{check_correctness, relabel_w, release_w, remove_redundancy};
 use super::v_auto_steps::{
-    Rows, SLOTS, check_correctness, clear_invalid, peak, process_cooldown, process_warmup,
-    relabel_w, release_w, remove_redundancy, repeat, squeeze,
+    Rows, SLOTS, clear_invalid, peak, process_cooldown, process_warmup, repeat, squeeze,
 };
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
