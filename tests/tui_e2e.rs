@@ -263,6 +263,16 @@ fn preset_file_edits_reload_and_a_broken_file_keeps_the_last_good_one() {
     t.wait_for("fixed", |s| {
         s.contains("micro m  16") && !s.contains("mine.toml:10:17")
     });
+    // Save: an atomic write into the user's presets folder that loads back.
+    t.keys(&["w"]);
+    t.wait_text("saved");
+    let saved = home.join("pipescope").join("presets").join("my-mine.toml");
+    let text = std::fs::read_to_string(&saved).expect("saved preset");
+    let back = pipescope::scenario::Catalog::builtin()
+        .scenario_from_text("my-mine.toml", &text)
+        .expect("the saved preset parses");
+    assert_eq!(back.batch.micro_batches, 16);
+    assert_eq!(back.name, "my-mine");
     t.keys(&["q"]);
     let _ = std::fs::remove_dir_all(&home);
 }

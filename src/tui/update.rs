@@ -307,12 +307,16 @@ fn save(app: &mut App) -> Vec<Effect> {
     } else {
         base
     };
-    let file_name = if base.starts_with("my-") {
-        format!("{base}.toml")
+    let stem = if base.starts_with("my-") {
+        base
     } else {
-        format!("my-{base}.toml")
+        format!("my-{base}")
     };
-    match super::preset_io::to_toml(&app.scenario) {
+    let file_name = format!("{stem}.toml");
+    // The saved preset gets its own name, so it does not shadow the one it came from.
+    let mut scenario = app.scenario.clone();
+    scenario.name = stem;
+    match super::preset_io::to_toml(&scenario) {
         Ok(text) => vec![Effect::Save { file_name, text }],
         Err(e) => {
             app.error = Some(e);

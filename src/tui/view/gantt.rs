@@ -39,6 +39,13 @@ pub fn render(
     } else {
         format!(" {side}: {what}{zoom} ")
     };
+    let devices = solved.map_or(0, |s| s.outcome.simulation.timeline.devices);
+    let rows = u32::from(area.height.saturating_sub(3) / lanes.max(1));
+    let title = if devices > rows {
+        format!("{title}· {rows} of {devices} stages shown ")
+    } else {
+        title
+    };
     let block = Block::bordered()
         .title(title)
         .border_style(theme.muted())
