@@ -45,6 +45,11 @@ pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError>
         for (i0, &offset0) in OFFSETS.iter().enumerate() {
             for &offset1 in &OFFSETS[..=i0] {
                 for len0 in 1..p {
+                    // With both regimes equal every len_0 builds the same block, and the
+                    // source's result for it repeats: only the first can count.
+                    if offset0 == offset1 && len0 > 1 {
+                        break;
+                    }
                     let Some(block) = building_block(pattern0, offset0, offset1, len0, p) else {
                         continue;
                     };
