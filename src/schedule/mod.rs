@@ -17,6 +17,7 @@ mod one_f_one_b;
 mod search_input;
 mod types;
 mod v_auto;
+mod v_auto_finish;
 mod v_auto_steps;
 mod v_greedy;
 mod zb_h1;

@@ -11,9 +11,9 @@
 
 use super::list_timing::time_schedule;
 use super::search_input::{check_basic, mem_limit, op, schedule};
+use super::v_auto_finish::{check_correctness, relabel_w, release_w, remove_redundancy};
 use super::v_auto_steps::{
-    Rows, SLOTS, check_correctness, clear_invalid, peak, process_cooldown, process_warmup,
-    relabel_w, release_w, remove_redundancy, repeat, squeeze,
+    Rows, SLOTS, clear_invalid, peak, process_cooldown, process_warmup, repeat, squeeze,
 };
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
@@ -45,6 +45,11 @@ pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError>
         for (i0, &offset0) in OFFSETS.iter().enumerate() {
             for &offset1 in &OFFSETS[..=i0] {
                 for len0 in 1..p {
+                    // With both regimes equal every len_0 builds the same block, and the
+                    // source's result for it repeats: only the first can count.
+                    if offset0 == offset1 && len0 > 1 {
+                        break;
+                    }
                     let Some(block) = building_block(pattern0, offset0, offset1, len0, p) else {
                         continue;
                     };
