@@ -1,11 +1,13 @@
 //! One edit, its solve and a full frame drawn into a 200x60 TestBackend on the default
-//! preset: the latency a user feels between a key press and the new screen (goal < 16 ms).
+//! preset (`gpt3-175b-16k`, real engine): the latency a user feels between a key press and the new screen (goal < 16 ms).
 //! The solve runs inline here (in the app it runs on the worker thread).
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use pipescope::scenario::{Catalog, default_scenario};
 use pipescope::tui::action::{Action, Effect, JobResult};
 use pipescope::tui::app::App;
-use pipescope::tui::fields::{Choices, Field};
+use pipescope::tui::fields::Field;
+use pipescope::tui::preset_io::choices_of;
 use pipescope::tui::solved::{SolveFn, engine_solve};
 use pipescope::tui::theme::Theme;
 use pipescope::tui::update::update;
@@ -14,13 +16,14 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 fn setup() -> (App, SolveFn, &'static str) {
-    let scenario = fixture::scenario("gpt3-175b-16k");
+    let catalog = Catalog::builtin();
+    let scenario = default_scenario();
     let (solve, which): (SolveFn, _) = if engine_solve(&scenario).is_ok() {
         (engine_solve, "engine")
     } else {
         (fixture::solve, "fixture")
     };
-    let mut app = App::new(scenario, Choices::default(), Theme::builtin("dark"));
+    let mut app = App::new(scenario, choices_of(&catalog), Theme::builtin("dark"));
     app.field = Field::MicroBatches;
     app.size = (200, 60);
     (app, solve, which)

@@ -152,17 +152,21 @@ impl Widget for Gantt<'_> {
                 continue;
             };
             let total: f64 = cell.time.iter().sum();
-            // Rank the kinds, with idle time as a ninth "kind" on the compute lane.
+            // The two largest kinds, with idle time as a ninth "kind" on the compute lane.
             let idle_t = if lane == 0 {
                 (1.0 - total).max(0.0)
             } else {
                 0.0
             };
-            let mut ranked: Vec<(usize, f64)> = cell.time.iter().copied().enumerate().collect();
-            ranked.push((IDLE, idle_t));
-            ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-            let (k, t1) = ranked[0];
-            let (k2, t2) = ranked[1];
+            let (mut k, mut t1, mut k2, mut t2) = (IDLE, idle_t, IDLE, -1.0);
+            for (i, &t) in cell.time.iter().enumerate() {
+                if t > t1 {
+                    (k2, t2) = (k, t1);
+                    (k, t1) = (i, t);
+                } else if t > t2 {
+                    (k2, t2) = (i, t);
+                }
+            }
             // Transfer lanes show any transfer over 5% of a cell; the compute lane shows
             // idle unless a kind covers at least a quarter of the cell.
             let skip_idle = k == IDLE && (lane != 0 || t2 < 0.25);
