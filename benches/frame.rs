@@ -1,1 +1,76 @@
-fn main() {}
+//! One edit, its solve and a full frame drawn into a 200x60 TestBackend on the default
+//! preset (`gpt3-175b-16k`, real engine): the latency a user feels between a key press and the new screen (goal < 16 ms).
+//! The solve runs inline here (in the app it runs on the worker thread).
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use pipescope::scenario::{Catalog, default_scenario};
+use pipescope::tui::action::{Action, Effect, JobResult};
+use pipescope::tui::app::App;
+use pipescope::tui::fields::Field;
+use pipescope::tui::preset_io::choices_of;
+use pipescope::tui::solved::{SolveFn, engine_solve};
+use pipescope::tui::theme::Theme;
+use pipescope::tui::update::update;
+use pipescope::tui::{fixture, view};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn setup() -> (App, SolveFn, &'static str) {
+    let catalog = Catalog::builtin();
+    let scenario = default_scenario();
+    let (solve, which): (SolveFn, _) = if engine_solve(&scenario).is_ok() {
+        (engine_solve, "engine")
+    } else {
+        (fixture::solve, "fixture")
+    };
+    let mut app = App::new(scenario, choices_of(&catalog), Theme::builtin("dark"));
+    app.field = Field::MicroBatches;
+    app.size = (200, 60);
+    (app, solve, which)
+}
+
+fn step(app: &mut App, solve: SolveFn, action: Action) {
+    for effect in update(app, action) {
+        if let Effect::Solve(job) = effect {
+            let results = job.scenarios.iter().map(solve).collect();
+            update(
+                app,
+                Action::Solved(JobResult {
+                    generation: job.generation,
+                    kind: job.kind,
+                    results,
+                }),
+            );
+        }
+    }
+}
+
+fn frame(c: &mut Criterion) {
+    let (mut app, solve, which) = setup();
+    let Ok(mut terminal) = Terminal::new(TestBackend::new(200, 60));
+    step(&mut app, solve, Action::Fit);
+    let mut up = true;
+    c.bench_function(&format!("edit + solve + frame 200x60 ({which})"), |b| {
+        b.iter(|| {
+            step(
+                &mut app,
+                solve,
+                if up {
+                    Action::Increase
+                } else {
+                    Action::Decrease
+                },
+            );
+            up = !up;
+            let _ = terminal.draw(|f| view::draw(f, &app));
+        })
+    });
+    c.bench_function("frame only 200x60", |b| {
+        b.iter(|| {
+            let _ = terminal.draw(|f| view::draw(f, &app));
+        })
+    });
+}
+
+criterion_group!(benches, frame);
+criterion_main!(benches);

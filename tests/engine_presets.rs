@@ -255,3 +255,23 @@ fn an_unmeetable_budget_is_not_an_error() {
     .unwrap();
     s.validate().unwrap();
 }
+
+#[test]
+fn every_table_may_carry_a_description() {
+    let text = r#"
+name = "d"
+description = "top"
+model = "gpt3-175b"
+[parallel]
+description = "layout"
+pp = 8
+tp = 8
+[batch]
+description = "batch"
+[plan]
+description = "plan"
+"#;
+    Catalog::builtin()
+        .scenario_from_text("d.toml", text)
+        .unwrap();
+}

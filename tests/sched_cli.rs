@@ -156,6 +156,17 @@ fn unsupported_combinations_fail_on_stderr() {
         vec!["--schedule", "1f1b", "-p", "4", "-m", "8", "--comm", "-1"],
         vec!["--schedule", "1f1b", "-p", "0", "-m", "8"],
         vec!["--schedule", "nope", "-p", "4", "-m", "8"],
+        vec![
+            "--schedule",
+            "interleaved",
+            "-p",
+            "4",
+            "-m",
+            "8",
+            "--chunks",
+            "4000000000",
+        ],
+        vec!["--schedule", "1f1b", "-p", "4", "-m", "4000000000"],
     ] {
         let (ok, out, err) = simulate(&args);
         assert!(!ok, "{args:?}");

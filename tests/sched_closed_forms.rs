@@ -188,3 +188,44 @@ fn chimera_splits_micro_batches_between_directions() {
         }
     }
 }
+
+#[test]
+fn chimera_basic_unit_bubble() {
+    // m = p, p even, F = B (W = 0): Chimera's bubble (p - 2) / (2m + p - 2), i.e. a
+    // makespan of 2m + p - 2.
+    for p in (2..=16u32).step_by(2) {
+        let (_, sim) = run_uniform(ScheduleKind::Chimera, p, p, 2, [1.0, 1.0, 0.0], 0.0).unwrap();
+        assert!(
+            (sim.makespan - f64::from(3 * p - 2)).abs() < 1e-9,
+            "p={p}: {}",
+            sim.makespan
+        );
+        let rate = f64::from(p - 2) / f64::from(3 * p - 2);
+        assert!((sim.bubble_rate - rate).abs() < 1e-9);
+    }
+}
+
+/// The Chimera authors' generator (`Shigangli/Chimera`, `chimera_pipeline_rank.py`) run for
+/// 4 stages and 4 micro-batches: `d`/`u` down/up, micro-batch, `f`/`b`.
+#[test]
+fn chimera_matches_the_authors_unit() {
+    use pipescope::schedule::OpKind;
+    let want = [
+        "d0f d1f u2f u2b u3f u3b d0b d1b",
+        "d0f u2f d1f u3f u2b d0b u3b d1b",
+        "u2f d0f u3f d1f d0b u2b d1b u3b",
+        "u2f u3f d0f d0b d1f d1b u2b u3b",
+    ];
+    let s = sched_common::gen_uniform(ScheduleKind::Chimera, 4, 4, 2, UNIT, 0.0).unwrap();
+    for (d, ops) in s.devices.iter().enumerate() {
+        let got: Vec<String> = ops
+            .iter()
+            .map(|op| {
+                let dir = if op.chunk == 0 { 'd' } else { 'u' };
+                let kind = if op.kind == OpKind::F { 'f' } else { 'b' };
+                format!("{dir}{}{kind}", op.micro_batch)
+            })
+            .collect();
+        assert_eq!(got.join(" "), want[d], "device {d}");
+    }
+}

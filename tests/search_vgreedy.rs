@@ -6,8 +6,9 @@
 mod search_util;
 
 use pipescope::schedule::{ScheduleError, ScheduleKind, generate};
+use pipescope::sim::simulate;
 use proptest::prelude::*;
-use search_util::{assert_complete, peaks, time, uniform, varied};
+use search_util::{assert_complete, peaks, sim_costs, time, uniform, varied};
 
 /// Peak activation in device-stage units (two chunk-activations), rounded up.
 fn peak_device_stages(kind: ScheduleKind, p: u32, m: u32) -> i64 {
@@ -16,6 +17,10 @@ fn peak_device_stages(kind: ScheduleKind, p: u32, m: u32) -> i64 {
     assert_complete(&s, true);
     time(&s, &input);
     let max = peaks(&s).into_iter().max().unwrap();
+    // The simulator's memory curve agrees with the order's running count.
+    let sim = simulate(&s, &sim_costs(&s, &input)).unwrap();
+    let sim_max = sim.devices.iter().map(|d| d.peak_in_flight).max().unwrap();
+    assert_eq!(i64::from(sim_max), max, "{kind} p={p} m={m}");
     (max + 1) / 2
 }
 

@@ -300,6 +300,13 @@ fn resize_records_the_size() {
     assert_eq!(app.size, (100, 40));
 }
 
+fn parsed(scenario: pipescope::Scenario) -> pipescope::tui::preset_io::ParsedPreset {
+    pipescope::tui::preset_io::ParsedPreset {
+        scenario: Some(scenario),
+        choices: pipescope::tui::fields::Choices::default(),
+    }
+}
+
 #[test]
 fn reloads_apply_good_files_and_keep_the_last_good_on_errors() {
     let mut app = solved_app("gpt3");
@@ -309,7 +316,10 @@ fn reloads_apply_good_files_and_keep_the_last_good_on_errors() {
     edited.batch.micro_batches = 7;
     act(
         &mut app,
-        Action::Reloaded(Box::new(Reload::Preset(path.clone(), Ok(Box::new(edited))))),
+        Action::Reloaded(Box::new(Reload::Preset(
+            path.clone(),
+            Ok(Box::new(parsed(edited))),
+        ))),
     );
     assert_eq!(app.scenario.batch.micro_batches, 7);
     act(
@@ -326,7 +336,10 @@ fn reloads_apply_good_files_and_keep_the_last_good_on_errors() {
     fixed.batch.micro_batches = 9;
     act(
         &mut app,
-        Action::Reloaded(Box::new(Reload::Preset(path.clone(), Ok(Box::new(fixed))))),
+        Action::Reloaded(Box::new(Reload::Preset(
+            path.clone(),
+            Ok(Box::new(parsed(fixed))),
+        ))),
     );
     assert!(app.reload_errors.is_empty());
     assert_eq!(app.scenario.batch.micro_batches, 9);

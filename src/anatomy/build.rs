@@ -1,6 +1,7 @@
 //! [`Anatomy::build`]: the block chain of a scenario with sizes, FLOPs and times.
 
 use super::cost::Machine;
+use super::outer;
 use super::units::{self, Dims};
 use super::{Anatomy, params};
 use crate::scenario::{InvalidField, ModelStyle, Scenario};
@@ -58,10 +59,10 @@ impl Anatomy {
         let link_eff = scenario.gpu.efficiency.link;
         let mut anatomy = Anatomy {
             layers: m.layers,
-            embedding: units::embedding(&machine, &d, ep, esb),
+            embedding: outer::embedding(&machine, &d, ep, esb),
             attention: units::attention(&machine, &d, ap, asb),
             mlp: units::mlp(&machine, &d, mp, msb),
-            head: units::head(&machine, &d, hp, hsb),
+            head: outer::head(&machine, &d, hp, hsb),
             logits_transient_bytes: (10.0 * tokens * d.vocab).round() as u64,
             p2p_bytes: p2p_bytes.round() as u64,
             p2p_intra_s: p2p_bytes / (scenario.gpu.link_gbps * 1e9 * link_eff),

@@ -6,11 +6,12 @@
 //! every MLP block. [`Anatomy::kind_of`] maps a block index to its kind.
 //!
 //! Files: `types.rs` (the data), `build.rs` ([`Anatomy::build`]), `units.rs` (the units of
-//! each block kind), `cost.rs` (the roofline cost model), `params.rs` (parameters and static
+//! the layer blocks), `outer.rs` (embedding and head), `cost.rs` (the roofline cost model), `params.rs` (parameters and static
 //! memory), `profile.rs` (measured profiles).
 
 mod build;
 pub mod cost;
+mod outer;
 pub mod params;
 mod profile;
 mod types;

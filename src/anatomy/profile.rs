@@ -96,6 +96,9 @@ impl MeasuredProfile {
     pub fn from_table(t: &toml::Table) -> Result<Self, InvalidField> {
         let mut profile = MeasuredProfile::default();
         for (key, value) in t {
+            if key == "description" {
+                continue;
+            }
             if key == "source" {
                 profile.source = value.as_str().unwrap_or_default().to_string();
                 continue;

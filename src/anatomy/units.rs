@@ -2,6 +2,8 @@
 //! Each unit is the operator group that produces one saved tensor; its forward cost is the
 //! cost of recomputing it. Pieces that produce no saved tensor (the sequence-parallel
 //! all-gather, Llama's output projection and residual add) count in the block's times only.
+//! This file holds the two layer blocks and the shared helpers; `outer.rs` the embedding
+//! and the head.
 
 use super::cost::{Cost, Machine, Piece};
 use super::{Block, BlockKind, Unit};
@@ -42,17 +44,17 @@ pub struct Dims {
 
 /// What a unit keeps.
 #[derive(Debug, Clone, Copy, Default)]
-struct Keep {
+pub(super) struct Keep {
     /// Bytes kept.
-    bytes: f64,
+    pub(super) bytes: f64,
     /// 2-byte elements among them that the compress strategy may quantize.
-    elems: f64,
-    forced: bool,
-    needed_by_w: bool,
-    core_attention: bool,
+    pub(super) elems: f64,
+    pub(super) forced: bool,
+    pub(super) needed_by_w: bool,
+    pub(super) core_attention: bool,
 }
 
-fn act(bytes: f64) -> Keep {
+pub(super) fn act(bytes: f64) -> Keep {
     Keep {
         bytes,
         elems: bytes / 2.0,
@@ -60,7 +62,7 @@ fn act(bytes: f64) -> Keep {
     }
 }
 
-fn raw(bytes: f64) -> Keep {
+pub(super) fn raw(bytes: f64) -> Keep {
     Keep {
         bytes,
         ..Keep::default()
@@ -70,19 +72,19 @@ fn raw(bytes: f64) -> Keep {
 /// Values per fp32 scale of the 8-bit compression codec.
 pub const CODEC_BLOCK: f64 = 128.0;
 
-struct Builder<'a> {
+pub(super) struct Builder<'a> {
     m: &'a Machine<'a>,
     kind: BlockKind,
     units: Vec<Unit>,
     /// Sum of the units' pieces.
     units_total: Piece,
     /// Pieces that are no unit's.
-    other: Piece,
-    model_flops: f64,
+    pub(super) other: Piece,
+    pub(super) model_flops: f64,
 }
 
 impl<'a> Builder<'a> {
-    fn new(m: &'a Machine<'a>, kind: BlockKind) -> Self {
+    pub(super) fn new(m: &'a Machine<'a>, kind: BlockKind) -> Self {
         Self {
             m,
             kind,
@@ -93,7 +95,7 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn unit(&mut self, name: &str, keep: Keep, piece: Piece) {
+    pub(super) fn unit(&mut self, name: &str, keep: Keep, piece: Piece) {
         let n = keep.elems;
         let compressed = if n > 0.0 {
             keep.bytes - 2.0 * n + n + 4.0 * (n / CODEC_BLOCK).ceil()
@@ -123,7 +125,7 @@ impl<'a> Builder<'a> {
         });
     }
 
-    fn input(&mut self, name: &str, bytes: f64) {
+    pub(super) fn input(&mut self, name: &str, bytes: f64) {
         let keep = Keep {
             forced: true,
             ..raw(bytes)
@@ -131,7 +133,7 @@ impl<'a> Builder<'a> {
         self.unit(name, keep, Piece::default());
     }
 
-    fn finish(self, params: u64, static_bytes: u64) -> Block {
+    pub(super) fn finish(self, params: u64, static_bytes: u64) -> Block {
         let total = self.units_total + self.other;
         Block {
             kind: self.kind,
@@ -150,7 +152,7 @@ impl<'a> Builder<'a> {
 /// (SP) before the column-parallel GEMM; after the row-parallel GEMM an all-reduce (no SP)
 /// or a reduce-scatter (SP). Backward: the mirror images, plus (SP) Megatron's re-gather of
 /// the saved norm-output shard for the weight gradient.
-fn gather_in(m: &Machine, d: &Dims) -> Piece {
+pub(super) fn gather_in(m: &Machine, d: &Dims) -> Piece {
     let full = 2.0 * d.tokens * d.h;
     if d.sp {
         Piece {
@@ -185,7 +187,7 @@ fn reduce_out(m: &Machine, d: &Dims) -> Piece {
 
 /// Norm (LayerNorm or RMSNorm) over the sequence-sharded activations: read + write forward,
 /// read input, gradient, write gradient backward.
-fn norm(m: &Machine, d: &Dims) -> Piece {
+pub(super) fn norm(m: &Machine, d: &Dims) -> Piece {
     let x = 2.0 * d.tokens_sp * d.h;
     m.elementwise(2.0 * x, 3.0 * x)
 }
@@ -354,67 +356,5 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
             k.other += down + reduce_out(m, d) + residual(m, d);
         }
     }
-    k.finish(params, static_bytes)
-}
-
-/// The embedding (block 0): token ids kept (int64), the vocabulary-parallel lookup and its
-/// all-reduce (reduce-scatter with SP), GPT's position add and dropout (mask kept). Its
-/// whole backward is weight gradient (W): nothing upstream needs an input gradient.
-pub fn embedding(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
-    let mut k = Builder::new(m, BlockKind::Embedding);
-    k.input("tokens", 8.0 * d.tokens);
-    let out = 2.0 * d.tokens * d.h;
-    let e = d.tokens_sp * d.h;
-    let lookup = m.mem(out + 8.0 * d.tokens);
-    let coll = if d.sp {
-        m.gather(out)
-    } else {
-        m.all_reduce(out)
-    };
-    let back_coll = if d.sp { m.gather(out) } else { Cost::default() };
-    let scatter_grad = m.mem(2.0 * out + 8.0 * d.tokens);
-    match d.style {
-        ModelStyle::Gpt => {
-            k.other += Piece {
-                fwd: lookup + coll,
-                b: Cost::default(),
-                w: back_coll + scatter_grad,
-            };
-            let drop = Piece {
-                fwd: m.mem(6.0 * e) + m.mem(5.0 * e),
-                b: Cost::default(),
-                w: m.mem(5.0 * e),
-            };
-            k.unit("dropout_mask", raw(e), drop);
-        }
-        ModelStyle::Llama => {
-            k.other += Piece {
-                fwd: lookup + coll,
-                b: Cost::default(),
-                w: back_coll + scatter_grad,
-            };
-        }
-    }
-    k.finish(params, static_bytes)
-}
-
-/// The head (block 2L+1): final norm (its input kept), the output projection (its input
-/// kept; gathered first with SP) and the vocabulary-parallel cross-entropy. The logits
-/// themselves are the transient `Anatomy::logits_transient_bytes`.
-pub fn head(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
-    let mut k = Builder::new(m, BlockKind::Head);
-    let x = 2.0 * d.tokens_sp * d.h;
-    k.input("input", x);
-    let n = Keep {
-        needed_by_w: true,
-        ..act(x)
-    };
-    k.unit("norm_out", n, norm(m, d));
-    k.other += gather_in(m, d);
-    let proj = m.linear(d.tokens, d.h, d.vocab);
-    k.model_flops += proj.fwd.flops;
-    let logits = d.tokens * d.vocab;
-    let loss = m.elementwise(2.0 * logits + 4.0 * logits + 8.0 * logits, 6.0 * logits);
-    k.other += proj + loss;
     k.finish(params, static_bytes)
 }

@@ -46,7 +46,7 @@ pub struct ScenarioArgs {
     #[arg(short = 's', long = "seq", value_name = "S")]
     pub seq_len: Option<u64>,
     /// Memory budget per device in GiB (default: the GPU's memory).
-    #[arg(long = "budget-gib", value_name = "X")]
+    #[arg(long = "budget-gib", value_name = "X", allow_negative_numbers = true)]
     pub budget_gib: Option<f64>,
     /// Pipeline schedule (1f1b, gpipe, interleaved, zb-h1, zb-h2, zb-auto, zb-v, v-half, ...).
     #[arg(long)]
@@ -70,7 +70,7 @@ pub struct ScenarioArgs {
     #[arg(long = "overlap-recompute")]
     pub overlap_recompute: bool,
     /// Memory limit (chunk-activations) of the searched schedules.
-    #[arg(long = "mem-limit", value_name = "X")]
+    #[arg(long = "mem-limit", value_name = "X", allow_negative_numbers = true)]
     pub mem_limit: Option<f64>,
     /// Group size of gis / gis-offload (default p).
     #[arg(long = "group-size", value_name = "G")]

@@ -121,7 +121,9 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
         return Err("--chunks 0: must be at least 1".into());
     }
     let kind = args.schedule;
-    let v = kind.chunks(args.chunks.unwrap_or(2));
+    let requested = args.chunks.unwrap_or(2);
+    schedule::check_size(kind, args.p, args.m, requested).map_err(|e| e.to_string())?;
+    let v = kind.chunks(requested);
     let offload_s = args.offload_cost.unwrap_or(f);
     let mut input = ScheduleInput::uniform(args.p, args.m, v, f, b, w, args.comm);
     input.mem_limit = args.mem_limit;

@@ -1,21 +1,16 @@
 //! No subcommand: the terminal UI. Builds the scenario from the flags, refuses to start
 //! without a terminal (pointing to `plan` and `simulate`), and runs [`pipescope::tui::run`].
+//!
+//! `PIPESCOPE_FIXTURE=1` swaps the engine for the TUI's synthetic fixture solver (for tests
+//! of the interface that must not depend on the engine's numbers).
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use pipescope::tui::{self, Choices, Theme, fixture};
+use pipescope::scenario::presets::user_config_dir;
+use pipescope::tui::{self, Theme, fixture, preset_io};
 
 use super::scenario_args::ScenarioArgs;
-
-/// The user's config folder: `$XDG_CONFIG_HOME/pipescope` or `~/.config/pipescope`.
-pub fn config_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("pipescope"))
-}
 
 fn user_themes(dir: Option<&PathBuf>) -> Vec<Theme> {
     let Some(dir) = dir.map(|d| d.join("themes")) else {
@@ -44,25 +39,32 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
         );
     }
     let fixture_mode = std::env::var_os("PIPESCOPE_FIXTURE").is_some_and(|v| v == "1");
-    let scenario = fixture::scenario(args.preset.as_deref().unwrap_or("gpt3-175b-16k"));
-    let choices = Choices {
-        models: vec![fixture::model_gpt3(), fixture::model_llama70()],
-        gpus: vec![fixture::gpu_a100(), fixture::gpu_h100()],
+    let (scenario, catalog) = args.to_scenario()?;
+    let config = user_config_dir();
+    // The file the scenario came from, reloaded when it changes: `--preset FILE`, or the
+    // user preset file that defines the named scenario.
+    let preset_source = match &args.preset {
+        Some(p) if Path::new(p).is_file() => std::fs::canonicalize(p).ok(),
+        _ => catalog
+            .scenarios()
+            .into_iter()
+            .find(|i| i.name == scenario.name && !i.source.starts_with("builtin:"))
+            .and_then(|i| std::fs::canonicalize(i.source).ok()),
     };
-    let config = config_dir();
-    let mut watch_dirs: Vec<PathBuf> = config.iter().cloned().collect();
-    let preset_source = args
-        .preset
-        .as_ref()
-        .map(PathBuf::from)
-        .filter(|p| p.is_file());
-    if let Some(dir) = preset_source.as_ref().and_then(|p| p.parent()) {
+    // Canonical paths, so that the watcher's event paths compare equal to `preset_source`.
+    let mut watch_dirs: Vec<PathBuf> = config
+        .iter()
+        .filter_map(|c| std::fs::canonicalize(c).ok())
+        .collect();
+    if let Some(dir) = preset_source.as_ref().and_then(|p| p.parent())
+        && !watch_dirs.iter().any(|w| dir.starts_with(w))
+    {
         watch_dirs.push(dir.to_path_buf());
     }
     let no_color = std::env::var("NO_COLOR").ok();
     tui::run(tui::Options {
         scenario,
-        choices,
+        choices: preset_io::choices_of(&catalog),
         preset_source,
         watch_dirs,
         presets_dir: config.as_ref().map(|c| c.join("presets")),

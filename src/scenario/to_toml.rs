@@ -119,5 +119,26 @@ pub fn to_toml(s: &Scenario) -> String {
     if let Some(profile) = &s.profile {
         root.insert("profile".into(), Value::Table(profile.to_table()));
     }
-    toml::to_string(&root).unwrap_or_default()
+    // One key at a time, in the order a person writes a preset (a toml::Table sorts keys).
+    let mut out = String::new();
+    for key in [
+        "name",
+        "description",
+        "model",
+        "gpu",
+        "parallel",
+        "batch",
+        "plan",
+        "profile",
+    ] {
+        if let Some(v) = root.remove(key) {
+            let mut one = Table::new();
+            one.insert(key.into(), v);
+            if !out.is_empty() && !matches!(key, "name" | "description") {
+                out.push('\n');
+            }
+            out.push_str(&toml::to_string(&one).unwrap_or_default());
+        }
+    }
+    out
 }

@@ -163,7 +163,16 @@ impl Scenario {
                 format!("a divisor of model.ffn ({})", m.ffn),
             ));
         }
-        positive("parallel.pp", u64::from(par.pp), blocks.min(limits::DEGREE))?;
+        positive("parallel.pp", u64::from(par.pp), limits::DEGREE)?;
+        if u64::from(par.pp) > blocks {
+            return Err(InvalidField::new(
+                "parallel.pp",
+                par.pp,
+                format!(
+                    "at most the number of blocks 2L+2 = {blocks} (every stage holds at least one block)"
+                ),
+            ));
+        }
         positive("parallel.dp", u64::from(par.dp), limits::DEGREE)?;
         positive("parallel.chunks", u64::from(par.chunks), limits::DEGREE)?;
         let v = u64::from(self.plan.schedule.chunks(par.chunks));

@@ -7,16 +7,18 @@
 //! - each direction on its own is DAPPLE's 1F1B over its `m/2` micro-batches (stage `s`
 //!   runs `min(p - s - 1, m/2)` warm-up forwards, then one forward / one fused backward,
 //!   then the remaining backwards);
-//! - each device merges its two op lists by the start time every op would have in its own
-//!   direction's pipeline run alone with Chimera's cost assumption (forward 1, backward 2,
-//!   no transfer time), the down op first on equal times. Because every op starts after its
-//!   dependencies in that reference timing, the merged order cannot deadlock.
+//! - each device merges its two op lists by the slot every op gets in the Chimera authors'
+//!   slot model (`Shigangli/Chimera`, `chimera_pipeline_rank.py`): one slot per forward and
+//!   per backward, a new micro-batch entering each direction's first stage every two slots,
+//!   both directions starting at slot 0; the down op first on equal slots. Every op's slot
+//!   is later than its dependencies' slots, so the merged order cannot deadlock.
 //!
-//! The order does not depend on the actual durations. It needs `m` even (any `p`).
-//!
-//! This is not the paper's slot table (its basic unit of `p` micro-batches, concatenated for
-//! more): with F = 1, B = 2 and `m = p = 4` the paper's unit takes 15 and this rule 17
-//! (1F1B: 21); for `m > p` both stay between the ideal and 1F1B.
+//! For `m = p` with `p` even this is the authors' basic unit, op for op (their generator
+//! gives the same per-device order); at F = B its bubble is Chimera's `(p - 2)/(2m + p - 2)`.
+//! For `m > p` each direction stays one 1F1B pipeline of `m/2` micro-batches, where the
+//! authors' generator instead starts a new unit of `p/2` micro-batches per direction each
+//! time a micro-batch of a running unit completes. The order does not depend on the
+//! actual durations. It needs `m` even (any `p`).
 
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
@@ -55,7 +57,8 @@ pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError>
 }
 
 /// Per stage of one direction's 1F1B over `n` micro-batches: its ops (chunk 0, micro-batches
-/// `0..n`) with their start times at forward 1, backward 2, no transfer time.
+/// `0..n`) with their slots: forward and backward one slot each, micro-batch `k` entering
+/// stage 0 no earlier than slot `2k`.
 fn one_direction_times(p: u32, n: u32) -> Vec<Vec<(Op, u32)>> {
     let pu = p as usize;
     let orders: Vec<Vec<Op>> = (0..p)
@@ -83,7 +86,7 @@ fn one_direction_times(p: u32, n: u32) -> Vec<Vec<(Op, u32)>> {
             while let Some(&op) = orders[s].get(out[s].len()) {
                 let mb = op.micro_batch as usize;
                 let ready = match op.kind {
-                    OpKind::F if s == 0 => 0,
+                    OpKind::F if s == 0 => 2 * op.micro_batch,
                     OpKind::F => f_end[(s - 1) * nu + mb],
                     _ if s + 1 == pu => f_end[s * nu + mb],
                     _ => b_end[(s + 1) * nu + mb],
@@ -97,7 +100,7 @@ fn one_direction_times(p: u32, n: u32) -> Vec<Vec<(Op, u32)>> {
                     f_end[s * nu + mb] = e;
                     e
                 } else {
-                    let e = start + 2;
+                    let e = start + 1;
                     b_end[s * nu + mb] = e;
                     e
                 };

@@ -17,6 +17,8 @@ mod one_f_one_b;
 mod search_input;
 mod types;
 mod v_auto;
+mod v_auto_finish;
+mod v_auto_steps;
 mod v_greedy;
 mod zb_h1;
 mod zb_heuristic;
@@ -26,18 +28,11 @@ pub use types::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, S
 
 /// Generates the per-device op order of `kind` for the given sizes and durations.
 ///
-/// Every schedule needs at least one device and one micro-batch; each generator states its
-/// own further requirements in its error.
+/// Every schedule needs at least one device and one micro-batch, and at most
+/// [`MAX_CELLS`] (stage, micro-batch) cells ([`check_size`]); each generator states its own
+/// further requirements in its error.
 pub fn generate(kind: ScheduleKind, input: &ScheduleInput) -> Result<Schedule, ScheduleError> {
-    if input.p == 0 || input.m == 0 {
-        return Err(ScheduleError::Unsupported {
-            schedule: kind,
-            requirement: format!(
-                "at least one device and one micro-batch (got p={}, m={})",
-                input.p, input.m
-            ),
-        });
-    }
+    check_size(kind, input.p, input.m, input.v)?;
     match kind {
         ScheduleKind::Gpipe => gpipe::generate(input),
         ScheduleKind::OneFOneB => one_f_one_b::generate(input),
@@ -51,4 +46,25 @@ pub fn generate(kind: ScheduleKind, input: &ScheduleInput) -> Result<Schedule, S
         ScheduleKind::Chimera => chimera::generate(input),
         ScheduleKind::Gis | ScheduleKind::GisOffload => gis::generate(kind, input),
     }
+}
+
+/// Largest `p x m x chunks` a schedule may have (about 4 million micro-batch-chunks).
+pub const MAX_CELLS: u64 = 1 << 22;
+
+/// Checks that `p` devices, `m` micro-batches and the chunks `kind` runs with for a request
+/// of `v` are at least one each and at most [`MAX_CELLS`] cells together. Call it before
+/// allocating per-(device, chunk) inputs from user-given sizes.
+pub fn check_size(kind: ScheduleKind, p: u32, m: u32, v: u32) -> Result<(), ScheduleError> {
+    let chunks = kind.chunks(v);
+    let cells = u64::from(p) * u64::from(m) * u64::from(chunks);
+    if p == 0 || m == 0 || cells > MAX_CELLS {
+        return Err(ScheduleError::Unsupported {
+            schedule: kind,
+            requirement: format!(
+                "at least one device and one micro-batch and at most {MAX_CELLS} \
+                 micro-batch-chunks in all (got p={p}, m={m}, chunks={chunks})"
+            ),
+        });
+    }
+    Ok(())
 }

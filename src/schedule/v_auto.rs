@@ -1,12 +1,327 @@
-//! Schedule generator (to be written).
+//! V-ZB: the zero-bubble repo's building-block search for V-shape schedules
+//! (`scheduler/v_auto_schedule.py`, `schedule(p, m, costs, max_mem)`).
+//!
+//! Enumerates device 0's 6-slot pattern (F at 0; f, B, b anywhere else; W/w in the next free
+//! slot after B/b) and uniform device-to-device offsets `[k, -1, k, -1]` (k = 1..5) in two
+//! regimes (the first `len_0` devices use one, the rest another), builds each building
+//! block, repeats it, clears invalid copies, squeezes, reorders the warm-up, drops the
+//! redundant micro-batches, reorders the cool-down, fills holes greedily without raising the
+//! peak, and keeps the candidates within the memory limit (chunk-activations, default 2p).
+//! The one with the smallest longest device span under the given costs wins.
 
-use super::{Schedule, ScheduleError, ScheduleInput};
+use super::list_timing::time_schedule;
+use super::search_input::{check_basic, check_v_shape, mem_limit, op, schedule};
+use super::v_auto_finish::{check_correctness, relabel_w, release_w, remove_redundancy};
+use super::v_auto_steps::{
+    Rows, SLOTS, clear_invalid, peak, process_cooldown, process_warmup, repeat, squeeze,
+};
+use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
-/// Generates the schedule's per-device op order.
+const OFFSETS: [[i64; 4]; 5] = [
+    [1, -1, 1, -1],
+    [2, -1, 2, -1],
+    [3, -1, 3, -1],
+    [4, -1, 4, -1],
+    [5, -1, 5, -1],
+];
+
+/// Generates `v-zb`.
 pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError> {
-    let _ = input;
-    Err(ScheduleError::Unsupported {
-        schedule: super::ScheduleKind::Gpipe,
-        requirement: "an implementation".into(),
+    let kind = ScheduleKind::VZb;
+    check_basic(kind, input)?;
+    check_v_shape(kind, input)?;
+    let (p, m) = (input.p as usize, input.m as usize);
+    let limit = mem_limit(kind, input, 2.0 * p as f64)?;
+    // Peaks are whole chunk-activations: a fractional limit rounds down.
+    let max_mem = limit.floor().clamp(-1.0, 1e9) as i64;
+    let two_p = 2 * p as i64;
+    let mut best: Option<(f64, Schedule)> = None;
+    for pattern0 in starting_patterns() {
+        for (i0, &offset0) in OFFSETS.iter().enumerate() {
+            for &offset1 in &OFFSETS[..=i0] {
+                for len0 in 1..p {
+                    // With both regimes equal every len_0 builds the same block, and the
+                    // source's result for it repeats: only the first can count.
+                    if offset0 == offset1 && len0 > 1 {
+                        break;
+                    }
+                    let Some(block) = building_block(pattern0, offset0, offset1, len0, p) else {
+                        continue;
+                    };
+                    let (rows, peak_mem) = by_building_block(p, m, &block, two_p.min(max_mem));
+                    if peak_mem > two_p || peak_mem > max_mem {
+                        break;
+                    }
+                    let Some(rows) = rows else { continue };
+                    let s = to_schedule(input, &rows);
+                    let Some(span) = longest_span(&s, input) else {
+                        continue;
+                    };
+                    if best.as_ref().is_none_or(|(b, _)| span < *b) {
+                        best = Some((span, s));
+                    }
+                }
+            }
+        }
+    }
+    best.map(|(_, s)| s).ok_or(ScheduleError::NoFit {
+        schedule: kind,
+        limit,
     })
+}
+
+/// Device 0's patterns: F at slot 0, f, B, b at distinct slots 1..5, W/w after B/b.
+fn starting_patterns() -> Vec<[i64; 6]> {
+    let mut out = Vec::with_capacity(60);
+    for ff in 1..6 {
+        for b in 1..6 {
+            for bb in 1..6 {
+                if ff == b || ff == bb || b == bb {
+                    continue;
+                }
+                out.push(fill_w([0, ff, b, bb, -1, -1]));
+            }
+        }
+    }
+    out
+}
+
+/// `fill_w_in_building_block`: W (w) in the first free slot at or after B (b), cyclically.
+fn fill_w(mut pattern: [i64; 6]) -> [i64; 6] {
+    let mut used = [false; SLOTS];
+    for &v in pattern.iter().filter(|v| **v >= 0) {
+        used[v as usize] = true;
+    }
+    for (v, vw) in [(2, 4), (3, 5)] {
+        for j in 0..SLOTS as i64 {
+            let pos = ((pattern[v] + j) % SLOTS as i64) as usize;
+            if !used[pos] {
+                pattern[vw] = pos as i64;
+                used[pos] = true;
+                break;
+            }
+        }
+    }
+    pattern
+}
+
+/// `get_building_block`: each next device's F, f, B, b slots shifted by the offsets.
+fn building_block(
+    pattern0: [i64; 6],
+    offset0: [i64; 4],
+    offset1: [i64; 4],
+    len0: usize,
+    p: usize,
+) -> Option<Vec<[i64; 6]>> {
+    let mut block = vec![pattern0];
+    for i in 0..p - 1 {
+        let last = block[i];
+        let offset = if i < len0 { offset0 } else { offset1 };
+        let mut new = [-1i64; 6];
+        let mut used = [false; SLOTS];
+        for (v, &o) in offset.iter().enumerate() {
+            let pos = (last[v] + o + SLOTS as i64).rem_euclid(SLOTS as i64);
+            if std::mem::replace(&mut used[pos as usize], true) {
+                return None;
+            }
+            new[v] = pos;
+        }
+        block.push(fill_w(new));
+    }
+    Some(block)
+}
+
+/// `schedule_by_building_block`: the rows (if the candidate survives) and the peak the
+/// source reports for it.
+fn by_building_block(p: usize, m: usize, block: &[[i64; 6]], max_mem: i64) -> (Option<Rows>, i64) {
+    let two_p = 2 * p as i64;
+    let redundant_m = m.max(2 * p);
+    let mut rows = repeat(block, redundant_m);
+    if clear_invalid(&mut rows, redundant_m).is_none() {
+        return (None, 0);
+    }
+    let init_peak = peak(&rows);
+    if (m == redundant_m && init_peak > max_mem) || init_peak > two_p {
+        return (None, init_peak);
+    }
+    match build(p, m, redundant_m, rows, init_peak, max_mem) {
+        Ok(rows) => (Some(rows), 0),
+        Err(reported) => (None, reported),
+    }
+}
+
+/// The steps after the first peak check; `Err(peak)` drops the candidate with the peak the
+/// source reports (0 where the source would fail an assertion instead).
+fn build(
+    p: usize,
+    m: usize,
+    redundant_m: usize,
+    rows: Rows,
+    init_peak: i64,
+    max_mem: i64,
+) -> Result<Rows, i64> {
+    let mut rows = squeeze(&rows, redundant_m).ok_or(0)?;
+    process_warmup(&mut rows, redundant_m).ok_or(0)?;
+    let mut rows = squeeze(&rows, redundant_m).ok_or(0)?;
+    let mut init_peak = init_peak;
+    let pk = peak(&rows);
+    if pk > init_peak {
+        return Err(init_peak);
+    }
+    if m < redundant_m {
+        remove_redundancy(&mut rows, m);
+        if m <= p && 2 * m as i64 <= max_mem {
+            release_w(&mut rows, (2 * p as i64).min(pk));
+        }
+        let len = rows.iter().map(Vec::len).max().unwrap_or(0);
+        for row in &mut rows {
+            row.resize(len, b' ');
+        }
+        rows = squeeze(&rows, m).ok_or(0)?;
+        init_peak = peak(&rows);
+        if init_peak > max_mem {
+            return Err(init_peak);
+        }
+    }
+    let mut rows = process_cooldown(&mut rows, m).ok_or(0)?;
+    reorder_greedily(&mut rows, m);
+    relabel_w(&mut rows, m).ok_or(0)?;
+    let pk = peak(&rows);
+    if pk > init_peak {
+        return Err(init_peak);
+    }
+    if !check_correctness(&rows, m) {
+        return Err(pk);
+    }
+    Ok(rows)
+}
+
+/// `reorder_greedily_without_increasing_peak_mem`: left to right, an idle slot takes the
+/// first later pass of the same device that can move there (its dependency already done,
+/// and for F/f without raising the peak).
+fn reorder_greedily(rows: &mut Rows, m: usize) {
+    let p = rows.len();
+    let peak_mem = peak(rows);
+    let max_len = rows.first().map_or(0, Vec::len);
+    let ix = |c: u8| b"FfBbWw".iter().position(|&x| x == c).unwrap_or(0);
+    let mut last = vec![[-1i64; 6]; p];
+    for (i, row) in rows.iter().enumerate() {
+        for (j, &c) in row.iter().enumerate().filter(|(_, c)| **c != b' ') {
+            last[i][ix(c)] = j as i64;
+        }
+    }
+    let mut stage_mem = vec![0i64; p];
+    let mut cnt = vec![[0usize; 6]; p];
+    let mut at = vec![[-1i64; 6]; p * m];
+    let delta = |c: u8| match c {
+        b'F' | b'f' => 1,
+        b'W' | b'w' => -1,
+        _ => 0,
+    };
+    for j in 0..max_len {
+        for i in 0..p {
+            let id = rows[i][j];
+            if id != b' ' {
+                let c = cnt[i][ix(id)];
+                cnt[i][ix(id)] = c + 1;
+                if let Some(slot) = at.get_mut(c * p + i) {
+                    slot[ix(id)] = j as i64;
+                }
+                stage_mem[i] += delta(id);
+                continue;
+            }
+            let mut available = [false; 6];
+            for (k, a) in available.iter_mut().enumerate() {
+                *a = last[i][k] > j as i64;
+            }
+            let (mut mem_delta, mut peak_delta) = (0i64, 0i64);
+            for k in j + 1..max_len {
+                if !available.iter().any(|&a| a) {
+                    break;
+                }
+                let id = rows[i][k];
+                mem_delta += delta(id);
+                let prev_peak = peak_delta;
+                peak_delta = peak_delta.max(mem_delta);
+                if id == b' ' || !available[ix(id)] {
+                    continue;
+                }
+                available[ix(id)] = false;
+                if delta(id) > 0 && stage_mem[i] + prev_peak >= peak_mem {
+                    continue;
+                }
+                let c = cnt[i][ix(id)];
+                let done_before = |stage: usize, kind: u8| {
+                    at.get(c * p + stage)
+                        .is_some_and(|a| a[ix(kind)] > -1 && a[ix(kind)] < j as i64)
+                };
+                let can_move = match id {
+                    b'F' | b'B' if i > 0 => done_before(i - 1, id),
+                    b'B' => cnt[i][ix(b'f')] > c,
+                    b'f' | b'b' if i + 1 < p => done_before(i + 1, id),
+                    b'f' => cnt[i][ix(b'F')] > c,
+                    b'b' => cnt[i][ix(b'B')] > c,
+                    b'W' => cnt[i][ix(b'B')] > c,
+                    b'w' => cnt[i][ix(b'b')] > c,
+                    _ => true,
+                };
+                if !can_move {
+                    continue;
+                }
+                rows[i][j] = id;
+                rows[i][k] = b' ';
+                cnt[i][ix(id)] = c + 1;
+                if let Some(slot) = at.get_mut(c * p + i) {
+                    slot[ix(id)] = j as i64;
+                }
+                stage_mem[i] += delta(id);
+                break;
+            }
+        }
+    }
+}
+
+/// The rows as per-device ops: F/f forward of chunk 0/1, B/b backward of chunk 1/0, W/w
+/// their weight passes; micro-batches numbered per kind in slot order.
+fn to_schedule(input: &ScheduleInput, rows: &Rows) -> Schedule {
+    let devices = rows
+        .iter()
+        .map(|row| {
+            let mut cnt = [0usize; 6];
+            row.iter()
+                .filter_map(|&c| {
+                    let (k, kind, chunk) = match c {
+                        b'F' => (0, OpKind::F, 0),
+                        b'f' => (1, OpKind::F, 1),
+                        b'B' => (2, OpKind::B, 1),
+                        b'b' => (3, OpKind::B, 0),
+                        b'W' => (4, OpKind::W, 1),
+                        b'w' => (5, OpKind::W, 0),
+                        _ => return None,
+                    };
+                    cnt[k] += 1;
+                    Some(op(kind, cnt[k] - 1, chunk))
+                })
+                .collect::<Vec<Op>>()
+        })
+        .collect();
+    schedule(ScheduleKind::VZb, input, 2, Placement::VShape, devices)
+}
+
+/// `evaluate_schedule`: the longest device span, from the start of its first F to the end
+/// of its last W, under the input's costs; `None` if the order deadlocks.
+fn longest_span(s: &Schedule, input: &ScheduleInput) -> Option<f64> {
+    let t = time_schedule(s, input).ok()?;
+    let mut span = 0.0f64;
+    for (d, ops) in s.devices.iter().enumerate() {
+        let first = ops.iter().position(|o| o.kind == OpKind::F)?;
+        let last_w = ops
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.kind == OpKind::W)
+            .map(|(k, _)| t.end[d][k])
+            .fold(f64::NEG_INFINITY, f64::max);
+        span = span.max(last_w - t.start[d][first]);
+    }
+    Some(span)
 }

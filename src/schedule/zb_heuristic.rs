@@ -57,26 +57,24 @@ pub(crate) fn generate(
 /// Runs the 8 flag combinations and keeps the valid order with the smallest longest stage
 /// span (ties: the first, as the source).
 fn best_of_eight(kind: ScheduleKind, input: &ScheduleInput, heur: &Heuristic) -> Option<Schedule> {
-    let mut best: Option<(f64, Schedule)> = None;
+    let mut runs: Vec<(f64, Vec<Vec<Op>>)> = Vec::with_capacity(8);
     for allow_bubble in [true, false] {
         for prioritize_b in [true, false] {
             for no_bubble_greedy in [true, false] {
-                let Some((order, span)) =
+                if let Some((order, span)) =
                     heur.manual_order(allow_bubble, prioritize_b, no_bubble_greedy)
-                else {
-                    continue;
-                };
-                if best.as_ref().is_some_and(|(b, _)| span >= *b) {
-                    continue;
-                }
-                let s = schedule(kind, input, 1, Placement::Single, order);
-                if time_schedule(&s, input).is_ok() {
-                    best = Some((span, s));
+                {
+                    runs.push((span, order));
                 }
             }
         }
     }
-    best.map(|(_, s)| s)
+    // Smallest span first, ties in run order (a stable sort); the first order that times
+    // without a deadlock wins.
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    runs.into_iter()
+        .map(|(_, order)| schedule(kind, input, 1, Placement::Single, order))
+        .find(|s| time_schedule(s, input).is_ok())
 }
 
 /// The heuristic's fixed inputs.
@@ -100,12 +98,14 @@ struct State {
     t: Vec<f64>,
     mem: Vec<f64>,
     bubble: Vec<f64>,
+    max_bubble: f64,
     order: Vec<Vec<Op>>,
 }
 
 impl State {
+    /// Largest stage bubble so far (bubbles only grow, so a running maximum is exact).
     fn max_bubble(&self) -> f64 {
-        self.bubble.iter().copied().fold(0.0, f64::max)
+        self.max_bubble
     }
 }
 
@@ -128,6 +128,7 @@ impl Heuristic {
         }
         if s.count[0][j] > 0 {
             s.bubble[j] += tmp - no_bubble;
+            s.max_bubble = s.max_bubble.max(s.bubble[j]);
         }
         s.e[j] = tmp;
         s.t[id] = tmp;
@@ -182,6 +183,7 @@ impl Heuristic {
             t: vec![0.0; 3 * p * m],
             mem: vec![0.0; p],
             bubble: vec![0.0; p],
+            max_bubble: 0.0,
             order: vec![Vec::with_capacity(3 * m); p],
         };
         let (fk, bk, wk) = (0, 1, 2);

@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 
-use super::search_input::{check_basic, cost, mem_limit, op, schedule};
+use super::search_input::{check_basic, check_v_shape, cost, mem_limit, op, schedule};
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
 const MEM: [f64; 3] = [1.0, 0.0, -1.0];
@@ -23,12 +23,7 @@ const MEM: [f64; 3] = [1.0, 0.0, -1.0];
 pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError> {
     let kind = ScheduleKind::ZbV;
     check_basic(kind, input)?;
-    if input.p < 2 {
-        return Err(ScheduleError::Unsupported {
-            schedule: kind,
-            requirement: format!("p >= 2 devices for a V-shape (got p={})", input.p),
-        });
-    }
+    check_v_shape(kind, input)?;
     let p = input.p as usize;
     let limit = mem_limit(kind, input, 2.0 * p as f64)?;
     // cost[cat][stage][internal chunk]: F uses the real chunk, B/W the flipped one.
@@ -111,6 +106,7 @@ struct State<'a> {
     cur: Vec<f64>,
     mem: Vec<f64>,
     bubble: Vec<f64>,
+    max_bubble: f64,
     pending_w: Vec<VecDeque<usize>>,
     order: Vec<Vec<(usize, usize, usize)>>,
     approved: Vec<f64>,
@@ -177,6 +173,7 @@ impl Greedy {
             cur: vec![0.0; p],
             mem: vec![0.0; p],
             bubble: vec![0.0; p],
+            max_bubble: 0.0,
             pending_w: vec![VecDeque::new(); p],
             order: vec![Vec::with_capacity(6 * m); p],
             approved,
@@ -304,7 +301,8 @@ impl Greedy {
 
 impl State<'_> {
     fn max_stage_bubble(&self, stage: Option<usize>) -> f64 {
-        let mut b = self.bubble.iter().copied().fold(0.0, f64::max);
+        // Bubbles only grow, so the running maximum is the maximum.
+        let mut b = self.max_bubble;
         if let Some(st) = stage {
             b = b.max(self.max_approved - self.approved[st]);
         }
@@ -379,6 +377,7 @@ impl State<'_> {
         }
         if self.count[stage][0] > 0 {
             self.bubble[stage] += tmp - no_bubble;
+            self.max_bubble = self.max_bubble.max(self.bubble[stage]);
         }
         self.end[g.id(cat, chunk, stage, cnt)] = tmp;
         self.cur[stage] = tmp;

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::Scenario;
 
 use super::fields::Field;
+use super::preset_io::ParsedPreset;
 use super::solved::Solved;
 use super::theme::Theme;
 
@@ -143,8 +144,8 @@ pub struct JobResult {
 /// A file the watcher parsed after it changed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reload {
-    /// A scenario preset file: the scenario, or `file:line:column: message`.
-    Preset(PathBuf, Result<Box<Scenario>, String>),
+    /// A preset file: what it holds, or `file:line:column: message`.
+    Preset(PathBuf, Result<Box<ParsedPreset>, String>),
     /// A theme file.
     Theme(PathBuf, Result<Box<Theme>, String>),
 }

@@ -6,20 +6,55 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::Scenario;
+use crate::scenario::{Catalog, PresetKind};
 
-/// Parses a scenario preset file; errors read `file:line:column: message`.
-pub fn parse_preset(path: &Path, text: &str) -> Result<Scenario, String> {
-    let _ = text;
-    Err(format!(
-        "{}:1:1: scenario presets cannot be parsed yet (the engine's preset loader is missing)",
-        path.display()
-    ))
+use super::fields::Choices;
+
+/// A preset file the watcher parsed: a scenario, or a model/GPU preset (which only changes
+/// the choices).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedPreset {
+    /// The scenario, when the file is a scenario preset.
+    pub scenario: Option<Scenario>,
+    /// Models and GPUs after the change.
+    pub choices: Choices,
+}
+
+/// The models and GPUs of a catalog, sorted by name.
+pub fn choices_of(catalog: &Catalog) -> Choices {
+    Choices {
+        models: catalog
+            .model_names()
+            .into_iter()
+            .filter_map(|n| catalog.model(n).cloned())
+            .collect(),
+        gpus: catalog
+            .gpu_names()
+            .into_iter()
+            .filter_map(|n| catalog.gpu(n).cloned())
+            .collect(),
+    }
+}
+
+/// Parses a preset file against the built-in presets and the user's config folder; errors
+/// read `file:line:column: message`.
+pub fn parse_preset(path: &Path, text: &str) -> Result<ParsedPreset, String> {
+    let mut catalog = Catalog::with_user_config();
+    let file = path.display().to_string();
+    let info = catalog.add_text(&file, text).map_err(|e| e.to_string())?;
+    let scenario = match info.kind {
+        PresetKind::Scenario => Some(catalog.scenario(&info.name).map_err(|e| e.to_string())?),
+        PresetKind::Model | PresetKind::Gpu => None,
+    };
+    Ok(ParsedPreset {
+        scenario,
+        choices: choices_of(&catalog),
+    })
 }
 
 /// The scenario as a preset file.
 pub fn to_toml(scenario: &Scenario) -> Result<String, String> {
-    let _ = scenario;
-    Err("saving presets is not available yet (the engine's scenario::to_toml is missing)".into())
+    Ok(crate::scenario::to_toml(scenario))
 }
 
 /// Writes `text` to `dir/file_name` atomically: a temporary file in the same folder, flushed

@@ -1,7 +1,7 @@
 //! What the worker hands back for one scenario: the engine's [`Outcome`] plus the unit
 //! names, sizes and recompute times per block kind that the unit grid shows.
 
-use crate::anatomy::BlockKind;
+use crate::anatomy::{Anatomy, BlockKind};
 use crate::{Outcome, Scenario};
 
 /// The units of one block kind, in the block's unit order (the order of
@@ -37,11 +37,32 @@ impl Solved {
 /// A function that solves one scenario (the real engine, or a fixture in tests).
 pub type SolveFn = fn(&Scenario) -> Result<Solved, String>;
 
+/// The unit tables of an anatomy, one per block kind.
+pub fn unit_tables(anatomy: &Anatomy) -> Vec<KindUnits> {
+    [
+        BlockKind::Embedding,
+        BlockKind::Attention,
+        BlockKind::Mlp,
+        BlockKind::Head,
+    ]
+    .into_iter()
+    .map(|kind| {
+        let block = anatomy.block_of(kind);
+        KindUnits {
+            kind,
+            names: block.units.iter().map(|u| u.name.clone()).collect(),
+            size_bytes: block.units.iter().map(|u| u.size_bytes).collect(),
+            recompute_s: block.units.iter().map(|u| u.forward_s).collect(),
+        }
+    })
+    .collect()
+}
+
 /// Solves with the real engine and collects the unit tables from the anatomy.
 pub fn engine_solve(scenario: &Scenario) -> Result<Solved, String> {
     let outcome = crate::solve(scenario).map_err(|e| e.to_string())?;
-    Ok(Solved {
-        outcome,
-        units: Vec::new(),
-    })
+    let units = Anatomy::build(scenario)
+        .map(|a| unit_tables(&a))
+        .unwrap_or_default();
+    Ok(Solved { outcome, units })
 }

@@ -33,10 +33,13 @@ fn fit(o: &Outcome) -> String {
     if o.feasible {
         "fits".into()
     } else {
-        format!(
-            "does not fit ({})",
-            o.infeasible_reason.as_deref().unwrap_or("over budget")
-        )
+        let reason = o.infeasible_reason.as_deref().unwrap_or("over budget");
+        let mut parts = reason.split("; ");
+        let first = parts.next().unwrap_or(reason);
+        match parts.count() {
+            0 => format!("does not fit ({first})"),
+            n => format!("does not fit ({first}, and {n} more stages)"),
+        }
     }
 }
 

@@ -178,7 +178,6 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Click(x, y) => click(app, x, y),
         Action::Scroll(x, y, dir) => match layout::hit(app, x, y) {
             Some(Hit::Gantt { at, .. }) => zoom(app, if dir > 0 { 1.0 / ZOOM } else { ZOOM }, at),
-            Some(Hit::Field(_)) => step_field(app, app.field, dir),
             _ => {
                 app.dirty = false;
                 Vec::new()
@@ -308,12 +307,16 @@ fn save(app: &mut App) -> Vec<Effect> {
     } else {
         base
     };
-    let file_name = if base.starts_with("my-") {
-        format!("{base}.toml")
+    let stem = if base.starts_with("my-") {
+        base
     } else {
-        format!("my-{base}.toml")
+        format!("my-{base}")
     };
-    match super::preset_io::to_toml(&app.scenario) {
+    let file_name = format!("{stem}.toml");
+    // The saved preset gets its own name, so it does not shadow the one it came from.
+    let mut scenario = app.scenario.clone();
+    scenario.name = stem;
+    match super::preset_io::to_toml(&scenario) {
         Ok(text) => vec![Effect::Save { file_name, text }],
         Err(e) => {
             app.error = Some(e);
@@ -337,14 +340,19 @@ fn reloaded(app: &mut App, reload: Reload) -> Vec<Effect> {
             }
             Vec::new()
         }
-        Reload::Preset(path, Ok(scenario)) => {
+        Reload::Preset(path, Ok(parsed)) => {
             app.reload_errors.remove(&path);
-            if app.preset_source.as_ref() == Some(&path) {
-                app.note = Some(format!("reloaded {}", path.display()));
-                app.scenario = *scenario;
-                resolve(app)
-            } else {
-                Vec::new()
+            let parsed = *parsed;
+            if !parsed.choices.models.is_empty() {
+                app.choices = parsed.choices;
+            }
+            match parsed.scenario {
+                Some(scenario) if app.preset_source.as_ref() == Some(&path) => {
+                    app.note = Some(format!("reloaded {}", path.display()));
+                    app.scenario = scenario;
+                    resolve(app)
+                }
+                _ => Vec::new(),
             }
         }
         Reload::Theme(path, Err(e)) | Reload::Preset(path, Err(e)) => {

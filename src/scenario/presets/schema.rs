@@ -1,6 +1,7 @@
 //! The TOML schema of preset files (DESIGN.md section 7), as serde structs that refuse
 //! unknown keys. Optional keys stay `None` here; defaults are applied when a scenario is
-//! resolved (`resolve.rs`), so that a file states only what it changes.
+//! resolved (`resolve.rs`), so that a file states only what it changes. Every table may
+//! carry a `description`.
 
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -26,6 +27,8 @@ pub struct ModelToml {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EfficiencyToml {
+    /// Free text; every table may carry one (ignored).
+    pub description: Option<String>,
     pub matrix: Option<Vec<(f64, f64)>>,
     pub memory: Option<Vec<(f64, f64)>>,
     pub link: Option<f64>,
@@ -51,6 +54,8 @@ pub struct GpuToml {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ParallelToml {
+    /// Free text; every table may carry one (ignored).
+    pub description: Option<String>,
     pub pp: Option<u32>,
     pub tp: Option<u32>,
     pub dp: Option<u32>,
@@ -63,6 +68,8 @@ pub struct ParallelToml {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BatchToml {
+    /// Free text; every table may carry one (ignored).
+    pub description: Option<String>,
     pub seq_len: Option<u64>,
     pub micro_batch_size: Option<u64>,
     pub micro_batches: Option<u32>,
@@ -72,6 +79,8 @@ pub struct BatchToml {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlanToml {
+    /// Free text; every table may carry one (ignored).
+    pub description: Option<String>,
     pub schedule: Option<String>,
     pub strategy: Option<String>,
     pub memory_budget_gib: Option<f64>,

@@ -53,7 +53,7 @@ fn deltas(a: &Outcome, b: &Outcome) -> Vec<(String, String)> {
         (
             "peak".into(),
             format!(
-                "{} GiB ({})",
+                "{}G ({})",
                 format::gib(peak(b)),
                 format::change(peak(b) as f64, peak(a) as f64)
             ),

@@ -21,6 +21,8 @@ pub fn time(s: f64) -> String {
         }
     } else if a == 0.0 {
         "0 s".into()
+    } else if a >= 1e-5 {
+        format!("{:.0} µs", s * 1e6)
     } else {
         format!("{:.1} µs", s * 1e6)
     }
@@ -110,7 +112,8 @@ mod tests {
     fn formats() {
         assert_eq!(time(12.4), "12.40 s");
         assert_eq!(time(0.84), "840 ms");
-        assert_eq!(time(0.0008), "800.0 µs");
+        assert_eq!(time(0.0008), "800 µs");
+        assert_eq!(time(0.000_002_5), "2.5 µs");
         assert_eq!(gib(3 << 29), "1.5");
         assert_eq!(bytes(96 << 20), "96 MiB");
         assert_eq!(pct(0.079), "7.9%");

@@ -9,7 +9,8 @@ use crate::tui::app::App;
 use crate::tui::solved::Solved;
 use crate::tui::widgets::gantt::Gantt;
 
-/// Draws the Gantt of `solved` (side label `side` in compare mode, else empty).
+/// Draws the Gantt of `solved` (side label `side` in compare mode, else empty), on a time
+/// axis of `common_makespan` when given (compare mode: both sides on one scale).
 pub fn render(
     area: Rect,
     buf: &mut Buffer,
@@ -17,6 +18,7 @@ pub fn render(
     solved: Option<&Solved>,
     lanes: u16,
     side: &str,
+    common_makespan: Option<f64>,
 ) {
     if area.height < 3 {
         return;
@@ -37,6 +39,13 @@ pub fn render(
     } else {
         format!(" {side}: {what}{zoom} ")
     };
+    let devices = solved.map_or(0, |s| s.outcome.simulation.timeline.devices);
+    let rows = u32::from(area.height.saturating_sub(3) / lanes.max(1));
+    let title = if devices > rows {
+        format!("{title}· {rows} of {devices} stages shown ")
+    } else {
+        title
+    };
     let block = Block::bordered()
         .title(title)
         .border_style(theme.muted())
@@ -53,11 +62,12 @@ pub fn render(
         return;
     };
     let tl = &s.outcome.simulation.timeline;
-    let makespan = if tl.makespan > 0.0 {
+    let own = if tl.makespan > 0.0 {
         tl.makespan
     } else {
         s.outcome.iteration_time_s.max(f64::MIN_POSITIVE)
     };
+    let makespan = common_makespan.map_or(own, |m| m.max(own));
     Gantt {
         timeline: tl,
         t0: vp.start * makespan,

@@ -95,7 +95,10 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
             if width(&line) + width(&long) <= usize::from(area.width) {
                 line.extend(long);
             } else {
-                line.truncate(if o.feasible { 0 } else { 1 });
+                line.clear();
+                if !o.feasible {
+                    line.push(Span::styled("✗ INFEASIBLE ", theme.error()));
+                }
                 line.extend(spans(&figures(o, true, solve), theme, "  "));
             }
         }

@@ -56,15 +56,19 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Mode::Compare { other } => {
             compare::render_metrics(r.metrics, buf, app, other);
             let b = app.compare_solved();
-            gantt::render(r.gantt, buf, app, app.shown(), r.lanes, "A");
-            gantt::render(r.gantt_b, buf, app, b, r.lanes, "B");
+            let span = |s: Option<&super::solved::Solved>| {
+                s.map_or(0.0, |s| s.outcome.simulation.timeline.makespan)
+            };
+            let common = Some(span(app.shown()).max(span(b)));
+            gantt::render(r.gantt, buf, app, app.shown(), r.lanes, "A", common);
+            gantt::render(r.gantt_b, buf, app, b, r.lanes, "B", common);
             memory::render(r.memory, buf, app, app.shown(), "A");
             memory::render(r.memory_b, buf, app, b, "B");
         }
         Mode::Normal | Mode::Story { .. } => {
             metrics::render(r.metrics, buf, app);
             story::render(r.story, buf, app);
-            gantt::render(r.gantt, buf, app, app.shown(), r.lanes, "");
+            gantt::render(r.gantt, buf, app, app.shown(), r.lanes, "", None);
             memory::render(r.memory, buf, app, app.shown(), "");
             units::render(r.units, buf, app);
         }

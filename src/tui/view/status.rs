@@ -9,11 +9,27 @@ use crate::tui::app::{App, Mode};
 
 use super::format;
 
+/// Shortens an absolute path at the start of `msg` to its last two components
+/// (`presets/mine.toml:3:9: ...`), so the line and column stay visible in the status bar.
+pub fn short_paths(msg: &str) -> String {
+    if !msg.starts_with('/') {
+        return msg.to_string();
+    }
+    let end = msg.find(".toml").map_or(0, |i| i + ".toml".len());
+    let (path, rest) = msg.split_at(end);
+    let parts: Vec<&str> = path.rsplit('/').take(2).collect();
+    let short: Vec<&str> = parts.into_iter().rev().collect();
+    format!("{}{rest}", short.join("/"))
+}
+
 /// The left-hand message and its style.
 pub fn message(app: &App) -> (String, Style) {
     let theme = &app.theme;
     if let Some(e) = app.reload_errors.values().next() {
-        return (format!("✗ {e} (last good version kept)"), theme.error());
+        return (
+            format!("✗ {} (last good version kept)", short_paths(e)),
+            theme.error(),
+        );
     }
     if let Some(e) = &app.error {
         return (format!("✗ {e}"), theme.error());
@@ -69,5 +85,19 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
             usize::from(hints_w),
             theme.muted(),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_shortened_but_keep_line_and_column() {
+        assert_eq!(
+            short_paths("/tmp/x/pipescope/presets/mine.toml:10:17: bad"),
+            "presets/mine.toml:10:17: bad"
+        );
+        assert_eq!(short_paths("mine.toml:1:1: bad"), "mine.toml:1:1: bad");
     }
 }

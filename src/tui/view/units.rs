@@ -81,15 +81,29 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         BlockKind::Mlp,
         BlockKind::Head,
     ];
+    let name_w = 16.min(width / 3).max(6);
+    let rest = width.saturating_sub(name_w);
+    let widest = kinds
+        .iter()
+        .map(|k| st.blocks.iter().filter(|b| b.kind == *k).count())
+        .max()
+        .unwrap_or(0);
+    let with_figures = rest >= 16 + widest;
+    let header = if with_figures {
+        format!(
+            "{:<name_w$}{:>7} {:>7} one column per block →",
+            "unit", "size", "recomp"
+        )
+    } else {
+        format!("{:<name_w$}one column per block →", "unit")
+    };
+    lines.push(Line::styled(header, theme.muted()));
     for kind in kinds {
         let blocks: Vec<_> = st.blocks.iter().filter(|b| b.kind == kind).collect();
         let Some(n_units) = blocks.iter().map(|b| b.decisions.len()).max() else {
             continue;
         };
         let info = s.units_of(kind);
-        let name_w = 16.min(width / 3).max(6);
-        let rest = width.saturating_sub(name_w);
-        let with_figures = rest >= 16 + blocks.len();
         let grid_w = if with_figures { rest - 16 } else { rest };
         let spaced = grid_w >= 2 * blocks.len();
         for i in 0..n_units {

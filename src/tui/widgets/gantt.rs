@@ -28,6 +28,38 @@ pub struct Gantt<'a> {
     pub selected: Option<u32>,
 }
 
+/// Span kinds in the order of [`Cell::time`].
+const KINDS: [SpanKind; 8] = [
+    SpanKind::F,
+    SpanKind::B,
+    SpanKind::W,
+    SpanKind::BW,
+    SpanKind::R,
+    SpanKind::D2H,
+    SpanKind::H2D,
+    SpanKind::Send,
+];
+
+/// Index standing for idle time in a cell's ranking.
+const IDLE: usize = KINDS.len();
+
+/// Left-anchored blocks of 1/8 to 7/8 of a cell.
+const LEFT_BLOCKS: [&str; 7] = ["▏", "▎", "▍", "▌", "▋", "▊", "▉"];
+
+fn kind_index(kind: SpanKind) -> usize {
+    KINDS.iter().position(|k| *k == kind).unwrap_or(0)
+}
+
+/// What one cell of a lane holds.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cell {
+    /// Time (in cell widths) covered by each kind of [`KINDS`].
+    time: [f64; 8],
+    /// The widest single overlap seen, and its micro-batch (for alternating shades).
+    best: f64,
+    micro_batch: u32,
+}
+
 /// Colour, glyph and label letter of a span kind.
 pub fn kind_look(theme: &Theme, kind: SpanKind) -> (Color, char, &'static str) {
     let (c, g) = (&theme.colors, &theme.glyphs);
@@ -75,36 +107,109 @@ impl Widget for Gantt<'_> {
                 buf.set_stringn(area.x, y2, " ⇄", 3, theme.muted());
             }
         }
+        // Pass 1: how much of each cell each span kind covers (area-weighted, so a cell
+        // holding many short ops shows the kind that dominates it, not the last one drawn).
+        let w = usize::from(width);
+        let rows = usize::try_from(devices).unwrap_or(0) * usize::from(lanes);
+        let mut cover = vec![Cell::default(); rows * w];
+        let mut labels = Vec::new();
         for span in &self.timeline.spans {
-            let lane = match span.lane {
+            let lane: u16 = match span.lane {
                 Lane::Compute => 0,
                 _ if lanes > 1 => 1,
                 _ => continue,
             };
+            if span.device >= devices || span.end < self.t0 || span.start >= self.t1 {
+                continue;
+            }
+            let row = span.device as usize * usize::from(lanes) + usize::from(lane);
+            let a = ((span.start.max(self.t0) - self.t0) / dt).max(0.0);
+            let b = ((span.end.min(self.t1) - self.t0) / dt).min(w as f64);
+            let k = kind_index(span.kind);
+            let mut c = a.floor() as usize;
+            while c < w && (c as f64) < b.max(a + 1e-9) {
+                let overlap = (b.min(c as f64 + 1.0) - a.max(c as f64)).max(1e-6);
+                let cell = &mut cover[row * w + c];
+                cell.time[k] += overlap;
+                if overlap > cell.best {
+                    cell.best = overlap;
+                    cell.micro_batch = span.micro_batch;
+                }
+                c += 1;
+            }
+            let (first, last) = (a.round() as usize, (b.round() as usize).min(w));
+            if last > first {
+                labels.push((row, first, last - first, span));
+            }
+        }
+        // Pass 2: one glyph per cell.
+        for (i, cell) in cover.iter().enumerate() {
+            let (row, c) = (i / w, i % w);
+            let lane = (row % usize::from(lanes)) as u16;
+            let Some(y) = row_of(area.y, (row / usize::from(lanes)) as u32, lanes, lane)
+                .filter(|y| *y < axis_y)
+            else {
+                continue;
+            };
+            let total: f64 = cell.time.iter().sum();
+            // The two largest kinds, with idle time as a ninth "kind" on the compute lane.
+            let idle_t = if lane == 0 {
+                (1.0 - total).max(0.0)
+            } else {
+                0.0
+            };
+            let (mut k, mut t1, mut k2, mut t2) = (IDLE, idle_t, IDLE, -1.0);
+            for (i, &t) in cell.time.iter().enumerate() {
+                if t > t1 {
+                    (k2, t2) = (k, t1);
+                    (k, t1) = (i, t);
+                } else if t > t2 {
+                    (k2, t2) = (i, t);
+                }
+            }
+            // Transfer lanes show any transfer over 5% of a cell; the compute lane shows
+            // idle unless a kind covers at least a quarter of the cell.
+            let skip_idle = k == IDLE && (lane != 0 || t2 < 0.25);
+            let too_thin = lane != 0 && total < 0.05;
+            if skip_idle || too_thin {
+                continue;
+            }
+            let look = |k: usize| {
+                if k == IDLE {
+                    (theme.colors.idle, theme.glyphs.idle)
+                } else {
+                    let (c, g, _) = kind_look(theme, KINDS[k]);
+                    (c, g)
+                }
+            };
+            let (color, glyph) = look(k);
+            let x = x0 + c as u16;
+            if !theme.mono && t2 >= 0.25 * (t1 + t2) && lane == 0 {
+                // Two kinds share the cell: a left-anchored block of the first kind's share,
+                // drawn over the second kind's colour.
+                let eighths = ((8.0 * t1 / (t1 + t2)).round() as usize).clamp(1, 7);
+                let (color2, _) = look(k2);
+                buf[(x, y)]
+                    .set_symbol(LEFT_BLOCKS[eighths - 1])
+                    .set_style(Style::new().fg(color).bg(color2));
+                continue;
+            }
+            if k == IDLE {
+                continue;
+            }
+            let mut style = theme.glyph(color);
+            if cell.micro_batch % 2 == 1 && lane == 0 && KINDS[k] != SpanKind::R {
+                style = style.add_modifier(Modifier::DIM);
+            }
+            buf[(x, y)].set_char(glyph).set_style(style);
+        }
+        // Pass 3: micro-batch labels on ops wide enough to hold them.
+        for (row, first, cells, span) in labels {
+            let lane = (row % usize::from(lanes)) as u16;
             let Some(y) = row_of(area.y, span.device, lanes, lane).filter(|y| *y < axis_y) else {
                 continue;
             };
-            if span.end < self.t0 || span.start >= self.t1 {
-                continue;
-            }
-            let (s, e) = (span.start.max(self.t0), span.end.min(self.t1));
-            let first = ((s - self.t0) / dt).round().max(0.0) as u32;
-            let mut last = (((e - self.t0) / dt).round() as u32).min(u32::from(width));
-            if last <= first {
-                if first >= u32::from(width) {
-                    continue;
-                }
-                last = first + 1;
-            }
-            let (color, glyph, letter) = kind_look(theme, span.kind);
-            let mut style = theme.glyph(color);
-            if span.micro_batch % 2 == 1 && lane == 0 && span.kind != SpanKind::R {
-                style = style.add_modifier(Modifier::DIM);
-            }
-            for c in first..last {
-                buf[(x0 + c as u16, y)].set_char(glyph).set_style(style);
-            }
-            let cells = (last - first) as usize;
+            let (color, _, letter) = kind_look(theme, span.kind);
             let number = span.micro_batch.to_string();
             let label = if cells > number.len() + letter.len() {
                 format!("{letter}{number}")

@@ -1,0 +1,68 @@
+//! The embedding and head blocks (blocks 0 and 2L+1) and their units.
+
+use super::cost::{Cost, Machine, Piece};
+use super::units::{Builder, Dims, Keep, act, gather_in, norm, raw};
+use super::{Block, BlockKind};
+use crate::scenario::ModelStyle;
+
+/// The embedding (block 0): token ids kept (int64), the vocabulary-parallel lookup and its
+/// all-reduce (reduce-scatter with SP), GPT's position add and dropout (mask kept). Its
+/// whole backward is weight gradient (W): nothing upstream needs an input gradient.
+pub fn embedding(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
+    let mut k = Builder::new(m, BlockKind::Embedding);
+    k.input("tokens", 8.0 * d.tokens);
+    let out = 2.0 * d.tokens * d.h;
+    let e = d.tokens_sp * d.h;
+    let lookup = m.mem(out + 8.0 * d.tokens);
+    let coll = if d.sp {
+        m.gather(out)
+    } else {
+        m.all_reduce(out)
+    };
+    let back_coll = if d.sp { m.gather(out) } else { Cost::default() };
+    let scatter_grad = m.mem(2.0 * out + 8.0 * d.tokens);
+    match d.style {
+        ModelStyle::Gpt => {
+            k.other += Piece {
+                fwd: lookup + coll,
+                b: Cost::default(),
+                w: back_coll + scatter_grad,
+            };
+            let drop = Piece {
+                fwd: m.mem(6.0 * e) + m.mem(5.0 * e),
+                b: Cost::default(),
+                w: m.mem(5.0 * e),
+            };
+            k.unit("dropout_mask", raw(e), drop);
+        }
+        ModelStyle::Llama => {
+            k.other += Piece {
+                fwd: lookup + coll,
+                b: Cost::default(),
+                w: back_coll + scatter_grad,
+            };
+        }
+    }
+    k.finish(params, static_bytes)
+}
+
+/// The head (block 2L+1): final norm (its input kept), the output projection (its input
+/// kept; gathered first with SP) and the vocabulary-parallel cross-entropy. The logits
+/// themselves are the transient `Anatomy::logits_transient_bytes`.
+pub fn head(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
+    let mut k = Builder::new(m, BlockKind::Head);
+    let x = 2.0 * d.tokens_sp * d.h;
+    k.input("input", x);
+    let n = Keep {
+        needed_by_w: true,
+        ..act(x)
+    };
+    k.unit("norm_out", n, norm(m, d));
+    k.other += gather_in(m, d);
+    let proj = m.linear(d.tokens, d.h, d.vocab);
+    k.model_flops += proj.fwd.flops;
+    let logits = d.tokens * d.vocab;
+    let loss = m.elementwise(2.0 * logits + 4.0 * logits + 8.0 * logits, 6.0 * logits);
+    k.other += proj + loss;
+    k.finish(params, static_bytes)
+}

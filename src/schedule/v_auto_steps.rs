@@ -1,0 +1,355 @@
+//! The repeat-squeeze-reorder steps of V-ZB's building-block search
+//! (`scheduler/v_auto_schedule.py`), on per-device rows of slot characters:
+//! `F`/`f` forward of chunk 0/1, `B`/`b` input-gradient backward of chunk 1/0 (the V's
+//! second half first), `W`/`w` their weight-gradient passes, space for an idle slot.
+//! `None` from a step is an assertion the source would fail: the candidate is dropped.
+
+/// One row of slot characters per device.
+pub(super) type Rows = Vec<Vec<u8>>;
+
+pub(super) const SLOTS: usize = 6;
+const NAMES: &[u8; 6] = b"FfBbWw";
+pub(super) const EMPTY: u8 = b' ';
+
+/// Index of a pass character in `FfBbWw`.
+pub(super) fn ix(c: u8) -> usize {
+    match c {
+        b'F' => 0,
+        b'f' => 1,
+        b'B' => 2,
+        b'b' => 3,
+        b'W' => 4,
+        _ => 5,
+    }
+}
+
+fn mem_delta(c: u8) -> i64 {
+    match c {
+        b'F' | b'f' => 1,
+        b'W' | b'w' => -1,
+        _ => 0,
+    }
+}
+
+/// Peak running activation count per device (F/f +1, W/w -1).
+pub(super) fn peaks(rows: &Rows) -> Vec<i64> {
+    rows.iter()
+        .map(|row| {
+            let (mut cur, mut peak) = (0, 0);
+            for &c in row {
+                cur += mem_delta(c);
+                peak = peak.max(cur);
+            }
+            peak
+        })
+        .collect()
+}
+
+/// The largest device peak.
+pub(super) fn peak(rows: &Rows) -> i64 {
+    peaks(rows).into_iter().max().unwrap_or(0)
+}
+
+/// `init_repeated_schedule`: each device's 6-slot pattern repeated `4p + m + 1` times.
+pub(super) fn repeat(block: &[[i64; 6]], m: usize) -> Rows {
+    let p = block.len();
+    block
+        .iter()
+        .map(|pos| {
+            let mut pattern = [EMPTY; SLOTS];
+            for (i, &v) in pos.iter().enumerate() {
+                if let Ok(v) = usize::try_from(v) {
+                    pattern[v] = NAMES[i];
+                }
+            }
+            pattern.repeat(4 * p + m + 1)
+        })
+        .collect()
+}
+
+fn clear_from(row: &mut [u8], pos: i64, step: i64) {
+    let mut pos = pos;
+    while let Some(slot) = usize::try_from(pos).ok().filter(|&x| x < row.len()) {
+        row[slot] = EMPTY;
+        pos += step * SLOTS as i64;
+    }
+}
+
+/// `clear_invalid_index`: walking F down, f up, B down, b up from slot 6, each device's
+/// first pass of that kind at or after the running index becomes micro-batch 0: earlier
+/// copies and copies from micro-batch m on are cleared (with the W/w that follows a B/b).
+pub(super) fn clear_invalid(rows: &mut Rows, m: usize) -> Option<()> {
+    let p = rows.len();
+    let mut index = SLOTS;
+    for id in *b"FfBb" {
+        let order: Vec<usize> = if id == b'F' || id == b'B' {
+            (0..p).collect()
+        } else {
+            (0..p).rev().collect()
+        };
+        for i in order {
+            for _ in 0..SLOTS {
+                if *rows[i].get(index)? == id {
+                    let (at, span) = (index as i64, (SLOTS * m) as i64);
+                    clear_from(&mut rows[i], at - SLOTS as i64, -1);
+                    clear_from(&mut rows[i], at + span, 1);
+                    index += 1;
+                    if id == b'B' || id == b'b' {
+                        let w = if id == b'B' { b'W' } else { b'w' };
+                        for k in 0..SLOTS {
+                            if *rows[i].get(index + k)? == w {
+                                let at = (index + k) as i64;
+                                clear_from(&mut rows[i], at - SLOTS as i64, -1);
+                                clear_from(&mut rows[i], at + span, 1);
+                                break;
+                            }
+                        }
+                    }
+                    break;
+                }
+                index += 1;
+            }
+        }
+    }
+    Some(())
+}
+
+/// `squeeze_without_change_order`: every pass moves to the earliest slot after its
+/// predecessor (previous device for F/B, next device for f/b) and after the previous pass
+/// of its own device, keeping each device's order; rows are cut to the longest.
+pub(super) fn squeeze(rows: &Rows, m: usize) -> Option<Rows> {
+    let p = rows.len();
+    let max_len = rows.first().map_or(0, Vec::len);
+    let mut out: Rows = rows.iter().map(|r| vec![EMPTY; r.len()]).collect();
+    let mut cnt = vec![[0usize; 6]; p];
+    let mut at = vec![[-1i64; 6]; p * m];
+    let mut next = vec![0usize; p];
+    for j in 0..max_len {
+        for dir in 0..2 {
+            for step in 0..p {
+                let i = if dir == 0 { step } else { p - 1 - step };
+                let id = *rows[i].get(j)?;
+                if id == EMPTY {
+                    continue;
+                }
+                let lower = matches!(id, b'f' | b'b' | b'w');
+                if (dir == 0) == lower {
+                    continue;
+                }
+                let c = cnt[i][ix(id)];
+                if c >= m {
+                    return None;
+                }
+                let index = if id == b'W'
+                    || id == b'w'
+                    || (i == 0 && (id == b'F' || id == b'B'))
+                    || (i == p - 1 && (id == b'f' || id == b'b'))
+                {
+                    let local = match (i, id) {
+                        (0, b'B') => Some(b'f'),
+                        (_, b'f') if i == p - 1 => Some(b'F'),
+                        (_, b'b') if i == p - 1 => Some(b'B'),
+                        _ => None,
+                    };
+                    if local.is_some_and(|l| at[c * p + i][ix(l)] < 0) {
+                        return None;
+                    }
+                    next[i]
+                } else {
+                    let from = if id == b'F' || id == b'B' {
+                        i - 1
+                    } else {
+                        i + 1
+                    };
+                    let dep = at[c * p + from][ix(id)];
+                    if dep < 0 {
+                        return None;
+                    }
+                    (dep as usize + 1).max(next[i])
+                };
+                *out[i].get_mut(index)? = id;
+                cnt[i][ix(id)] = c + 1;
+                at[c * p + i][ix(id)] = index as i64;
+                next[i] = index + 1;
+            }
+        }
+    }
+    let new_len = next.iter().copied().max().unwrap_or(0);
+    for row in &mut out {
+        row.truncate(new_len);
+    }
+    Some(out)
+}
+
+/// `process_warmup_without_increasing_peak_mem`: everything before each device's first b is
+/// rewritten as `2(p-1-i)` slots of F's, `i+1` (F f) pairs, then (B W f-or-F) triples, with
+/// the F/f counts bounded by the peak (at most 2p).
+pub(super) fn process_warmup(rows: &mut Rows, m: usize) -> Option<()> {
+    let p = rows.len();
+    let peak_mem = peak(rows).min(2 * p as i64) as usize;
+    for (i, row) in rows.iter_mut().enumerate() {
+        let cnt_ff = (i + 1).min(peak_mem / 2).min(m);
+        let cnt_f = peak_mem.saturating_sub(cnt_ff).min(m);
+        let (mut c_f, mut c_ff, mut c_b, mut c_w) = (0, 0, 0, 0);
+        for slot in row.iter_mut() {
+            match *slot {
+                b'F' => c_f += 1,
+                b'f' => c_ff += 1,
+                b'B' => c_b += 1,
+                b'W' => c_w += 1,
+                b'b' => break,
+                EMPTY => {}
+                _ => return None,
+            }
+            *slot = EMPTY;
+        }
+        let mut j = i;
+        let (mut u_f, mut u_ff, mut u_b, mut u_w) = (0, 0, 0, 0);
+        let mut set = |j: usize, c: u8| -> Option<()> {
+            *row.get_mut(j)? = c;
+            Some(())
+        };
+        for _ in 0..2 * (p - 1 - i) {
+            if u_f < cnt_f && u_f < c_f {
+                set(j, b'F')?;
+                u_f += 1;
+            }
+            j += 1;
+        }
+        for _ in 0..=i {
+            if u_f < cnt_f && u_f < c_f {
+                set(j, b'F')?;
+                u_f += 1;
+            }
+            j += 1;
+            if u_ff < cnt_ff && u_ff < c_ff {
+                set(j, b'f')?;
+                u_ff += 1;
+            }
+            j += 1;
+        }
+        while u_f < c_f || u_ff < c_ff || u_b < c_b || u_w < c_w {
+            if u_b < c_b {
+                set(j, b'B')?;
+                u_b += 1;
+            }
+            j += 1;
+            if u_w < c_w {
+                set(j, b'W')?;
+                u_w += 1;
+            }
+            j += 1;
+            if u_ff < c_ff {
+                if u_ff >= u_f {
+                    return None;
+                }
+                set(j, b'f')?;
+                u_ff += 1;
+            } else if u_f < c_f {
+                set(j, b'F')?;
+                u_f += 1;
+            }
+            j += 1;
+        }
+    }
+    Some(())
+}
+
+/// Python-style index into a row: negative counts from the end.
+fn py_index(len: usize, index: i64) -> Option<usize> {
+    let i = if index < 0 { len as i64 + index } else { index };
+    usize::try_from(i).ok().filter(|&x| x < len)
+}
+
+/// `process_cooldown`: after the last f, each device keeps `(peak+1)/2` b's and up to
+/// `min(i+1, peak - that)` B's at fixed tight positions, W's are cleared from the tail and
+/// re-added in the free slots after the last remaining W (or appended); then squeeze.
+pub(super) fn process_cooldown(rows: &mut Rows, m: usize) -> Option<Rows> {
+    let p = rows.len();
+    let peak_mem = peak(rows);
+    if peak_mem > 2 * p as i64 {
+        return None;
+    }
+    let max_bb = (((peak_mem + 1) / 2) as usize).min(m);
+    let max_b = (peak_mem as usize).saturating_sub(max_bb).min(m);
+    let mut starting_index: i64 = -1;
+    for (i, row) in rows.iter_mut().enumerate() {
+        let (mut c_b, mut c_bb, mut c_w, mut c_ww) = (0usize, 0usize, 0usize, 0usize);
+        let mut last_ff: i64 = -1;
+        for j in (0..row.len()).rev() {
+            let c = row[j];
+            if c == b'f' && last_ff == -1 {
+                last_ff = j as i64;
+            }
+            if c == b'B' && c_b < i + 1 && c_b < max_b {
+                row[j] = EMPTY;
+                c_b += 1;
+            }
+            if c == b'b' && c_bb < max_bb {
+                row[j] = EMPTY;
+                c_bb += 1;
+            }
+        }
+        for j in (0..row.len()).rev() {
+            if c_w >= c_b && c_ww >= c_bb && (c_w + c_ww) as i64 >= peak_mem {
+                break;
+            }
+            match row[j] {
+                b'W' => {
+                    row[j] = EMPTY;
+                    c_w += 1;
+                }
+                b'w' => {
+                    row[j] = EMPTY;
+                    c_ww += 1;
+                }
+                _ => {}
+            }
+        }
+        if i == 0 {
+            starting_index = last_ff;
+        }
+        let (ii, pp) = (i as i64, p as i64);
+        for k in 0..c_bb as i64 {
+            let at = py_index(row.len(), starting_index - ii + 2 * pp - 2 * k)?;
+            if row[at] != EMPTY {
+                return None;
+            }
+            row[at] = b'b';
+        }
+        for k in 0..c_b as i64 {
+            let at = py_index(row.len(), starting_index + 1 + ii - 2 * k)?;
+            row[at] = b'B';
+        }
+    }
+    // Put W's back after the last remaining one.
+    for row in rows.iter_mut() {
+        let (mut c_w, mut c_ww) = (0i64, 0i64);
+        let last_w = row.iter().rposition(|&c| c == b'W' || c == b'w');
+        for (j, slot) in row.iter_mut().enumerate() {
+            match *slot {
+                b'B' => c_w += 1,
+                b'b' => c_ww += 1,
+                b'W' => c_w -= 1,
+                b'w' => c_ww -= 1,
+                _ => {}
+            }
+            if *slot == EMPTY && last_w.is_none_or(|l| j > l) {
+                if c_w > 0 {
+                    *slot = b'W';
+                    c_w -= 1;
+                } else if c_ww > 0 {
+                    *slot = b'w';
+                    c_ww -= 1;
+                }
+            }
+        }
+        row.extend(std::iter::repeat_n(b'W', c_w.max(0) as usize));
+        row.extend(std::iter::repeat_n(b'w', c_ww.max(0) as usize));
+    }
+    let max_len = rows.iter().map(Vec::len).max().unwrap_or(0);
+    for row in rows.iter_mut() {
+        row.resize(max_len, EMPTY);
+    }
+    squeeze(rows, m)
+}

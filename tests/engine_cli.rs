@@ -1,0 +1,109 @@
+//! `pipescope units` and `pipescope presets` as DESIGN.md section 6 names them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
+        .args(args)
+        .env("XDG_CONFIG_HOME", "/nonexistent-pipescope-test")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn units_json_adds_up_to_the_layer_formula() {
+    let (ok, out, err) = run(&[
+        "units",
+        "--preset",
+        "korthikanti-175b",
+        "-p",
+        "8",
+        "-t",
+        "8",
+        "-s",
+        "2048",
+        "-b",
+        "1",
+        "--sp",
+        "--no-flash",
+        "--schedule",
+        "1f1b",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let blocks = &v["blocks"];
+    for kind in ["embedding", "attention", "mlp", "head"] {
+        let units = blocks[kind].as_array().unwrap();
+        assert!(!units.is_empty(), "{kind}");
+        for u in units {
+            for key in [
+                "name",
+                "size_bytes",
+                "forced",
+                "forward_flops",
+                "forward_s",
+                "backward_s",
+            ] {
+                assert!(u.get(key).is_some(), "{kind} lacks {key}");
+            }
+        }
+    }
+    let total = |kind: &str| -> u64 {
+        blocks[kind]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["size_bytes"].as_u64().unwrap())
+            .sum()
+    };
+    // TP + SP: sbh/t (34 + 5as/h).
+    let (s, h, a, t) = (2048u64, 12288u64, 96u64, 8u64);
+    assert_eq!(
+        total("attention") + total("mlp"),
+        (34 * s * h + 5 * a * s * s) / t
+    );
+}
+
+#[test]
+fn units_table_and_flags() {
+    let (ok, out, err) = run(&["units", "--model", "llama2-70b", "-t", "4", "-p", "8"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("gate_up") && out.contains("swiglu_out"),
+        "{out}"
+    );
+    let (ok, _, err) = run(&["units", "-t", "7"]);
+    assert!(!ok);
+    assert!(err.contains("parallel.tp") && err.contains("7"), "{err}");
+    let (ok, _, err) = run(&["units", "--preset", "no-such-preset"]);
+    assert!(!ok);
+    assert!(err.contains("no-such-preset"), "{err}");
+    let (ok, _, err) = run(&["units", "--budget-gib", "-1"]);
+    assert!(!ok, "{err}");
+}
+
+#[test]
+fn presets_json_lists_models_gpus_and_scenarios() {
+    let (ok, out, err) = run(&["presets", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for (list, name) in [
+        ("models", "gpt3-175b"),
+        ("gpus", "h200-141gb"),
+        ("scenarios", "gpt3-175b-16k"),
+    ] {
+        let entries = v[list].as_array().unwrap();
+        assert!(entries.iter().any(|e| e["name"] == name), "{list}");
+        for e in entries {
+            assert!(e["description"].as_str().is_some_and(|d| !d.is_empty()));
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! End to end: runs the built binary in a real terminal (a private tmux server), presses
+//! keys and reads the screen back with `capture-pane`, polling with a timeout. Skipped (with
+//! a message) where tmux is not installed. Each test uses its own tmux socket and session,
+//! killed on drop even when an assertion fails.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+struct Tmux {
+    socket: String,
+    session: String,
+}
+
+fn have_tmux() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+impl Tmux {
+    /// Starts the binary with `args` and `env` in a fresh tmux server of `w`x`h`.
+    fn start(args: &[&str], env: &[(&str, &str)], w: u16, h: u16) -> Tmux {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::SeqCst);
+        let socket = format!("pipescope-e2e-{}-{n}", std::process::id());
+        let t = Tmux {
+            socket,
+            session: format!("e2e{n}"),
+        };
+        let mut cmd = String::from("env TERM=xterm-256color");
+        for (k, v) in env {
+            cmd.push_str(&format!(" {k}='{v}'"));
+        }
+        cmd.push_str(&format!(" '{}'", env!("CARGO_BIN_EXE_pipescope")));
+        for a in args {
+            cmd.push_str(&format!(" '{a}'"));
+        }
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &t.socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                &t.session,
+            ])
+            .args(["-x", &w.to_string(), "-y", &h.to_string(), &cmd])
+            .status()
+            .expect("tmux runs");
+        assert!(status.success(), "tmux new-session failed");
+        t
+    }
+
+    fn capture(&self) -> String {
+        let out = Command::new("tmux")
+            .args([
+                "-L",
+                &self.socket,
+                "capture-pane",
+                "-p",
+                "-t",
+                &self.session,
+            ])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Sends tmux key names (`j`, `Enter`, `C-c`, ...).
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let status = Command::new("tmux")
+                .args(["-L", &self.socket, "send-keys", "-t", &self.session, k])
+                .status()
+                .expect("tmux send-keys");
+            assert!(status.success());
+            sleep(Duration::from_millis(30));
+        }
+    }
+
+    /// Polls the screen until `pred` holds; panics with the last screen after the timeout.
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture();
+            if pred(&screen) {
+                return screen;
+            }
+            if start.elapsed() > TIMEOUT {
+                panic!("timed out waiting for {what}; screen:\n{screen}");
+            }
+            sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_text(&self, text: &str) -> String {
+        self.wait_for(&format!("{text:?}"), |s| s.contains(text))
+    }
+
+    fn alive(&self) -> bool {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "has-session", "-t", &self.session])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pipescope-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn write(path: &Path, text: &str) {
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    std::fs::write(path, text).expect("write");
+}
+
+#[test]
+fn keys_change_stages_and_micro_batches_and_the_screen_follows() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping the end-to-end test");
+        return;
+    }
+    let home = temp_dir("e2e-keys");
+    let home_s = home.display().to_string();
+    let t = Tmux::start(
+        &[],
+        &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
+        120,
+        40,
+    );
+    t.wait_text("micro m  64");
+    t.wait_for("a solved screen", |s| {
+        s.contains("iter ") && s.contains("stage 0 units")
+    });
+    // Stages: select the next stage twice, then one back.
+    t.keys(&["]", "]"]);
+    t.wait_text("stage 2 units");
+    t.keys(&["["]);
+    t.wait_text("stage 1 units");
+    // Micro-batches: down to the field (stages -> tp -> dp -> sp -> micro), then +1.
+    t.keys(&["j", "j", "j", "j", "l"]);
+    t.wait_text("micro m  65");
+    // Type a number.
+    t.keys(&["1", "2", "Enter"]);
+    let screen = t.wait_text("micro m  12");
+    assert!(!screen.contains("micro m  65"));
+    // Fewer stages: the Gantt loses its rows.
+    t.keys(&["k", "k", "k", "k", "h", "h", "h", "h"]);
+    t.wait_for("4 stages", |s| {
+        s.contains("stages p 4") && s.contains("s3 ") && !s.contains("s4 ")
+    });
+    // Help overlay opens and closes; q quits.
+    t.keys(&["?"]);
+    t.wait_text("Esc closes");
+    t.keys(&["Escape"]);
+    t.wait_for("help closed", |s| !s.contains("Esc closes"));
+    t.keys(&["q"]);
+    let start = Instant::now();
+    while t.alive() && start.elapsed() < TIMEOUT {
+        sleep(Duration::from_millis(50));
+    }
+    assert!(!t.alive(), "q should quit");
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn theme_file_edits_reload_and_errors_show_with_their_location() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping the end-to-end test");
+        return;
+    }
+    let home = temp_dir("e2e-theme");
+    let themes = home.join("pipescope").join("themes");
+    let theme = themes.join("mine.toml");
+    write(&theme, "name = \"mine\"\nbase = \"light\"\n");
+    let home_s = home.display().to_string();
+    let t = Tmux::start(
+        &[],
+        &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
+        120,
+        40,
+    );
+    t.wait_text("micro m  64");
+    // Broken: the error shows with file:line:column.
+    write(&theme, "name = \"mine\"\n[colors]\nforward = \"nope\"\n");
+    t.wait_text("mine.toml:3:11");
+    // Fixed: the error goes away.
+    write(&theme, "name = \"mine\"\n[colors]\nforward = \"red\"\n");
+    t.wait_for("error cleared", |s| !s.contains("mine.toml:3:11"));
+    t.keys(&["q"]);
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+const PRESET: &str = "name = \"mine\"
+description = \"hot reload test\"
+model = \"gpt3-175b\"
+gpu = \"a100-80gb\"
+[parallel]
+pp = 4
+tp = 8
+[batch]
+seq_len = 2048
+micro_batches = MB
+[plan]
+schedule = \"1f1b\"
+strategy = \"adapipe\"
+";
+
+#[test]
+fn preset_file_edits_reload_and_a_broken_file_keeps_the_last_good_one() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping the end-to-end test");
+        return;
+    }
+    let home = temp_dir("e2e-preset");
+    let preset = home.join("pipescope").join("presets").join("mine.toml");
+    write(&preset, &PRESET.replace("MB", "8"));
+    let home_s = home.display().to_string();
+    let t = Tmux::start(
+        &["--preset", "mine"],
+        &[("XDG_CONFIG_HOME", &home_s)],
+        120,
+        40,
+    );
+    t.wait_text("micro m  8 ");
+    t.wait_for("solved", |s| {
+        s.contains("stage 0 units") && s.contains("s3 ")
+    });
+    // Edit: the screen follows.
+    write(&preset, &PRESET.replace("MB", "12"));
+    t.wait_text("micro m  12");
+    // Break it: the error shows with file:line:column and the last good preset stays.
+    write(&preset, &PRESET.replace("MB", "\"twelve\""));
+    let screen = t.wait_text("mine.toml:10:17");
+    assert!(screen.contains("micro m  12"), "{screen}");
+    // Fix it: the error goes and the new value shows.
+    write(&preset, &PRESET.replace("MB", "16"));
+    t.wait_for("fixed", |s| {
+        s.contains("micro m  16") && !s.contains("mine.toml:10:17")
+    });
+    // Save: an atomic write into the user's presets folder that loads back.
+    t.keys(&["w"]);
+    t.wait_text("saved");
+    let saved = home.join("pipescope").join("presets").join("my-mine.toml");
+    let text = std::fs::read_to_string(&saved).expect("saved preset");
+    let back = pipescope::scenario::Catalog::builtin()
+        .scenario_from_text("my-mine.toml", &text)
+        .expect("the saved preset parses");
+    assert_eq!(back.batch.micro_batches, 16);
+    assert_eq!(back.name, "my-mine");
+    t.keys(&["q"]);
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn without_a_terminal_it_refuses_and_points_to_plan_and_simulate() {
+    let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs a terminal"), "{err}");
+    assert!(
+        err.contains("pipescope plan") && err.contains("pipescope simulate"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}

@@ -1,0 +1,102 @@
+//! The views on the real engine's solves of built-in presets: every mode renders at two
+//! sizes with the figures the outcome holds (structural checks, not snapshots, so they do
+//! not move with the engine's numbers; the snapshots use the fixture solver).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod tui_common;
+
+use pipescope::scenario::Catalog;
+use pipescope::tui::action::{Action, Effect, JobResult};
+use pipescope::tui::app::App;
+use pipescope::tui::preset_io::choices_of;
+use pipescope::tui::solved::engine_solve;
+use pipescope::tui::theme::Theme;
+use pipescope::tui::update::{resolve, update};
+use pipescope::tui::view::format;
+use tui_common::render;
+
+fn run(app: &mut App, effects: Vec<Effect>) {
+    for e in effects {
+        if let Effect::Solve(job) = e {
+            let results = job.scenarios.iter().map(engine_solve).collect();
+            let more = update(
+                app,
+                Action::Solved(JobResult {
+                    generation: job.generation,
+                    kind: job.kind,
+                    results,
+                }),
+            );
+            run(app, more);
+        }
+    }
+}
+
+fn real_app(preset: &str) -> App {
+    let catalog = Catalog::builtin();
+    let scenario = catalog.scenario(preset).unwrap();
+    let mut app = App::new(scenario, choices_of(&catalog), Theme::builtin("dark"));
+    app.show_solve_time = false;
+    let effects = resolve(&mut app);
+    run(&mut app, effects);
+    app
+}
+
+#[test]
+fn real_presets_render_their_figures_in_every_mode() {
+    for preset in ["gpt3-175b-16k", "adapipe-llama2-70b"] {
+        let mut app = real_app(preset);
+        assert_eq!(app.error, None, "{preset}");
+        let o = app.solved.as_ref().unwrap().outcome.clone();
+        for (w, h) in [(80, 24), (160, 48)] {
+            let screen = render(&mut app, w, h).to_string();
+            assert!(
+                screen.contains(&format::time(o.iteration_time_s)),
+                "{preset} {w}x{h}\n{screen}"
+            );
+            assert!(screen.contains(&format::pct(o.bubble_rate)), "{screen}");
+            assert!(screen.contains("s0 "), "{screen}");
+            assert!(screen.contains("stage 0 units"), "{screen}");
+        }
+        let effects = update(&mut app, Action::ToggleCompare);
+        run(&mut app, effects);
+        assert!(
+            matches!(app.compare, Some(Ok(_))),
+            "{preset}: {:?}",
+            app.compare.as_ref().map(|c| c.as_ref().err())
+        );
+        assert!(
+            render(&mut app, 160, 48)
+                .to_string()
+                .contains("B: 1f1b · full")
+        );
+        let effects = update(&mut app, Action::ToggleStory);
+        run(&mut app, effects);
+        assert!(
+            app.story.iter().all(|s| matches!(s, Some(Ok(_)))),
+            "{preset}"
+        );
+        for _ in 0..4 {
+            let screen = render(&mut app, 160, 48).to_string();
+            assert!(screen.contains("iteration"), "{screen}");
+            update(&mut app, Action::StoryNext);
+        }
+    }
+}
+
+#[test]
+fn invalid_edits_show_the_engines_message_and_keep_the_outcome() {
+    let mut app = real_app("gpt3-175b-16k");
+    let before = app.solved.clone();
+    app.field = pipescope::tui::fields::Field::Tp;
+    for c in "7".chars() {
+        update(&mut app, Action::Type(c));
+    }
+    let effects = update(&mut app, Action::Commit);
+    run(&mut app, effects);
+    let e = app.error.clone().expect("tp = 7 is invalid");
+    assert!(e.contains("tp"), "{e}");
+    assert_eq!(app.solved, before);
+    assert!(render(&mut app, 120, 30).to_string().contains("✗"));
+}
