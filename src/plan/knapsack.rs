@@ -81,7 +81,9 @@ fn fill_arith(a: &Arith, unit: u64, table: &[f64], next: &mut [f64], pick: &mut 
     for c in full..=cap {
         if table[c - full] < next[c] {
             next[c] = table[c - full];
-            pick[c] = a.n;
+            if let Some(p) = pick.get_mut(c) {
+                *p = a.n;
+            }
         }
     }
     if n == 0 {
@@ -94,7 +96,9 @@ fn fill_arith(a: &Arith, unit: u64, table: &[f64], next: &mut [f64], pick: &mut 
             let v = table[c - charge] + r;
             if v < next[c] {
                 next[c] = v;
-                pick[c] = a.n - 1;
+                if let Some(p) = pick.get_mut(c) {
+                    *p = a.n - 1;
+                }
             }
         }
         return;
@@ -127,7 +131,9 @@ fn fill_arith(a: &Arith, unit: u64, table: &[f64], next: &mut [f64], pick: &mut 
                 let c = cp + charge;
                 if val < next[c] {
                     next[c] = val;
-                    pick[c] = u32::try_from(q - t).unwrap_or(0);
+                    if let Some(p) = pick.get_mut(c) {
+                        *p = u32::try_from(q - t).unwrap_or(0);
+                    }
                 }
             }
             q += 1;
@@ -145,14 +151,6 @@ pub struct Selection {
     /// Index into each group's `choices` (the caller's order).
     pub picks: Vec<usize>,
 }
-
-/// Largest dense table, in gcd units, before groups are moved to the sparse side.
-const DENSE_LIMIT: u64 = 1 << 13;
-/// Larger dense table accepted when keeping [`DENSE_LIMIT`] would make more than
-/// [`MAX_ODD`] groups sparse (a sparse front over many groups grows fast).
-const DENSE_LIMIT_WIDE: u64 = 1 << 16;
-/// Most groups the sparse side takes before the wider dense table is used.
-const MAX_ODD: usize = 4;
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
@@ -195,7 +193,24 @@ struct Point {
 /// Solves the group knapsack exactly: one choice per group, total bytes at most `capacity`,
 /// least total cost. `None` when no combination fits.
 pub fn solve(groups: &[Group], capacity: u64) -> Option<Selection> {
-    let fronts: Vec<Vec<usize>> = groups.iter().map(pareto).collect();
+    run(groups, capacity, true)
+}
+
+/// The least total cost only (no picks kept: less memory traffic, same answer).
+pub fn min_cost(groups: &[Group], capacity: u64) -> Option<f64> {
+    run(groups, capacity, false).map(|s| s.cost_s)
+}
+
+fn run(groups: &[Group], capacity: u64, want_picks: bool) -> Option<Selection> {
+    let fronts: Vec<Vec<usize>> = groups
+        .iter()
+        .map(|g| match g.arith {
+            // Keep-k-of-n choices: k = 0 is the smallest and k = n the largest (a kept copy
+            // weighs in-flight x size >= the transient charge); no pruning needed.
+            Some(a) if a.step >= a.charge => (0..g.choices.len()).collect(),
+            _ => pareto(g),
+        })
+        .collect();
     if fronts.iter().any(|f| f.is_empty()) {
         return None;
     }
@@ -244,12 +259,17 @@ pub fn solve(groups: &[Group], capacity: u64) -> Option<Selection> {
     // Dense table over the regular groups, with the pick of every group at every capacity.
     let mut table = vec![0.0f64; cap_units + 1];
     let mut picks: Vec<Vec<u32>> = Vec::with_capacity(regular.len());
+    let mut next = vec![f64::INFINITY; cap_units + 1];
     for &g in &regular {
-        let mut next = vec![f64::INFINITY; cap_units + 1];
-        let mut pick = vec![u32::MAX; cap_units + 1];
+        next.fill(f64::INFINITY);
+        let mut pick = if want_picks {
+            vec![u32::MAX; cap_units + 1]
+        } else {
+            Vec::new()
+        };
         if let Some(a) = &groups[g].arith {
             fill_arith(a, unit, &table, &mut next, &mut pick);
-            table = next;
+            std::mem::swap(&mut table, &mut next);
             picks.push(pick);
             continue;
         }
@@ -263,11 +283,13 @@ pub fn solve(groups: &[Group], capacity: u64) -> Option<Selection> {
                 let v = table[cap - w] + ch.cost_s;
                 if v < next[cap] {
                     next[cap] = v;
-                    pick[cap] = c as u32;
+                    if let Some(p) = pick.get_mut(cap) {
+                        *p = c as u32;
+                    }
                 }
             }
         }
-        table = next;
+        std::mem::swap(&mut table, &mut next);
         picks.push(pick);
     }
 
@@ -316,6 +338,13 @@ pub fn solve(groups: &[Group], capacity: u64) -> Option<Selection> {
         }
     }
     let (cost_s, point, mut cap) = best?;
+    if !want_picks {
+        return Some(Selection {
+            cost_s,
+            bytes: 0,
+            picks: Vec::new(),
+        });
+    }
     let mut out = vec![0usize; groups.len()];
     let mut bytes = 0u64;
     let mut idx = point;
@@ -339,8 +368,10 @@ pub fn solve(groups: &[Group], capacity: u64) -> Option<Selection> {
     })
 }
 
-/// Chooses which groups go to the dense table: while the capacity in gcd units is too large,
-/// the group whose removal raises the gcd of the rest the most becomes odd.
+/// Chooses which groups go to the dense table. Every candidate divisor (each group's own
+/// gcd, and the gcd of all) splits the groups into those whose sizes it divides (dense, at
+/// their common gcd) and the rest (sparse); the split with the least estimated work wins:
+/// dense groups x table size + the product of the sparse groups' choice counts.
 fn split_groups(
     groups: &[Group],
     fronts: &[Vec<usize>],
@@ -356,62 +387,29 @@ fn split_groups(
         .zip(groups)
         .map(|(f, g)| f.last().map_or(0, |&c| g.choices[c].bytes))
         .collect();
-    let narrow = split_with(
-        groups,
-        fronts,
-        capacity,
-        &group_gcd,
-        &group_max,
-        DENSE_LIMIT,
-    );
-    if narrow.1.len() <= MAX_ODD {
-        return narrow;
-    }
-    split_with(
-        groups,
-        fronts,
-        capacity,
-        &group_gcd,
-        &group_max,
-        DENSE_LIMIT_WIDE,
-    )
-}
-
-fn split_with(
-    groups: &[Group],
-    fronts: &[Vec<usize>],
-    capacity: u64,
-    group_gcd: &[u64],
-    group_max: &[u64],
-    limit: u64,
-) -> (Vec<usize>, Vec<usize>) {
-    let mut regular: Vec<usize> = (0..groups.len()).collect();
-    let mut odd: Vec<usize> = Vec::new();
-    loop {
+    let all = group_gcd.iter().copied().fold(0, gcd);
+    let mut candidates: Vec<u64> = group_gcd.clone();
+    candidates.push(all);
+    candidates.sort_unstable();
+    candidates.dedup();
+    let mut best: Option<(f64, Vec<usize>, Vec<usize>)> = None;
+    for &u in &candidates {
+        let (regular, odd): (Vec<usize>, Vec<usize>) =
+            (0..groups.len()).partition(|&g| u == 0 || group_gcd[g] % u == 0);
         let unit = regular.iter().map(|&g| group_gcd[g]).fold(0, gcd).max(1);
         let span: u64 = regular.iter().map(|&g| group_max[g]).sum();
-        if capacity.min(span) / unit <= limit || regular.is_empty() {
-            break;
-        }
-        // Remove the group whose absence gives the largest gcd (ties: fewest choices).
-        let mut best: Option<(u64, usize, usize)> = None;
-        for (pos, &g) in regular.iter().enumerate() {
-            let rest = regular
-                .iter()
-                .filter(|&&h| h != g)
-                .map(|&h| group_gcd[h])
-                .fold(0, gcd);
-            let key = (rest, usize::MAX - fronts[g].len());
-            if best.is_none_or(|(r, n, _)| key > (r, n)) {
-                best = Some((key.0, key.1, pos));
-            }
-        }
-        match best {
-            Some((_, _, pos)) => odd.push(regular.remove(pos)),
-            None => break,
+        let table = (capacity.min(span) / unit) as f64 + 1.0;
+        let dense = regular.len() as f64 * table;
+        let sparse: f64 = odd.iter().map(|&g| fronts[g].len() as f64).product();
+        let work = dense + if odd.is_empty() { 0.0 } else { sparse };
+        if best.as_ref().is_none_or(|(w, _, _)| work < *w) {
+            best = Some((work, regular, odd));
         }
     }
-    (regular, odd)
+    best.map_or_else(
+        || ((0..groups.len()).collect(), Vec::new()),
+        |(_, r, o)| (r, o),
+    )
 }
 
 #[cfg(test)]
@@ -472,8 +470,10 @@ mod tests {
             let got = solve(&groups, cap);
             let want = brute(&groups, cap);
             prop_assert_eq!(got.is_some(), want.is_some());
+            prop_assert_eq!(min_cost(&groups, cap).is_some(), want.is_some());
             if let (Some(g), Some(w)) = (got, want) {
                 prop_assert!((g.cost_s - w).abs() < 1e-9, "{} vs {}", g.cost_s, w);
+                prop_assert!((min_cost(&groups, cap).unwrap_or(f64::NAN) - w).abs() < 1e-9);
                 prop_assert!(g.bytes <= cap);
                 let c: f64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].cost_s).sum();
                 prop_assert!((c - g.cost_s).abs() < 1e-9);

@@ -329,12 +329,18 @@ impl Oracle<'_, '_> {
         // `unified` inside the partition DP: keep, recompute and offload (fast, exact in
         // memory); compression is decided on the chosen partitions only.
         mode.compress = false;
-        let k = stage::knapsack(a, c, &env, mode)?;
-        let costs = stage::costs(a, c, &env, &k.decisions, false);
+        let added = stage::knapsack_added(a, c, &env, mode)?;
+        let (mut f, mut b) = (0.0, 0.0);
+        for &k in &stage::KINDS {
+            let blk = a.block_of(k);
+            let n = f64::from(c.of(k));
+            f += n * blk.forward_s;
+            b += n * (blk.backward_b_s + blk.backward_w_s);
+        }
         let (out, back) = comm_in_out(self.req, s);
         Some(RangeTime {
-            forward_s: costs.forward_s + out,
-            backward_s: costs.backward_b_s + costs.backward_w_s + costs.recompute_s + back,
+            forward_s: f + out,
+            backward_s: b + added + back,
         })
     }
 }

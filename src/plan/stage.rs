@@ -229,6 +229,30 @@ pub struct KnapsackPlan {
     pub added_s: f64,
 }
 
+/// The least added time only (what the partition DP needs): decisions are not built when
+/// no offload is involved.
+pub fn knapsack_added(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+) -> Option<f64> {
+    if mode.offload_capacity_bytes == 0 || env.in_flight <= 2 {
+        let base = keep_all(anatomy, counts);
+        return solve_with_offload(
+            anatomy,
+            counts,
+            env,
+            mode,
+            &base,
+            &vec![0; base.len()],
+            false,
+        )
+        .map(|k| k.added_s);
+    }
+    knapsack(anatomy, counts, env, mode).map(|k| k.added_s)
+}
+
 /// Least added time decisions for the stage under its budget, or `None` when even dropping
 /// every optional unit does not fit. Forced units are kept.
 pub fn knapsack(
@@ -238,7 +262,15 @@ pub fn knapsack(
     mode: KnapsackMode,
 ) -> Option<KnapsackPlan> {
     let base = keep_all(anatomy, counts);
-    let best = solve_with_offload(anatomy, counts, env, mode, &base, &vec![0; base.len()]);
+    let best = solve_with_offload(
+        anatomy,
+        counts,
+        env,
+        mode,
+        &base,
+        &vec![0; base.len()],
+        true,
+    );
     if mode.offload_capacity_bytes == 0 || env.in_flight <= 2 {
         return best;
     }
@@ -270,7 +302,7 @@ pub fn knapsack(
         for &share in shares {
             let cap = mode.offload_capacity_bytes / 4 * share;
             let off = assign_offload(anatomy, &base, cap, order);
-            if let Some(p) = solve_with_offload(anatomy, counts, env, mode, &base, &off)
+            if let Some(p) = solve_with_offload(anatomy, counts, env, mode, &base, &off, true)
                 && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
             {
                 best = Some(p);
@@ -342,6 +374,7 @@ fn solve_with_offload(
     mode: KnapsackMode,
     base: &[KindDecision],
     offload: &[u32],
+    want_decisions: bool,
 ) -> Option<KnapsackPlan> {
     let i = u64::from(env.in_flight);
     let mut fixed = if env.logits {
@@ -400,6 +433,13 @@ fn solve_with_offload(
         owners.push(k);
     }
     let capacity = env.budget_bytes.checked_sub(fixed)?;
+    if !want_decisions {
+        let added_s = knapsack::min_cost(&groups, capacity)?;
+        return Some(KnapsackPlan {
+            decisions: Vec::new(),
+            added_s,
+        });
+    }
     let sel = knapsack::solve(&groups, capacity)?;
     let mut decisions = base.to_vec();
     for d in decisions.iter_mut() {
