@@ -395,7 +395,7 @@ fn split_groups(
     let mut best: Option<(f64, Vec<usize>, Vec<usize>)> = None;
     for &u in &candidates {
         let (regular, odd): (Vec<usize>, Vec<usize>) =
-            (0..groups.len()).partition(|&g| u == 0 || group_gcd[g] % u == 0);
+            (0..groups.len()).partition(|&g| u == 0 || group_gcd[g].is_multiple_of(u));
         let unit = regular.iter().map(|&g| group_gcd[g]).fold(0, gcd).max(1);
         let span: u64 = regular.iter().map(|&g| group_max[g]).sum();
         let table = (capacity.min(span) / unit) as f64 + 1.0;
