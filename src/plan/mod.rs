@@ -8,6 +8,57 @@
 //! - [`decide`]: the per-device decisions of every strategy;
 //! - [`planner`]: from a layout and in-flight counts to candidate plans;
 //! - [`simcosts`]: the simulator's inputs built from a plan.
+//!
+//! # How the AdaPipe artifact's approximations are fixed (reference/adapipe.md 6.6)
+//!
+//! - In-flight micro-batches come from the schedule's order (`schedule::inflight`): for
+//!   1F1B that is `min(p - s, m)`, not the artifact's `p - s`.
+//! - No size is rounded: the fp32 log-sum-exp of `core_attn` keeps its exact bytes. The
+//!   knapsack divides sizes by a gcd only where every size is a multiple of it, and combines
+//!   the other ("odd") unit kinds exactly on a sparse Pareto front ([`knapsack`]).
+//! - The recomputation buffer is the memory model of DESIGN.md section 3 (one block's worth of
+//!   every unit kind the stage drops at least once, plus the logits on the last stage), folded
+//!   exactly into the knapsack, instead of a fixed MLP working set with an `s x s` mask.
+//! - Point-to-point transfers are in every stage time (one each way); data-parallel gradient
+//!   reduction is not modelled (as in the artifact).
+//! - The partition objective `(m - 1) max T + sum T` is minimised exactly (no greedy on a
+//!   recurrence's `main`); AdaPipe's recurrence stays available (`--objective adapipe`)
+//!   verbatim, including its over-estimate for `m < p - s`, to reproduce the artifact.
+//! - "Keep j of N copies" is mapped to blocks: the last j blocks of that kind keep the unit.
+//! - Sizes, statistics, position embeddings and vocabulary come from the anatomy (the engine),
+//!   not from constants.
+//!
+//! # Strategies not nested in the partition DP, and multi-chunk schedules
+//!
+//! `none`, `full`, `selective`, `uniform`, `adaptive`, `offload` and `compress` use the even
+//! partition. `adapipe` and `unified` search the partition on single-chunk schedules; on
+//! multi-chunk schedules every chunk gets the even partition and each device one knapsack
+//! (same per-kind counts over all its chunks, assigned from its last block backwards) at its
+//! time-coincident peak, counted in device-worths and rounded up (`solve` re-plans a device
+//! with one more in flight when the exact weighted peak exceeds the budget); there `adapipe`
+//! equals `adaptive` and a note says so.
+//!
+//! # Two resources: `offload` and `unified`
+//!
+//! Offload uses the host link, a second resource. Per stage the bytes the link can move per
+//! micro-batch are bounded by one forward, half a steady-state period (down and back up) and
+//! half the forward-to-backward gap ([`planner::offload_capacity`]). Offloaded copies are
+//! pre-assigned greedily (three orders: recompute time per byte, size, and "what the plain
+//! knapsack recomputes" first; at the full, half and quarter capacity) and the exact knapsack
+//! decides the rest; the best result is kept. Against exhaustive search over every
+//! keep/compress/offload/recompute split on small cases, the largest gap measured is 4.4% of
+//! the stage's time (`stage::tests::unified_gap_to_optimum_is_bounded`). Offload staging is
+//! charged as two micro-batches' offloaded bytes (one leaving, one prefetched); `solve` also
+//! lowers the capacity when the simulation shows copies falling behind, and keeps the fastest
+//! simulated plan within the budget. Inside the partition DP `unified` plans without
+//! compression (keep/recompute/offload), and compression is decided on the chosen partition.
+//!
+//! # Compression (Adacc)
+//!
+//! Per unit kind the anatomy gives the compressed size (8-bit values with one fp32 scale per
+//! 128 values for 2-byte tensors; masks and fp32 statistics unchanged) and the codec time
+//! (compress in the forward, decompress in the backward, half each). No decompression buffer
+//! is charged.
 
 pub mod decide;
 pub mod knapsack;
