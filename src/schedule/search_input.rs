@@ -92,3 +92,17 @@ pub(crate) fn schedule(
         devices,
     }
 }
+
+/// The V-shape requirement shared by ZB-V, V-Half, V-Min and V-ZB: two devices at least.
+pub(crate) fn check_v_shape(
+    kind: ScheduleKind,
+    input: &ScheduleInput,
+) -> Result<(), ScheduleError> {
+    if input.p < 2 {
+        return Err(ScheduleError::Unsupported {
+            schedule: kind,
+            requirement: format!("p >= 2 devices for a V-shape (got p={})", input.p),
+        });
+    }
+    Ok(())
+}

@@ -10,7 +10,7 @@
 //! The one with the smallest longest device span under the given costs wins.
 
 use super::list_timing::time_schedule;
-use super::search_input::{check_basic, mem_limit, op, schedule};
+use super::search_input::{check_basic, check_v_shape, mem_limit, op, schedule};
 use super::v_auto_finish::{check_correctness, relabel_w, release_w, remove_redundancy};
 use super::v_auto_steps::{
     Rows, SLOTS, clear_invalid, peak, process_cooldown, process_warmup, repeat, squeeze,
@@ -29,12 +29,7 @@ const OFFSETS: [[i64; 4]; 5] = [
 pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError> {
     let kind = ScheduleKind::VZb;
     check_basic(kind, input)?;
-    if input.p < 2 {
-        return Err(ScheduleError::Unsupported {
-            schedule: kind,
-            requirement: format!("p >= 2 devices for a V-shape (got p={})", input.p),
-        });
-    }
+    check_v_shape(kind, input)?;
     let (p, m) = (input.p as usize, input.m as usize);
     let limit = mem_limit(kind, input, 2.0 * p as f64)?;
     // Peaks are whole chunk-activations: a fractional limit rounds down.

@@ -9,7 +9,7 @@
 //!
 //! Slot arithmetic lives in [`Grid`]: flat arrays, one occupancy row per device.
 
-use super::search_input::{check_basic, op, schedule};
+use super::search_input::{check_basic, check_v_shape, op, schedule};
 use super::{OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
 const EMPTY: u32 = u32::MAX;
@@ -22,12 +22,7 @@ pub(crate) fn generate(
     input: &ScheduleInput,
 ) -> Result<Schedule, ScheduleError> {
     check_basic(kind, input)?;
-    if input.p < 2 {
-        return Err(ScheduleError::Unsupported {
-            schedule: kind,
-            requirement: format!("p >= 2 devices for a V-shape (got p={})", input.p),
-        });
-    }
+    check_v_shape(kind, input)?;
     let (p, m) = (input.p as usize, input.m as usize);
     let pattern = if kind == ScheduleKind::VMin {
         pattern_v_min(p)

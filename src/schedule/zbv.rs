@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 
-use super::search_input::{check_basic, cost, mem_limit, op, schedule};
+use super::search_input::{check_basic, check_v_shape, cost, mem_limit, op, schedule};
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
 const MEM: [f64; 3] = [1.0, 0.0, -1.0];
@@ -23,12 +23,7 @@ const MEM: [f64; 3] = [1.0, 0.0, -1.0];
 pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError> {
     let kind = ScheduleKind::ZbV;
     check_basic(kind, input)?;
-    if input.p < 2 {
-        return Err(ScheduleError::Unsupported {
-            schedule: kind,
-            requirement: format!("p >= 2 devices for a V-shape (got p={})", input.p),
-        });
-    }
+    check_v_shape(kind, input)?;
     let p = input.p as usize;
     let limit = mem_limit(kind, input, 2.0 * p as f64)?;
     // cost[cat][stage][internal chunk]: F uses the real chunk, B/W the flipped one.
