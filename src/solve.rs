@@ -204,6 +204,7 @@ pub(crate) fn run(
         in_flight: vec![1; p as usize],
         budget_bytes: budget,
         comm_s: Vec::new(),
+        offload_scale: 1.0,
     };
     let none_plan = planner::plan_ranges(&req, &even);
     let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
@@ -218,15 +219,82 @@ pub(crate) fn run(
         None
     };
     let input = schedule_input(scenario, (p, v), durations, max_comm, offload_cost);
-    let mut sched = schedule::generate(kind, &input)?;
+    let sched = schedule::generate(kind, &input)?;
     req.stage_of = stage_map(&sched);
     req.comm_s = boundary_comm(scenario, anatomy, &sched);
     req.strategy = strategy;
     // 2. In-flight counts from the order (device-worths for several chunks, rounded up).
     req.in_flight = in_flight(anatomy, &sched, &req.stage_of, &even);
-    // 3. Plan; a device whose exact time-coincident peak exceeds the planner's rounded count
-    //    is re-planned with one more in flight.
-    let mut plans = planner::plan(&req, 3).unwrap_or_default();
+    let replicated = sched.placement == Placement::Chimera;
+    let opts = options_for(m, scenario.plan.overlap_recompute, peak_flops, replicated);
+    let offloads = matches!(strategy, Strategy::Offload | Strategy::Unified);
+    let scales: &[f64] = if offloads {
+        &[1.0, 0.5, 0.25, 0.0]
+    } else {
+        &[1.0]
+    };
+    // Offload: the host-link window is an estimate; the simulation decides. The fastest
+    // scale whose simulation stays within the budget wins (the last one tried otherwise).
+    let mut best: Option<Solved> = None;
+    for &scale in scales {
+        req.offload_scale = scale;
+        let Some(solved) = plan_and_simulate(&mut req, anatomy, scenario, &sched, opts)? else {
+            continue;
+        };
+        let ok = |s: &Solved| !sim_exceeds(s, budget);
+        let better = match &best {
+            None => true,
+            Some(b) => match (ok(&solved), ok(b)) {
+                (true, false) => true,
+                (false, true) => false,
+                _ => solved.simulation.makespan < b.simulation.makespan,
+            },
+        };
+        let done = strategy == Strategy::Unified && ok(&solved);
+        if better {
+            best = Some(solved);
+        }
+        if done {
+            break;
+        }
+    }
+    best.ok_or_else(|| {
+        SolveError::Invalid(InvalidField::new(
+            "parallel.pp",
+            p,
+            "a layout with at least one block per stage",
+        ))
+    })
+}
+
+/// Whether a device of the simulation exceeds the budget.
+fn sim_exceeds(s: &Solved, budget: u64) -> bool {
+    s.simulation
+        .devices
+        .iter()
+        .any(|d| d.peak_memory_bytes > budget)
+}
+
+/// Steps 3-5 of the order of evaluation for one request: plan (re-planning a device whose
+/// exact time-coincident peak exceeds the planner's rounded count), regenerate a searched
+/// schedule once with the best plan's durations, simulate the candidates and keep the
+/// fastest.
+fn plan_and_simulate(
+    req: &mut PlanRequest,
+    anatomy: &Anatomy,
+    scenario: &Scenario,
+    first_sched: &Schedule,
+    opts: SimOptions,
+) -> Result<Option<Solved>, SolveError> {
+    let budget = req.budget_bytes;
+    let kind = first_sched.kind;
+    let mut sched = first_sched.clone();
+    let keep = if req.strategy == Strategy::Unified {
+        1
+    } else {
+        3
+    };
+    let mut plans = planner::plan(req, keep).unwrap_or_default();
     for _ in 0..4 {
         let Some(first) = plans.first() else { break };
         let pk = peaks(anatomy, first, &sched);
@@ -240,29 +308,26 @@ pub(crate) fn run(
         if !bumped {
             break;
         }
-        plans = planner::plan(&req, 3).unwrap_or_default();
+        plans = planner::plan(req, keep).unwrap_or_default();
     }
-    // 4. Regenerate a searched schedule once with the best plan's durations.
     if searched(kind)
         && let Some(best) = plans.first()
     {
-        let durations = plan_durations(anatomy, best, &req.comm_s, m);
-        let input = schedule_input(scenario, (p, v), durations, max_comm, offload_cost);
+        let durations = plan_durations(anatomy, best, &req.comm_s, req.m);
+        let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
+        let input = schedule_input(scenario, (sched.p, sched.v), durations, max_comm, None);
         if let Ok(again) = schedule::generate(kind, &input) {
             let before = peaks(anatomy, best, &sched);
             let after = peaks(anatomy, best, &again);
-            let fits = after
+            if after
                 .iter()
                 .zip(&before)
-                .all(|(&a, &bf)| a <= budget || a <= bf);
-            if fits {
+                .all(|(&a, &bf)| a <= budget || a <= bf)
+            {
                 sched = again;
             }
         }
     }
-    // 5. Simulate the candidates; the fastest simulated wins.
-    let replicated = sched.placement == Placement::Chimera;
-    let opts = options_for(m, scenario.plan.overlap_recompute, peak_flops, replicated);
     let mut best: Option<Solved> = None;
     for plan in plans {
         let costs = simcosts::sim_costs(anatomy, &plan, &req.comm_s, opts);
@@ -278,13 +343,7 @@ pub(crate) fn run(
             });
         }
     }
-    best.ok_or_else(|| {
-        SolveError::Invalid(InvalidField::new(
-            "parallel.pp",
-            p,
-            "a layout with at least one block per stage",
-        ))
-    })
+    Ok(best)
 }
 
 /// The stage map of a schedule before it is generated (the generated one replaces it).

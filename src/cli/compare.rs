@@ -1,17 +1,95 @@
-//! `pipescope compare`.
+//! `pipescope compare`: solve one scenario under several strategies (in parallel) and print
+//! one row per strategy, or a JSON array of `plan --json` objects.
 
 use clap::Args;
+use rayon::prelude::*;
+
+use pipescope::plan::Strategy;
+use pipescope::{Outcome, solve};
+
+use super::scenario_args::ScenarioArgs;
 
 /// Arguments of `pipescope compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
+    /// Scenario flags.
+    #[command(flatten)]
+    pub scenario: Box<ScenarioArgs>,
+    /// Strategies to compare, comma separated (default: all).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,...")]
+    pub strategies: Vec<Strategy>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
 }
 
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Solves `scenario` under each strategy, in parallel, in the order given.
+pub fn compare(
+    scenario: &pipescope::Scenario,
+    strategies: &[Strategy],
+) -> Result<Vec<Outcome>, String> {
+    strategies
+        .par_iter()
+        .map(|&k| {
+            let mut s = scenario.clone();
+            s.plan.strategy = k;
+            solve(&s).map_err(|e| format!("{k}: {e}"))
+        })
+        .collect()
+}
+
 /// Runs the subcommand.
 pub fn run(args: &CompareArgs) -> Result<(), String> {
-    let _ = args;
-    Err("not implemented yet".into())
+    let (scenario, _) = args.scenario.to_scenario()?;
+    let strategies: Vec<Strategy> = if args.strategies.is_empty() {
+        Strategy::ALL.to_vec()
+    } else {
+        args.strategies.clone()
+    };
+    let outcomes = compare(&scenario, &strategies)?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&outcomes).map_err(|e| e.to_string())?;
+        println!("{text}");
+        return Ok(());
+    }
+    println!(
+        "{} ({}, p {}, m {}, budget {:.1} GiB)",
+        scenario.name,
+        scenario.plan.schedule,
+        scenario.parallel.pp,
+        scenario.batch.micro_batches,
+        scenario.plan.memory_budget_bytes as f64 / GIB
+    );
+    println!(
+        "{:<10} {:>8} {:>10} {:>8} {:>7} {:>7} {:>7} {:>10} {:>9}",
+        "strategy", "feasible", "iter s", "speedup", "bubble", "MFU", "HFU", "max peak", "solve ms"
+    );
+    for o in &outcomes {
+        let peak = o
+            .stages
+            .iter()
+            .map(|s| s.peak_memory_bytes)
+            .max()
+            .unwrap_or(0);
+        println!(
+            "{:<10} {:>8} {:>10.3} {:>7.3}x {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1} GiB {:>9.2}",
+            o.strategy.name(),
+            if o.feasible { "yes" } else { "NO" },
+            o.iteration_time_s,
+            o.speedup,
+            100.0 * o.bubble_rate,
+            100.0 * o.mfu,
+            100.0 * o.hfu,
+            peak as f64 / GIB,
+            o.solve_time_s * 1e3
+        );
+    }
+    for o in outcomes.iter().filter(|o| !o.notes.is_empty()) {
+        for n in &o.notes {
+            println!("note ({}): {n}", o.strategy);
+        }
+    }
+    Ok(())
 }

@@ -1,17 +1,95 @@
-//! `pipescope plan`.
+//! `pipescope plan`: solve one scenario and print the per-stage plan and metrics (a table,
+//! or the JSON object of DESIGN.md section 6 with `--json`).
 
 use clap::Args;
+
+use pipescope::{Outcome, solve};
+
+use super::scenario_args::ScenarioArgs;
 
 /// Arguments of `pipescope plan`.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
+    /// Scenario flags.
+    #[command(flatten)]
+    pub scenario: Box<ScenarioArgs>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
 }
 
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// The text form of one outcome: headline, then one row per stage.
+pub fn table(o: &Outcome) -> String {
+    let mut s = format!(
+        "{} / {}: iteration {:.3} s (estimate {:.3} s), bubble {:.1}%, MFU {:.1}%, HFU {:.1}%, \
+         {:.3}x vs 1f1b + full ({:.3} s), solved in {:.2} ms\n",
+        o.schedule,
+        o.strategy,
+        o.iteration_time_s,
+        o.estimated_iteration_time_s,
+        100.0 * o.bubble_rate,
+        100.0 * o.mfu,
+        100.0 * o.hfu,
+        o.speedup,
+        o.baseline_iteration_time_s,
+        o.solve_time_s * 1e3
+    );
+    if let Some(r) = &o.infeasible_reason {
+        s.push_str(&format!("INFEASIBLE: {r}\n"));
+    }
+    s.push_str(&format!(
+        "{:>5} {:>11} {:>4} {:>4} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        "stage",
+        "blocks",
+        "attn",
+        "mlp",
+        "in-fl",
+        "static",
+        "activ",
+        "peak GiB",
+        "fwd ms",
+        "bwd ms",
+        "recomp ms"
+    ));
+    for st in &o.stages {
+        let blocks = st
+            .ranges
+            .iter()
+            .map(|[a, e]| format!("{a}-{e}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        s.push_str(&format!(
+            "{:>5} {:>11} {:>4} {:>4} {:>6} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}\n",
+            st.stage,
+            blocks,
+            st.attention_blocks,
+            st.mlp_blocks,
+            st.in_flight,
+            st.static_bytes as f64 / GIB,
+            st.activation_bytes as f64 / GIB,
+            st.peak_memory_bytes as f64 / GIB,
+            st.forward_s * 1e3,
+            st.backward_s * 1e3,
+            st.recompute_s * 1e3
+        ));
+    }
+    for n in &o.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s
+}
+
 /// Runs the subcommand.
 pub fn run(args: &PlanArgs) -> Result<(), String> {
-    let _ = args;
-    Err("not implemented yet".into())
+    let (scenario, _) = args.scenario.to_scenario()?;
+    let outcome = solve(&scenario).map_err(|e| e.to_string())?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&outcome).map_err(|e| e.to_string())?;
+        println!("{text}");
+    } else {
+        print!("{}", table(&outcome));
+    }
+    Ok(())
 }

@@ -34,6 +34,105 @@ pub struct Choice {
 pub struct Group {
     /// Candidate choices (any order; dominated ones are pruned by the solver).
     pub choices: Vec<Choice>,
+    /// Set when `choices[k]` (k in `0..=n`) is "keep k of n copies": bytes
+    /// `k step + [k < n] charge`, cost `(n - k) unit_cost`; the dense table then fills the
+    /// group in time linear in its capacity (a sliding-window minimum) instead of `n` passes.
+    pub arith: Option<Arith>,
+}
+
+/// The keep-k-of-n structure of a recompute-only group.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Arith {
+    /// Copies.
+    pub n: u32,
+    /// Bytes per kept copy (in-flight x size).
+    pub step: u64,
+    /// Bytes charged when at least one copy is dropped (the recomputation transient).
+    pub charge: u64,
+    /// Time added per dropped copy.
+    pub unit_cost: f64,
+}
+
+impl Group {
+    /// The keep-k-of-n group (`choices[k]` keeps k copies), with its fast path.
+    pub fn keep_of(a: Arith, tag: impl Fn(u32) -> [u32; 3]) -> Self {
+        let choices = (0..=a.n)
+            .map(|k| Choice {
+                bytes: u64::from(k) * a.step + if k < a.n { a.charge } else { 0 },
+                cost_s: f64::from(a.n - k) * a.unit_cost,
+                tag: tag(k),
+            })
+            .collect();
+        Group {
+            choices,
+            arith: Some(a),
+        }
+    }
+}
+
+/// Fills `next`/`pick` for an arithmetic group from `table` (all in `unit`s).
+fn fill_arith(a: &Arith, unit: u64, table: &[f64], next: &mut [f64], pick: &mut [u32]) {
+    let cap = table.len() - 1;
+    let n = a.n as usize;
+    let full = (u64::from(a.n) * a.step / unit) as usize;
+    let step = (a.step / unit) as usize;
+    let charge = (a.charge / unit) as usize;
+    // Keep all n: no charge, no cost.
+    for c in full..=cap {
+        if table[c - full] < next[c] {
+            next[c] = table[c - full];
+            pick[c] = a.n;
+        }
+    }
+    if n == 0 {
+        return;
+    }
+    let r = a.unit_cost;
+    if step == 0 {
+        // Every partial choice weighs `charge`; the best keeps n - 1.
+        for c in charge..=cap {
+            let v = table[c - charge] + r;
+            if v < next[c] {
+                next[c] = v;
+                pick[c] = a.n - 1;
+            }
+        }
+        return;
+    }
+    // Partial: keep k < n. For c' = c - charge in residue class rho (mod step), position q:
+    // min over t in [q - n + 1, q] of table[rho + t step] + t r, plus (n - q) r.
+    let mut deque: Vec<(usize, f64)> = Vec::with_capacity(n + 1);
+    for rho in 0..step.min(cap + 1) {
+        deque.clear();
+        let mut head = 0usize;
+        let mut q = 0usize;
+        loop {
+            let cp = rho + q * step;
+            if cp + charge > cap {
+                break;
+            }
+            let v = table[cp] + q as f64 * r;
+            if v.is_finite() {
+                while deque.len() > head && deque[deque.len() - 1].1 >= v {
+                    deque.pop();
+                }
+                deque.push((q, v));
+            }
+            while deque.len() > head && deque[head].0 + n <= q {
+                head += 1;
+            }
+            if deque.len() > head {
+                let (t, best) = deque[head];
+                let val = best + (n as f64 - q as f64) * r;
+                let c = cp + charge;
+                if val < next[c] {
+                    next[c] = val;
+                    pick[c] = u32::try_from(q - t).unwrap_or(0);
+                }
+            }
+            q += 1;
+        }
+    }
 }
 
 /// An optimal selection: least total cost within the capacity.
@@ -49,6 +148,11 @@ pub struct Selection {
 
 /// Largest dense table, in gcd units, before groups are moved to the sparse side.
 const DENSE_LIMIT: u64 = 1 << 13;
+/// Larger dense table accepted when keeping [`DENSE_LIMIT`] would make more than
+/// [`MAX_ODD`] groups sparse (a sparse front over many groups grows fast).
+const DENSE_LIMIT_WIDE: u64 = 1 << 16;
+/// Most groups the sparse side takes before the wider dense table is used.
+const MAX_ODD: usize = 4;
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
@@ -103,6 +207,28 @@ pub fn solve(groups: &[Group], capacity: u64) -> Option<Selection> {
     if min_bytes > capacity {
         return None;
     }
+    // Everything at its largest (cheapest) choice fits: no table needed.
+    let max_bytes: u64 = groups
+        .iter()
+        .zip(&fronts)
+        .map(|(g, f)| f.last().map_or(0, |&c| g.choices[c].bytes))
+        .sum();
+    if max_bytes <= capacity {
+        let picks: Vec<usize> = fronts
+            .iter()
+            .map(|f| f.last().copied().unwrap_or(0))
+            .collect();
+        let cost_s = picks
+            .iter()
+            .zip(groups)
+            .map(|(&c, g)| g.choices[c].cost_s)
+            .sum();
+        return Some(Selection {
+            cost_s,
+            bytes: max_bytes,
+            picks,
+        });
+    }
     let (regular, odd) = split_groups(groups, &fronts, capacity);
     let unit = regular
         .iter()
@@ -121,6 +247,12 @@ pub fn solve(groups: &[Group], capacity: u64) -> Option<Selection> {
     for &g in &regular {
         let mut next = vec![f64::INFINITY; cap_units + 1];
         let mut pick = vec![u32::MAX; cap_units + 1];
+        if let Some(a) = &groups[g].arith {
+            fill_arith(a, unit, &table, &mut next, &mut pick);
+            table = next;
+            picks.push(pick);
+            continue;
+        }
         for &c in &fronts[g] {
             let ch = &groups[g].choices[c];
             let w = (ch.bytes / unit) as usize;
@@ -224,12 +356,41 @@ fn split_groups(
         .zip(groups)
         .map(|(f, g)| f.last().map_or(0, |&c| g.choices[c].bytes))
         .collect();
+    let narrow = split_with(
+        groups,
+        fronts,
+        capacity,
+        &group_gcd,
+        &group_max,
+        DENSE_LIMIT,
+    );
+    if narrow.1.len() <= MAX_ODD {
+        return narrow;
+    }
+    split_with(
+        groups,
+        fronts,
+        capacity,
+        &group_gcd,
+        &group_max,
+        DENSE_LIMIT_WIDE,
+    )
+}
+
+fn split_with(
+    groups: &[Group],
+    fronts: &[Vec<usize>],
+    capacity: u64,
+    group_gcd: &[u64],
+    group_max: &[u64],
+    limit: u64,
+) -> (Vec<usize>, Vec<usize>) {
     let mut regular: Vec<usize> = (0..groups.len()).collect();
     let mut odd: Vec<usize> = Vec::new();
     loop {
         let unit = regular.iter().map(|&g| group_gcd[g]).fold(0, gcd).max(1);
         let span: u64 = regular.iter().map(|&g| group_max[g]).sum();
-        if capacity.min(span) / unit <= DENSE_LIMIT || regular.is_empty() {
+        if capacity.min(span) / unit <= limit || regular.is_empty() {
             break;
         }
         // Remove the group whose absence gives the largest gcd (ties: fewest choices).
@@ -300,6 +461,7 @@ mod tests {
                     tag: [0; 3],
                 })
                 .collect(),
+            arith: None,
         })
     }
 
@@ -315,6 +477,30 @@ mod tests {
                 prop_assert!(g.bytes <= cap);
                 let c: f64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].cost_s).sum();
                 prop_assert!((c - g.cost_s).abs() < 1e-9);
+            }
+        }
+
+        #[test]
+        fn arithmetic_groups_match_brute_force(
+            spec in prop::collection::vec((0u32..6, 0u64..6, 0u64..5, 0.0f64..3.0), 1..5),
+            other in prop::collection::vec(group_strategy(1), 0..2),
+            cap in 0u64..90,
+        ) {
+            let mut groups: Vec<Group> = spec
+                .into_iter()
+                .map(|(n, step, charge, r)| Group::keep_of(Arith { n, step, charge, unit_cost: r }, |k| [k, 0, 0]))
+                .collect();
+            groups.extend(other);
+            let got = solve(&groups, cap);
+            let want = brute(&groups, cap);
+            prop_assert_eq!(got.is_some(), want.is_some());
+            if let (Some(g), Some(w)) = (got, want) {
+                prop_assert!((g.cost_s - w).abs() < 1e-9, "{} vs {}", g.cost_s, w);
+                let bytes: u64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].bytes).sum();
+                let cost: f64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].cost_s).sum();
+                prop_assert!(bytes <= cap);
+                prop_assert_eq!(bytes, g.bytes);
+                prop_assert!((cost - w).abs() < 1e-9);
             }
         }
 

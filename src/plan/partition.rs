@@ -56,17 +56,79 @@ fn total<O: RangeOracle>(o: &mut O, s: usize, first: usize, len: usize) -> f64 {
         .map_or(f64::INFINITY, |t| t.total())
 }
 
+/// Largest `x` in `1..=max` with `fits(x)` (monotone: true then false), searched by
+/// galloping from `hint` so that only lengths near the answer are evaluated.
+fn gallop(max: usize, hint: usize, mut fits: impl FnMut(usize) -> bool) -> Option<usize> {
+    if max == 0 {
+        return None;
+    }
+    let h = hint.clamp(1, max);
+    let (mut lo, mut hi); // fits(lo) (or lo = 0), !fits(hi) (or hi = max + 1)
+    if fits(h) {
+        lo = h;
+        let mut d = 1;
+        loop {
+            if lo + d > max {
+                hi = max + 1;
+                break;
+            }
+            if fits(lo + d) {
+                lo += d;
+                d *= 2;
+            } else {
+                hi = lo + d;
+                break;
+            }
+        }
+    } else {
+        hi = h;
+        let mut d = 1;
+        loop {
+            if hi <= d {
+                lo = 0;
+                break;
+            }
+            if fits(hi - d) {
+                lo = hi - d;
+                break;
+            }
+            hi -= d;
+            d *= 2;
+        }
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo >= 1).then_some(lo)
+}
+
+fn fits_b(t: f64, b: f64) -> bool {
+    t.is_finite() && t <= b
+}
+
 /// Greedy feasibility for bottleneck `b`: every stage takes the longest range with time
-/// `<= b`. Returns the lengths and their largest time.
-fn greedy<O: RangeOracle>(o: &mut O, p: usize, n: usize, b: f64) -> Option<(Vec<usize>, f64)> {
+/// `<= b`. Returns the lengths and their largest time. `hints` (one per stage) start each
+/// search and are updated.
+fn greedy<O: RangeOracle>(
+    o: &mut O,
+    p: usize,
+    n: usize,
+    b: f64,
+    hints: &mut [usize],
+) -> Option<(Vec<usize>, f64)> {
     let mut pos = 0;
     let mut lens = Vec::with_capacity(p);
     let mut worst = 0.0f64;
-    for s in 0..p {
+    for (s, hint) in hints.iter_mut().enumerate().take(p) {
         let rest = p - 1 - s;
         if rest == 0 {
             let t = total(o, s, pos, n - pos);
-            if !t.is_finite() || t > b {
+            if !fits_b(t, b) {
                 return None;
             }
             lens.push(n - pos);
@@ -74,25 +136,48 @@ fn greedy<O: RangeOracle>(o: &mut O, p: usize, n: usize, b: f64) -> Option<(Vec<
             break;
         }
         let max_len = n - pos - rest;
-        let first = total(o, s, pos, 1);
-        if !first.is_finite() || first > b {
-            return None;
-        }
-        let (mut lo, mut hi) = (1, max_len); // lo fits; find the largest that fits
-        while lo < hi {
-            let mid = (lo + hi).div_ceil(2);
-            let t = total(o, s, pos, mid);
-            if t.is_finite() && t <= b {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        worst = worst.max(total(o, s, pos, lo));
-        lens.push(lo);
-        pos += lo;
+        let len = gallop(max_len, *hint, |l| fits_b(total(o, s, pos, l), b))?;
+        *hint = len;
+        worst = worst.max(total(o, s, pos, len));
+        lens.push(len);
+        pos += len;
     }
     Some((lens, worst))
+}
+
+/// For each stage `s`, the least start from which stages `s..p` can cover the rest of the
+/// chain with every time `<= b` (`usize::MAX` when they cannot), by the greedy from the back;
+/// and the least stage time above `b` met at its frontier (where the answer next changes).
+fn suffix_starts<O: RangeOracle>(
+    o: &mut O,
+    p: usize,
+    n: usize,
+    b: f64,
+    hints: &mut [usize],
+) -> (Vec<usize>, f64) {
+    let mut starts = vec![usize::MAX; p + 1];
+    starts[p] = n;
+    let mut next = f64::INFINITY;
+    let mut end = n;
+    for s in (0..p).rev() {
+        // Stage s takes [end - len, end - 1], leaving at least one block per earlier stage.
+        let max_len = end.saturating_sub(s);
+        let found = gallop(max_len, hints[s], |l| fits_b(total(o, s, end - l, l), b));
+        let len = found.unwrap_or(0);
+        if len < max_len {
+            let t = total(o, s, end - len - 1, len + 1);
+            if t.is_finite() {
+                next = next.min(t);
+            }
+        }
+        if len == 0 {
+            break;
+        }
+        hints[s] = len;
+        end -= len;
+        starts[s] = end;
+    }
+    (starts, next)
 }
 
 fn to_ranges(lens: &[usize]) -> Vec<(usize, usize)> {
@@ -115,6 +200,7 @@ struct SumDp<'a, O> {
     b: f64,
     memo: Vec<Option<Option<(f64, f64, usize)>>>,
     next: f64,
+    starts: Vec<usize>,
 }
 
 impl<O: RangeOracle> SumDp<'_, O> {
@@ -133,7 +219,8 @@ impl<O: RangeOracle> SumDp<'_, O> {
                 self.next = self.next.min(t);
             }
         } else {
-            for len in 1..=(self.n - a - rest) {
+            let from = self.starts[s + 1].saturating_sub(a).max(1);
+            for len in from..=(self.n - a - rest) {
                 let t = total(self.o, s, a, len);
                 if !t.is_finite() || t > self.b {
                     if t.is_finite() {
@@ -169,7 +256,8 @@ pub fn best_estimate<O: RangeOracle>(
         return Vec::new();
     }
     let mf = f64::from(m.max(1) - 1);
-    let Some((_, mut hi)) = greedy(o, p, n, f64::INFINITY) else {
+    let mut hints = vec![n / p; p];
+    let Some((_, mut hi)) = greedy(o, p, n, f64::INFINITY, &mut hints) else {
         return Vec::new();
     };
     let mut lo = 0.0f64;
@@ -178,14 +266,16 @@ pub fn best_estimate<O: RangeOracle>(
             break;
         }
         let mid = 0.5 * (lo + hi);
-        match greedy(o, p, n, mid) {
+        match greedy(o, p, n, mid, &mut hints) {
             Some((_, worst)) => hi = worst,
             None => lo = mid,
         }
     }
+    let mut back_hints = vec![n / p; p];
     let mut found: Vec<Partition> = Vec::new();
     let mut b = hi;
     for _ in 0..512 {
+        let (starts, back_next) = suffix_starts(o, p, n, b, &mut back_hints);
         let mut dp = SumDp {
             o: &mut *o,
             p,
@@ -193,9 +283,10 @@ pub fn best_estimate<O: RangeOracle>(
             b,
             memo: vec![None; p * (n + 1)],
             next: f64::INFINITY,
+            starts,
         };
         let root = dp.go(0, 0);
-        let next = dp.next;
+        let next = dp.next.min(back_next);
         if let Some((sum, mx, _)) = root {
             let mut lens = Vec::with_capacity(p);
             let (mut s, mut a) = (0, 0);

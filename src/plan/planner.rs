@@ -32,6 +32,8 @@ pub struct PlanRequest<'a> {
     pub budget_bytes: u64,
     /// Transfer time across each boundary of the chain (`stages - 1` entries).
     pub comm_s: Vec<f64>,
+    /// Share of the host-link window offload may use (1 normally).
+    pub offload_scale: f64,
 }
 
 /// One candidate plan.
@@ -68,14 +70,23 @@ fn comm_in_out(req: &PlanRequest, stage: usize) -> (f64, f64) {
     (out, back)
 }
 
-/// Host-link capacity per micro-batch for offload: what moves down and back up inside both
-/// the steady-state period (one F and one B) and the forward-to-backward gap of the stage.
-pub fn offload_capacity(anatomy: &Anatomy, base_s: f64, in_flight: u32) -> u64 {
+/// Host-link capacity per micro-batch for offload: what moves to the host during one forward
+/// (so warm-up copies keep pace), down and back up within one steady-state period (F + B),
+/// and within the forward-to-backward gap; scaled by `scale` (solve lowers it when the
+/// simulation shows the copies falling behind).
+pub fn offload_capacity(
+    anatomy: &Anatomy,
+    forward_s: f64,
+    period_s: f64,
+    in_flight: u32,
+    scale: f64,
+) -> u64 {
     if in_flight <= 1 || !anatomy.host_bytes_per_s.is_finite() || anatomy.host_bytes_per_s <= 0.0 {
         return 0;
     }
-    let gap = f64::from(in_flight - 1) * base_s;
-    let bytes = anatomy.host_bytes_per_s * base_s.min(gap) / 2.0;
+    let gap = f64::from(in_flight - 1) * period_s;
+    let window = forward_s.min(period_s / 2.0).min(gap / 2.0);
+    let bytes = anatomy.host_bytes_per_s * window * scale;
     if bytes.is_finite() && bytes > 0.0 {
         bytes as u64
     } else {
@@ -83,24 +94,20 @@ pub fn offload_capacity(anatomy: &Anatomy, base_s: f64, in_flight: u32) -> u64 {
     }
 }
 
-fn mode_for(
-    anatomy: &Anatomy,
-    strategy: Strategy,
-    counts: BlockCounts,
-    in_flight: u32,
-) -> KnapsackMode {
-    let offload = matches!(strategy, Strategy::Offload | Strategy::Unified);
-    let base_s = stage::KINDS
-        .iter()
-        .map(|&k| {
-            let b = anatomy.block_of(k);
-            f64::from(counts.of(k)) * (b.forward_s + b.backward_b_s + b.backward_w_s)
-        })
-        .sum::<f64>();
+fn mode_for(req: &PlanRequest, counts: BlockCounts, in_flight: u32) -> KnapsackMode {
+    let anatomy = req.anatomy;
+    let offload = matches!(req.strategy, Strategy::Offload | Strategy::Unified);
+    let (mut f, mut period) = (0.0, 0.0);
+    for &k in &stage::KINDS {
+        let b = anatomy.block_of(k);
+        let n = f64::from(counts.of(k));
+        f += n * b.forward_s;
+        period += n * (b.forward_s + b.backward_b_s + b.backward_w_s);
+    }
     KnapsackMode {
-        compress: matches!(strategy, Strategy::Compress | Strategy::Unified),
+        compress: matches!(req.strategy, Strategy::Compress | Strategy::Unified),
         offload_capacity_bytes: if offload {
-            offload_capacity(anatomy, base_s, in_flight)
+            offload_capacity(anatomy, f, period, in_flight, req.offload_scale)
         } else {
             0
         },
@@ -128,7 +135,7 @@ pub fn plan_ranges(req: &PlanRequest, stage_ranges: &[(usize, usize)]) -> Plan {
             let counts = ranges.iter().fold(BlockCounts::default(), |c, &(a, e)| {
                 c.plus(BlockCounts::of_range(req.anatomy, a, e))
             });
-            let mode = mode_for(req.anatomy, req.strategy, counts, env.in_flight);
+            let mode = mode_for(req, counts, env.in_flight);
             decide::decide(req.anatomy, d, &ranges, env, req.strategy, mode)
         })
         .collect();
@@ -165,7 +172,8 @@ fn estimate(req: &PlanRequest, plan: &Plan) -> f64 {
 }
 
 /// `uniform`: the keep set over the optional attention and MLP unit kinds that makes every
-/// device fit with the best estimate (the least memory set when none fits).
+/// device fit with the best estimate (the least memory set when none fits). Every set is
+/// scored arithmetically from per-device counts; plans are built for the winner only.
 fn uniform(req: &PlanRequest, plan: &mut Plan) {
     let a = req.anatomy;
     let optional: Vec<(BlockKind, usize)> = [BlockKind::Attention, BlockKind::Mlp]
@@ -180,22 +188,70 @@ fn uniform(req: &PlanRequest, plan: &mut Plan) {
         })
         .collect();
     let bits = optional.len().min(20);
+    // Per device: memory and time with every optional kind dropped, and per kind the extra
+    // memory when kept (in-flight x copies x size, minus the transient it no longer needs)
+    // and the time saved.
+    struct Dev {
+        mem: i128,
+        time: f64,
+        keep_mem: Vec<i128>,
+        keep_time: Vec<f64>,
+        budget: i128,
+    }
+    let devs: Vec<Dev> = plan
+        .devices
+        .iter()
+        .map(|d| {
+            let all_dropped = decide::with_keep_set(a, d, &optional, 0);
+            let comm: f64 = req.stage_of[d.device]
+                .iter()
+                .map(|&s| {
+                    let (o, b) = comm_in_out(req, s);
+                    o + b
+                })
+                .sum();
+            let i = i128::from(d.env.in_flight);
+            let (keep_mem, keep_time) = optional[..bits]
+                .iter()
+                .map(|&(k, ui)| {
+                    let n = i128::from(d.counts.of(k));
+                    let u = &a.block_of(k).units[ui];
+                    let w = i128::from(u.size_bytes);
+                    if n == 0 {
+                        (0, 0.0)
+                    } else {
+                        (i * n * w - w, n as f64 * u.forward_s)
+                    }
+                })
+                .unzip();
+            Dev {
+                mem: i128::from(all_dropped.costs.peak_bytes),
+                time: all_dropped.costs.compute_s() + comm,
+                keep_mem,
+                keep_time,
+                budget: i128::from(d.env.budget_bytes),
+            }
+        })
+        .collect();
+    let mf = f64::from(req.m.max(1) - 1);
     let mut best: Option<(f64, u64)> = None;
     for mask in 0u64..(1u64 << bits) {
-        let cand: Vec<DevicePlan> = plan
-            .devices
-            .iter()
-            .map(|d| decide::with_keep_set(a, d, &optional, mask))
-            .collect();
-        if cand.iter().all(|d| d.fits) {
-            let trial = Plan {
-                devices: cand,
-                ..plan.clone()
-            };
-            let e = estimate(req, &trial);
-            if best.is_none_or(|(b, _)| e < b) {
-                best = Some((e, mask));
+        let (mut mx, mut sum, mut fits) = (0.0f64, 0.0f64, true);
+        for d in &devs {
+            let (mut mem, mut t) = (d.mem, d.time);
+            for b in 0..bits {
+                if mask & (1 << b) != 0 {
+                    mem += d.keep_mem[b];
+                    t -= d.keep_time[b];
+                }
             }
+            fits &= mem <= d.budget;
+            mx = mx.max(t);
+            sum += t;
+        }
+        let e = mf * mx + sum;
+        if fits && best.is_none_or(|(b, _)| e < b) {
+            best = Some((e, mask));
         }
     }
     let mask = best.map_or(0, |(_, m)| m);
@@ -269,7 +325,10 @@ impl Oracle<'_, '_> {
             budget_bytes: self.req.budget_bytes,
             logits: c.head > 0,
         };
-        let mode = mode_for(a, self.req.strategy, c, env.in_flight);
+        let mut mode = mode_for(self.req, c, env.in_flight);
+        // `unified` inside the partition DP: keep, recompute and offload (fast, exact in
+        // memory); compression is decided on the chosen partitions only.
+        mode.compress = false;
         let k = stage::knapsack(a, c, &env, mode)?;
         let costs = stage::costs(a, c, &env, &k.decisions, false);
         let (out, back) = comm_in_out(self.req, s);
@@ -322,6 +381,95 @@ fn search(req: &PlanRequest, keep: usize) -> Vec<partition::Partition> {
                 lb += o + b;
             }
             partition::best_estimate(&mut oracle, p, n, req.m, lb, keep)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::testkit;
+
+    fn request(a: &Anatomy, p: usize, m: u32, budget: u64, strategy: Strategy) -> PlanRequest<'_> {
+        PlanRequest {
+            anatomy: a,
+            strategy,
+            objective: Objective::Estimate,
+            stage_of: (0..p).map(|d| vec![d]).collect(),
+            stages: p,
+            m,
+            in_flight: (0..p).map(|s| (p - s).min(m as usize) as u32).collect(),
+            budget_bytes: budget,
+            comm_s: vec![0.01; p - 1],
+            offload_scale: 1.0,
+        }
+    }
+
+    fn compositions(p: usize, n: usize) -> Vec<Vec<(usize, usize)>> {
+        if p == 1 {
+            return vec![vec![(0, n - 1)]];
+        }
+        let mut out = Vec::new();
+        for first in 1..=(n - (p - 1)) {
+            for rest in compositions(p - 1, n - first) {
+                let mut v = vec![(0, first - 1)];
+                v.extend(rest.iter().map(|&(a, e)| (a + first, e + first)));
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn adapipe_partition_matches_enumeration_on_a_real_oracle() {
+        let x = 1u64 << 20;
+        for (layers, p, m) in [(3u32, 2usize, 4u32), (4, 3, 6), (5, 3, 3)] {
+            let a = testkit::gpt_like(layers, x, 8 * x);
+            for budget in [150u64, 200, 260, 400] {
+                let req = request(&a, p, m, budget * x, Strategy::AdaPipe);
+                let mut want: Option<f64> = None;
+                for ranges in compositions(p, a.num_blocks()) {
+                    let plan = plan_ranges(&req, &ranges);
+                    if plan.fits() && want.is_none_or(|w| plan.estimate_s < w) {
+                        want = Some(plan.estimate_s);
+                    }
+                }
+                let got = search(&req, 1);
+                assert_eq!(
+                    !got.is_empty(),
+                    want.is_some(),
+                    "L{layers} p{p} budget {budget}"
+                );
+                if let (Some(g), Some(w)) = (got.first(), want) {
+                    assert!(
+                        (g.objective_s - w).abs() < 1e-9 * w,
+                        "{} vs {w}",
+                        g.objective_s
+                    );
+                    let again = plan_ranges(&req, &g.ranges);
+                    assert!(again.fits());
+                    assert!((again.estimate_s - g.objective_s).abs() < 1e-9 * w);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_larger_budget_never_gives_a_worse_objective() {
+        let x = 1u64 << 20;
+        let a = testkit::gpt_like(8, x, 8 * x);
+        for strategy in [Strategy::AdaPipe, Strategy::Adaptive, Strategy::Uniform] {
+            let mut last = f64::INFINITY;
+            for budget in (100u64..700).step_by(25) {
+                let req = request(&a, 4, 8, budget * x, strategy);
+                let plans = plan(&req, 1).unwrap();
+                let best = &plans[0];
+                if best.fits() {
+                    assert!(best.estimate_s <= last + 1e-9, "{strategy} budget {budget}");
+                    last = best.estimate_s;
+                }
+            }
+            assert!(last.is_finite(), "{strategy} never fits");
         }
     }
 }

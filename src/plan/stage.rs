@@ -252,12 +252,22 @@ pub fn knapsack(
         |b| b.decisions.iter().map(|d| d.recompute).collect(),
     );
     let mut best = best;
-    for order in [
-        OffloadOrder::CostDensity,
-        OffloadOrder::Size,
-        OffloadOrder::Recomputed(&recomputed),
-    ] {
-        for share in [4, 2, 1] {
+    // With compression each solve is costlier: fewer orders and shares are tried there.
+    let orders: &[OffloadOrder] = if mode.compress {
+        &[
+            OffloadOrder::CostDensity,
+            OffloadOrder::Recomputed(&recomputed),
+        ]
+    } else {
+        &[
+            OffloadOrder::CostDensity,
+            OffloadOrder::Size,
+            OffloadOrder::Recomputed(&recomputed),
+        ]
+    };
+    let shares: &[u64] = &[4, 2, 1];
+    for &order in orders {
+        for &share in shares {
             let cap = mode.offload_capacity_bytes / 4 * share;
             let off = assign_offload(anatomy, &base, cap, order);
             if let Some(p) = solve_with_offload(anatomy, counts, env, mode, &base, &off)
@@ -354,6 +364,19 @@ fn solve_with_offload(
             continue;
         }
         let n = d.count - off;
+        if !mode.compress {
+            groups.push(Group::keep_of(
+                knapsack::Arith {
+                    n,
+                    step: i * u.size_bytes,
+                    charge: u.size_bytes,
+                    unit_cost: u.forward_s,
+                },
+                |k| [k, 0, off],
+            ));
+            owners.push(k);
+            continue;
+        }
         let mut choices = Vec::new();
         for keep in 0..=n {
             let max_comp = if mode.compress { n - keep } else { 0 };
@@ -370,7 +393,10 @@ fn solve_with_offload(
                 });
             }
         }
-        groups.push(Group { choices });
+        groups.push(Group {
+            choices,
+            arith: None,
+        });
         owners.push(k);
     }
     let capacity = env.budget_bytes.checked_sub(fixed)?;
