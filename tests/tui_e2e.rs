@@ -61,6 +61,38 @@ impl Tmux {
         t
     }
 
+    /// Starts a shell command line (which runs the binary itself) in a fresh tmux server.
+    fn start_shell(line: &str, env: &[(&str, &str)]) -> Tmux {
+        static N: AtomicU32 = AtomicU32::new(1000);
+        let n = N.fetch_add(1, Ordering::SeqCst);
+        let socket = format!("pipescope-e2e-{}-{n}", std::process::id());
+        let t = Tmux {
+            socket,
+            session: format!("e2e{n}"),
+        };
+        let mut cmd = String::from("env TERM=xterm-256color");
+        for (k, v) in env {
+            cmd.push_str(&format!(" {k}='{v}'"));
+        }
+        cmd.push_str(&format!(" sh -c \"{line}\""));
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &t.socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                &t.session,
+            ])
+            .args(["-x", "120", "-y", "40", &cmd])
+            .status()
+            .expect("tmux runs");
+        assert!(status.success(), "tmux new-session failed");
+        t
+    }
+
     fn capture(&self) -> String {
         let out = Command::new("tmux")
             .args([
@@ -291,4 +323,57 @@ fn without_a_terminal_it_refuses_and_points_to_plan_and_simulate() {
         "{err}"
     );
     assert!(out.stdout.is_empty());
+}
+
+/// Whether `stty -a` output shows canonical mode with echo (not raw mode).
+fn cooked(stty: &str) -> bool {
+    let words: Vec<&str> = stty
+        .split(|c: char| c.is_whitespace() || c == ';')
+        .collect();
+    words.contains(&"icanon") && words.contains(&"echo") && words.contains(&"isig")
+}
+
+#[test]
+fn a_panic_and_ctrl_c_leave_the_terminal_restored() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping the end-to-end test");
+        return;
+    }
+    let home = temp_dir("e2e-panic");
+    let home_s = home.display().to_string();
+    let stty = home.join("stty.txt");
+    // The binary panics right after its first draw; the shell then records the tty state.
+    let t = Tmux::start_shell(
+        &format!(
+            "PIPESCOPE_PANIC_TEST=1 '{}'; stty -a > '{}'; echo DONE; sleep 30",
+            env!("CARGO_BIN_EXE_pipescope"),
+            stty.display()
+        ),
+        &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
+    );
+    let screen = t.wait_text("DONE");
+    assert!(
+        screen.contains("deliberate panic"),
+        "the panic message shows on the main screen:\n{screen}"
+    );
+    let modes = std::fs::read_to_string(&stty).expect("stty output");
+    assert!(cooked(&modes), "cooked mode restored: {modes}");
+    drop(t);
+    // Ctrl-C quits from anywhere, also with an overlay open.
+    let t = Tmux::start_shell(
+        &format!(
+            "'{}'; stty -a > '{}'; echo QUIT; sleep 30",
+            env!("CARGO_BIN_EXE_pipescope"),
+            stty.display()
+        ),
+        &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
+    );
+    t.wait_text("micro m  64");
+    t.keys(&["?"]);
+    t.wait_text("Esc closes");
+    t.keys(&["C-c"]);
+    t.wait_text("QUIT");
+    let modes = std::fs::read_to_string(&stty).expect("stty output");
+    assert!(cooked(&modes), "{modes}");
+    let _ = std::fs::remove_dir_all(&home);
 }

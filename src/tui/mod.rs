@@ -126,6 +126,7 @@ pub fn run(opts: Options) -> Result<(), String> {
         })
         .map_err(|e| format!("input thread: {e}"))?;
     let presets_dir = opts.presets_dir;
+    let panic_test = std::env::var_os("PIPESCOPE_PANIC_TEST").is_some_and(|v| v == "1");
     let mut pending = update::resolve(&mut app);
     loop {
         while let Some(effect) = pending.pop() {
@@ -148,6 +149,11 @@ pub fn run(opts: Options) -> Result<(), String> {
             terminal::draw_synced(&mut term, |f| view::draw(f, &app))
                 .map_err(|e| format!("draw: {e}"))?;
             app.dirty = false;
+            // Test hook: a panic with the terminal in TUI mode (the e2e test checks that
+            // the panic hook restores it).
+            if panic_test {
+                panic!("PIPESCOPE_PANIC_TEST: deliberate panic after a draw");
+            }
         }
         let Ok(first) = rx.recv() else { break };
         pending.extend(update::update(&mut app, first));

@@ -17,7 +17,8 @@ struct Slot {
     closed: bool,
 }
 
-/// Handle to the worker thread; dropping it stops the thread after its current job.
+/// Handle to the worker thread; dropping it stops the thread after its current job
+/// (without waiting for that job).
 pub struct Worker {
     shared: Arc<(Mutex<Slot>, Condvar)>,
     handle: Option<JoinHandle<()>>,
@@ -81,9 +82,8 @@ impl Drop for Worker {
         let (lock, cvar) = &*self.shared;
         lock.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
         cvar.notify_all();
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+        // Not joined: a solve in progress must not delay quitting; the thread ends after it.
+        drop(self.handle.take());
     }
 }
 

@@ -80,12 +80,15 @@ pub fn regions(area: Rect, app: &App) -> Regions {
     let params_w = if area.width >= 120 { 27 } else { 23 };
     let (left, right) = split_h(body, params_w);
     let (params, legend) = split_v(left, PARAMS_HEIGHT);
-    let story_h = if right.width >= 150 {
-        4
-    } else if right.width >= 90 {
-        5
-    } else {
-        6
+    // The narration's height follows its length (wrapped to the panel's width).
+    let story_h = match app.mode {
+        Mode::Story { step } => {
+            let text = crate::tui::story::sentence(step, &app.story);
+            let inner = usize::from(right.width.saturating_sub(2)).max(1);
+            let lines = text.chars().count().div_ceil(inner) + 1;
+            u16::try_from(lines + 2).unwrap_or(8).clamp(4, 8)
+        }
+        _ => 0,
     };
     let (story_r, right) = if story {
         split_v(right, story_h)
