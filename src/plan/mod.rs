@@ -46,7 +46,7 @@
 //! pre-assigned greedily (three orders: recompute time per byte, size, and "what the plain
 //! knapsack recomputes" first; at the full, half and quarter capacity) and the exact knapsack
 //! decides the rest; the best result is kept. Against exhaustive search over every
-//! keep/compress/offload/recompute split on small cases, the largest gap measured is 4.4% of
+//! keep/compress/offload/recompute split on small cases, the largest gap measured is 3.1% of
 //! the stage's time (`stage::tests::unified_gap_to_optimum_is_bounded`). Offload staging is
 //! charged as two micro-batches' offloaded bytes (one leaving, one prefetched); `solve` also
 //! lowers the capacity when the simulation shows copies falling behind, and keeps the fastest

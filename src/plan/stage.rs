@@ -283,31 +283,34 @@ pub fn knapsack(
         || vec![0; base.len()],
         |b| b.decisions.iter().map(|d| d.recompute).collect(),
     );
-    let mut best = best;
-    // With compression each solve is costlier: fewer orders and shares are tried there.
-    let orders: &[OffloadOrder] = if mode.compress {
-        &[
-            OffloadOrder::CostDensity,
-            OffloadOrder::Recomputed(&recomputed),
-        ]
-    } else {
-        &[
-            OffloadOrder::CostDensity,
-            OffloadOrder::Size,
-            OffloadOrder::Recomputed(&recomputed),
-        ]
+    // The offload assignments are ranked with the fast keep/recompute knapsack; with
+    // compression allowed, only the best assignment is then solved with compression too.
+    let plain = KnapsackMode {
+        compress: false,
+        ..mode
     };
-    let shares: &[u64] = &[4, 2, 1];
-    for &order in orders {
-        for &share in shares {
+    let mut ranked: Option<(f64, Vec<u32>)> = None;
+    for order in [
+        OffloadOrder::CostDensity,
+        OffloadOrder::Size,
+        OffloadOrder::Recomputed(&recomputed),
+    ] {
+        for share in [4u64, 2, 1] {
             let cap = mode.offload_capacity_bytes / 4 * share;
             let off = assign_offload(anatomy, &base, cap, order);
-            if let Some(p) = solve_with_offload(anatomy, counts, env, mode, &base, &off, true)
-                && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
+            if let Some(p) = solve_with_offload(anatomy, counts, env, plain, &base, &off, false)
+                && ranked.as_ref().is_none_or(|(b, _)| p.added_s < *b)
             {
-                best = Some(p);
+                ranked = Some((p.added_s, off));
             }
         }
+    }
+    let mut best = best;
+    if let Some((_, off)) = ranked
+        && let Some(p) = solve_with_offload(anatomy, counts, env, mode, &base, &off, true)
+        && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
+    {
+        best = Some(p);
     }
     best
 }
