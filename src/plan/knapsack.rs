@@ -369,7 +369,7 @@ fn run(groups: &[Group], capacity: u64, want_picks: bool) -> Option<Selection> {
 }
 
 /// Chooses which groups go to the dense table. Every candidate divisor (each group's own
-/// gcd, and the gcd of all) splits the groups into those whose sizes it divides (dense, at
+/// gcd, the gcd of each pair, and the gcd of all) splits the groups into those whose sizes it divides (dense, at
 /// their common gcd) and the rest (sparse); the split with the least estimated work wins:
 /// dense groups x table size + the product of the sparse groups' choice counts.
 fn split_groups(
@@ -389,6 +389,11 @@ fn split_groups(
         .collect();
     let all = group_gcd.iter().copied().fold(0, gcd);
     let mut candidates: Vec<u64> = group_gcd.clone();
+    for (i, &a) in group_gcd.iter().enumerate() {
+        for &b in &group_gcd[i + 1..] {
+            candidates.push(gcd(a, b));
+        }
+    }
     candidates.push(all);
     candidates.sort_unstable();
     candidates.dedup();
