@@ -63,8 +63,10 @@
 pub mod decide;
 pub mod knapsack;
 pub mod layout;
+mod offload;
 pub mod partition;
 pub mod planner;
+mod recurrence;
 pub mod simcosts;
 pub mod stage;
 mod strategy;
