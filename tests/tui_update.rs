@@ -125,6 +125,19 @@ fn a_failing_solve_keeps_the_previous_outcome() {
     assert!(app.error.as_deref().unwrap().contains("parallel.pp"));
     assert_eq!(app.solved, before);
     assert!(render(&mut app, 80, 24).to_string().contains("parallel.pp"));
+    // The rejected field is marked, and stays marked after Esc clears the message.
+    assert!(app.unsolved(Field::Stages));
+    assert!(!app.unsolved(Field::MicroBatches));
+    act(&mut app, Action::Close);
+    let screen = render(&mut app, 80, 24).to_string();
+    assert!(screen.contains("✗ marked fields did not solve"), "{screen}");
+    // Putting the value back clears the mark.
+    for c in "8".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    assert!(!app.unsolved(Field::Stages));
+    assert!(app.error.is_none());
 }
 
 #[test]

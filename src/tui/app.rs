@@ -111,6 +111,8 @@ pub struct App {
     pub help: bool,
     /// Latest good solve of the main scenario (kept while a new one runs or fails).
     pub solved: Option<Solved>,
+    /// The scenario `solved` was solved from (to mark fields whose edit did not solve).
+    pub solved_scenario: Option<Scenario>,
     /// Compare mode: side B's result.
     pub compare: Option<Result<Solved, String>>,
     /// Story mode: one result per step of [`STORY`].
@@ -155,6 +157,7 @@ impl App {
             mode: Mode::Normal,
             help: false,
             solved: None,
+            solved_scenario: None,
             compare: None,
             story: vec![None; STORY.len()],
             error: None,
@@ -189,6 +192,17 @@ impl App {
             (Mode::Compare { .. }, Some(Ok(s))) => Some(s),
             _ => None,
         }
+    }
+
+    /// Whether `field`'s value differs from the one the shown result was solved with
+    /// (an edit the engine rejected, while the last good result stays on screen). False
+    /// while a solve is running, so a normal edit does not flash.
+    pub fn unsolved(&self, field: Field) -> bool {
+        !self.solving
+            && self
+                .solved_scenario
+                .as_ref()
+                .is_some_and(|s| field.value(s) != field.value(&self.scenario))
     }
 
     /// Number of devices of what is shown (the scenario's p before the first solve).

@@ -264,6 +264,8 @@ fn solved(app: &mut App, result: JobResult) {
             app.error = None;
             app.stage = app.stage.min((s.outcome.stages.len() as u32).max(1) - 1);
             app.solved = Some(s);
+            // The generation matches, so the scenario is the one this result solved.
+            app.solved_scenario = Some(app.scenario.clone());
         }
         Some(Err(e)) => app.error = Some(e),
         None => {}
