@@ -109,6 +109,10 @@ pub struct App {
     pub mode: Mode,
     /// Whether the help overlay is open.
     pub help: bool,
+    /// The help overlay's filter (lines that do not contain it are hidden).
+    pub help_query: String,
+    /// Whether keys are being typed into `help_query`.
+    pub help_typing: bool,
     /// Latest good solve of the main scenario (kept while a new one runs or fails).
     pub solved: Option<Solved>,
     /// The scenario `solved` was solved from (to mark fields whose edit did not solve).
@@ -137,6 +141,8 @@ pub struct App {
     pub preset_source: Option<PathBuf>,
     /// Show the measured solve time (off in snapshot tests, where it would vary).
     pub show_solve_time: bool,
+    /// Whether the mouse is captured (clicks and the wheel reach the app).
+    pub mouse: bool,
     /// Set when something visible changed since the last draw.
     pub dirty: bool,
     /// Set by `Quit`.
@@ -156,6 +162,8 @@ impl App {
             viewport: Viewport::FIT,
             mode: Mode::Normal,
             help: false,
+            help_query: String::new(),
+            help_typing: false,
             solved: None,
             solved_scenario: None,
             compare: None,
@@ -170,6 +178,7 @@ impl App {
             themes,
             preset_source: None,
             show_solve_time: true,
+            mouse: true,
             dirty: true,
             quit: false,
         }
