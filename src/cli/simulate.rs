@@ -7,6 +7,8 @@ use serde::Serialize;
 use pipescope::schedule::{self, ScheduleInput, ScheduleKind};
 use pipescope::sim::{self, Lane, SimCosts, Simulation, Span, SpanKind};
 
+use super::output::{emit, emit_line};
+
 /// Arguments of `pipescope simulate`.
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
@@ -170,11 +172,10 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
             }),
         };
         let text = serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?;
-        println!("{text}");
+        emit_line(&text)
     } else {
-        print!("{}", text_report(kind, &result, v));
+        emit(&text_report(kind, &result, v))
     }
-    Ok(())
 }
 
 /// The Gantt (p <= 16) and the metrics table.
