@@ -238,9 +238,15 @@ pub(crate) fn run(
     let mut best: Option<Solved> = None;
     for &scale in scales {
         req.offload_scale = scale;
-        let Some(solved) = plan_and_simulate(&mut req, anatomy, scenario, &sched, opts)? else {
+        let Some(mut solved) = plan_and_simulate(&mut req, anatomy, scenario, &sched, opts)? else {
             continue;
         };
+        if scale < 1.0 {
+            solved.plan.notes.push(format!(
+                "offload limited to {:.0}% of the host-link window (the simulation decides)",
+                100.0 * scale
+            ));
+        }
         let ok = |s: &Solved| !sim_exceeds(s, budget);
         let better = match &best {
             None => true,

@@ -107,3 +107,40 @@ fn presets_json_lists_models_gpus_and_scenarios() {
         }
     }
 }
+
+/// Each field is within its own limit but their product overflowed the u64 byte counts
+/// (`s^2 b a` of materialised attention; 10^5 layers of width 2^24): now refused, naming
+/// the field and the value.
+#[test]
+fn sizes_too_large_together_are_refused_not_a_panic() {
+    let (ok, _, err) = run(&[
+        "units",
+        "-s",
+        "16777216",
+        "-b",
+        "65536",
+        "--no-flash",
+        "--no-sp",
+        "-t",
+        "1",
+        "-p",
+        "1",
+    ]);
+    assert!(!ok);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("batch.seq_len = 16777216"), "{err}");
+    let (ok, _, err) = run(&[
+        "plan",
+        "--preset",
+        "korthikanti-22b",
+        "-m",
+        "1048576",
+        "-s",
+        "65536",
+        "-b",
+        "16",
+    ]);
+    assert!(!ok);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("batch.micro_batches = 1048576"), "{err}");
+}

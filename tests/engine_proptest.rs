@@ -166,3 +166,66 @@ proptest! {
         }
     }
 }
+
+/// Powers of two up to `max`: values at and near the per-field limits.
+fn pow2_up_to(max: u64) -> impl Strategy<Value = u64> {
+    (0u32..=max.ilog2()).prop_map(|k| 1u64 << k)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Fields each within their own limit but huge together: validation either refuses them
+    /// or every byte total downstream (units summed over a block and over all layers, times
+    /// every micro-batch; static memory of the whole model) fits in `u64`.
+    #[test]
+    fn huge_valid_scenarios_do_not_overflow_byte_counts(
+        layers in prop_oneof![1u64..=128, pow2_up_to(65536)],
+        hidden in pow2_up_to(1 << 24),
+        vocab in pow2_up_to(1 << 24),
+        seq in pow2_up_to(1 << 24),
+        mbs in pow2_up_to(1 << 16),
+        m in pow2_up_to(1 << 20),
+        llama in any::<bool>(),
+        flash in any::<bool>(),
+        sp in any::<bool>(),
+    ) {
+        let mut s = default_scenario();
+        s.model.layers = layers as u32;
+        s.model.hidden = hidden;
+        s.model.heads = hidden.min(64);
+        s.model.kv_heads = s.model.heads;
+        s.model.ffn = hidden;
+        s.model.vocab = vocab;
+        s.model.max_positions = None;
+        s.model.style = if llama {
+            pipescope::scenario::ModelStyle::Llama
+        } else {
+            pipescope::scenario::ModelStyle::Gpt
+        };
+        s.parallel.pp = 1;
+        s.parallel.tp = 1;
+        s.parallel.sequence_parallel = sp;
+        s.batch.seq_len = seq;
+        s.batch.micro_batch_size = mbs;
+        s.batch.micro_batches = m as u32;
+        s.plan.flash_attention = flash;
+        match Anatomy::build(&s) {
+            Err(e) => prop_assert!(!e.field.is_empty() && !e.allowed.is_empty()),
+            Ok(a) => {
+                let layer = a.attention.units.iter().chain(&a.mlp.units)
+                    .try_fold(0u64, |acc, u| acc.checked_add(u.size_bytes));
+                let all_layers = layer.and_then(|l| l.checked_mul(layers));
+                let iteration = all_layers.and_then(|x| x.checked_mul(m));
+                prop_assert!(iteration.is_some(), "activation bytes overflow");
+                prop_assert_eq!(layer, Some(a.layer_bytes()));
+                let statics = a.attention.static_bytes.checked_add(a.mlp.static_bytes)
+                    .and_then(|x| x.checked_mul(layers))
+                    .and_then(|x| x.checked_add(a.embedding.static_bytes))
+                    .and_then(|x| x.checked_add(a.head.static_bytes));
+                prop_assert!(statics.is_some(), "static bytes overflow");
+                prop_assert!(a.logits_transient_bytes < u64::MAX / 4);
+            }
+        }
+    }
+}

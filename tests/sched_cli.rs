@@ -176,3 +176,27 @@ fn unsupported_combinations_fail_on_stderr() {
     let (_, _, err) = simulate(&["--schedule", "interleaved", "-p", "4", "-m", "6", "--json"]);
     assert!(err.contains("multiple of p"), "{err}");
 }
+
+/// Odd values a user may type: each is refused on stderr with the flag and the value, never
+/// a panic, a clap "unexpected argument" for a negative number, or a bogus deadlock.
+#[test]
+fn odd_values_are_refused_with_the_flag_and_value() {
+    let base = ["--schedule", "1f1b", "-p", "4", "-m", "8"];
+    for (extra, needle) in [
+        (&["--comm", "-1"][..], "--comm -1"),
+        (&["--costs", "-1,1,1"], "--costs '-1,1,1'"),
+        (&["--costs", "1,x,1"], "--costs '1,x,1'"),
+        (&["--offload-cost", "-2"], "--offload-cost -2"),
+        (&["--mem-limit", "-1"], "--mem-limit -1"),
+        (&["--group-size", "0"], "--group-size 0"),
+        (&["--offload-chunks", "0"], "--offload-chunks 0"),
+        (&["--costs", "1e308,1e308,1e308"], "durations too large"),
+    ] {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let (ok, out, err) = simulate(&args);
+        assert!(!ok, "{extra:?} was accepted");
+        assert!(out.is_empty(), "{extra:?}: {out}");
+        assert!(err.contains(needle), "{extra:?}: {err}");
+        assert!(!err.contains("panicked"), "{extra:?}: {err}");
+    }
+}

@@ -257,3 +257,24 @@ fn b_frees_nothing_in_the_order_analysis() {
         vec![12; 4]
     );
 }
+
+/// Finite durations whose sum overflows used to end ops at infinity, the engine's marker
+/// for "not run yet", and so were reported as a deadlock.
+#[test]
+fn durations_that_overflow_together_are_too_long_not_a_deadlock() {
+    let s = make(ScheduleKind::OneFOneB, 4, 8);
+    let huge = SimCosts::abstract_run(&s, 1e308, 1e308, 1e308, 0.0, 0.0);
+    assert!(matches!(
+        sim::simulate(&s, &huge),
+        Err(SimError::TooLong { .. })
+    ));
+    let big_comm = SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 1e308, 0.0);
+    assert!(matches!(
+        sim::simulate(&s, &big_comm),
+        Err(SimError::TooLong { .. })
+    ));
+    // Large but summable durations still simulate exactly.
+    let large = SimCosts::abstract_run(&s, 1e300, 1e300, 1e300, 0.0, 0.0);
+    let sim = sim::simulate(&s, &large).unwrap();
+    assert!((sim.makespan / (11.0 * 3e300) - 1.0).abs() < 1e-12);
+}

@@ -104,10 +104,9 @@ impl ModelSpec {
     /// The model's published-style parameter count: unpadded vocabulary, the output
     /// projection counted once when tied, GPT position embeddings for `max_positions` (2048
     /// when not given).
+    /// Saturates at `u64::MAX` for a shape that validation refuses (over 10^15 parameters).
     pub fn parameters(&self) -> u64 {
-        let layers = u64::from(self.layers) * (attention(self).total() + mlp(self).total());
-        let positions = self.max_positions.unwrap_or(2048);
-        layers + embedding(self, self.vocab, positions).total() + head(self, self.vocab, 1).total()
+        u64::try_from(crate::scenario::magnitude::parameters_wide(self)).unwrap_or(u64::MAX)
     }
 }
 

@@ -5,6 +5,8 @@ use serde::Serialize;
 
 use pipescope::scenario::{Catalog, PresetInfo};
 
+use super::output::{emit, emit_line};
+
 /// Arguments of `pipescope presets`.
 #[derive(Debug, Args)]
 pub struct PresetsArgs {
@@ -33,19 +35,19 @@ pub fn run(args: &PresetsArgs) -> Result<(), String> {
     };
     if args.json {
         let text = serde_json::to_string_pretty(&listing).map_err(|e| e.to_string())?;
-        println!("{text}");
-        return Ok(());
+        return emit_line(&text);
     }
+    let mut out = String::new();
     for (title, list) in [
         ("models", &listing.models),
         ("gpus", &listing.gpus),
         ("scenarios", &listing.scenarios),
     ] {
-        println!("{title}:");
+        out.push_str(&format!("{title}:\n"));
         let width = list.iter().map(|p| p.name.len()).max().unwrap_or(0);
         for p in list {
-            println!("  {:width$}  {}", p.name, p.description);
+            out.push_str(&format!("  {:width$}  {}\n", p.name, p.description));
         }
     }
-    Ok(())
+    emit(&out)
 }

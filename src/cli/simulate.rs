@@ -7,6 +7,8 @@ use serde::Serialize;
 use pipescope::schedule::{self, ScheduleInput, ScheduleKind};
 use pipescope::sim::{self, Lane, SimCosts, Simulation, Span, SpanKind};
 
+use super::output::{emit, emit_line};
+
 /// Arguments of `pipescope simulate`.
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
@@ -24,13 +26,13 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub chunks: Option<u32>,
     /// Forward, input-backward and weight-backward cost of one op, as F,B,W.
-    #[arg(long, default_value = "1,1,1")]
+    #[arg(long, default_value = "1,1,1", allow_hyphen_values = true)]
     pub costs: String,
     /// Transfer time between two devices.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub comm: f64,
     /// Memory limit in chunk-activations for the searched schedules.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub mem_limit: Option<f64>,
     /// GIS group size (default p).
     #[arg(long)]
@@ -39,7 +41,7 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub offload_chunks: Option<u32>,
     /// One-way transfer time of one chunk-activation to or from the host (default: F).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub offload_cost: Option<f64>,
     /// Print JSON instead of a Gantt and a table.
     #[arg(long)]
@@ -117,8 +119,14 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
     if let Some(x) = args.mem_limit {
         check_non_negative("--mem-limit", x)?;
     }
-    if args.chunks == Some(0) {
-        return Err("--chunks 0: must be at least 1".into());
+    for (flag, value) in [
+        ("--chunks", args.chunks),
+        ("--group-size", args.group_size),
+        ("--offload-chunks", args.offload_chunks),
+    ] {
+        if value == Some(0) {
+            return Err(format!("{flag} 0: must be at least 1"));
+        }
     }
     let kind = args.schedule;
     let requested = args.chunks.unwrap_or(2);
@@ -170,11 +178,10 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
             }),
         };
         let text = serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?;
-        println!("{text}");
+        emit_line(&text)
     } else {
-        print!("{}", text_report(kind, &result, v));
+        emit(&text_report(kind, &result, v))
     }
-    Ok(())
 }
 
 /// The Gantt (p <= 16) and the metrics table.

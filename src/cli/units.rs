@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use pipescope::anatomy::{Anatomy, Block, BlockKind};
 
+use super::output::{emit, emit_line};
 use super::scenario_args::ScenarioArgs;
 
 /// Arguments of `pipescope units`.
@@ -62,10 +63,10 @@ fn units_json(b: &Block) -> Vec<UnitJson<'_>> {
 
 const MIB: f64 = (1u64 << 20) as f64;
 
-/// Prints the unit table of `anatomy` (used by `units` and, until the TUI exists, by the
-/// bare `pipescope` command).
-pub fn print_table(title: &str, a: &Anatomy) {
-    println!("{title}");
+/// The unit table of `a` as text, headed by `title`: per block kind its times and static
+/// memory, then one row per unit.
+fn table(title: &str, a: &Anatomy) -> String {
+    let mut out = format!("{title}\n");
     for kind in [
         BlockKind::Embedding,
         BlockKind::Attention,
@@ -73,35 +74,36 @@ pub fn print_table(title: &str, a: &Anatomy) {
         BlockKind::Head,
     ] {
         let b = a.block_of(kind);
-        println!(
-            "\n{:<10} forward {:8.3} ms  backward B {:8.3} ms  W {:8.3} ms  static {:10.1} MiB",
+        out.push_str(&format!(
+            "\n{:<10} forward {:8.3} ms  backward B {:8.3} ms  W {:8.3} ms  static {:10.1} MiB\n",
             kind.name(),
             b.forward_s * 1e3,
             b.backward_b_s * 1e3,
             b.backward_w_s * 1e3,
             b.static_bytes as f64 / MIB
-        );
-        println!(
-            "  {:<18} {:>12} {:>6} {:>10} {:>10} {:>10}",
+        ));
+        out.push_str(&format!(
+            "  {:<18} {:>12} {:>6} {:>10} {:>10} {:>10}\n",
             "unit", "MiB", "forced", "GFLOP", "fwd ms", "bwd ms"
-        );
+        ));
         for u in &b.units {
-            println!(
-                "  {:<18} {:>12.3} {:>6} {:>10.2} {:>10.3} {:>10.3}",
+            out.push_str(&format!(
+                "  {:<18} {:>12.3} {:>6} {:>10.2} {:>10.3} {:>10.3}\n",
                 u.name,
                 u.size_bytes as f64 / MIB,
                 if u.forced { "yes" } else { "" },
                 u.forward_flops / 1e9,
                 u.forward_s * 1e3,
                 u.backward_s * 1e3
-            );
+            ));
         }
     }
-    println!(
-        "\nper layer (attention + mlp, all kept): {:.1} MiB; logits transient {:.1} MiB",
+    out.push_str(&format!(
+        "\nper layer (attention + mlp, all kept): {:.1} MiB; logits transient {:.1} MiB\n",
         a.layer_bytes() as f64 / MIB,
         a.logits_transient_bytes as f64 / MIB
-    );
+    ));
+    out
 }
 
 /// Runs the subcommand.
@@ -122,8 +124,7 @@ pub fn run(args: &UnitsArgs) -> Result<(), String> {
             p2p_bytes: a.p2p_bytes,
         };
         let text = serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?;
-        println!("{text}");
-        return Ok(());
+        return emit_line(&text);
     }
     let title = format!(
         "{}: {} on {}, p {} t {} d {}, s {} b {}, sequence parallel {}, flash {}",
@@ -146,6 +147,5 @@ pub fn run(args: &UnitsArgs) -> Result<(), String> {
             "off"
         }
     );
-    print_table(&title, &a);
-    Ok(())
+    emit(&table(&title, &a))
 }

@@ -388,33 +388,41 @@ fn split_groups(
         .map(|(f, g)| f.last().map_or(0, |&c| g.choices[c].bytes))
         .collect();
     let all = group_gcd.iter().copied().fold(0, gcd);
-    let mut candidates: Vec<u64> = group_gcd.clone();
-    for (i, &a) in group_gcd.iter().enumerate() {
-        for &b in &group_gcd[i + 1..] {
+    let mut distinct: Vec<u64> = group_gcd.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let mut candidates: Vec<u64> = distinct.clone();
+    for (i, &a) in distinct.iter().enumerate() {
+        for &b in &distinct[i + 1..] {
             candidates.push(gcd(a, b));
         }
     }
     candidates.push(all);
     candidates.sort_unstable();
     candidates.dedup();
-    let mut best: Option<(f64, Vec<usize>, Vec<usize>)> = None;
+    let dense_of = |g: usize, u: u64| u == 0 || group_gcd[g].is_multiple_of(u);
+    let mut best: Option<(f64, u64)> = None;
     for &u in &candidates {
-        let (regular, odd): (Vec<usize>, Vec<usize>) =
-            (0..groups.len()).partition(|&g| u == 0 || group_gcd[g].is_multiple_of(u));
-        let unit = regular.iter().map(|&g| group_gcd[g]).fold(0, gcd).max(1);
-        let span: u64 = regular.iter().map(|&g| group_max[g]).sum();
-        let table = (capacity.min(span) / unit) as f64 + 1.0;
-        let dense = regular.len() as f64 * table;
-        let sparse: f64 = odd.iter().map(|&g| fronts[g].len() as f64).product();
-        let work = dense + if odd.is_empty() { 0.0 } else { sparse };
-        if best.as_ref().is_none_or(|(w, _, _)| work < *w) {
-            best = Some((work, regular, odd));
+        let (mut unit, mut span, mut count, mut sparse, mut any_odd) =
+            (0u64, 0u64, 0usize, 1.0f64, false);
+        for g in 0..groups.len() {
+            if dense_of(g, u) {
+                unit = gcd(unit, group_gcd[g]);
+                span += group_max[g];
+                count += 1;
+            } else {
+                sparse *= fronts[g].len() as f64;
+                any_odd = true;
+            }
+        }
+        let table = (capacity.min(span) / unit.max(1)) as f64 + 1.0;
+        let work = count as f64 * table + if any_odd { sparse } else { 0.0 };
+        if best.is_none_or(|(w, _)| work < w) {
+            best = Some((work, u));
         }
     }
-    best.map_or_else(
-        || ((0..groups.len()).collect(), Vec::new()),
-        |(_, r, o)| (r, o),
-    )
+    let u = best.map_or(0, |(_, u)| u);
+    (0..groups.len()).partition(|&g| dense_of(g, u))
 }
 
 #[cfg(test)]

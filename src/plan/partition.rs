@@ -43,6 +43,13 @@ pub struct Partition {
 pub trait RangeOracle {
     /// Time of `stage` holding `first..=last`.
     fn time(&mut self, stage: usize, first: usize, last: usize) -> Option<RangeTime>;
+
+    /// A cheap lower bound of that time (e.g. without recomputation), used to reject ranges
+    /// above the bottleneck without asking [`RangeOracle::time`]. 0 by default.
+    fn lower_bound(&mut self, stage: usize, first: usize, last: usize) -> f64 {
+        let _ = (stage, first, last);
+        0.0
+    }
 }
 
 impl<F: FnMut(usize, usize, usize) -> Option<RangeTime>> RangeOracle for F {
@@ -54,6 +61,14 @@ impl<F: FnMut(usize, usize, usize) -> Option<RangeTime>> RangeOracle for F {
 fn total<O: RangeOracle>(o: &mut O, s: usize, first: usize, len: usize) -> f64 {
     o.time(s, first, first + len - 1)
         .map_or(f64::INFINITY, |t| t.total())
+}
+
+/// The stage time if its lower bound does not already exceed `b`; else that lower bound
+/// (which is `> b`, so callers treat it as "does not fit", and it is a valid breakpoint: the
+/// search may visit a bottleneck where nothing changes, never skip one).
+fn total_within<O: RangeOracle>(o: &mut O, s: usize, first: usize, len: usize, b: f64) -> f64 {
+    let lb = o.lower_bound(s, first, first + len - 1);
+    if lb > b { lb } else { total(o, s, first, len) }
 }
 
 /// Largest `x` in `1..=max` with `fits(x)` (monotone: true then false), searched by
@@ -136,7 +151,7 @@ fn greedy<O: RangeOracle>(
             break;
         }
         let max_len = n - pos - rest;
-        let len = gallop(max_len, *hint, |l| fits_b(total(o, s, pos, l), b))?;
+        let len = gallop(max_len, *hint, |l| fits_b(total_within(o, s, pos, l, b), b))?;
         *hint = len;
         worst = worst.max(total(o, s, pos, len));
         lens.push(len);
@@ -162,10 +177,12 @@ fn suffix_starts<O: RangeOracle>(
     for s in (0..p).rev() {
         // Stage s takes [end - len, end - 1], leaving at least one block per earlier stage.
         let max_len = end.saturating_sub(s);
-        let found = gallop(max_len, hints[s], |l| fits_b(total(o, s, end - l, l), b));
+        let found = gallop(max_len, hints[s], |l| {
+            fits_b(total_within(o, s, end - l, l, b), b)
+        });
         let len = found.unwrap_or(0);
         if len < max_len {
-            let t = total(o, s, end - len - 1, len + 1);
+            let t = total_within(o, s, end - len - 1, len + 1, b);
             if t.is_finite() {
                 next = next.min(t);
             }
@@ -221,7 +238,7 @@ impl<O: RangeOracle> SumDp<'_, O> {
         } else {
             let from = self.starts[s + 1].saturating_sub(a).max(1);
             for len in from..=(self.n - a - rest) {
-                let t = total(self.o, s, a, len);
+                let t = total_within(self.o, s, a, len, self.b);
                 if !t.is_finite() || t > self.b {
                     if t.is_finite() {
                         self.next = self.next.min(t);
@@ -353,6 +370,18 @@ mod tests {
         }
     }
 
+    /// The toy with a lower bound (its time without the length penalty).
+    struct WithLb(Toy);
+
+    impl RangeOracle for WithLb {
+        fn time(&mut self, s: usize, a: usize, e: usize) -> Option<RangeTime> {
+            self.0.t(s, a, e)
+        }
+        fn lower_bound(&mut self, s: usize, a: usize, e: usize) -> f64 {
+            self.0.w[a..=e].iter().sum::<f64>() * self.0.scale[s]
+        }
+    }
+
     fn all_partitions(p: usize, n: usize) -> Vec<Vec<usize>> {
         if p == 1 {
             return vec![vec![n]];
@@ -396,9 +425,13 @@ mod tests {
                     if want.is_none_or(|w| j < w) { want = Some(j); }
                 }
             }
+            // With the lower-bound shortcut the answer must be the same.
+            let mut bounded = WithLb(toy.clone());
+            let with_lb = best_estimate(&mut bounded, p, n, m, 0.0, 3);
             let t2 = toy.clone();
             let mut oracle = move |s: usize, a: usize, e: usize| t2.t(s, a, e);
             let got = best_estimate(&mut oracle, p, n, m, 0.0, 3);
+            prop_assert_eq!(with_lb.first().map(|x| x.objective_s), got.first().map(|x| x.objective_s));
             prop_assert_eq!(!got.is_empty(), want.is_some());
             if let (Some(g), Some(w)) = (got.first(), want) {
                 prop_assert!((g.objective_s - w).abs() <= 1e-9 * w.max(1.0), "{} vs {}", g.objective_s, w);

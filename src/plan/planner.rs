@@ -346,6 +346,18 @@ impl Oracle<'_, '_> {
 }
 
 impl partition::RangeOracle for Oracle<'_, '_> {
+    fn lower_bound(&mut self, stage: usize, first: usize, last: usize) -> f64 {
+        let a = self.req.anatomy;
+        let c = BlockCounts::of_range(a, first, last);
+        let mut t = 0.0;
+        for &k in &stage::KINDS {
+            let blk = a.block_of(k);
+            t += f64::from(c.of(k)) * (blk.forward_s + blk.backward_b_s + blk.backward_w_s);
+        }
+        let (out, back) = comm_in_out(self.req, stage);
+        t + out + back
+    }
+
     fn time(&mut self, stage: usize, first: usize, last: usize) -> Option<RangeTime> {
         let c = BlockCounts::of_range(self.req.anatomy, first, last);
         match self.key(stage, c) {

@@ -8,6 +8,7 @@
 
 mod default;
 mod gpu;
+pub(crate) mod magnitude;
 mod model;
 mod overrides;
 pub mod presets;
@@ -17,6 +18,7 @@ mod validate;
 
 pub use default::{DEFAULT_SCENARIO, default_scenario};
 pub use gpu::{EfficiencyCurve, GpuSpec, a100_links};
+pub use magnitude::{MAX_ITERATION_BYTES, MAX_MICRO_BATCH_BYTES, MAX_PARAMETERS};
 pub use model::{ModelSpec, ModelStyle};
 pub use overrides::ScenarioOverrides;
 pub use presets::{Catalog, PresetError, PresetInfo, PresetKind};

@@ -2,10 +2,11 @@
 //! and what would be accepted. A memory budget that a stage cannot meet is *not* an input
 //! error (it makes the outcome infeasible), so it is not checked here.
 
+use super::magnitude::{check_activations, check_parameters};
 use super::{GpuSpec, InvalidField, ModelSpec, ModelStyle, Scenario};
 
-/// Upper bounds that keep every size in the cost model far from overflow and `f64` rounding.
-/// They are far above any real training set-up.
+/// Upper bounds of single fields, far above any real training set-up. Products of fields
+/// are bounded jointly in `magnitude.rs` (model parameters, activation bytes).
 pub mod limits {
     /// Most transformer layers.
     pub const LAYERS: u64 = 100_000;
@@ -75,7 +76,7 @@ pub fn validate_model(m: &ModelSpec) -> Result<(), InvalidField> {
     if let Some(pos) = m.max_positions {
         positive("model.max_positions", pos, limits::SEQ_LEN)?;
     }
-    Ok(())
+    check_parameters(m)
 }
 
 /// Checks a GPU's figures and its efficiency curve.
@@ -216,6 +217,7 @@ impl Scenario {
                 format!("at most model.max_positions ({pos})"),
             ));
         }
+        check_activations(self)?;
         let plan = &self.plan;
         if plan.memory_budget_bytes == 0 {
             return Err(InvalidField::new(

@@ -38,8 +38,9 @@ use crate::schedule::Schedule;
 ///
 /// Errors: [`SimError::Shape`] when the costs do not cover the schedule's devices and chunks,
 /// a duration is negative or not finite, or the schedule does not hold exactly one F and one
-/// backward per (stage, micro-batch); [`SimError::Deadlock`] when the order waits on an op
-/// that can never run.
+/// backward per (stage, micro-batch); [`SimError::TooLong`] when the durations are finite
+/// but their sum is not; [`SimError::Deadlock`] when the order waits on an op that can
+/// never run.
 pub fn simulate(schedule: &Schedule, costs: &SimCosts) -> Result<Simulation, SimError> {
     validate::check(schedule, costs)?;
     let runs = engine::run(schedule, costs)?;

@@ -230,4 +230,14 @@ pub enum SimError {
     /// The costs do not match the schedule's shape.
     #[error("costs do not match the schedule: {0}")]
     Shape(String),
+    /// Every duration is finite but together they overflow `f64`: op end times would
+    /// become infinite (and look like ops that never ran).
+    #[error(
+        "durations too large: all ops and transfers together take {total_s:e}, more than f64 \
+         holds; scale the costs down"
+    )]
+    TooLong {
+        /// The sum of every op's and transfer's duration (infinite).
+        total_s: f64,
+    },
 }

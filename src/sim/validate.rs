@@ -6,7 +6,36 @@ use crate::schedule::{OpKind, Schedule};
 
 use super::types::{SimCosts, SimError};
 
-/// Returns a [`SimError::Shape`] naming the first mismatch.
+/// Refuses durations whose sum overflows: the makespan is at most the sum of every op's and
+/// every transfer's duration (a critical path visits each at most once), so a finite sum
+/// keeps every end time finite.
+fn check_total(sched: &Schedule, costs: &SimCosts) -> Result<(), SimError> {
+    let (p, v, m) = (sched.p as usize, sched.v as usize, sched.m as f64);
+    let bw = costs.host_bytes_per_s;
+    let copy = |bytes: u64| {
+        if bytes > 0 && bw > 0.0 && bw.is_finite() {
+            bytes as f64 / bw
+        } else {
+            0.0
+        }
+    };
+    let ops: f64 = costs
+        .chunks
+        .iter()
+        .take(p)
+        .flat_map(|row| row.iter().take(v))
+        .map(|c| c.f_s + c.b_s + c.w_s + c.r_s + 2.0 * copy(c.offload_bytes))
+        .sum();
+    let comm = costs.comm_s.iter().fold(0.0, |a: f64, &x| a.max(x));
+    let total_s = m * ops + 2.0 * f64::from(sched.stages()) * m * comm;
+    if total_s.is_finite() {
+        Ok(())
+    } else {
+        Err(SimError::TooLong { total_s })
+    }
+}
+
+/// Returns a [`SimError::Shape`] naming the first mismatch, or [`SimError::TooLong`].
 pub(crate) fn check(sched: &Schedule, costs: &SimCosts) -> Result<(), SimError> {
     let shape = |msg: String| Err(SimError::Shape(msg));
     let (p, v, m) = (sched.p as usize, sched.v as usize, sched.m as usize);
@@ -54,6 +83,7 @@ pub(crate) fn check(sched: &Schedule, costs: &SimCosts) -> Result<(), SimError> 
     if let Some(x) = costs.comm_s.iter().find(|x| !(x.is_finite() && **x >= 0.0)) {
         return shape(format!("comm_s contains {x}: must be finite and >= 0"));
     }
+    check_total(sched, costs)?;
     let stages = sched.stages() as usize;
     // Per (stage, micro-batch): forwards, input-gradient backwards, weight backwards.
     let mut seen = vec![[0u8; 3]; stages * m];

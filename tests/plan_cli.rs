@@ -1,0 +1,145 @@
+//! `pipescope plan` and `pipescope compare` as processes: the JSON fields of DESIGN.md
+//! section 6, text tables, and errors on stderr with a non-zero exit.
+
+#![allow(clippy::unwrap_used)]
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+const TOP: [&str; 12] = [
+    "feasible",
+    "infeasible_reason",
+    "iteration_time_s",
+    "bubble_rate",
+    "mfu",
+    "hfu",
+    "strategy",
+    "schedule",
+    "baseline_iteration_time_s",
+    "speedup",
+    "solve_time_s",
+    "stages",
+];
+
+const STAGE: [&str; 16] = [
+    "stage",
+    "first_block",
+    "last_block",
+    "ranges",
+    "attention_blocks",
+    "mlp_blocks",
+    "static_bytes",
+    "activation_bytes",
+    "peak_memory_bytes",
+    "budget_bytes",
+    "in_flight",
+    "forward_s",
+    "backward_s",
+    "recompute_s",
+    "units",
+    "offload_bytes",
+];
+
+fn check_plan(v: &serde_json::Value) {
+    for k in TOP {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    let stages = v["stages"].as_array().unwrap();
+    assert!(!stages.is_empty());
+    for st in stages {
+        for k in STAGE {
+            assert!(st.get(k).is_some(), "missing stages[].{k}");
+        }
+        for u in st["units"].as_array().unwrap() {
+            for k in [
+                "name",
+                "size_bytes",
+                "keep",
+                "recompute",
+                "compress",
+                "offload",
+            ] {
+                assert!(u.get(k).is_some(), "missing units[].{k}");
+            }
+        }
+    }
+}
+
+#[test]
+fn plan_json_has_the_contract_fields() {
+    let (ok, out, err) = run(&["plan", "--preset", "tiny-4x8", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    check_plan(&v);
+    assert_eq!(v["strategy"], "adapipe");
+    assert_eq!(v["schedule"], "1f1b");
+    assert!(v["infeasible_reason"].is_null());
+}
+
+#[test]
+fn plan_reports_infeasibility_as_json_not_an_error() {
+    let (ok, out, err) = run(&["plan", "--strategy", "none", "--budget-gib", "30", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["feasible"], false);
+    let reason = v["infeasible_reason"].as_str().unwrap();
+    assert!(reason.contains("stage 0 needs"), "{reason}");
+    assert!(reason.contains("budget 30.0 GiB"), "{reason}");
+}
+
+#[test]
+fn compare_json_is_an_array_in_the_order_asked() {
+    let (ok, out, err) = run(&[
+        "compare",
+        "--preset",
+        "tiny-4x8",
+        "--strategies",
+        "none,full,adapipe",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let a = v.as_array().unwrap();
+    assert_eq!(a.len(), 3);
+    for (o, name) in a.iter().zip(["none", "full", "adapipe"]) {
+        check_plan(o);
+        assert_eq!(o["strategy"], name);
+    }
+}
+
+#[test]
+fn text_tables_and_errors() {
+    let (ok, out, _) = run(&["plan", "--preset", "tiny-4x8"]);
+    assert!(ok);
+    assert!(out.contains("stage") && out.contains("peak GiB"), "{out}");
+    let (ok, out, _) = run(&["compare", "--preset", "tiny-4x8"]);
+    assert!(ok);
+    for k in [
+        "none",
+        "full",
+        "selective",
+        "uniform",
+        "adaptive",
+        "adapipe",
+        "offload",
+        "compress",
+        "unified",
+    ] {
+        assert!(out.contains(k), "{k} missing in\n{out}");
+    }
+    let (ok, out, err) = run(&["compare", "--strategies", "none,bogus"]);
+    assert!(!ok);
+    assert!(out.is_empty());
+    assert!(err.contains("bogus"), "{err}");
+}
