@@ -50,16 +50,7 @@ pub fn message(app: &App) -> (String, Style) {
         );
     }
     match app.shown() {
-        Some(s) if !s.outcome.feasible => (
-            format!(
-                "infeasible: {}",
-                s.outcome
-                    .infeasible_reason
-                    .as_deref()
-                    .unwrap_or("over budget")
-            ),
-            theme.warning(),
-        ),
+        Some(s) if !s.outcome.feasible => (infeasible(&s.outcome), theme.warning()),
         Some(s) if !s.outcome.notes.is_empty() => (s.outcome.notes.join("; "), theme.muted()),
         Some(s) if app.show_solve_time => (
             format!("solved in {}", format::time(s.outcome.solve_time_s)),
@@ -67,6 +58,33 @@ pub fn message(app: &App) -> (String, Style) {
         ),
         Some(_) => ("solved".into(), theme.muted()),
         None => (String::new(), theme.muted()),
+    }
+}
+
+/// A short infeasibility summary that fits the status bar: how many stages are over
+/// budget and the worst one (the memory panel shows every stage).
+fn infeasible(o: &crate::Outcome) -> String {
+    let over: Vec<_> = o
+        .stages
+        .iter()
+        .filter(|s| s.peak_memory_bytes > s.budget_bytes)
+        .collect();
+    let worst = over
+        .iter()
+        .max_by_key(|s| s.peak_memory_bytes.saturating_sub(s.budget_bytes));
+    match worst {
+        Some(w) => format!(
+            "infeasible: stage {} needs {}/{} GiB ({} of {} over)",
+            w.stage,
+            format::gib(w.peak_memory_bytes),
+            format::gib(w.budget_bytes),
+            over.len(),
+            o.stages.len(),
+        ),
+        None => format!(
+            "infeasible: {}",
+            o.infeasible_reason.as_deref().unwrap_or("over budget")
+        ),
     }
 }
 

@@ -137,8 +137,11 @@ impl Widget for Gantt<'_> {
                 }
                 c += 1;
             }
+            // Labels only on ops nearly two cells wide or more: ops of about one and a half
+            // cells (a whole iteration in view) would get a number here and there, by
+            // rounding luck.
             let (first, last) = (a.round() as usize, (b.round() as usize).min(w));
-            if last > first {
+            if last > first && b - a >= 1.75 {
                 labels.push((row, first, last - first, span));
             }
         }
