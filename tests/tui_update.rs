@@ -435,3 +435,16 @@ fn mouse_toggle_and_suspend_ask_the_runner() {
     let ctrl_z = KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL);
     assert_eq!(update(&mut app, Action::Key(ctrl_z)), vec![Effect::Suspend]);
 }
+
+#[test]
+fn a_long_error_takes_the_whole_status_line() {
+    let mut app = solved_app("gpt3");
+    app.error = Some(format!(
+        "invalid parallel.pp = 9999: {} END",
+        "y".repeat(30)
+    ));
+    let screen = render(&mut app, 100, 30).to_string();
+    let last = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(last.contains("END"), "{last}");
+    assert!(!last.contains("q quit"), "{last}");
+}

@@ -102,7 +102,14 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let hints_w = hints.chars().count() as u16;
     let (msg, style) = message(app);
     let msg_w = area.width.saturating_sub(hints_w + 1);
-    let msg_w = if msg_w < 20 { area.width } else { msg_w };
+    // A message longer than the room left of the hints takes the whole line (an error
+    // matters more than hints that `?` repeats).
+    let long = msg.chars().count() + 1 > usize::from(msg_w);
+    let msg_w = if msg_w < 20 || long {
+        area.width
+    } else {
+        msg_w
+    };
     buf.set_stringn(area.x, area.y, format!(" {msg}"), usize::from(msg_w), style);
     if msg_w < area.width {
         buf.set_stringn(
