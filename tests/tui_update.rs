@@ -293,12 +293,13 @@ fn mouse_clicks_select_fields_and_stages_and_wheel_zooms() {
     // Params panel: border at row 1, fields from row 2.
     act(&mut app, Action::Click(3, 2 + 8));
     assert_eq!(app.field, Field::SeqLen);
-    // Gantt: rows of 2 lanes from row 2; device 3 at row 2 + 6.
-    act(&mut app, Action::Click(60, 2 + 6));
+    // Gantt: one row per device from row 2 (the fixture has no visible transfers, so no
+    // transfer lanes); device 3 at row 2 + 3.
+    act(&mut app, Action::Click(60, 2 + 3));
     assert_eq!(app.stage, 3);
-    act(&mut app, Action::Scroll(60, 2 + 6, 1));
+    act(&mut app, Action::Scroll(60, 2 + 3, 1));
     assert!(app.viewport.span < 1.0);
-    act(&mut app, Action::Scroll(60, 2 + 6, -1));
+    act(&mut app, Action::Scroll(60, 2 + 3, -1));
     assert_eq!(app.viewport, Viewport::FIT);
     // Outside anything: nothing changes, nothing to redraw.
     app.dirty = false;
@@ -447,4 +448,27 @@ fn a_long_error_takes_the_whole_status_line() {
     let last = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
     assert!(last.contains("END"), "{last}");
     assert!(!last.contains("q quit"), "{last}");
+}
+
+#[test]
+fn the_transfer_lane_shows_only_when_it_has_something_to_show() {
+    use pipescope::sim::{Lane, Span, SpanKind};
+    use pipescope::tui::view::layout::regions;
+    use ratatui::layout::Rect;
+    let mut app = solved_app("gpt3");
+    let area = Rect::new(0, 0, 160, 48);
+    assert_eq!(regions(area, &app).lanes, 1);
+    let solved = app.solved.as_mut().unwrap();
+    let tl = &mut solved.outcome.simulation.timeline;
+    let long = tl.makespan / 10.0;
+    tl.spans.push(Span {
+        device: 0,
+        lane: Lane::Copy,
+        kind: SpanKind::D2H,
+        micro_batch: 0,
+        chunk: 0,
+        start: 0.0,
+        end: long,
+    });
+    assert_eq!(regions(area, &app).lanes, 2);
 }

@@ -105,7 +105,7 @@ pub fn regions(area: Rect, app: &App) -> Regions {
     };
     let avail = right.height;
     if compare {
-        let lanes = if avail >= 2 * (2 * p + 3) + p + 2 {
+        let lanes = if avail >= 2 * (2 * p + 3) + p + 2 && transfers_visible(app, right.width) {
             2
         } else {
             1
@@ -124,7 +124,7 @@ pub fn regions(area: Rect, app: &App) -> Regions {
         return r;
     }
     let bottom_want = (p + 2).max(10);
-    let lanes = if avail >= 2 * p + 3 + bottom_want {
+    let lanes = if avail >= 2 * p + 3 + bottom_want && transfers_visible(app, right.width) {
         2
     } else {
         1
@@ -142,6 +142,21 @@ pub fn regions(area: Rect, app: &App) -> Regions {
     r.units = units;
     r.lanes = lanes;
     r
+}
+
+/// Whether the transfer lane would show anything: some send or copy span covers at least
+/// the 5% of a cell that the Gantt draws, at the current zoom and Gantt width `width`.
+/// Without one, the lane would be empty rows taking half the Gantt's height.
+fn transfers_visible(app: &App, width: u16) -> bool {
+    let Some(s) = app.shown() else {
+        return false;
+    };
+    let tl = &s.outcome.simulation.timeline;
+    let cells = f64::from(width.saturating_sub(GANTT_LABEL + 2).max(1));
+    let cell_s = tl.makespan * app.viewport.span / cells;
+    tl.spans
+        .iter()
+        .any(|x| x.lane != crate::sim::Lane::Compute && x.end - x.start >= 0.05 * cell_s)
 }
 
 /// What a mouse position points at.
