@@ -86,6 +86,10 @@ fn units_table_and_flags() {
     let (ok, _, err) = run(&["units", "--preset", "no-such-preset"]);
     assert!(!ok);
     assert!(err.contains("no-such-preset"), "{err}");
+    assert!(
+        err.contains("error: preset: unknown scenario preset"),
+        "{err}"
+    );
     let (ok, _, err) = run(&["units", "--budget-gib", "-1"]);
     assert!(!ok, "{err}");
 }
