@@ -185,6 +185,18 @@ fn reduce_out(m: &Machine, d: &Dims) -> Piece {
     }
 }
 
+/// The norm at the start of a sub-layer (or of the head): its output `name` is kept (the
+/// next GEMM's input, so needed by W; sharded by t with SP), then gathered for the
+/// column-parallel GEMM when sequence parallelism is on.
+pub(super) fn norm_then_gather(k: &mut Builder, m: &Machine, d: &Dims, name: &str) {
+    let keep = Keep {
+        needed_by_w: true,
+        ..act(2.0 * d.tokens_sp * d.h)
+    };
+    k.unit(name, keep, norm(m, d));
+    k.other += gather_in(m, d);
+}
+
 /// Norm (LayerNorm or RMSNorm) over the sequence-sharded activations: read + write forward,
 /// read input, gradient, write gradient backward.
 pub(super) fn norm(m: &Machine, d: &Dims) -> Piece {
@@ -211,15 +223,7 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         ModelStyle::Gpt => "ln_out",
         ModelStyle::Llama => "norm_out",
     };
-    k.unit(
-        norm_name,
-        Keep {
-            needed_by_w: true,
-            ..act(x)
-        },
-        norm(m, d),
-    );
-    k.other += gather_in(m, d);
+    norm_then_gather(&mut k, m, d, norm_name);
     let rope = |width: f64| match d.style {
         ModelStyle::Llama => m.elementwise(4.0 * d.tokens * width, 4.0 * d.tokens * width),
         ModelStyle::Gpt => Piece::default(),
@@ -317,12 +321,7 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
     let fe = d.tokens * d.ffn;
     match d.style {
         ModelStyle::Gpt => {
-            let ln = Keep {
-                needed_by_w: true,
-                ..act(x)
-            };
-            k.unit("ln_out", ln, norm(m, d));
-            k.other += gather_in(m, d);
+            norm_then_gather(&mut k, m, d, "ln_out");
             let fc1 = m.linear(d.tokens, d.h, d.ffn);
             k.model_flops += fc1.fwd.flops;
             k.unit("fc1_out", act(2.0 * fe), fc1);
@@ -337,12 +336,7 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
             k.unit("out_dropout_mask", raw(d.tokens_sp * d.h), tail);
         }
         ModelStyle::Llama => {
-            let n = Keep {
-                needed_by_w: true,
-                ..act(x)
-            };
-            k.unit("norm_out", n, norm(m, d));
-            k.other += gather_in(m, d);
+            norm_then_gather(&mut k, m, d, "norm_out");
             let gate_up = m.linear(d.tokens, d.h, 2.0 * d.ffn);
             k.model_flops += gate_up.fwd.flops;
             k.unit("gate_up", act(4.0 * fe), gate_up);
