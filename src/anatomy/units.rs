@@ -49,11 +49,15 @@ pub(super) struct Keep {
     pub(super) bytes: f64,
     /// 2-byte elements among them that the compress strategy may quantize.
     pub(super) elems: f64,
+    /// Always kept (a block input): no strategy may drop it.
     pub(super) forced: bool,
+    /// A GEMM input that the weight-gradient pass (W) still reads after B.
     pub(super) needed_by_w: bool,
+    /// Part of core attention: what `selective` recomputes.
     pub(super) core_attention: bool,
 }
 
+/// A kept bf16 activation of `bytes` (all of it compressible).
 pub(super) fn act(bytes: f64) -> Keep {
     Keep {
         bytes,
@@ -62,6 +66,7 @@ pub(super) fn act(bytes: f64) -> Keep {
     }
 }
 
+/// A kept tensor of `bytes` that the codec does not compress (masks, token ids).
 pub(super) fn raw(bytes: f64) -> Keep {
     Keep {
         bytes,
@@ -72,6 +77,7 @@ pub(super) fn raw(bytes: f64) -> Keep {
 /// Values per fp32 scale of the 8-bit compression codec.
 pub const CODEC_BLOCK: f64 = 128.0;
 
+/// Collects a block's units in forward order and its pieces' costs, then becomes a [`Block`].
 pub(super) struct Builder<'a> {
     m: &'a Machine<'a>,
     kind: BlockKind,
@@ -80,10 +86,12 @@ pub(super) struct Builder<'a> {
     units_total: Piece,
     /// Pieces that are no unit's.
     pub(super) other: Piece,
+    /// Model FLOPs of one forward (MFU's numerator, causal s^2 term halved).
     pub(super) model_flops: f64,
 }
 
 impl<'a> Builder<'a> {
+    /// An empty block of `kind` costed on `m`.
     pub(super) fn new(m: &'a Machine<'a>, kind: BlockKind) -> Self {
         Self {
             m,
@@ -95,6 +103,8 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// Adds the unit `name` that keeps `keep` and whose producing work is `piece`, with its
+    /// compressed size and codec time.
     pub(super) fn unit(&mut self, name: &str, keep: Keep, piece: Piece) {
         let n = keep.elems;
         let compressed = if n > 0.0 {
@@ -125,6 +135,7 @@ impl<'a> Builder<'a> {
         });
     }
 
+    /// Adds the block's forced input `name` of `bytes` (no work of its own).
     pub(super) fn input(&mut self, name: &str, bytes: f64) {
         let keep = Keep {
             forced: true,
@@ -133,6 +144,7 @@ impl<'a> Builder<'a> {
         self.unit(name, keep, Piece::default());
     }
 
+    /// The finished block with its times (units plus other pieces) and static memory.
     pub(super) fn finish(self, params: u64, static_bytes: u64) -> Block {
         let total = self.units_total + self.other;
         Block {
