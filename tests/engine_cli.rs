@@ -148,3 +148,15 @@ fn sizes_too_large_together_are_refused_not_a_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(err.contains("batch.micro_batches = 1048576"), "{err}");
 }
+
+/// Count flags that do not parse say what is allowed (clap's own message only said
+/// "invalid digit found in string"; a negative value was an "unexpected argument").
+#[test]
+fn count_flags_that_do_not_parse_say_what_is_allowed() {
+    for (flag, value) in [("-s", "1e12"), ("-p", "-1"), ("-b", "2.5"), ("-m", "x")] {
+        let (ok, out, err) = run(&["units", flag, value]);
+        assert!(!ok && out.is_empty(), "{flag} {value}");
+        assert!(err.contains(&format!("'{value}'")), "{flag} {value}: {err}");
+        assert!(err.contains("a whole number"), "{flag} {value}: {err}");
+    }
+}
