@@ -125,6 +125,19 @@ fn a_failing_solve_keeps_the_previous_outcome() {
     assert!(app.error.as_deref().unwrap().contains("parallel.pp"));
     assert_eq!(app.solved, before);
     assert!(render(&mut app, 80, 24).to_string().contains("parallel.pp"));
+    // The rejected field is marked, and stays marked after Esc clears the message.
+    assert!(app.unsolved(Field::Stages));
+    assert!(!app.unsolved(Field::MicroBatches));
+    act(&mut app, Action::Close);
+    let screen = render(&mut app, 80, 24).to_string();
+    assert!(screen.contains("✗ marked fields did not solve"), "{screen}");
+    // Putting the value back clears the mark.
+    for c in "8".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    assert!(!app.unsolved(Field::Stages));
+    assert!(app.error.is_none());
 }
 
 #[test]
@@ -354,4 +367,71 @@ fn reloads_apply_good_files_and_keep_the_last_good_on_errors() {
         ))),
     );
     assert_eq!(app.theme.colors.forward, ratatui::style::Color::Red);
+}
+
+fn key(c: char) -> Action {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    Action::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+
+fn code(code: crossterm::event::KeyCode) -> Action {
+    use crossterm::event::{KeyEvent, KeyModifiers};
+    Action::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+#[test]
+fn help_filter_takes_typed_keys_and_hides_other_lines() {
+    use crossterm::event::KeyCode;
+    let mut app = solved_app("gpt3");
+    act(&mut app, key('?'));
+    act(&mut app, key('/'));
+    assert!(app.help_typing);
+    // 'q' and 'z' are typed into the filter, not taken as quit / zoom.
+    for c in "zoom".chars() {
+        act(&mut app, key(c));
+    }
+    assert!(!app.quit);
+    assert_eq!(app.help_query, "zoom");
+    let screen = render(&mut app, 120, 40).to_string();
+    assert!(screen.contains("Gantt: zoom in"), "{screen}");
+    assert!(!screen.contains("Quit pipescope"), "{screen}");
+    act(&mut app, code(KeyCode::Enter));
+    assert!(!app.help_typing);
+    assert_eq!(app.help_query, "zoom");
+    // With the filter kept, keys work again: q quits.
+    act(&mut app, key('x'));
+    assert_eq!(app.help_query, "zoom");
+    act(&mut app, key('/'));
+    act(&mut app, key('q'));
+    act(&mut app, code(KeyCode::Backspace));
+    act(&mut app, key('y'));
+    assert_eq!(app.help_query, "zoomy");
+    let screen = render(&mut app, 120, 40).to_string();
+    assert!(screen.contains("no key matches 'zoomy'"), "{screen}");
+    act(&mut app, code(KeyCode::Esc));
+    assert!(app.help_query.is_empty() && !app.help_typing && app.help);
+    act(&mut app, code(KeyCode::Esc));
+    assert!(!app.help);
+    act(&mut app, key('q'));
+    assert!(app.quit);
+}
+
+#[test]
+fn slash_outside_help_explains_itself() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, key('/'));
+    assert!(app.note.as_deref().unwrap().contains("press ?"));
+}
+
+#[test]
+fn mouse_toggle_and_suspend_ask_the_runner() {
+    let mut app = solved_app("gpt3");
+    assert!(app.mouse);
+    assert_eq!(update(&mut app, key('v')), vec![Effect::Mouse(false)]);
+    assert!(!app.mouse);
+    assert!(app.note.as_deref().unwrap().contains("released"));
+    assert_eq!(update(&mut app, key('v')), vec![Effect::Mouse(true)]);
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let ctrl_z = KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL);
+    assert_eq!(update(&mut app, Action::Key(ctrl_z)), vec![Effect::Suspend]);
 }

@@ -70,7 +70,8 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
         presets_dir: config.as_ref().map(|c| c.join("presets")),
         user_themes: user_themes(config.as_ref()),
         theme: Theme::initial(no_color.as_deref()),
-        mouse: true,
+        // PIPESCOPE_NO_MOUSE=1 leaves the mouse to the terminal (text selection); `v` toggles.
+        mouse: std::env::var_os("PIPESCOPE_NO_MOUSE").is_none_or(|v| v.is_empty() || v == "0"),
         solve: if fixture_mode {
             fixture::solve
         } else {

@@ -38,6 +38,10 @@ actions! {
     Close,
     /// Show or hide this help
     ToggleHelp,
+    /// / filters it
+    FilterHelp,
+    /// A key press (internal): typed into the help filter, or mapped by the keymap
+    Key(crossterm::event::KeyEvent),
     /// Previous parameter
     PrevField,
     /// next parameter
@@ -94,6 +98,10 @@ actions! {
     SavePreset,
     /// Cycle the colour theme
     CycleTheme,
+    /// Mouse off (the terminal selects text) or back on
+    ToggleMouse,
+    /// ^Z suspends (fg resumes)
+    Suspend,
     /// Click selects a parameter or stage
     Click(u16, u16),
     /// wheel zooms the Gantt
@@ -164,6 +172,10 @@ pub enum Effect {
     },
     /// Leave the app.
     Quit,
+    /// Capture the mouse (true) or hand it back to the terminal (false).
+    Mouse(bool),
+    /// Restore the terminal, stop the process (SIGTSTP), and re-enter the TUI on resume.
+    Suspend,
 }
 
 #[cfg(test)]

@@ -109,8 +109,14 @@ pub struct App {
     pub mode: Mode,
     /// Whether the help overlay is open.
     pub help: bool,
+    /// The help overlay's filter (lines that do not contain it are hidden).
+    pub help_query: String,
+    /// Whether keys are being typed into `help_query`.
+    pub help_typing: bool,
     /// Latest good solve of the main scenario (kept while a new one runs or fails).
     pub solved: Option<Solved>,
+    /// The scenario `solved` was solved from (to mark fields whose edit did not solve).
+    pub solved_scenario: Option<Scenario>,
     /// Compare mode: side B's result.
     pub compare: Option<Result<Solved, String>>,
     /// Story mode: one result per step of [`STORY`].
@@ -135,6 +141,8 @@ pub struct App {
     pub preset_source: Option<PathBuf>,
     /// Show the measured solve time (off in snapshot tests, where it would vary).
     pub show_solve_time: bool,
+    /// Whether the mouse is captured (clicks and the wheel reach the app).
+    pub mouse: bool,
     /// Set when something visible changed since the last draw.
     pub dirty: bool,
     /// Set by `Quit`.
@@ -154,7 +162,10 @@ impl App {
             viewport: Viewport::FIT,
             mode: Mode::Normal,
             help: false,
+            help_query: String::new(),
+            help_typing: false,
             solved: None,
+            solved_scenario: None,
             compare: None,
             story: vec![None; STORY.len()],
             error: None,
@@ -167,6 +178,7 @@ impl App {
             themes,
             preset_source: None,
             show_solve_time: true,
+            mouse: true,
             dirty: true,
             quit: false,
         }
@@ -189,6 +201,17 @@ impl App {
             (Mode::Compare { .. }, Some(Ok(s))) => Some(s),
             _ => None,
         }
+    }
+
+    /// Whether `field`'s value differs from the one the shown result was solved with
+    /// (an edit the engine rejected, while the last good result stays on screen). False
+    /// while a solve is running, so a normal edit does not flash.
+    pub fn unsolved(&self, field: Field) -> bool {
+        !self.solving
+            && self
+                .solved_scenario
+                .as_ref()
+                .is_some_and(|s| field.value(s) != field.value(&self.scenario))
     }
 
     /// Number of devices of what is shown (the scenario's p before the first solve).

@@ -29,9 +29,10 @@ pub fn bindings() -> Vec<Binding> {
         b("w", Action::SavePreset),
         b("T", Action::CycleTheme),
         b("mouse", Action::Click(0, 0)),
-        b("?", Action::ToggleHelp),
+        b("v", Action::ToggleMouse),
+        b("?  /", Action::ToggleHelp),
         b("Esc", Action::Close),
-        b("q  Ctrl-C", Action::Quit),
+        b("q ^C  ^Z", Action::Quit),
     ]
 }
 
@@ -61,6 +62,8 @@ pub fn help_text(binding: &Binding) -> String {
         Action::ToggleCompare => join(&[Action::ToggleCompare, Action::CycleCompare]),
         Action::ToggleStory => join(&[Action::ToggleStory, Action::StoryNext, Action::StoryPrev]),
         Action::Click(..) => join(&[Action::Click(0, 0), Action::Scroll(0, 0, 1)]),
+        Action::ToggleHelp => join(&[Action::ToggleHelp, Action::FilterHelp]),
+        Action::Quit => join(&[Action::Quit, Action::Suspend]),
         ref other => other.help().into(),
     }
 }
@@ -75,6 +78,7 @@ pub fn action_for(key: KeyEvent) -> Option<Action> {
     if ctrl {
         return match key.code {
             KeyCode::Char('c') => Some(Action::Quit),
+            KeyCode::Char('z') => Some(Action::Suspend),
             _ => None,
         };
     }
@@ -82,6 +86,7 @@ pub fn action_for(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('q') => Action::Quit,
         KeyCode::Esc => Action::Close,
         KeyCode::Char('?') => Action::ToggleHelp,
+        KeyCode::Char('/') => Action::FilterHelp,
         KeyCode::Up | KeyCode::Char('k') => Action::PrevField,
         KeyCode::Down | KeyCode::Char('j') => Action::NextField,
         KeyCode::Left | KeyCode::Char('h') | KeyCode::Char('-') => Action::Decrease,
@@ -113,6 +118,7 @@ pub fn action_for(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('p') => Action::StoryPrev,
         KeyCode::Char('w') => Action::SavePreset,
         KeyCode::Char('T') => Action::CycleTheme,
+        KeyCode::Char('v') => Action::ToggleMouse,
         _ => return None,
     };
     Some(action)
@@ -148,6 +154,26 @@ mod tests {
             action_for(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
             Some(Action::Quit)
         );
+        assert_eq!(
+            action_for(KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL)),
+            Some(Action::Suspend)
+        );
+    }
+
+    #[test]
+    fn every_key_action_is_in_the_help() {
+        let shown: Vec<String> = bindings().iter().map(help_text).collect();
+        for action in [
+            Action::ToggleMouse,
+            Action::Suspend,
+            Action::FilterHelp,
+            Action::CycleTheme,
+        ] {
+            assert!(
+                shown.iter().any(|h| h.contains(action.help())),
+                "{action:?} missing from help"
+            );
+        }
     }
 
     #[test]

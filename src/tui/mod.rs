@@ -79,6 +79,7 @@ fn mouse_action(m: event::MouseEvent) -> Option<Action> {
 pub fn run(opts: Options) -> Result<(), String> {
     let (tx, rx) = mpsc::channel::<Action>();
     let mut app = App::new(opts.scenario, opts.choices, opts.theme);
+    app.mouse = opts.mouse;
     app.preset_source = opts.preset_source;
     for t in opts.user_themes {
         match app.themes.iter_mut().find(|x| x.name == t.name) {
@@ -111,7 +112,10 @@ pub fn run(opts: Options) -> Result<(), String> {
         .spawn(move || {
             loop {
                 let action = match event::read() {
-                    Ok(Event::Key(k)) => keymap::action_for(k),
+                    // Mapped in `update`, which knows whether the help filter takes it.
+                    Ok(Event::Key(k)) if k.kind != event::KeyEventKind::Release => {
+                        Some(Action::Key(k))
+                    }
                     Ok(Event::Mouse(m)) => mouse_action(m),
                     Ok(Event::Resize(w, h)) => Some(Action::Resize(w, h)),
                     Ok(_) => None,
@@ -133,6 +137,19 @@ pub fn run(opts: Options) -> Result<(), String> {
             match effect {
                 Effect::Solve(job) => worker.submit(job),
                 Effect::Quit => app.quit = true,
+                Effect::Mouse(on) => {
+                    if let Err(e) = terminal::set_mouse(on) {
+                        app.error = Some(format!("mouse: {e}"));
+                    }
+                }
+                Effect::Suspend => {
+                    // A fresh terminal (empty previous frame) repaints every cell.
+                    match terminal::suspend(app.mouse) {
+                        Ok(t) => term = t,
+                        Err(e) => app.error = Some(format!("suspend: {e}")),
+                    }
+                    app.dirty = true;
+                }
                 Effect::Save { file_name, text } => {
                     let result = match &presets_dir {
                         Some(dir) => preset_io::write_atomic(dir, &file_name, &text),

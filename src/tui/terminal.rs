@@ -64,6 +64,45 @@ impl TerminalGuard {
     }
 }
 
+/// Turns mouse capture on or off.
+pub fn set_mouse(on: bool) -> io::Result<()> {
+    let mut out = io::stdout();
+    if on {
+        execute!(out, EnableMouseCapture)
+    } else {
+        execute!(out, DisableMouseCapture)
+    }
+}
+
+/// Ctrl-Z: restores the terminal, stops this process with SIGTSTP (sent by the system's
+/// `kill`, as std cannot raise a signal without `unsafe`), and once the shell resumes it
+/// (`fg`), re-enters raw mode, the alternate screen and (if `mouse`) mouse capture. The
+/// new terminal it returns draws every cell again (ratatui's `clear` would ask the terminal
+/// for the cursor position, which races the input thread).
+pub fn suspend(mouse: bool) -> io::Result<Term> {
+    restore();
+    let status = std::process::Command::new("kill")
+        .args(["-TSTP", &std::process::id().to_string()])
+        .status();
+    enable_raw_mode()?;
+    let mut out = io::stdout();
+    execute!(
+        out,
+        EnterAlternateScreen,
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All),
+        cursor::Hide
+    )?;
+    if mouse {
+        execute!(out, EnableMouseCapture)?;
+    }
+    let terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    match status {
+        Ok(s) if s.success() => Ok(terminal),
+        Ok(s) => Err(io::Error::other(format!("kill -TSTP exited with {s}"))),
+        Err(e) => Err(io::Error::other(format!("cannot run kill: {e}"))),
+    }
+}
+
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
         restore();

@@ -1,11 +1,14 @@
 //! The pure update function: applies one [`Action`] to the [`App`] and returns the
 //! [`Effect`]s the runner must carry out. No I/O, no threads, no clock.
 
+use crossterm::event::{KeyCode, KeyModifiers};
+
 use crate::plan::Strategy;
 
 use super::action::{Action, Effect, Job, JobKind, JobResult, Reload};
 use super::app::{App, Mode, STORY, Viewport};
 use super::fields::{self, Field};
+use super::keymap;
 use super::view::layout::{self, Hit};
 
 /// Zoom factor of one key press or wheel notch.
@@ -24,6 +27,8 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Close => {
             if app.help {
                 app.help = false;
+                app.help_query.clear();
+                app.help_typing = false;
             } else if app.typing.is_some() {
                 app.typing = None;
             } else if app.mode != Mode::Normal {
@@ -37,7 +42,29 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::ToggleHelp => {
             app.help = !app.help;
+            app.help_query.clear();
+            app.help_typing = false;
             Vec::new()
+        }
+        Action::FilterHelp => {
+            if app.help {
+                app.help_typing = true;
+            } else {
+                app.note = Some("/ filters the help: press ? first".into());
+            }
+            Vec::new()
+        }
+        Action::Key(key) => {
+            if app.help && app.help_typing && !key.modifiers.contains(KeyModifiers::CONTROL) {
+                return help_filter_key(app, key.code);
+            }
+            match keymap::action_for(key) {
+                Some(a) => update(app, a),
+                None => {
+                    app.dirty = false;
+                    Vec::new()
+                }
+            }
         }
         Action::PrevField | Action::NextField => {
             let i = Field::ALL.iter().position(|f| *f == app.field).unwrap_or(0);
@@ -175,6 +202,16 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             }
             Vec::new()
         }
+        Action::ToggleMouse => {
+            app.mouse = !app.mouse;
+            app.note = Some(if app.mouse {
+                "mouse captured: click selects, wheel zooms (v releases it)".into()
+            } else {
+                "mouse released: the terminal selects text (v captures it again)".into()
+            });
+            vec![Effect::Mouse(app.mouse)]
+        }
+        Action::Suspend => vec![Effect::Suspend],
         Action::Click(x, y) => click(app, x, y),
         Action::Scroll(x, y, dir) => match layout::hit(app, x, y) {
             Some(Hit::Gantt { at, .. }) => zoom(app, if dir > 0 { 1.0 / ZOOM } else { ZOOM }, at),
@@ -209,6 +246,24 @@ fn default_other(current: Strategy) -> Strategy {
     } else {
         Strategy::Full
     }
+}
+
+/// A key typed into the help filter: characters extend it, Backspace shortens it, Enter
+/// keeps it and gives the keys back, Esc clears it.
+fn help_filter_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
+    match code {
+        KeyCode::Char(c) if app.help_query.chars().count() < 32 => app.help_query.push(c),
+        KeyCode::Backspace => {
+            app.help_query.pop();
+        }
+        KeyCode::Enter => app.help_typing = false,
+        KeyCode::Esc => {
+            app.help_query.clear();
+            app.help_typing = false;
+        }
+        _ => app.dirty = false,
+    }
+    Vec::new()
 }
 
 fn step_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {
@@ -264,6 +319,8 @@ fn solved(app: &mut App, result: JobResult) {
             app.error = None;
             app.stage = app.stage.min((s.outcome.stages.len() as u32).max(1) - 1);
             app.solved = Some(s);
+            // The generation matches, so the scenario is the one this result solved.
+            app.solved_scenario = Some(app.scenario.clone());
         }
         Some(Err(e)) => app.error = Some(e),
         None => {}

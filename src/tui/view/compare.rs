@@ -19,8 +19,10 @@ fn peak(o: &Outcome) -> u64 {
         .unwrap_or(0)
 }
 
-/// Side B's figures with their change against side A.
-fn deltas(a: &Outcome, b: &Outcome) -> Vec<(String, String)> {
+/// Side B's figures with their change against side A, in the longest form that fits
+/// `room` columns: changes in parentheses, then without, then without the "A is" summary
+/// (the iteration change says the same), then without the bubble rate.
+fn deltas(a: &Outcome, b: &Outcome, room: usize) -> (Vec<(String, String)>, &'static str) {
     let pts = |x: f64, y: f64| {
         let d = (x - y) * 100.0;
         if d >= 0.0 {
@@ -29,43 +31,77 @@ fn deltas(a: &Outcome, b: &Outcome) -> Vec<(String, String)> {
             format!("−{:.1}pt", -d)
         }
     };
-    vec![
-        (
-            "iter".into(),
-            format!(
-                "{} ({})",
-                format::time(b.iteration_time_s),
-                format::change(b.iteration_time_s, a.iteration_time_s)
+    let with = |value: String, change: String, parens: bool| {
+        if parens {
+            format!("{value} ({change})")
+        } else {
+            format!("{value} {change}")
+        }
+    };
+    let all = |parens: bool| {
+        vec![
+            (
+                "iter".to_string(),
+                with(
+                    format::time(b.iteration_time_s),
+                    format::change(b.iteration_time_s, a.iteration_time_s),
+                    parens,
+                ),
             ),
-        ),
-        (
-            "bubble".into(),
-            format!(
-                "{} ({})",
-                format::pct(b.bubble_rate),
-                pts(b.bubble_rate, a.bubble_rate)
+            (
+                "bubble".into(),
+                with(
+                    format::pct(b.bubble_rate),
+                    pts(b.bubble_rate, a.bubble_rate),
+                    parens,
+                ),
             ),
-        ),
-        (
-            "MFU".into(),
-            format!("{} ({})", format::pct(b.mfu), pts(b.mfu, a.mfu)),
-        ),
-        (
-            "peak".into(),
-            format!(
-                "{}G ({})",
-                format::gib(peak(b)),
-                format::change(peak(b) as f64, peak(a) as f64)
+            (
+                "MFU".into(),
+                with(format::pct(b.mfu), pts(b.mfu, a.mfu), parens),
             ),
-        ),
-        (
-            "A is".into(),
-            format!(
-                "{:.2}× faster",
-                b.iteration_time_s / a.iteration_time_s.max(f64::MIN_POSITIVE)
+            (
+                "peak".into(),
+                with(
+                    format!("{}G", format::gib(peak(b))),
+                    format::change(peak(b) as f64, peak(a) as f64),
+                    parens,
+                ),
             ),
-        ),
-    ]
+            (
+                "A is".into(),
+                format!(
+                    "{:.2}× faster",
+                    b.iteration_time_s / a.iteration_time_s.max(f64::MIN_POSITIVE)
+                ),
+            ),
+        ]
+    };
+    let width = |figs: &[(String, String)], sep: &str| -> usize {
+        figs.iter()
+            .map(|(l, v)| l.chars().count() + 1 + v.chars().count())
+            .sum::<usize>()
+            + sep.chars().count() * figs.len().saturating_sub(1)
+    };
+    let long = all(true);
+    if width(&long, "  ") <= room {
+        return (long, "  ");
+    }
+    let mut short = all(false);
+    if width(&short, "  ") <= room {
+        return (short, "  ");
+    }
+    short.pop();
+    if width(&short, "  ") <= room {
+        return (short, "  ");
+    }
+    short.remove(1);
+    let sep = if width(&short, "  ") <= room {
+        "  "
+    } else {
+        " "
+    };
+    (short, sep)
 }
 
 /// Draws the two-line compare metrics bar.
@@ -99,7 +135,10 @@ pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App, other: Strategy) 
             if !b.outcome.feasible {
                 b_line.push(Span::styled("✗ INFEASIBLE ", theme.error()));
             }
-            b_line.extend(metrics::spans(&deltas(a, &b.outcome), theme, "  "));
+            let used: usize = b_line.iter().map(|s| s.content.chars().count()).sum();
+            let room = usize::from(area.width).saturating_sub(used);
+            let (figs, sep) = deltas(a, &b.outcome, room);
+            b_line.extend(metrics::spans(&figs, theme, sep));
         }
         (Some(Err(e)), _) => b_line.push(Span::styled(e.clone(), theme.error())),
         _ => b_line.push(Span::styled("solving…", theme.muted())),

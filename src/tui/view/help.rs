@@ -12,8 +12,14 @@ use crate::tui::keymap;
 pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let theme = &app.theme;
     let bindings = keymap::bindings();
+    let query = app.help_query.to_lowercase();
     let mut lines: Vec<Line> = bindings
         .iter()
+        .filter(|b| {
+            query.is_empty()
+                || b.keys.to_lowercase().contains(&query)
+                || keymap::help_text(b).to_lowercase().contains(&query)
+        })
         .map(|b| {
             Line::from(vec![
                 Span::styled(format!("{:>13}  ", b.keys), theme.accent()),
@@ -21,18 +27,26 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
             ])
         })
         .collect();
-
+    if lines.is_empty() {
+        lines.push(Line::styled(
+            format!(
+                "no key matches '{}' (Backspace, or Esc clears)",
+                app.help_query
+            ),
+            theme.warning(),
+        ));
+    }
     lines.push(Line::styled(
-        "MFU counts model FLOPs as Megatron does (causal s² halved); HFU adds recomputation.",
+        "MFU: Megatron's model FLOPs (causal s² halved); HFU adds recompute.",
         theme.muted(),
     ));
     lines.push(Line::styled(
-        "Gantt: █ forward ▓ backward ▒ weight-grad ░ recompute · idle, numbers are micro-batches.",
+        "Gantt: █ fwd ▓ bwd ▒ wgrad ░ recomp ▚ offload · idle; digits: micro-batch",
         theme.muted(),
     ));
     lines.push(Line::styled(
         format!(
-            "Theme {} (T cycles; NO_COLOR picks mono). Shift-drag selects text.",
+            "Theme {} (T cycles; NO_COLOR: mono). Shift-drag or v: select text.",
             theme.name
         ),
         theme.muted(),
@@ -46,8 +60,16 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         height: h,
     };
     Clear.render(r, buf);
+    let title = match (app.help_typing, app.help_query.is_empty()) {
+        (true, _) => format!(
+            " help · filter: {}▌ · Enter keeps · Esc clears ",
+            app.help_query
+        ),
+        (false, false) => format!(" help · filter: {} · / edits · Esc closes ", app.help_query),
+        (false, true) => " help · / filters · Esc closes ".to_string(),
+    };
     let block = Block::bordered()
-        .title(" help · Esc closes ")
+        .title(title)
         .border_style(theme.accent())
         .title_style(theme.accent());
     Paragraph::new(lines)

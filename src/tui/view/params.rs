@@ -57,5 +57,9 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         if !selected {
             buf.set_stringn(inner.x, y, field.label(), LABEL, theme.muted());
         }
+        if app.unsolved(*field) && width > LABEL + 2 {
+            // Marks an edit the engine rejected: the screen still shows the last good result.
+            buf.set_stringn(inner.right() - 1, y, "✗", 1, theme.error());
+        }
     }
 }

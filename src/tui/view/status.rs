@@ -40,6 +40,15 @@ pub fn message(app: &App) -> (String, Style) {
     if app.solving {
         return ("solving…".into(), theme.muted());
     }
+    if crate::tui::fields::Field::ALL
+        .iter()
+        .any(|f| app.unsolved(*f))
+    {
+        return (
+            "✗ marked fields did not solve; the last good result is shown".into(),
+            theme.warning(),
+        );
+    }
     match app.shown() {
         Some(s) if !s.outcome.feasible => (
             format!(
