@@ -86,6 +86,10 @@ fn units_table_and_flags() {
     let (ok, _, err) = run(&["units", "--preset", "no-such-preset"]);
     assert!(!ok);
     assert!(err.contains("no-such-preset"), "{err}");
+    assert!(
+        err.contains("error: preset: unknown scenario preset"),
+        "{err}"
+    );
     let (ok, _, err) = run(&["units", "--budget-gib", "-1"]);
     assert!(!ok, "{err}");
 }
@@ -143,4 +147,16 @@ fn sizes_too_large_together_are_refused_not_a_panic() {
     assert!(!ok);
     assert!(!err.contains("panicked"), "{err}");
     assert!(err.contains("batch.micro_batches = 1048576"), "{err}");
+}
+
+/// Count flags that do not parse say what is allowed (clap's own message only said
+/// "invalid digit found in string"; a negative value was an "unexpected argument").
+#[test]
+fn count_flags_that_do_not_parse_say_what_is_allowed() {
+    for (flag, value) in [("-s", "1e12"), ("-p", "-1"), ("-b", "2.5"), ("-m", "x")] {
+        let (ok, out, err) = run(&["units", flag, value]);
+        assert!(!ok && out.is_empty(), "{flag} {value}");
+        assert!(err.contains(&format!("'{value}'")), "{flag} {value}: {err}");
+        assert!(err.contains("a whole number"), "{flag} {value}: {err}");
+    }
 }

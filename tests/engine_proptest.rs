@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use pipescope::anatomy::Anatomy;
-use pipescope::scenario::{Catalog, ScenarioOverrides, default_scenario, to_toml};
+use pipescope::scenario::{Catalog, ModelStyle, ScenarioOverrides, default_scenario, to_toml};
 use proptest::prelude::*;
 
 fn small_or_wild() -> impl Strategy<Value = u64> {
@@ -16,6 +16,14 @@ fn small_or_wild() -> impl Strategy<Value = u64> {
         Just(u64::MAX),
         any::<u64>()
     ]
+}
+
+fn style(llama: bool) -> ModelStyle {
+    if llama {
+        ModelStyle::Llama
+    } else {
+        ModelStyle::Gpt
+    }
 }
 
 fn float() -> impl Strategy<Value = f64> {
@@ -62,11 +70,7 @@ proptest! {
         s.model.kv_heads = kv_heads;
         s.model.ffn = ffn;
         s.model.vocab = vocab;
-        s.model.style = if llama {
-            pipescope::scenario::ModelStyle::Llama
-        } else {
-            pipescope::scenario::ModelStyle::Gpt
-        };
+        s.model.style = style(llama);
         s.parallel.pp = pp;
         s.parallel.tp = tp;
         s.parallel.dp = dp;
@@ -131,11 +135,7 @@ proptest! {
         s.model.hidden = heads * head_dim;
         s.model.ffn = s.model.hidden * ffn_mult;
         s.model.vocab = vocab;
-        s.model.style = if llama {
-            pipescope::scenario::ModelStyle::Llama
-        } else {
-            pipescope::scenario::ModelStyle::Gpt
-        };
+        s.model.style = style(llama);
         let o = ScenarioOverrides {
             pp: Some(pp),
             tp: Some(tp),
@@ -198,11 +198,7 @@ proptest! {
         s.model.ffn = hidden;
         s.model.vocab = vocab;
         s.model.max_positions = None;
-        s.model.style = if llama {
-            pipescope::scenario::ModelStyle::Llama
-        } else {
-            pipescope::scenario::ModelStyle::Gpt
-        };
+        s.model.style = style(llama);
         s.parallel.pp = 1;
         s.parallel.tp = 1;
         s.parallel.sequence_parallel = sp;

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use pipescope::schedule::{self, ScheduleInput, ScheduleKind};
-use pipescope::sim::estimate::{adapipe_recurrence, classic_estimate};
+use pipescope::sim::estimate::{AdaPipeItem, adapipe_recurrence, classic_estimate};
 use pipescope::sim::{self, ChunkCosts, SimCosts};
 
 fn simulate_1f1b(f: &[f64], b: &[f64], n: u32) -> f64 {
@@ -108,5 +108,16 @@ proptest::proptest! {
         let sum: f64 = ts.iter().map(|t| t.0 + t.1).sum();
         proptest::prop_assert!(sim + 1e-9 >= f64::from(n) * max);
         proptest::prop_assert!(sim + 1e-9 >= sum);
+    }
+}
+
+/// `extend` with a stage index at or past `p` (a caller's mistake) used to underflow `u32`
+/// and panic; it now treats the stage as the last one.
+#[test]
+fn extend_past_the_last_stage_does_not_panic() {
+    let last = AdaPipeItem::last(1.0, 2.0, 8);
+    for st in [3, 4, u32::MAX] {
+        let item = last.extend(st, 4, 1.0, 2.0, 8);
+        assert!(item.main.is_finite());
     }
 }

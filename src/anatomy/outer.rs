@@ -1,7 +1,7 @@
 //! The embedding and head blocks (blocks 0 and 2L+1) and their units.
 
 use super::cost::{Cost, Machine, Piece};
-use super::units::{Builder, Dims, Keep, act, gather_in, norm, raw};
+use super::units::{Builder, Dims, norm_then_gather, raw};
 use super::{Block, BlockKind};
 use crate::scenario::ModelStyle;
 
@@ -53,12 +53,7 @@ pub fn head(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
     let mut k = Builder::new(m, BlockKind::Head);
     let x = 2.0 * d.tokens_sp * d.h;
     k.input("input", x);
-    let n = Keep {
-        needed_by_w: true,
-        ..act(x)
-    };
-    k.unit("norm_out", n, norm(m, d));
-    k.other += gather_in(m, d);
+    norm_then_gather(&mut k, m, d, "norm_out");
     let proj = m.linear(d.tokens, d.h, d.vocab);
     k.model_flops += proj.fwd.flops;
     let logits = d.tokens * d.vocab;

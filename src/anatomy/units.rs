@@ -49,11 +49,15 @@ pub(super) struct Keep {
     pub(super) bytes: f64,
     /// 2-byte elements among them that the compress strategy may quantize.
     pub(super) elems: f64,
+    /// Always kept (a block input): no strategy may drop it.
     pub(super) forced: bool,
+    /// A GEMM input that the weight-gradient pass (W) still reads after B.
     pub(super) needed_by_w: bool,
+    /// Part of core attention: what `selective` recomputes.
     pub(super) core_attention: bool,
 }
 
+/// A kept bf16 activation of `bytes` (all of it compressible).
 pub(super) fn act(bytes: f64) -> Keep {
     Keep {
         bytes,
@@ -62,6 +66,7 @@ pub(super) fn act(bytes: f64) -> Keep {
     }
 }
 
+/// A kept tensor of `bytes` that the codec does not compress (masks, token ids).
 pub(super) fn raw(bytes: f64) -> Keep {
     Keep {
         bytes,
@@ -72,6 +77,7 @@ pub(super) fn raw(bytes: f64) -> Keep {
 /// Values per fp32 scale of the 8-bit compression codec.
 pub const CODEC_BLOCK: f64 = 128.0;
 
+/// Collects a block's units in forward order and its pieces' costs, then becomes a [`Block`].
 pub(super) struct Builder<'a> {
     m: &'a Machine<'a>,
     kind: BlockKind,
@@ -80,10 +86,12 @@ pub(super) struct Builder<'a> {
     units_total: Piece,
     /// Pieces that are no unit's.
     pub(super) other: Piece,
+    /// Model FLOPs of one forward (MFU's numerator, causal s^2 term halved).
     pub(super) model_flops: f64,
 }
 
 impl<'a> Builder<'a> {
+    /// An empty block of `kind` costed on `m`.
     pub(super) fn new(m: &'a Machine<'a>, kind: BlockKind) -> Self {
         Self {
             m,
@@ -95,6 +103,8 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// Adds the unit `name` that keeps `keep` and whose producing work is `piece`, with its
+    /// compressed size and codec time.
     pub(super) fn unit(&mut self, name: &str, keep: Keep, piece: Piece) {
         let n = keep.elems;
         let compressed = if n > 0.0 {
@@ -125,6 +135,7 @@ impl<'a> Builder<'a> {
         });
     }
 
+    /// Adds the block's forced input `name` of `bytes` (no work of its own).
     pub(super) fn input(&mut self, name: &str, bytes: f64) {
         let keep = Keep {
             forced: true,
@@ -133,6 +144,7 @@ impl<'a> Builder<'a> {
         self.unit(name, keep, Piece::default());
     }
 
+    /// The finished block with its times (units plus other pieces) and static memory.
     pub(super) fn finish(self, params: u64, static_bytes: u64) -> Block {
         let total = self.units_total + self.other;
         Block {
@@ -185,6 +197,18 @@ fn reduce_out(m: &Machine, d: &Dims) -> Piece {
     }
 }
 
+/// The norm at the start of a sub-layer (or of the head): its output `name` is kept (the
+/// next GEMM's input, so needed by W; sharded by t with SP), then gathered for the
+/// column-parallel GEMM when sequence parallelism is on.
+pub(super) fn norm_then_gather(k: &mut Builder, m: &Machine, d: &Dims, name: &str) {
+    let keep = Keep {
+        needed_by_w: true,
+        ..act(2.0 * d.tokens_sp * d.h)
+    };
+    k.unit(name, keep, norm(m, d));
+    k.other += gather_in(m, d);
+}
+
 /// Norm (LayerNorm or RMSNorm) over the sequence-sharded activations: read + write forward,
 /// read input, gradient, write gradient backward.
 pub(super) fn norm(m: &Machine, d: &Dims) -> Piece {
@@ -211,15 +235,7 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         ModelStyle::Gpt => "ln_out",
         ModelStyle::Llama => "norm_out",
     };
-    k.unit(
-        norm_name,
-        Keep {
-            needed_by_w: true,
-            ..act(x)
-        },
-        norm(m, d),
-    );
-    k.other += gather_in(m, d);
+    norm_then_gather(&mut k, m, d, norm_name);
     let rope = |width: f64| match d.style {
         ModelStyle::Llama => m.elementwise(4.0 * d.tokens * width, 4.0 * d.tokens * width),
         ModelStyle::Gpt => Piece::default(),
@@ -317,12 +333,7 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
     let fe = d.tokens * d.ffn;
     match d.style {
         ModelStyle::Gpt => {
-            let ln = Keep {
-                needed_by_w: true,
-                ..act(x)
-            };
-            k.unit("ln_out", ln, norm(m, d));
-            k.other += gather_in(m, d);
+            norm_then_gather(&mut k, m, d, "ln_out");
             let fc1 = m.linear(d.tokens, d.h, d.ffn);
             k.model_flops += fc1.fwd.flops;
             k.unit("fc1_out", act(2.0 * fe), fc1);
@@ -337,12 +348,7 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
             k.unit("out_dropout_mask", raw(d.tokens_sp * d.h), tail);
         }
         ModelStyle::Llama => {
-            let n = Keep {
-                needed_by_w: true,
-                ..act(x)
-            };
-            k.unit("norm_out", n, norm(m, d));
-            k.other += gather_in(m, d);
+            norm_then_gather(&mut k, m, d, "norm_out");
             let gate_up = m.linear(d.tokens, d.h, 2.0 * d.ffn);
             k.model_flops += gate_up.fwd.flops;
             k.unit("gate_up", act(4.0 * fe), gate_up);

@@ -22,13 +22,13 @@ pub struct ScenarioArgs {
     #[arg(long)]
     pub gpu: Option<String>,
     /// Pipeline stages p.
-    #[arg(short = 'p', long = "stages", value_name = "P")]
+    #[arg(short = 'p', long = "stages", value_name = "P", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub pp: Option<u32>,
     /// Tensor-parallel size t.
-    #[arg(short = 't', long = "tp", value_name = "T")]
+    #[arg(short = 't', long = "tp", value_name = "T", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub tp: Option<u32>,
     /// Data-parallel size d.
-    #[arg(short = 'd', long = "dp", value_name = "D")]
+    #[arg(short = 'd', long = "dp", value_name = "D", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub dp: Option<u32>,
     /// Sequence parallelism on.
     #[arg(long, overrides_with = "no_sp")]
@@ -37,13 +37,13 @@ pub struct ScenarioArgs {
     #[arg(long = "no-sp", overrides_with = "sp")]
     pub no_sp: bool,
     /// Micro-batches per iteration m.
-    #[arg(short = 'm', long = "microbatches", value_name = "M")]
+    #[arg(short = 'm', long = "microbatches", value_name = "M", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub micro_batches: Option<u32>,
     /// Sequences per micro-batch b.
-    #[arg(short = 'b', long = "micro-batch-size", value_name = "B")]
+    #[arg(short = 'b', long = "micro-batch-size", value_name = "B", value_parser = whole::<u64>, allow_negative_numbers = true)]
     pub micro_batch_size: Option<u64>,
     /// Sequence length s.
-    #[arg(short = 's', long = "seq", value_name = "S")]
+    #[arg(short = 's', long = "seq", value_name = "S", value_parser = whole::<u64>, allow_negative_numbers = true)]
     pub seq_len: Option<u64>,
     /// Memory budget per device in GiB (default: the GPU's memory).
     #[arg(long = "budget-gib", value_name = "X", allow_negative_numbers = true)]
@@ -55,7 +55,7 @@ pub struct ScenarioArgs {
     #[arg(long)]
     pub strategy: Option<Strategy>,
     /// Virtual chunks per device for the multi-chunk schedules.
-    #[arg(long, value_name = "V")]
+    #[arg(long, value_name = "V", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub chunks: Option<u32>,
     /// FlashAttention on.
     #[arg(long, overrides_with = "no_flash")]
@@ -73,14 +73,22 @@ pub struct ScenarioArgs {
     #[arg(long = "mem-limit", value_name = "X", allow_negative_numbers = true)]
     pub mem_limit: Option<f64>,
     /// Group size of gis / gis-offload (default p).
-    #[arg(long = "group-size", value_name = "G")]
+    #[arg(long = "group-size", value_name = "G", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub group_size: Option<u32>,
     /// Chunks offloaded by gis-offload (default 1).
-    #[arg(long = "offload-chunks", value_name = "K")]
+    #[arg(long = "offload-chunks", value_name = "K", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub offload_chunks: Option<u32>,
     /// Measured profile (TOML) replacing the cost model's estimates.
     #[arg(long, value_name = "FILE")]
     pub profile: Option<String>,
+}
+
+/// Parses a count flag (`-p`, `-s`, `-m`, ...) so that a bad value such as `1e12` or `-1`
+/// says what is allowed; the scenario's validation then checks the range.
+pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| "a whole number written in digits, like 4096".to_string())
 }
 
 fn flag_pair(on: bool, off: bool) -> Option<bool> {

@@ -8,6 +8,7 @@ use pipescope::schedule::{self, ScheduleInput, ScheduleKind};
 use pipescope::sim::{self, Lane, SimCosts, Simulation, Span, SpanKind};
 
 use super::output::{emit, emit_line};
+use super::scenario_args::whole;
 
 /// Arguments of `pipescope simulate`.
 #[derive(Debug, Args)]
@@ -17,10 +18,10 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub schedule: ScheduleKind,
     /// Pipeline stages (devices).
-    #[arg(short = 'p', long = "stages")]
+    #[arg(short = 'p', long = "stages", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub p: u32,
     /// Micro-batches per iteration.
-    #[arg(short = 'm', long = "microbatches")]
+    #[arg(short = 'm', long = "microbatches", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub m: u32,
     /// Chunks per device for interleaved and gis (default 2; fixed for the others).
     #[arg(long)]

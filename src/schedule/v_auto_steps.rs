@@ -7,8 +7,10 @@
 /// One row of slot characters per device.
 pub(super) type Rows = Vec<Vec<u8>>;
 
+/// Kinds of pass per device: F, B and W of each of the two chunks (`FfBbWw`).
 pub(super) const SLOTS: usize = 6;
 const NAMES: &[u8; 6] = b"FfBbWw";
+/// The character of an idle slot in a row.
 pub(super) const EMPTY: u8 = b' ';
 
 /// Index of a pass character in `FfBbWw`.

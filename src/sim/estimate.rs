@@ -61,13 +61,14 @@ impl AdaPipeItem {
     }
 
     /// Prepends stage `st` (of `p`) with forward `f` and backward `b` to the suffix `self`
-    /// (which starts at stage `st + 1`), for `n` micro-batches.
+    /// (which starts at stage `st + 1`), for `n` micro-batches. `st` must be below `p`; a
+    /// larger one is treated as the last stage (depth 0) rather than underflowing.
     pub fn extend(&self, st: u32, p: u32, f: f64, b: f64, n: u32) -> Self {
         let cur = f + b;
         let mx = cur.max(self.iter);
         let kk = i64::from(n) - i64::from(p) + i64::from(st);
         let depth = if kk >= 0 {
-            f64::from(p - st - 1)
+            f64::from(p.saturating_sub(st).saturating_sub(1))
         } else {
             f64::from(n) - 1.0
         };

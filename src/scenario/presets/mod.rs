@@ -171,9 +171,12 @@ impl Catalog {
         if files::looks_like_path(name_or_path) {
             return files::scenario_file(self, name_or_path);
         }
+        // No file is involved: name the setting instead, and say that a path works too.
+        let message =
+            resolve::unknown_name("scenario preset", name_or_path, &self.scenario_names());
         Err(PresetError::new(
-            "-",
-            resolve::unknown_name("scenario preset", name_or_path, &self.scenario_names()),
+            "preset",
+            format!("{message} (or a path to a .toml file)"),
         ))
     }
 
