@@ -95,6 +95,11 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             } else if app.typing.as_ref().is_some_and(|t| t.len() >= 12) {
                 app.note = Some("number too long".into());
             } else {
+                if app.typing.is_none() {
+                    // A new number: the previous edit's error and notes give way to it.
+                    app.error = None;
+                    app.note = None;
+                }
                 app.typing.get_or_insert_with(String::new).push(c);
             }
             Vec::new()
