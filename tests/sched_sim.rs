@@ -278,3 +278,23 @@ fn durations_that_overflow_together_are_too_long_not_a_deadlock() {
     let sim = sim::simulate(&s, &large).unwrap();
     assert!((sim.makespan / (11.0 * 3e300) - 1.0).abs() < 1e-12);
 }
+
+/// With zero-length ops every event of a device happens at t = 0; the memory replay used
+/// to put every free before every allocation there and reported 0 in flight. Events at one
+/// instant now keep the device's op order, so 1F1B's in-flight counts are its closed form.
+#[test]
+fn zero_costs_keep_the_order_in_flight_counts() {
+    let (p, m) = (4, 8);
+    let s = make(ScheduleKind::OneFOneB, p, m);
+    let zero = SimCosts::abstract_run(&s, 0.0, 0.0, 0.0, 0.0, 0.0);
+    let sim = sim::simulate(&s, &zero).unwrap();
+    assert_eq!(sim.makespan, 0.0);
+    for d in &sim.devices {
+        assert_eq!(
+            d.peak_in_flight,
+            (p - d.device).min(m),
+            "device {}",
+            d.device
+        );
+    }
+}

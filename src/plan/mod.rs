@@ -66,6 +66,7 @@ pub mod layout;
 mod offload;
 pub mod partition;
 pub mod planner;
+mod reach;
 mod recurrence;
 pub mod simcosts;
 pub mod stage;

@@ -73,7 +73,11 @@ fn total_within<O: RangeOracle>(o: &mut O, s: usize, first: usize, len: usize, b
 
 /// Largest `x` in `1..=max` with `fits(x)` (monotone: true then false), searched by
 /// galloping from `hint` so that only lengths near the answer are evaluated.
-fn gallop(max: usize, hint: usize, mut fits: impl FnMut(usize) -> bool) -> Option<usize> {
+pub(super) fn gallop(
+    max: usize,
+    hint: usize,
+    mut fits: impl FnMut(usize) -> bool,
+) -> Option<usize> {
     if max == 0 {
         return None;
     }
@@ -126,75 +130,40 @@ fn fits_b(t: f64, b: f64) -> bool {
     t.is_finite() && t <= b
 }
 
-/// Greedy feasibility for bottleneck `b`: every stage takes the longest range with time
-/// `<= b`. Returns the lengths and their largest time. `hints` (one per stage) start each
-/// search and are updated.
-fn greedy<O: RangeOracle>(
+/// [`total_within`] for the range `first..=last`.
+pub(super) fn time_within<O: RangeOracle>(
     o: &mut O,
-    p: usize,
-    n: usize,
+    s: usize,
+    first: usize,
+    last: usize,
     b: f64,
-    hints: &mut [usize],
-) -> Option<(Vec<usize>, f64)> {
-    let mut pos = 0;
-    let mut lens = Vec::with_capacity(p);
-    let mut worst = 0.0f64;
-    for (s, hint) in hints.iter_mut().enumerate().take(p) {
-        let rest = p - 1 - s;
-        if rest == 0 {
-            let t = total(o, s, pos, n - pos);
-            if !fits_b(t, b) {
-                return None;
-            }
-            lens.push(n - pos);
-            worst = worst.max(t);
-            break;
-        }
-        let max_len = n - pos - rest;
-        let len = gallop(max_len, *hint, |l| fits_b(total_within(o, s, pos, l, b), b))?;
-        *hint = len;
-        worst = worst.max(total(o, s, pos, len));
-        lens.push(len);
-        pos += len;
-    }
-    Some((lens, worst))
+) -> f64 {
+    total_within(o, s, first, last + 1 - first, b)
 }
 
-/// For each stage `s`, the least start from which stages `s..p` can cover the rest of the
-/// chain with every time `<= b` (`usize::MAX` when they cannot), by the greedy from the back;
-/// and the least stage time above `b` met at its frontier (where the answer next changes).
-fn suffix_starts<O: RangeOracle>(
+/// Whether stage `s` holding `first..=last` takes at most `b`.
+pub(super) fn fits_within<O: RangeOracle>(
     o: &mut O,
-    p: usize,
-    n: usize,
+    s: usize,
+    first: usize,
+    last: usize,
     b: f64,
-    hints: &mut [usize],
-) -> (Vec<usize>, f64) {
-    let mut starts = vec![usize::MAX; p + 1];
-    starts[p] = n;
-    let mut next = f64::INFINITY;
-    let mut end = n;
-    for s in (0..p).rev() {
-        // Stage s takes [end - len, end - 1], leaving at least one block per earlier stage.
-        let max_len = end.saturating_sub(s);
-        let found = gallop(max_len, hints[s], |l| {
-            fits_b(total_within(o, s, end - l, l, b), b)
-        });
-        let len = found.unwrap_or(0);
-        if len < max_len {
-            let t = total_within(o, s, end - len - 1, len + 1, b);
-            if t.is_finite() {
-                next = next.min(t);
-            }
-        }
-        if len == 0 {
-            break;
-        }
-        hints[s] = len;
-        end -= len;
-        starts[s] = end;
+) -> bool {
+    fits_b(time_within(o, s, first, last, b), b)
+}
+
+/// One feasible partition at bottleneck `b` from the backward reachability: every stage
+/// takes the shortest range after which the rest can still be covered. Its largest time.
+fn any_partition_max<O: RangeOracle>(o: &mut O, p: usize, n: usize, after: &[Vec<bool>]) -> f64 {
+    let (mut a, mut worst) = (0, 0.0f64);
+    for s in 0..p {
+        let Some(end) = (a + 1..=n).find(|&e| after[s + 1][e]) else {
+            return f64::INFINITY;
+        };
+        worst = worst.max(total(o, s, a, end - a));
+        a = end;
     }
-    (starts, next)
+    worst
 }
 
 fn to_ranges(lens: &[usize]) -> Vec<(usize, usize)> {
@@ -208,16 +177,16 @@ fn to_ranges(lens: &[usize]) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Least sum of stage times with every stage time `<= b`, its lengths and largest time, and
-/// the next breakpoint (the least stage time above `b` met at a reachable state).
+/// Least sum of stage times with every stage time `<= b`, with its lengths and largest time;
+/// only boundaries after which the rest can be covered (`after`, see [`super::reach`]) are
+/// tried.
 struct SumDp<'a, O> {
     o: &'a mut O,
     p: usize,
     n: usize,
     b: f64,
     memo: Vec<Option<Option<(f64, f64, usize)>>>,
-    next: f64,
-    starts: Vec<usize>,
+    after: Vec<Vec<bool>>,
 }
 
 impl<O: RangeOracle> SumDp<'_, O> {
@@ -232,17 +201,18 @@ impl<O: RangeOracle> SumDp<'_, O> {
             let t = total(self.o, s, a, self.n - a);
             if t.is_finite() && t <= self.b {
                 best = Some((t, t, self.n - a));
-            } else if t.is_finite() {
-                self.next = self.next.min(t);
             }
         } else {
-            let from = self.starts[s + 1].saturating_sub(a).max(1);
-            for len in from..=(self.n - a - rest) {
+            let Some(from) = (a + 1..=self.n - rest).find(|&e| self.after[s + 1][e]) else {
+                self.memo[key] = Some(None);
+                return None;
+            };
+            for len in (from - a)..=(self.n - a - rest) {
+                if !self.after[s + 1][a + len] {
+                    continue;
+                }
                 let t = total_within(self.o, s, a, len, self.b);
-                if !t.is_finite() || t > self.b {
-                    if t.is_finite() {
-                        self.next = self.next.min(t);
-                    }
+                if !fits_b(t, self.b) {
                     break;
                 }
                 if let Some((sum, mx, _)) = self.go(s + 1, a + len) {
@@ -273,37 +243,45 @@ pub fn best_estimate<O: RangeOracle>(
         return Vec::new();
     }
     let mf = f64::from(m.max(1) - 1);
-    let mut hints = vec![n / p; p];
-    let Some((_, mut hi)) = greedy(o, p, n, f64::INFINITY, &mut hints) else {
+    let single = reach::single_block_times(o, p, n);
+    let feasible = |o: &mut O, b: f64| reach::backward(o, p, n, b, &single);
+    let after = feasible(o, f64::INFINITY);
+    if !after[0][0] {
         return Vec::new();
-    };
+    }
+    // The least feasible bottleneck, by bisection on the exact feasibility test.
+    let mut hi = any_partition_max(o, p, n, &after);
     let mut lo = 0.0f64;
     for _ in 0..200 {
         if hi - lo <= 1e-12 * hi.abs() {
             break;
         }
         let mid = 0.5 * (lo + hi);
-        match greedy(o, p, n, mid, &mut hints) {
-            Some((_, worst)) => hi = worst,
-            None => lo = mid,
+        let after = feasible(o, mid);
+        if after[0][0] {
+            hi = any_partition_max(o, p, n, &after).min(mid);
+        } else {
+            lo = mid;
         }
     }
-    let mut back_hints = vec![n / p; p];
     let mut found: Vec<Partition> = Vec::new();
     let mut b = hi;
-    for _ in 0..512 {
-        let (starts, back_next) = suffix_starts(o, p, n, b, &mut back_hints);
+    for _iter in 0..512 {
+        if std::env::var("PS_DBG").is_ok() {
+            eprintln!("iter {_iter} b {b}");
+        }
+        let after = feasible(o, b);
+        let before = reach::forward(o, p, n, b, &single);
+        let next = reach::next_breakpoint(o, p, n, b, &before);
         let mut dp = SumDp {
             o: &mut *o,
             p,
             n,
             b,
             memo: vec![None; p * (n + 1)],
-            next: f64::INFINITY,
-            starts,
+            after,
         };
         let root = dp.go(0, 0);
-        let next = dp.next.min(back_next);
         if let Some((sum, mx, _)) = root {
             let mut lens = Vec::with_capacity(p);
             let (mut s, mut a) = (0, 0);
@@ -339,6 +317,8 @@ pub fn best_estimate<O: RangeOracle>(
 }
 
 pub use super::recurrence::best_adapipe;
+
+use super::reach;
 
 #[cfg(test)]
 mod tests {
@@ -457,6 +437,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn stage_dependent_costs_do_not_fool_the_feasibility_test() {
+        // Taking the longest first stage leaves stage 1 a block it cannot afford; the only
+        // partition with bottleneck 2.33 gives stage 0 a single block.
+        let toy = Toy {
+            w: vec![
+                0.5,
+                1.4226530318966106,
+                2.9090905658407986,
+                0.9130296420225343,
+                0.5,
+            ],
+            scale: vec![0.8, 0.9144202629861814, 0.8, 1.076596076395051],
+            pen: vec![0.0; 4],
+            cap: vec![2, 1, 1, 2],
+        };
+        let mut oracle = |s: usize, a: usize, e: usize| toy.t(s, a, e);
+        let best = best_estimate(&mut oracle, 4, 5, 2, 0.0, 1);
+        assert_eq!(best[0].ranges, vec![(0, 0), (1, 1), (2, 2), (3, 4)]);
+        assert!((best[0].objective_s - 7.8767098333416286).abs() < 1e-9);
     }
 
     #[test]

@@ -89,13 +89,13 @@ struct Curve {
     peak_count: u32,
 }
 
-/// Orders events by time, frees before allocations at the same instant, then replays them.
+/// Orders events by time, then replays them. At the same instant the events keep the order
+/// the engine pushed them in, which is the device's op order: a free at the end of an op
+/// comes before an allocation by a later op starting at that instant, and with zero-length
+/// ops (`--costs 0,0,0`) an earlier F still counts before a later W frees it.
 fn curve_of(device: u32, static_bytes: u64, events: &mut [MemEvent]) -> Curve {
-    events.sort_by(|a, b| {
-        a.t.partial_cmp(&b.t)
-            .unwrap_or(Ordering::Equal)
-            .then_with(|| rank(a).cmp(&rank(b)))
-    });
+    // `sort_by` is stable.
+    events.sort_by(|a, b| a.t.partial_cmp(&b.t).unwrap_or(Ordering::Equal));
     let (mut bytes, mut count, mut host) = (0i64, 0i64, 0i64);
     let (mut peak_bytes, mut peak_count) = (0i64, 0i64);
     let mut points: Vec<(f64, u64)> = Vec::with_capacity(events.len());
@@ -121,11 +121,6 @@ fn curve_of(device: u32, static_bytes: u64, events: &mut [MemEvent]) -> Curve {
         peak_bytes: u64::try_from(peak_bytes).unwrap_or(0),
         peak_count: u32::try_from(peak_count).unwrap_or(0),
     }
-}
-
-/// Frees (and reloads' host side) first, then allocations.
-fn rank(e: &MemEvent) -> u8 {
-    if e.bytes < 0 || e.count < 0 { 0 } else { 1 }
 }
 
 /// Appends `(t, value)`, replacing the last point when it has the same time.
