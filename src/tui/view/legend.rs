@@ -20,7 +20,8 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         .title_style(theme.accent());
     let inner = block.inner(area);
     block.render(area, buf);
-    let rows: [[(char, ratatui::style::Color, &str); 2]; 5] = [
+    type Item<'a> = (char, ratatui::style::Color, &'a str);
+    let gantt: [[Item; 2]; 3] = [
         [
             (g.forward, c.forward, "forward"),
             (g.backward, c.backward, "backward"),
@@ -30,18 +31,51 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
             (g.recompute, c.recompute, "recomp"),
         ],
         [(g.idle, c.idle, "idle"), (g.offload, c.offload, "offload")],
+    ];
+    let memory: [[Item; 2]; 3] = [
         [
             (g.r#static, c.r#static, "static"),
             (g.activation, c.activation, "kept"),
         ],
         [(g.buffer, c.buffer, "buffer"), (g.free, c.free, "free")],
+        [
+            (g.host, c.offload, "on host"),
+            (g.budget, c.budget, "budget"),
+        ],
     ];
+    // The Gantt and the memory bars reuse the same block glyphs, so with room the two
+    // halves get a heading each (in mono the glyph alone cannot say which it is).
+    let headed = inner.height >= 8;
+    let mut rows: Vec<Option<[Item; 2]>> = Vec::new();
+    if headed {
+        rows.push(None);
+    }
+    rows.extend(gantt.iter().copied().map(Some));
+    if headed {
+        rows.push(None);
+        rows.extend(memory.iter().copied().map(Some));
+    } else {
+        rows.extend(memory[..2].iter().copied().map(Some));
+    }
+    let mut headings = ["Gantt", "memory bars"].into_iter();
     let half = inner.width / 2;
     for (i, row) in rows.iter().enumerate() {
         let Ok(dy) = u16::try_from(i) else { break };
         if dy >= inner.height {
             break;
         }
+        let Some(row) = row else {
+            if let Some(h) = headings.next() {
+                buf.set_stringn(
+                    inner.x,
+                    inner.y + dy,
+                    h,
+                    usize::from(inner.width),
+                    theme.accent(),
+                );
+            }
+            continue;
+        };
         for (j, (glyph, color, name)) in row.iter().enumerate() {
             let x = inner.x + if j == 0 { 0 } else { half };
             let w = usize::from(half.max(1));
