@@ -493,3 +493,17 @@ fn typing_replaces_the_last_error_with_a_hint() {
             .contains("number too long")
     );
 }
+
+#[test]
+fn cycling_the_compare_side_skips_side_a_strategy() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, Action::ToggleCompare);
+    let a = app.scenario.plan.strategy;
+    for _ in 0..2 * Strategy::ALL.len() {
+        act(&mut app, Action::CycleCompare);
+        match app.mode {
+            Mode::Compare { other } => assert_ne!(other, a),
+            m => panic!("left compare mode: {m:?}"),
+        }
+    }
+}

@@ -164,9 +164,14 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::CycleCompare => match app.mode {
             Mode::Compare { other } => {
                 let i = Strategy::ALL.iter().position(|s| *s == other).unwrap_or(0);
-                app.mode = Mode::Compare {
-                    other: Strategy::ALL[(i + 1) % Strategy::ALL.len()],
-                };
+                let n = Strategy::ALL.len();
+                // The next strategy that differs from side A's (comparing A with itself
+                // shows nothing).
+                let next = (1..=n)
+                    .map(|k| Strategy::ALL[(i + k) % n])
+                    .find(|s| *s != app.scenario.plan.strategy)
+                    .unwrap_or(other);
+                app.mode = Mode::Compare { other: next };
                 resolve(app)
             }
             _ => {
