@@ -58,6 +58,8 @@ fn units_and_presets_into_a_closed_pipe_do_not_panic() {
         &["units", "--json"],
         &["presets"],
         &["presets", "--json"],
+        &["plan", "--json"],
+        &["compare", "--json"],
     ] {
         let (ok, err) = read_one_line_then_close(args);
         assert!(!err.contains("panicked"), "{args:?}: {err}");
