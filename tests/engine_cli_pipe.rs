@@ -52,7 +52,7 @@ fn simulate_text_into_a_closed_pipe_does_not_panic() {
 }
 
 #[test]
-fn units_and_presets_into_a_closed_pipe_do_not_panic() {
+fn reports_into_a_closed_pipe_do_not_panic() {
     for args in [
         &["units"][..],
         &["units", "--json"],
