@@ -472,3 +472,24 @@ fn the_transfer_lane_shows_only_when_it_has_something_to_show() {
     });
     assert_eq!(regions(area, &app).lanes, 2);
 }
+
+#[test]
+fn typing_replaces_the_last_error_with_a_hint() {
+    let mut app = solved_app("gpt3");
+    app.field = Field::MicroBatchSize;
+    act(&mut app, Action::Type('.'));
+    act(&mut app, Action::Commit);
+    assert!(app.error.as_deref().unwrap().contains("mb size"));
+    act(&mut app, Action::Type('2'));
+    assert!(app.error.is_none());
+    let screen = render(&mut app, 100, 30).to_string();
+    assert!(screen.contains("typing mb size: Enter applies"), "{screen}");
+    for _ in 0..12 {
+        act(&mut app, Action::Type('9'));
+    }
+    assert!(
+        render(&mut app, 100, 30)
+            .to_string()
+            .contains("number too long")
+    );
+}

@@ -25,6 +25,7 @@ pub mod story;
 pub mod terminal;
 pub mod theme;
 pub mod update;
+mod update_files;
 pub mod view;
 pub mod watch;
 pub mod widgets;

@@ -5,10 +5,11 @@ use crossterm::event::{KeyCode, KeyModifiers};
 
 use crate::plan::Strategy;
 
-use super::action::{Action, Effect, Job, JobKind, JobResult, Reload};
+use super::action::{Action, Effect, Job, JobKind, JobResult};
 use super::app::{App, Mode, STORY, Viewport};
 use super::fields::{self, Field};
 use super::keymap;
+use super::update_files::{reloaded, save};
 use super::view::layout::{self, Hit};
 
 /// Zoom factor of one key press or wheel notch.
@@ -95,6 +96,11 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             } else if app.typing.as_ref().is_some_and(|t| t.len() >= 12) {
                 app.note = Some("number too long".into());
             } else {
+                if app.typing.is_none() {
+                    // A new number: the previous edit's error and notes give way to it.
+                    app.error = None;
+                    app.note = None;
+                }
                 app.typing.get_or_insert_with(String::new).push(c);
             }
             Vec::new()
@@ -344,77 +350,4 @@ fn click(app: &mut App, x: u16, y: u16) -> Vec<Effect> {
         None => app.dirty = false,
     }
     Vec::new()
-}
-
-fn save(app: &mut App) -> Vec<Effect> {
-    let base: String = app
-        .scenario
-        .name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let base = if base.is_empty() {
-        "custom".into()
-    } else {
-        base
-    };
-    let stem = if base.starts_with("my-") {
-        base
-    } else {
-        format!("my-{base}")
-    };
-    let file_name = format!("{stem}.toml");
-    // The saved preset gets its own name, so it does not shadow the one it came from.
-    let mut scenario = app.scenario.clone();
-    scenario.name = stem;
-    match super::preset_io::to_toml(&scenario) {
-        Ok(text) => vec![Effect::Save { file_name, text }],
-        Err(e) => {
-            app.error = Some(e);
-            Vec::new()
-        }
-    }
-}
-
-fn reloaded(app: &mut App, reload: Reload) -> Vec<Effect> {
-    match reload {
-        Reload::Theme(path, Ok(theme)) => {
-            app.reload_errors.remove(&path);
-            app.note = Some(format!("reloaded {}", path.display()));
-            let theme = *theme;
-            if app.theme.name == theme.name {
-                app.theme = theme.clone();
-            }
-            match app.themes.iter_mut().find(|t| t.name == theme.name) {
-                Some(t) => *t = theme,
-                None => app.themes.push(theme),
-            }
-            Vec::new()
-        }
-        Reload::Preset(path, Ok(parsed)) => {
-            app.reload_errors.remove(&path);
-            let parsed = *parsed;
-            if !parsed.choices.models.is_empty() {
-                app.choices = parsed.choices;
-            }
-            match parsed.scenario {
-                Some(scenario) if app.preset_source.as_ref() == Some(&path) => {
-                    app.note = Some(format!("reloaded {}", path.display()));
-                    app.scenario = scenario;
-                    resolve(app)
-                }
-                _ => Vec::new(),
-            }
-        }
-        Reload::Theme(path, Err(e)) | Reload::Preset(path, Err(e)) => {
-            app.reload_errors.insert(path, e);
-            Vec::new()
-        }
-    }
 }

@@ -37,6 +37,12 @@ pub fn message(app: &App) -> (String, Style) {
     if let Some(n) = &app.note {
         return (n.clone(), theme.text());
     }
+    if app.typing.is_some() {
+        return (
+            format!("typing {}: Enter applies, Esc cancels", app.field.label()),
+            theme.accent(),
+        );
+    }
     if app.solving {
         return ("solving…".into(), theme.muted());
     }

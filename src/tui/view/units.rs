@@ -71,7 +71,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         Span::styled(format::time(st.backward_s), theme.accent()),
         Span::styled("  recomp ", theme.muted()),
         Span::styled(format::time(st.recompute_s), theme.accent()),
-        Span::styled("  in flight ", theme.muted()),
+        Span::styled(" per micro-batch · in flight ", theme.muted()),
         Span::styled(st.in_flight.to_string(), theme.accent()),
     ])];
     let width = usize::from(inner.width);
@@ -81,7 +81,14 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         BlockKind::Mlp,
         BlockKind::Head,
     ];
-    let name_w = 16.min(width / 3).max(6);
+    // As wide as the longest "kind.unit" name (plus a space), within a third of the panel.
+    let longest = kinds
+        .iter()
+        .filter_map(|k| s.units_of(*k).map(|u| (k, u)))
+        .flat_map(|(k, u)| u.names.iter().map(move |n| short(*k).len() + 1 + n.len()))
+        .max()
+        .unwrap_or(15);
+    let name_w = (longest + 1).min(width / 3).max(6);
     let rest = width.saturating_sub(name_w);
     let widest = kinds
         .iter()
