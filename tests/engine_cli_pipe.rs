@@ -52,12 +52,14 @@ fn simulate_text_into_a_closed_pipe_does_not_panic() {
 }
 
 #[test]
-fn units_and_presets_into_a_closed_pipe_do_not_panic() {
+fn reports_into_a_closed_pipe_do_not_panic() {
     for args in [
         &["units"][..],
         &["units", "--json"],
         &["presets"],
         &["presets", "--json"],
+        &["plan", "--json"],
+        &["compare", "--json"],
     ] {
         let (ok, err) = read_one_line_then_close(args);
         assert!(!err.contains("panicked"), "{args:?}: {err}");

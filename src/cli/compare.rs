@@ -51,10 +51,17 @@ pub fn run(args: &CompareArgs) -> Result<(), String> {
     let outcomes = compare(&scenario, &strategies)?;
     if args.json {
         let text = serde_json::to_string_pretty(&outcomes).map_err(|e| e.to_string())?;
-        println!("{text}");
-        return Ok(());
+        return super::output::emit_line(&text);
     }
-    println!(
+    super::output::emit(&table(&scenario, &outcomes))
+}
+
+/// The text report: one row per strategy, then the outcomes' notes.
+fn table(scenario: &pipescope::Scenario, outcomes: &[Outcome]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
         "{} ({}, p {}, m {}, budget {:.1} GiB)",
         scenario.name,
         scenario.plan.schedule,
@@ -62,18 +69,20 @@ pub fn run(args: &CompareArgs) -> Result<(), String> {
         scenario.batch.micro_batches,
         scenario.plan.memory_budget_bytes as f64 / GIB
     );
-    println!(
+    let _ = writeln!(
+        s,
         "{:<10} {:>8} {:>10} {:>8} {:>7} {:>7} {:>7} {:>10} {:>9}",
         "strategy", "feasible", "iter s", "speedup", "bubble", "MFU", "HFU", "max peak", "solve ms"
     );
-    for o in &outcomes {
+    for o in outcomes {
         let peak = o
             .stages
             .iter()
             .map(|s| s.peak_memory_bytes)
             .max()
             .unwrap_or(0);
-        println!(
+        let _ = writeln!(
+            s,
             "{:<10} {:>8} {:>10.3} {:>7.3}x {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1} GiB {:>9.2}",
             o.strategy.name(),
             if o.feasible { "yes" } else { "NO" },
@@ -88,8 +97,8 @@ pub fn run(args: &CompareArgs) -> Result<(), String> {
     }
     for o in outcomes.iter().filter(|o| !o.notes.is_empty()) {
         for n in &o.notes {
-            println!("note ({}): {n}", o.strategy);
+            let _ = writeln!(s, "note ({}): {n}", o.strategy);
         }
     }
-    Ok(())
+    s
 }

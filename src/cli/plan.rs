@@ -87,9 +87,8 @@ pub fn run(args: &PlanArgs) -> Result<(), String> {
     let outcome = solve(&scenario).map_err(|e| e.to_string())?;
     if args.json {
         let text = serde_json::to_string_pretty(&outcome).map_err(|e| e.to_string())?;
-        println!("{text}");
+        super::output::emit_line(&text)
     } else {
-        print!("{}", table(&outcome));
+        super::output::emit(&table(&outcome))
     }
-    Ok(())
 }
