@@ -108,4 +108,21 @@ fn every_size_renders_without_panic() {
             render(&mut app, w, h);
         }
     }
+    // Story mode, zoomed in, with a filtered help and a rejected edit on screen.
+    act(&mut app, Action::ToggleStory);
+    for _ in 0..8 {
+        act(&mut app, Action::ZoomIn);
+    }
+    act(&mut app, Action::FilterHelp);
+    app.help_query = "no such key at all".into();
+    app.field = pipescope::tui::fields::Field::Stages;
+    for c in "999".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    for w in (1..=240).step_by(13) {
+        for h in (1..=80).step_by(9) {
+            render(&mut app, w, h);
+        }
+    }
 }
