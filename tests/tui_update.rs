@@ -507,3 +507,11 @@ fn cycling_the_compare_side_skips_side_a_strategy() {
         }
     }
 }
+
+#[test]
+fn panning_the_full_view_says_how_to_zoom() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, Action::PanRight);
+    assert_eq!(app.viewport, Viewport::FIT);
+    assert!(app.note.as_deref().unwrap().contains("z zooms in"));
+}

@@ -139,6 +139,10 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::ZoomIn => zoom(app, 1.0 / ZOOM, 0.5),
         Action::ZoomOut => zoom(app, ZOOM, 0.5),
         Action::ZoomAt(at, dir) => zoom(app, if dir > 0 { 1.0 / ZOOM } else { ZOOM }, at),
+        Action::PanLeft | Action::PanRight if app.viewport.span >= 1.0 => {
+            app.note = Some("the whole iteration is in view: z zooms in, then H L pan".into());
+            Vec::new()
+        }
         Action::PanLeft => {
             app.viewport = app.viewport.pan(-PAN);
             Vec::new()
