@@ -515,3 +515,14 @@ fn panning_the_full_view_says_how_to_zoom() {
     assert_eq!(app.viewport, Viewport::FIT);
     assert!(app.note.as_deref().unwrap().contains("z zooms in"));
 }
+
+#[test]
+fn a_note_lasts_until_the_next_action() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, Action::CycleTheme);
+    assert!(app.note.is_some());
+    act(&mut app, Action::Resize(120, 40));
+    assert!(app.note.is_some());
+    act(&mut app, Action::NextStage);
+    assert!(app.note.is_none());
+}

@@ -20,6 +20,20 @@ const PAN: f64 = 0.25;
 /// Applies `action` to `app`.
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     app.dirty = true;
+    // A note is a passing remark: the next thing the user does replaces it (a scroll or a
+    // click that hits nothing keeps it, as does anything from the worker or the watcher).
+    if !matches!(
+        action,
+        Action::Solved(_)
+            | Action::Reloaded(_)
+            | Action::Saved(_)
+            | Action::Resize(..)
+            | Action::Key(_)
+            | Action::Scroll(..)
+            | Action::Click(..)
+    ) {
+        app.note = None;
+    }
     match action {
         Action::Quit => {
             app.quit = true;
