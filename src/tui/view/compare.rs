@@ -122,11 +122,19 @@ pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App, other: Strategy) 
             if !o.feasible {
                 a_line.push(Span::styled("✗ INFEASIBLE ", theme.error()));
             }
-            a_line.extend(metrics::spans(
-                &metrics::figures(o, true, None),
-                theme,
-                "  ",
-            ));
+            // The long labels when they fit (as in the normal metrics bar), else compact.
+            let used: usize = a_line.iter().map(|s| s.content.chars().count()).sum();
+            let long = metrics::spans(&metrics::figures(o, false, None), theme, "  ");
+            let long_w: usize = long.iter().map(|s| s.content.chars().count()).sum();
+            if used + long_w <= usize::from(area.width) {
+                a_line.extend(long);
+            } else {
+                a_line.extend(metrics::spans(
+                    &metrics::figures(o, true, None),
+                    theme,
+                    "  ",
+                ));
+            }
         }
         None => a_line.push(Span::styled("solving…", theme.muted())),
     }
