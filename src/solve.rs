@@ -205,6 +205,7 @@ pub(crate) fn run(
         budget_bytes: budget,
         comm_s: Vec::new(),
         offload_scale: 1.0,
+        cache: Default::default(),
     };
     let none_plan = planner::plan_ranges(&req, &even);
     let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);

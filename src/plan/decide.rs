@@ -4,6 +4,7 @@
 use crate::anatomy::{Anatomy, BlockKind};
 
 use super::layout::{assign_blocks, count_blocks};
+use super::memo::KnapsackCache;
 use super::stage::{self, BlockCounts, KindDecision, KnapsackMode, StageCosts, StageEnv};
 use super::{Decision, Strategy};
 
@@ -70,6 +71,27 @@ pub fn decide(
     strategy: Strategy,
     mode: KnapsackMode,
 ) -> DevicePlan {
+    decide_in(
+        &KnapsackCache::default(),
+        anatomy,
+        device,
+        ranges,
+        env,
+        strategy,
+        mode,
+    )
+}
+
+/// [`decide`] answering repeated knapsack questions from `cache`.
+pub fn decide_in(
+    cache: &KnapsackCache,
+    anatomy: &Anatomy,
+    device: usize,
+    ranges: &[(usize, usize)],
+    env: StageEnv,
+    strategy: Strategy,
+    mode: KnapsackMode,
+) -> DevicePlan {
     let counts = ranges.iter().fold(BlockCounts::default(), |c, &(a, e)| {
         c.plus(BlockCounts::of_range(anatomy, a, e))
     });
@@ -99,7 +121,7 @@ pub fn decide(
             (d, b)
         }
         _ => {
-            let d = match stage::knapsack(anatomy, counts, &env, mode) {
+            let d = match stage::knapsack_in(cache, anatomy, counts, &env, mode) {
                 Some(k) => k.decisions,
                 None => drop_all(anatomy, counts),
             };

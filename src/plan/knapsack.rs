@@ -141,6 +141,26 @@ fn fill_arith(a: &Arith, unit: u64, table: &[f64], next: &mut [f64], pick: &mut 
     }
 }
 
+/// `next[j] = min(next[j], src[j] + cost)` for every `j`, recording `tag` in `pick[j + off]`
+/// where it improves (strictly, so earlier choices win ties, as before). Branch-free so it
+/// vectorises; the same additions and comparisons as a plain loop, so the same table.
+fn relax(src: &[f64], cost: f64, next: &mut [f64], pick: &mut [u32], off: usize, tag: u32) {
+    if pick.is_empty() {
+        for (n, &t) in next.iter_mut().zip(src) {
+            let v = t + cost;
+            *n = if v < *n { v } else { *n };
+        }
+        return;
+    }
+    let pick = &mut pick[off..];
+    for ((n, p), &t) in next.iter_mut().zip(pick.iter_mut()).zip(src) {
+        let v = t + cost;
+        let better = v < *n;
+        *n = if better { v } else { *n };
+        *p = if better { tag } else { *p };
+    }
+}
+
 /// An optimal selection: least total cost within the capacity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selection {
@@ -279,15 +299,14 @@ fn run(groups: &[Group], capacity: u64, want_picks: bool) -> Option<Selection> {
             if w > cap_units {
                 break;
             }
-            for cap in w..=cap_units {
-                let v = table[cap - w] + ch.cost_s;
-                if v < next[cap] {
-                    next[cap] = v;
-                    if let Some(p) = pick.get_mut(cap) {
-                        *p = c as u32;
-                    }
-                }
-            }
+            relax(
+                &table[..=cap_units - w],
+                ch.cost_s,
+                &mut next[w..],
+                &mut pick,
+                w,
+                c as u32,
+            );
         }
         std::mem::swap(&mut table, &mut next);
         picks.push(pick);

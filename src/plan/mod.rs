@@ -7,7 +7,8 @@
 //! - [`layout`]: even partition and per-block assignment of per-kind counts;
 //! - [`decide`]: the per-device decisions of every strategy;
 //! - [`planner`]: from a layout and in-flight counts to candidate plans;
-//! - [`simcosts`]: the simulator's inputs built from a plan.
+//! - [`simcosts`]: the simulator's inputs built from a plan;
+//! - [`memo`]: repeated stage knapsack questions within one request answered once.
 //!
 //! # How the AdaPipe artifact's approximations are fixed (reference/adapipe.md 6.6)
 //!
@@ -63,6 +64,7 @@
 pub mod decide;
 pub mod knapsack;
 pub mod layout;
+pub mod memo;
 mod offload;
 pub mod partition;
 pub mod planner;

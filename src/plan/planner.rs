@@ -8,6 +8,7 @@ use crate::scenario::Objective;
 use super::Strategy;
 use super::decide::{self, DevicePlan};
 use super::layout::even_partition;
+use super::memo::KnapsackCache;
 use super::partition::{self, RangeTime};
 use super::stage::{self, BlockCounts, KnapsackMode, StageEnv};
 
@@ -34,6 +35,10 @@ pub struct PlanRequest<'a> {
     pub comm_s: Vec<f64>,
     /// Share of the host-link window offload may use (1 normally).
     pub offload_scale: f64,
+    /// Stage knapsack answers already computed for this request (a pure cache: the answers
+    /// depend only on their keys, so re-plans with other in-flight counts or offload scales
+    /// reuse them; start it empty).
+    pub cache: KnapsackCache,
 }
 
 /// One candidate plan.
@@ -136,7 +141,7 @@ pub fn plan_ranges(req: &PlanRequest, stage_ranges: &[(usize, usize)]) -> Plan {
                 c.plus(BlockCounts::of_range(req.anatomy, a, e))
             });
             let mode = mode_for(req, counts, env.in_flight);
-            decide::decide(req.anatomy, d, &ranges, env, req.strategy, mode)
+            decide::decide_in(&req.cache, req.anatomy, d, &ranges, env, req.strategy, mode)
         })
         .collect();
     let mut plan = Plan {
@@ -329,7 +334,7 @@ impl Oracle<'_, '_> {
         // `unified` inside the partition DP: keep, recompute and offload (fast, exact in
         // memory); compression is decided on the chosen partitions only.
         mode.compress = false;
-        let added = stage::knapsack_added(a, c, &env, mode)?;
+        let added = stage::knapsack_added_in(&self.req.cache, a, c, &env, mode)?;
         let (mut f, mut b) = (0.0, 0.0);
         for &k in &stage::KINDS {
             let blk = a.block_of(k);
@@ -420,6 +425,7 @@ mod tests {
             budget_bytes: budget,
             comm_s: vec![0.01; p - 1],
             offload_scale: 1.0,
+            cache: KnapsackCache::default(),
         }
     }
 

@@ -5,6 +5,7 @@
 use crate::anatomy::{Anatomy, BlockKind};
 
 use super::knapsack::{self, Choice, Group};
+use super::memo::KnapsackCache;
 use super::offload::{OffloadOrder, assign_offload};
 
 /// How many blocks of each kind a stage holds: the stage's isomorphism class (two ranges with
@@ -238,9 +239,21 @@ pub fn knapsack_added(
     env: &StageEnv,
     mode: KnapsackMode,
 ) -> Option<f64> {
+    knapsack_added_in(&KnapsackCache::default(), anatomy, counts, env, mode)
+}
+
+/// [`knapsack_added`] answering repeated questions from `cache`.
+pub fn knapsack_added_in(
+    cache: &KnapsackCache,
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+) -> Option<f64> {
     if mode.offload_capacity_bytes == 0 || env.in_flight <= 2 {
         let base = keep_all(anatomy, counts);
         return solve_with_offload(
+            cache,
             anatomy,
             counts,
             env,
@@ -251,7 +264,7 @@ pub fn knapsack_added(
         )
         .map(|k| k.added_s);
     }
-    knapsack(anatomy, counts, env, mode).map(|k| k.added_s)
+    knapsack_in(cache, anatomy, counts, env, mode).map(|k| k.added_s)
 }
 
 /// Least added time decisions for the stage under its budget, or `None` when even dropping
@@ -262,8 +275,20 @@ pub fn knapsack(
     env: &StageEnv,
     mode: KnapsackMode,
 ) -> Option<KnapsackPlan> {
+    knapsack_in(&KnapsackCache::default(), anatomy, counts, env, mode)
+}
+
+/// [`knapsack`] answering repeated questions from `cache`.
+pub fn knapsack_in(
+    cache: &KnapsackCache,
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+) -> Option<KnapsackPlan> {
     let base = keep_all(anatomy, counts);
     let best = solve_with_offload(
+        cache,
         anatomy,
         counts,
         env,
@@ -299,7 +324,8 @@ pub fn knapsack(
         for share in [4u64, 2, 1] {
             let cap = mode.offload_capacity_bytes / 4 * share;
             let off = assign_offload(anatomy, &base, cap, order);
-            if let Some(p) = solve_with_offload(anatomy, counts, env, plain, &base, &off, false)
+            if let Some(p) =
+                solve_with_offload(cache, anatomy, counts, env, plain, &base, &off, false)
                 && ranked.as_ref().is_none_or(|(b, _)| p.added_s < *b)
             {
                 ranked = Some((p.added_s, off));
@@ -308,7 +334,7 @@ pub fn knapsack(
     }
     let mut best = best;
     if let Some((_, off)) = ranked
-        && let Some(p) = solve_with_offload(anatomy, counts, env, mode, &base, &off, true)
+        && let Some(p) = solve_with_offload(cache, anatomy, counts, env, mode, &base, &off, true)
         && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
     {
         best = Some(p);
@@ -316,7 +342,28 @@ pub fn knapsack(
     best
 }
 
+/// The exact knapsack with `offload` copies per kind pre-assigned to the host, answered
+/// from `cache` when the same question was asked before.
+#[allow(clippy::too_many_arguments)]
 fn solve_with_offload(
+    cache: &KnapsackCache,
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+    base: &[KindDecision],
+    offload: &[u32],
+    want_decisions: bool,
+) -> Option<KnapsackPlan> {
+    if let Some(v) = cache.get(counts, env, mode.compress, offload, want_decisions) {
+        return v;
+    }
+    let v = solve_uncached(anatomy, counts, env, mode, base, offload, want_decisions);
+    cache.put(counts, env, mode.compress, offload, want_decisions, &v);
+    v
+}
+
+fn solve_uncached(
     anatomy: &Anatomy,
     counts: BlockCounts,
     env: &StageEnv,
