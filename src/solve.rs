@@ -336,8 +336,16 @@ fn plan_and_simulate(
         }
     }
     let mut best: Option<Solved> = None;
-    for plan in plans {
-        let costs = simcosts::sim_costs(anatomy, &plan, &req.comm_s, opts);
+    for mut plan in plans {
+        let mut costs = simcosts::sim_costs(anatomy, &plan, &req.comm_s, opts);
+        if offload_marked_chunks(&sched, &mut costs) {
+            plan.notes.push(
+                "gis-offload: the marked chunks' activations go to host memory in the \
+                 simulation; the planner budgets them as resident, so its choices are \
+                 conservative"
+                    .into(),
+            );
+        }
         let simulation = sim::simulate(&sched, &costs)?;
         if best
             .as_ref()
@@ -351,6 +359,22 @@ fn plan_and_simulate(
         }
     }
     Ok(best)
+}
+
+/// PipeOffload's pass (`gis-offload`) marks chunks whose activations live on the host between
+/// their F and B: the simulator moves all of such a chunk's kept bytes over the copy lane.
+/// Returns whether any chunk was marked.
+fn offload_marked_chunks(sched: &Schedule, costs: &mut sim::SimCosts) -> bool {
+    let mut any = false;
+    for (row, marks) in costs.chunks.iter_mut().zip(&sched.offloaded) {
+        for (chunk, &marked) in row.iter_mut().zip(marks) {
+            if marked {
+                chunk.offload_bytes = chunk.act_bytes;
+                any = true;
+            }
+        }
+    }
+    any
 }
 
 /// The stage map of a schedule before it is generated (the generated one replaces it).

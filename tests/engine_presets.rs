@@ -151,6 +151,13 @@ fn user_dir_layers_on_top() {
     )
     .unwrap();
     std::fs::write(dir.join("broken.toml"), "[gpu\n").unwrap();
+    // Themes live beside the presets in the config dir and are not presets.
+    std::fs::create_dir_all(dir.join("themes")).unwrap();
+    std::fs::write(
+        dir.join("themes/mine.toml"),
+        "name = \"mine\"\n[colors]\nforward = \"#ffffff\"\n",
+    )
+    .unwrap();
     let c = Catalog::with_user_dir(&dir);
     assert_eq!(c.errors().len(), 1, "{:?}", c.errors());
     assert!(c.errors()[0].file.ends_with("broken.toml"));

@@ -157,8 +157,17 @@ pub fn plan_ranges(req: &PlanRequest, stage_ranges: &[(usize, usize)]) -> Plan {
     plan
 }
 
-/// `(m - 1) max T + sum T` over devices, T including each stage's transfers.
+/// `(m - 1) max T + sum T` over devices, T including each stage's transfers. T is a device's
+/// work per micro-batch: a micro-batch visits `stages` of the `p v` (device, chunk) pairs, so
+/// where the chunks are replicas (Chimera: each micro-batch runs one of the two directions)
+/// a device's chunk costs are scaled by `stages / (p v)`.
 fn estimate(req: &PlanRequest, plan: &Plan) -> f64 {
+    let pairs: usize = req.stage_of.iter().map(Vec::len).sum();
+    let share = if pairs == 0 {
+        1.0
+    } else {
+        (req.stages as f64 / pairs as f64).min(1.0)
+    };
     let times: Vec<f64> = plan
         .devices
         .iter()
@@ -170,7 +179,7 @@ fn estimate(req: &PlanRequest, plan: &Plan) -> f64 {
                     a + b
                 })
                 .sum();
-            d.costs.compute_s() + comm
+            share * (d.costs.compute_s() + comm)
         })
         .collect();
     crate::sim::estimate::classic_estimate(&times, req.m)

@@ -32,7 +32,8 @@ pub(crate) fn scenario_file(catalog: &Catalog, path: &str) -> Result<Scenario, P
     catalog.scenario_from_text(path, &text)
 }
 
-/// Every `*.toml` file under `dir` (recursively, sorted so loading is deterministic).
+/// Every `*.toml` file under `dir` (recursively, sorted so loading is deterministic), except
+/// those in a `themes` folder: the user's config dir keeps themes beside the presets.
 fn toml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -40,6 +41,9 @@ fn toml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     entries.sort();
     for path in entries {
         if path.is_dir() {
+            if path.file_name().is_some_and(|n| n == "themes") {
+                continue;
+            }
             toml_files(&path, out)?;
         } else if path.extension().is_some_and(|e| e == "toml") {
             out.push(path);

@@ -3,7 +3,7 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::widgets::{Block, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
 use crate::tui::app::App;
 use crate::tui::solved::Solved;
@@ -46,12 +46,7 @@ pub fn render(
     } else {
         title
     };
-    let block = Block::bordered()
-        .title(title)
-        .border_style(theme.muted())
-        .title_style(theme.accent());
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = super::panel(title, theme, area, buf);
     let Some(s) = solved else {
         let msg = if app.solving {
             "solving…"

@@ -3,7 +3,6 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
-use ratatui::widgets::{Block, Widget};
 
 use crate::tui::app::App;
 
@@ -14,12 +13,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     }
     let theme = &app.theme;
     let (c, g) = (&theme.colors, &theme.glyphs);
-    let block = Block::bordered()
-        .title(" legend ")
-        .border_style(theme.muted())
-        .title_style(theme.accent());
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = super::panel(" legend ", theme, area, buf);
     type Item<'a> = (char, ratatui::style::Color, &'a str);
     let gantt: [[Item; 2]; 3] = [
         [

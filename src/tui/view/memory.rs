@@ -4,7 +4,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
-use ratatui::widgets::{Block, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
 use crate::tui::app::App;
 use crate::tui::solved::Solved;
@@ -23,12 +23,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, solved: Option<&Solved>, 
     } else {
         format!(" {side}: memory, GiB ")
     };
-    let block = Block::bordered()
-        .title(title)
-        .border_style(theme.muted())
-        .title_style(theme.accent());
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = super::panel(title, theme, area, buf);
     let Some(s) = solved else {
         Paragraph::new("…").style(theme.muted()).render(inner, buf);
         return;

@@ -37,6 +37,24 @@ use ratatui::layout::Rect;
 use super::app::{App, Mode};
 
 /// Draws the whole app into a frame.
+/// Draws a dashboard panel: a bordered block with `title` in the theme's accent and a muted
+/// border. Returns the area inside the border.
+pub fn panel<'a>(
+    title: impl Into<ratatui::text::Line<'a>>,
+    theme: &crate::tui::theme::Theme,
+    area: Rect,
+    buf: &mut Buffer,
+) -> Rect {
+    use ratatui::widgets::{Block, Widget};
+    let block = Block::bordered()
+        .title(title)
+        .border_style(theme.muted())
+        .title_style(theme.accent());
+    let inner = block.inner(area);
+    block.render(area, buf);
+    inner
+}
+
 pub fn draw(frame: &mut Frame, app: &App) {
     let area = frame.area();
     render(app, area, frame.buffer_mut());

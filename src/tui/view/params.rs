@@ -3,7 +3,6 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::widgets::{Block, Widget};
 
 use crate::tui::app::{App, Mode};
 use crate::tui::fields::Field;
@@ -21,12 +20,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         Mode::Compare { .. } => " params (A) ",
         _ => " params ",
     };
-    let block = Block::bordered()
-        .title(title)
-        .border_style(theme.muted())
-        .title_style(theme.accent());
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = super::panel(title, theme, area, buf);
     let width = usize::from(inner.width);
     for (i, field) in Field::ALL.iter().enumerate() {
         let Ok(dy) = u16::try_from(i) else { break };

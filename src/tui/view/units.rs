@@ -6,7 +6,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
 use crate::anatomy::BlockKind;
 use crate::plan::Decision;
@@ -54,12 +54,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     if title.chars().count() + key.chars().count() + 2 <= usize::from(area.width) {
         title.push_str(key);
     }
-    let block = Block::bordered()
-        .title(title)
-        .border_style(theme.muted())
-        .title_style(theme.accent());
-    let inner = block.inner(area);
-    block.render(area, buf);
+    let inner = super::panel(title, theme, area, buf);
     let (Some(s), Some(st)) = (solved, stage) else {
         Paragraph::new("…").style(theme.muted()).render(inner, buf);
         return;
