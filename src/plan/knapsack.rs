@@ -276,42 +276,6 @@ fn run(groups: &[Group], capacity: u64, want_picks: bool) -> Option<Selection> {
         .sum();
     let cap_units = (capacity.min(max_regular) / unit) as usize;
 
-    // Dense table over the regular groups, with the pick of every group at every capacity.
-    let mut table = vec![0.0f64; cap_units + 1];
-    let mut picks: Vec<Vec<u32>> = Vec::with_capacity(regular.len());
-    let mut next = vec![f64::INFINITY; cap_units + 1];
-    for &g in &regular {
-        next.fill(f64::INFINITY);
-        let mut pick = if want_picks {
-            vec![u32::MAX; cap_units + 1]
-        } else {
-            Vec::new()
-        };
-        if let Some(a) = &groups[g].arith {
-            fill_arith(a, unit, &table, &mut next, &mut pick);
-            std::mem::swap(&mut table, &mut next);
-            picks.push(pick);
-            continue;
-        }
-        for &c in &fronts[g] {
-            let ch = &groups[g].choices[c];
-            let w = (ch.bytes / unit) as usize;
-            if w > cap_units {
-                break;
-            }
-            relax(
-                &table[..=cap_units - w],
-                ch.cost_s,
-                &mut next[w..],
-                &mut pick,
-                w,
-                c as u32,
-            );
-        }
-        std::mem::swap(&mut table, &mut next);
-        picks.push(pick);
-    }
-
     // Sparse Pareto front over the odd groups.
     let mut levels: Vec<Vec<Point>> = vec![vec![Point {
         bytes: 0,
@@ -346,11 +310,89 @@ fn run(groups: &[Group], capacity: u64, want_picks: bool) -> Option<Selection> {
         levels.push(front);
     }
 
-    // Combine: every odd front point with the best regular fill of what it leaves.
+    // Which table cells are ever read. Only when every regular group is a plain list of
+    // choices (no keep-k-of-n fast path, whose sliding window reads every cell): cells above
+    // the sum of the groups' largest sizes so far hold the value (and pick) of that sum,
+    // because every choice there reads the previous table in its own constant region; cells
+    // below the least capacity the combine step asks for, minus what the later groups can
+    // take, are never read. Skipping both computes the same values at every cell read.
     let last = levels.last().map(Vec::as_slice).unwrap_or(&[]);
+    let left_of = |pt: &Point| ((capacity - pt.bytes) / unit).min(cap_units as u64) as usize;
+    let widths: Vec<usize> = regular
+        .iter()
+        .map(|&g| (groups[g].choices[*fronts[g].last().unwrap_or(&0)].bytes / unit) as usize)
+        .collect();
+    let plain_lists = regular.iter().all(|&g| groups[g].arith.is_none());
+    let need_lo = last.iter().map(left_of).min().unwrap_or(cap_units);
+    let mut suffix: usize = widths.iter().sum();
+    let mut prefix = 0usize;
+
+    // Dense table over the regular groups, with the pick of every group at every capacity.
+    let mut table = vec![0.0f64; cap_units + 1];
+    let mut picks: Vec<Vec<u32>> = Vec::with_capacity(regular.len());
+    let mut tops: Vec<usize> = Vec::with_capacity(regular.len());
+    let mut next = vec![f64::INFINITY; cap_units + 1];
+    let mut top = 0usize;
+    for (k, &g) in regular.iter().enumerate() {
+        suffix -= widths[k];
+        prefix += widths[k];
+        let (lo, hi) = if plain_lists {
+            (need_lo.saturating_sub(suffix), prefix.min(cap_units))
+        } else {
+            (0, cap_units)
+        };
+        // The previous table's constant region, written out up to `hi`.
+        if top < hi {
+            let v = table[top];
+            table[top + 1..=hi].fill(v);
+        }
+        let mut pick = if want_picks {
+            vec![u32::MAX; cap_units + 1]
+        } else {
+            Vec::new()
+        };
+        if let Some(a) = &groups[g].arith {
+            next.fill(f64::INFINITY);
+            fill_arith(a, unit, &table, &mut next, &mut pick);
+            std::mem::swap(&mut table, &mut next);
+            picks.push(pick);
+            tops.push(cap_units);
+            top = cap_units;
+            continue;
+        }
+        if lo <= hi {
+            next[lo..=hi].fill(f64::INFINITY);
+        }
+        for &c in &fronts[g] {
+            let ch = &groups[g].choices[c];
+            let w = (ch.bytes / unit) as usize;
+            let from = lo.max(w);
+            if from > hi {
+                break;
+            }
+            relax(
+                &table[from - w..=hi - w],
+                ch.cost_s,
+                &mut next[from..=hi],
+                &mut pick,
+                from,
+                c as u32,
+            );
+        }
+        std::mem::swap(&mut table, &mut next);
+        picks.push(pick);
+        tops.push(hi);
+        top = hi;
+    }
+    if top < cap_units {
+        let v = table[top];
+        table[top + 1..].fill(v);
+    }
+
+    // Combine: every odd front point with the best regular fill of what it leaves.
     let mut best: Option<(f64, usize, usize)> = None;
     for (i, pt) in last.iter().enumerate() {
-        let left = ((capacity - pt.bytes) / unit).min(cap_units as u64) as usize;
+        let left = left_of(pt);
         let v = pt.cost + table[left];
         if v.is_finite() && best.is_none_or(|(b, _, _)| v < b) {
             best = Some((v, i, left));
@@ -374,7 +416,7 @@ fn run(groups: &[Group], capacity: u64, want_picks: bool) -> Option<Selection> {
         idx = pt.parent;
     }
     for (k, &g) in regular.iter().enumerate().rev() {
-        let c = picks[k][cap] as usize;
+        let c = picks[k][cap.min(tops[k])] as usize;
         out[g] = c;
         let ch = &groups[g].choices[c];
         bytes += ch.bytes;
