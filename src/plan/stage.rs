@@ -264,7 +264,7 @@ pub fn knapsack_added_in(
         )
         .map(|k| k.added_s);
     }
-    knapsack_in(cache, anatomy, counts, env, mode).map(|k| k.added_s)
+    knapsack_impl(cache, anatomy, counts, env, mode, false).map(|k| k.added_s)
 }
 
 /// Least added time decisions for the stage under its budget, or `None` when even dropping
@@ -285,6 +285,19 @@ pub fn knapsack_in(
     counts: BlockCounts,
     env: &StageEnv,
     mode: KnapsackMode,
+) -> Option<KnapsackPlan> {
+    knapsack_impl(cache, anatomy, counts, env, mode, true)
+}
+
+/// The knapsack with offload; without `want_decisions` the returned plan carries only
+/// `added_s` when the best offload assignment wins (its cost is the same either way).
+fn knapsack_impl(
+    cache: &KnapsackCache,
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+    want_decisions: bool,
 ) -> Option<KnapsackPlan> {
     let base = keep_all(anatomy, counts);
     let best = solve_with_offload(
@@ -334,7 +347,16 @@ pub fn knapsack_in(
     }
     let mut best = best;
     if let Some((_, off)) = ranked
-        && let Some(p) = solve_with_offload(cache, anatomy, counts, env, mode, &base, &off, true)
+        && let Some(p) = solve_with_offload(
+            cache,
+            anatomy,
+            counts,
+            env,
+            mode,
+            &base,
+            &off,
+            want_decisions,
+        )
         && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
     {
         best = Some(p);
