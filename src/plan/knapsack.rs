@@ -16,7 +16,11 @@
 //! their options are combined exactly as a sparse Pareto front of (bytes, time) pairs and each
 //! front point looks up the dense table at the capacity it leaves. Nothing is rounded: the
 //! dense table is indexed by `floor(remaining / gcd)`, which is exact because every regular
-//! combination is a multiple of the gcd.
+//! combination is a multiple of the gcd. When every dense group is a plain list of choices,
+//! only the cells that can be read are filled (see `run`), with the same values.
+//!
+//! [`lower_bound`] (the linear relaxation) lets callers skip a solve that cannot beat an
+//! answer they already hold; it never changes an answer.
 
 /// One way to treat all copies of one unit kind in a stage.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -219,6 +223,65 @@ pub fn solve(groups: &[Group], capacity: u64) -> Option<Selection> {
 /// The least total cost only (no picks kept: less memory traffic, same answer).
 pub fn min_cost(groups: &[Group], capacity: u64) -> Option<f64> {
     run(groups, capacity, false).map(|s| s.cost_s)
+}
+
+/// A lower bound of [`min_cost`] (infinity when nothing fits): the linear relaxation, each
+/// group's choices replaced by their lower convex hull and bytes shed at the least cost per
+/// byte first. Cheap (no table); used to skip solves that cannot win.
+pub fn lower_bound(groups: &[Group], capacity: u64) -> f64 {
+    let mut base_cost = 0.0f64;
+    let mut base_bytes = 0u64;
+    let mut min_bytes = 0u64;
+    // (cost per byte shed, bytes shed) of every hull segment.
+    let mut segs: Vec<(f64, f64)> = Vec::new();
+    for g in groups {
+        let front = pareto(g);
+        let (Some(&first), Some(&last)) = (front.first(), front.last()) else {
+            return f64::INFINITY;
+        };
+        min_bytes += g.choices[first].bytes;
+        base_bytes += g.choices[last].bytes;
+        base_cost += g.choices[last].cost_s;
+        // Lower convex hull of the front (bytes rising, cost falling).
+        let mut hull: Vec<(f64, f64)> = Vec::with_capacity(front.len());
+        for &c in &front {
+            let p = (g.choices[c].bytes as f64, g.choices[c].cost_s);
+            while hull.len() >= 2 {
+                let (a, b) = (hull[hull.len() - 2], hull[hull.len() - 1]);
+                // b is not below the segment a-p: drop it.
+                if (b.1 - a.1) * (p.0 - a.0) >= (p.1 - a.1) * (b.0 - a.0) {
+                    hull.pop();
+                } else {
+                    break;
+                }
+            }
+            hull.push(p);
+        }
+        for w in hull.windows(2) {
+            let shed = w[1].0 - w[0].0;
+            if shed > 0.0 {
+                segs.push(((w[0].1 - w[1].1) / shed, shed));
+            }
+        }
+    }
+    if min_bytes > capacity {
+        return f64::INFINITY;
+    }
+    if base_bytes <= capacity {
+        return base_cost;
+    }
+    let mut need = (base_bytes - capacity) as f64;
+    segs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut extra = 0.0;
+    for (slope, shed) in segs {
+        let take = shed.min(need);
+        extra += slope * take;
+        need -= take;
+        if need <= 0.0 {
+            break;
+        }
+    }
+    base_cost + extra
 }
 
 fn run(groups: &[Group], capacity: u64, want_picks: bool) -> Option<Selection> {
@@ -545,6 +608,9 @@ mod tests {
             let want = brute(&groups, cap);
             prop_assert_eq!(got.is_some(), want.is_some());
             prop_assert_eq!(min_cost(&groups, cap).is_some(), want.is_some());
+            if let Some(w) = want {
+                prop_assert!(lower_bound(&groups, cap) <= w + 1e-9, "bound {} above {}", lower_bound(&groups, cap), w);
+            }
             if let (Some(g), Some(w)) = (got, want) {
                 prop_assert!((g.cost_s - w).abs() < 1e-9, "{} vs {}", g.cost_s, w);
                 prop_assert!((min_cost(&groups, cap).unwrap_or(f64::NAN) - w).abs() < 1e-9);
@@ -568,6 +634,9 @@ mod tests {
             let got = solve(&groups, cap);
             let want = brute(&groups, cap);
             prop_assert_eq!(got.is_some(), want.is_some());
+            if let Some(w) = want {
+                prop_assert!(lower_bound(&groups, cap) <= w + 1e-9);
+            }
             if let (Some(g), Some(w)) = (got, want) {
                 prop_assert!((g.cost_s - w).abs() < 1e-9, "{} vs {}", g.cost_s, w);
                 let bytes: u64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].bytes).sum();

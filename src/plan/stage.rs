@@ -337,6 +337,11 @@ fn knapsack_impl(
         for share in [4u64, 2, 1] {
             let cap = mode.offload_capacity_bytes / 4 * share;
             let off = assign_offload(anatomy, &base, cap, order);
+            if ranked.as_ref().is_some_and(|(b, _)| {
+                cannot_beat(offload_bound(anatomy, counts, env, plain, &base, &off), *b)
+            }) {
+                continue;
+            }
             if let Some(p) =
                 solve_with_offload(cache, anatomy, counts, env, plain, &base, &off, false)
                 && ranked.as_ref().is_none_or(|(b, _)| p.added_s < *b)
@@ -347,6 +352,12 @@ fn knapsack_impl(
     }
     let mut best = best;
     if let Some((_, off)) = ranked
+        && !best.as_ref().is_some_and(|b| {
+            cannot_beat(
+                offload_bound(anatomy, counts, env, mode, &base, &off),
+                b.added_s,
+            )
+        })
         && let Some(p) = solve_with_offload(
             cache,
             anatomy,
@@ -385,15 +396,35 @@ fn solve_with_offload(
     v
 }
 
-fn solve_uncached(
+/// A lower bound of [`solve_with_offload`]'s added time (infinity when nothing fits).
+fn offload_bound(
     anatomy: &Anatomy,
     counts: BlockCounts,
     env: &StageEnv,
     mode: KnapsackMode,
     base: &[KindDecision],
     offload: &[u32],
-    want_decisions: bool,
-) -> Option<KnapsackPlan> {
+) -> f64 {
+    let (groups, _, capacity) = formulate(anatomy, counts, env, mode, base, offload);
+    capacity.map_or(f64::INFINITY, |c| knapsack::lower_bound(&groups, c))
+}
+
+/// Whether a solve whose lower bound is `bound` can not beat `best` (strictly less is needed
+/// to win; the margin covers rounding in the bound).
+fn cannot_beat(bound: f64, best: f64) -> bool {
+    bound > best + 1e-9 * best.abs() + 1e-12
+}
+
+/// The stage's group knapsack: groups, the base decision each group belongs to, and the
+/// capacity left for them (`None` when the fixed part alone exceeds the budget).
+fn formulate(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+    base: &[KindDecision],
+    offload: &[u32],
+) -> (Vec<Group>, Vec<usize>, Option<u64>) {
     let i = u64::from(env.in_flight);
     let mut fixed = if env.logits {
         anatomy.logits_transient_bytes
@@ -450,7 +481,20 @@ fn solve_uncached(
         });
         owners.push(k);
     }
-    let capacity = env.budget_bytes.checked_sub(fixed)?;
+    (groups, owners, env.budget_bytes.checked_sub(fixed))
+}
+
+fn solve_uncached(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+    base: &[KindDecision],
+    offload: &[u32],
+    want_decisions: bool,
+) -> Option<KnapsackPlan> {
+    let (groups, owners, capacity) = formulate(anatomy, counts, env, mode, base, offload);
+    let capacity = capacity?;
     if !want_decisions {
         let added_s = knapsack::min_cost(&groups, capacity)?;
         return Some(KnapsackPlan {
