@@ -235,7 +235,11 @@ pub fn lower_bound(groups: &[Group], capacity: u64) -> f64 {
     // (cost per byte shed, bytes shed) of every hull segment.
     let mut segs: Vec<(f64, f64)> = Vec::new();
     for g in groups {
-        let front = pareto(g);
+        let front = match g.arith {
+            // Keep-k-of-n: already a front in byte order (see `run`).
+            Some(a) if a.step >= a.charge => (0..g.choices.len()).collect(),
+            _ => pareto(g),
+        };
         let (Some(&first), Some(&last)) = (front.first(), front.last()) else {
             return f64::INFINITY;
         };
