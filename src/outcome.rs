@@ -111,3 +111,14 @@ pub struct Outcome {
     #[serde(skip)]
     pub simulation: Simulation,
 }
+
+impl Outcome {
+    /// The highest simulated peak of any device, bytes (0 with no stages).
+    pub fn max_peak_memory_bytes(&self) -> u64 {
+        self.stages
+            .iter()
+            .map(|s| s.peak_memory_bytes)
+            .max()
+            .unwrap_or(0)
+    }
+}

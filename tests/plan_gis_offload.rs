@@ -13,14 +13,8 @@ fn gis_offload_moves_marked_chunks_to_host_and_lowers_the_peak() {
     let gis = solve(&s).expect("gis solves");
     s.plan.schedule = ScheduleKind::GisOffload;
     let off = solve(&s).expect("gis-offload solves");
-    let peak = |o: &pipescope::Outcome| {
-        o.stages
-            .iter()
-            .map(|st| st.peak_memory_bytes)
-            .max()
-            .unwrap_or(0)
-    };
-    assert!(peak(&off) < peak(&gis), "{} vs {}", peak(&off), peak(&gis));
+    let (peak_off, peak_gis) = (off.max_peak_memory_bytes(), gis.max_peak_memory_bytes());
+    assert!(peak_off < peak_gis, "{peak_off} vs {peak_gis}");
     let copies = |k: SpanKind| {
         off.simulation
             .timeline

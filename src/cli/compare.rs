@@ -75,12 +75,7 @@ fn table(scenario: &pipescope::Scenario, outcomes: &[Outcome]) -> String {
         "strategy", "feasible", "iter s", "speedup", "bubble", "MFU", "HFU", "max peak", "solve ms"
     );
     for o in outcomes {
-        let peak = o
-            .stages
-            .iter()
-            .map(|s| s.peak_memory_bytes)
-            .max()
-            .unwrap_or(0);
+        let peak = o.max_peak_memory_bytes();
         let _ = writeln!(
             s,
             "{:<10} {:>8} {:>10.3} {:>7.3}x {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1} GiB {:>9.2}",

@@ -11,14 +11,6 @@ use crate::tui::app::App;
 
 use super::{format, metrics};
 
-fn peak(o: &Outcome) -> u64 {
-    o.stages
-        .iter()
-        .map(|s| s.peak_memory_bytes)
-        .max()
-        .unwrap_or(0)
-}
-
 /// Side B's figures with their change against side A, in the longest form that fits
 /// `room` columns: changes in parentheses, then without, then without the "A is" summary
 /// (the iteration change says the same), then without the bubble rate.
@@ -63,8 +55,11 @@ fn deltas(a: &Outcome, b: &Outcome, room: usize) -> (Vec<(String, String)>, &'st
             (
                 "peak".into(),
                 with(
-                    format!("{}G", format::gib(peak(b))),
-                    format::change(peak(b) as f64, peak(a) as f64),
+                    format!("{}G", format::gib(b.max_peak_memory_bytes())),
+                    format::change(
+                        b.max_peak_memory_bytes() as f64,
+                        a.max_peak_memory_bytes() as f64,
+                    ),
                     parens,
                 ),
             ),

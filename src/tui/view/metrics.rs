@@ -14,12 +14,7 @@ use super::format;
 
 /// The figures of one outcome as (label, value) pairs, long or compact.
 pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(String, String)> {
-    let peak = o
-        .stages
-        .iter()
-        .map(|s| s.peak_memory_bytes)
-        .max()
-        .unwrap_or(0);
+    let peak = o.max_peak_memory_bytes();
     let mut v = vec![
         ("iter".to_string(), format::time(o.iteration_time_s)),
         ("bubble".into(), format::pct(o.bubble_rate)),
