@@ -229,11 +229,36 @@ pub fn min_cost(groups: &[Group], capacity: u64) -> Option<f64> {
 /// group's choices replaced by their lower convex hull and bytes shed at the least cost per
 /// byte first. Cheap (no table); used to skip solves that cannot win.
 pub fn lower_bound(groups: &[Group], capacity: u64) -> f64 {
+    bounds(groups, capacity).lower_s
+}
+
+/// Both sides of [`min_cost`] without the table: see [`bounds`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounds {
+    /// The linear relaxation's value: no selection costs less.
+    pub lower_s: f64,
+    /// The cost of a selection that fits (the relaxation rounded to hull vertices): the
+    /// optimum costs no more. Infinity exactly when nothing fits.
+    pub upper_s: f64,
+}
+
+/// The linear relaxation of the group knapsack and a rounding of it. Every group's choices
+/// are replaced by their lower convex hull; starting from every group at its largest
+/// (cheapest) choice, bytes are shed along hull segments at the least cost per byte first
+/// (within a group the segments come in that order, by convexity). Stopping mid-segment gives
+/// the lower bound; finishing that segment leaves every group at a hull vertex, a selection
+/// that fits, which gives the upper bound. They differ by at most one segment's cost.
+pub fn bounds(groups: &[Group], capacity: u64) -> Bounds {
+    let none = Bounds {
+        lower_s: f64::INFINITY,
+        upper_s: f64::INFINITY,
+    };
     let mut base_cost = 0.0f64;
     let mut base_bytes = 0u64;
     let mut min_bytes = 0u64;
-    // (cost per byte shed, bytes shed) of every hull segment.
-    let mut segs: Vec<(f64, f64)> = Vec::new();
+    // (cost per byte shed, bytes shed, cost added) of every hull segment.
+    let mut segs: Vec<(f64, f64, f64)> = Vec::new();
+    let mut hull: Vec<(f64, f64)> = Vec::new();
     for g in groups {
         let front = match g.arith {
             // Keep-k-of-n: already a front in byte order (see `run`).
@@ -241,13 +266,13 @@ pub fn lower_bound(groups: &[Group], capacity: u64) -> f64 {
             _ => pareto(g),
         };
         let (Some(&first), Some(&last)) = (front.first(), front.last()) else {
-            return f64::INFINITY;
+            return none;
         };
         min_bytes += g.choices[first].bytes;
         base_bytes += g.choices[last].bytes;
         base_cost += g.choices[last].cost_s;
         // Lower convex hull of the front (bytes rising, cost falling).
-        let mut hull: Vec<(f64, f64)> = Vec::with_capacity(front.len());
+        hull.clear();
         for &c in &front {
             let p = (g.choices[c].bytes as f64, g.choices[c].cost_s);
             while hull.len() >= 2 {
@@ -264,28 +289,101 @@ pub fn lower_bound(groups: &[Group], capacity: u64) -> f64 {
         for w in hull.windows(2) {
             let shed = w[1].0 - w[0].0;
             if shed > 0.0 {
-                segs.push(((w[0].1 - w[1].1) / shed, shed));
+                let added = w[0].1 - w[1].1;
+                segs.push((added / shed, shed, added));
             }
         }
     }
     if min_bytes > capacity {
-        return f64::INFINITY;
+        return none;
     }
     if base_bytes <= capacity {
-        return base_cost;
+        return Bounds {
+            lower_s: base_cost,
+            upper_s: base_cost,
+        };
     }
     let mut need = (base_bytes - capacity) as f64;
     segs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut extra = 0.0;
-    for (slope, shed) in segs {
+    let (mut lower, mut upper) = (base_cost, base_cost);
+    for (slope, shed, added) in segs {
         let take = shed.min(need);
-        extra += slope * take;
+        lower += slope * take;
+        upper += added;
         need -= take;
         if need <= 0.0 {
             break;
         }
     }
-    base_cost + extra
+    Bounds {
+        lower_s: lower,
+        upper_s: upper,
+    }
+}
+
+/// [`bounds`] for keep-k-of-n groups alone, without building their choice lists, with a
+/// tighter upper bound. A keep-k-of-n group's lower convex hull is the single chord from
+/// "keep none" (`charge` bytes, `n unit_cost`) to "keep all" (`n step`, 0): the points in
+/// between lie on a line through "keep none" that ends above "keep all". The group cut
+/// mid-chord by the relaxation is rounded to the fewest dropped copies that shed what is left
+/// instead of to "keep none".
+pub fn bounds_keep(groups: &[Arith], capacity: u64) -> Bounds {
+    if groups.iter().any(|a| a.step < a.charge) {
+        let general: Vec<Group> = groups
+            .iter()
+            .map(|&a| Group::keep_of(a, |_| [0; 3]))
+            .collect();
+        return bounds(&general, capacity);
+    }
+    let mut min_bytes = 0u64;
+    let mut base_bytes = 0u64;
+    // (cost per byte shed, group) of every chord that sheds bytes.
+    let mut chords: Vec<(f64, usize)> = Vec::with_capacity(groups.len());
+    for (i, a) in groups.iter().enumerate() {
+        if a.n == 0 {
+            continue;
+        }
+        let all = u64::from(a.n) * a.step;
+        min_bytes += a.charge;
+        base_bytes += all;
+        if all > a.charge {
+            chords.push((f64::from(a.n) * a.unit_cost / (all - a.charge) as f64, i));
+        }
+    }
+    if min_bytes > capacity {
+        return Bounds {
+            lower_s: f64::INFINITY,
+            upper_s: f64::INFINITY,
+        };
+    }
+    if base_bytes <= capacity {
+        return Bounds {
+            lower_s: 0.0,
+            upper_s: 0.0,
+        };
+    }
+    chords.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let mut need = base_bytes - capacity;
+    let mut whole = 0.0f64; // cost of the chords taken whole
+    for (slope, i) in chords {
+        let a = &groups[i];
+        let shed = u64::from(a.n) * a.step - a.charge;
+        if shed >= need {
+            // Drop d copies with d step - charge >= need (d <= n as shed >= need).
+            let d = (need + a.charge).div_ceil(a.step);
+            return Bounds {
+                lower_s: whole + slope * need as f64,
+                upper_s: whole + d as f64 * a.unit_cost,
+            };
+        }
+        whole += f64::from(a.n) * a.unit_cost;
+        need -= shed;
+    }
+    // Unreachable when min_bytes <= capacity (shedding every chord reaches min_bytes).
+    Bounds {
+        lower_s: whole,
+        upper_s: whole,
+    }
 }
 
 fn run(groups: &[Group], capacity: u64, want_picks: bool) -> Option<Selection> {
@@ -613,7 +711,11 @@ mod tests {
             prop_assert_eq!(got.is_some(), want.is_some());
             prop_assert_eq!(min_cost(&groups, cap).is_some(), want.is_some());
             if let Some(w) = want {
-                prop_assert!(lower_bound(&groups, cap) <= w + 1e-9, "bound {} above {}", lower_bound(&groups, cap), w);
+                let b = bounds(&groups, cap);
+                prop_assert!(b.lower_s <= w + 1e-9, "bound {} above {}", b.lower_s, w);
+                prop_assert!(b.upper_s >= w - 1e-9, "upper bound {} below {}", b.upper_s, w);
+            } else {
+                prop_assert_eq!(bounds(&groups, cap).upper_s, f64::INFINITY);
             }
             if let (Some(g), Some(w)) = (got, want) {
                 prop_assert!((g.cost_s - w).abs() < 1e-9, "{} vs {}", g.cost_s, w);
@@ -638,8 +740,23 @@ mod tests {
             let got = solve(&groups, cap);
             let want = brute(&groups, cap);
             prop_assert_eq!(got.is_some(), want.is_some());
+            let keep_only: Vec<Arith> = groups.iter().filter_map(|g| g.arith).collect();
+            let only_keep = keep_only.len() == groups.len();
             if let Some(w) = want {
-                prop_assert!(lower_bound(&groups, cap) <= w + 1e-9);
+                let b = bounds(&groups, cap);
+                prop_assert!(b.lower_s <= w + 1e-9);
+                prop_assert!(b.upper_s >= w - 1e-9 && b.upper_s.is_finite());
+                if only_keep {
+                    let k = bounds_keep(&keep_only, cap);
+                    prop_assert!(k.lower_s <= w + 1e-9, "keep bound {} above {}", k.lower_s, w);
+                    prop_assert!(k.upper_s >= w - 1e-9 && k.upper_s.is_finite(), "keep upper {} below {}", k.upper_s, w);
+                    prop_assert!(k.upper_s <= b.upper_s + 1e-9);
+                }
+            } else {
+                prop_assert_eq!(bounds(&groups, cap).upper_s, f64::INFINITY);
+                if only_keep {
+                    prop_assert_eq!(bounds_keep(&keep_only, cap).upper_s, f64::INFINITY);
+                }
             }
             if let (Some(g), Some(w)) = (got, want) {
                 prop_assert!((g.cost_s - w).abs() < 1e-9, "{} vs {}", g.cost_s, w);

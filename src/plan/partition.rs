@@ -4,13 +4,20 @@
 //! range's isomorphism class in the caller). Two objectives:
 //!
 //! * [`best_estimate`]: `(m - 1) max_s T_s + sum_s T_s`, solved exactly. The bottleneck is
-//!   enumerated: its least feasible value is found by bisection on a greedy feasibility test
-//!   (exact because a stage's time is monotone under range inclusion), then for each larger
-//!   breakpoint `B` a DP finds the least sum with every `T_s <= B`. Breakpoints are visited in
-//!   increasing order (the next one is the least stage time just above `B` among the ranges the
-//!   DP reached) until `(m - 1) B + (lower bound of the sum)` cannot beat the best found.
+//!   enumerated: its least feasible value is found by bisection on an exact feasibility test
+//!   (reachability, see [`super::reach`]; exact because a stage's time is monotone under range
+//!   inclusion), then for each larger breakpoint `B` a DP finds the least sum with every
+//!   `T_s <= B`. Breakpoints are visited in increasing order (the next one is the least stage
+//!   time just above `B` among the ranges the DP reached) until `(m - 1) B + (lower bound of
+//!   the sum)` cannot beat the best found.
 //! * [`best_adapipe`]: AdaPipe's warm-up/steady/cool-down recurrence (reference/adapipe.md 1.6)
 //!   as the artifact runs it, greedy on its `main` value; kept to reproduce the artifact.
+//!
+//! Most questions the search asks are "does this range take at most `B`?". The oracle's cheap
+//! bounds ([`RangeOracle::lower_bound`], [`RangeOracle::upper_bound`]: the knapsack's linear
+//! relaxation and a rounding of it) settle most of them; the exact time is asked for only
+//! when `B` lies between the two, and for the ranges whose times the sum DP adds. Answers are
+//! the same as with exact times everywhere.
 
 /// A stage's forward and backward time for one range (backward includes recomputation; each
 /// includes its transfer).
@@ -44,11 +51,21 @@ pub trait RangeOracle {
     /// Time of `stage` holding `first..=last`.
     fn time(&mut self, stage: usize, first: usize, last: usize) -> Option<RangeTime>;
 
-    /// A cheap lower bound of that time (e.g. without recomputation), used to reject ranges
-    /// above the bottleneck without asking [`RangeOracle::time`]. 0 by default.
+    /// A cheap lower bound of that time's total (infinity when the range cannot fit), used
+    /// to reject ranges above the bottleneck without asking [`RangeOracle::time`]. It must
+    /// not exceed the total as [`RangeOracle::time`] rounds it (a bound equal in exact
+    /// arithmetic may round above it: leave a margin). 0 by default.
     fn lower_bound(&mut self, stage: usize, first: usize, last: usize) -> f64 {
         let _ = (stage, first, last);
         0.0
+    }
+
+    /// A cheap upper bound of that time's total (finite only when the range fits), used to
+    /// accept ranges under the bottleneck without asking [`RangeOracle::time`]; the same
+    /// margin rule applies. Infinity (no information) by default.
+    fn upper_bound(&mut self, stage: usize, first: usize, last: usize) -> f64 {
+        let _ = (stage, first, last);
+        f64::INFINITY
     }
 }
 
@@ -130,18 +147,8 @@ fn fits_b(t: f64, b: f64) -> bool {
     t.is_finite() && t <= b
 }
 
-/// [`total_within`] for the range `first..=last`.
-pub(super) fn time_within<O: RangeOracle>(
-    o: &mut O,
-    s: usize,
-    first: usize,
-    last: usize,
-    b: f64,
-) -> f64 {
-    total_within(o, s, first, last + 1 - first, b)
-}
-
-/// Whether stage `s` holding `first..=last` takes at most `b`.
+/// Whether stage `s` holding `first..=last` takes at most `b`: decided by the oracle's
+/// bounds when they settle it, by its exact time otherwise (the same answer either way).
 pub(super) fn fits_within<O: RangeOracle>(
     o: &mut O,
     s: usize,
@@ -149,18 +156,32 @@ pub(super) fn fits_within<O: RangeOracle>(
     last: usize,
     b: f64,
 ) -> bool {
-    fits_b(time_within(o, s, first, last, b), b)
+    if o.lower_bound(s, first, last) > b {
+        return false;
+    }
+    let ub = o.upper_bound(s, first, last);
+    if ub.is_finite() && ub <= b {
+        return true;
+    }
+    fits_b(total(o, s, first, last + 1 - first), b)
 }
 
 /// One feasible partition at bottleneck `b` from the backward reachability: every stage
-/// takes the shortest range after which the rest can still be covered. Its largest time.
+/// takes the shortest range after which the rest can still be covered. An upper bound of
+/// its largest time (so of the least feasible bottleneck).
 fn any_partition_max<O: RangeOracle>(o: &mut O, p: usize, n: usize, after: &[Vec<bool>]) -> f64 {
     let (mut a, mut worst) = (0, 0.0f64);
     for s in 0..p {
         let Some(end) = (a + 1..=n).find(|&e| after[s + 1][e]) else {
             return f64::INFINITY;
         };
-        worst = worst.max(total(o, s, a, end - a));
+        let ub = o.upper_bound(s, a, end - 1);
+        let t = if ub.is_finite() {
+            ub
+        } else {
+            total(o, s, a, end - a)
+        };
+        worst = worst.max(t);
         a = end;
     }
     worst
@@ -267,9 +288,6 @@ pub fn best_estimate<O: RangeOracle>(
     let mut found: Vec<Partition> = Vec::new();
     let mut b = hi;
     for _iter in 0..512 {
-        if std::env::var("PS_DBG").is_ok() {
-            eprintln!("iter {_iter} b {b}");
-        }
         let after = feasible(o, b);
         let before = reach::forward(o, p, n, b, &single);
         let next = reach::next_breakpoint(o, p, n, b, &before);
@@ -358,7 +376,17 @@ mod tests {
             self.0.t(s, a, e)
         }
         fn lower_bound(&mut self, s: usize, a: usize, e: usize) -> f64 {
-            self.0.w[a..=e].iter().sum::<f64>() * self.0.scale[s]
+            if self.0.t(s, a, e).is_none() {
+                return f64::INFINITY;
+            }
+            // The same sum as the time's, rounded differently: kept strictly below it.
+            self.0.w[a..=e].iter().sum::<f64>() * self.0.scale[s] * (1.0 - 1e-12)
+        }
+        fn upper_bound(&mut self, s: usize, a: usize, e: usize) -> f64 {
+            // Loose on purpose: the exact time plus a length-dependent slack.
+            self.0
+                .t(s, a, e)
+                .map_or(f64::INFINITY, |t| t.total() + 0.05 * (e + 1 - a) as f64)
         }
     }
 

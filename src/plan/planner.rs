@@ -311,12 +311,18 @@ pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
     )
 }
 
-/// The memoised oracle: stage time for a range, keyed by (stage, block counts).
+/// The memoised oracle: stage time for a range, keyed by (stage, block counts), with the
+/// knapsack's cheap bounds (memoised too) so that the search asks for few exact solves.
 struct Oracle<'r, 'a> {
     req: &'r PlanRequest<'a>,
     layers: usize,
     memo: Vec<Option<Option<RangeTime>>>,
+    bounds: Vec<Option<(f64, f64)>>,
 }
+
+/// Relative slack put on the bounds so that floating-point rounding (the bounds and the exact
+/// solve add the same times in other orders) can never make a bound cross the exact time.
+const BOUND_SLACK: f64 = 1e-9;
 
 impl Oracle<'_, '_> {
     fn key(&self, s: usize, c: BlockCounts) -> Option<usize> {
@@ -332,8 +338,7 @@ impl Oracle<'_, '_> {
         Some(k)
     }
 
-    fn compute(&self, s: usize, c: BlockCounts) -> Option<RangeTime> {
-        let a = self.req.anatomy;
+    fn env(&self, s: usize, c: BlockCounts) -> (StageEnv, KnapsackMode) {
         let env = StageEnv {
             in_flight: self.req.in_flight.get(s).copied().unwrap_or(1).max(1),
             budget_bytes: self.req.budget_bytes,
@@ -343,7 +348,12 @@ impl Oracle<'_, '_> {
         // `unified` inside the partition DP: keep, recompute and offload (fast, exact in
         // memory); compression is decided on the chosen partitions only.
         mode.compress = false;
-        let added = stage::knapsack_added_in(&self.req.cache, a, c, &env, mode)?;
+        (env, mode)
+    }
+
+    /// The stage's time with `added` seconds of recomputation per micro-batch.
+    fn with_added(&self, s: usize, c: BlockCounts, added: f64) -> RangeTime {
+        let a = self.req.anatomy;
         let (mut f, mut b) = (0.0, 0.0);
         for &k in &stage::KINDS {
             let blk = a.block_of(k);
@@ -352,24 +362,57 @@ impl Oracle<'_, '_> {
             b += n * (blk.backward_b_s + blk.backward_w_s);
         }
         let (out, back) = comm_in_out(self.req, s);
-        Some(RangeTime {
+        RangeTime {
             forward_s: f + out,
             backward_s: b + added + back,
-        })
+        }
+    }
+
+    fn compute(&self, s: usize, c: BlockCounts) -> Option<RangeTime> {
+        let (env, mode) = self.env(s, c);
+        let added = stage::knapsack_added_in(&self.req.cache, self.req.anatomy, c, &env, mode)?;
+        Some(self.with_added(s, c, added))
+    }
+
+    /// Lower and upper bounds of the stage's total time (infinite where they say "does not
+    /// fit" / "no information"), widened by [`BOUND_SLACK`].
+    fn compute_bounds(&self, s: usize, c: BlockCounts) -> (f64, f64) {
+        let (env, mode) = self.env(s, c);
+        let b = stage::knapsack_added_bounds(self.req.anatomy, c, &env, mode);
+        let total = |added: f64| {
+            if added.is_finite() {
+                self.with_added(s, c, added).total()
+            } else {
+                f64::INFINITY
+            }
+        };
+        let (lo, hi) = (total(b.lower_s), total(b.upper_s));
+        (lo - BOUND_SLACK * lo.abs(), hi + BOUND_SLACK * hi.abs())
+    }
+
+    fn bounds_of(&mut self, stage: usize, first: usize, last: usize) -> (f64, f64) {
+        let c = BlockCounts::of_range(self.req.anatomy, first, last);
+        match self.key(stage, c) {
+            Some(k) => {
+                if let Some(v) = self.bounds[k] {
+                    return v;
+                }
+                let v = self.compute_bounds(stage, c);
+                self.bounds[k] = Some(v);
+                v
+            }
+            None => self.compute_bounds(stage, c),
+        }
     }
 }
 
 impl partition::RangeOracle for Oracle<'_, '_> {
     fn lower_bound(&mut self, stage: usize, first: usize, last: usize) -> f64 {
-        let a = self.req.anatomy;
-        let c = BlockCounts::of_range(a, first, last);
-        let mut t = 0.0;
-        for &k in &stage::KINDS {
-            let blk = a.block_of(k);
-            t += f64::from(c.of(k)) * (blk.forward_s + blk.backward_b_s + blk.backward_w_s);
-        }
-        let (out, back) = comm_in_out(self.req, stage);
-        t + out + back
+        self.bounds_of(stage, first, last).0
+    }
+
+    fn upper_bound(&mut self, stage: usize, first: usize, last: usize) -> f64 {
+        self.bounds_of(stage, first, last).1
     }
 
     fn time(&mut self, stage: usize, first: usize, last: usize) -> Option<RangeTime> {
@@ -396,6 +439,7 @@ fn search(req: &PlanRequest, keep: usize) -> Vec<partition::Partition> {
         req,
         layers,
         memo: vec![None; p * (layers + 1) * 3 * 4],
+        bounds: vec![None; p * (layers + 1) * 3 * 4],
     };
     match req.objective {
         Objective::AdaPipe => partition::best_adapipe(&mut oracle, p, n, req.m)

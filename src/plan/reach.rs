@@ -109,7 +109,9 @@ pub(super) fn forward<O: RangeOracle>(
 /// The least stage time above `b` of a range that could be the first one above `b` in some
 /// partition: from every start reachable at `b`, the shortest range that exceeds `b` (the
 /// last stage's range is forced). Every partition whose bottleneck exceeds `b` has it at
-/// least this large, so the search visits no bottleneck past a better one.
+/// least this large, so the search visits no bottleneck past a better one. Exact: the
+/// candidates are ranked by the oracle's lower bound and timed exactly in that order until
+/// no lower bound left can beat the least time found.
 pub(super) fn next_breakpoint<O: RangeOracle>(
     o: &mut O,
     p: usize,
@@ -117,13 +119,13 @@ pub(super) fn next_breakpoint<O: RangeOracle>(
     b: f64,
     before: &[Vec<bool>],
 ) -> f64 {
-    let mut next = f64::INFINITY;
+    // (lower bound, stage, first, last) of every range above `b` that may set the minimum.
+    let mut cands: Vec<(f64, usize, usize, usize)> = Vec::new();
     for (s, starts) in before.iter().enumerate() {
         if s + 1 == p {
             for a in (0..n).filter(|&a| starts[a]) {
-                let t = super::partition::time_within(o, s, a, n - 1, b);
-                if t.is_finite() && t > b {
-                    next = next.min(t);
+                if !fits_within(o, s, a, n - 1, b) {
+                    cands.push((o.lower_bound(s, a, n - 1), s, a, n - 1));
                 }
             }
             continue;
@@ -134,10 +136,7 @@ pub(super) fn next_breakpoint<O: RangeOracle>(
             let mut e = end.max(a);
             if !fits_within(o, s, a, e, b) {
                 // Only possible when e == a (the start's own block exceeds b).
-                let t = super::partition::time_within(o, s, a, a, b);
-                if t.is_finite() {
-                    next = next.min(t);
-                }
+                cands.push((o.lower_bound(s, a, a), s, a, a));
                 continue;
             }
             while e < last_end && fits_within(o, s, a, e + 1, b) {
@@ -145,11 +144,19 @@ pub(super) fn next_breakpoint<O: RangeOracle>(
             }
             end = e;
             if e < last_end {
-                let t = super::partition::time_within(o, s, a, e + 1, b);
-                if t.is_finite() {
-                    next = next.min(t);
-                }
+                cands.push((o.lower_bound(s, a, e + 1), s, a, e + 1));
             }
+        }
+    }
+    cands.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let mut next = f64::INFINITY;
+    for (lb, s, a, e) in cands {
+        if lb >= next {
+            break;
+        }
+        let t = o.time(s, a, e).map_or(f64::INFINITY, |t| t.total());
+        if t.is_finite() && t > b {
+            next = next.min(t);
         }
     }
     next

@@ -267,6 +267,75 @@ pub fn knapsack_added_in(
     knapsack_impl(cache, anatomy, counts, env, mode, false).map(|k| k.added_s)
 }
 
+/// Cheap bounds of [`knapsack_added_in`]'s answer, from the knapsack's linear relaxation
+/// (no table): `lower_s` is a lower bound (infinite only when the stage cannot fit),
+/// `upper_s` an upper bound (finite only when it can). With offload allowed the lower bound is 0 (an offload assignment may beat the
+/// relaxation without it) and the upper bound is the one without offload (offload only ever
+/// lowers the answer).
+pub fn knapsack_added_bounds(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+) -> knapsack::Bounds {
+    let b = if mode.compress {
+        let base = keep_all(anatomy, counts);
+        let (groups, _, capacity) =
+            formulate(anatomy, counts, env, mode, &base, &vec![0; base.len()]);
+        capacity.map_or(NO_FIT, |c| knapsack::bounds(&groups, c))
+    } else {
+        keep_bounds(anatomy, counts, env)
+    };
+    if mode.offload_capacity_bytes == 0 || env.in_flight <= 2 {
+        b
+    } else {
+        knapsack::Bounds {
+            lower_s: 0.0,
+            upper_s: b.upper_s,
+        }
+    }
+}
+
+const NO_FIT: knapsack::Bounds = knapsack::Bounds {
+    lower_s: f64::INFINITY,
+    upper_s: f64::INFINITY,
+};
+
+/// [`formulate`]'s keep/recompute knapsack (no offload, no compression) handed straight to
+/// [`knapsack::bounds_keep`], without building choice lists.
+fn keep_bounds(anatomy: &Anatomy, counts: BlockCounts, env: &StageEnv) -> knapsack::Bounds {
+    let i = u64::from(env.in_flight);
+    let mut fixed = if env.logits {
+        anatomy.logits_transient_bytes
+    } else {
+        0
+    };
+    let mut groups: Vec<knapsack::Arith> = Vec::with_capacity(16);
+    for kind in KINDS {
+        let n = counts.of(kind);
+        let block = anatomy.block_of(kind);
+        fixed += u64::from(n) * block.static_bytes;
+        if n == 0 {
+            continue;
+        }
+        for u in &block.units {
+            if u.forced {
+                fixed += i * u64::from(n) * u.size_bytes;
+            } else {
+                groups.push(knapsack::Arith {
+                    n,
+                    step: i * u.size_bytes,
+                    charge: u.size_bytes,
+                    unit_cost: u.forward_s,
+                });
+            }
+        }
+    }
+    env.budget_bytes
+        .checked_sub(fixed)
+        .map_or(NO_FIT, |c| knapsack::bounds_keep(&groups, c))
+}
+
 /// Least added time decisions for the stage under its budget, or `None` when even dropping
 /// every optional unit does not fit. Forced units are kept.
 pub fn knapsack(
@@ -626,6 +695,11 @@ mod tests {
             let got = knapsack(&a, counts, &env, mode);
             let want = brute(&a, counts, &env, mode);
             prop_assert_eq!(got.is_some(), want.is_some());
+            let b = knapsack_added_bounds(&a, counts, &env, mode);
+            match want {
+                Some(w) => prop_assert!(b.lower_s <= w + 1e-12 && w <= b.upper_s + 1e-12, "{} <= {} <= {}", b.lower_s, w, b.upper_s),
+                None => prop_assert!(b.lower_s.is_infinite() && b.upper_s.is_infinite()),
+            }
             if let (Some(g), Some(w)) = (got, want) {
                 prop_assert!((g.added_s - w).abs() < 1e-9, "{} vs {}", g.added_s, w);
                 let c = costs(&a, counts, &env, &g.decisions, false);
@@ -642,6 +716,11 @@ mod tests {
             let got = knapsack(&a, counts, &env, mode);
             let want = brute(&a, counts, &env, mode);
             prop_assert_eq!(got.is_some(), want.is_some());
+            let b = knapsack_added_bounds(&a, counts, &env, mode);
+            match want {
+                Some(w) => prop_assert!(b.lower_s <= w + 1e-12 && w <= b.upper_s + 1e-12, "{} <= {} <= {}", b.lower_s, w, b.upper_s),
+                None => prop_assert!(b.lower_s.is_infinite() && b.upper_s.is_infinite()),
+            }
             if let (Some(g), Some(w)) = (got, want) {
                 prop_assert!((g.added_s - w).abs() < 1e-9, "{} vs {}", g.added_s, w);
                 prop_assert!(costs(&a, counts, &env, &g.decisions, false).peak_bytes <= budget);
