@@ -165,6 +165,12 @@ fn relax(src: &[f64], cost: f64, next: &mut [f64], pick: &mut [u32], off: usize,
     }
 }
 
+mod front;
+
+/// Above this many dense-table cells (groups x capacity units) the pruned Pareto fronts of
+/// [`front`] are used instead: compressed sizes shrink the divisor and widen the table.
+const DENSE_CELLS_MAX: usize = 50_000;
+
 /// An optimal selection: least total cost within the capacity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selection {
@@ -271,21 +277,7 @@ pub fn bounds(groups: &[Group], capacity: u64) -> Bounds {
         min_bytes += g.choices[first].bytes;
         base_bytes += g.choices[last].bytes;
         base_cost += g.choices[last].cost_s;
-        // Lower convex hull of the front (bytes rising, cost falling).
-        hull.clear();
-        for &c in &front {
-            let p = (g.choices[c].bytes as f64, g.choices[c].cost_s);
-            while hull.len() >= 2 {
-                let (a, b) = (hull[hull.len() - 2], hull[hull.len() - 1]);
-                // b is not below the segment a-p: drop it.
-                if (b.1 - a.1) * (p.0 - a.0) >= (p.1 - a.1) * (b.0 - a.0) {
-                    hull.pop();
-                } else {
-                    break;
-                }
-            }
-            hull.push(p);
-        }
+        hull_of(g, &front, &mut hull);
         for w in hull.windows(2) {
             let shed = w[1].0 - w[0].0;
             if shed > 0.0 {
@@ -318,6 +310,37 @@ pub fn bounds(groups: &[Group], capacity: u64) -> Bounds {
     Bounds {
         lower_s: lower,
         upper_s: upper,
+    }
+}
+
+/// The lower convex hull (bytes rising, cost falling) of a group's `front` (its Pareto
+/// choices in byte order), as `(bytes, cost)` points in `hull`.
+fn hull_of(g: &Group, front: &[usize], hull: &mut Vec<(f64, f64)>) {
+    hull.clear();
+    for &c in front {
+        let p = (g.choices[c].bytes as f64, g.choices[c].cost_s);
+        while hull.len() >= 2 {
+            let (a, b) = (hull[hull.len() - 2], hull[hull.len() - 1]);
+            // b is not below the segment a-p: drop it.
+            if (b.1 - a.1) * (p.0 - a.0) >= (p.1 - a.1) * (b.0 - a.0) {
+                hull.pop();
+            } else {
+                break;
+            }
+        }
+        hull.push(p);
+    }
+}
+
+/// Appends group `j`'s hull segments as `(cost per byte shed, bytes shed)` to `out`.
+fn hull_segments(groups: &[Group], j: usize, front: &[usize], out: &mut Vec<(f64, f64)>) {
+    let mut hull = Vec::with_capacity(front.len());
+    hull_of(&groups[j], front, &mut hull);
+    for w in hull.windows(2) {
+        let shed = w[1].0 - w[0].0;
+        if shed > 0.0 {
+            out.push(((w[0].1 - w[1].1) / shed, shed));
+        }
     }
 }
 
@@ -440,6 +463,10 @@ fn run(groups: &[Group], capacity: u64, want_picks: bool) -> Option<Selection> {
         .map(|&g| groups[g].choices[*fronts[g].last().unwrap_or(&0)].bytes)
         .sum();
     let cap_units = (capacity.min(max_regular) / unit) as usize;
+    if regular.len().saturating_mul(cap_units + 1) > DENSE_CELLS_MAX {
+        let upper = bounds(groups, capacity).upper_s;
+        return front::solve(groups, &fronts, capacity, upper, want_picks);
+    }
 
     // Sparse Pareto front over the odd groups.
     let mut levels: Vec<Vec<Point>> = vec![vec![Point {
@@ -758,6 +785,32 @@ mod tests {
                     prop_assert_eq!(bounds_keep(&keep_only, cap).upper_s, f64::INFINITY);
                 }
             }
+            if let (Some(g), Some(w)) = (got, want) {
+                prop_assert!((g.cost_s - w).abs() < 1e-9, "{} vs {}", g.cost_s, w);
+                let bytes: u64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].bytes).sum();
+                let cost: f64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].cost_s).sum();
+                prop_assert!(bytes <= cap);
+                prop_assert_eq!(bytes, g.bytes);
+                prop_assert!((cost - w).abs() < 1e-9);
+            }
+        }
+
+        #[test]
+        fn pruned_fronts_match_brute_force(
+            plain in prop::collection::vec(group_strategy(3), 1..4),
+            spec in prop::collection::vec((0u32..6, 0u64..9, 0u64..5, 0.0f64..3.0), 0..3),
+            cap in 0u64..200,
+        ) {
+            let mut groups = plain;
+            groups.extend(spec.into_iter().map(|(n, step, charge, r)| {
+                Group::keep_of(Arith { n, step, charge, unit_cost: r }, |k| [k, 0, 0])
+            }));
+            let fronts: Vec<Vec<usize>> = groups.iter().map(pareto).collect();
+            let upper = bounds(&groups, cap).upper_s;
+            let got = front::solve(&groups, &fronts, cap, upper, true);
+            let want = brute(&groups, cap);
+            prop_assert_eq!(got.is_some(), want.is_some());
+            prop_assert_eq!(front::solve(&groups, &fronts, cap, upper, false).is_some(), want.is_some());
             if let (Some(g), Some(w)) = (got, want) {
                 prop_assert!((g.cost_s - w).abs() < 1e-9, "{} vs {}", g.cost_s, w);
                 let bytes: u64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].bytes).sum();

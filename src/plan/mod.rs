@@ -45,14 +45,18 @@
 //! micro-batch are bounded by one forward, half a steady-state period (down and back up) and
 //! half the forward-to-backward gap ([`planner::offload_capacity`]). Offloaded copies are
 //! pre-assigned greedily (three orders: recompute time per byte, size, and "what the plain
-//! knapsack recomputes" first; at the full, half and quarter capacity) and the exact knapsack
+//! knapsack recomputes" first; each at the full capacity and at 1/2, 1/4, 1/8 and 1/16 of
+//! it, because offloading more than needed costs staging memory) and the exact knapsack
 //! decides the rest; the best result is kept. Against exhaustive search over every
 //! keep/compress/offload/recompute split on small cases, the largest gap measured is 3.1% of
 //! the stage's time (`stage::tests::unified_gap_to_optimum_is_bounded`). Offload staging is
-//! charged as two micro-batches' offloaded bytes (one leaving, one prefetched); `solve` also
-//! lowers the capacity when the simulation shows copies falling behind, and keeps the fastest
-//! simulated plan within the budget. Inside the partition DP `unified` plans without
-//! compression (keep/recompute/offload), and compression is decided on the chosen partition.
+//! charged as two micro-batches' offloaded bytes (one leaving, one prefetched), in the
+//! planner and in `solve`'s check of the schedule's exact peaks alike. The host-link window
+//! is an estimate, so `solve` simulates the plan; only when that simulation exceeds the
+//! budget or would be shorter with an infinitely fast link does it re-plan with 1/2, 1/4 and
+//! none of the window, keeping the fastest simulated plan within the budget. Inside the
+//! partition DP `unified` plans without compression (keep/recompute/offload), and
+//! compression is decided on the chosen partition.
 //!
 //! # Compression (Adacc)
 //!

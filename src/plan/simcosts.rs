@@ -56,14 +56,20 @@ fn chunk_costs(anatomy: &Anatomy, dev: &DevicePlan, range: (usize, usize)) -> (C
     (c, recompute_flops)
 }
 
-/// Per-(device, chunk) activation bytes of a plan (the weights of the time-coincident peak).
+/// Per-(device, chunk) activation bytes of a plan that stay on the device from a
+/// micro-batch's forward to its backward (the weights of the time-coincident peak). Offloaded
+/// copies are not among them: the planner's memory model charges them as staging (two
+/// micro-batches' worth, in the device's transient bytes), as the simulator moves them out.
 pub fn chunk_act_bytes(anatomy: &Anatomy, plan: &Plan) -> Vec<Vec<u64>> {
     plan.devices
         .iter()
         .map(|d| {
             d.ranges
                 .iter()
-                .map(|&r| chunk_costs(anatomy, d, r).0.act_bytes)
+                .map(|&r| {
+                    let c = chunk_costs(anatomy, d, r).0;
+                    c.act_bytes.saturating_sub(c.offload_bytes)
+                })
                 .collect()
         })
         .collect()

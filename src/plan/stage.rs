@@ -403,8 +403,9 @@ fn knapsack_impl(
         OffloadOrder::Size,
         OffloadOrder::Recomputed(&recomputed),
     ] {
-        for share in [4u64, 2, 1] {
-            let cap = mode.offload_capacity_bytes / 4 * share;
+        // Offloading more than needed costs staging memory: try shrinking shares too.
+        for halvings in 0..5u32 {
+            let cap = mode.offload_capacity_bytes >> halvings;
             let off = assign_offload(anatomy, &base, cap, order);
             if ranked.as_ref().is_some_and(|(b, _)| {
                 cannot_beat(offload_bound(anatomy, counts, env, plain, &base, &off), *b)

@@ -19,6 +19,7 @@ pub(super) fn outcome(
         plan,
         schedule,
         simulation,
+        ..
     } = solved;
     let budget = scenario.plan.memory_budget_bytes;
     let mut reasons = Vec::new();
