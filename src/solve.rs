@@ -239,8 +239,6 @@ pub(crate) fn run(
     };
     // Offload: the host-link window is an estimate; the simulation decides. The fastest
     // scale whose simulation stays within the budget wins (the last one tried otherwise).
-    // The planner already tries 1/2 .. 1/16 of the window it is given, so the smaller scales
-    // matter only where the simulation shows the link binding or the budget exceeded.
     let mut best: Option<Solved> = None;
     for &scale in scales {
         req.offload_scale = scale;
@@ -262,8 +260,9 @@ pub(crate) fn run(
                 _ => solved.simulation.makespan < b.simulation.makespan,
             },
         };
-        // A smaller share of the window only takes options away, so once a simulation fits
-        // and the host link does not lengthen it, the smaller scales are not tried.
+        // The planner tries 1 .. 1/16 of the window at every scale, so a smaller scale
+        // mostly takes options away: once a simulation fits and the host link does not
+        // lengthen it, the smaller scales are not tried.
         let done = ok(&solved) && !solved.host_link_slows;
         if better {
             best = Some(solved);

@@ -17,10 +17,14 @@
 //! front point looks up the dense table at the capacity it leaves. Nothing is rounded: the
 //! dense table is indexed by `floor(remaining / gcd)`, which is exact because every regular
 //! combination is a multiple of the gcd. When every dense group is a plain list of choices,
-//! only the cells that can be read are filled (see `run`), with the same values.
+//! only the cells that can be read are filled (see `run`), with the same values. Where the
+//! table would still be huge (compressed sizes carry per-block scales, which shrink the
+//! divisor), every group is combined sparsely instead, as Pareto fronts pruned with the linear
+//! relaxation ([`front`]); also exact.
 //!
-//! [`lower_bound`] (the linear relaxation) lets callers skip a solve that cannot beat an
-//! answer they already hold; it never changes an answer.
+//! [`bounds`] (the linear relaxation, and a rounding of it that fits) lets callers skip a
+//! solve that cannot beat an answer they already hold, or settle "is the least cost below
+//! this?" without one; it never changes an answer.
 
 /// One way to treat all copies of one unit kind in a stage.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -392,17 +392,15 @@ impl Oracle<'_, '_> {
 
     fn bounds_of(&mut self, stage: usize, first: usize, last: usize) -> (f64, f64) {
         let c = BlockCounts::of_range(self.req.anatomy, first, last);
-        match self.key(stage, c) {
-            Some(k) => {
-                if let Some(v) = self.bounds[k] {
-                    return v;
-                }
-                let v = self.compute_bounds(stage, c);
-                self.bounds[k] = Some(v);
-                v
-            }
-            None => self.compute_bounds(stage, c),
+        let key = self.key(stage, c);
+        if let Some(v) = key.and_then(|k| self.bounds[k]) {
+            return v;
         }
+        let v = self.compute_bounds(stage, c);
+        if let Some(k) = key {
+            self.bounds[k] = Some(v);
+        }
+        v
     }
 }
 
@@ -417,17 +415,15 @@ impl partition::RangeOracle for Oracle<'_, '_> {
 
     fn time(&mut self, stage: usize, first: usize, last: usize) -> Option<RangeTime> {
         let c = BlockCounts::of_range(self.req.anatomy, first, last);
-        match self.key(stage, c) {
-            Some(k) => {
-                if let Some(v) = self.memo[k] {
-                    return v;
-                }
-                let v = self.compute(stage, c);
-                self.memo[k] = Some(v);
-                v
-            }
-            None => self.compute(stage, c),
+        let key = self.key(stage, c);
+        if let Some(v) = key.and_then(|k| self.memo[k]) {
+            return v;
         }
+        let v = self.compute(stage, c);
+        if let Some(k) = key {
+            self.memo[k] = Some(v);
+        }
+        v
     }
 }
 

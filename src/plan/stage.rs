@@ -269,9 +269,9 @@ pub fn knapsack_added_in(
 
 /// Cheap bounds of [`knapsack_added_in`]'s answer, from the knapsack's linear relaxation
 /// (no table): `lower_s` is a lower bound (infinite only when the stage cannot fit),
-/// `upper_s` an upper bound (finite only when it can). With offload allowed the lower bound is 0 (an offload assignment may beat the
-/// relaxation without it) and the upper bound is the one without offload (offload only ever
-/// lowers the answer).
+/// `upper_s` an upper bound (finite only when it can). With offload allowed the lower bound
+/// is 0 (an offload assignment may beat the relaxation without it) and the upper bound is the
+/// one without offload (offload only ever lowers the answer).
 pub fn knapsack_added_bounds(
     anatomy: &Anatomy,
     counts: BlockCounts,
@@ -296,6 +296,7 @@ pub fn knapsack_added_bounds(
     }
 }
 
+/// Bounds of a stage that cannot fit.
 const NO_FIT: knapsack::Bounds = knapsack::Bounds {
     lower_s: f64::INFINITY,
     upper_s: f64::INFINITY,
