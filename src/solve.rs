@@ -456,3 +456,35 @@ fn in_flight(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::scenario::Catalog;
+
+    /// Under 1F1B a device's time-coincident peak is its in-flight count times its kept
+    /// bytes, so the exact-peak check must agree with the planner's own peaks, offloaded
+    /// copies included (they are staging, not resident). When it did not, every offloading
+    /// device was re-planned with more micro-batches in flight than it holds.
+    #[test]
+    fn exact_peaks_agree_with_the_planner_for_offloading_plans() {
+        let base = Catalog::builtin().scenario("gpt3-175b-16k").unwrap();
+        for strategy in [Strategy::Offload, Strategy::Unified] {
+            let anatomy = Anatomy::build(&base).unwrap();
+            let solved = run(&base, &anatomy, ScheduleKind::OneFOneB, strategy).unwrap();
+            assert!(
+                solved
+                    .plan
+                    .devices
+                    .iter()
+                    .any(|d| d.costs.offload_bytes > 0),
+                "{strategy} offloads nothing"
+            );
+            let exact = peaks(&anatomy, &solved.plan, &solved.schedule);
+            for (d, &e) in solved.plan.devices.iter().zip(&exact) {
+                assert_eq!(e, d.costs.peak_bytes, "{strategy} device {}", d.device);
+            }
+        }
+    }
+}
