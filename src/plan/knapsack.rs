@@ -256,20 +256,30 @@ pub struct Bounds {
 /// are replaced by their lower convex hull; starting from every group at its largest
 /// (cheapest) choice, bytes are shed along hull segments at the least cost per byte first
 /// (within a group the segments come in that order, by convexity). Stopping mid-segment gives
-/// the lower bound; finishing that segment leaves every group at a hull vertex, a selection
-/// that fits, which gives the upper bound. They differ by at most one segment's cost.
+/// the lower bound. For the upper bound the group cut mid-segment takes instead its cheapest
+/// choice that sheds what is left (at worst the segment's far end), every other group staying
+/// at a hull vertex: a selection that fits.
 pub fn bounds(groups: &[Group], capacity: u64) -> Bounds {
     let none = Bounds {
         lower_s: f64::INFINITY,
         upper_s: f64::INFINITY,
     };
+    /// One hull segment, shed from its right (larger) end.
+    struct Seg {
+        slope: f64,
+        shed: u64,
+        added: f64,
+        group: usize,
+        right_bytes: u64,
+        right_cost: f64,
+    }
     let mut base_cost = 0.0f64;
     let mut base_bytes = 0u64;
     let mut min_bytes = 0u64;
-    // (cost per byte shed, bytes shed, cost added) of every hull segment.
-    let mut segs: Vec<(f64, f64, f64)> = Vec::new();
+    let mut segs: Vec<Seg> = Vec::new();
+    let mut fronts: Vec<Vec<usize>> = Vec::with_capacity(groups.len());
     let mut hull: Vec<(f64, f64)> = Vec::new();
-    for g in groups {
+    for (gi, g) in groups.iter().enumerate() {
         let front = match g.arith {
             // Keep-k-of-n: already a front in byte order (see `run`).
             Some(a) if a.step >= a.charge => (0..g.choices.len()).collect(),
@@ -283,12 +293,20 @@ pub fn bounds(groups: &[Group], capacity: u64) -> Bounds {
         base_cost += g.choices[last].cost_s;
         hull_of(g, &front, &mut hull);
         for w in hull.windows(2) {
-            let shed = w[1].0 - w[0].0;
-            if shed > 0.0 {
-                let added = w[0].1 - w[1].1;
-                segs.push((added / shed, shed, added));
+            let (left, right) = (w[0].0 as u64, w[1].0 as u64);
+            if right > left {
+                let shed = right - left;
+                segs.push(Seg {
+                    slope: (w[0].1 - w[1].1) / shed as f64,
+                    shed,
+                    added: w[0].1 - w[1].1,
+                    group: gi,
+                    right_bytes: right,
+                    right_cost: w[1].1,
+                });
             }
         }
+        fronts.push(front);
     }
     if min_bytes > capacity {
         return none;
@@ -299,21 +317,32 @@ pub fn bounds(groups: &[Group], capacity: u64) -> Bounds {
             upper_s: base_cost,
         };
     }
-    let mut need = (base_bytes - capacity) as f64;
-    segs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (mut lower, mut upper) = (base_cost, base_cost);
-    for (slope, shed, added) in segs {
-        let take = shed.min(need);
-        lower += slope * take;
-        upper += added;
-        need -= take;
-        if need <= 0.0 {
-            break;
+    let mut need = base_bytes - capacity;
+    segs.sort_by(|a, b| a.slope.total_cmp(&b.slope));
+    let mut whole = base_cost; // after the segments taken whole
+    for seg in segs {
+        if seg.shed >= need {
+            // The cheapest choice of this group at most `right_bytes - need` bytes: on a
+            // front costs fall as bytes rise, so the largest such choice.
+            let g = &groups[seg.group];
+            let limit = seg.right_bytes - need;
+            let cut = fronts[seg.group]
+                .iter()
+                .rev()
+                .find(|&&c| g.choices[c].bytes <= limit)
+                .map_or(seg.added, |&c| g.choices[c].cost_s - seg.right_cost);
+            return Bounds {
+                lower_s: whole + seg.slope * need as f64,
+                upper_s: whole + cut,
+            };
         }
+        whole += seg.added;
+        need -= seg.shed;
     }
+    // Unreachable when min_bytes <= capacity (shedding every segment reaches min_bytes).
     Bounds {
-        lower_s: lower,
-        upper_s: upper,
+        lower_s: whole,
+        upper_s: whole,
     }
 }
 
@@ -468,8 +497,16 @@ fn run(groups: &[Group], capacity: u64, want_picks: bool) -> Option<Selection> {
         .sum();
     let cap_units = (capacity.min(max_regular) / unit) as usize;
     if regular.len().saturating_mul(cap_units + 1) > DENSE_CELLS_MAX {
+        // The dense table's work in cell updates; the fronts may take a quarter of it in
+        // partial selections (each costs several cell updates: a push, a sort, a filter).
+        let dense_work: usize = regular
+            .iter()
+            .map(|&g| fronts[g].len().saturating_mul(cap_units + 1))
+            .fold(0, usize::saturating_add);
         let upper = bounds(groups, capacity).upper_s;
-        return front::solve(groups, &fronts, capacity, upper, want_picks);
+        if let Ok(v) = front::solve(groups, &fronts, capacity, upper, want_picks, dense_work / 4) {
+            return v;
+        }
     }
 
     // Sparse Pareto front over the odd groups.
@@ -811,10 +848,15 @@ mod tests {
             }));
             let fronts: Vec<Vec<usize>> = groups.iter().map(pareto).collect();
             let upper = bounds(&groups, cap).upper_s;
-            let got = front::solve(&groups, &fronts, cap, upper, true);
+            let got = front::solve(&groups, &fronts, cap, upper, true, usize::MAX).unwrap();
             let want = brute(&groups, cap);
             prop_assert_eq!(got.is_some(), want.is_some());
-            prop_assert_eq!(front::solve(&groups, &fronts, cap, upper, false).is_some(), want.is_some());
+            let cost_only = front::solve(&groups, &fronts, cap, upper, false, usize::MAX).unwrap();
+            prop_assert_eq!(cost_only.is_some(), want.is_some());
+            // With no work allowed it gives up or answers the same.
+            if let Ok(v) = front::solve(&groups, &fronts, cap, upper, false, 0) {
+                prop_assert_eq!(v.map(|s| s.cost_s), cost_only.map(|s| s.cost_s));
+            }
             if let (Some(g), Some(w)) = (got, want) {
                 prop_assert!((g.cost_s - w).abs() < 1e-9, "{} vs {}", g.cost_s, w);
                 let bytes: u64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].bytes).sum();

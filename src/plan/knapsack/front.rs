@@ -81,16 +81,22 @@ struct Point {
     pick: u32,
 }
 
+/// The fronts grew past the work allowed: the caller uses another method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct TooMuchWork;
+
 /// Solves the group knapsack exactly over each group's `fronts` (its Pareto choices in byte
 /// order), given an `upper` bound of the optimum (the cost of some selection that fits).
-/// `None` when nothing fits.
+/// `Ok(None)` when nothing fits; `Err` once more than `max_work` partial selections have been
+/// formed (the fronts do not stay small on this instance).
 pub(super) fn solve(
     groups: &[Group],
     fronts: &[Vec<usize>],
     capacity: u64,
     upper: f64,
     want_picks: bool,
-) -> Option<Selection> {
+    max_work: usize,
+) -> Result<Option<Selection>, TooMuchWork> {
     let g = groups.len();
     // Relaxations of every suffix `j..g`, built from the back.
     let mut suffix: Vec<Relaxation> = Vec::with_capacity(g + 1);
@@ -99,7 +105,7 @@ pub(super) fn solve(
     suffix.push(Relaxation::new(&mut [], 0, 0, 0.0));
     for j in (0..g).rev() {
         let (Some(&first), Some(&last)) = (fronts[j].first(), fronts[j].last()) else {
-            return None;
+            return Ok(None);
         };
         let ch = &groups[j].choices;
         min_b += ch[first].bytes;
@@ -119,6 +125,7 @@ pub(super) fn solve(
         pick: 0,
     }]);
     let mut cand: Vec<Point> = Vec::new();
+    let mut work = 0usize;
     for j in 0..g {
         let rest = &suffix[j + 1];
         let prev = &levels[j];
@@ -142,6 +149,10 @@ pub(super) fn solve(
                 });
             }
         }
+        work += cand.len();
+        if work > max_work {
+            return Err(TooMuchWork);
+        }
         cand.sort_unstable_by(|a, b| {
             a.bytes
                 .cmp(&b.bytes)
@@ -156,20 +167,24 @@ pub(super) fn solve(
             }
         }
         if front.is_empty() {
-            return None;
+            return Ok(None);
         }
         levels.push(front);
     }
-    let last = levels.last()?;
+    let Some(last) = levels.last() else {
+        return Ok(None);
+    };
     // The least cost (the front's costs fall with bytes: its last point).
-    let best = last.len().checked_sub(1)?;
+    let Some(best) = last.len().checked_sub(1) else {
+        return Ok(None);
+    };
     let cost_s = last[best].cost;
     if !want_picks {
-        return Some(Selection {
+        return Ok(Some(Selection {
             cost_s,
             bytes: last[best].bytes,
             picks: Vec::new(),
-        });
+        }));
     }
     let mut picks = vec![0usize; g];
     let mut idx = best;
@@ -178,9 +193,9 @@ pub(super) fn solve(
         picks[j] = pt.pick as usize;
         idx = pt.parent as usize;
     }
-    Some(Selection {
+    Ok(Some(Selection {
         cost_s,
         bytes: last[best].bytes,
         picks,
-    })
+    }))
 }
