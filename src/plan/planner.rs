@@ -493,6 +493,37 @@ mod tests {
         out
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// The search (bounds-settled questions included) against every partition, on the
+        /// real knapsack oracle with random sizes, budgets and micro-batch counts.
+        #[test]
+        fn search_matches_enumeration_on_random_real_oracles(
+            layers in 2u32..6,
+            p in 2usize..5,
+            m in 1u32..12,
+            budget in 60u64..500,
+            stat in 1u64..12,
+        ) {
+            let x = 1u64 << 20;
+            let a = testkit::gpt_like(layers, x, stat * x);
+            proptest::prop_assume!(a.num_blocks() >= p);
+            let req = request(&a, p, m, budget * x, Strategy::AdaPipe);
+            let mut want: Option<f64> = None;
+            for ranges in compositions(p, a.num_blocks()) {
+                let plan = plan_ranges(&req, &ranges);
+                if plan.fits() && want.is_none_or(|w| plan.estimate_s < w) {
+                    want = Some(plan.estimate_s);
+                }
+            }
+            let got = search(&req, 1);
+            proptest::prop_assert_eq!(!got.is_empty(), want.is_some());
+            if let (Some(g), Some(w)) = (got.first(), want) {
+                proptest::prop_assert!((g.objective_s - w).abs() < 1e-9 * w, "{} vs {w}", g.objective_s);
+            }
+        }
+    }
+
     #[test]
     fn adapipe_partition_matches_enumeration_on_a_real_oracle() {
         let x = 1u64 << 20;
