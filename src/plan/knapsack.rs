@@ -20,7 +20,7 @@
 //! only the cells that can be read are filled (see `run`), with the same values. Where the
 //! table would still be huge (compressed sizes carry per-block scales, which shrink the
 //! divisor), every group is combined sparsely instead, as Pareto fronts pruned with the linear
-//! relaxation ([`front`]); also exact.
+//! relaxation (module `front`); also exact.
 //!
 //! [`bounds`] (the linear relaxation, and a rounding of it that fits) lets callers skip a
 //! solve that cannot beat an answer they already hold, or settle "is the least cost below

@@ -5,7 +5,7 @@
 //!
 //! * [`best_estimate`]: `(m - 1) max_s T_s + sum_s T_s`, solved exactly. The bottleneck is
 //!   enumerated: its least feasible value is found by bisection on an exact feasibility test
-//!   (reachability, see [`super::reach`]; exact because a stage's time is monotone under range
+//!   (reachability, see the `reach` module; exact because a stage's time is monotone under range
 //!   inclusion), then for each larger breakpoint `B` a DP finds the least sum with every
 //!   `T_s <= B`. Breakpoints are visited in increasing order (the next one is the least stage
 //!   time just above `B` among the ranges the DP reached) until `(m - 1) B + (lower bound of

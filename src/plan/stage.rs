@@ -348,7 +348,7 @@ pub fn knapsack(
     knapsack_in(&KnapsackCache::default(), anatomy, counts, env, mode)
 }
 
-/// [`knapsack`] answering repeated questions from `cache`.
+/// [`knapsack()`] answering repeated questions from `cache`.
 pub fn knapsack_in(
     cache: &KnapsackCache,
     anatomy: &Anatomy,

@@ -1,5 +1,5 @@
 //! The keymap: key chords to actions, arrows and vim keys side by side. The help overlay
-//! and the hint bar are generated from [`BINDINGS`].
+//! and the hint bar are generated from [`bindings`].
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 

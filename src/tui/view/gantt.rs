@@ -1,5 +1,5 @@
 //! The Gantt region: a bordered box with the schedule and zoom in its title, and the
-//! [`Gantt`](crate::tui::widgets::gantt::Gantt) widget inside on the app's viewport.
+//! [`crate::tui::widgets::gantt::Gantt`] widget inside on the app's viewport.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
