@@ -443,6 +443,23 @@ pub fn bounds_keep(groups: &[Arith], capacity: u64) -> Bounds {
 }
 
 fn run(groups: &[Group], capacity: u64, want_picks: bool) -> Option<Selection> {
+    run_with(groups, capacity, want_picks, DENSE_CELLS_MAX)
+}
+
+/// [`solve`] by the dense table (and sparse odd groups) alone, to check the pruned fronts
+/// against it on real instances.
+#[cfg(test)]
+pub(super) fn solve_dense(groups: &[Group], capacity: u64) -> Option<Selection> {
+    run_with(groups, capacity, true, usize::MAX)
+}
+
+/// [`run`] with the table size above which the pruned fronts are tried first.
+fn run_with(
+    groups: &[Group],
+    capacity: u64,
+    want_picks: bool,
+    dense_cells_max: usize,
+) -> Option<Selection> {
     let fronts: Vec<Vec<usize>> = groups
         .iter()
         .map(|g| match g.arith {
@@ -496,7 +513,7 @@ fn run(groups: &[Group], capacity: u64, want_picks: bool) -> Option<Selection> {
         .map(|&g| groups[g].choices[*fronts[g].last().unwrap_or(&0)].bytes)
         .sum();
     let cap_units = (capacity.min(max_regular) / unit) as usize;
-    if regular.len().saturating_mul(cap_units + 1) > DENSE_CELLS_MAX {
+    if regular.len().saturating_mul(cap_units + 1) > dense_cells_max {
         // The dense table's work in cell updates; the fronts may take a quarter of it in
         // partial selections (each costs several cell updates: a push, a sort, a filter).
         let dense_work: usize = regular

@@ -730,6 +730,57 @@ mod tests {
         }
     }
 
+    /// The compress knapsack on a real anatomy (GPT-3 175B at s 16384: compressed sizes with
+    /// per-block scales make the dense table tens of thousands of cells wide, so the pruned
+    /// fronts answer) against the dense table alone, over stage sizes, in-flight counts and
+    /// budgets: the same least cost, and decisions that fit.
+    #[test]
+    fn pruned_fronts_agree_with_the_dense_table_on_a_real_anatomy() {
+        let s = crate::scenario::Catalog::builtin()
+            .scenario("gpt3-175b-16k")
+            .unwrap();
+        let a = Anatomy::build(&s).unwrap();
+        let mut compared = 0;
+        for (att, mlp) in [(6u32, 6u32), (12, 12), (13, 12), (20, 20)] {
+            let counts = BlockCounts {
+                embedding: 0,
+                attention: att,
+                mlp,
+                head: 0,
+            };
+            for in_flight in [1u32, 2, 3, 5, 8] {
+                for gib in [20u64, 30, 40, 50, 60, 70, 90] {
+                    let env = StageEnv {
+                        in_flight,
+                        budget_bytes: gib << 30,
+                        logits: false,
+                    };
+                    let mode = KnapsackMode {
+                        compress: true,
+                        offload_capacity_bytes: 0,
+                    };
+                    let base = keep_all(&a, counts);
+                    let (groups, _, cap) =
+                        formulate(&a, counts, &env, mode, &base, &vec![0; base.len()]);
+                    let Some(cap) = cap else { continue };
+                    let got = knapsack::solve(&groups, cap);
+                    let want = knapsack::solve_dense(&groups, cap);
+                    assert_eq!(
+                        got.is_some(),
+                        want.is_some(),
+                        "{att}/{mlp} i{in_flight} {gib}"
+                    );
+                    if let (Some(g), Some(w)) = (got, want) {
+                        assert!((g.cost_s - w.cost_s).abs() <= 1e-12 * w.cost_s.max(1.0));
+                        assert!(g.bytes <= cap);
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared >= 20, "only {compared} compared");
+    }
+
     /// `unified`'s offload (a second resource) is heuristic: over small cases it is never
     /// better than the optimum (sanity), and never worse than the knapsack without offload.
     /// The largest gap to the optimum seen is printed (see the module docs for the figure).
