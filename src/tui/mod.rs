@@ -31,6 +31,7 @@ pub mod watch;
 pub mod widgets;
 pub mod worker;
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::thread;
@@ -132,9 +133,11 @@ pub fn run(opts: Options) -> Result<(), String> {
         .map_err(|e| format!("input thread: {e}"))?;
     let presets_dir = opts.presets_dir;
     let panic_test = std::env::var_os("PIPESCOPE_PANIC_TEST").is_some_and(|v| v == "1");
-    let mut pending = update::resolve(&mut app);
+    // Effects run in the order they were produced: several edits drained at once submit
+    // their solves oldest first, so the newest one is the job left pending.
+    let mut pending: VecDeque<Effect> = update::resolve(&mut app).into();
     loop {
-        while let Some(effect) = pending.pop() {
+        while let Some(effect) = pending.pop_front() {
             match effect {
                 Effect::Solve(job) => worker.submit(job),
                 Effect::Quit => app.quit = true,

@@ -69,10 +69,19 @@ impl Worker {
         Worker { shared, handle }
     }
 
-    /// Queues `job`, replacing any job that has not started yet.
+    /// Queues `job`, replacing any older job that has not started yet (a job older than the
+    /// one waiting is dropped: the app would discard its result).
     pub fn submit(&self, job: Job) {
         let (lock, cvar) = &*self.shared;
-        lock.lock().unwrap_or_else(PoisonError::into_inner).pending = Some(job);
+        let mut slot = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        if slot
+            .pending
+            .as_ref()
+            .is_none_or(|p| p.generation <= job.generation)
+        {
+            slot.pending = Some(job);
+        }
+        drop(slot);
         cvar.notify_one();
     }
 }
@@ -119,6 +128,39 @@ mod tests {
                 break;
             }
         }
+        drop(worker);
+    }
+
+    #[test]
+    fn an_older_job_never_replaces_a_newer_one_waiting() {
+        // The worker is busy with a slow job while two more arrive newest first; the newest
+        // must still be solved (an older one replacing it left the UI "solving" forever).
+        let (tx, rx) = mpsc::channel();
+        let slow: SolveFn = |s| {
+            std::thread::sleep(Duration::from_millis(200));
+            fixture::solve(s)
+        };
+        let worker = Worker::start(slow, move |r| {
+            let _ = tx.send(r);
+        });
+        let sc = fixture::scenario("gpt3");
+        let job = |generation| Job {
+            generation,
+            kind: JobKind::Main,
+            scenarios: vec![sc.clone()],
+        };
+        worker.submit(job(1));
+        std::thread::sleep(Duration::from_millis(50));
+        worker.submit(job(3));
+        worker.submit(job(2));
+        let mut seen = Vec::new();
+        while let Ok(r) = rx.recv_timeout(Duration::from_secs(5)) {
+            seen.push(r.generation);
+            if r.generation == 3 {
+                break;
+            }
+        }
+        assert_eq!(seen, vec![1, 3]);
         drop(worker);
     }
 }
