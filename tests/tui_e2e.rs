@@ -120,6 +120,17 @@ impl Tmux {
         }
     }
 
+    /// Sends tmux key names in one command, so that they arrive together.
+    fn burst(&self, keys: &[&str]) {
+        let mut args = vec!["-L", &self.socket, "send-keys", "-t", &self.session];
+        args.extend_from_slice(keys);
+        let status = Command::new("tmux")
+            .args(&args)
+            .status()
+            .expect("tmux send-keys");
+        assert!(status.success());
+    }
+
     /// Polls the screen until `pred` holds; panics with the last screen after the timeout.
     fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
@@ -217,6 +228,37 @@ fn keys_change_stages_and_micro_batches_and_the_screen_follows() {
         sleep(Duration::from_millis(50));
     }
     assert!(!t.alive(), "q should quit");
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn a_burst_of_edits_ends_solved_with_the_last_edit_shown() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping the end-to-end test");
+        return;
+    }
+    let home = temp_dir("e2e-burst");
+    let home_s = home.display().to_string();
+    let t = Tmux::start(
+        &[],
+        &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
+        120,
+        40,
+    );
+    t.wait_for("a solved screen", |s| s.contains("solved in"));
+    // Several edits read in one go: the newest solve must be the one that runs and shows
+    // (once, the oldest replaced it and the screen stayed "solving…").
+    for round in 0..6 {
+        t.burst(&["l", "l", "l", "h", "h"]);
+        let want = format!("stages p {}", 9 + round);
+        t.wait_for(&want, |s| s.contains(&want));
+        t.wait_for("solved after the burst", |s| {
+            s.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|status| !status.contains("solving"))
+        });
+    }
     let _ = std::fs::remove_dir_all(&home);
 }
 
