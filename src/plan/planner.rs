@@ -276,8 +276,10 @@ fn uniform(req: &PlanRequest, plan: &mut Plan) {
         .collect();
 }
 
-/// Candidate plans, best estimate first. Single-chunk schedules with `adapipe` or `unified`
-/// search the partition; everything else uses the even partition.
+/// Candidate plans, the search's best first (the caller simulates them all and keeps the
+/// fastest). Single-chunk schedules with `adapipe` or `unified` search the partition, and the
+/// even partition joins the candidates when it fits (under the estimate objective);
+/// everything else uses the even partition.
 pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
     let even = even_partition(req.anatomy.layers, req.stages)?;
     let single = req.stage_of.iter().all(|c| c.len() == 1) && req.stages == req.stage_of.len();
@@ -299,16 +301,28 @@ pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
             .push("no partition fits the budget; showing the even partition".into());
         return Some(vec![p]);
     }
-    Some(
-        parts
-            .into_iter()
-            .map(|part| {
-                let mut p = plan_ranges(req, &part.ranges);
+    let mut plans: Vec<Plan> = parts
+        .iter()
+        .map(|part| {
+            let mut p = plan_ranges(req, &part.ranges);
+            // The estimate objective is the plan's own estimate (lower where the kept plan
+            // adds compression or refines its offload); AdaPipe's recurrence is shown as is.
+            if req.objective == Objective::AdaPipe {
                 p.estimate_s = part.objective_s;
-                p
-            })
-            .collect(),
-    )
+            }
+            p
+        })
+        .collect();
+    // The even partition competes too (in the simulation): the search ranks partitions with
+    // the stage knapsack as the partition DP asks it, and the kept plans are refined further.
+    // Not under AdaPipe's own objective, which reproduces the artifact's choice.
+    if req.objective == Objective::Estimate && !parts.iter().any(|part| part.ranges == even) {
+        let p = plan_ranges(req, &even);
+        if p.fits() {
+            plans.push(p);
+        }
+    }
+    Some(plans)
 }
 
 /// The memoised oracle: stage time for a range, keyed by (stage, block counts), with the

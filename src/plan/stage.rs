@@ -421,6 +421,13 @@ fn knapsack_impl(
             }
         }
     }
+    // On the plans that are kept (not inside the partition search), refine the winning
+    // assignment by single-copy moves.
+    if want_decisions && let Some((value, off)) = ranked {
+        ranked = Some(improve_offload(
+            cache, anatomy, counts, env, plain, &base, value, off,
+        ));
+    }
     let mut best = best;
     if let Some((_, off)) = ranked
         && !best.as_ref().is_some_and(|b| {
@@ -444,6 +451,71 @@ fn knapsack_impl(
         best = Some(p);
     }
     best
+}
+
+/// Local search from an offload assignment: while some single move (one more or one fewer
+/// copy of one kind on the host, within the host-link capacity) lowers the exact knapsack's
+/// added time, take the best such move. Returns the value and assignment reached.
+#[allow(clippy::too_many_arguments)]
+fn improve_offload(
+    cache: &KnapsackCache,
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+    base: &[KindDecision],
+    mut value: f64,
+    mut off: Vec<u32>,
+) -> (f64, Vec<u32>) {
+    let size = |k: usize| {
+        base[k]
+            .block
+            .map_or(0, |b| anatomy.block_of(b).units[base[k].unit].size_bytes)
+    };
+    let offloadable = |k: usize| {
+        base[k]
+            .block
+            .is_some_and(|b| !anatomy.block_of(b).units[base[k].unit].forced)
+            && size(k) > 0
+    };
+    for _ in 0..32 {
+        let host: u64 = (0..base.len()).map(|k| u64::from(off[k]) * size(k)).sum();
+        let mut step: Option<(f64, Vec<u32>)> = None;
+        for k in (0..base.len()).filter(|&k| offloadable(k)) {
+            for up in [true, false] {
+                let mut next = off.clone();
+                if up {
+                    if off[k] >= base[k].count || host + size(k) > mode.offload_capacity_bytes {
+                        continue;
+                    }
+                    next[k] += 1;
+                } else {
+                    if off[k] == 0 {
+                        continue;
+                    }
+                    next[k] -= 1;
+                }
+                let bar = step.as_ref().map_or(value, |(v, _)| *v);
+                if cannot_beat(offload_bound(anatomy, counts, env, mode, base, &next), bar) {
+                    continue;
+                }
+                if let Some(p) =
+                    solve_with_offload(cache, anatomy, counts, env, mode, base, &next, false)
+                    && p.added_s < bar
+                {
+                    step = Some((p.added_s, next));
+                }
+            }
+        }
+        match step {
+            Some((v, next)) => {
+                value = v;
+                off = next;
+            }
+            None => break,
+        }
+    }
+    (value, off)
 }
 
 /// The exact knapsack with `offload` copies per kind pre-assigned to the host, answered
@@ -787,7 +859,7 @@ mod tests {
     #[test]
     fn unified_gap_to_optimum_is_bounded() {
         let mut worst_gap = 0.0f64;
-        let mut cases = 0;
+        let (mut cases, mut missed, mut sum_gap) = (0, 0u32, 0.0f64);
         for x in [1u64 << 10, 3 << 10, 7 << 10] {
             for i in 2..6u32 {
                 for att in 0..=2u32 {
@@ -835,6 +907,10 @@ mod tests {
                                     let gap = (g.added_s - w) / base.max(1e-9);
                                     worst_gap = worst_gap.max(gap);
                                     cases += 1;
+                                    if gap > 1e-9 {
+                                        missed += 1;
+                                        sum_gap += gap;
+                                    }
                                 }
                             }
                         }
@@ -843,8 +919,10 @@ mod tests {
             }
         }
         println!(
-            "unified offload heuristic: worst gap {:.2}% of stage time over {cases} cases",
-            100.0 * worst_gap
+            "unified offload heuristic: worst gap {:.2}% of stage time over {cases} cases; \
+             {missed} not optimal, mean gap of those {:.2}%",
+            100.0 * worst_gap,
+            100.0 * sum_gap / f64::from(missed.max(1))
         );
         assert!(worst_gap < 0.05, "gap {worst_gap}");
     }
