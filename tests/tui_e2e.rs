@@ -182,13 +182,9 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).expect("write");
 }
 
-#[test]
-fn keys_change_stages_and_micro_batches_and_the_screen_follows() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
-        return;
-    }
-    let home = temp_dir("e2e-keys");
+/// The UI on the fixture solver at 120x40, with a fresh config folder (returned for clean-up).
+fn fixture_ui(tag: &str) -> (Tmux, PathBuf) {
+    let home = temp_dir(tag);
     let home_s = home.display().to_string();
     let t = Tmux::start(
         &[],
@@ -196,6 +192,16 @@ fn keys_change_stages_and_micro_batches_and_the_screen_follows() {
         120,
         40,
     );
+    (t, home)
+}
+
+#[test]
+fn keys_change_stages_and_micro_batches_and_the_screen_follows() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping the end-to-end test");
+        return;
+    }
+    let (t, home) = fixture_ui("e2e-keys");
     t.wait_text("micro m  64");
     t.wait_for("a solved screen", |s| {
         s.contains("iter ") && s.contains("stage 0 units")
@@ -237,14 +243,7 @@ fn a_burst_of_edits_ends_solved_with_the_last_edit_shown() {
         eprintln!("tmux not installed: skipping the end-to-end test");
         return;
     }
-    let home = temp_dir("e2e-burst");
-    let home_s = home.display().to_string();
-    let t = Tmux::start(
-        &[],
-        &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
-        120,
-        40,
-    );
+    let (t, home) = fixture_ui("e2e-burst");
     t.wait_for("a solved screen", |s| s.contains("solved in"));
     // Several edits read in one go: the newest solve must be the one that runs and shows
     // (once, the oldest replaced it and the screen stayed "solving…").

@@ -773,6 +773,37 @@ mod tests {
         }
     }
 
+    /// An optimal selection's cost is `want`, and its picks fit and add up to what it says.
+    fn check_selection(
+        groups: &[Group],
+        cap: u64,
+        got: &Selection,
+        want: f64,
+    ) -> Result<(), TestCaseError> {
+        prop_assert!(
+            (got.cost_s - want).abs() < 1e-9,
+            "{} vs {}",
+            got.cost_s,
+            want
+        );
+        let bytes: u64 = got
+            .picks
+            .iter()
+            .zip(groups)
+            .map(|(&i, g)| g.choices[i].bytes)
+            .sum();
+        let cost: f64 = got
+            .picks
+            .iter()
+            .zip(groups)
+            .map(|(&i, g)| g.choices[i].cost_s)
+            .sum();
+        prop_assert!(bytes <= cap);
+        prop_assert_eq!(bytes, got.bytes);
+        prop_assert!((cost - want).abs() < 1e-9);
+        Ok(())
+    }
+
     fn group_strategy(scale: u64) -> impl Strategy<Value = Group> {
         prop::collection::vec((0u64..40, 0.0f64..10.0), 1..5).prop_map(move |v| Group {
             choices: v
@@ -844,12 +875,7 @@ mod tests {
                 }
             }
             if let (Some(g), Some(w)) = (got, want) {
-                prop_assert!((g.cost_s - w).abs() < 1e-9, "{} vs {}", g.cost_s, w);
-                let bytes: u64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].bytes).sum();
-                let cost: f64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].cost_s).sum();
-                prop_assert!(bytes <= cap);
-                prop_assert_eq!(bytes, g.bytes);
-                prop_assert!((cost - w).abs() < 1e-9);
+                check_selection(&groups, cap, &g, w)?;
             }
         }
 
@@ -875,12 +901,7 @@ mod tests {
                 prop_assert_eq!(v.map(|s| s.cost_s), cost_only.map(|s| s.cost_s));
             }
             if let (Some(g), Some(w)) = (got, want) {
-                prop_assert!((g.cost_s - w).abs() < 1e-9, "{} vs {}", g.cost_s, w);
-                let bytes: u64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].bytes).sum();
-                let cost: f64 = g.picks.iter().zip(&groups).map(|(&i, gr)| gr.choices[i].cost_s).sum();
-                prop_assert!(bytes <= cap);
-                prop_assert_eq!(bytes, g.bytes);
-                prop_assert!((cost - w).abs() < 1e-9);
+                check_selection(&groups, cap, &g, w)?;
             }
         }
 

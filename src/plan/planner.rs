@@ -507,6 +507,18 @@ mod tests {
         out
     }
 
+    /// The least estimate over every partition of `n` blocks into `p` stages that fits.
+    fn best_by_enumeration(req: &PlanRequest, p: usize, n: usize) -> Option<f64> {
+        let mut want: Option<f64> = None;
+        for ranges in compositions(p, n) {
+            let plan = plan_ranges(req, &ranges);
+            if plan.fits() && want.is_none_or(|w| plan.estimate_s < w) {
+                want = Some(plan.estimate_s);
+            }
+        }
+        want
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
         /// The search (bounds-settled questions included) against every partition, on the
@@ -523,13 +535,7 @@ mod tests {
             let a = testkit::gpt_like(layers, x, stat * x);
             proptest::prop_assume!(a.num_blocks() >= p);
             let req = request(&a, p, m, budget * x, Strategy::AdaPipe);
-            let mut want: Option<f64> = None;
-            for ranges in compositions(p, a.num_blocks()) {
-                let plan = plan_ranges(&req, &ranges);
-                if plan.fits() && want.is_none_or(|w| plan.estimate_s < w) {
-                    want = Some(plan.estimate_s);
-                }
-            }
+            let want = best_by_enumeration(&req, p, a.num_blocks());
             let got = search(&req, 1);
             proptest::prop_assert_eq!(!got.is_empty(), want.is_some());
             if let (Some(g), Some(w)) = (got.first(), want) {
@@ -545,13 +551,7 @@ mod tests {
             let a = testkit::gpt_like(layers, x, 8 * x);
             for budget in [150u64, 200, 260, 400] {
                 let req = request(&a, p, m, budget * x, Strategy::AdaPipe);
-                let mut want: Option<f64> = None;
-                for ranges in compositions(p, a.num_blocks()) {
-                    let plan = plan_ranges(&req, &ranges);
-                    if plan.fits() && want.is_none_or(|w| plan.estimate_s < w) {
-                        want = Some(plan.estimate_s);
-                    }
-                }
+                let want = best_by_enumeration(&req, p, a.num_blocks());
                 let got = search(&req, 1);
                 assert_eq!(
                     !got.is_empty(),
