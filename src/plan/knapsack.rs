@@ -197,7 +197,7 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// as indices into the original list.
 fn pareto(group: &Group) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..group.choices.len()).collect();
-    idx.sort_by(|&a, &b| {
+    idx.sort_unstable_by(|&a, &b| {
         let (x, y) = (&group.choices[a], &group.choices[b]);
         x.bytes
             .cmp(&y.bytes)
@@ -260,6 +260,24 @@ pub struct Bounds {
 /// choice that sheds what is left (at worst the segment's far end), every other group staying
 /// at a hull vertex: a selection that fits.
 pub fn bounds(groups: &[Group], capacity: u64) -> Bounds {
+    bounds_on(groups, &fronts_of(groups), capacity)
+}
+
+/// Every group's Pareto choices in byte order (see [`pareto`]).
+fn fronts_of(groups: &[Group]) -> Vec<Vec<usize>> {
+    groups
+        .iter()
+        .map(|g| match g.arith {
+            // Keep-k-of-n choices: k = 0 is the smallest and k = n the largest (a kept copy
+            // weighs in-flight x size >= the transient charge); no pruning needed.
+            Some(a) if a.step >= a.charge => (0..g.choices.len()).collect(),
+            _ => pareto(g),
+        })
+        .collect()
+}
+
+/// [`bounds`] with the groups' fronts already computed.
+fn bounds_on(groups: &[Group], fronts: &[Vec<usize>], capacity: u64) -> Bounds {
     let none = Bounds {
         lower_s: f64::INFINITY,
         upper_s: f64::INFINITY,
@@ -277,21 +295,15 @@ pub fn bounds(groups: &[Group], capacity: u64) -> Bounds {
     let mut base_bytes = 0u64;
     let mut min_bytes = 0u64;
     let mut segs: Vec<Seg> = Vec::new();
-    let mut fronts: Vec<Vec<usize>> = Vec::with_capacity(groups.len());
     let mut hull: Vec<(f64, f64)> = Vec::new();
-    for (gi, g) in groups.iter().enumerate() {
-        let front = match g.arith {
-            // Keep-k-of-n: already a front in byte order (see `run`).
-            Some(a) if a.step >= a.charge => (0..g.choices.len()).collect(),
-            _ => pareto(g),
-        };
+    for ((gi, g), front) in groups.iter().enumerate().zip(fronts) {
         let (Some(&first), Some(&last)) = (front.first(), front.last()) else {
             return none;
         };
         min_bytes += g.choices[first].bytes;
         base_bytes += g.choices[last].bytes;
         base_cost += g.choices[last].cost_s;
-        hull_of(g, &front, &mut hull);
+        hull_of(g, front, &mut hull);
         for w in hull.windows(2) {
             let (left, right) = (w[0].0 as u64, w[1].0 as u64);
             if right > left {
@@ -306,7 +318,6 @@ pub fn bounds(groups: &[Group], capacity: u64) -> Bounds {
                 });
             }
         }
-        fronts.push(front);
     }
     if min_bytes > capacity {
         return none;
@@ -460,15 +471,7 @@ fn run_with(
     want_picks: bool,
     dense_cells_max: usize,
 ) -> Option<Selection> {
-    let fronts: Vec<Vec<usize>> = groups
-        .iter()
-        .map(|g| match g.arith {
-            // Keep-k-of-n choices: k = 0 is the smallest and k = n the largest (a kept copy
-            // weighs in-flight x size >= the transient charge); no pruning needed.
-            Some(a) if a.step >= a.charge => (0..g.choices.len()).collect(),
-            _ => pareto(g),
-        })
-        .collect();
+    let fronts = fronts_of(groups);
     if fronts.iter().any(|f| f.is_empty()) {
         return None;
     }
@@ -520,7 +523,7 @@ fn run_with(
             .iter()
             .map(|&g| fronts[g].len().saturating_mul(cap_units + 1))
             .fold(0, usize::saturating_add);
-        let upper = bounds(groups, capacity).upper_s;
+        let upper = bounds_on(groups, &fronts, capacity).upper_s;
         if let Ok(v) = front::solve(groups, &fronts, capacity, upper, want_picks, dense_work / 4) {
             return v;
         }
