@@ -2,20 +2,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
+mod cli_common;
 
-fn run(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
-        .args(args)
-        .env("XDG_CONFIG_HOME", "/nonexistent-pipescope-test")
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use cli_common::pipescope as run;
 
 #[test]
 fn units_json_adds_up_to_the_layer_formula() {

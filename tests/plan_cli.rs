@@ -3,19 +3,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::process::Command;
+mod cli_common;
 
-fn run(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use cli_common::pipescope as run;
 
 const TOP: [&str; 12] = [
     "feasible",

@@ -3,19 +3,12 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::process::Command;
+mod cli_common;
 
 fn simulate(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
-        .arg("simulate")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    let mut all = vec!["simulate"];
+    all.extend_from_slice(args);
+    cli_common::pipescope(&all)
 }
 
 #[test]

@@ -28,6 +28,20 @@ fn have_tmux() -> bool {
 impl Tmux {
     /// Starts the binary with `args` and `env` in a fresh tmux server of `w`x`h`.
     fn start(args: &[&str], env: &[(&str, &str)], w: u16, h: u16) -> Tmux {
+        let mut program = format!("'{}'", env!("CARGO_BIN_EXE_pipescope"));
+        for a in args {
+            program.push_str(&format!(" '{a}'"));
+        }
+        Self::launch(&program, env, w, h)
+    }
+
+    /// Starts a shell command line (which runs the binary itself) in a fresh tmux server.
+    fn start_shell(line: &str, env: &[(&str, &str)]) -> Tmux {
+        Self::launch(&format!("sh -c \"{line}\""), env, 120, 40)
+    }
+
+    /// Runs `program` (already quoted) with `env` in a new tmux server and session.
+    fn launch(program: &str, env: &[(&str, &str)], w: u16, h: u16) -> Tmux {
         static N: AtomicU32 = AtomicU32::new(0);
         let n = N.fetch_add(1, Ordering::SeqCst);
         let socket = format!("pipescope-e2e-{}-{n}", std::process::id());
@@ -39,10 +53,8 @@ impl Tmux {
         for (k, v) in env {
             cmd.push_str(&format!(" {k}='{v}'"));
         }
-        cmd.push_str(&format!(" '{}'", env!("CARGO_BIN_EXE_pipescope")));
-        for a in args {
-            cmd.push_str(&format!(" '{a}'"));
-        }
+        cmd.push(' ');
+        cmd.push_str(program);
         let status = Command::new("tmux")
             .args([
                 "-L",
@@ -55,38 +67,6 @@ impl Tmux {
                 &t.session,
             ])
             .args(["-x", &w.to_string(), "-y", &h.to_string(), &cmd])
-            .status()
-            .expect("tmux runs");
-        assert!(status.success(), "tmux new-session failed");
-        t
-    }
-
-    /// Starts a shell command line (which runs the binary itself) in a fresh tmux server.
-    fn start_shell(line: &str, env: &[(&str, &str)]) -> Tmux {
-        static N: AtomicU32 = AtomicU32::new(1000);
-        let n = N.fetch_add(1, Ordering::SeqCst);
-        let socket = format!("pipescope-e2e-{}-{n}", std::process::id());
-        let t = Tmux {
-            socket,
-            session: format!("e2e{n}"),
-        };
-        let mut cmd = String::from("env TERM=xterm-256color");
-        for (k, v) in env {
-            cmd.push_str(&format!(" {k}='{v}'"));
-        }
-        cmd.push_str(&format!(" sh -c \"{line}\""));
-        let status = Command::new("tmux")
-            .args([
-                "-L",
-                &t.socket,
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-s",
-                &t.session,
-            ])
-            .args(["-x", "120", "-y", "40", &cmd])
             .status()
             .expect("tmux runs");
         assert!(status.success(), "tmux new-session failed");

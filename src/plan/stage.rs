@@ -250,20 +250,6 @@ pub fn knapsack_added_in(
     env: &StageEnv,
     mode: KnapsackMode,
 ) -> Option<f64> {
-    if mode.offload_capacity_bytes == 0 || env.in_flight <= 2 {
-        let base = keep_all(anatomy, counts);
-        return solve_with_offload(
-            cache,
-            anatomy,
-            counts,
-            env,
-            mode,
-            &base,
-            &vec![0; base.len()],
-            false,
-        )
-        .map(|k| k.added_s);
-    }
     knapsack_impl(cache, anatomy, counts, env, mode, false).map(|k| k.added_s)
 }
 
@@ -359,8 +345,8 @@ pub fn knapsack_in(
     knapsack_impl(cache, anatomy, counts, env, mode, true)
 }
 
-/// The knapsack with offload; without `want_decisions` the returned plan carries only
-/// `added_s` when the best offload assignment wins (its cost is the same either way).
+/// The knapsack, with offload where the mode allows it; without `want_decisions` the
+/// returned plan may carry only `added_s` (no decisions are built where none are needed).
 fn knapsack_impl(
     cache: &KnapsackCache,
     anatomy: &Anatomy,
@@ -370,6 +356,8 @@ fn knapsack_impl(
     want_decisions: bool,
 ) -> Option<KnapsackPlan> {
     let base = keep_all(anatomy, counts);
+    let offload = mode.offload_capacity_bytes > 0 && env.in_flight > 2;
+    // With offload the plain answer's decisions seed one of the offload orders.
     let best = solve_with_offload(
         cache,
         anatomy,
@@ -378,9 +366,9 @@ fn knapsack_impl(
         mode,
         &base,
         &vec![0; base.len()],
-        true,
+        want_decisions || offload,
     );
-    if mode.offload_capacity_bytes == 0 || env.in_flight <= 2 {
+    if !offload {
         return best;
     }
     if best.as_ref().is_some_and(|b| b.added_s == 0.0) {
