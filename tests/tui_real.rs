@@ -7,7 +7,7 @@
 mod tui_common;
 
 use pipescope::scenario::Catalog;
-use pipescope::tui::action::{Action, Effect, JobResult};
+use pipescope::tui::action::{Action, Effect};
 use pipescope::tui::app::App;
 use pipescope::tui::preset_io::choices_of;
 use pipescope::tui::solved::engine_solve;
@@ -17,20 +17,7 @@ use pipescope::tui::view::format;
 use tui_common::render;
 
 fn run(app: &mut App, effects: Vec<Effect>) {
-    for e in effects {
-        if let Effect::Solve(job) = e {
-            let results = job.scenarios.iter().map(engine_solve).collect();
-            let more = update(
-                app,
-                Action::Solved(JobResult {
-                    generation: job.generation,
-                    kind: job.kind,
-                    results,
-                }),
-            );
-            run(app, more);
-        }
-    }
+    tui_common::run_effects_with(app, effects, engine_solve);
 }
 
 fn real_app(preset: &str) -> App {

@@ -62,27 +62,8 @@ fn full_blocks(anatomy: &Anatomy, ranges: &[(usize, usize)]) -> BlockPlan {
 
 /// Decisions of one device under a fixed-rule or knapsack strategy (`uniform` is decided
 /// across devices in `planner`; here it means "keep all"). A knapsack that finds nothing
-/// falls back to recomputing every optional unit and reports `fits = false`.
-pub fn decide(
-    anatomy: &Anatomy,
-    device: usize,
-    ranges: &[(usize, usize)],
-    env: StageEnv,
-    strategy: Strategy,
-    mode: KnapsackMode,
-) -> DevicePlan {
-    decide_in(
-        &KnapsackCache::default(),
-        anatomy,
-        device,
-        ranges,
-        env,
-        strategy,
-        mode,
-    )
-}
-
-/// [`decide`] answering repeated knapsack questions from `cache`.
+/// falls back to recomputing every optional unit and reports `fits = false`. Repeated
+/// knapsack questions are answered from `cache`.
 pub fn decide_in(
     cache: &KnapsackCache,
     anatomy: &Anatomy,

@@ -231,18 +231,8 @@ pub struct KnapsackPlan {
     pub added_s: f64,
 }
 
-/// The least added time only (what the partition DP needs): decisions are not built when
-/// no offload is involved.
-pub fn knapsack_added(
-    anatomy: &Anatomy,
-    counts: BlockCounts,
-    env: &StageEnv,
-    mode: KnapsackMode,
-) -> Option<f64> {
-    knapsack_added_in(&KnapsackCache::default(), anatomy, counts, env, mode)
-}
-
-/// [`knapsack_added`] answering repeated questions from `cache`.
+/// The least added time only (what the partition DP needs), answering repeated questions
+/// from `cache`: decisions are built only where offload needs them.
 pub fn knapsack_added_in(
     cache: &KnapsackCache,
     anatomy: &Anatomy,

@@ -8,7 +8,7 @@ use pipescope::tui::app::App;
 use pipescope::tui::fields::Choices;
 use pipescope::tui::theme::Theme;
 use pipescope::tui::update::{resolve, update};
-use pipescope::tui::{fixture, view};
+use pipescope::tui::{SolveFn, fixture, view};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -22,9 +22,14 @@ pub fn choices() -> Choices {
 
 /// Carries out effects: solves jobs with the fixture solver right away.
 pub fn run_effects(app: &mut App, effects: Vec<Effect>) {
+    run_effects_with(app, effects, fixture::solve);
+}
+
+/// Carries out effects: solves jobs with `solve` right away.
+pub fn run_effects_with(app: &mut App, effects: Vec<Effect>, solve: SolveFn) {
     for e in effects {
         if let Effect::Solve(job) = e {
-            let results = job.scenarios.iter().map(fixture::solve).collect();
+            let results = job.scenarios.iter().map(solve).collect();
             let more = update(
                 app,
                 Action::Solved(JobResult {
@@ -33,7 +38,7 @@ pub fn run_effects(app: &mut App, effects: Vec<Effect>) {
                     results,
                 }),
             );
-            run_effects(app, more);
+            run_effects_with(app, more, solve);
         }
     }
 }
