@@ -40,7 +40,15 @@ fn main() -> ExitCode {
         Some(Command::Simulate(args)) => cli::simulate::run(&args),
         Some(Command::Units(args)) => cli::units::run(&args),
         Some(Command::Presets(args)) => cli::presets::run(&args),
+        #[cfg(feature = "tui")]
         None => cli::tui::run(&cli.scenario),
+        #[cfg(not(feature = "tui"))]
+        None => Err({
+            let _ = &cli.scenario;
+            "this build has no terminal UI (built without the `tui` feature); \
+                     use a subcommand: plan, compare, simulate, units, presets"
+                .to_string()
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

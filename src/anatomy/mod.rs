@@ -12,11 +12,12 @@
 mod build;
 pub mod cost;
 mod outer;
-pub mod params;
 mod profile;
 mod types;
 mod units;
 
+pub use crate::scenario::params;
+pub use crate::scenario::{MeasuredProfile, UnitMeasurement};
 pub use profile::{BLOCK_KINDS, UNIT_NAMES};
-pub use types::{Anatomy, Block, BlockKind, MeasuredProfile, Unit, UnitMeasurement};
+pub use types::{Anatomy, Block, BlockKind, Unit};
 pub use units::CODEC_BLOCK;

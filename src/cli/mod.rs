@@ -7,5 +7,6 @@ pub mod plan;
 pub mod presets;
 pub mod scenario_args;
 pub mod simulate;
+#[cfg(feature = "tui")]
 pub mod tui;
 pub mod units;

@@ -5,8 +5,8 @@ use super::{
     Batch, Catalog, EfficiencyCurve, GpuSpec, ModelSpec, ModelStyle, Objective, Parallel,
     PlanSettings, Scenario,
 };
-use crate::plan::Strategy;
-use crate::schedule::ScheduleKind;
+use crate::scenario::ScheduleKind;
+use crate::scenario::Strategy;
 
 /// Name of the default scenario preset.
 pub const DEFAULT_SCENARIO: &str = "gpt3-175b-16k";

@@ -6,7 +6,7 @@
 //! above any real training set-up.
 
 use super::{InvalidField, ModelSpec, Scenario};
-use crate::anatomy::params;
+use crate::scenario::params;
 
 /// Most parameters a model may have (10^15, about 2000 times Llama 3 405B), so that its
 /// static memory (18 bytes a parameter) stays far below `u64::MAX`.

@@ -11,10 +11,13 @@ mod gpu;
 pub(crate) mod magnitude;
 mod model;
 mod overrides;
+pub mod params;
 pub mod presets;
+mod profile;
 mod settings;
 mod to_toml;
 mod validate;
+mod vocabulary;
 
 pub use default::{DEFAULT_SCENARIO, default_scenario};
 pub use gpu::{EfficiencyCurve, GpuSpec, a100_links};
@@ -22,11 +25,11 @@ pub use magnitude::{MAX_ITERATION_BYTES, MAX_MICRO_BATCH_BYTES, MAX_PARAMETERS};
 pub use model::{ModelSpec, ModelStyle};
 pub use overrides::ScenarioOverrides;
 pub use presets::{Catalog, PresetError, PresetInfo, PresetKind};
-pub use settings::{Batch, Objective, Parallel, PlanSettings};
+pub use profile::{MeasuredProfile, UnitMeasurement};
+pub use settings::{Batch, Parallel, PlanSettings};
 pub use to_toml::to_toml;
 pub use validate::{limits, validate_gpu, validate_model};
-
-use crate::anatomy::MeasuredProfile;
+pub use vocabulary::{Objective, ScheduleKind, Strategy, parse_name};
 
 /// One complete, validated description of a training set-up to plan and simulate.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,8 +2,8 @@
 
 use super::presets::{Catalog, budget_bytes};
 use super::{InvalidField, Objective, Scenario};
-use crate::plan::Strategy;
-use crate::schedule::ScheduleKind;
+use crate::scenario::ScheduleKind;
+use crate::scenario::Strategy;
 
 /// Values that replace a scenario's fields; `None` leaves the field alone.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,7 +1,7 @@
 //! Parallel layout, batch and plan settings of a scenario.
 
-use crate::plan::Strategy;
-use crate::schedule::ScheduleKind;
+use crate::scenario::ScheduleKind;
+use crate::scenario::{Objective, Strategy};
 
 /// How the model is split over devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,46 +29,6 @@ pub struct Batch {
     pub micro_batch_size: u64,
     /// Micro-batches per iteration `m` (per data-parallel replica).
     pub micro_batches: u32,
-}
-
-/// Which pipeline-time estimate the partition DP minimises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Objective {
-    /// `(m - 1) max_s T_s + sum_s T_s`, solved exactly (DESIGN.md section 4).
-    #[default]
-    Estimate,
-    /// AdaPipe's own warm-up/steady/cool-down recurrence (`reference/adapipe.md` 1.6).
-    AdaPipe,
-}
-
-impl Objective {
-    /// Both objectives, in the order the UI cycles through them.
-    pub const ALL: [Objective; 2] = [Objective::Estimate, Objective::AdaPipe];
-
-    /// The command-line and preset name (`estimate` or `adapipe`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Objective::Estimate => "estimate",
-            Objective::AdaPipe => "adapipe",
-        }
-    }
-}
-
-impl std::fmt::Display for Objective {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Objective {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Objective::ALL
-            .into_iter()
-            .find(|o| o.name() == s)
-            .ok_or_else(|| format!("unknown objective '{s}': expected one of estimate, adapipe"))
-    }
 }
 
 /// What to plan and how.

@@ -205,12 +205,12 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
             sc.plan.memory_budget_bytes = (gib.max(1.0) * GIB) as u64;
         }
         Field::Schedule => {
-            if let Some(s) = cycle(&ScheduleKind::ALL, &sc.plan.schedule, delta) {
+            if let Some(s) = cycle(ScheduleKind::ALL, &sc.plan.schedule, delta) {
                 sc.plan.schedule = s;
             }
         }
         Field::Strategy => {
-            if let Some(s) = cycle(&Strategy::ALL, &sc.plan.strategy, delta) {
+            if let Some(s) = cycle(Strategy::ALL, &sc.plan.strategy, delta) {
                 sc.plan.strategy = s;
             }
         }

@@ -3,15 +3,15 @@
 
 use super::schema::{GpuRef, GpuToml, ModelRef, ModelToml, ScenarioToml};
 use super::{Catalog, PresetError};
-use crate::anatomy::MeasuredProfile;
-use crate::plan::Strategy;
+use crate::scenario::MeasuredProfile;
+use crate::scenario::ScheduleKind;
+use crate::scenario::Strategy;
 use crate::scenario::gpu::a100_links;
 use crate::scenario::validate::{validate_gpu, validate_model};
 use crate::scenario::{
     Batch, EfficiencyCurve, GpuSpec, InvalidField, ModelSpec, ModelStyle, Objective, Parallel,
     PlanSettings, Scenario,
 };
-use crate::schedule::ScheduleKind;
 
 /// A `[model]` table with its defaults applied, validated.
 pub fn model_spec(t: &ModelToml) -> Result<ModelSpec, InvalidField> {

@@ -1,7 +1,7 @@
 //! Exact closed forms of DESIGN.md section 5 with equal costs and no transfer time, and a
 //! hand-worked example with unequal costs.
 
-mod sched_common;
+use crate::sched_common;
 
 use pipescope::schedule::{ScheduleKind, inflight};
 use sched_common::run_uniform;

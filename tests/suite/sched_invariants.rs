@@ -2,7 +2,7 @@
 //! dependencies respected, no overlap on a compute lane, memory back to static at the end,
 //! and the simulator's in-flight peak equal to the order-only analysis.
 
-mod sched_common;
+use crate::sched_common;
 
 use pipescope::schedule::{OpKind, ScheduleKind, inflight};
 use proptest::prelude::*;
@@ -13,7 +13,7 @@ fn costs() -> impl Strategy<Value = [f64; 3]> {
 }
 
 fn check_all(p: u32, m: u32, v: u32, fbw: [f64; 3], comm: f64, must: &[ScheduleKind]) {
-    for kind in ScheduleKind::ALL {
+    for &kind in ScheduleKind::ALL {
         let Some((s, sim)) = run_uniform(kind, p, m, v, fbw, comm) else {
             assert!(
                 !must.contains(&kind),

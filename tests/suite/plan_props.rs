@@ -16,8 +16,8 @@ fn preset(name: &str) -> Scenario {
 fn every_strategy_with_every_schedule_respects_the_budget() {
     let base = preset("tiny-4x8");
     let mut solved = 0;
-    for kind in ScheduleKind::ALL {
-        for strategy in Strategy::ALL {
+    for &kind in ScheduleKind::ALL {
+        for &strategy in Strategy::ALL {
             let mut s = base.clone();
             s.plan.schedule = kind;
             s.plan.strategy = strategy;
@@ -65,7 +65,7 @@ fn every_strategy_with_every_schedule_respects_the_budget() {
 #[test]
 fn gpt3_plans_respect_the_budget_in_the_simulation() {
     let base = preset("gpt3-175b-16k");
-    for strategy in Strategy::ALL {
+    for &strategy in Strategy::ALL {
         let mut s = base.clone();
         s.plan.strategy = strategy;
         let o = solve(&s).unwrap();

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
-mod search_util;
+use crate::search_util;
 
 use pipescope::schedule::{Placement, ScheduleError, ScheduleKind, generate};
 use proptest::prelude::*;

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod tui_common;
+use crate::tui_common;
 
 use pipescope::scenario::Catalog;
 use pipescope::tui::action::{Action, Effect};

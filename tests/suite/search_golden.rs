@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
-mod search_util;
+use crate::search_util;
 
 use pipescope::schedule::{OpKind, Placement, Schedule, ScheduleKind, generate};
 use search_util::{assert_complete, time, uniform};

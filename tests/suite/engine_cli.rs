@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cli_common;
+use crate::cli_common;
 
 use cli_common::pipescope as run;
 

@@ -1,6 +1,6 @@
 //! Unit tests of `update`: one or more per action, on fixture solves run synchronously.
 
-mod tui_common;
+use crate::tui_common;
 
 use pipescope::plan::Strategy;
 use pipescope::schedule::ScheduleKind;

@@ -2,7 +2,7 @@
 //! synthetic solver in `pipescope::tui::fixture`), so they are deterministic and do not
 //! move when the engine's numbers change. The solve time is hidden.
 
-mod tui_common;
+use crate::tui_common;
 
 use insta::assert_snapshot;
 use pipescope::plan::Strategy;

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod cli_common;
+use crate::cli_common;
 
 fn simulate(args: &[&str]) -> (bool, String, String) {
     let mut all = vec!["simulate"];

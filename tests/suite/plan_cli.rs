@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod cli_common;
+use crate::cli_common;
 
 use cli_common::pipescope as run;
 

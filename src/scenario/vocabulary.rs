@@ -1,0 +1,261 @@
+//! The scenario's vocabulary: the names a scenario is written in (memory strategy, schedule
+//! kind), shared by every later stage of the engine. Names and parsing come from one
+//! declaration per enum (strum), so help texts list every value and errors suggest near misses.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use strum::VariantArray;
+
+use super::presets::nearest;
+
+/// Parses `text` as one of `T`'s names, or says what is allowed and the nearest name.
+pub fn parse_name<T>(what: &str, text: &str) -> Result<T, String>
+where
+    T: VariantArray + Copy + Into<&'static str>,
+{
+    let names: Vec<&'static str> = T::VARIANTS.iter().map(|&v| v.into()).collect();
+    if let Some(i) = names.iter().position(|n| *n == text) {
+        return Ok(T::VARIANTS[i]);
+    }
+    let hint = nearest(text, &names)
+        .map(|n| format!(" (did you mean '{n}'?)"))
+        .unwrap_or_default();
+    Err(format!(
+        "unknown {what} '{text}'{hint}: expected one of {}",
+        names.join(", ")
+    ))
+}
+
+/// A memory strategy: how a plan trades memory for time.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// Keep everything.
+    #[strum(serialize = "none")]
+    None,
+    /// Keep only each layer's input; recompute the whole layer.
+    #[strum(serialize = "full")]
+    Full,
+    /// Megatron's selective recomputation of core attention.
+    #[strum(serialize = "selective")]
+    Selective,
+    /// The best single unit set for every stage that makes the worst stage fit.
+    #[strum(serialize = "uniform")]
+    Uniform,
+    /// Per-stage knapsack, even partition (AdaPipe "even partitioning").
+    #[strum(serialize = "adaptive")]
+    Adaptive,
+    /// Per-stage knapsack nested in the partition DP (AdaPipe).
+    #[serde(rename = "adapipe")]
+    #[strum(serialize = "adapipe")]
+    AdaPipe,
+    /// Offload kept tensors to host when the transfer hides between F and B (PipeOffload).
+    #[strum(serialize = "offload")]
+    Offload,
+    /// Keep tensors compressed (Adacc).
+    #[strum(serialize = "compress")]
+    Compress,
+    /// Keep, recompute, compress or offload per unit, nested in the partition DP.
+    #[strum(serialize = "unified")]
+    Unified,
+}
+
+impl Strategy {
+    /// Every strategy, in the order the UI cycles through them.
+    pub const ALL: &'static [Strategy] = <Strategy as VariantArray>::VARIANTS;
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_name("strategy", s)
+    }
+}
+
+/// Every schedule pipescope knows, named as on the command line (DESIGN.md section 5).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+pub enum ScheduleKind {
+    /// All forwards, then all backwards.
+    #[serde(rename = "gpipe")]
+    #[strum(serialize = "gpipe")]
+    Gpipe,
+    /// One-forward-one-backward (PipeDream-flush / DAPPLE).
+    #[serde(rename = "1f1b")]
+    #[strum(serialize = "1f1b")]
+    OneFOneB,
+    /// Megatron's interleaved 1F1B with `v` chunks per device.
+    #[serde(rename = "interleaved")]
+    #[strum(serialize = "interleaved")]
+    Interleaved,
+    /// Zero-bubble ZB-H1 (handcrafted, 1F1B memory).
+    #[serde(rename = "zb-h1")]
+    #[strum(serialize = "zb-h1")]
+    ZbH1,
+    /// Zero-bubble heuristic with memory limit 2p (ZB-2P).
+    #[serde(rename = "zb-h2")]
+    #[strum(serialize = "zb-h2")]
+    ZbH2,
+    /// Zero-bubble heuristic with a user memory limit (default p).
+    #[serde(rename = "zb-auto")]
+    #[strum(serialize = "zb-auto")]
+    ZbAuto,
+    /// Zero-bubble V schedule (2 chunks, V-shape).
+    #[serde(rename = "zb-v")]
+    #[strum(serialize = "zb-v")]
+    ZbV,
+    /// Controllable-memory V-Half.
+    #[serde(rename = "v-half")]
+    #[strum(serialize = "v-half")]
+    VHalf,
+    /// Controllable-memory V-Min.
+    #[serde(rename = "v-min")]
+    #[strum(serialize = "v-min")]
+    VMin,
+    /// Controllable-memory V-ZB (building-block search).
+    #[serde(rename = "v-zb")]
+    #[strum(serialize = "v-zb")]
+    VZb,
+    /// DeepSeek DualPipe-V.
+    #[serde(rename = "dualpipe-v")]
+    #[strum(serialize = "dualpipe-v")]
+    DualPipeV,
+    /// Chimera: two 1F1B pipelines in opposite directions.
+    #[serde(rename = "chimera")]
+    #[strum(serialize = "chimera")]
+    Chimera,
+    /// Group-interleaved 1F1B (PipeOffload's GIS).
+    #[serde(rename = "gis")]
+    #[strum(serialize = "gis")]
+    Gis,
+    /// GIS with PipeOffload's activation offload pass.
+    #[serde(rename = "gis-offload")]
+    #[strum(serialize = "gis-offload")]
+    GisOffload,
+}
+
+impl ScheduleKind {
+    /// Every schedule, in the order the UI cycles through them.
+    pub const ALL: &'static [ScheduleKind] = <ScheduleKind as VariantArray>::VARIANTS;
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// Chunks per device this schedule runs with, given the user's `--chunks`.
+    pub fn chunks(self, requested: u32) -> u32 {
+        match self {
+            ScheduleKind::Interleaved | ScheduleKind::Gis | ScheduleKind::GisOffload => {
+                requested.max(2)
+            }
+            ScheduleKind::ZbV
+            | ScheduleKind::VHalf
+            | ScheduleKind::VMin
+            | ScheduleKind::VZb
+            | ScheduleKind::DualPipeV
+            | ScheduleKind::Chimera => 2,
+            _ => 1,
+        }
+    }
+
+    /// Whether the backward is split into B (input gradient) and W (weight gradient).
+    pub fn splits_backward(self) -> bool {
+        !matches!(
+            self,
+            ScheduleKind::Gpipe
+                | ScheduleKind::OneFOneB
+                | ScheduleKind::Interleaved
+                | ScheduleKind::Chimera
+        )
+    }
+}
+
+impl fmt::Display for ScheduleKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ScheduleKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_name("schedule", s)
+    }
+}
+
+/// Which pipeline-time estimate the partition DP minimises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, strum::IntoStaticStr, strum::VariantArray)]
+pub enum Objective {
+    /// `(m - 1) max_s T_s + sum_s T_s`, solved exactly (docs/model.md).
+    #[default]
+    #[strum(serialize = "estimate")]
+    Estimate,
+    /// AdaPipe's own warm-up/steady/cool-down recurrence (docs/model.md).
+    #[strum(serialize = "adapipe")]
+    AdaPipe,
+}
+
+impl Objective {
+    /// Both objectives, in the order the UI cycles through them.
+    pub const ALL: &'static [Objective] = <Objective as VariantArray>::VARIANTS;
+
+    /// The command-line and preset name (`estimate` or `adapipe`).
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl fmt::Display for Objective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Objective {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_name("objective", s)
+    }
+}

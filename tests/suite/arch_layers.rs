@@ -1,0 +1,202 @@
+//! The house rules that the compiler does not check by itself (docs/architecture.md): the
+//! engine's top-level modules import each other without cycles, and none of them names the
+//! terminal UI or a terminal crate.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The engine's top-level modules (everything under `src/` but `main.rs`, `cli/` and `tui/`).
+fn engine_modules(src: &Path) -> BTreeMap<String, Vec<PathBuf>> {
+    let mut modules = BTreeMap::new();
+    let Ok(entries) = fs::read_dir(src) else {
+        return modules;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Some(stem) = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(str::to_string)
+        else {
+            continue;
+        };
+        if matches!(stem.as_str(), "main" | "lib" | "cli" | "tui") {
+            continue;
+        }
+        let files = modules.entry(stem).or_insert_with(Vec::new);
+        if path.is_dir() {
+            collect_rs(&path, files);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    modules
+}
+
+fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_rs(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level modules a line of code names through `crate::`.
+fn crate_references(line: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("crate::") {
+        rest = &rest[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                let name: String = item
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    found.push(name);
+                }
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                found.push(name);
+            }
+        }
+    }
+    found
+}
+
+/// Code lines of a file: comments and doc comments dropped (they may name anything).
+fn code_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter(|l| !l.trim_start().starts_with("//"))
+}
+
+fn import_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let modules = engine_modules(&src);
+    let mut graph = BTreeMap::new();
+    for (name, files) in &modules {
+        let mut deps = BTreeSet::new();
+        for file in files {
+            let text = fs::read_to_string(file).unwrap_or_default();
+            for line in code_lines(&text) {
+                for dep in crate_references(line) {
+                    if dep != *name {
+                        deps.insert(dep);
+                    }
+                }
+                for terminal in ["ratatui", "crossterm", "notify::"] {
+                    assert!(
+                        !line.contains(terminal),
+                        "{} names the terminal crate `{terminal}`: {line}",
+                        file.display()
+                    );
+                }
+            }
+        }
+        graph.insert(name.clone(), deps);
+    }
+    graph
+}
+
+/// A cycle in `graph`, as the list of modules along it, if there is one.
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(node.to_string());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            if graph.contains_key(next)
+                && let Some(cycle) = visit(next, graph, path, done)
+            {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    for node in graph.keys() {
+        if let Some(cycle) = visit(node, graph, &mut Vec::new(), &mut done) {
+            return Some(cycle);
+        }
+    }
+    None
+}
+
+#[test]
+fn engine_modules_import_each_other_without_cycles() {
+    let graph = import_graph();
+    for core in ["scenario", "anatomy", "schedule", "plan", "sim", "solve"] {
+        assert!(graph.contains_key(core), "engine module {core} not found");
+    }
+    if let Some(cycle) = find_cycle(&graph) {
+        panic!(
+            "import cycle between engine modules: {}",
+            cycle.join(" -> ")
+        );
+    }
+}
+
+#[test]
+fn engine_modules_never_import_the_ui_or_the_command_line() {
+    for (module, deps) in import_graph() {
+        for ui in ["tui", "cli"] {
+            assert!(!deps.contains(ui), "engine module {module} imports {ui}");
+        }
+    }
+}
+
+#[test]
+fn the_scenario_is_the_bottom_layer() {
+    let graph = import_graph();
+    let deps = graph.get("scenario").cloned().unwrap_or_default();
+    let engine: Vec<&String> = deps.iter().filter(|d| graph.contains_key(*d)).collect();
+    assert!(engine.is_empty(), "scenario imports {engine:?}");
+}
+
+#[test]
+fn the_cycle_finder_finds_a_planted_cycle() {
+    let mut graph = BTreeMap::new();
+    graph.insert("a".to_string(), BTreeSet::from(["b".to_string()]));
+    graph.insert("b".to_string(), BTreeSet::from(["c".to_string()]));
+    graph.insert("c".to_string(), BTreeSet::from(["a".to_string()]));
+    let cycle = find_cycle(&graph).unwrap_or_default();
+    assert_eq!(cycle, ["a", "b", "c", "a"]);
+    graph.insert("c".to_string(), BTreeSet::new());
+    assert_eq!(find_cycle(&graph), None);
+}
+
+#[test]
+fn crate_references_reads_grouped_imports() {
+    assert_eq!(crate_references("use crate::plan::Strategy;"), ["plan"]);
+    assert_eq!(
+        crate_references("use crate::{sim::Timeline, schedule::Op};"),
+        ["sim", "schedule"]
+    );
+}

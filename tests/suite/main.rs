@@ -1,0 +1,42 @@
+//! The integration tests, one binary: engine, planner, schedules, searches, CLI and TUI.
+//! One binary links the library once (27 separate test crates each linked it).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod arch_layers;
+mod cli_common;
+mod engine_anatomy;
+mod engine_calibration;
+mod engine_cli;
+mod engine_cli_pipe;
+mod engine_presets;
+mod engine_proptest;
+mod engine_reference;
+mod plan_chain;
+mod plan_cli;
+mod plan_gis_offload;
+mod plan_props;
+mod sched_cli;
+mod sched_closed_forms;
+mod sched_common;
+mod sched_estimate;
+mod sched_invariants;
+mod sched_sim;
+mod search_gis;
+mod search_golden;
+mod search_inputs;
+mod search_util;
+mod search_vgreedy;
+mod search_vzb;
+mod search_zb;
+mod search_zbv;
+#[cfg(feature = "tui")]
+mod tui_common;
+#[cfg(feature = "tui")]
+mod tui_e2e;
+#[cfg(feature = "tui")]
+mod tui_real;
+#[cfg(feature = "tui")]
+mod tui_snapshots;
+#[cfg(feature = "tui")]
+mod tui_update;
