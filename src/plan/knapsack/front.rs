@@ -9,7 +9,8 @@
 //! relaxation's rounding): it cannot be part of an optimum. Every optimal selection's prefix
 //! survives both tests (or one that beats it does), so the answer is the optimum.
 
-use super::{Group, Selection, hull_segments};
+use super::bounds::hull_segments;
+use super::{Group, Selection};
 
 /// The linear relaxation of a suffix of the groups as a function of the capacity it gets.
 struct Relaxation {

@@ -1,0 +1,305 @@
+//! The exact solve, phase by phase: settle the cases that need no table, split the groups
+//! into regular (dense table) and odd (sparse front) ones, try the pruned fronts where the
+//! table would be huge, build the odd groups' front, fill the dense table over the cells the
+//! combine step can read, combine the two, and trace the picks back.
+
+use super::bounds::bounds_on;
+use super::dense::{Table, fill_table};
+use super::{Group, Selection, front, fronts_of, gcd};
+
+/// One point of the sparse front: bytes, cost and the way back to its picks.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Point {
+    pub(super) bytes: u64,
+    pub(super) cost: f64,
+    pub(super) parent: usize,
+    pub(super) pick: usize,
+}
+
+/// The dense table's scale: bytes per cell and the last cell.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Scale {
+    /// Bytes per cell: the greatest common divisor of the regular groups' sizes.
+    pub(super) unit: u64,
+    /// The last cell: the capacity (or all the regular groups can take) in units.
+    pub(super) cap_units: usize,
+}
+
+impl Scale {
+    /// The cell that a sparse point leaves for the regular groups.
+    fn left_of(self, capacity: u64, pt: &Point) -> usize {
+        ((capacity - pt.bytes) / self.unit).min(self.cap_units as u64) as usize
+    }
+}
+
+/// [`super::solve`] with the table size above which the pruned fronts are tried first.
+pub(super) fn run_with(
+    groups: &[Group],
+    capacity: u64,
+    want_picks: bool,
+    dense_cells_max: usize,
+) -> Option<Selection> {
+    let fronts = fronts_of(groups);
+    if let Some(settled) = settle_without_table(groups, &fronts, capacity) {
+        return settled;
+    }
+    let (regular, odd) = split_groups(groups, &fronts, capacity);
+    let scale = scale_of(groups, &fronts, &regular, capacity);
+    if regular.len().saturating_mul(scale.cap_units + 1) > dense_cells_max {
+        if let Some(v) = try_fronts(groups, &fronts, &regular, scale, capacity, want_picks) {
+            return v;
+        }
+    }
+    let levels = odd_front(groups, &fronts, &odd, capacity);
+    let last = levels.last().map(Vec::as_slice).unwrap_or(&[]);
+    let need_lo = last
+        .iter()
+        .map(|pt| scale.left_of(capacity, pt))
+        .min()
+        .unwrap_or(scale.cap_units);
+    let table = fill_table(groups, &fronts, &regular, scale, need_lo, want_picks);
+    let (cost_s, point, cap) = combine(last, &table.values, scale, capacity)?;
+    if !want_picks {
+        return Some(Selection {
+            cost_s,
+            bytes: 0,
+            picks: Vec::new(),
+        });
+    }
+    let (bytes, picks) = trace_back(
+        groups,
+        (&odd, &levels, point),
+        (&regular, &table),
+        scale,
+        cap,
+    );
+    Some(Selection {
+        cost_s,
+        bytes,
+        picks,
+    })
+}
+
+/// The answer when no table is needed: `Some(None)` when even the smallest choices overflow
+/// (or a group has none), `Some(selection)` when the largest (cheapest) ones all fit.
+fn settle_without_table(
+    groups: &[Group],
+    fronts: &[Vec<usize>],
+    capacity: u64,
+) -> Option<Option<Selection>> {
+    if fronts.iter().any(|f| f.is_empty()) {
+        return Some(None);
+    }
+    let min_bytes: u64 = groups
+        .iter()
+        .zip(fronts)
+        .map(|(g, f)| g.choices[f[0]].bytes)
+        .sum();
+    if min_bytes > capacity {
+        return Some(None);
+    }
+    // Everything at its largest (cheapest) choice fits: no table needed.
+    let max_bytes: u64 = groups
+        .iter()
+        .zip(fronts)
+        .map(|(g, f)| f.last().map_or(0, |&c| g.choices[c].bytes))
+        .sum();
+    if max_bytes > capacity {
+        return None;
+    }
+    let picks: Vec<usize> = fronts
+        .iter()
+        .map(|f| f.last().copied().unwrap_or(0))
+        .collect();
+    let cost_s = picks
+        .iter()
+        .zip(groups)
+        .map(|(&c, g)| g.choices[c].cost_s)
+        .sum();
+    Some(Some(Selection {
+        cost_s,
+        bytes: max_bytes,
+        picks,
+    }))
+}
+
+/// The dense table's scale for the regular groups.
+fn scale_of(groups: &[Group], fronts: &[Vec<usize>], regular: &[usize], capacity: u64) -> Scale {
+    let unit = regular
+        .iter()
+        .flat_map(|&g| fronts[g].iter().map(move |&c| groups[g].choices[c].bytes))
+        .fold(0, gcd)
+        .max(1);
+    let max_regular: u64 = regular
+        .iter()
+        .map(|&g| groups[g].choices[*fronts[g].last().unwrap_or(&0)].bytes)
+        .sum();
+    Scale {
+        unit,
+        cap_units: (capacity.min(max_regular) / unit) as usize,
+    }
+}
+
+/// The pruned Pareto fronts, given a work limit of a quarter of the dense table's cell
+/// updates (each partial selection costs several: a push, a sort, a filter). `None` when
+/// they gave up; the dense table answers then.
+fn try_fronts(
+    groups: &[Group],
+    fronts: &[Vec<usize>],
+    regular: &[usize],
+    scale: Scale,
+    capacity: u64,
+    want_picks: bool,
+) -> Option<Option<Selection>> {
+    let dense_work: usize = regular
+        .iter()
+        .map(|&g| fronts[g].len().saturating_mul(scale.cap_units + 1))
+        .fold(0, usize::saturating_add);
+    let upper = bounds_on(groups, fronts, capacity).upper_s;
+    front::solve(groups, fronts, capacity, upper, want_picks, dense_work / 4).ok()
+}
+
+/// The sparse Pareto front over the odd groups, one level per group (level 0: nothing
+/// chosen), each point pointing back into the level before.
+fn odd_front(
+    groups: &[Group],
+    fronts: &[Vec<usize>],
+    odd: &[usize],
+    capacity: u64,
+) -> Vec<Vec<Point>> {
+    let mut levels: Vec<Vec<Point>> = vec![vec![Point {
+        bytes: 0,
+        cost: 0.0,
+        parent: 0,
+        pick: 0,
+    }]];
+    for &g in odd {
+        let prev = levels.last().map(Vec::as_slice).unwrap_or(&[]);
+        let mut cand: Vec<Point> = Vec::with_capacity(prev.len() * fronts[g].len());
+        for (pi, p) in prev.iter().enumerate() {
+            for &c in &fronts[g] {
+                let ch = &groups[g].choices[c];
+                let bytes = p.bytes + ch.bytes;
+                if bytes <= capacity {
+                    cand.push(Point {
+                        bytes,
+                        cost: p.cost + ch.cost_s,
+                        parent: pi,
+                        pick: c,
+                    });
+                }
+            }
+        }
+        cand.sort_by(|a, b| a.bytes.cmp(&b.bytes).then(a.cost.total_cmp(&b.cost)));
+        let mut front: Vec<Point> = Vec::with_capacity(cand.len());
+        for pt in cand {
+            if front.last().is_none_or(|l| pt.cost < l.cost) {
+                front.push(pt);
+            }
+        }
+        levels.push(front);
+    }
+    levels
+}
+
+/// Every odd front point with the best regular fill of what it leaves: the least total
+/// cost, the point and the cell it reads. `None` when nothing fits.
+fn combine(
+    last: &[Point],
+    table: &[f64],
+    scale: Scale,
+    capacity: u64,
+) -> Option<(f64, usize, usize)> {
+    let mut best: Option<(f64, usize, usize)> = None;
+    for (i, pt) in last.iter().enumerate() {
+        let left = scale.left_of(capacity, pt);
+        let v = pt.cost + table[left];
+        if v.is_finite() && best.is_none_or(|(b, _, _)| v < b) {
+            best = Some((v, i, left));
+        }
+    }
+    best
+}
+
+/// The picks of the optimum (index per group) and their bytes: the odd groups from the
+/// front's parent links, the regular ones from the table's picks, last group first.
+fn trace_back(
+    groups: &[Group],
+    (odd, levels, point): (&[usize], &[Vec<Point>], usize),
+    (regular, table): (&[usize], &Table),
+    scale: Scale,
+    mut cap: usize,
+) -> (u64, Vec<usize>) {
+    let mut out = vec![0usize; groups.len()];
+    let mut bytes = 0u64;
+    let mut idx = point;
+    for (lvl, &g) in odd.iter().enumerate().rev() {
+        let pt = levels[lvl + 1][idx];
+        out[g] = pt.pick;
+        bytes += groups[g].choices[pt.pick].bytes;
+        idx = pt.parent;
+    }
+    for (k, &g) in regular.iter().enumerate().rev() {
+        let c = table.picks[k][cap.min(table.tops[k])] as usize;
+        out[g] = c;
+        let ch = &groups[g].choices[c];
+        bytes += ch.bytes;
+        cap -= (ch.bytes / scale.unit) as usize;
+    }
+    (bytes, out)
+}
+
+/// their common gcd) and the rest (sparse); the split with the least estimated work wins:
+/// dense groups x table size + the product of the sparse groups' choice counts.
+fn split_groups(
+    groups: &[Group],
+    fronts: &[Vec<usize>],
+    capacity: u64,
+) -> (Vec<usize>, Vec<usize>) {
+    let group_gcd: Vec<u64> = fronts
+        .iter()
+        .zip(groups)
+        .map(|(f, g)| f.iter().map(|&c| g.choices[c].bytes).fold(0, gcd))
+        .collect();
+    let group_max: Vec<u64> = fronts
+        .iter()
+        .zip(groups)
+        .map(|(f, g)| f.last().map_or(0, |&c| g.choices[c].bytes))
+        .collect();
+    let all = group_gcd.iter().copied().fold(0, gcd);
+    let mut distinct: Vec<u64> = group_gcd.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let mut candidates: Vec<u64> = distinct.clone();
+    for (i, &a) in distinct.iter().enumerate() {
+        for &b in &distinct[i + 1..] {
+            candidates.push(gcd(a, b));
+        }
+    }
+    candidates.push(all);
+    candidates.sort_unstable();
+    candidates.dedup();
+    let dense_of = |g: usize, u: u64| u == 0 || group_gcd[g].is_multiple_of(u);
+    let mut best: Option<(f64, u64)> = None;
+    for &u in &candidates {
+        let (mut unit, mut span, mut count, mut sparse, mut any_odd) =
+            (0u64, 0u64, 0usize, 1.0f64, false);
+        for g in 0..groups.len() {
+            if dense_of(g, u) {
+                unit = gcd(unit, group_gcd[g]);
+                span += group_max[g];
+                count += 1;
+            } else {
+                sparse *= fronts[g].len() as f64;
+                any_odd = true;
+            }
+        }
+        let table = (capacity.min(span) / unit.max(1)) as f64 + 1.0;
+        let work = count as f64 * table + if any_odd { sparse } else { 0.0 };
+        if best.is_none_or(|(w, _)| work < w) {
+            best = Some((work, u));
+        }
+    }
+    let u = best.map_or(0, |(_, u)| u);
+    (0..groups.len()).partition(|&g| dense_of(g, u))
+}

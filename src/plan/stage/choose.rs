@@ -1,0 +1,194 @@
+//! A stage's least-added-time decisions: the exact knapsack on the stage's groups, answered
+//! from the request's cache, with host offload tried where the mode allows it.
+
+use crate::anatomy::Anatomy;
+use crate::plan::knapsack;
+use crate::plan::memo::KnapsackCache;
+
+use super::formulate::formulate;
+use super::offload_search::{cannot_beat, improve_offload, offload_bound, rank_offload};
+use super::{BlockCounts, KindDecision, StageEnv, keep_all};
+
+/// What the knapsack may do with a stage's copies.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct KnapsackMode {
+    /// Allow keeping copies compressed.
+    pub compress: bool,
+    /// Host-link capacity per micro-batch for offloaded bytes (0: no offload).
+    pub offload_capacity_bytes: u64,
+}
+
+/// The knapsack's answer for one stage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnapsackPlan {
+    /// Decisions per unit kind.
+    pub decisions: Vec<KindDecision>,
+    /// Added time per micro-batch (recomputation + codec).
+    pub added_s: f64,
+}
+
+/// The least added time only (what the partition DP needs), answering repeated questions
+/// from `cache`: decisions are built only where offload needs them.
+pub fn knapsack_added_in(
+    cache: &KnapsackCache,
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+) -> Option<f64> {
+    knapsack_impl(cache, anatomy, counts, env, mode, false).map(|k| k.added_s)
+}
+
+/// Least added time decisions for the stage under its budget, or `None` when even dropping
+/// every optional unit does not fit. Forced units are kept.
+pub fn knapsack(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+) -> Option<KnapsackPlan> {
+    knapsack_in(&KnapsackCache::default(), anatomy, counts, env, mode)
+}
+
+/// [`knapsack()`] answering repeated questions from `cache`.
+pub fn knapsack_in(
+    cache: &KnapsackCache,
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+) -> Option<KnapsackPlan> {
+    knapsack_impl(cache, anatomy, counts, env, mode, true)
+}
+
+/// The knapsack, with offload where the mode allows it; without `want_decisions` the
+/// returned plan may carry only `added_s` (no decisions are built where none are needed).
+fn knapsack_impl(
+    cache: &KnapsackCache,
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+    want_decisions: bool,
+) -> Option<KnapsackPlan> {
+    let base = keep_all(anatomy, counts);
+    let offload = mode.offload_capacity_bytes > 0 && env.in_flight > 2;
+    // With offload the plain answer's decisions seed one of the offload orders.
+    let best = solve_with_offload(
+        cache,
+        anatomy,
+        counts,
+        env,
+        mode,
+        &base,
+        &vec![0; base.len()],
+        want_decisions || offload,
+    );
+    if !offload {
+        return best;
+    }
+    if best.as_ref().is_some_and(|b| b.added_s == 0.0) {
+        return best;
+    }
+    // Offload (a second resource, host-link time): greedy pre-assignments, then the exact
+    // knapsack on what is left; the best of the orders tried (documented gap: see tests).
+    let recomputed: Vec<u32> = best.as_ref().map_or_else(
+        || vec![0; base.len()],
+        |b| b.decisions.iter().map(|d| d.recompute).collect(),
+    );
+    // The offload assignments are ranked with the fast keep/recompute knapsack; with
+    // compression allowed, only the best assignment is then solved with compression too.
+    let plain = KnapsackMode {
+        compress: false,
+        ..mode
+    };
+    let mut ranked = rank_offload(cache, anatomy, counts, env, plain, &base, &recomputed);
+    // On the plans that are kept (not inside the partition search), refine the winning
+    // assignment by single-copy moves.
+    if want_decisions && let Some((value, off)) = ranked {
+        ranked = Some(improve_offload(
+            cache, anatomy, counts, env, plain, &base, value, off,
+        ));
+    }
+    let mut best = best;
+    if let Some((_, off)) = ranked
+        && !best.as_ref().is_some_and(|b| {
+            cannot_beat(
+                offload_bound(anatomy, counts, env, mode, &base, &off),
+                b.added_s,
+            )
+        })
+        && let Some(p) = solve_with_offload(
+            cache,
+            anatomy,
+            counts,
+            env,
+            mode,
+            &base,
+            &off,
+            want_decisions,
+        )
+        && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
+    {
+        best = Some(p);
+    }
+    best
+}
+
+/// The exact knapsack with `offload` copies per kind pre-assigned to the host, answered
+/// from `cache` when the same question was asked before.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn solve_with_offload(
+    cache: &KnapsackCache,
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+    base: &[KindDecision],
+    offload: &[u32],
+    want_decisions: bool,
+) -> Option<KnapsackPlan> {
+    if let Some(v) = cache.get(counts, env, mode.compress, offload, want_decisions) {
+        return v;
+    }
+    let v = solve_uncached(anatomy, counts, env, mode, base, offload, want_decisions);
+    cache.put(counts, env, mode.compress, offload, want_decisions, &v);
+    v
+}
+
+fn solve_uncached(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+    base: &[KindDecision],
+    offload: &[u32],
+    want_decisions: bool,
+) -> Option<KnapsackPlan> {
+    let (groups, owners, capacity) = formulate(anatomy, counts, env, mode, base, offload);
+    let capacity = capacity?;
+    if !want_decisions {
+        let added_s = knapsack::min_cost(&groups, capacity)?;
+        return Some(KnapsackPlan {
+            decisions: Vec::new(),
+            added_s,
+        });
+    }
+    let sel = knapsack::solve(&groups, capacity)?;
+    let mut decisions = base.to_vec();
+    for d in decisions.iter_mut() {
+        d.keep = d.count;
+    }
+    for (g, &k) in owners.iter().enumerate() {
+        let [keep, comp, off] = groups[g].choices[sel.picks[g]].tag;
+        let d = &mut decisions[k];
+        d.keep = keep;
+        d.compress = comp;
+        d.offload = off;
+        d.recompute = d.count - keep - comp - off;
+    }
+    Some(KnapsackPlan {
+        decisions,
+        added_s: sel.cost_s,
+    })
+}

@@ -1,0 +1,148 @@
+//! A stage as a group knapsack: one group per optional unit kind, its choices the ways to
+//! split the copies (keep, recompute, compress; offloaded copies fixed beforehand), and the
+//! capacity left by what is fixed (static memory, forced units, the logits, offload staging).
+//! Also the knapsack's cheap bounds for the partition search.
+
+use crate::anatomy::Anatomy;
+use crate::plan::knapsack::{self, Choice, Group};
+
+use super::{BlockCounts, KINDS, KindDecision, KnapsackMode, StageEnv, keep_all};
+
+/// Cheap bounds of [`knapsack_added_in`]'s answer, from the knapsack's linear relaxation
+/// (no table): `lower_s` is a lower bound (infinite only when the stage cannot fit),
+/// `upper_s` an upper bound (finite only when it can). With offload allowed the lower bound
+/// is 0 (an offload assignment may beat the relaxation without it) and the upper bound is the
+/// one without offload (offload only ever lowers the answer).
+pub fn knapsack_added_bounds(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+) -> knapsack::Bounds {
+    let b = if mode.compress {
+        let base = keep_all(anatomy, counts);
+        let (groups, _, capacity) =
+            formulate(anatomy, counts, env, mode, &base, &vec![0; base.len()]);
+        capacity.map_or(NO_FIT, |c| knapsack::bounds(&groups, c))
+    } else {
+        keep_bounds(anatomy, counts, env)
+    };
+    if mode.offload_capacity_bytes == 0 || env.in_flight <= 2 {
+        b
+    } else {
+        knapsack::Bounds {
+            lower_s: 0.0,
+            upper_s: b.upper_s,
+        }
+    }
+}
+
+/// Bounds of a stage that cannot fit.
+const NO_FIT: knapsack::Bounds = knapsack::Bounds {
+    lower_s: f64::INFINITY,
+    upper_s: f64::INFINITY,
+};
+
+/// [`formulate`]'s keep/recompute knapsack (no offload, no compression) handed straight to
+/// [`knapsack::bounds_keep`], without building choice lists.
+fn keep_bounds(anatomy: &Anatomy, counts: BlockCounts, env: &StageEnv) -> knapsack::Bounds {
+    let i = u64::from(env.in_flight);
+    let mut fixed = if env.logits {
+        anatomy.logits_transient_bytes
+    } else {
+        0
+    };
+    let mut groups: Vec<knapsack::Arith> = Vec::with_capacity(16);
+    for kind in KINDS {
+        let n = counts.of(kind);
+        let block = anatomy.block_of(kind);
+        fixed += u64::from(n) * block.static_bytes;
+        if n == 0 {
+            continue;
+        }
+        for u in &block.units {
+            if u.forced {
+                fixed += i * u64::from(n) * u.size_bytes;
+            } else {
+                groups.push(knapsack::Arith {
+                    n,
+                    step: i * u.size_bytes,
+                    charge: u.size_bytes,
+                    unit_cost: u.forward_s,
+                });
+            }
+        }
+    }
+    env.budget_bytes
+        .checked_sub(fixed)
+        .map_or(NO_FIT, |c| knapsack::bounds_keep(&groups, c))
+}
+
+/// The stage's group knapsack: groups, the base decision each group belongs to, and the
+/// capacity left for them (`None` when the fixed part alone exceeds the budget).
+pub(super) fn formulate(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+    base: &[KindDecision],
+    offload: &[u32],
+) -> (Vec<Group>, Vec<usize>, Option<u64>) {
+    let i = u64::from(env.in_flight);
+    let mut fixed = if env.logits {
+        anatomy.logits_transient_bytes
+    } else {
+        0
+    };
+    for kind in KINDS {
+        fixed += u64::from(counts.of(kind)) * anatomy.block_of(kind).static_bytes;
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    let mut owners: Vec<usize> = Vec::new();
+    for (k, d) in base.iter().enumerate() {
+        let Some(kind) = d.block else { continue };
+        let u = &anatomy.block_of(kind).units[d.unit];
+        let off = offload[k];
+        fixed += 2 * u64::from(off) * u.size_bytes;
+        if u.forced {
+            fixed += i * u64::from(d.count) * u.size_bytes;
+            continue;
+        }
+        let n = d.count - off;
+        if !mode.compress {
+            groups.push(Group::keep_of(
+                knapsack::Arith {
+                    n,
+                    step: i * u.size_bytes,
+                    charge: u.size_bytes,
+                    unit_cost: u.forward_s,
+                },
+                |k| [k, 0, off],
+            ));
+            owners.push(k);
+            continue;
+        }
+        let mut choices = Vec::new();
+        for keep in 0..=n {
+            let max_comp = if mode.compress { n - keep } else { 0 };
+            for comp in 0..=max_comp {
+                let rec = n - keep - comp;
+                let bytes = i
+                    * (u64::from(keep) * u.size_bytes + u64::from(comp) * u.compressed_bytes)
+                    + if rec > 0 { u.size_bytes } else { 0 };
+                let cost_s = f64::from(rec) * u.forward_s + f64::from(comp) * u.codec_s;
+                choices.push(Choice {
+                    bytes,
+                    cost_s,
+                    tag: [keep, comp, off],
+                });
+            }
+        }
+        groups.push(Group {
+            choices,
+            arith: None,
+        });
+        owners.push(k);
+    }
+    (groups, owners, env.budget_bytes.checked_sub(fixed))
+}
