@@ -1,16 +1,25 @@
 //! From a layout, in-flight counts and a strategy to candidate plans: the partition DP with
 //! the nested knapsack for `adapipe` and `unified` on single-chunk schedules, the even
 //! partition otherwise, and `uniform`'s search over keep sets.
+//!
+//! Files: this one builds a plan from stage ranges and picks the candidates; `search` is the
+//! partition search's memoised stage-time oracle; `uniform` is `uniform`'s keep-set search.
 
-use crate::anatomy::{Anatomy, BlockKind};
+use crate::anatomy::Anatomy;
 use crate::scenario::Objective;
 
-use super::Strategy;
-use super::decide::{self, DevicePlan};
-use super::layout::even_partition;
-use super::memo::KnapsackCache;
-use super::partition::{self, RangeTime};
-use super::stage::{self, BlockCounts, KnapsackMode, StageEnv};
+use crate::plan::Strategy;
+use crate::plan::decide::{self, DevicePlan};
+use crate::plan::layout::even_partition;
+use crate::plan::memo::KnapsackCache;
+
+use crate::plan::stage::{self, BlockCounts, KnapsackMode, StageEnv};
+
+mod search;
+mod uniform;
+
+use search::search;
+use uniform::uniform;
 
 /// What to plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -185,97 +194,6 @@ fn estimate(req: &PlanRequest, plan: &Plan) -> f64 {
     crate::sim::estimate::classic_estimate(&times, req.m)
 }
 
-/// `uniform`: the keep set over the optional attention and MLP unit kinds that makes every
-/// device fit with the best estimate (the least memory set when none fits). Every set is
-/// scored arithmetically from per-device counts; plans are built for the winner only.
-fn uniform(req: &PlanRequest, plan: &mut Plan) {
-    let a = req.anatomy;
-    let optional: Vec<(BlockKind, usize)> = [BlockKind::Attention, BlockKind::Mlp]
-        .into_iter()
-        .flat_map(|k| {
-            a.block_of(k)
-                .units
-                .iter()
-                .enumerate()
-                .filter(|(_, u)| !u.forced)
-                .map(move |(i, _)| (k, i))
-        })
-        .collect();
-    let bits = optional.len().min(20);
-    // Per device: memory and time with every optional kind dropped, and per kind the extra
-    // memory when kept (in-flight x copies x size, minus the transient it no longer needs)
-    // and the time saved.
-    struct Dev {
-        mem: i128,
-        time: f64,
-        keep_mem: Vec<i128>,
-        keep_time: Vec<f64>,
-        budget: i128,
-    }
-    let devs: Vec<Dev> = plan
-        .devices
-        .iter()
-        .map(|d| {
-            let all_dropped = decide::with_keep_set(a, d, &optional, 0);
-            let comm: f64 = req.stage_of[d.device]
-                .iter()
-                .map(|&s| {
-                    let (o, b) = comm_in_out(req, s);
-                    o + b
-                })
-                .sum();
-            let i = i128::from(d.env.in_flight);
-            let (keep_mem, keep_time) = optional[..bits]
-                .iter()
-                .map(|&(k, ui)| {
-                    let n = i128::from(d.counts.of(k));
-                    let u = &a.block_of(k).units[ui];
-                    let w = i128::from(u.size_bytes);
-                    if n == 0 {
-                        (0, 0.0)
-                    } else {
-                        (i * n * w - w, n as f64 * u.forward_s)
-                    }
-                })
-                .unzip();
-            Dev {
-                mem: i128::from(all_dropped.costs.peak_bytes),
-                time: all_dropped.costs.compute_s() + comm,
-                keep_mem,
-                keep_time,
-                budget: i128::from(d.env.budget_bytes),
-            }
-        })
-        .collect();
-    let mf = f64::from(req.m.max(1) - 1);
-    let mut best: Option<(f64, u64)> = None;
-    for mask in 0u64..(1u64 << bits) {
-        let (mut mx, mut sum, mut fits) = (0.0f64, 0.0f64, true);
-        for d in &devs {
-            let (mut mem, mut t) = (d.mem, d.time);
-            for b in 0..bits {
-                if mask & (1 << b) != 0 {
-                    mem += d.keep_mem[b];
-                    t -= d.keep_time[b];
-                }
-            }
-            fits &= mem <= d.budget;
-            mx = mx.max(t);
-            sum += t;
-        }
-        let e = mf * mx + sum;
-        if fits && best.is_none_or(|(b, _)| e < b) {
-            best = Some((e, mask));
-        }
-    }
-    let mask = best.map_or(0, |(_, m)| m);
-    plan.devices = plan
-        .devices
-        .iter()
-        .map(|d| decide::with_keep_set(a, d, &optional, mask))
-        .collect();
-}
-
 /// Candidate plans, the search's best first (the caller simulates them all and keeps the
 /// fastest). Single-chunk schedules with `adapipe` or `unified` search the partition, and the
 /// even partition joins the candidates when it fits (under the estimate objective);
@@ -323,152 +241,6 @@ pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
         }
     }
     Some(plans)
-}
-
-/// The memoised oracle: stage time for a range, keyed by (stage, block counts), with the
-/// knapsack's cheap bounds (memoised too) so that the search asks for few exact solves.
-struct Oracle<'r, 'a> {
-    req: &'r PlanRequest<'a>,
-    layers: usize,
-    memo: Vec<Option<Option<RangeTime>>>,
-    bounds: Vec<Option<(f64, f64)>>,
-}
-
-/// Relative slack put on the bounds so that floating-point rounding (the bounds and the exact
-/// solve add the same times in other orders) can never make a bound cross the exact time.
-const BOUND_SLACK: f64 = 1e-9;
-
-impl Oracle<'_, '_> {
-    fn key(&self, s: usize, c: BlockCounts) -> Option<usize> {
-        let d = c.mlp as i64 - c.attention as i64 + 1;
-        if !(0..=2).contains(&d) || c.attention as usize > self.layers {
-            return None;
-        }
-        let mut k = s;
-        k = k * (self.layers + 1) + c.attention as usize;
-        k = k * 3 + d as usize;
-        k = k * 2 + c.embedding as usize;
-        k = k * 2 + c.head as usize;
-        Some(k)
-    }
-
-    fn env(&self, s: usize, c: BlockCounts) -> (StageEnv, KnapsackMode) {
-        let env = StageEnv {
-            in_flight: self.req.in_flight.get(s).copied().unwrap_or(1).max(1),
-            budget_bytes: self.req.budget_bytes,
-            logits: c.head > 0,
-        };
-        let mut mode = mode_for(self.req, c, env.in_flight);
-        // `unified` inside the partition DP: keep, recompute and offload (fast, exact in
-        // memory); compression is decided on the chosen partitions only.
-        mode.compress = false;
-        (env, mode)
-    }
-
-    /// The stage's time with `added` seconds of recomputation per micro-batch.
-    fn with_added(&self, s: usize, c: BlockCounts, added: f64) -> RangeTime {
-        let a = self.req.anatomy;
-        let (mut f, mut b) = (0.0, 0.0);
-        for &k in &stage::KINDS {
-            let blk = a.block_of(k);
-            let n = f64::from(c.of(k));
-            f += n * blk.forward_s;
-            b += n * (blk.backward_b_s + blk.backward_w_s);
-        }
-        let (out, back) = comm_in_out(self.req, s);
-        RangeTime {
-            forward_s: f + out,
-            backward_s: b + added + back,
-        }
-    }
-
-    fn compute(&self, s: usize, c: BlockCounts) -> Option<RangeTime> {
-        let (env, mode) = self.env(s, c);
-        let added = stage::knapsack_added_in(&self.req.cache, self.req.anatomy, c, &env, mode)?;
-        Some(self.with_added(s, c, added))
-    }
-
-    /// Lower and upper bounds of the stage's total time (infinite where they say "does not
-    /// fit" / "no information"), widened by [`BOUND_SLACK`].
-    fn compute_bounds(&self, s: usize, c: BlockCounts) -> (f64, f64) {
-        let (env, mode) = self.env(s, c);
-        let b = stage::knapsack_added_bounds(self.req.anatomy, c, &env, mode);
-        let total = |added: f64| {
-            if added.is_finite() {
-                self.with_added(s, c, added).total()
-            } else {
-                f64::INFINITY
-            }
-        };
-        let (lo, hi) = (total(b.lower_s), total(b.upper_s));
-        (lo - BOUND_SLACK * lo.abs(), hi + BOUND_SLACK * hi.abs())
-    }
-
-    fn bounds_of(&mut self, stage: usize, first: usize, last: usize) -> (f64, f64) {
-        let c = BlockCounts::of_range(self.req.anatomy, first, last);
-        let key = self.key(stage, c);
-        if let Some(v) = key.and_then(|k| self.bounds[k]) {
-            return v;
-        }
-        let v = self.compute_bounds(stage, c);
-        if let Some(k) = key {
-            self.bounds[k] = Some(v);
-        }
-        v
-    }
-}
-
-impl partition::RangeOracle for Oracle<'_, '_> {
-    fn lower_bound(&mut self, stage: usize, first: usize, last: usize) -> f64 {
-        self.bounds_of(stage, first, last).0
-    }
-
-    fn upper_bound(&mut self, stage: usize, first: usize, last: usize) -> f64 {
-        self.bounds_of(stage, first, last).1
-    }
-
-    fn time(&mut self, stage: usize, first: usize, last: usize) -> Option<RangeTime> {
-        let c = BlockCounts::of_range(self.req.anatomy, first, last);
-        let key = self.key(stage, c);
-        if let Some(v) = key.and_then(|k| self.memo[k]) {
-            return v;
-        }
-        let v = self.compute(stage, c);
-        if let Some(k) = key {
-            self.memo[k] = Some(v);
-        }
-        v
-    }
-}
-
-fn search(req: &PlanRequest, keep: usize) -> Vec<partition::Partition> {
-    let layers = req.anatomy.layers as usize;
-    let p = req.stages;
-    let n = req.anatomy.num_blocks();
-    let mut oracle = Oracle {
-        req,
-        layers,
-        memo: vec![None; p * (layers + 1) * 3 * 4],
-        bounds: vec![None; p * (layers + 1) * 3 * 4],
-    };
-    match req.objective {
-        Objective::AdaPipe => partition::best_adapipe(&mut oracle, p, n, req.m)
-            .into_iter()
-            .collect(),
-        Objective::Estimate => {
-            let a = req.anatomy;
-            let mut lb = 0.0;
-            for i in 0..n {
-                let b = a.block(i);
-                lb += b.forward_s + b.backward_b_s + b.backward_w_s;
-            }
-            for s in 0..p {
-                let (o, b) = comm_in_out(req, s);
-                lb += o + b;
-            }
-            partition::best_estimate(&mut oracle, p, n, req.m, lb, keep)
-        }
-    }
 }
 
 #[cfg(test)]
