@@ -66,17 +66,6 @@ pub fn solve_with(scenario: &Scenario, anatomy: &Anatomy) -> Result<Outcome, Sol
     Ok(report::outcome(scenario, anatomy, main, baseline))
 }
 
-/// Chain stages per device chunk for a schedule shape (without generating it).
-fn stage_map(schedule: &Schedule) -> Vec<Vec<usize>> {
-    (0..schedule.p)
-        .map(|d| {
-            (0..schedule.v)
-                .map(|c| schedule.stage_of(d, c, 0) as usize)
-                .collect()
-        })
-        .collect()
-}
-
 /// Transfer time across each boundary of the chain.
 fn boundary_comm(scenario: &Scenario, anatomy: &Anatomy, schedule: &Schedule) -> Vec<f64> {
     let stages = schedule.stages();
@@ -141,19 +130,6 @@ fn options_for(m: u32, overlap: bool, peak: f64, replicated: bool) -> SimOptions
     }
 }
 
-/// Whether the schedule's order depends on durations (and so is regenerated with the plan's).
-fn searched(kind: ScheduleKind) -> bool {
-    matches!(
-        kind,
-        ScheduleKind::ZbH2
-            | ScheduleKind::ZbAuto
-            | ScheduleKind::ZbV
-            | ScheduleKind::VHalf
-            | ScheduleKind::VMin
-            | ScheduleKind::VZb
-    )
-}
-
 /// Device peaks of a plan under a schedule's order (static + weighted live activations +
 /// transient), the planner's and simulator's common memory model.
 fn peaks(anatomy: &Anatomy, plan: &Plan, schedule: &Schedule) -> Vec<u64> {
@@ -179,11 +155,7 @@ pub(crate) fn run(
     let budget = scenario.plan.memory_budget_bytes;
     let peak_flops = scenario.gpu.bf16_tflops * 1e12;
     // 1. The schedule from the `none` strategy's durations on the even partition.
-    let stages = match kind.chunks(scenario.parallel.chunks) {
-        1 => p as usize,
-        _ if kind == ScheduleKind::Chimera => p as usize,
-        c => (p * c) as usize,
-    };
+    let stages = kind.stages(p, scenario.parallel.chunks) as usize;
     let even = layout::even_partition(anatomy.layers, stages).ok_or_else(|| {
         InvalidField::new(
             "parallel.pp",
@@ -196,7 +168,7 @@ pub(crate) fn run(
             ),
         )
     })?;
-    let stage_of = default_map(kind, p, v);
+    let stage_of = kind.stage_map(p, scenario.parallel.chunks);
     let mut req = PlanRequest {
         anatomy,
         strategy: Strategy::None,
@@ -224,7 +196,7 @@ pub(crate) fn run(
     };
     let input = schedule_input(scenario, (p, v), durations, max_comm, offload_cost);
     let sched = schedule::generate(kind, &input)?;
-    req.stage_of = stage_map(&sched);
+    req.stage_of = sched.placement.stage_map(sched.p, sched.v);
     req.comm_s = boundary_comm(scenario, anatomy, &sched);
     req.strategy = strategy;
     // 2. In-flight counts from the order (device-worths for several chunks, rounded up).
@@ -323,7 +295,7 @@ fn plan_and_simulate(
         }
         plans = planner::plan(req, keep).unwrap_or_default();
     }
-    if searched(kind)
+    if kind.uses_durations()
         && let Some(best) = plans.first()
     {
         let durations = plan_durations(anatomy, best, &req.comm_s, req.m);
@@ -402,26 +374,6 @@ fn offload_marked_chunks(sched: &Schedule, costs: &mut sim::SimCosts) -> bool {
         }
     }
     any
-}
-
-/// The stage map of a schedule before it is generated (the generated one replaces it).
-fn default_map(kind: ScheduleKind, p: u32, v: u32) -> Vec<Vec<usize>> {
-    let v_shape = matches!(
-        kind,
-        ScheduleKind::ZbV | ScheduleKind::VHalf | ScheduleKind::VMin | ScheduleKind::VZb
-    );
-    (0..p as usize)
-        .map(|d| {
-            (0..v as usize)
-                .map(|c| match (v_shape, c) {
-                    (_, 0) => d,
-                    _ if kind == ScheduleKind::Chimera => p as usize - 1 - d,
-                    (true, _) => 2 * p as usize - 1 - d,
-                    (false, c) => c * p as usize + d,
-                })
-                .collect()
-        })
-        .collect()
 }
 
 /// Peak in-flight per device: the count for one chunk; for several, the time-coincident peak

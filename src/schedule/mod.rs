@@ -12,6 +12,7 @@ mod gis;
 mod gpipe;
 pub mod inflight;
 mod interleaved;
+mod kind;
 mod list_timing;
 mod one_f_one_b;
 mod search_input;

@@ -93,33 +93,13 @@ impl Schedule {
 
     /// Number of stages in the model chain (`p v`, or `p` for Chimera).
     pub fn stages(&self) -> u32 {
-        match self.placement {
-            Placement::Chimera => self.p,
-            _ => self.p * self.v,
-        }
+        self.placement.stages(self.p, self.v)
     }
 
     /// Position in the model chain of `chunk` on `device` for micro-batch `mb`.
     pub fn stage_of(&self, device: u32, chunk: u32, mb: u32) -> u32 {
         let _ = mb;
-        match self.placement {
-            Placement::Single => device,
-            Placement::Looped => chunk * self.p + device,
-            Placement::VShape => {
-                if chunk == 0 {
-                    device
-                } else {
-                    2 * self.p - 1 - device
-                }
-            }
-            Placement::Chimera => {
-                if chunk == 0 {
-                    device
-                } else {
-                    self.p - 1 - device
-                }
-            }
-        }
+        self.placement.stage_of(self.p, device, chunk)
     }
 
     /// The (device, chunk) that runs `stage` for micro-batch `mb`.
