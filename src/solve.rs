@@ -37,8 +37,9 @@ pub fn solve(scenario: &Scenario) -> Result<Outcome, SolveError> {
     Ok(out)
 }
 
-/// The planned and simulated result of one schedule + strategy.
-pub(crate) struct Solved {
+/// One schedule + strategy planned and simulated: the plan, the schedule it ran on and the
+/// simulation (what `report` turns into an [`Outcome`]).
+pub(crate) struct PlannedRun {
     pub plan: Plan,
     pub schedule: Schedule,
     pub simulation: Simulation,
@@ -148,7 +149,7 @@ pub(crate) fn run(
     anatomy: &Anatomy,
     kind: ScheduleKind,
     strategy: Strategy,
-) -> Result<Solved, SolveError> {
+) -> Result<PlannedRun, SolveError> {
     let p = scenario.parallel.pp;
     let m = scenario.batch.micro_batches;
     let v = kind.chunks(scenario.parallel.chunks);
@@ -211,7 +212,7 @@ pub(crate) fn run(
     };
     // Offload: the host-link window is an estimate; the simulation decides. The fastest
     // scale whose simulation stays within the budget wins (the last one tried otherwise).
-    let mut best: Option<Solved> = None;
+    let mut best: Option<PlannedRun> = None;
     for &scale in scales {
         req.offload_scale = scale;
         let Some(mut solved) = plan_and_simulate(&mut req, anatomy, scenario, &sched, opts)? else {
@@ -223,7 +224,7 @@ pub(crate) fn run(
                 100.0 * scale
             ));
         }
-        let ok = |s: &Solved| !sim_exceeds(s, budget);
+        let ok = |s: &PlannedRun| !sim_exceeds(s, budget);
         let better = match &best {
             None => true,
             Some(b) => match (ok(&solved), ok(b)) {
@@ -253,7 +254,7 @@ pub(crate) fn run(
 }
 
 /// Whether a device of the simulation exceeds the budget.
-fn sim_exceeds(s: &Solved, budget: u64) -> bool {
+fn sim_exceeds(s: &PlannedRun, budget: u64) -> bool {
     s.simulation
         .devices
         .iter()
@@ -270,7 +271,7 @@ fn plan_and_simulate(
     scenario: &Scenario,
     first_sched: &Schedule,
     opts: SimOptions,
-) -> Result<Option<Solved>, SolveError> {
+) -> Result<Option<PlannedRun>, SolveError> {
     let budget = req.budget_bytes;
     let kind = first_sched.kind;
     let mut sched = first_sched.clone();
@@ -313,7 +314,7 @@ fn plan_and_simulate(
             }
         }
     }
-    let mut best: Option<Solved> = None;
+    let mut best: Option<PlannedRun> = None;
     for mut plan in plans {
         let mut costs = simcosts::sim_costs(anatomy, &plan, &req.comm_s, opts);
         if offload_marked_chunks(&sched, &mut costs) {
@@ -330,7 +331,7 @@ fn plan_and_simulate(
             .is_none_or(|b| simulation.makespan < b.simulation.makespan)
         {
             let host_link_slows = host_link_slows(&sched, &costs, simulation.makespan)?;
-            best = Some(Solved {
+            best = Some(PlannedRun {
                 plan,
                 schedule: sched.clone(),
                 simulation,

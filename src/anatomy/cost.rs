@@ -12,7 +12,7 @@ use crate::scenario::{EfficiencyCurve, GpuSpec};
 
 /// Work of one piece in one direction: FLOPs, HBM bytes and the resulting seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Cost {
+pub struct Work {
     /// Floating-point operations.
     pub flops: f64,
     /// Bytes moved through HBM.
@@ -21,10 +21,10 @@ pub struct Cost {
     pub s: f64,
 }
 
-impl Add for Cost {
-    type Output = Cost;
-    fn add(self, o: Cost) -> Cost {
-        Cost {
+impl Add for Work {
+    type Output = Work;
+    fn add(self, o: Work) -> Work {
+        Work {
             flops: self.flops + o.flops,
             bytes: self.bytes + o.bytes,
             s: self.s + o.s,
@@ -32,16 +32,16 @@ impl Add for Cost {
     }
 }
 
-impl AddAssign for Cost {
-    fn add_assign(&mut self, o: Cost) {
+impl AddAssign for Work {
+    fn add_assign(&mut self, o: Work) {
         *self = *self + o;
     }
 }
 
-impl Mul<f64> for Cost {
-    type Output = Cost;
-    fn mul(self, k: f64) -> Cost {
-        Cost {
+impl Mul<f64> for Work {
+    type Output = Work;
+    fn mul(self, k: f64) -> Work {
+        Work {
             flops: self.flops * k,
             bytes: self.bytes * k,
             s: self.s * k,
@@ -54,11 +54,11 @@ impl Mul<f64> for Cost {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Piece {
     /// Forward work.
-    pub fwd: Cost,
+    pub fwd: Work,
     /// Backward for the input gradient.
-    pub b: Cost,
+    pub b: Work,
     /// Backward for the weight gradient.
-    pub w: Cost,
+    pub w: Work,
 }
 
 impl Add for Piece {
@@ -109,14 +109,14 @@ impl<'a> Machine<'a> {
     }
 
     /// Matrix-unit work of `flops` that moves `bytes`: compute time plus memory time.
-    pub fn compute(&self, flops: f64, bytes: f64) -> Cost {
+    pub fn compute(&self, flops: f64, bytes: f64) -> Work {
         let tc = if flops > 0.0 {
             flops / (self.peak_flops * self.eff.matrix_at(flops))
         } else {
             0.0
         };
         let tm = self.mem(bytes).s;
-        Cost {
+        Work {
             flops,
             bytes,
             s: tc + tm,
@@ -124,13 +124,13 @@ impl<'a> Machine<'a> {
     }
 
     /// Memory-bound (elementwise) work moving `bytes`.
-    pub fn mem(&self, bytes: f64) -> Cost {
+    pub fn mem(&self, bytes: f64) -> Work {
         let s = if bytes > 0.0 {
             bytes / (self.hbm_bytes_per_s * self.eff.memory_at(bytes))
         } else {
             0.0
         };
-        Cost {
+        Work {
             flops: 0.0,
             bytes,
             s,
@@ -138,7 +138,7 @@ impl<'a> Machine<'a> {
     }
 
     /// A bf16 GEMM `[m, k] x [k, n]`.
-    pub fn gemm(&self, m: f64, k: f64, n: f64) -> Cost {
+    pub fn gemm(&self, m: f64, k: f64, n: f64) -> Work {
         self.compute(2.0 * m * k * n, 2.0 * (m * k + k * n + m * n))
     }
 
@@ -156,26 +156,26 @@ impl<'a> Machine<'a> {
         Piece {
             fwd: self.mem(fwd_bytes),
             b: self.mem(bwd_bytes),
-            w: Cost::default(),
+            w: Work::default(),
         }
     }
 
     /// Ring all-reduce of `bytes` over the tensor-parallel group: `2 (t-1)/t bytes / bw`.
-    pub fn all_reduce(&self, bytes: f64) -> Cost {
+    pub fn all_reduce(&self, bytes: f64) -> Work {
         self.link(2.0 * (self.t - 1.0) / self.t * bytes)
     }
 
     /// Ring all-gather or reduce-scatter whose full (gathered) tensor is `bytes`:
     /// `(t-1)/t bytes / bw`.
-    pub fn gather(&self, bytes: f64) -> Cost {
+    pub fn gather(&self, bytes: f64) -> Work {
         self.link((self.t - 1.0) / self.t * bytes)
     }
 
-    fn link(&self, wire_bytes: f64) -> Cost {
+    fn link(&self, wire_bytes: f64) -> Work {
         if self.t <= 1.0 {
-            return Cost::default();
+            return Work::default();
         }
-        Cost {
+        Work {
             flops: 0.0,
             bytes: 0.0,
             s: wire_bytes / self.tp_bytes_per_s,

@@ -1,6 +1,6 @@
 //! The embedding and head blocks (blocks 0 and 2L+1) and their units.
 
-use super::cost::{Cost, Machine, Piece};
+use super::cost::{Machine, Piece, Work};
 use super::units::{Builder, Dims, norm_then_gather, raw};
 use super::{Block, BlockKind};
 use crate::scenario::ModelStyle;
@@ -19,18 +19,18 @@ pub fn embedding(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
     } else {
         m.all_reduce(out)
     };
-    let back_coll = if d.sp { m.gather(out) } else { Cost::default() };
+    let back_coll = if d.sp { m.gather(out) } else { Work::default() };
     let scatter_grad = m.mem(2.0 * out + 8.0 * d.tokens);
     match d.style {
         ModelStyle::Gpt => {
             k.other += Piece {
                 fwd: lookup + coll,
-                b: Cost::default(),
+                b: Work::default(),
                 w: back_coll + scatter_grad,
             };
             let drop = Piece {
                 fwd: m.mem(6.0 * e) + m.mem(5.0 * e),
-                b: Cost::default(),
+                b: Work::default(),
                 w: m.mem(5.0 * e),
             };
             k.unit("dropout_mask", raw(e), drop);
@@ -38,7 +38,7 @@ pub fn embedding(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         ModelStyle::Llama => {
             k.other += Piece {
                 fwd: lookup + coll,
-                b: Cost::default(),
+                b: Work::default(),
                 w: back_coll + scatter_grad,
             };
         }

@@ -5,7 +5,7 @@
 //! This file holds the two layer blocks and the shared helpers; `outer.rs` the embedding
 //! and the head.
 
-use super::cost::{Cost, Machine, Piece};
+use super::cost::{Machine, Piece, Work};
 use super::{Block, BlockKind, Unit};
 use crate::scenario::ModelStyle;
 
@@ -174,9 +174,9 @@ pub(super) fn gather_in(m: &Machine, d: &Dims) -> Piece {
         }
     } else {
         Piece {
-            fwd: Cost::default(),
+            fwd: Work::default(),
             b: m.all_reduce(full),
-            w: Cost::default(),
+            w: Work::default(),
         }
     }
 }
@@ -187,7 +187,7 @@ fn reduce_out(m: &Machine, d: &Dims) -> Piece {
         Piece {
             fwd: m.gather(full),
             b: m.gather(full),
-            w: Cost::default(),
+            w: Work::default(),
         }
     } else {
         Piece {
@@ -260,7 +260,7 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         let piece = Piece {
             fwd: m.compute(f, io),
             b: m.compute(2.5 * f, 2.0 * io),
-            w: Cost::default(),
+            w: Work::default(),
         };
         let keep = Keep {
             bytes: 2.0 * d.tokens * d.q_width + 4.0 * d.heads * d.s * d.b,
@@ -276,7 +276,7 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         let softmax = Piece {
             fwd: qk + m.mem(4.0 * scores),
             b: qk * 2.0 + m.mem(6.0 * scores),
-            w: Cost::default(),
+            w: Work::default(),
         };
         k.unit(
             "softmax_out",
@@ -304,7 +304,7 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         let context = Piece {
             fwd: av,
             b: av * 2.0,
-            w: Cost::default(),
+            w: Work::default(),
         };
         k.unit(
             "context",

@@ -5,6 +5,7 @@ use clap::Args;
 use rayon::prelude::*;
 
 use pipescope::plan::Strategy;
+use pipescope::scenario::GIB;
 use pipescope::{Outcome, solve};
 
 use super::scenario_args::ScenarioArgs;
@@ -22,8 +23,6 @@ pub struct CompareArgs {
     #[arg(long)]
     pub json: bool,
 }
-
-const GIB: f64 = (1u64 << 30) as f64;
 
 /// Solves `scenario` under each strategy, in parallel, in the order given.
 pub fn compare(

@@ -3,6 +3,7 @@
 
 use clap::Args;
 
+use pipescope::scenario::GIB;
 use pipescope::{Outcome, solve};
 
 use super::scenario_args::ScenarioArgs;
@@ -17,8 +18,6 @@ pub struct PlanArgs {
     #[arg(long)]
     pub json: bool,
 }
-
-const GIB: f64 = (1u64 << 30) as f64;
 
 /// The text form of one outcome: headline, then one row per stage.
 pub fn table(o: &Outcome) -> String {

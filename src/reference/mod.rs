@@ -9,5 +9,5 @@ pub mod megatron;
 
 /// Bytes per MiB.
 pub const MIB: f64 = 1_048_576.0;
-/// Bytes per GiB.
-pub const GIB: f64 = 1_073_741_824.0;
+/// Bytes per GiB (the one constant of the scenario, re-exported for the reference tables).
+pub use crate::scenario::GIB;

@@ -43,7 +43,7 @@ pub struct GpuSpec {
 impl GpuSpec {
     /// Device memory in bytes.
     pub fn memory_bytes(&self) -> u64 {
-        (self.memory_gib * (1u64 << 30) as f64).round() as u64
+        (self.memory_gib * super::GIB).round() as u64
     }
 }
 

@@ -16,6 +16,7 @@ pub mod presets;
 mod profile;
 mod settings;
 mod to_toml;
+mod units;
 mod validate;
 mod vocabulary;
 
@@ -28,6 +29,7 @@ pub use presets::{Catalog, PresetError, PresetInfo, PresetKind};
 pub use profile::{MeasuredProfile, UnitMeasurement};
 pub use settings::{Batch, Parallel, PlanSettings};
 pub use to_toml::to_toml;
+pub use units::{GIB, GIB_BYTES};
 pub use validate::{limits, validate_gpu, validate_model};
 pub use vocabulary::{Objective, ScheduleKind, Strategy, parse_name};
 

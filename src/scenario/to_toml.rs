@@ -95,7 +95,7 @@ pub fn to_toml(s: &Scenario) -> String {
     plan.insert("strategy".into(), Value::String(pl.strategy.name().into()));
     plan.insert(
         "memory_budget_gib".into(),
-        Value::Float(pl.memory_budget_bytes as f64 / (1u64 << 30) as f64),
+        Value::Float(pl.memory_budget_bytes as f64 / super::GIB),
     );
     plan.insert("flash_attention".into(), Value::Boolean(pl.flash_attention));
     plan.insert(

@@ -42,9 +42,9 @@ pub(crate) struct DeviceRun {
 /// Not finished yet.
 const PENDING: f64 = f64::INFINITY;
 
-/// Per (device, chunk) durations and sizes, copied once into a flat table.
+/// One (device, chunk)'s op durations and activation sizes, copied once into a flat table.
 #[derive(Debug, Clone, Copy, Default)]
-struct Cost {
+struct ChunkCosts {
     f: f64,
     b: f64,
     w: f64,
@@ -57,7 +57,7 @@ struct Cost {
 
 struct Engine<'a> {
     sched: &'a Schedule,
-    costs: Vec<Cost>,
+    costs: Vec<ChunkCosts>,
     v: usize,
     m: usize,
     stages: u32,
@@ -87,7 +87,7 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
             let cc = &costs.chunks[d][c];
             let off = i64::try_from(cc.offload_bytes).unwrap_or(i64::MAX);
             any_offload |= off > 0;
-            table.push(Cost {
+            table.push(ChunkCosts {
                 f: cc.f_s,
                 b: cc.b_s,
                 w: cc.w_s,
@@ -324,7 +324,7 @@ impl Engine<'_> {
         }
     }
 
-    fn reload(&mut self, d: u32, cell: usize, mb: u32, chunk: u32, issue: f64, c: Cost) {
+    fn reload(&mut self, d: u32, cell: usize, mb: u32, chunk: u32, issue: f64, c: ChunkCosts) {
         let di = d as usize;
         let s0 = self.copy_free[di].max(issue).max(self.d2h_end[cell]);
         let e0 = s0 + c.copy;

@@ -4,18 +4,17 @@ use crate::anatomy::Anatomy;
 use crate::outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount};
 use crate::scenario::Scenario;
 
-use super::Solved;
-
-const GIB: f64 = (1u64 << 30) as f64;
+use super::PlannedRun;
+use crate::scenario::GIB;
 
 /// The outcome of `solved`, with `baseline_s` the 1F1B / full / even iteration time.
 pub(super) fn outcome(
     scenario: &Scenario,
     anatomy: &Anatomy,
-    solved: Solved,
+    solved: PlannedRun,
     baseline_s: f64,
 ) -> Outcome {
-    let Solved {
+    let PlannedRun {
         plan,
         schedule,
         simulation,

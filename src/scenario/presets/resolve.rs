@@ -106,7 +106,7 @@ pub fn budget_bytes(field: &str, gib: f64) -> Result<u64, InvalidField> {
             "a budget in GiB greater than 0 (and at most 1e9)",
         ));
     }
-    Ok(((gib * (1u64 << 30) as f64).round() as u64).max(1))
+    Ok(((gib * crate::scenario::GIB).round() as u64).max(1))
 }
 
 impl Catalog {
