@@ -1,7 +1,8 @@
 //! End to end: runs the built binary in a real terminal (a private tmux server), presses
 //! keys and reads the screen back with `capture-pane`, polling with a timeout. Skipped (with
-//! a message) where tmux is not installed. Each test uses its own tmux socket and session,
-//! killed on drop even when an assertion fails.
+//! a message) where tmux is not installed, except under CI (`CI` set), where that fails.
+//! Each test uses its own tmux socket and session, killed on drop even when an assertion
+//! fails.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -23,6 +24,40 @@ fn have_tmux() -> bool {
         .arg("-V")
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+/// Whether a test without tmux should skip (`Ok(true)`), run (`Ok(false)`) or fail: under
+/// CI (`ci`, the `CI` variable set) a missing tmux is an error, so that a broken install step
+/// cannot hide behind skipped tests.
+fn skip_decision(have_tmux: bool, ci: bool) -> Result<bool, &'static str> {
+    match (have_tmux, ci) {
+        (true, _) => Ok(false),
+        (false, false) => Ok(true),
+        (false, true) => {
+            Err("tmux is not installed but CI is set: install tmux for the end-to-end tests")
+        }
+    }
+}
+
+/// True (with a message) where tmux is missing outside CI; panics where it is missing in CI.
+fn skip_without_tmux() -> bool {
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+    match skip_decision(have_tmux(), ci) {
+        Ok(true) => {
+            eprintln!("tmux not installed: skipping the end-to-end test");
+            true
+        }
+        Ok(false) => false,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn a_missing_tmux_skips_locally_and_fails_in_ci() {
+    assert_eq!(skip_decision(true, false), Ok(false));
+    assert_eq!(skip_decision(true, true), Ok(false));
+    assert_eq!(skip_decision(false, false), Ok(true));
+    assert!(skip_decision(false, true).is_err());
 }
 
 impl Tmux {
@@ -177,8 +212,7 @@ fn fixture_ui(tag: &str) -> (Tmux, PathBuf) {
 
 #[test]
 fn keys_change_stages_and_micro_batches_and_the_screen_follows() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
+    if skip_without_tmux() {
         return;
     }
     let (t, home) = fixture_ui("e2e-keys");
@@ -219,8 +253,7 @@ fn keys_change_stages_and_micro_batches_and_the_screen_follows() {
 
 #[test]
 fn a_burst_of_edits_ends_solved_with_the_last_edit_shown() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
+    if skip_without_tmux() {
         return;
     }
     let (t, home) = fixture_ui("e2e-burst");
@@ -243,8 +276,7 @@ fn a_burst_of_edits_ends_solved_with_the_last_edit_shown() {
 
 #[test]
 fn theme_file_edits_reload_and_errors_show_with_their_location() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
+    if skip_without_tmux() {
         return;
     }
     let home = temp_dir("e2e-theme");
@@ -286,8 +318,7 @@ strategy = \"adapipe\"
 
 #[test]
 fn preset_file_edits_reload_and_a_broken_file_keeps_the_last_good_one() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
+    if skip_without_tmux() {
         return;
     }
     let home = temp_dir("e2e-preset");
@@ -356,8 +387,7 @@ fn cooked(stty: &str) -> bool {
 
 #[test]
 fn a_panic_and_ctrl_c_leave_the_terminal_restored() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
+    if skip_without_tmux() {
         return;
     }
     let home = temp_dir("e2e-panic");
