@@ -99,23 +99,9 @@ pub(super) fn solve(
     max_work: usize,
 ) -> Result<Option<Selection>, TooMuchWork> {
     let g = groups.len();
-    // Relaxations of every suffix `j..g`, built from the back.
-    let mut suffix: Vec<Relaxation> = Vec::with_capacity(g + 1);
-    let mut segs: Vec<(f64, f64)> = Vec::new();
-    let (mut min_b, mut base_b, mut base_c) = (0u64, 0u64, 0.0f64);
-    suffix.push(Relaxation::new(&mut [], 0, 0, 0.0));
-    for j in (0..g).rev() {
-        let (Some(&first), Some(&last)) = (fronts[j].first(), fronts[j].last()) else {
-            return Ok(None);
-        };
-        let ch = &groups[j].choices;
-        min_b += ch[first].bytes;
-        base_b += ch[last].bytes;
-        base_c += ch[last].cost_s;
-        hull_segments(groups, j, &fronts[j], &mut segs);
-        suffix.push(Relaxation::new(&mut segs.clone(), min_b, base_b, base_c));
-    }
-    suffix.reverse(); // suffix[j]: groups j..g
+    let Some(suffix) = suffix_relaxations(groups, fronts) else {
+        return Ok(None);
+    };
     let bar = upper + 1e-9 * upper.abs() + 1e-12;
 
     let mut levels: Vec<Vec<Point>> = Vec::with_capacity(g + 1);
@@ -154,19 +140,7 @@ pub(super) fn solve(
         if work > max_work {
             return Err(TooMuchWork);
         }
-        cand.sort_unstable_by(|a, b| {
-            a.bytes
-                .cmp(&b.bytes)
-                .then(a.cost.total_cmp(&b.cost))
-                .then(a.parent.cmp(&b.parent))
-                .then(a.pick.cmp(&b.pick))
-        });
-        let mut front: Vec<Point> = Vec::with_capacity(cand.len());
-        for &pt in &cand {
-            if front.last().is_none_or(|l| pt.cost < l.cost) {
-                front.push(pt);
-            }
-        }
+        let front = pareto_front(&mut cand);
         if front.is_empty() {
             return Ok(None);
         }
@@ -199,4 +173,46 @@ pub(super) fn solve(
         bytes: last[best].bytes,
         picks,
     }))
+}
+
+/// The linear relaxation of every suffix `j..g` of the groups (`[j]` for groups `j..g`, the
+/// last one empty). `None` when some group has no choice.
+fn suffix_relaxations(groups: &[Group], fronts: &[Vec<usize>]) -> Option<Vec<Relaxation>> {
+    let g = groups.len();
+    let mut suffix: Vec<Relaxation> = Vec::with_capacity(g + 1);
+    let mut segs: Vec<(f64, f64)> = Vec::new();
+    let (mut min_b, mut base_b, mut base_c) = (0u64, 0u64, 0.0f64);
+    suffix.push(Relaxation::new(&mut [], 0, 0, 0.0));
+    for j in (0..g).rev() {
+        let (Some(&first), Some(&last)) = (fronts[j].first(), fronts[j].last()) else {
+            return None;
+        };
+        let ch = &groups[j].choices;
+        min_b += ch[first].bytes;
+        base_b += ch[last].bytes;
+        base_c += ch[last].cost_s;
+        hull_segments(groups, j, &fronts[j], &mut segs);
+        suffix.push(Relaxation::new(&mut segs.clone(), min_b, base_b, base_c));
+    }
+    suffix.reverse();
+    Some(suffix)
+}
+
+/// The partial selections of `cand` that no other beats on both bytes and cost, in byte
+/// order (ties broken by the way back, so the result does not depend on `cand`'s order).
+fn pareto_front(cand: &mut [Point]) -> Vec<Point> {
+    cand.sort_unstable_by(|a, b| {
+        a.bytes
+            .cmp(&b.bytes)
+            .then(a.cost.total_cmp(&b.cost))
+            .then(a.parent.cmp(&b.parent))
+            .then(a.pick.cmp(&b.pick))
+    });
+    let mut front: Vec<Point> = Vec::with_capacity(cand.len());
+    for &pt in cand.iter() {
+        if front.last().is_none_or(|l| pt.cost < l.cost) {
+            front.push(pt);
+        }
+    }
+    front
 }

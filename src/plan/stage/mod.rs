@@ -1,6 +1,7 @@
 //! One stage (or one device of a multi-chunk schedule) as the planner sees it: which blocks it
 //! holds, what each unit kind does (keep, recompute, compress, offload), and the memory and
-//! time that follow under the memory model of `docs/model.md` (one model for planner and simulator).
+//! time that follow under the memory model of `docs/model.md` (one model for planner and
+//! simulator).
 //!
 //! Files: this one holds the stage's vocabulary and its cost model ([`costs`]); `choose`
 //! asks the knapsack for a stage's decisions; `offload_search` tries host-offload
