@@ -45,10 +45,10 @@ pub(super) fn run_with(
     }
     let (regular, odd) = split_groups(groups, &fronts, capacity);
     let scale = scale_of(groups, &fronts, &regular, capacity);
-    if regular.len().saturating_mul(scale.cap_units + 1) > dense_cells_max {
-        if let Some(v) = try_fronts(groups, &fronts, &regular, scale, capacity, want_picks) {
-            return v;
-        }
+    if regular.len().saturating_mul(scale.cap_units + 1) > dense_cells_max
+        && let Some(v) = try_fronts(groups, &fronts, &regular, scale, capacity, want_picks)
+    {
+        return v;
     }
     let levels = odd_front(groups, &fronts, &odd, capacity);
     let last = levels.last().map(Vec::as_slice).unwrap_or(&[]);
