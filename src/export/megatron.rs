@@ -167,7 +167,7 @@ fn schedule_note(kind: ScheduleKind, v: u32) -> Option<String> {
         ScheduleKind::Gpipe => Some("gpipe is not in upstream Megatron-LM; nearest: 1F1B".into()),
         _ => Some(format!(
             "{kind} is not in upstream Megatron-LM; nearest: {} with the same layout",
-            if v > 1 && placement_of(kind) == Placement::Looped {
+            if v > 1 && placement_of(kind) != Placement::Chimera {
                 "interleaved 1F1B"
             } else {
                 "1F1B"

@@ -3,7 +3,8 @@
 //! points at): one row per rank, its actions in execution order, each
 //! `{stage}{F|I|W|B}{microbatch}`: `F` forward, `I` input-gradient backward, `W`
 //! weight-gradient backward, `B` fused backward. A schedule that splits the backward writes
-//! I and W, never B. Stages are global virtual stages: looped `chunk x p + rank`, V-shape
+//! I and W, never B (a fused backward it runs here and there, as ZB-H1's first stage does,
+//! becomes I followed by W). Stages are global virtual stages: looped `chunk x p + rank`, V-shape
 //! `rank` for chunk 0 and `2p - 1 - rank` for chunk 1 (torch's `style="v"`); micro-batches
 //! count from 0 as torch does.
 //!
@@ -55,15 +56,21 @@ pub fn action_letter(kind: OpKind) -> char {
 /// The `compute_only` CSV of `schedule`, one line per rank.
 pub fn export(schedule: &Schedule) -> Result<String, Unsupported> {
     supported(schedule.kind)?;
+    let split = schedule.kind.splits_backward();
     let mut out = String::with_capacity(schedule.op_count() * 8);
     for (rank, ops) in schedule.devices.iter().enumerate() {
-        let cells: Vec<String> = ops
-            .iter()
-            .map(|op| {
-                let stage = schedule.stage_of(rank as u32, op.chunk, op.micro_batch);
-                format!("{stage}{}{}", action_letter(op.kind), op.micro_batch)
-            })
-            .collect();
+        let mut cells: Vec<String> = Vec::with_capacity(ops.len() * 2);
+        for op in ops {
+            let stage = schedule.stage_of(rank as u32, op.chunk, op.micro_batch);
+            let mb = op.micro_batch;
+            if split && op.kind == OpKind::BW {
+                // A split schedule never writes B: its fused backward is I then W.
+                cells.push(format!("{stage}I{mb}"));
+                cells.push(format!("{stage}W{mb}"));
+            } else {
+                cells.push(format!("{stage}{}{mb}", action_letter(op.kind)));
+            }
+        }
         out.push_str(&cells.join(","));
         out.push('\n');
     }
