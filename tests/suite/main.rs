@@ -14,6 +14,7 @@ mod engine_proptest;
 mod engine_reference;
 mod export_megatron;
 mod export_perfetto;
+mod export_svg;
 mod export_torchtitan;
 mod plan_chain;
 mod plan_cli;
