@@ -3,7 +3,6 @@
 //! (DESIGN.md section 11). No `-o`, or `-o -`, writes to stdout; a file is written
 //! atomically (a new temporary file beside it, then renamed over it).
 
-use std::io::Write;
 use std::path::Path;
 
 use clap::{Args, ValueEnum};
@@ -215,43 +214,6 @@ pub fn palette(theme: Option<&str>) -> Result<Palette, String> {
     Palette::from_theme_toml(text)
 }
 
-/// Writes `text` to `path` atomically: a new temporary file in the same folder (created
-/// exclusively), then renamed over `path`.
-pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| format!("-o {}: not a file name", path.display()))?;
-    let mut attempt = 0u32;
-    let (tmp, mut file) = loop {
-        let tmp = dir.join(format!(".{name}.{}.{attempt}.tmp", std::process::id()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(f) => break (tmp, f),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
-                attempt += 1;
-            }
-            Err(e) => return Err(format!("-o {}: {e}", path.display())),
-        }
-    };
-    let written = file
-        .write_all(text.as_bytes())
-        .and_then(|()| file.sync_all())
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(format!("-o {}: {e}", path.display()));
-    }
-    Ok(())
-}
-
 /// Runs the subcommand.
 pub fn run(args: &ExportArgs) -> Result<(), String> {
     let palette = palette(args.theme.as_deref())?;
@@ -270,6 +232,8 @@ pub fn run(args: &ExportArgs) -> Result<(), String> {
     let text = render(args.format, &built, &palette)?;
     match args.output.as_deref() {
         None | Some("-") => super::output::emit(&text),
-        Some(path) => write_atomic(Path::new(path), &text),
+        Some(path) => export::write_atomic(Path::new(path), &text)
+            .map(|_| ())
+            .map_err(|e| format!("-o {e}")),
     }
 }

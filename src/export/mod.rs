@@ -1,5 +1,5 @@
 //! Exports of a schedule and its simulation to the formats other tools read
-//! (docs/design.md section 11 of the contract; `pipescope export FORMAT`):
+//! (`pipescope export FORMAT`, the TUI's `e` key):
 //!
 //! - [`perfetto`]: Chrome trace-event JSON for Perfetto and `chrome://tracing`;
 //! - [`svg`]: a standalone figure in the style of the schedule papers;
@@ -7,12 +7,15 @@
 //! - [`torchtitan`]: torch.distributed.pipelining's `compute_only` schedule CSV.
 //!
 //! Every export is a pure function from the engine's schedule, simulation and outcome to a
-//! `String`; writing files is the caller's business.
+//! `String`; [`write_atomic`] writes one to a file for the CLI and the TUI.
 
 pub mod megatron;
 pub mod perfetto;
 pub mod svg;
 pub mod torchtitan;
+mod write;
+
+pub use write::write_atomic;
 
 use std::collections::HashMap;
 

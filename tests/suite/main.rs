@@ -40,6 +40,8 @@ mod tui_common;
 #[cfg(feature = "tui")]
 mod tui_e2e;
 #[cfg(feature = "tui")]
+mod tui_export;
+#[cfg(feature = "tui")]
 mod tui_real;
 #[cfg(feature = "tui")]
 mod tui_snapshots;
