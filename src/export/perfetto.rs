@@ -194,7 +194,6 @@ pub fn export(run: &Run<'_>) -> String {
     // Memory counters.
     for curve in &sim.memory {
         let pid = curve.device + 1;
-        let mut last_ns = None;
         let points = std::iter::once((0.0, 0u64)).chain(curve.points.iter().copied());
         for (t, bytes) in points {
             let ns = nanos(run.units, t);
@@ -213,9 +212,7 @@ pub fn export(run: &Run<'_>) -> String {
                     let _ = write!(out, ",\"args\":{{\"activations\":{bytes}}}}}");
                 }
             }
-            last_ns = Some(ns);
         }
-        let _ = last_ns;
     }
     out.push_str("\n]}\n");
     out

@@ -162,3 +162,35 @@ fn later_chunks_are_lighter_and_dark_theme_is_dark() {
         hex(&dark.weight_grad)
     ));
 }
+
+#[test]
+fn planned_scenario_figure_in_milliseconds() {
+    let scenario = pipescope::scenario::default_scenario();
+    let outcome = pipescope::solve(&scenario).unwrap();
+    let v = scenario.plan.schedule.chunks(scenario.parallel.chunks);
+    let sched = pipescope::export::schedule_of(
+        scenario.plan.schedule,
+        scenario.batch.micro_batches,
+        v,
+        &outcome.simulation,
+    );
+    let run = Run {
+        schedule: &sched,
+        simulation: &outcome.simulation,
+        units: Units::Seconds,
+    };
+    let svg = export(&run, &Palette::light());
+    let compute = outcome
+        .simulation
+        .timeline
+        .spans
+        .iter()
+        .filter(|s| s.lane == Lane::Compute)
+        .count();
+    assert_eq!(op_rects(&svg).len(), compute);
+    assert!(svg.contains("time (ms)") && svg.contains("memory per device (GiB"));
+    // Recomputation (adapipe recomputes on the first stages) is drawn and marked.
+    assert!(svg.contains("class=\"op R"));
+    let img = render(&svg);
+    assert!(luma(pixel(&img, 2.0, 2.0)) > 2400);
+}
