@@ -1,5 +1,6 @@
-//! `pipescope simulate`: generate one schedule with abstract costs, simulate it, and print
-//! a compact text Gantt (p <= 16) with a metrics table, or JSON (DESIGN.md section 6).
+//! `pipescope simulate`: generate one schedule with abstract costs (or plan a real
+//! scenario from scenario flags), simulate it, and print a compact text Gantt (p <= 16)
+//! with a metrics table, or JSON (DESIGN.md section 6); `--ops` lists every op.
 
 use clap::Args;
 use serde::Serialize;
@@ -15,8 +16,8 @@ use super::scenario_args::ScenarioArgs;
 /// Arguments of `pipescope simulate`.
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
-    /// Scenario flags; with `--costs`, or with `--schedule` and no flag that only a planned
-    /// scenario has, the schedule, sizes and limits of an abstract run.
+    /// Scenario flags; with `--costs`, or with `--schedule`, `-p` and `-m` and no flag that
+    /// only a planned scenario has, the schedule, sizes and limits of an abstract run.
     #[command(flatten)]
     pub scenario: Box<ScenarioArgs>,
     /// Abstract-run flags (`--costs` default 1,1,1).
@@ -31,7 +32,8 @@ pub struct SimulateArgs {
 }
 
 /// Whether the flags ask for an abstract run: `--costs`, `--comm` or `--offload-cost`
-/// given, or `--schedule` given without any flag only a planned scenario has.
+/// given, or `--schedule`, `-p` and `-m` given without any flag only a planned scenario
+/// has (the form `simulate --schedule NAME -p P -m M` keeps its abstract meaning).
 fn is_abstract(s: &ScenarioArgs, a: &AbstractArgs) -> bool {
     if a.costs.is_some() || a.comm.is_some() || a.offload_cost.is_some() {
         return true;
@@ -52,7 +54,7 @@ fn is_abstract(s: &ScenarioArgs, a: &AbstractArgs) -> bool {
         || s.objective.is_some()
         || s.overlap_recompute
         || s.profile.is_some();
-    s.schedule.is_some() && !planned_only
+    s.schedule.is_some() && s.pp.is_some() && s.micro_batches.is_some() && !planned_only
 }
 
 #[derive(Serialize)]

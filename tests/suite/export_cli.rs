@@ -27,7 +27,10 @@ fn simulate_takes_a_real_scenario() {
     let dur = f["end"].as_f64().unwrap() - f["start"].as_f64().unwrap();
     assert!(dur > 0.0 && dur < 10.0 && dur != 1.0, "{dur}");
     assert_eq!(v["devices"][0]["peak_in_flight"], 4);
-    // A scenario flag besides --schedule makes it planned; --schedule alone stays abstract.
+    // A scenario flag besides --schedule makes it planned, as does --schedule without -p
+    // and -m; --schedule with -p and -m stays abstract.
+    let (ok, out, _) = pipescope(&["simulate", "--schedule", "zb-v"]);
+    assert!(ok && out.starts_with("zb-v: p=8"), "{out}");
     let (ok, out, _) = pipescope(&["simulate", "--schedule", "1f1b", "-p", "4", "-m", "8"]);
     assert!(ok && out.contains("makespan 33.000"), "{out}");
     let (ok, out, _) = pipescope(&[
