@@ -275,7 +275,7 @@ pub fn export(run: &Run<'_>, palette: &Palette) -> String {
         num(axis_y + 27.0)
     );
     memory_curves(&mut out, run, pal, mem_top, &x);
-    legend(&mut out, pal, legend_y);
+    legend(&mut out, legend_y);
     out.push_str("</svg>\n");
     out
 }
@@ -339,7 +339,7 @@ fn memory_curves(out: &mut String, run: &Run<'_>, pal: &Palette, top: f64, x: &d
 }
 
 /// The legend: one swatch per kind (never of class `op`), chunk shades, copies.
-fn legend(out: &mut String, pal: &Palette, y: f64) {
+fn legend(out: &mut String, y: f64) {
     let items: [(&str, &str); 6] = [
         ("F", "forward"),
         ("B", "backward (input)"),
@@ -368,5 +368,4 @@ fn legend(out: &mut String, pal: &Palette, y: f64) {
         num(x + 18.0),
         num(y + 9.0)
     );
-    let _ = pal;
 }
