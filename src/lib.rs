@@ -11,6 +11,7 @@
 //! stage; `Err` is reserved for invalid input.
 
 pub mod anatomy;
+pub mod export;
 pub mod plan;
 pub mod reference;
 pub mod scenario;

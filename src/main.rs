@@ -26,6 +26,8 @@ enum Command {
     Compare(cli::compare::CompareArgs),
     /// Simulate a schedule with abstract or planned costs.
     Simulate(cli::simulate::SimulateArgs),
+    /// Export the planned scenario or an abstract schedule (perfetto, svg, megatron, torchtitan).
+    Export(cli::export::ExportArgs),
     /// Print the computation units of every block kind.
     Units(cli::units::UnitsArgs),
     /// List the built-in and user presets.
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
         Some(Command::Plan(args)) => cli::plan::run(&args),
         Some(Command::Compare(args)) => cli::compare::run(&args),
         Some(Command::Simulate(args)) => cli::simulate::run(&args),
+        Some(Command::Export(args)) => cli::export::run(&args),
         Some(Command::Units(args)) => cli::units::run(&args),
         Some(Command::Presets(args)) => cli::presets::run(&args),
         #[cfg(feature = "tui")]

@@ -2,6 +2,7 @@
 //! and returns a user-facing error message on failure.
 
 pub mod compare;
+pub mod export;
 pub mod output;
 pub mod plan;
 pub mod presets;

@@ -1,55 +1,60 @@
-//! `pipescope simulate`: generate one schedule with abstract costs, simulate it, and print
-//! a compact text Gantt (p <= 16) with a metrics table, or JSON (DESIGN.md section 6).
+//! `pipescope simulate`: generate one schedule with abstract costs (or plan a real
+//! scenario from scenario flags), simulate it, and print a compact text Gantt (p <= 16)
+//! with a metrics table, or JSON (DESIGN.md section 6); `--ops` lists every op.
 
 use clap::Args;
 use serde::Serialize;
 
-use pipescope::schedule::{self, ScheduleInput, ScheduleKind};
-use pipescope::sim::{self, Lane, SimCosts, Simulation, Span, SpanKind};
+use pipescope::export::Units;
+use pipescope::schedule::ScheduleKind;
+use pipescope::sim::{DeviceMetrics, Lane, Simulation, Span, SpanKind};
 
+use super::export::{AbstractArgs, abstract_run, planned_run};
 use super::output::{emit, emit_line};
-use super::scenario_args::whole;
+use super::scenario_args::ScenarioArgs;
 
 /// Arguments of `pipescope simulate`.
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
-    /// Schedule name (gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-auto, zb-v, v-half, v-min,
-    /// v-zb, dualpipe-v, chimera, gis, gis-offload).
-    #[arg(long)]
-    pub schedule: ScheduleKind,
-    /// Pipeline stages (devices).
-    #[arg(short = 'p', long = "stages", value_parser = whole::<u32>, allow_negative_numbers = true)]
-    pub p: u32,
-    /// Micro-batches per iteration.
-    #[arg(short = 'm', long = "microbatches", value_parser = whole::<u32>, allow_negative_numbers = true)]
-    pub m: u32,
-    /// Chunks per device for interleaved and gis (default 2; fixed for the others).
-    #[arg(long)]
-    pub chunks: Option<u32>,
-    /// Forward, input-backward and weight-backward cost of one op, as F,B,W.
-    #[arg(long, default_value = "1,1,1", allow_hyphen_values = true)]
-    pub costs: String,
-    /// Transfer time between two devices.
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-    pub comm: f64,
-    /// Memory limit in chunk-activations for the searched schedules.
-    #[arg(long, allow_negative_numbers = true)]
-    pub mem_limit: Option<f64>,
-    /// GIS group size (default p).
-    #[arg(long)]
-    pub group_size: Option<u32>,
-    /// Chunks gis-offload offloads (default 1).
-    #[arg(long)]
-    pub offload_chunks: Option<u32>,
-    /// One-way transfer time of one chunk-activation to or from the host (default: F).
-    #[arg(long, allow_negative_numbers = true)]
-    pub offload_cost: Option<f64>,
+    /// Scenario flags; with `--costs`, or with `--schedule`, `-p` and `-m` and no flag that
+    /// only a planned scenario has, the schedule, sizes and limits of an abstract run.
+    #[command(flatten)]
+    pub scenario: Box<ScenarioArgs>,
+    /// Abstract-run flags (`--costs` default 1,1,1).
+    #[command(flatten)]
+    pub run: AbstractArgs,
     /// Print JSON instead of a Gantt and a table.
     #[arg(long)]
     pub json: bool,
     /// With --json, list every op with its start and end.
     #[arg(long)]
     pub ops: bool,
+}
+
+/// Whether the flags ask for an abstract run: `--costs`, `--comm` or `--offload-cost`
+/// given, or `--schedule`, `-p` and `-m` given without any flag only a planned scenario
+/// has (the form `simulate --schedule NAME -p P -m M` keeps its abstract meaning).
+fn is_abstract(s: &ScenarioArgs, a: &AbstractArgs) -> bool {
+    if a.costs.is_some() || a.comm.is_some() || a.offload_cost.is_some() {
+        return true;
+    }
+    let planned_only = s.preset.is_some()
+        || s.model.is_some()
+        || s.gpu.is_some()
+        || s.tp.is_some()
+        || s.dp.is_some()
+        || s.sp
+        || s.no_sp
+        || s.micro_batch_size.is_some()
+        || s.seq_len.is_some()
+        || s.budget_gib.is_some()
+        || s.strategy.is_some()
+        || s.flash
+        || s.no_flash
+        || s.objective.is_some()
+        || s.overlap_recompute
+        || s.profile.is_some();
+    s.schedule.is_some() && s.pp.is_some() && s.micro_batches.is_some() && !planned_only
 }
 
 #[derive(Serialize)]
@@ -84,64 +89,17 @@ struct JsonOp {
     end: f64,
 }
 
-/// Parses `F,B,W` into three finite non-negative numbers.
-fn parse_costs(text: &str) -> Result<[f64; 3], String> {
-    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-    let bad = || format!("--costs '{text}': expected three non-negative numbers F,B,W");
-    if parts.len() != 3 {
-        return Err(bad());
-    }
-    let mut out = [0.0; 3];
-    for (slot, part) in out.iter_mut().zip(&parts) {
-        let x: f64 = part.parse().map_err(|_| bad())?;
-        if !(x.is_finite() && x >= 0.0) {
-            return Err(bad());
-        }
-        *slot = x;
-    }
-    Ok(out)
-}
-
-fn check_non_negative(name: &str, x: f64) -> Result<(), String> {
-    if x.is_finite() && x >= 0.0 {
-        Ok(())
-    } else {
-        Err(format!("{name} {x}: must be a finite number >= 0"))
-    }
-}
-
 /// Runs the subcommand.
 pub fn run(args: &SimulateArgs) -> Result<(), String> {
-    let [f, b, w] = parse_costs(&args.costs)?;
-    check_non_negative("--comm", args.comm)?;
-    if let Some(x) = args.offload_cost {
-        check_non_negative("--offload-cost", x)?;
-    }
-    if let Some(x) = args.mem_limit {
-        check_non_negative("--mem-limit", x)?;
-    }
-    for (flag, value) in [
-        ("--chunks", args.chunks),
-        ("--group-size", args.group_size),
-        ("--offload-chunks", args.offload_chunks),
-    ] {
-        if value == Some(0) {
-            return Err(format!("{flag} 0: must be at least 1"));
-        }
-    }
-    let kind = args.schedule;
-    let requested = args.chunks.unwrap_or(2);
-    schedule::check_size(kind, args.p, args.m, requested).map_err(|e| e.to_string())?;
-    let v = kind.chunks(requested);
-    let offload_s = args.offload_cost.unwrap_or(f);
-    let mut input = ScheduleInput::uniform(args.p, args.m, v, f, b, w, args.comm);
-    input.mem_limit = args.mem_limit;
-    input.group_size = args.group_size;
-    input.offload_chunks = args.offload_chunks;
-    input.offload_cost = Some(offload_s);
-    let sched = schedule::generate(kind, &input).map_err(|e| e.to_string())?;
-    let costs = SimCosts::abstract_run(&sched, f, b, w, args.comm, offload_s);
-    let result = sim::simulate(&sched, &costs).map_err(|e| e.to_string())?;
+    let built = if is_abstract(&args.scenario, &args.run) {
+        let costs = args.run.costs.as_deref().unwrap_or("1,1,1");
+        abstract_run(&args.scenario, &args.run, costs)?
+    } else {
+        planned_run(&args.scenario)?
+    };
+    let sched = &built.schedule;
+    let result = &built.simulation;
+    let kind = sched.kind;
     let v = sched.v.max(1);
     if args.json {
         let out = JsonOut {
@@ -159,7 +117,7 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
                     busy: d.busy,
                     bubble_rate: d.bubble_rate,
                     peak_in_flight: d.peak_in_flight,
-                    peak_activation: d.peak_activation_bytes as f64 / f64::from(v),
+                    peak_activation: peak_activation(built.units, d, v),
                 })
                 .collect(),
             ops: args.ops.then(|| {
@@ -181,12 +139,22 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
         let text = serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?;
         emit_line(&text)
     } else {
-        emit(&text_report(kind, &result, v))
+        emit(&text_report(kind, result, v, built.units))
+    }
+}
+
+/// Peak activation in units of one micro-batch's activations of all the device's layers:
+/// chunk-activations / v in an abstract run; the peak in-flight count / v for a planned
+/// scenario (its chunks hold about equal activations).
+fn peak_activation(units: Units, d: &DeviceMetrics, v: u32) -> f64 {
+    match units {
+        Units::Abstract => d.peak_activation_bytes as f64 / f64::from(v),
+        Units::Seconds => f64::from(d.peak_in_flight) / f64::from(v),
     }
 }
 
 /// The Gantt (p <= 16) and the metrics table.
-fn text_report(kind: ScheduleKind, sim: &Simulation, v: u32) -> String {
+fn text_report(kind: ScheduleKind, sim: &Simulation, v: u32, units: Units) -> String {
     let mut out = String::new();
     let p = sim.devices.len();
     out.push_str(&format!(
@@ -209,7 +177,7 @@ fn text_report(kind: ScheduleKind, sim: &Simulation, v: u32) -> String {
             d.busy,
             d.bubble_rate * 100.0,
             d.peak_in_flight,
-            d.peak_activation_bytes as f64 / f64::from(v)
+            peak_activation(units, d, v)
         ));
     }
     out

@@ -98,6 +98,8 @@ actions! {
     SavePreset,
     /// Cycle the colour theme
     CycleTheme,
+    /// Export what is shown (4 formats) to the current folder
+    Export,
     /// Mouse off (the terminal selects text) or back on
     ToggleMouse,
     /// ^Z suspends (fg resumes)
@@ -114,6 +116,8 @@ actions! {
     Reloaded(Box<Reload>),
     /// A preset file was written (internal): its path, or the error
     Saved(Result<PathBuf, String>),
+    /// Export files were written (internal): their paths, or the error
+    Exported(Result<Vec<PathBuf>, String>),
 }
 
 /// What a [`Job`] solves besides the main scenario.
@@ -170,6 +174,8 @@ pub enum Effect {
         /// TOML text.
         text: String,
     },
+    /// Write these `(file name, text)` exports into the current folder, each atomically.
+    Export(Vec<(String, String)>),
     /// Leave the app.
     Quit,
     /// Capture the mouse (true) or hand it back to the terminal (false).

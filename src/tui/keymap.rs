@@ -28,6 +28,7 @@ pub fn bindings() -> Vec<Binding> {
         b("t  n p", Action::ToggleStory),
         b("w", Action::SavePreset),
         b("T", Action::CycleTheme),
+        b("e", Action::Export),
         b("mouse", Action::Click(0, 0)),
         b("v", Action::ToggleMouse),
         b("?  /", Action::ToggleHelp),
@@ -118,6 +119,7 @@ pub fn action_for(key: KeyEvent) -> Option<Action> {
         KeyCode::Char('p') => Action::StoryPrev,
         KeyCode::Char('w') => Action::SavePreset,
         KeyCode::Char('T') => Action::CycleTheme,
+        KeyCode::Char('e') => Action::Export,
         KeyCode::Char('v') => Action::ToggleMouse,
         _ => return None,
     };

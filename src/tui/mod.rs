@@ -15,6 +15,7 @@
 
 pub mod action;
 pub mod app;
+pub mod export;
 pub mod fields;
 pub mod fixture;
 pub mod keymap;
@@ -153,6 +154,10 @@ pub fn run(opts: Options) -> Result<(), String> {
                         Err(e) => app.error = Some(format!("suspend: {e}")),
                     }
                     app.dirty = true;
+                }
+                Effect::Export(files) => {
+                    let result = export::write_files(std::path::Path::new("."), &files);
+                    pending.extend(update::update(&mut app, Action::Exported(result)));
                 }
                 Effect::Save { file_name, text } => {
                     let result = match &presets_dir {

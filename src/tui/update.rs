@@ -27,6 +27,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Solved(_)
             | Action::Reloaded(_)
             | Action::Saved(_)
+            | Action::Exported(_)
             | Action::Resize(..)
             | Action::Key(_)
             | Action::Scroll(..)
@@ -218,6 +219,8 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             Vec::new()
         }
         Action::SavePreset => save(app),
+        Action::Export => super::export::export(app),
+        Action::Exported(result) => super::export::exported(app, result),
         Action::CycleTheme => {
             let n = app.themes.len().max(1);
             let i = app

@@ -12,6 +12,11 @@ mod engine_cli_pipe;
 mod engine_presets;
 mod engine_proptest;
 mod engine_reference;
+mod export_cli;
+mod export_megatron;
+mod export_perfetto;
+mod export_svg;
+mod export_torchtitan;
 mod plan_chain;
 mod plan_cli;
 mod plan_gis_offload;
@@ -34,6 +39,8 @@ mod search_zbv;
 mod tui_common;
 #[cfg(feature = "tui")]
 mod tui_e2e;
+#[cfg(feature = "tui")]
+mod tui_export;
 #[cfg(feature = "tui")]
 mod tui_real;
 #[cfg(feature = "tui")]

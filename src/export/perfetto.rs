@@ -1,0 +1,219 @@
+//! Chrome trace-event JSON (`{"traceEvents": [...]}`) as Perfetto and `chrome://tracing`
+//! import it: a process per device (`pid` = device + 1), a thread per lane, one complete
+//! event per op, memory as a counter and flows (v2, `bind_id` on the X events) along every
+//! chain of cross-device dependencies ([`super::flow_chains`]).
+//!
+//! Times are microseconds with three decimals (nanoseconds), computed as integers so that
+//! ops that touch in the simulation touch in the trace: no two slices of a thread overlap
+//! partially. Sends do not queue behind each other, so overlapping sends of a device go to
+//! further send threads.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use super::{Run, Units, compute_index, flow_chains, kind_name};
+use crate::sim::{Lane, SpanKind};
+
+/// Thread id of the compute lane.
+const COMPUTE_TID: u32 = 1;
+/// Thread id of the host-copy lane.
+const COPY_TID: u32 = 2;
+/// Thread id of the first send lane (overlapping sends take the next ones).
+const SEND_TID: u32 = 3;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// A time in the run's unit as integer nanoseconds (one cost unit = one microsecond).
+fn nanos(units: Units, t: f64) -> i64 {
+    let scale = match units {
+        Units::Seconds => 1e9,
+        Units::Abstract => 1e3,
+    };
+    (t * scale).round() as i64
+}
+
+/// Writes integer nanoseconds as microseconds (`12`, `12.5`, `0.001`).
+fn write_us(out: &mut String, ns: i64) {
+    let ns = ns.max(0);
+    let (whole, frac) = (ns / 1000, ns % 1000);
+    if frac == 0 {
+        let _ = write!(out, "{whole}");
+    } else {
+        let text = format!("{frac:03}");
+        let _ = write!(out, "{whole}.{}", text.trim_end_matches('0'));
+    }
+}
+
+/// Flow fields of one compute span: its chain id and whether it starts, continues or ends it.
+#[derive(Clone, Copy)]
+struct Flow {
+    id: u64,
+    flow_in: bool,
+    flow_out: bool,
+}
+
+/// The trace of `run` as one JSON object.
+pub fn export(run: &Run<'_>) -> String {
+    let sim = run.simulation;
+    let sched = run.schedule;
+    let p = sched.p.max(sim.devices.len() as u32);
+    let mut out = String::with_capacity(64 + sim.timeline.spans.len() * 150);
+    out.push_str("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    let mut first = true;
+    let mut sep = |out: &mut String| {
+        if !std::mem::take(&mut first) {
+            out.push_str(",\n");
+        }
+    };
+    // Flows: one id per chain, never reused.
+    let index = compute_index(sim);
+    let mut flows: HashMap<usize, Flow> = HashMap::new();
+    for (n, chain) in flow_chains(sched).iter().enumerate() {
+        let id = n as u64 + 1;
+        let last = chain.len() - 1;
+        for (k, op) in chain.iter().enumerate() {
+            let kinds: &[SpanKind] = if op.backward {
+                &[SpanKind::B, SpanKind::BW]
+            } else {
+                &[SpanKind::F]
+            };
+            let found = kinds
+                .iter()
+                .find_map(|&kind| index.get(&(op.device, op.chunk, op.micro_batch, kind)));
+            if let Some(&i) = found {
+                flows.insert(
+                    i,
+                    Flow {
+                        id,
+                        flow_in: k > 0,
+                        flow_out: k < last,
+                    },
+                );
+            }
+        }
+    }
+    // Send threads: the first whose last send has ended.
+    let mut send_ends: Vec<Vec<i64>> = vec![Vec::new(); p as usize];
+    let mut tids: Vec<u32> = Vec::with_capacity(sim.timeline.spans.len());
+    let mut spans: Vec<usize> = (0..sim.timeline.spans.len()).collect();
+    spans.sort_by(|&a, &b| {
+        let (x, y) = (&sim.timeline.spans[a], &sim.timeline.spans[b]);
+        x.start.total_cmp(&y.start)
+    });
+    tids.resize(sim.timeline.spans.len(), COMPUTE_TID);
+    let mut copy_used = vec![false; p as usize];
+    for &i in &spans {
+        let s = &sim.timeline.spans[i];
+        let d = s.device as usize;
+        tids[i] = match s.lane {
+            Lane::Compute => COMPUTE_TID,
+            Lane::Copy => {
+                if let Some(u) = copy_used.get_mut(d) {
+                    *u = true;
+                }
+                COPY_TID
+            }
+            Lane::Send => {
+                let (start, end) = (nanos(run.units, s.start), nanos(run.units, s.end));
+                let Some(ends) = send_ends.get_mut(d) else {
+                    continue;
+                };
+                let slot = match ends.iter().position(|&e| e <= start) {
+                    Some(k) => k,
+                    None => {
+                        ends.push(end);
+                        ends.len() - 1
+                    }
+                };
+                ends[slot] = end;
+                SEND_TID + slot as u32
+            }
+        };
+    }
+    // Metadata: processes and threads.
+    for d in 0..p {
+        let pid = d + 1;
+        sep(&mut out);
+        let _ = write!(
+            out,
+            "{{\"ph\":\"M\",\"pid\":{pid},\"name\":\"process_name\",\"args\":{{\"name\":\"device {d}\"}}}},\n\
+             {{\"ph\":\"M\",\"pid\":{pid},\"name\":\"process_sort_index\",\"args\":{{\"sort_index\":{d}}}}},\n\
+             {{\"ph\":\"M\",\"pid\":{pid},\"tid\":{COMPUTE_TID},\"name\":\"thread_name\",\"args\":{{\"name\":\"compute\"}}}}"
+        );
+        if copy_used.get(d as usize).copied().unwrap_or(false) {
+            let _ = write!(
+                out,
+                ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{COPY_TID},\"name\":\"thread_name\",\"args\":{{\"name\":\"host copies\"}}}}"
+            );
+        }
+        let sends = send_ends.get(d as usize).map_or(0, Vec::len);
+        for k in 0..sends {
+            let name = if k == 0 {
+                "sends".to_string()
+            } else {
+                format!("sends {}", k + 1)
+            };
+            let _ = write!(
+                out,
+                ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"{name}\"}}}}",
+                SEND_TID + k as u32
+            );
+        }
+    }
+    // Ops.
+    let v = sched.v.max(1);
+    for (i, s) in sim.timeline.spans.iter().enumerate() {
+        let kind = kind_name(s.kind);
+        let (start, end) = (nanos(run.units, s.start), nanos(run.units, s.end));
+        sep(&mut out);
+        let _ = write!(
+            out,
+            "{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"cat\":\"{kind}\",\"ts\":",
+            s.device + 1,
+            tids[i],
+            super::op_label(kind, s.micro_batch, s.chunk, v)
+        );
+        write_us(&mut out, start);
+        out.push_str(",\"dur\":");
+        write_us(&mut out, (end - start).max(0));
+        if let Some(f) = flows.get(&i) {
+            let _ = write!(out, ",\"bind_id\":{}", f.id);
+            if f.flow_in {
+                out.push_str(",\"flow_in\":true");
+            }
+            if f.flow_out {
+                out.push_str(",\"flow_out\":true");
+            }
+        }
+        let _ = write!(
+            out,
+            ",\"args\":{{\"micro_batch\":{},\"chunk\":{},\"kind\":\"{kind}\"}}}}",
+            s.micro_batch, s.chunk
+        );
+    }
+    // Memory counters.
+    for curve in &sim.memory {
+        let pid = curve.device + 1;
+        let points = std::iter::once((0.0, 0u64)).chain(curve.points.iter().copied());
+        for (t, bytes) in points {
+            let ns = nanos(run.units, t);
+            sep(&mut out);
+            let _ = write!(
+                out,
+                "{{\"ph\":\"C\",\"pid\":{pid},\"name\":\"memory\",\"ts\":"
+            );
+            write_us(&mut out, ns);
+            match run.units {
+                Units::Seconds => {
+                    let gib = (curve.static_bytes + bytes) as f64 / GIB;
+                    let _ = write!(out, ",\"args\":{{\"GiB\":{gib:.4}}}}}");
+                }
+                Units::Abstract => {
+                    let _ = write!(out, ",\"args\":{{\"activations\":{bytes}}}}}");
+                }
+            }
+        }
+    }
+    out.push_str("\n]}\n");
+    out
+}

@@ -1,0 +1,49 @@
+//! The TUI's `e` key: the shown outcome in the four export formats, written to files whose
+//! paths the status line gives.
+
+use crate::tui_common;
+
+use pipescope::tui::action::{Action, Effect};
+use pipescope::tui::export::write_files;
+use pipescope::tui::keymap::action_for;
+use pipescope::tui::update::update;
+use tui_common::{act, solved_app};
+
+#[test]
+fn e_exports_what_is_shown_and_says_where() {
+    let key = crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char('e'));
+    assert_eq!(action_for(key), Some(Action::Export));
+    let mut app = solved_app("gpt3");
+    let effects = update(&mut app, Action::Export);
+    let [Effect::Export(files)] = effects.as_slice() else {
+        panic!("expected one export effect, got {effects:?}");
+    };
+    let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    let outcome = &app.shown().unwrap().outcome;
+    let stem = format!("pipescope-{}-{}", outcome.schedule, outcome.strategy);
+    assert_eq!(names[0], format!("{stem}.svg"));
+    assert!(names.contains(&format!("{stem}.trace.json").as_str()));
+    assert!(names.contains(&format!("{stem}.megatron.txt").as_str()));
+    let trace = &files.iter().find(|(n, _)| n.ends_with(".json")).unwrap().1;
+    let json: serde_json::Value = serde_json::from_str(trace).unwrap();
+    let slices = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .count();
+    assert_eq!(slices, outcome.simulation.timeline.spans.len());
+    assert!(files[0].1.contains("<rect class=\"op "));
+    // Written into a folder: the status line lists the paths.
+    let dir = std::env::temp_dir().join(format!("pipescope-tui-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let written = write_files(&dir, files).unwrap();
+    assert_eq!(written.len(), files.len());
+    assert!(written.iter().all(|p| p.is_file()));
+    act(&mut app, Action::Exported(Ok(written.clone())));
+    let note = app.note.clone().unwrap();
+    assert!(note.starts_with("exported ") && note.contains(&*written[0].to_string_lossy()));
+    act(&mut app, Action::Exported(Err("disk full".into())));
+    assert!(app.error.as_deref().unwrap().contains("disk full"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
