@@ -45,7 +45,8 @@ pub fn json(result: &SweepResult, best: Option<&Outcome>) -> Result<Value, Strin
         Some(o) => serde_json::to_value(o).map_err(|e| e.to_string())?,
         None => Value::Null,
     };
-    let pick = |idx: &[usize]| -> Vec<Value> { idx.iter().map(|&i| entry(&result.rows[i])).collect() };
+    let pick =
+        |idx: &[usize]| -> Vec<Value> { idx.iter().map(|&i| entry(&result.rows[i])).collect() };
     Ok(json!({
         "configs": result.configs(),
         "feasible": result.feasible(),
@@ -67,7 +68,11 @@ fn csv_field(text: &str) -> String {
 }
 
 fn opt(x: f64) -> String {
-    if x.is_finite() { format!("{x}") } else { String::new() }
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        String::new()
+    }
 }
 
 /// One row per configuration, with its status and reason.
@@ -75,13 +80,13 @@ pub fn csv(result: &SweepResult) -> String {
     let mut s = String::from(
         "gpus,t,p,d,b,m,chunks,sp,distributed_optimizer,schedule,strategy,status,\
          iteration_time_s,tokens_per_s_per_gpu,mfu,peak_memory_bytes,time_bound_s,\
-         memory_bound_bytes,reason\n",
+         memory_bound_bytes,solve_time_s,reason\n",
     );
     for r in &result.rows {
         let c = &r.config;
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             c.gpus,
             c.t,
             c.p,
@@ -104,6 +109,7 @@ pub fn csv(result: &SweepResult) -> String {
             },
             opt(r.time_bound_s),
             r.memory_bound_bytes,
+            r.solve_time_s,
             csv_field(r.status.reason().unwrap_or("")),
         );
     }
@@ -114,8 +120,22 @@ fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
     let _ = writeln!(
         s,
         "{:>3} {:>5} {:>3} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<11} {:<9} {:>9} {:>9} {:>6} {:>9}",
-        "#", "gpus", "t", "p", "d", "b", "m", "v", "sp", "dopt", "schedule", "strategy",
-        "iter s", "tok/s/gpu", "MFU", "peak GiB"
+        "#",
+        "gpus",
+        "t",
+        "p",
+        "d",
+        "b",
+        "m",
+        "v",
+        "sp",
+        "dopt",
+        "schedule",
+        "strategy",
+        "iter s",
+        "tok/s/gpu",
+        "MFU",
+        "peak GiB"
     );
     for (n, &i) in idx.iter().enumerate() {
         let r = &result.rows[i];

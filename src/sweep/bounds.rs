@@ -7,7 +7,8 @@
 //! devices are busy for at least `m x W` in total, `W` the per-micro-batch work of the whole
 //! chain, and the busiest one for at least `m x W / p`; and the device holding the head for at
 //! least `m x` the head's work. Chimera's replicated stages split the micro-batches between the
-//! two copies, so its total is the same. Whole-job costs that the engine may add after the
+//! two copies, so its total is the same. Recomputation that a strategy always does (every
+//! layer's forward for `full`, core attention for `selective`) is part of that work. Whole-job costs that the engine may add after the
 //! pipeline (gradient reduction, optimizer step) only lengthen the iteration.
 //!
 //! **Memory.** Every device holds its blocks' static memory (weights, gradients, optimizer
@@ -55,24 +56,46 @@ fn min_kept(block: &Block, strategy: Strategy, attention: bool) -> u64 {
             .map(|u| u.size_bytes)
             .sum(),
         Strategy::Full | Strategy::Uniform | Strategy::Adaptive | Strategy::AdaPipe => {
-            if attention {
-                block.forced_bytes()
-            } else {
-                0
-            }
+            if attention { block.forced_bytes() } else { 0 }
         }
         Strategy::Offload | Strategy::Compress | Strategy::Unified => 0,
     }
 }
 
-/// The bounds of `config` with `anatomy` (built for its t, p, d, b, sp and optimizer).
-pub fn bounds(config: &Config, anatomy: &Anatomy) -> Bounds {
+/// Recomputation per micro-batch that `strategy` always does, whatever the budget: every
+/// layer's forward for `full`, core attention for `selective` (none when recomputation
+/// overlaps the wait for the gradient, where it may hide).
+fn fixed_recompute_s(anatomy: &Anatomy, strategy: Strategy, overlap_recompute: bool) -> f64 {
+    if overlap_recompute {
+        return 0.0;
+    }
+    let layers = f64::from(anatomy.layers);
+    match strategy {
+        Strategy::Full => layers * (anatomy.attention.forward_s + anatomy.mlp.forward_s),
+        Strategy::Selective => {
+            let core = |b: &Block| -> f64 {
+                b.units
+                    .iter()
+                    .filter(|u| u.core_attention)
+                    .map(|u| u.forward_s)
+                    .sum()
+            };
+            layers * (core(&anatomy.attention) + core(&anatomy.mlp))
+        }
+        _ => 0.0,
+    }
+}
+
+/// The bounds of `config` with `anatomy` (built for its t, p, d, b, sp and optimizer);
+/// `overlap_recompute` is the scenario's Lynx flag.
+pub fn bounds(config: &Config, anatomy: &Anatomy, overlap_recompute: bool) -> Bounds {
     let layers = f64::from(anatomy.layers);
     let p = u64::from(config.p.max(1));
     let m = f64::from(config.m);
     let chain_work = work(&anatomy.embedding)
         + layers * (work(&anatomy.attention) + work(&anatomy.mlp))
-        + work(&anatomy.head);
+        + work(&anatomy.head)
+        + fixed_recompute_s(anatomy, config.strategy, overlap_recompute);
     let time = (m * chain_work / p as f64).max(m * work(&anatomy.head));
     let l = u64::from(anatomy.layers);
     let statics = anatomy.embedding.static_bytes

@@ -157,8 +157,7 @@ pub fn enumerate(
                                         reject(&mut rejected, STAGES_BLOCKS);
                                         continue;
                                     }
-                                    if schedule == ScheduleKind::Interleaved
-                                        && !m.is_multiple_of(p)
+                                    if schedule == ScheduleKind::Interleaved && !m.is_multiple_of(p)
                                     {
                                         reject(&mut rejected, INTERLEAVED_M);
                                         continue;
@@ -230,7 +229,10 @@ mod tests {
         // The default p list stops at the layers, so nothing is rejected for it.
         assert_eq!(rejected.get(P_LAYERS), None);
         // Interleaved configurations all have m a multiple of p.
-        for c in configs.iter().filter(|c| c.schedule == ScheduleKind::Interleaved) {
+        for c in configs
+            .iter()
+            .filter(|c| c.schedule == ScheduleKind::Interleaved)
+        {
             assert_eq!(c.m % c.p, 0);
         }
     }

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use rayon::prelude::*;
 
@@ -12,7 +13,7 @@ use super::front::{self, Incumbents, Point};
 use super::{Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate};
 use crate::anatomy::Anatomy;
 use crate::scenario::Scenario;
-use crate::solve::solve_with;
+use crate::solve::solve_without_baseline;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -51,6 +52,7 @@ fn unsolved(config: Config, b: Bounds, status: Status) -> Row {
         tokens_per_s_per_gpu: f64::NAN,
         mfu: f64::NAN,
         peak_memory_bytes: 0,
+        solve_time_s: 0.0,
     }
 }
 
@@ -59,7 +61,10 @@ fn evaluate(base: &Scenario, anatomy: &Anatomy, row: &Row, tokens: f64) -> Row {
     let scenario = scenario_for(base, &row.config);
     let mut out = row.clone();
     out.solved = true;
-    match solve_with(&scenario, anatomy) {
+    let start = Instant::now();
+    let result = solve_without_baseline(&scenario, anatomy);
+    out.solve_time_s = start.elapsed().as_secs_f64();
+    match result {
         Ok(o) => {
             out.iteration_time_s = o.iteration_time_s;
             out.tokens_per_s_per_gpu = tokens / o.iteration_time_s / f64::from(row.config.gpus);
@@ -121,7 +126,7 @@ pub fn sweep(
                 Status::Invalid(e.clone()),
             ),
             Ok(a) => {
-                let b = bounds(c, a);
+                let b = bounds(c, a, base.plan.overlap_recompute);
                 let status = if b.peak_bytes > budget {
                     Status::DoesNotFit(format!(
                         "needs at least {:.1} GiB (static memory and one micro-batch), budget {:.1} GiB",
@@ -138,8 +143,7 @@ pub fn sweep(
     // Candidates in order of the time bound (ties by index).
     let mut order: Vec<usize> = (0..rows.len())
         .filter(|&i| {
-            anatomies[groups[i]].is_ok()
-                && (options.exhaustive || rows[i].status == Status::Pruned)
+            anatomies[groups[i]].is_ok() && (options.exhaustive || rows[i].status == Status::Pruned)
         })
         .collect();
     order.sort_by(|&a, &b| {

@@ -118,10 +118,7 @@ impl Incumbents {
     /// faster, and a solved one dominates it whatever its exact figures are.
     pub fn can_enter(&self, bound: &Point) -> bool {
         let in_top = self.fastest.len() < self.k
-            || self
-                .fastest
-                .last()
-                .is_none_or(|&kth| kth >= bound.time_s);
+            || self.fastest.last().is_none_or(|&kth| kth >= bound.time_s);
         in_top || !self.front.iter().any(|q| q.dominates(bound))
     }
 }

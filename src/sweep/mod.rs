@@ -174,6 +174,8 @@ pub struct Row {
     pub mfu: f64,
     /// Highest device peak of the simulation (solved rows; 0 otherwise).
     pub peak_memory_bytes: u64,
+    /// Wall time of its solve, seconds (0 when not solved; varies between runs).
+    pub solve_time_s: f64,
 }
 
 impl Row {
