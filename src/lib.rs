@@ -17,6 +17,7 @@ pub mod reference;
 pub mod scenario;
 pub mod schedule;
 pub mod sim;
+pub mod sweep;
 /// The terminal UI (the default `tui` feature); the engine never imports it.
 #[cfg(feature = "tui")]
 pub mod tui;

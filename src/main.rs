@@ -32,6 +32,8 @@ enum Command {
     Units(cli::units::UnitsArgs),
     /// List the built-in and user presets.
     Presets(cli::presets::PresetsArgs),
+    /// Every configuration of a model on N GPUs, ranked, with the Pareto front.
+    Sweep(Box<cli::sweep::SweepArgs>),
 }
 
 fn main() -> ExitCode {
@@ -43,13 +45,14 @@ fn main() -> ExitCode {
         Some(Command::Export(args)) => cli::export::run(&args),
         Some(Command::Units(args)) => cli::units::run(&args),
         Some(Command::Presets(args)) => cli::presets::run(&args),
+        Some(Command::Sweep(args)) => cli::sweep::run(&args),
         #[cfg(feature = "tui")]
         None => cli::tui::run(&cli.scenario),
         #[cfg(not(feature = "tui"))]
         None => Err({
             let _ = &cli.scenario;
             "this build has no terminal UI (built without the `tui` feature); \
-                     use a subcommand: plan, compare, simulate, units, presets"
+                     use a subcommand: plan, compare, simulate, units, presets, sweep"
                 .to_string()
         }),
     };

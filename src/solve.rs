@@ -67,6 +67,22 @@ pub fn solve_with(scenario: &Scenario, anatomy: &Anatomy) -> Result<Outcome, Sol
     Ok(report::outcome(scenario, anatomy, main, baseline))
 }
 
+/// [`solve_with`] without the baseline run (1F1B, full recomputation): the outcome's
+/// `baseline_iteration_time_s` and `speedup` are NaN, everything else is as `solve_with`'s.
+/// For sweeps, which rank by iteration time and memory and need no baseline.
+pub(crate) fn solve_without_baseline(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+) -> Result<Outcome, SolveError> {
+    let main = run(
+        scenario,
+        anatomy,
+        scenario.plan.schedule,
+        scenario.plan.strategy,
+    )?;
+    Ok(report::outcome(scenario, anatomy, main, f64::NAN))
+}
+
 /// Transfer time across each boundary of the chain.
 fn boundary_comm(scenario: &Scenario, anatomy: &Anatomy, schedule: &Schedule) -> Vec<f64> {
     let stages = schedule.stages();

@@ -8,6 +8,8 @@ pub mod plan;
 pub mod presets;
 pub mod scenario_args;
 pub mod simulate;
+pub mod sweep;
+pub mod sweep_output;
 #[cfg(feature = "tui")]
 pub mod tui;
 pub mod units;

@@ -35,6 +35,8 @@ mod search_vgreedy;
 mod search_vzb;
 mod search_zb;
 mod search_zbv;
+mod sweep_cli;
+mod sweep_exact;
 #[cfg(feature = "tui")]
 mod tui_common;
 #[cfg(feature = "tui")]

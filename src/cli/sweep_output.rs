@@ -1,0 +1,227 @@
+//! The three forms of `pipescope sweep`'s answer: the table, the JSON object and the CSV rows
+//! (DESIGN.md section 10).
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use pipescope::sweep::{Row, SweepResult};
+use pipescope::{Outcome, Scenario};
+
+use super::sweep::SweepArgs;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// A finite number as JSON, null otherwise.
+fn num(x: f64) -> Value {
+    if x.is_finite() { json!(x) } else { Value::Null }
+}
+
+/// One ranked or front entry.
+pub fn entry(r: &Row) -> Value {
+    let c = &r.config;
+    json!({
+        "gpus": c.gpus,
+        "t": c.t,
+        "p": c.p,
+        "d": c.d,
+        "b": c.b,
+        "m": c.m,
+        "chunks": c.chunks,
+        "sp": c.sp,
+        "distributed_optimizer": c.distributed_optimizer,
+        "schedule": c.schedule.name(),
+        "strategy": c.strategy.name(),
+        "iteration_time_s": num(r.iteration_time_s),
+        "tokens_per_s_per_gpu": num(r.tokens_per_s_per_gpu),
+        "mfu": num(r.mfu),
+        "peak_memory_bytes": r.peak_memory_bytes,
+    })
+}
+
+/// The `--json` object; `best` is the `plan --json` object of the fastest feasible one.
+pub fn json(result: &SweepResult, best: Option<&Outcome>) -> Result<Value, String> {
+    let best = match best {
+        Some(o) => serde_json::to_value(o).map_err(|e| e.to_string())?,
+        None => Value::Null,
+    };
+    let pick =
+        |idx: &[usize]| -> Vec<Value> { idx.iter().map(|&i| entry(&result.rows[i])).collect() };
+    Ok(json!({
+        "configs": result.configs(),
+        "feasible": result.feasible(),
+        "solved": result.solved(),
+        "statuses": result.status_counts(),
+        "rejected": result.rejected,
+        "best": best,
+        "ranked": pick(&result.ranked),
+        "pareto": pick(&result.pareto),
+    }))
+}
+
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+fn opt(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        String::new()
+    }
+}
+
+/// One row per configuration, with its status and reason.
+pub fn csv(result: &SweepResult) -> String {
+    let mut s = String::from(
+        "gpus,t,p,d,b,m,chunks,sp,distributed_optimizer,schedule,strategy,status,\
+         iteration_time_s,tokens_per_s_per_gpu,mfu,peak_memory_bytes,time_bound_s,\
+         memory_bound_bytes,solve_time_s,reason\n",
+    );
+    for r in &result.rows {
+        let c = &r.config;
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            c.gpus,
+            c.t,
+            c.p,
+            c.d,
+            c.b,
+            c.m,
+            c.chunks,
+            c.sp,
+            c.distributed_optimizer,
+            c.schedule,
+            c.strategy,
+            r.status.name(),
+            opt(r.iteration_time_s),
+            opt(r.tokens_per_s_per_gpu),
+            opt(r.mfu),
+            if r.solved {
+                r.peak_memory_bytes.to_string()
+            } else {
+                String::new()
+            },
+            opt(r.time_bound_s),
+            r.memory_bound_bytes,
+            r.solve_time_s,
+            csv_field(r.status.reason().unwrap_or("")),
+        );
+    }
+    s
+}
+
+fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
+    let _ = writeln!(
+        s,
+        "{:>3} {:>5} {:>3} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<11} {:<9} {:>9} {:>9} {:>6} {:>9}",
+        "#",
+        "gpus",
+        "t",
+        "p",
+        "d",
+        "b",
+        "m",
+        "v",
+        "sp",
+        "dopt",
+        "schedule",
+        "strategy",
+        "iter s",
+        "tok/s/gpu",
+        "MFU",
+        "peak GiB"
+    );
+    for (n, &i) in idx.iter().enumerate() {
+        let r = &result.rows[i];
+        let c = &r.config;
+        let yn = |b: bool| if b { "on" } else { "-" };
+        let _ = writeln!(
+            s,
+            "{:>3} {:>5} {:>3} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<11} {:<9} {:>9.3} {:>9.0} {:>5.1}% {:>9.2}",
+            n + 1,
+            c.gpus,
+            c.t,
+            c.p,
+            c.d,
+            c.b,
+            c.m,
+            c.chunks,
+            yn(c.sp),
+            yn(c.distributed_optimizer),
+            c.schedule.name(),
+            c.strategy.name(),
+            r.iteration_time_s,
+            r.tokens_per_s_per_gpu,
+            100.0 * r.mfu,
+            r.peak_memory_bytes as f64 / GIB
+        );
+    }
+}
+
+/// The text report: counts, why configurations lose, the ranked list, the front, the best.
+pub fn table(
+    base: &Scenario,
+    args: &SweepArgs,
+    result: &SweepResult,
+    best: Option<&Outcome>,
+    elapsed_s: f64,
+) -> String {
+    let mut s = String::new();
+    let gpus: Vec<String> = args.gpus.iter().map(u32::to_string).collect();
+    let _ = writeln!(
+        s,
+        "{} on {} x {}, global batch {}, s {}, budget {:.1} GiB",
+        base.model.name,
+        gpus.join("/"),
+        base.gpu.name,
+        args.global_batch,
+        base.batch.seq_len,
+        base.plan.memory_budget_bytes as f64 / GIB
+    );
+    let _ = writeln!(
+        s,
+        "{} configurations, {} feasible, {} solved in full, {:.2} s{}",
+        result.configs(),
+        result.feasible(),
+        result.solved(),
+        elapsed_s,
+        if args.exhaustive { " (exhaustive)" } else { "" }
+    );
+    let counts: Vec<String> = result
+        .status_counts()
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    let _ = writeln!(s, "by status: {}", counts.join(", "));
+    if !result.rejected.is_empty() {
+        let rejected: Vec<String> = result
+            .rejected
+            .iter()
+            .map(|(k, v)| format!("{k} ({v})"))
+            .collect();
+        let _ = writeln!(s, "rejected: {}", rejected.join("; "));
+    }
+    if result.ranked.is_empty() {
+        let _ = writeln!(s, "no feasible configuration");
+        return s;
+    }
+    let _ = writeln!(s, "\nranked (top {}):", result.ranked.len());
+    rows_table(&mut s, result, &result.ranked);
+    let _ = writeln!(
+        s,
+        "\nPareto front (iteration time against peak memory{}):",
+        if args.gpus.len() > 1 { " and GPUs" } else { "" }
+    );
+    rows_table(&mut s, result, &result.pareto);
+    if let Some(o) = best {
+        let _ = writeln!(s, "\nbest:");
+        s.push_str(&super::plan::table(o));
+    }
+    s
+}

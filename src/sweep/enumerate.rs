@@ -1,0 +1,253 @@
+//! The configurations of a sweep space, and the reasons the other combinations are rejected
+//! (DESIGN.md section 10). A rejection is counted once at the level that decides it: a `t`
+//! that does not divide the heads counts once per GPU count, a `t x p` that does not divide
+//! the GPUs once per (N, t, p), an `m` that is not whole once per (N, t, p, b).
+
+use std::collections::BTreeMap;
+
+use super::{
+    Config, DEFAULT_CHUNKS, DEFAULT_MICRO_BATCH_SIZES, DEFAULT_SCHEDULES, DEFAULT_STRATEGIES,
+    SweepSpace,
+};
+use crate::scenario::{InvalidField, Scenario, ScheduleKind, limits};
+
+/// Rejection reason: `t` does not divide the query heads.
+pub const T_HEADS: &str = "t does not divide the heads";
+/// Rejection reason: `t` does not divide the kv heads.
+pub const T_KV_HEADS: &str = "t does not divide the kv heads";
+/// Rejection reason: `t` does not divide the ffn size.
+pub const T_FFN: &str = "t does not divide the ffn size";
+/// Rejection reason: `p` is above the layers.
+pub const P_LAYERS: &str = "p above the layers";
+/// Rejection reason: `d = N / (t x p)` is not whole.
+pub const D_WHOLE: &str = "d = N / (t x p) not whole";
+/// Rejection reason: `m = B / (b x d)` is not whole.
+pub const M_WHOLE: &str = "m = B / (b x d) not whole";
+/// Rejection reason: sequence parallelism needs `s` a multiple of `t`.
+pub const SP_SEQ: &str = "sp needs s a multiple of t";
+/// Rejection reason: more stages (`p x chunks`) than blocks.
+pub const STAGES_BLOCKS: &str = "p x chunks above the blocks 2L+2";
+/// Rejection reason: interleaved 1F1B needs `m` a multiple of `p`.
+pub const INTERLEAVED_M: &str = "interleaved needs m a multiple of p";
+
+fn check_list<T: Copy + Into<u64>>(flag: &str, list: &[T], max: u64) -> Result<(), InvalidField> {
+    for &x in list {
+        let v: u64 = x.into();
+        if v == 0 || v > max {
+            return Err(InvalidField::new(
+                flag,
+                v,
+                format!("whole numbers from 1 to {max}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the space's values (flags named as on the command line).
+pub fn validate(space: &SweepSpace) -> Result<(), InvalidField> {
+    if space.gpus.is_empty() {
+        return Err(InvalidField::new(
+            "--gpus",
+            "(none)",
+            "at least one GPU count, e.g. 1024 or 512,1024",
+        ));
+    }
+    check_list("--gpus", &space.gpus, limits::DEGREE * limits::DEGREE)?;
+    check_list("--tp", &space.tp, limits::DEGREE)?;
+    check_list("--pp", &space.pp, limits::DEGREE)?;
+    check_list("--mbs", &space.mbs, limits::MICRO_BATCH)?;
+    check_list("--chunks", &space.chunks, limits::DEGREE)?;
+    if space.global_batch == 0 || space.global_batch > limits::MICRO_BATCHES * limits::MICRO_BATCH {
+        return Err(InvalidField::new(
+            "--global-batch",
+            space.global_batch,
+            format!(
+                "a whole number of sequences from 1 to {}",
+                limits::MICRO_BATCHES * limits::MICRO_BATCH
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn or_default<T: Copy>(list: &[T], default: &[T]) -> Vec<T> {
+    if list.is_empty() {
+        default.to_vec()
+    } else {
+        list.to_vec()
+    }
+}
+
+fn reject(rejected: &mut BTreeMap<String, u64>, reason: &str) {
+    *rejected.entry(reason.to_string()).or_insert(0) += 1;
+}
+
+/// Every configuration of `space` on `base`'s model, GPU and sequence length, in a fixed
+/// order, and the rejected combinations by reason.
+pub fn enumerate(
+    base: &Scenario,
+    space: &SweepSpace,
+) -> Result<(Vec<Config>, BTreeMap<String, u64>), InvalidField> {
+    validate(space)?;
+    let model = &base.model;
+    let seq = base.batch.seq_len;
+    let layers = model.layers;
+    let blocks = 2 * u64::from(layers) + 2;
+    let tps = or_default(
+        &space.tp,
+        &(1..=base.gpu.node_gpus.max(1)).collect::<Vec<_>>(),
+    );
+    let pps = or_default(&space.pp, &(1..=layers).collect::<Vec<_>>());
+    let mbs = or_default(&space.mbs, &DEFAULT_MICRO_BATCH_SIZES);
+    let chunk_list = or_default(&space.chunks, &DEFAULT_CHUNKS);
+    let schedules = or_default(&space.schedules, &DEFAULT_SCHEDULES);
+    let strategies = or_default(&space.strategies, &DEFAULT_STRATEGIES);
+    let mut configs = Vec::new();
+    let mut rejected = BTreeMap::new();
+    for &gpus in &space.gpus {
+        for &t in &tps {
+            let tw = u64::from(t);
+            if !model.heads.is_multiple_of(tw) {
+                reject(&mut rejected, T_HEADS);
+                continue;
+            }
+            if !model.kv_heads.is_multiple_of(tw) {
+                reject(&mut rejected, T_KV_HEADS);
+                continue;
+            }
+            if !model.ffn.is_multiple_of(tw) {
+                reject(&mut rejected, T_FFN);
+                continue;
+            }
+            for &p in &pps {
+                if p > layers {
+                    reject(&mut rejected, P_LAYERS);
+                    continue;
+                }
+                let tp = u64::from(t) * u64::from(p);
+                if !u64::from(gpus).is_multiple_of(tp) {
+                    reject(&mut rejected, D_WHOLE);
+                    continue;
+                }
+                let d = (u64::from(gpus) / tp) as u32;
+                for &b in &mbs {
+                    let per_micro_batch = b * u64::from(d);
+                    if !space.global_batch.is_multiple_of(per_micro_batch) {
+                        reject(&mut rejected, M_WHOLE);
+                        continue;
+                    }
+                    let m64 = space.global_batch / per_micro_batch;
+                    let Ok(m) = u32::try_from(m64) else {
+                        reject(&mut rejected, M_WHOLE);
+                        continue;
+                    };
+                    let sps: &[bool] = if t > 1 { &[false, true] } else { &[false] };
+                    for &sp in sps {
+                        if sp && !seq.is_multiple_of(tw) {
+                            reject(&mut rejected, SP_SEQ);
+                            continue;
+                        }
+                        let dos: &[bool] = if d > 1 { &[false, true] } else { &[false] };
+                        for &distributed_optimizer in dos {
+                            for &schedule in &schedules {
+                                let vs = chunk_choices(schedule, &chunk_list);
+                                for v in vs {
+                                    if u64::from(p) * u64::from(v) > blocks {
+                                        reject(&mut rejected, STAGES_BLOCKS);
+                                        continue;
+                                    }
+                                    if schedule == ScheduleKind::Interleaved && !m.is_multiple_of(p)
+                                    {
+                                        reject(&mut rejected, INTERLEAVED_M);
+                                        continue;
+                                    }
+                                    for &strategy in &strategies {
+                                        configs.push(Config {
+                                            gpus,
+                                            t,
+                                            p,
+                                            d,
+                                            b,
+                                            m,
+                                            chunks: v,
+                                            sp,
+                                            distributed_optimizer,
+                                            schedule,
+                                            strategy,
+                                        });
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok((configs, rejected))
+}
+
+/// The chunk counts a schedule runs with: the list (deduplicated after the schedule's own
+/// rule) for the schedules that take `--chunks`, the schedule's fixed count otherwise.
+fn chunk_choices(schedule: ScheduleKind, list: &[u32]) -> Vec<u32> {
+    let mut vs: Vec<u32> = list.iter().map(|&c| schedule.chunks(c)).collect();
+    vs.sort_unstable();
+    vs.dedup();
+    vs
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::scenario::Catalog;
+
+    fn space(gpus: u32, batch: u64) -> SweepSpace {
+        SweepSpace {
+            gpus: vec![gpus],
+            global_batch: batch,
+            ..SweepSpace::default()
+        }
+    }
+
+    #[test]
+    fn every_config_is_whole_and_reasons_are_counted() {
+        let base = Catalog::builtin().scenario("tiny-4x8").unwrap();
+        let (configs, rejected) = enumerate(&base, &space(16, 32)).unwrap();
+        assert!(!configs.is_empty());
+        for c in &configs {
+            assert_eq!(c.t * c.p * c.d, 16);
+            assert_eq!(u64::from(c.m) * c.b * u64::from(c.d), 32);
+            assert!(c.p <= 8);
+            assert!(!c.sp || c.t > 1);
+            assert!(!c.distributed_optimizer || c.d > 1);
+        }
+        // 16 heads: t = 3, 5, 6, 7 (of 1..=8) do not divide them.
+        assert_eq!(rejected.get(T_HEADS), Some(&4));
+        assert!(rejected.get(D_WHOLE).copied().unwrap_or(0) > 0);
+        // The default p list stops at the layers, so nothing is rejected for it.
+        assert_eq!(rejected.get(P_LAYERS), None);
+        // Interleaved configurations all have m a multiple of p.
+        for c in configs
+            .iter()
+            .filter(|c| c.schedule == ScheduleKind::Interleaved)
+        {
+            assert_eq!(c.m % c.p, 0);
+        }
+    }
+
+    #[test]
+    fn bad_lists_name_the_flag() {
+        let base = Catalog::builtin().scenario("tiny-4x8").unwrap();
+        let mut s = space(16, 32);
+        s.tp = vec![0];
+        let e = enumerate(&base, &s).unwrap_err();
+        assert_eq!(e.field, "--tp");
+        let e = enumerate(&base, &space(16, 0)).unwrap_err();
+        assert_eq!(e.field, "--global-batch");
+        let mut s = space(16, 32);
+        s.gpus.clear();
+        assert_eq!(enumerate(&base, &s).unwrap_err().field, "--gpus");
+    }
+}

@@ -1,0 +1,203 @@
+//! The sweep itself: one scenario per configuration, one anatomy per layout group, bounds
+//! for all, then full solves in order of the time bound, skipping (with `exhaustive` off)
+//! those that proven bounds keep out of both the ranked list and the front.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::bounds::{Bounds, bounds};
+use super::front::{self, Incumbents, Point};
+use super::{Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate};
+use crate::anatomy::Anatomy;
+use crate::scenario::Scenario;
+use crate::solve::solve_without_baseline;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// `base` with the configuration's layout, batch, schedule and strategy; every other setting
+/// (model, GPU, sequence length, budget, flash, objective, ...) is the base's.
+pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
+    let mut s = base.clone();
+    s.parallel.pp = c.p;
+    s.parallel.tp = c.t;
+    s.parallel.dp = c.d;
+    s.parallel.sequence_parallel = c.sp;
+    s.parallel.chunks = c.chunks;
+    s.parallel.distributed_optimizer = c.distributed_optimizer;
+    s.batch.micro_batch_size = c.b;
+    s.batch.micro_batches = c.m;
+    s.plan.schedule = c.schedule;
+    s.plan.strategy = c.strategy;
+    s
+}
+
+/// What the anatomy depends on: everything but the schedule, strategy, chunks and m.
+type GroupKey = (u32, u32, u32, u32, u64, bool, bool);
+
+fn group_key(c: &Config) -> GroupKey {
+    (c.gpus, c.t, c.p, c.d, c.b, c.sp, c.distributed_optimizer)
+}
+
+fn unsolved(config: Config, b: Bounds, status: Status) -> Row {
+    Row {
+        config,
+        time_bound_s: b.time_s,
+        memory_bound_bytes: b.peak_bytes,
+        status,
+        solved: false,
+        iteration_time_s: f64::NAN,
+        tokens_per_s_per_gpu: f64::NAN,
+        mfu: f64::NAN,
+        peak_memory_bytes: 0,
+        solve_time_s: 0.0,
+    }
+}
+
+/// Solves one configuration in full.
+fn evaluate(base: &Scenario, anatomy: &Anatomy, row: &Row, tokens: f64) -> Row {
+    let scenario = scenario_for(base, &row.config);
+    let mut out = row.clone();
+    out.solved = true;
+    let start = Instant::now();
+    let result = solve_without_baseline(&scenario, anatomy);
+    out.solve_time_s = start.elapsed().as_secs_f64();
+    match result {
+        Ok(o) => {
+            out.iteration_time_s = o.iteration_time_s;
+            out.tokens_per_s_per_gpu = tokens / o.iteration_time_s / f64::from(row.config.gpus);
+            out.mfu = o.mfu;
+            out.peak_memory_bytes = o.max_peak_memory_bytes();
+            out.status = if o.feasible {
+                Status::Feasible
+            } else {
+                Status::Infeasible(
+                    o.infeasible_reason
+                        .unwrap_or_else(|| "does not fit its budget".to_string()),
+                )
+            };
+        }
+        Err(e) => out.status = Status::Invalid(e.to_string()),
+    }
+    out
+}
+
+/// Runs the sweep of `space` on `base` (model, GPU, sequence length and every setting that is
+/// not enumerated). `progress(done, total)` is called after each batch of solves; setting
+/// `cancel` stops at the next batch (the result then says `cancelled`).
+pub fn sweep(
+    base: &Scenario,
+    space: &SweepSpace,
+    options: SweepOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    cancel: &AtomicBool,
+) -> Result<SweepResult, SweepError> {
+    let (configs, rejected) = enumerate(base, space)?;
+    let tokens = space.global_batch as f64 * base.batch.seq_len as f64;
+    let budget = base.plan.memory_budget_bytes;
+    // One anatomy per layout group, built in parallel.
+    let mut group_of: HashMap<GroupKey, usize> = HashMap::new();
+    let mut firsts: Vec<Config> = Vec::new();
+    let groups: Vec<usize> = configs
+        .iter()
+        .map(|c| {
+            *group_of.entry(group_key(c)).or_insert_with(|| {
+                firsts.push(*c);
+                firsts.len() - 1
+            })
+        })
+        .collect();
+    let anatomies: Vec<Result<Anatomy, String>> = firsts
+        .par_iter()
+        .map(|c| Anatomy::build(&scenario_for(base, c)).map_err(|e| e.to_string()))
+        .collect();
+    let mut rows: Vec<Row> = configs
+        .iter()
+        .zip(&groups)
+        .map(|(c, &g)| match &anatomies[g] {
+            Err(e) => unsolved(
+                *c,
+                Bounds {
+                    time_s: f64::NAN,
+                    peak_bytes: 0,
+                },
+                Status::Invalid(e.clone()),
+            ),
+            Ok(a) => {
+                let b = bounds(c, a, base.plan.overlap_recompute);
+                let status = if b.peak_bytes > budget {
+                    Status::DoesNotFit(format!(
+                        "needs at least {:.1} GiB (static memory and one micro-batch), budget {:.1} GiB",
+                        b.peak_bytes as f64 / GIB,
+                        budget as f64 / GIB
+                    ))
+                } else {
+                    Status::Pruned
+                };
+                unsolved(*c, b, status)
+            }
+        })
+        .collect();
+    // Candidates in order of the time bound (ties by index).
+    let mut order: Vec<usize> = (0..rows.len())
+        .filter(|&i| {
+            anatomies[groups[i]].is_ok() && (options.exhaustive || rows[i].status == Status::Pruned)
+        })
+        .collect();
+    order.sort_by(|&a, &b| {
+        rows[a]
+            .time_bound_s
+            .total_cmp(&rows[b].time_bound_s)
+            .then(a.cmp(&b))
+    });
+    let mut incumbents = Incumbents::new(options.top);
+    let batch = (rayon::current_num_threads() * 4).max(8);
+    let total = order.len();
+    let mut cancelled = false;
+    for (n, chunk) in order.chunks(batch).enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            cancelled = true;
+            break;
+        }
+        let solved: Vec<(usize, Row)> = chunk
+            .par_iter()
+            .filter_map(|&i| {
+                let row = &rows[i];
+                let bound = Point {
+                    time_s: row.time_bound_s,
+                    peak_bytes: row.memory_bound_bytes,
+                    gpus: row.config.gpus,
+                };
+                if !options.exhaustive && !incumbents.can_enter(&bound) {
+                    return None;
+                }
+                let Ok(anatomy) = &anatomies[groups[i]] else {
+                    return None;
+                };
+                Some((i, evaluate(base, anatomy, row, tokens)))
+            })
+            .collect();
+        for (i, row) in solved {
+            if row.feasible() {
+                incumbents.add(Point {
+                    time_s: row.iteration_time_s,
+                    peak_bytes: row.peak_memory_bytes,
+                    gpus: row.config.gpus,
+                });
+            }
+            rows[i] = row;
+        }
+        progress((n * batch + chunk.len()).min(total), total);
+    }
+    let ranked = front::ranked(&rows, options.top);
+    let pareto = front::pareto(&rows);
+    Ok(SweepResult {
+        rows,
+        rejected,
+        ranked,
+        pareto,
+        cancelled,
+    })
+}

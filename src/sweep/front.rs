@@ -1,0 +1,160 @@
+//! Ranking and the Pareto front of a sweep, and the incumbents that decide, from proven
+//! bounds, whether an unsolved configuration can still enter either.
+//!
+//! A point is (iteration time, peak memory, GPUs); `a` dominates `b` when it is no worse on
+//! all three and better on one. Ties are ordered by the configuration's enumeration index, so
+//! the answer does not depend on the order in which configurations were solved.
+
+use super::Row;
+
+/// One solved feasible configuration as the front sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    /// Iteration time, seconds.
+    pub time_s: f64,
+    /// Highest device peak, bytes.
+    pub peak_bytes: u64,
+    /// GPUs of the job.
+    pub gpus: u32,
+}
+
+impl Point {
+    /// Whether `self` dominates `other`: no worse on every axis, better on one.
+    pub fn dominates(&self, other: &Point) -> bool {
+        self.time_s <= other.time_s
+            && self.peak_bytes <= other.peak_bytes
+            && self.gpus <= other.gpus
+            && (self.time_s < other.time_s
+                || self.peak_bytes < other.peak_bytes
+                || self.gpus < other.gpus)
+    }
+
+    fn of(row: &Row) -> Point {
+        Point {
+            time_s: row.iteration_time_s,
+            peak_bytes: row.peak_memory_bytes,
+            gpus: row.config.gpus,
+        }
+    }
+}
+
+/// Indices of the `k` fastest feasible rows, fastest first (ties by index).
+pub fn ranked(rows: &[Row], k: usize) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].feasible()).collect();
+    idx.sort_by(|&a, &b| {
+        rows[a]
+            .iteration_time_s
+            .total_cmp(&rows[b].iteration_time_s)
+            .then(a.cmp(&b))
+    });
+    idx.truncate(k);
+    idx
+}
+
+/// Indices of the feasible rows that no other feasible row dominates, fastest first.
+pub fn pareto(rows: &[Row]) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].feasible()).collect();
+    // Sorted by time then peak then GPUs, a row can only be dominated by one before it.
+    idx.sort_by(|&a, &b| {
+        let (pa, pb) = (Point::of(&rows[a]), Point::of(&rows[b]));
+        pa.time_s
+            .total_cmp(&pb.time_s)
+            .then(pa.peak_bytes.cmp(&pb.peak_bytes))
+            .then(pa.gpus.cmp(&pb.gpus))
+            .then(a.cmp(&b))
+    });
+    let mut front: Vec<usize> = Vec::new();
+    for &i in &idx {
+        let p = Point::of(&rows[i]);
+        if !front.iter().any(|&j| Point::of(&rows[j]).dominates(&p)) {
+            front.push(i);
+        }
+    }
+    front.sort_by(|&a, &b| {
+        rows[a]
+            .iteration_time_s
+            .total_cmp(&rows[b].iteration_time_s)
+            .then(a.cmp(&b))
+    });
+    front
+}
+
+/// What has been solved so far, for deciding whether an unsolved configuration can enter.
+#[derive(Debug, Clone, Default)]
+pub struct Incumbents {
+    /// The `k` smallest feasible times, ascending.
+    fastest: Vec<f64>,
+    /// The non-dominated feasible points.
+    front: Vec<Point>,
+    k: usize,
+}
+
+impl Incumbents {
+    /// Empty, for a ranked list of `k` (at least 1: the best is always asked for).
+    pub fn new(k: usize) -> Self {
+        Self {
+            fastest: Vec::new(),
+            front: Vec::new(),
+            k: k.max(1),
+        }
+    }
+
+    /// Adds a solved feasible point.
+    pub fn add(&mut self, p: Point) {
+        let at = self.fastest.partition_point(|&t| t <= p.time_s);
+        if at < self.k {
+            self.fastest.insert(at, p.time_s);
+            self.fastest.truncate(self.k);
+        }
+        if self.front.iter().any(|q| q.dominates(&p) || *q == p) {
+            return;
+        }
+        self.front.retain(|q| !p.dominates(q));
+        self.front.push(p);
+    }
+
+    /// Whether a configuration whose time, peak and GPUs are at least `bound` could still be
+    /// in the ranked list or on the front. `false` is a proof: `k` solved ones are strictly
+    /// faster, and a solved one dominates it whatever its exact figures are.
+    pub fn can_enter(&self, bound: &Point) -> bool {
+        let in_top = self.fastest.len() < self.k
+            || self.fastest.last().is_none_or(|&kth| kth >= bound.time_s);
+        in_top || !self.front.iter().any(|q| q.dominates(bound))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(t: f64, m: u64) -> Point {
+        Point {
+            time_s: t,
+            peak_bytes: m,
+            gpus: 8,
+        }
+    }
+
+    #[test]
+    fn dominance_needs_one_strict_axis() {
+        assert!(pt(1.0, 5).dominates(&pt(1.0, 6)));
+        assert!(!pt(1.0, 5).dominates(&pt(1.0, 5)));
+        assert!(!pt(1.0, 7).dominates(&pt(2.0, 6)));
+    }
+
+    #[test]
+    fn incumbents_prune_only_what_is_beaten_twice() {
+        let mut inc = Incumbents::new(1);
+        assert!(inc.can_enter(&pt(9.0, 9)));
+        inc.add(pt(1.0, 10));
+        inc.add(pt(2.0, 5));
+        // Slower than the best and dominated by (2.0, 5).
+        assert!(!inc.can_enter(&pt(3.0, 6)));
+        // Could tie the best exactly (bound equals it): may enter the ranked list.
+        assert!(inc.can_enter(&pt(1.0, 20)));
+        // Less memory than anything solved: may be on the front.
+        assert!(inc.can_enter(&pt(5.0, 4)));
+        // Exactly equal to a front point: not dominated, may enter.
+        assert!(inc.can_enter(&pt(2.0, 5)));
+    }
+}

@@ -1,0 +1,240 @@
+//! Sweep: the best way to run a model on N GPUs (DESIGN.md section 10).
+//!
+//! [`sweep`] enumerates every configuration of a space (t, p, d, micro-batch size, chunks,
+//! sequence parallelism, distributed optimizer, schedule, strategy) for one or several GPU
+//! counts and a global batch, evaluates them with the same engine as `plan`, and returns the
+//! ranked list (top K by iteration time) and the Pareto front (iteration time, peak memory
+//! and, with several GPU counts, GPU count).
+//!
+//! It is exact: a configuration is left unsolved only when proven bounds show it can enter
+//! neither the top K nor the front ([`bounds`]), so the answer equals that of solving every
+//! configuration (`exhaustive`). Work is shared: one anatomy per (N, t, p, d, b, sp,
+//! distributed optimizer), solved configurations are evaluated in parallel (rayon), and
+//! each `solve` stays single-threaded.
+//!
+//! Files: `enumerate.rs` (the space and the reasons configurations are rejected),
+//! `bounds.rs` (proven lower bounds), `front.rs` (ranking and the Pareto front),
+//! `evaluate.rs` (scenarios, solving and the pruning loop).
+
+pub mod bounds;
+pub mod enumerate;
+mod evaluate;
+pub mod front;
+
+use std::collections::BTreeMap;
+
+use crate::scenario::{InvalidField, ScheduleKind, Strategy};
+
+pub use enumerate::enumerate;
+pub use evaluate::{scenario_for, sweep};
+
+/// The schedules a sweep tries when none are asked for.
+pub const DEFAULT_SCHEDULES: [ScheduleKind; 5] = [
+    ScheduleKind::OneFOneB,
+    ScheduleKind::Interleaved,
+    ScheduleKind::ZbH1,
+    ScheduleKind::ZbV,
+    ScheduleKind::VHalf,
+];
+
+/// The strategies a sweep tries when none are asked for.
+pub const DEFAULT_STRATEGIES: [Strategy; 4] = [
+    Strategy::None,
+    Strategy::Full,
+    Strategy::Selective,
+    Strategy::AdaPipe,
+];
+
+/// The micro-batch sizes a sweep tries when none are asked for.
+pub const DEFAULT_MICRO_BATCH_SIZES: [u64; 4] = [1, 2, 4, 8];
+
+/// The chunk counts tried for the schedules that take `--chunks` when none are asked for.
+pub const DEFAULT_CHUNKS: [u32; 1] = [2];
+
+/// What to enumerate. Empty lists mean the defaults of DESIGN.md section 10.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SweepSpace {
+    /// GPU counts N (at least one).
+    pub gpus: Vec<u32>,
+    /// Global batch in sequences (`m x b x d`).
+    pub global_batch: u64,
+    /// Tensor-parallel sizes (default: every t up to the GPU's `node_gpus`).
+    pub tp: Vec<u32>,
+    /// Pipeline sizes (default: 1 to the model's layers).
+    pub pp: Vec<u32>,
+    /// Micro-batch sizes (default 1, 2, 4, 8).
+    pub mbs: Vec<u64>,
+    /// Chunks for the schedules that take them (default 2).
+    pub chunks: Vec<u32>,
+    /// Schedules (default [`DEFAULT_SCHEDULES`]).
+    pub schedules: Vec<ScheduleKind>,
+    /// Strategies (default [`DEFAULT_STRATEGIES`]).
+    pub strategies: Vec<Strategy>,
+}
+
+/// How to search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepOptions {
+    /// Length of the ranked list (at least 1 is kept internally for the best).
+    pub top: usize,
+    /// Solve every configuration in full (no pruning).
+    pub exhaustive: bool,
+}
+
+impl Default for SweepOptions {
+    fn default() -> Self {
+        Self {
+            top: 10,
+            exhaustive: false,
+        }
+    }
+}
+
+/// One point of the space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Config {
+    /// GPUs of the job, `t x p x d`.
+    pub gpus: u32,
+    /// Tensor parallel.
+    pub t: u32,
+    /// Pipeline stages.
+    pub p: u32,
+    /// Data parallel.
+    pub d: u32,
+    /// Micro-batch size.
+    pub b: u64,
+    /// Micro-batches per iteration.
+    pub m: u32,
+    /// Chunks per device the schedule runs with.
+    pub chunks: u32,
+    /// Sequence parallelism.
+    pub sp: bool,
+    /// Distributed optimizer.
+    pub distributed_optimizer: bool,
+    /// Pipeline schedule.
+    pub schedule: ScheduleKind,
+    /// Memory strategy.
+    pub strategy: Strategy,
+}
+
+/// What became of one configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    /// Solved in full and every stage fits.
+    Feasible,
+    /// Solved in full and some stage does not fit (the outcome's reason).
+    Infeasible(String),
+    /// Ruled out without a solve: its memory lower bound exceeds the budget.
+    DoesNotFit(String),
+    /// The engine refused it (e.g. a schedule that needs m a multiple of p).
+    Invalid(String),
+    /// Not solved: proven bounds show it enters neither the ranked list nor the front.
+    Pruned,
+}
+
+impl Status {
+    /// Short name for tables and CSV.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Status::Feasible => "feasible",
+            Status::Infeasible(_) => "infeasible",
+            Status::DoesNotFit(_) => "does-not-fit",
+            Status::Invalid(_) => "invalid",
+            Status::Pruned => "pruned",
+        }
+    }
+
+    /// The reason, for the statuses that have one.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Status::Infeasible(r) | Status::DoesNotFit(r) | Status::Invalid(r) => Some(r),
+            Status::Feasible | Status::Pruned => None,
+        }
+    }
+}
+
+/// One configuration with its bounds and, when solved, its figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// The configuration.
+    pub config: Config,
+    /// Proven lower bound of its iteration time, seconds.
+    pub time_bound_s: f64,
+    /// Proven lower bound of its highest device peak, bytes.
+    pub memory_bound_bytes: u64,
+    /// What became of it.
+    pub status: Status,
+    /// Whether `solve` ran on it.
+    pub solved: bool,
+    /// Simulated iteration time (solved rows; NaN otherwise).
+    pub iteration_time_s: f64,
+    /// `global_batch x seq_len / iteration_time_s / gpus` (solved rows; NaN otherwise).
+    pub tokens_per_s_per_gpu: f64,
+    /// Model FLOPs utilisation (solved rows; NaN otherwise).
+    pub mfu: f64,
+    /// Highest device peak of the simulation (solved rows; 0 otherwise).
+    pub peak_memory_bytes: u64,
+    /// Wall time of its solve, seconds (0 when not solved; varies between runs).
+    pub solve_time_s: f64,
+}
+
+impl Row {
+    /// Whether it was solved and fits.
+    pub fn feasible(&self) -> bool {
+        self.status == Status::Feasible
+    }
+}
+
+/// The answer of a sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepResult {
+    /// Every enumerated configuration, in enumeration order.
+    pub rows: Vec<Row>,
+    /// Rejected combinations: reason -> count (they are not configurations).
+    pub rejected: BTreeMap<String, u64>,
+    /// Indices into `rows` of the top K feasible, fastest first.
+    pub ranked: Vec<usize>,
+    /// Indices into `rows` of the Pareto front, fastest first.
+    pub pareto: Vec<usize>,
+    /// Whether the sweep was cancelled before the end (then the answer is incomplete).
+    pub cancelled: bool,
+}
+
+impl SweepResult {
+    /// Configurations enumerated.
+    pub fn configs(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Configurations solved and feasible.
+    pub fn feasible(&self) -> usize {
+        self.rows.iter().filter(|r| r.feasible()).count()
+    }
+
+    /// Configurations that got a full `solve`.
+    pub fn solved(&self) -> usize {
+        self.rows.iter().filter(|r| r.solved).count()
+    }
+
+    /// Counts per status name (feasible, infeasible, does-not-fit, invalid, pruned).
+    pub fn status_counts(&self) -> BTreeMap<&'static str, usize> {
+        let mut out = BTreeMap::new();
+        for r in &self.rows {
+            *out.entry(r.status.name()).or_insert(0) += 1;
+        }
+        out
+    }
+
+    /// The fastest feasible configuration.
+    pub fn best(&self) -> Option<&Row> {
+        self.ranked.first().map(|&i| &self.rows[i])
+    }
+}
+
+/// Why a sweep could not run (invalid input).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SweepError {
+    /// A flag or field holds a value that is not allowed.
+    #[error(transparent)]
+    Invalid(#[from] InvalidField),
+}

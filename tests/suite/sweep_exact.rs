@@ -1,0 +1,152 @@
+//! The sweep (DESIGN.md section 10): its bounds never exceed what `solve` reports, a bound
+//! that rules a configuration out is never wrong, and pruning leaves the answer (best,
+//! ranked, front) exactly as solving every configuration gives it.
+
+use std::sync::atomic::AtomicBool;
+
+use pipescope::plan::Strategy;
+use pipescope::scenario::{Catalog, ScheduleKind};
+use pipescope::sweep::{Status, SweepOptions, SweepResult, SweepSpace, scenario_for, sweep};
+use pipescope::{Scenario, solve};
+
+fn tiny(budget_gib: f64) -> Scenario {
+    let mut s = Catalog::builtin().scenario("tiny-4x8").unwrap();
+    s.plan.memory_budget_bytes = (budget_gib * (1u64 << 30) as f64) as u64;
+    s
+}
+
+fn run(base: &Scenario, space: &SweepSpace, top: usize, exhaustive: bool) -> SweepResult {
+    let options = SweepOptions { top, exhaustive };
+    sweep(base, space, options, &|_, _| {}, &AtomicBool::new(false)).unwrap()
+}
+
+fn space(gpus: &[u32], batch: u64) -> SweepSpace {
+    SweepSpace {
+        gpus: gpus.to_vec(),
+        global_batch: batch,
+        tp: vec![1, 2, 4],
+        pp: vec![1, 2, 4, 8],
+        mbs: vec![1, 2],
+        ..SweepSpace::default()
+    }
+}
+
+/// Every solved configuration's figures are at least its bounds; every one the memory bound
+/// ruled out is infeasible when solved.
+fn check_bounds(r: &SweepResult) -> usize {
+    let mut checked = 0;
+    for row in r.rows.iter().filter(|row| row.solved) {
+        if matches!(row.status, Status::Invalid(_)) {
+            continue;
+        }
+        assert!(
+            row.time_bound_s <= row.iteration_time_s,
+            "{:?}: time bound {} above {}",
+            row.config,
+            row.time_bound_s,
+            row.iteration_time_s
+        );
+        assert!(
+            row.memory_bound_bytes <= row.peak_memory_bytes,
+            "{:?}: memory bound {} above {}",
+            row.config,
+            row.memory_bound_bytes,
+            row.peak_memory_bytes
+        );
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn bounds_hold_over_many_configurations() {
+    let mut checked = 0;
+    // Every strategy and a spread of schedules, generous and tight budgets.
+    let mut all = space(&[8], 32);
+    all.strategies = Strategy::ALL.to_vec();
+    all.schedules = vec![
+        ScheduleKind::Gpipe,
+        ScheduleKind::OneFOneB,
+        ScheduleKind::Interleaved,
+        ScheduleKind::ZbH1,
+        ScheduleKind::ZbH2,
+        ScheduleKind::ZbV,
+        ScheduleKind::VHalf,
+        ScheduleKind::VMin,
+        ScheduleKind::Chimera,
+        ScheduleKind::Gis,
+        ScheduleKind::GisOffload,
+    ];
+    all.mbs = vec![1];
+    all.tp = vec![1, 2];
+    for budget in [40.0, 3.0] {
+        let r = run(&tiny(budget), &all, 5, true);
+        checked += check_bounds(&r);
+    }
+    let mut lynx = tiny(40.0);
+    lynx.plan.overlap_recompute = true;
+    checked += check_bounds(&run(&lynx, &space(&[8], 16), 5, true));
+    let mut flashless = tiny(6.0);
+    flashless.plan.flash_attention = false;
+    checked += check_bounds(&run(&flashless, &space(&[16], 32), 5, true));
+    assert!(checked > 500, "only {checked} configurations checked");
+}
+
+#[test]
+fn pruning_gives_the_same_answer_as_solving_everything() {
+    let cases: Vec<(Scenario, SweepSpace, usize)> = vec![
+        (tiny(40.0), space(&[8], 32), 5),
+        (tiny(3.5), space(&[8], 32), 3),
+        (tiny(6.0), space(&[8, 16], 64), 4),
+        (tiny(20.0), space(&[4], 8), 1),
+    ];
+    let mut pruned = 0;
+    for (base, sp, top) in cases {
+        let fast = run(&base, &sp, top, false);
+        let full = run(&base, &sp, top, true);
+        assert_eq!(fast.configs(), full.configs());
+        assert_eq!(full.solved(), full.configs());
+        assert!(!full.ranked.is_empty(), "{sp:?}: nothing feasible");
+        assert_eq!(fast.ranked, full.ranked, "{sp:?}");
+        assert_eq!(fast.pareto, full.pareto, "{sp:?}");
+        for &i in fast.ranked.iter().chain(&fast.pareto) {
+            let (a, b) = (&fast.rows[i], &full.rows[i]);
+            assert_eq!(a.config, b.config);
+            assert_eq!(a.iteration_time_s, b.iteration_time_s);
+            assert_eq!(a.peak_memory_bytes, b.peak_memory_bytes);
+            assert_eq!(a.mfu, b.mfu);
+        }
+        pruned += fast.configs() - fast.solved();
+    }
+    assert!(pruned > 0, "the bounds never pruned anything");
+}
+
+#[test]
+fn the_front_is_not_dominated_and_the_best_is_what_plan_says() {
+    let base = tiny(6.0);
+    let r = run(&base, &space(&[8, 16], 64), 5, false);
+    let best = r.best().unwrap();
+    let outcome = solve(&scenario_for(&base, &best.config)).unwrap();
+    assert!(outcome.feasible);
+    assert_eq!(outcome.iteration_time_s, best.iteration_time_s);
+    assert_eq!(outcome.max_peak_memory_bytes(), best.peak_memory_bytes);
+    // Ranked is sorted, the best is on the front, nothing feasible dominates a front entry.
+    for w in r.ranked.windows(2) {
+        assert!(r.rows[w[0]].iteration_time_s <= r.rows[w[1]].iteration_time_s);
+    }
+    assert!(r.pareto.contains(&r.ranked[0]));
+    for &i in &r.pareto {
+        let a = &r.rows[i];
+        for b in r.rows.iter().filter(|b| b.feasible()) {
+            let dominates = b.iteration_time_s <= a.iteration_time_s
+                && b.peak_memory_bytes <= a.peak_memory_bytes
+                && b.config.gpus <= a.config.gpus
+                && (b.iteration_time_s < a.iteration_time_s
+                    || b.peak_memory_bytes < a.peak_memory_bytes
+                    || b.config.gpus < a.config.gpus);
+            assert!(!dominates, "{:?} dominated by {:?}", a.config, b.config);
+        }
+    }
+    // With two GPU counts, the front holds the fewer-GPU configuration that is cheapest.
+    assert!(r.pareto.iter().any(|&i| r.rows[i].config.gpus == 8));
+}
