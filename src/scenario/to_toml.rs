@@ -80,6 +80,7 @@ pub fn to_toml(s: &Scenario) -> String {
         "distributed_optimizer".into(),
         Value::Boolean(p.distributed_optimizer),
     );
+    par.insert("grad_bytes".into(), int(u64::from(p.grad_bytes)));
     root.insert("parallel".into(), Value::Table(par));
 
     let b = &s.batch;
@@ -93,9 +94,23 @@ pub fn to_toml(s: &Scenario) -> String {
     let mut plan = Table::new();
     plan.insert("schedule".into(), Value::String(pl.schedule.name().into()));
     plan.insert("strategy".into(), Value::String(pl.strategy.name().into()));
+    match pl.reserve_bytes {
+        Some(r) => plan.insert(
+            "reserve_gib".into(),
+            Value::Float(r as f64 / (1u64 << 30) as f64),
+        ),
+        None => plan.insert(
+            "memory_budget_gib".into(),
+            Value::Float(pl.memory_budget_bytes as f64 / (1u64 << 30) as f64),
+        ),
+    };
     plan.insert(
-        "memory_budget_gib".into(),
-        Value::Float(pl.memory_budget_bytes as f64 / (1u64 << 30) as f64),
+        "partition".into(),
+        Value::String(pl.partition.name().into()),
+    );
+    plan.insert(
+        "overlap_grad_reduce".into(),
+        Value::Boolean(pl.overlap_grad_reduce),
     );
     plan.insert("flash_attention".into(), Value::Boolean(pl.flash_attention));
     plan.insert(
