@@ -12,6 +12,7 @@ use crate::scenario::{InvalidField, Scenario};
 use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 use crate::sim::{self, SimError, Simulation};
 
+mod job;
 mod report;
 
 /// Why a scenario could not be solved (invalid input; infeasibility is not an error).
@@ -80,15 +81,14 @@ fn stage_map(schedule: &Schedule) -> Vec<Vec<usize>> {
 /// Transfer time across each boundary of the chain.
 fn boundary_comm(scenario: &Scenario, anatomy: &Anatomy, schedule: &Schedule) -> Vec<f64> {
     let stages = schedule.stages();
-    let per_device = u64::from(scenario.parallel.tp) * u64::from(scenario.parallel.dp);
-    let node = u64::from(anatomy.node_gpus.max(1));
+    let cluster = crate::anatomy::cluster::Cluster::of(scenario);
     (0..stages.saturating_sub(1))
         .map(|s| {
             let (a, _) = schedule.locate(s, 0);
             let (b, _) = schedule.locate(s + 1, 0);
             if a == b {
                 0.0
-            } else if (u64::from(a) * per_device) / node == (u64::from(b) * per_device) / node {
+            } else if !cluster.crosses_nodes(u64::from(a), u64::from(b)) {
                 anatomy.p2p_intra_s
             } else {
                 anatomy.p2p_inter_s
@@ -352,12 +352,14 @@ fn plan_and_simulate(
                     .into(),
             );
         }
-        let simulation = sim::simulate(&sched, &costs)?;
+        let mut simulation = sim::simulate(&sched, &costs)?;
+        let pipeline_s = simulation.makespan;
+        sim::job::finish(&mut simulation, &job::job_costs(scenario, anatomy, &plan));
         if best
             .as_ref()
             .is_none_or(|b| simulation.makespan < b.simulation.makespan)
         {
-            let host_link_slows = host_link_slows(&sched, &costs, simulation.makespan)?;
+            let host_link_slows = host_link_slows(&sched, &costs, pipeline_s)?;
             best = Some(Solved {
                 plan,
                 schedule: sched.clone(),

@@ -18,7 +18,7 @@ pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(Stri
     let mut v = vec![
         ("iter".to_string(), format::time(o.iteration_time_s)),
         ("bubble".into(), format::pct(o.bubble_rate)),
-        ("MFU".into(), format::pct(o.mfu)),
+        ("MFU".into(), o.mfu.map_or_else(|| "–".into(), format::pct)),
         (
             "peak".into(),
             if compact {
@@ -33,7 +33,7 @@ pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(Stri
             } else {
                 "vs 1F1B full-recompute".into()
             },
-            format!("{:.2}×", o.speedup),
+            o.speedup.map_or_else(|| "–".into(), |x| format!("{x:.2}×")),
         ),
     ];
     if let Some(t) = solve_time {
