@@ -12,6 +12,7 @@ mod engine_cli_pipe;
 mod engine_presets;
 mod engine_proptest;
 mod engine_reference;
+mod job_model;
 mod job_scenario;
 mod plan_chain;
 mod plan_cli;
