@@ -7,7 +7,7 @@ use crate::anatomy::Anatomy;
 use crate::outcome::Outcome;
 use crate::plan::planner::{self, Plan, PlanRequest};
 use crate::plan::simcosts::{self, SimOptions};
-use crate::plan::{Strategy, layout};
+use crate::plan::{Strategy, split};
 use crate::scenario::{InvalidField, Scenario};
 use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 use crate::sim::{self, SimError, Simulation};
@@ -184,7 +184,8 @@ pub(crate) fn run(
         _ if kind == ScheduleKind::Chimera => p as usize,
         c => (p * c) as usize,
     };
-    let even = layout::even_partition(anatomy.layers, stages).ok_or_else(|| {
+    let partition = scenario.plan.partition;
+    let even = split::default_partition(anatomy.layers, stages, partition).ok_or_else(|| {
         InvalidField::new(
             "parallel.pp",
             p,
@@ -201,6 +202,7 @@ pub(crate) fn run(
         anatomy,
         strategy: Strategy::None,
         objective: scenario.plan.objective,
+        partition,
         stage_of,
         stages,
         m,

@@ -3,11 +3,10 @@
 //! partition otherwise, and `uniform`'s search over keep sets.
 
 use crate::anatomy::{Anatomy, BlockKind};
-use crate::scenario::Objective;
+use crate::scenario::{Objective, Partition};
 
 use super::Strategy;
 use super::decide::{self, DevicePlan};
-use super::layout::even_partition;
 use super::memo::KnapsackCache;
 use super::partition::{self, RangeTime};
 use super::stage::{self, BlockCounts, KnapsackMode, StageEnv};
@@ -21,6 +20,8 @@ pub struct PlanRequest<'a> {
     pub strategy: Strategy,
     /// Partition objective (single-chunk schedules, `adapipe` and `unified`).
     pub objective: Objective,
+    /// Layer split of the non-partitioning strategies (and the searched ones' candidate).
+    pub partition: Partition,
     /// `[device][local chunk]` -> stage of the model chain.
     pub stage_of: Vec<Vec<usize>>,
     /// Stages in the model chain.
@@ -281,7 +282,7 @@ fn uniform(req: &PlanRequest, plan: &mut Plan) {
 /// even partition joins the candidates when it fits (under the estimate objective);
 /// everything else uses the even partition.
 pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
-    let even = even_partition(req.anatomy.layers, req.stages)?;
+    let even = super::split::default_partition(req.anatomy.layers, req.stages, req.partition)?;
     let single = req.stage_of.iter().all(|c| c.len() == 1) && req.stages == req.stage_of.len();
     let searched = matches!(req.strategy, Strategy::AdaPipe | Strategy::Unified);
     if !searched || !single {
@@ -481,6 +482,7 @@ mod tests {
             anatomy: a,
             strategy,
             objective: Objective::Estimate,
+            partition: Partition::Even,
             stage_of: (0..p).map(|d| vec![d]).collect(),
             stages: p,
             m,

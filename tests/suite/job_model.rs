@@ -196,3 +196,37 @@ fn plan_json_has_the_job_fields_and_nulls_when_infeasible() {
     assert_eq!(v["feasible"], false);
     assert!(v["mfu"].is_null() && v["hfu"].is_null() && v["speedup"].is_null());
 }
+
+#[test]
+fn the_balanced_split_counts_embedding_and_head_as_layers() {
+    let c = Catalog::builtin();
+    let run = |partition: &str| {
+        let mut s = c.scenario("gpt3-175b-16k").unwrap();
+        ScenarioOverrides {
+            model: Some("gpt-9.6b".into()),
+            pp: Some(16),
+            tp: Some(1),
+            seq_len: Some(2048),
+            micro_batches: Some(32),
+            strategy: Some(Strategy::None),
+            partition: Some(partition.parse().unwrap()),
+            ..Default::default()
+        }
+        .apply(&mut s, &c)
+        .unwrap();
+        solve(&s).unwrap()
+    };
+    let even = run("even");
+    let balanced = run("balanced");
+    // 30 layers + embedding + head = 32 units over 16 stages: two each.
+    assert_eq!(balanced.stages[0].attention_blocks, 1);
+    assert_eq!(balanced.stages[1].attention_blocks, 2);
+    assert_eq!(balanced.stages[15].attention_blocks, 1);
+    assert_eq!(even.stages[15].attention_blocks, 2);
+    assert!(
+        balanced.bubble_rate < even.bubble_rate,
+        "{} vs {}",
+        balanced.bubble_rate,
+        even.bubble_rate
+    );
+}

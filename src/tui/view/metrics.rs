@@ -36,6 +36,15 @@ pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(Stri
             o.speedup.map_or_else(|| "–".into(), |x| format!("{x:.2}×")),
         ),
     ];
+    // The job: GPUs and global batch in the long form; tokens/s per GPU in both.
+    if !compact {
+        v.push(("GPUs".into(), o.gpus.to_string()));
+        v.push(("batch".into(), o.global_batch.to_string()));
+    }
+    v.push((
+        if compact { "tok/s/GPU" } else { "tokens/s/GPU" }.into(),
+        format!("{:.0}", o.tokens_per_s_per_gpu),
+    ));
     if let Some(t) = solve_time {
         v.push(("solve".into(), format::time(t)));
     }
