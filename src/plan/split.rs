@@ -56,7 +56,7 @@ mod tests {
         let b = default_partition(30, 16, Partition::Balanced).unwrap();
         assert_eq!(b[0], (0, 2)); // embedding + layer 0
         assert_eq!(b[1], (3, 6)); // layers 1, 2
-        assert_eq!(b[15], (57, 61)); // layer 29 + head
+        assert_eq!(b[15], (59, 61)); // layer 29 + head
         // The even split gives the last stage the leftover layers and the head.
         let e = default_partition(30, 16, Partition::Even).unwrap();
         assert_eq!(e[15], (57, 61));
