@@ -116,6 +116,13 @@ pub struct ScenarioArgs {
     /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
     #[arg(long = "grad-bytes", value_name = "2|4", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub grad_bytes: Option<u32>,
+    /// Units the named strategy recomputes (names as in `units --json`, e.g. ln_out,gelu_out).
+    #[arg(
+        long = "recompute-units",
+        value_name = "NAME,...",
+        value_delimiter = ','
+    )]
+    pub recompute_units: Option<Vec<String>>,
     /// Measured profile (TOML) replacing the cost model's estimates.
     #[arg(long, value_name = "FILE")]
     pub profile: Option<String>,
@@ -169,6 +176,7 @@ impl ScenarioArgs {
             global_batch: self.global_batch,
             reserve_gib: self.reserve_gib,
             grad_bytes: self.grad_bytes,
+            recompute_units: self.recompute_units.clone(),
         }
     }
 

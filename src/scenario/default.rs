@@ -69,6 +69,7 @@ pub(crate) fn built_in_code() -> Scenario {
             strategy: Strategy::AdaPipe,
             memory_budget_bytes: 70 << 30,
             reserve_bytes: Some(10 << 30),
+            recompute_units: Vec::new(),
             partition: Partition::Even,
             overlap_grad_reduce: false,
             flash_attention: true,

@@ -58,6 +58,8 @@ pub struct ScenarioOverrides {
     pub reserve_gib: Option<f64>,
     /// Bytes per gradient element (2 or 4).
     pub grad_bytes: Option<u32>,
+    /// Units the `named` strategy recomputes.
+    pub recompute_units: Option<Vec<String>>,
 }
 
 impl ScenarioOverrides {
@@ -138,6 +140,9 @@ impl ScenarioOverrides {
             (None, None) => {}
         }
         set(&mut plan.partition, self.partition);
+        if let Some(units) = &self.recompute_units {
+            plan.recompute_units = units.clone();
+        }
         set(&mut plan.overlap_grad_reduce, self.overlap_grad_reduce);
         set(&mut plan.schedule, self.schedule);
         set(&mut plan.strategy, self.strategy);

@@ -46,6 +46,8 @@ pub struct PlanSettings {
     /// Memory kept free, bytes, when the budget follows the GPU (`budget = GPU memory -
     /// reserve`, kept when the GPU changes); `None` for an absolute budget.
     pub reserve_bytes: Option<u64>,
+    /// Units the `named` strategy recomputes (`ln_out`, or `mlp.gelu_out` for one block kind).
+    pub recompute_units: Vec<String>,
     /// Layer split of the baselines and the non-partitioning strategies.
     pub partition: Partition,
     /// Megatron's bucketed overlap of the data-parallel gradient reduction with the backward.

@@ -108,6 +108,10 @@ pub fn to_toml(s: &Scenario) -> String {
         "partition".into(),
         Value::String(pl.partition.name().into()),
     );
+    if !pl.recompute_units.is_empty() {
+        let names = pl.recompute_units.iter().cloned().map(Value::String);
+        plan.insert("recompute_units".into(), Value::Array(names.collect()));
+    }
     plan.insert(
         "overlap_grad_reduce".into(),
         Value::Boolean(pl.overlap_grad_reduce),

@@ -73,6 +73,10 @@ pub enum Strategy {
     /// Keep, recompute, compress or offload per unit, nested in the partition DP.
     #[strum(serialize = "unified")]
     Unified,
+    /// Recompute exactly the units named by `--recompute-units` (Megatron's
+    /// `--recompute-modules`), keep the rest (with no names, keep everything).
+    #[strum(serialize = "named")]
+    Named,
 }
 
 impl Strategy {

@@ -230,3 +230,63 @@ fn the_balanced_split_counts_embedding_and_head_as_layers() {
         even.bubble_rate
     );
 }
+
+#[test]
+fn the_named_strategy_recomputes_exactly_the_named_units() {
+    let c = Catalog::builtin();
+    let mut s = c.scenario("gpt3-175b-16k").unwrap();
+    ScenarioOverrides {
+        strategy: Some(Strategy::Named),
+        recompute_units: Some(vec!["ln_out".into(), "mlp.gelu_out".into()]),
+        ..Default::default()
+    }
+    .apply(&mut s, &c)
+    .unwrap();
+    let o = solve(&s).unwrap();
+    for st in &o.stages {
+        for u in &st.units {
+            let named = matches!(
+                u.name.as_str(),
+                "attention.ln_out" | "mlp.ln_out" | "mlp.gelu_out"
+            );
+            let blocks = u.keep + u.recompute + u.compress + u.offload;
+            if named {
+                assert_eq!(u.recompute, blocks, "{}", u.name);
+            } else {
+                assert_eq!(u.recompute, 0, "{}", u.name);
+            }
+        }
+    }
+    // A name that selects nothing is refused with the names that exist.
+    let (ok, _, err) = pipescope(&[
+        "plan",
+        "--strategy",
+        "named",
+        "--recompute-units",
+        "gelu_outt",
+    ]);
+    assert!(
+        !ok && err.contains("recompute_units") && err.contains("mlp.gelu_out"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_dropout_mask_is_regenerated_from_the_rng_state_not_the_gemm() {
+    let s = Catalog::builtin().scenario("korthikanti-22b").unwrap();
+    let a = pipescope::anatomy::Anatomy::build(&s).unwrap();
+    for block in [&a.attention, &a.mlp] {
+        let mask = block.unit("out_dropout_mask").unwrap();
+        // One 1-byte write of s b h / t elements (SP) at the HBM curve.
+        let e = (s.batch.seq_len * s.batch.micro_batch_size * s.model.hidden) as f64 / 8.0;
+        assert_eq!(mask.size_bytes, e as u64);
+        assert_eq!(mask.forward_flops, 0.0);
+        assert!(
+            mask.forward_s < 0.02 * block.forward_s,
+            "{} vs {}",
+            mask.forward_s,
+            block.forward_s
+        );
+        assert_eq!(mask.backward_s, 0.0);
+    }
+}

@@ -197,6 +197,7 @@ impl Catalog {
             strategy,
             memory_budget_bytes,
             reserve_bytes,
+            recompute_units: pl.recompute_units.clone().unwrap_or_default(),
             partition,
             overlap_grad_reduce: pl.overlap_grad_reduce.unwrap_or(false),
             flash_attention: pl.flash_attention.unwrap_or(true),

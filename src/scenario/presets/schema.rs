@@ -86,6 +86,7 @@ pub struct PlanToml {
     pub strategy: Option<String>,
     pub memory_budget_gib: Option<f64>,
     pub reserve_gib: Option<f64>,
+    pub recompute_units: Option<Vec<String>>,
     pub partition: Option<String>,
     pub overlap_grad_reduce: Option<bool>,
     pub flash_attention: Option<bool>,
