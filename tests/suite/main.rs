@@ -14,6 +14,7 @@ mod engine_proptest;
 mod engine_reference;
 mod job_model;
 mod job_scenario;
+mod job_table5;
 mod plan_chain;
 mod plan_cli;
 mod plan_gis_offload;
