@@ -14,10 +14,13 @@ fn bucket_params(d: u64) -> u64 {
     40_000_000u64.max(1_000_000 * d)
 }
 
-/// Bytes an Adam step moves per parameter: the gradient read, the fp32 master and both
-/// moments read and written, the bf16 weight written.
+/// Bytes Megatron's optimizer step moves per parameter (`g` = gradient bytes): the
+/// gradients read by the inf/NaN check of the unscale, by the norm of the clipping and by
+/// Adam, and zeroed for the next iteration (`4 g`); the fp32 master weight and both moments
+/// read and written (24); the master read and the bf16 weight written by the copy back (6):
+/// `4 g + 30`, 46 with fp32 gradients.
 fn optimizer_bytes_per_param(grad_bytes: u32) -> f64 {
-    f64::from(grad_bytes) + 3.0 * 8.0 + 2.0
+    4.0 * f64::from(grad_bytes) + 24.0 + 6.0
 }
 
 /// Parameters held by each device of `plan`.
