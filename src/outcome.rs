@@ -7,6 +7,7 @@ use crate::anatomy::BlockKind;
 use crate::plan::{Decision, Strategy};
 use crate::schedule::ScheduleKind;
 use crate::sim::Simulation;
+use crate::sim::job::TimeBreakdown;
 
 /// Per unit kind of a stage: how many of its blocks keep, recompute, compress or offload it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -55,6 +56,13 @@ pub struct StageOutcome {
     pub static_bytes: u64,
     /// Kept tensors at the device's peak, bytes.
     pub activation_bytes: u64,
+    /// bf16 weights of `static_bytes`, bytes.
+    pub weights_bytes: u64,
+    /// Gradients of `static_bytes` (fp32, or 16-bit with `--grad-bytes 2`), bytes.
+    pub grads_bytes: u64,
+    /// Optimizer state of `static_bytes` (fp32 master weights, Adam's moments; sharded over
+    /// `d` with the distributed optimizer), bytes.
+    pub optimizer_bytes: u64,
     /// Peak memory in the simulation, bytes.
     pub peak_memory_bytes: u64,
     /// Memory budget, bytes.
@@ -87,18 +95,29 @@ pub struct Outcome {
     pub iteration_time_s: f64,
     /// `1 - busy / (p x makespan)`.
     pub bubble_rate: f64,
-    /// Model FLOPs utilisation, 0..1.
-    pub mfu: f64,
-    /// Hardware FLOPs utilisation (recomputation included), 0..1.
-    pub hfu: f64,
+    /// Model FLOPs utilisation, 0..1 (`None` when infeasible).
+    pub mfu: Option<f64>,
+    /// Hardware FLOPs utilisation (recomputation included), 0..1 (`None` when infeasible).
+    pub hfu: Option<f64>,
+    /// GPUs of the job, `t x p x d`.
+    pub gpus: u64,
+    /// Sequences per iteration over all replicas, `m x b x d`.
+    pub global_batch: u64,
+    /// Tokens trained per second by the whole job.
+    pub tokens_per_s: f64,
+    /// `tokens_per_s` per GPU.
+    pub tokens_per_s_per_gpu: f64,
+    /// Exposed time of the device that finishes last, by cause; adds up to
+    /// `iteration_time_s`.
+    pub time_breakdown_s: TimeBreakdown,
     /// Strategy used.
     pub strategy: Strategy,
     /// Schedule used.
     pub schedule: ScheduleKind,
     /// Iteration time of 1F1B, full recomputation, even partition.
     pub baseline_iteration_time_s: f64,
-    /// `baseline_iteration_time_s / iteration_time_s`.
-    pub speedup: f64,
+    /// `baseline_iteration_time_s / iteration_time_s` (`None` when infeasible).
+    pub speedup: Option<f64>,
     /// The partition DP's estimate of the iteration time (before simulation).
     pub estimated_iteration_time_s: f64,
     /// Measured wall time of the solve (the only field that varies between runs).

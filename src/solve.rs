@@ -7,11 +7,12 @@ use crate::anatomy::Anatomy;
 use crate::outcome::Outcome;
 use crate::plan::planner::{self, Plan, PlanRequest};
 use crate::plan::simcosts::{self, SimOptions};
-use crate::plan::{Strategy, layout};
+use crate::plan::{Strategy, split};
 use crate::scenario::{InvalidField, Scenario};
 use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 use crate::sim::{self, SimError, Simulation};
 
+mod job;
 mod report;
 
 /// Why a scenario could not be solved (invalid input; infeasibility is not an error).
@@ -86,15 +87,14 @@ pub(crate) fn solve_without_baseline(
 /// Transfer time across each boundary of the chain.
 fn boundary_comm(scenario: &Scenario, anatomy: &Anatomy, schedule: &Schedule) -> Vec<f64> {
     let stages = schedule.stages();
-    let per_device = u64::from(scenario.parallel.tp) * u64::from(scenario.parallel.dp);
-    let node = u64::from(anatomy.node_gpus.max(1));
+    let cluster = crate::anatomy::cluster::Cluster::of(scenario);
     (0..stages.saturating_sub(1))
         .map(|s| {
             let (a, _) = schedule.locate(s, 0);
             let (b, _) = schedule.locate(s + 1, 0);
             if a == b {
                 0.0
-            } else if (u64::from(a) * per_device) / node == (u64::from(b) * per_device) / node {
+            } else if !cluster.crosses_nodes(u64::from(a), u64::from(b)) {
                 anatomy.p2p_intra_s
             } else {
                 anatomy.p2p_inter_s
@@ -173,7 +173,8 @@ pub(crate) fn run(
     let peak_flops = scenario.gpu.bf16_tflops * 1e12;
     // 1. The schedule from the `none` strategy's durations on the even partition.
     let stages = kind.stages(p, scenario.parallel.chunks) as usize;
-    let even = layout::even_partition(anatomy.layers, stages).ok_or_else(|| {
+    let partition = scenario.plan.partition;
+    let even = split::default_partition(anatomy.layers, stages, partition).ok_or_else(|| {
         InvalidField::new(
             "parallel.pp",
             p,
@@ -190,6 +191,7 @@ pub(crate) fn run(
         anatomy,
         strategy: Strategy::None,
         objective: scenario.plan.objective,
+        partition,
         stage_of,
         stages,
         m,
@@ -341,12 +343,14 @@ fn plan_and_simulate(
                     .into(),
             );
         }
-        let simulation = sim::simulate(&sched, &costs)?;
+        let mut simulation = sim::simulate(&sched, &costs)?;
+        let pipeline_s = simulation.makespan;
+        sim::job::finish(&mut simulation, &job::job_costs(scenario, anatomy, &plan));
         if best
             .as_ref()
             .is_none_or(|b| simulation.makespan < b.simulation.makespan)
         {
-            let host_link_slows = host_link_slows(&sched, &costs, simulation.makespan)?;
+            let host_link_slows = host_link_slows(&sched, &costs, pipeline_s)?;
             best = Some(PlannedRun {
                 plan,
                 schedule: sched.clone(),

@@ -73,7 +73,57 @@ impl Anatomy {
         if let Some(profile) = &scenario.profile {
             profile.apply(&mut anatomy);
         }
+        anatomy.mark_named(&scenario.plan.recompute_units)?;
         Ok(anatomy)
+    }
+
+    /// Marks the units that `names` select (`gelu_out` in every block kind that has it,
+    /// `mlp.gelu_out` in one) for the `named` strategy; a name that selects no droppable
+    /// unit is refused, listing the ones that exist.
+    fn mark_named(&mut self, names: &[String]) -> Result<(), InvalidField> {
+        for name in names {
+            let (kind, unit) = match name.split_once('.') {
+                Some((k, u)) => (Some(k), u),
+                None => (None, name.as_str()),
+            };
+            let mut found = false;
+            for block in [
+                &mut self.embedding,
+                &mut self.attention,
+                &mut self.mlp,
+                &mut self.head,
+            ] {
+                if kind.is_some_and(|k| k != block.kind.name()) {
+                    continue;
+                }
+                for u in block
+                    .units
+                    .iter_mut()
+                    .filter(|u| u.name == unit && !u.forced)
+                {
+                    u.named = true;
+                    found = true;
+                }
+            }
+            if !found {
+                let mut known: Vec<String> = [&self.attention, &self.mlp]
+                    .iter()
+                    .flat_map(|b| {
+                        b.units
+                            .iter()
+                            .filter(|u| !u.forced)
+                            .map(|u| format!("{}.{}", b.kind.name(), u.name))
+                    })
+                    .collect();
+                known.dedup();
+                return Err(InvalidField::new(
+                    "plan.recompute_units",
+                    name,
+                    format!("droppable units of this model: {}", known.join(", ")),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Activation bytes of one attention plus one MLP block with every unit kept.

@@ -10,6 +10,7 @@
 //! memory), `profile.rs` (measured profiles).
 
 mod build;
+pub mod cluster;
 pub mod cost;
 mod outer;
 mod profile;

@@ -51,6 +51,9 @@ pub struct Unit {
     /// Part of core attention (softmax, its dropout, or FlashAttention's `core_attn`): what
     /// Megatron's selective recomputation drops.
     pub core_attention: bool,
+    /// Named by the scenario's `recompute_units` (recomputed by the `named` strategy).
+    #[serde(skip)]
+    pub named: bool,
     /// Bytes when kept compressed: 8-bit values with one fp32 scale per 128 values for the
     /// 2-byte tensors; masks, token ids and fp32 statistics stay as they are.
     pub compressed_bytes: u64,

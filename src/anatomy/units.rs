@@ -130,6 +130,7 @@ impl<'a> Builder<'a> {
             backward_s: piece.b.s + piece.w.s,
             needed_by_w: keep.needed_by_w,
             core_attention: keep.core_attention,
+            named: false,
             compressed_bytes: compressed.round() as u64,
             codec_s: codec,
         });
@@ -217,12 +218,21 @@ pub(super) fn norm(m: &Machine, d: &Dims) -> Piece {
 }
 
 /// Residual add (and for GPT the bias-dropout-add writing a 1-byte mask) at the end of a
-/// sub-layer, with the gradient add of the residual branch in the backward.
-fn residual(m: &Machine, d: &Dims) -> Piece {
+/// sub-layer, with the gradient add of the residual branch in the backward. The GPT mask is
+/// its own unit whose recomputation regenerates it from the saved RNG state (one 1-byte
+/// write, as Megatron and the zero-bubble fork do), not the GEMM before it.
+fn add_residual(k: &mut Builder, m: &Machine, d: &Dims) {
     let e = d.tokens_sp * d.h;
     match d.style {
-        ModelStyle::Gpt => m.elementwise(7.0 * e, 5.0 * e + 6.0 * e),
-        ModelStyle::Llama => m.elementwise(6.0 * e, 6.0 * e),
+        ModelStyle::Gpt => {
+            k.other += m.elementwise(6.0 * e, 5.0 * e + 6.0 * e);
+            let mask = Piece {
+                fwd: m.mem(e),
+                ..Piece::default()
+            };
+            k.unit("out_dropout_mask", raw(e), mask);
+        }
+        ModelStyle::Llama => k.other += m.elementwise(6.0 * e, 6.0 * e),
     }
 }
 
@@ -317,11 +327,8 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
     }
     let out = m.linear(d.tokens, d.q_width, d.h);
     k.model_flops += out.fwd.flops;
-    let tail = out + reduce_out(m, d) + residual(m, d);
-    match d.style {
-        ModelStyle::Gpt => k.unit("out_dropout_mask", raw(d.tokens_sp * d.h), tail),
-        ModelStyle::Llama => k.other += tail,
-    }
+    k.other += out + reduce_out(m, d);
+    add_residual(&mut k, m, d);
     k.finish(params, static_bytes)
 }
 
@@ -344,8 +351,8 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
             k.unit("gelu_out", gelu, m.elementwise(4.0 * fe, 6.0 * fe));
             let fc2 = m.linear(d.tokens, d.ffn, d.h);
             k.model_flops += fc2.fwd.flops;
-            let tail = fc2 + reduce_out(m, d) + residual(m, d);
-            k.unit("out_dropout_mask", raw(d.tokens_sp * d.h), tail);
+            k.other += fc2 + reduce_out(m, d);
+            add_residual(&mut k, m, d);
         }
         ModelStyle::Llama => {
             norm_then_gather(&mut k, m, d, "norm_out");
@@ -359,7 +366,8 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
             k.unit("swiglu_out", swiglu, m.elementwise(6.0 * fe, 10.0 * fe));
             let down = m.linear(d.tokens, d.ffn, d.h);
             k.model_flops += down.fwd.flops;
-            k.other += down + reduce_out(m, d) + residual(m, d);
+            k.other += down + reduce_out(m, d);
+            add_residual(&mut k, m, d);
         }
     }
     k.finish(params, static_bytes)

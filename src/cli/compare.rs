@@ -81,10 +81,10 @@ fn table(scenario: &pipescope::Scenario, outcomes: &[Outcome]) -> String {
             o.strategy.name(),
             if o.feasible { "yes" } else { "NO" },
             o.iteration_time_s,
-            o.speedup,
+            o.speedup.unwrap_or(f64::NAN),
             100.0 * o.bubble_rate,
-            100.0 * o.mfu,
-            100.0 * o.hfu,
+            100.0 * o.mfu.unwrap_or(f64::NAN),
+            100.0 * o.hfu.unwrap_or(f64::NAN),
             peak as f64 / GIB,
             o.solve_time_s * 1e3
         );

@@ -29,9 +29,9 @@ pub fn table(o: &Outcome) -> String {
         o.iteration_time_s,
         o.estimated_iteration_time_s,
         100.0 * o.bubble_rate,
-        100.0 * o.mfu,
-        100.0 * o.hfu,
-        o.speedup,
+        100.0 * o.mfu.unwrap_or(f64::NAN),
+        100.0 * o.hfu.unwrap_or(f64::NAN),
+        o.speedup.unwrap_or(f64::NAN),
         o.baseline_iteration_time_s,
         o.solve_time_s * 1e3
     );

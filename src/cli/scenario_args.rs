@@ -6,7 +6,9 @@ use clap::Args;
 
 use pipescope::anatomy::MeasuredProfile;
 use pipescope::plan::Strategy;
-use pipescope::scenario::{Catalog, DEFAULT_SCENARIO, Objective, Scenario, ScenarioOverrides};
+use pipescope::scenario::{
+    Catalog, DEFAULT_SCENARIO, Objective, Partition, Scenario, ScenarioOverrides,
+};
 use pipescope::schedule::ScheduleKind;
 
 /// Flags that pick a preset and override its fields.
@@ -78,6 +80,49 @@ pub struct ScenarioArgs {
     /// Chunks offloaded by gis-offload (default 1).
     #[arg(long = "offload-chunks", value_name = "K", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub offload_chunks: Option<u32>,
+    /// Distributed optimizer on (fp32 master weights and Adam moments sharded over d).
+    #[arg(
+        long = "distributed-optimizer",
+        overrides_with = "no_distributed_optimizer"
+    )]
+    pub distributed_optimizer: bool,
+    /// Distributed optimizer off.
+    #[arg(
+        long = "no-distributed-optimizer",
+        overrides_with = "distributed_optimizer"
+    )]
+    pub no_distributed_optimizer: bool,
+    /// Overlap the data-parallel gradient reduction with the backward (Megatron's buckets).
+    #[arg(
+        long = "overlap-grad-reduce",
+        overrides_with = "no_overlap_grad_reduce"
+    )]
+    pub overlap_grad_reduce: bool,
+    /// Reduce the gradients after the last backward (no overlap).
+    #[arg(
+        long = "no-overlap-grad-reduce",
+        overrides_with = "overlap_grad_reduce"
+    )]
+    pub no_overlap_grad_reduce: bool,
+    /// Layer split of the baselines and non-partitioning strategies: even or balanced.
+    #[arg(long, value_name = "even|balanced")]
+    pub partition: Option<Partition>,
+    /// Sequences per iteration over all replicas (sets m = B / (b x d)).
+    #[arg(long = "global-batch", value_name = "B", value_parser = whole::<u64>, allow_negative_numbers = true)]
+    pub global_batch: Option<u64>,
+    /// Memory kept free per device in GiB (budget = the GPU's memory minus it).
+    #[arg(long = "reserve-gib", value_name = "X", allow_negative_numbers = true)]
+    pub reserve_gib: Option<f64>,
+    /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
+    #[arg(long = "grad-bytes", value_name = "2|4", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub grad_bytes: Option<u32>,
+    /// Units the named strategy recomputes (names as in `units --json`, e.g. ln_out,gelu_out).
+    #[arg(
+        long = "recompute-units",
+        value_name = "NAME,...",
+        value_delimiter = ','
+    )]
+    pub recompute_units: Option<Vec<String>>,
     /// Measured profile (TOML) replacing the cost model's estimates.
     #[arg(long, value_name = "FILE")]
     pub profile: Option<String>,
@@ -122,6 +167,16 @@ impl ScenarioArgs {
             mem_limit: self.mem_limit,
             group_size: self.group_size,
             offload_chunks: self.offload_chunks,
+            distributed_optimizer: flag_pair(
+                self.distributed_optimizer,
+                self.no_distributed_optimizer,
+            ),
+            overlap_grad_reduce: flag_pair(self.overlap_grad_reduce, self.no_overlap_grad_reduce),
+            partition: self.partition,
+            global_batch: self.global_batch,
+            reserve_gib: self.reserve_gib,
+            grad_bytes: self.grad_bytes,
+            recompute_units: self.recompute_units.clone(),
         }
     }
 

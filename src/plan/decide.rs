@@ -101,6 +101,19 @@ pub fn decide_in(
             let b = assign_blocks(anatomy, ranges, &d);
             (d, b)
         }
+        Strategy::Named => {
+            let mut d = stage::keep_all(anatomy, counts);
+            for k in d.iter_mut() {
+                let Some(kind) = k.block else { continue };
+                let u = &anatomy.block_of(kind).units[k.unit];
+                if u.named && !u.forced {
+                    k.keep = 0;
+                    k.recompute = k.count;
+                }
+            }
+            let b = assign_blocks(anatomy, ranges, &d);
+            (d, b)
+        }
         _ => {
             let d = match stage::knapsack_in(cache, anatomy, counts, &env, mode) {
                 Some(k) => k.decisions,

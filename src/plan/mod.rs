@@ -78,6 +78,7 @@ pub mod planner;
 mod reach;
 mod recurrence;
 pub mod simcosts;
+pub mod split;
 pub mod stage;
 mod strategy;
 #[cfg(test)]

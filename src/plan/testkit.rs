@@ -14,6 +14,7 @@ pub fn unit(name: &str, size: u64, forced: bool, fwd: f64) -> Unit {
         backward_s: 2.0 * fwd,
         needed_by_w: !forced,
         core_attention: name == "core_attn",
+        named: false,
         compressed_bytes: size / 2 + size / 64 + 3,
         codec_s: fwd * 0.2,
     }

@@ -6,7 +6,7 @@ use super::{
     PlanSettings, Scenario,
 };
 use crate::scenario::ScheduleKind;
-use crate::scenario::Strategy;
+use crate::scenario::{Partition, Strategy};
 
 /// Name of the default scenario preset.
 pub const DEFAULT_SCENARIO: &str = "gpt3-175b-16k";
@@ -57,6 +57,7 @@ pub(crate) fn built_in_code() -> Scenario {
             sequence_parallel: true,
             chunks: 1,
             distributed_optimizer: false,
+            grad_bytes: 4,
         },
         batch: Batch {
             seq_len: 16384,
@@ -67,6 +68,10 @@ pub(crate) fn built_in_code() -> Scenario {
             schedule: ScheduleKind::OneFOneB,
             strategy: Strategy::AdaPipe,
             memory_budget_bytes: 70 << 30,
+            reserve_bytes: Some(10 << 30),
+            recompute_units: Vec::new(),
+            partition: Partition::Even,
+            overlap_grad_reduce: false,
             flash_attention: true,
             objective: Objective::Estimate,
             overlap_recompute: false,

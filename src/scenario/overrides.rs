@@ -1,7 +1,7 @@
 //! [`ScenarioOverrides`]: the command-line flags (and the TUI's edits) on top of a preset.
 
-use super::presets::{Catalog, budget_bytes};
-use super::{InvalidField, Objective, Scenario};
+use super::presets::{Catalog, budget_bytes, reserve_bytes};
+use super::{InvalidField, Objective, Partition, Scenario};
 use crate::scenario::ScheduleKind;
 use crate::scenario::Strategy;
 
@@ -46,6 +46,20 @@ pub struct ScenarioOverrides {
     pub group_size: Option<u32>,
     /// Chunks offloaded by `gis-offload`.
     pub offload_chunks: Option<u32>,
+    /// Distributed optimizer (ZeRO-1 over `d`) on or off.
+    pub distributed_optimizer: Option<bool>,
+    /// Overlap of the data-parallel gradient reduction with the backward on or off.
+    pub overlap_grad_reduce: Option<bool>,
+    /// Layer split of the baselines and non-partitioning strategies.
+    pub partition: Option<Partition>,
+    /// Sequences per iteration over all replicas; sets `m = B / (b d)`.
+    pub global_batch: Option<u64>,
+    /// Memory kept free per device, GiB (budget = the GPU's memory minus it).
+    pub reserve_gib: Option<f64>,
+    /// Bytes per gradient element (2 or 4).
+    pub grad_bytes: Option<u32>,
+    /// Units the `named` strategy recomputes.
+    pub recompute_units: Option<Vec<String>>,
 }
 
 impl ScenarioOverrides {
@@ -73,8 +87,10 @@ impl ScenarioOverrides {
             let gpu = catalog.gpu(name).ok_or_else(|| {
                 InvalidField::new("gpu", name, names("a GPU preset", &catalog.gpu_names()))
             })?;
-            if scenario.plan.memory_budget_bytes == scenario.gpu.memory_bytes() {
-                scenario.plan.memory_budget_bytes = gpu.memory_bytes();
+            if let Some(r) = scenario.plan.reserve_bytes {
+                let gib = r as f64 / (1u64 << 30) as f64;
+                let r = reserve_bytes("reserve_gib", gib, gpu)?;
+                scenario.plan.memory_budget_bytes = gpu.memory_bytes() - r;
             }
             scenario.gpu = gpu.clone();
         }
@@ -84,14 +100,50 @@ impl ScenarioOverrides {
         set(&mut par.dp, self.dp);
         set(&mut par.sequence_parallel, self.sp);
         set(&mut par.chunks, self.chunks);
+        set(&mut par.distributed_optimizer, self.distributed_optimizer);
+        set(&mut par.grad_bytes, self.grad_bytes);
         let batch = &mut scenario.batch;
         set(&mut batch.micro_batches, self.micro_batches);
         set(&mut batch.micro_batch_size, self.micro_batch_size);
         set(&mut batch.seq_len, self.seq_len);
-        let plan = &mut scenario.plan;
-        if let Some(gib) = self.budget_gib {
-            plan.memory_budget_bytes = budget_bytes("budget_gib", gib)?;
+        if let Some(global) = self.global_batch {
+            batch.micro_batches = micro_batches_of(global, batch.micro_batch_size, par.dp)?;
+            if let Some(m) = self.micro_batches.filter(|&m| m != batch.micro_batches) {
+                return Err(InvalidField::new(
+                    "global_batch",
+                    global,
+                    format!(
+                        "a global batch that agrees with micro_batches ({m}): B = m x b x d = {}",
+                        u64::from(m) * batch.micro_batch_size * u64::from(par.dp)
+                    ),
+                ));
+            }
         }
+        let plan = &mut scenario.plan;
+        match (self.budget_gib, self.reserve_gib) {
+            (Some(_), Some(r)) => {
+                return Err(InvalidField::new(
+                    "reserve_gib",
+                    r,
+                    "either reserve_gib (memory kept free) or budget_gib (absolute), not both",
+                ));
+            }
+            (Some(gib), None) => {
+                plan.memory_budget_bytes = budget_bytes("budget_gib", gib)?;
+                plan.reserve_bytes = None;
+            }
+            (None, Some(gib)) => {
+                let r = reserve_bytes("reserve_gib", gib, &scenario.gpu)?;
+                plan.memory_budget_bytes = scenario.gpu.memory_bytes() - r;
+                plan.reserve_bytes = Some(r);
+            }
+            (None, None) => {}
+        }
+        set(&mut plan.partition, self.partition);
+        if let Some(units) = &self.recompute_units {
+            plan.recompute_units = units.clone();
+        }
+        set(&mut plan.overlap_grad_reduce, self.overlap_grad_reduce);
         set(&mut plan.schedule, self.schedule);
         set(&mut plan.strategy, self.strategy);
         set(&mut plan.flash_attention, self.flash);
@@ -108,6 +160,27 @@ impl ScenarioOverrides {
         }
         scenario.validate()
     }
+}
+
+/// `m = B / (b d)` for a global batch of `global` sequences, refused when not whole.
+fn micro_batches_of(global: u64, b: u64, d: u32) -> Result<u32, InvalidField> {
+    let per_step = b.max(1) * u64::from(d.max(1));
+    if global == 0 || !global.is_multiple_of(per_step) {
+        return Err(InvalidField::new(
+            "global_batch",
+            global,
+            format!(
+                "a positive multiple of micro_batch_size x dp ({b} x {d} = {per_step} sequences)"
+            ),
+        ));
+    }
+    u32::try_from(global / per_step).map_err(|_| {
+        InvalidField::new(
+            "global_batch",
+            global,
+            format!("at most {} x {per_step} sequences", u32::MAX),
+        )
+    })
 }
 
 fn set<T: Copy>(field: &mut T, value: Option<T>) {

@@ -110,13 +110,30 @@ impl ModelSpec {
     }
 }
 
-/// Bytes per parameter of weights + gradients + optimizer state.
+/// Bytes per parameter of weights + gradients + optimizer state: 2 (bf16 weight) +
+/// `grad_bytes` (4, or 2 with 16-bit gradients) + 12 (fp32 master, Adam m and v), the 12
+/// divided by `d` with the distributed optimizer (18, 16, `6 + 12/d` or `4 + 12/d`).
 pub fn bytes_per_param(s: &Scenario) -> f64 {
+    2.0 + f64::from(s.parallel.grad_bytes) + optimizer_bytes_per_param(s)
+}
+
+/// Optimizer-state bytes per parameter: 12, or `12/d` with the distributed optimizer.
+pub fn optimizer_bytes_per_param(s: &Scenario) -> f64 {
     if s.parallel.distributed_optimizer {
-        6.0 + 12.0 / f64::from(s.parallel.dp.max(1))
+        12.0 / f64::from(s.parallel.dp.max(1))
     } else {
-        18.0
+        12.0
     }
+}
+
+/// `(weights, gradients, optimizer)` bytes of `static_bytes` held for `params` parameters:
+/// 2 and `grad_bytes` per parameter, the optimizer the rest (so the three add up).
+pub fn static_split(params: u64, static_bytes: u64, grad_bytes: u32) -> (u64, u64, u64) {
+    let weights = params.saturating_mul(2).min(static_bytes);
+    let grads = params
+        .saturating_mul(u64::from(grad_bytes))
+        .min(static_bytes - weights);
+    (weights, grads, static_bytes - weights - grads)
 }
 
 /// Static bytes of `params` parameters on one device.

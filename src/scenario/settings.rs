@@ -1,7 +1,7 @@
 //! Parallel layout, batch and plan settings of a scenario.
 
 use crate::scenario::ScheduleKind;
-use crate::scenario::{Objective, Strategy};
+use crate::scenario::{Objective, Partition, Strategy};
 
 /// How the model is split over devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +18,9 @@ pub struct Parallel {
     pub chunks: u32,
     /// ZeRO-1 style sharding of optimizer state over `d` (6 + 12/d bytes per parameter).
     pub distributed_optimizer: bool,
+    /// Bytes per gradient element kept and reduced over `d`: 4 (fp32, Megatron's default)
+    /// or 2 (16-bit gradients: 16 bytes/param, half the data-parallel traffic).
+    pub grad_bytes: u32,
 }
 
 /// The batch of one iteration.
@@ -38,8 +41,17 @@ pub struct PlanSettings {
     pub schedule: ScheduleKind,
     /// Memory strategy.
     pub strategy: Strategy,
-    /// Memory budget per device in bytes (the GPU's memory when not given).
+    /// Memory budget per device in bytes (the GPU's memory minus the reserve when not given).
     pub memory_budget_bytes: u64,
+    /// Memory kept free, bytes, when the budget follows the GPU (`budget = GPU memory -
+    /// reserve`, kept when the GPU changes); `None` for an absolute budget.
+    pub reserve_bytes: Option<u64>,
+    /// Units the `named` strategy recomputes (`ln_out`, or `mlp.gelu_out` for one block kind).
+    pub recompute_units: Vec<String>,
+    /// Layer split of the baselines and the non-partitioning strategies.
+    pub partition: Partition,
+    /// Megatron's bucketed overlap of the data-parallel gradient reduction with the backward.
+    pub overlap_grad_reduce: bool,
     /// FlashAttention (fused core attention) instead of a materialised softmax.
     pub flash_attention: bool,
     /// Partition DP objective.

@@ -80,6 +80,7 @@ pub fn to_toml(s: &Scenario) -> String {
         "distributed_optimizer".into(),
         Value::Boolean(p.distributed_optimizer),
     );
+    par.insert("grad_bytes".into(), int(u64::from(p.grad_bytes)));
     root.insert("parallel".into(), Value::Table(par));
 
     let b = &s.batch;
@@ -93,9 +94,27 @@ pub fn to_toml(s: &Scenario) -> String {
     let mut plan = Table::new();
     plan.insert("schedule".into(), Value::String(pl.schedule.name().into()));
     plan.insert("strategy".into(), Value::String(pl.strategy.name().into()));
+    match pl.reserve_bytes {
+        Some(r) => plan.insert(
+            "reserve_gib".into(),
+            Value::Float(r as f64 / super::GIB),
+        ),
+        None => plan.insert(
+            "memory_budget_gib".into(),
+            Value::Float(pl.memory_budget_bytes as f64 / super::GIB),
+        ),
+    };
     plan.insert(
-        "memory_budget_gib".into(),
-        Value::Float(pl.memory_budget_bytes as f64 / super::GIB),
+        "partition".into(),
+        Value::String(pl.partition.name().into()),
+    );
+    if !pl.recompute_units.is_empty() {
+        let names = pl.recompute_units.iter().cloned().map(Value::String);
+        plan.insert("recompute_units".into(), Value::Array(names.collect()));
+    }
+    plan.insert(
+        "overlap_grad_reduce".into(),
+        Value::Boolean(pl.overlap_grad_reduce),
     );
     plan.insert("flash_attention".into(), Value::Boolean(pl.flash_attention));
     plan.insert(

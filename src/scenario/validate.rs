@@ -226,6 +226,26 @@ impl Scenario {
                 "a budget greater than 0",
             ));
         }
+        if plan.memory_budget_bytes > self.gpu.memory_bytes() {
+            return Err(InvalidField::new(
+                "plan.memory_budget_gib",
+                format!(
+                    "{:.2}",
+                    plan.memory_budget_bytes as f64 / (1u64 << 30) as f64
+                ),
+                format!(
+                    "at most the GPU's memory ({}: {} GiB)",
+                    self.gpu.name, self.gpu.memory_gib
+                ),
+            ));
+        }
+        if !matches!(par.grad_bytes, 2 | 4) {
+            return Err(InvalidField::new(
+                "parallel.grad_bytes",
+                par.grad_bytes,
+                "2 (16-bit gradients) or 4 (fp32 gradients)",
+            ));
+        }
         if let Some(limit) = plan.mem_limit {
             positive_f64("plan.mem_limit", limit)?;
         }

@@ -73,6 +73,10 @@ pub enum Strategy {
     /// Keep, recompute, compress or offload per unit, nested in the partition DP.
     #[strum(serialize = "unified")]
     Unified,
+    /// Recompute exactly the units named by `--recompute-units` (Megatron's
+    /// `--recompute-modules`), keep the rest (with no names, keep everything).
+    #[strum(serialize = "named")]
+    Named,
 }
 
 impl Strategy {
@@ -257,5 +261,42 @@ impl FromStr for Objective {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         parse_name("objective", s)
+    }
+}
+
+/// How the baselines and the non-partitioning strategies split the layers over stages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, strum::IntoStaticStr, strum::VariantArray)]
+pub enum Partition {
+    /// Megatron's default: `L/p` layers each, embedding on the first stage, head on the last.
+    #[default]
+    #[strum(serialize = "even")]
+    Even,
+    /// Megatron's `account-for-embedding/loss-in-pipeline-split`: the embedding and the head
+    /// each count as one layer (over all `p x v` virtual stages with chunks).
+    #[strum(serialize = "balanced")]
+    Balanced,
+}
+
+impl Partition {
+    /// Both splits, in the order the UI cycles through them.
+    pub const ALL: &'static [Partition] = <Partition as VariantArray>::VARIANTS;
+
+    /// The command-line and preset name (`even` or `balanced`).
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+}
+
+impl fmt::Display for Partition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Partition {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_name("partition", s)
     }
 }

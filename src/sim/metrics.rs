@@ -80,6 +80,7 @@ pub(crate) fn finish(sched: &Schedule, costs: &SimCosts, mut runs: Vec<DeviceRun
         bubble_rate,
         mfu: util(costs.model_flops),
         hfu: util(costs.hardware_flops),
+        job: None,
     }
 }
 

@@ -23,6 +23,7 @@
 
 mod engine;
 pub mod estimate;
+pub mod job;
 mod metrics;
 mod types;
 mod validate;

@@ -214,6 +214,9 @@ pub struct Simulation {
     pub mfu: Option<f64>,
     /// Hardware FLOPs utilisation, if FLOPs are known.
     pub hfu: Option<f64>,
+    /// The job's end-of-iteration steps (gradient reduction, tied embedding, optimizer),
+    /// when [`super::job::finish`] added them.
+    pub job: Option<super::job::JobTimes>,
 }
 
 /// Why a simulation could not run.

@@ -21,6 +21,8 @@ pub(super) fn outcome(
         ..
     } = solved;
     let budget = scenario.plan.memory_budget_bytes;
+    let params = super::job::device_params(anatomy, &plan);
+    let tail_s = crate::sim::job::estimate_tail_s(&super::job::job_costs(scenario, anatomy, &plan));
     let mut reasons = Vec::new();
     let mut stages = Vec::with_capacity(plan.devices.len());
     for d in &plan.devices {
@@ -61,6 +63,11 @@ pub(super) fn outcome(
             })
             .collect();
         let (first, last) = d.ranges.first().copied().unwrap_or((0, 0));
+        let (weights_bytes, grads_bytes, optimizer_bytes) = crate::anatomy::params::static_split(
+            params.get(d.device).copied().unwrap_or(0),
+            d.costs.static_bytes,
+            scenario.parallel.grad_bytes,
+        );
         stages.push(StageOutcome {
             stage: d.device as u32,
             first_block: first,
@@ -69,6 +76,9 @@ pub(super) fn outcome(
             attention_blocks: d.counts.attention,
             mlp_blocks: d.counts.mlp,
             static_bytes: d.costs.static_bytes,
+            weights_bytes,
+            grads_bytes,
+            optimizer_bytes,
             activation_bytes: sim_dev.map_or(0, |x| x.peak_activation_bytes),
             peak_memory_bytes: sim_peak,
             budget_bytes: budget,
@@ -86,22 +96,38 @@ pub(super) fn outcome(
         notes.push("recomputation overlaps the wait for the incoming gradient (Lynx)".into());
     }
     let makespan = simulation.makespan;
+    let feasible = reasons.is_empty();
+    let par = &scenario.parallel;
+    let gpus = u64::from(par.tp) * u64::from(par.pp) * u64::from(par.dp);
+    let global_batch = u64::from(scenario.batch.micro_batches)
+        * scenario.batch.micro_batch_size
+        * u64::from(par.dp);
+    let tokens_per_s = if makespan > 0.0 {
+        (global_batch * scenario.batch.seq_len) as f64 / makespan
+    } else {
+        0.0
+    };
     Outcome {
-        feasible: reasons.is_empty(),
+        feasible,
         infeasible_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
         iteration_time_s: makespan,
         bubble_rate: simulation.bubble_rate,
-        mfu: simulation.mfu.unwrap_or(0.0),
-        hfu: simulation.hfu.unwrap_or(0.0),
+        mfu: simulation.mfu.filter(|_| feasible),
+        hfu: simulation.hfu.filter(|_| feasible),
+        gpus,
+        global_batch,
+        tokens_per_s,
+        tokens_per_s_per_gpu: tokens_per_s / gpus.max(1) as f64,
+        time_breakdown_s: simulation
+            .job
+            .as_ref()
+            .map(|j| j.breakdown)
+            .unwrap_or_default(),
         strategy: scenario.plan.strategy,
         schedule: schedule.kind,
         baseline_iteration_time_s: baseline_s,
-        speedup: if makespan > 0.0 {
-            baseline_s / makespan
-        } else {
-            0.0
-        },
-        estimated_iteration_time_s: plan.estimate_s,
+        speedup: (feasible && makespan > 0.0).then(|| baseline_s / makespan),
+        estimated_iteration_time_s: plan.estimate_s + tail_s,
         solve_time_s: 0.0,
         notes,
         stages,

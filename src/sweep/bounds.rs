@@ -58,7 +58,8 @@ fn min_kept(block: &Block, strategy: Strategy, attention: bool) -> u64 {
         Strategy::Full | Strategy::Uniform | Strategy::Adaptive | Strategy::AdaPipe => {
             if attention { block.forced_bytes() } else { 0 }
         }
-        Strategy::Offload | Strategy::Compress | Strategy::Unified => 0,
+        // `named` keeps what the user does not name; its names are not known here, so 0.
+        Strategy::Offload | Strategy::Compress | Strategy::Unified | Strategy::Named => 0,
     }
 }
 

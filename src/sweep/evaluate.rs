@@ -68,7 +68,7 @@ fn evaluate(base: &Scenario, anatomy: &Anatomy, row: &Row, tokens: f64) -> Row {
         Ok(o) => {
             out.iteration_time_s = o.iteration_time_s;
             out.tokens_per_s_per_gpu = tokens / o.iteration_time_s / f64::from(row.config.gpus);
-            out.mfu = o.mfu;
+            out.mfu = o.mfu.unwrap_or(f64::NAN);
             out.peak_memory_bytes = o.max_peak_memory_bytes();
             out.status = if o.feasible {
                 Status::Feasible

@@ -20,6 +20,8 @@ pub enum Field {
     Tp,
     /// Data parallel `d`.
     Dp,
+    /// Distributed optimizer (optimizer state sharded over `d`) on/off.
+    DistOpt,
     /// Sequence parallelism on/off.
     SequenceParallel,
     /// Micro-batches per iteration `m`.
@@ -40,7 +42,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, top to bottom.
-    pub const ALL: [Field; 13] = [
+    pub const ALL: [Field; 14] = [
         Field::Model,
         Field::Gpu,
         Field::Stages,
@@ -54,6 +56,7 @@ impl Field {
         Field::Schedule,
         Field::Strategy,
         Field::Chunks,
+        Field::DistOpt,
     ];
 
     /// Short label shown in the panel.
@@ -64,6 +67,7 @@ impl Field {
             Field::Stages => "stages p",
             Field::Tp => "tensor t",
             Field::Dp => "data d",
+            Field::DistOpt => "dist opt",
             Field::SequenceParallel => "seq par",
             Field::MicroBatches => "micro m",
             Field::MicroBatchSize => "mb size",
@@ -79,7 +83,12 @@ impl Field {
     pub fn numeric(self) -> bool {
         !matches!(
             self,
-            Field::Model | Field::Gpu | Field::SequenceParallel | Field::Schedule | Field::Strategy
+            Field::Model
+                | Field::Gpu
+                | Field::DistOpt
+                | Field::SequenceParallel
+                | Field::Schedule
+                | Field::Strategy
         )
     }
 
@@ -91,6 +100,12 @@ impl Field {
             Field::Stages => sc.parallel.pp.to_string(),
             Field::Tp => sc.parallel.tp.to_string(),
             Field::Dp => sc.parallel.dp.to_string(),
+            Field::DistOpt => if sc.parallel.distributed_optimizer {
+                "on"
+            } else {
+                "off"
+            }
+            .into(),
             Field::SequenceParallel => if sc.parallel.sequence_parallel {
                 "on"
             } else {
@@ -179,10 +194,16 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
         Field::Gpu => {
             if let Some(g) = cycle_by_name(&choices.gpus, &sc.gpu.name, |g| &g.name, delta) {
                 sc.gpu = g;
-                sc.plan.memory_budget_bytes = sc.gpu.memory_bytes();
+                let reserve = sc
+                    .plan
+                    .reserve_bytes
+                    .filter(|&r| r < sc.gpu.memory_bytes())
+                    .unwrap_or(0);
+                sc.plan.reserve_bytes = Some(reserve);
+                sc.plan.memory_budget_bytes = sc.gpu.memory_bytes() - reserve;
                 return Some(format!(
-                    "budget set to the GPU's memory, {:.1} GiB",
-                    sc.gpu.memory_gib
+                    "budget set to the GPU's memory less the reserve, {:.1} GiB",
+                    sc.plan.memory_budget_bytes as f64 / GIB
                 ));
             }
         }
@@ -191,6 +212,9 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
         }
         Field::Tp => sc.parallel.tp = to_u32(step_doubling(u64::from(sc.parallel.tp), delta, 1)),
         Field::Dp => sc.parallel.dp = to_u32(step_doubling(u64::from(sc.parallel.dp), delta, 1)),
+        Field::DistOpt => {
+            sc.parallel.distributed_optimizer = !sc.parallel.distributed_optimizer;
+        }
         Field::SequenceParallel => sc.parallel.sequence_parallel = !sc.parallel.sequence_parallel,
         Field::MicroBatches => {
             sc.batch.micro_batches =
@@ -203,6 +227,7 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
         Field::Budget => {
             let gib = (sc.plan.memory_budget_bytes as f64 / GIB).round() + f64::from(delta);
             sc.plan.memory_budget_bytes = (gib.max(1.0) * GIB) as u64;
+            sc.plan.reserve_bytes = None;
         }
         Field::Schedule => {
             if let Some(s) = cycle(ScheduleKind::ALL, &sc.plan.schedule, delta) {
@@ -234,6 +259,7 @@ pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), Str
             return Err(bad("expected a positive number of GiB"));
         }
         sc.plan.memory_budget_bytes = (gib * GIB) as u64;
+        sc.plan.reserve_bytes = None;
         return Ok(());
     }
     let n: u64 = text

@@ -183,8 +183,12 @@ fn overrides_apply_and_refuse_bad_values() {
     };
     o.apply(&mut s, &c).unwrap();
     assert_eq!(s.model.name, "llama2-70b");
-    // The budget was set explicitly (70 GiB): it stays.
-    assert_eq!(s.plan.memory_budget_bytes, 70 << 30);
+    // The preset keeps 10 GiB free: the budget follows the new GPU, the reserve stays.
+    assert_eq!(s.plan.reserve_bytes, Some(10 << 30));
+    assert_eq!(
+        s.plan.memory_budget_bytes,
+        s.gpu.memory_bytes() - (10 << 30)
+    );
 
     let mut k = c.scenario("korthikanti-22b").unwrap();
     ScenarioOverrides {

@@ -123,7 +123,7 @@ proptest! {
         mbs in 1u64..=8,
         sp in any::<bool>(),
         flash in any::<bool>(),
-        budget in 0.01f64..200.0,
+        budget in 0.01f64..80.0,
     ) {
         let tp = 1u32 << tp_pow;
         let kv_heads = kv * u64::from(tp);

@@ -47,7 +47,7 @@ fn field_navigation_wraps() {
     let mut app = solved_app("gpt3");
     app.field = Field::Model;
     act(&mut app, Action::PrevField);
-    assert_eq!(app.field, Field::Chunks);
+    assert_eq!(app.field, Field::DistOpt);
     act(&mut app, Action::NextField);
     assert_eq!(app.field, Field::Model);
     act(&mut app, Action::SelectField(Field::Budget));

@@ -6,11 +6,10 @@
 //! partition search's memoised stage-time oracle; `uniform` is `uniform`'s keep-set search.
 
 use crate::anatomy::Anatomy;
-use crate::scenario::Objective;
+use crate::scenario::{Objective, Partition};
 
 use crate::plan::Strategy;
 use crate::plan::decide::{self, DevicePlan};
-use crate::plan::layout::even_partition;
 use crate::plan::memo::KnapsackCache;
 
 use crate::plan::stage::{self, BlockCounts, KnapsackMode, StageEnv};
@@ -30,6 +29,8 @@ pub struct PlanRequest<'a> {
     pub strategy: Strategy,
     /// Partition objective (single-chunk schedules, `adapipe` and `unified`).
     pub objective: Objective,
+    /// Layer split of the non-partitioning strategies (and the searched ones' candidate).
+    pub partition: Partition,
     /// `[device][local chunk]` -> stage of the model chain.
     pub stage_of: Vec<Vec<usize>>,
     /// Stages in the model chain.
@@ -199,7 +200,7 @@ fn estimate(req: &PlanRequest, plan: &Plan) -> f64 {
 /// even partition joins the candidates when it fits (under the estimate objective);
 /// everything else uses the even partition.
 pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
-    let even = even_partition(req.anatomy.layers, req.stages)?;
+    let even = super::split::default_partition(req.anatomy.layers, req.stages, req.partition)?;
     let single = req.stage_of.iter().all(|c| c.len() == 1) && req.stages == req.stage_of.len();
     let searched = matches!(req.strategy, Strategy::AdaPipe | Strategy::Unified);
     if !searched || !single {
@@ -253,6 +254,7 @@ mod tests {
             anatomy: a,
             strategy,
             objective: Objective::Estimate,
+            partition: Partition::Even,
             stage_of: (0..p).map(|d| vec![d]).collect(),
             stages: p,
             m,

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 pub use error::{PresetError, edit_distance, line_column, nearest};
 pub use files::user_config_dir;
-pub use resolve::budget_bytes;
+pub use resolve::{budget_bytes, reserve_bytes};
 
 use super::{GpuSpec, ModelSpec, Scenario};
 use schema::{GpuFile, ModelFile, ScenarioToml};

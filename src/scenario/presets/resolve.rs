@@ -5,13 +5,13 @@ use super::schema::{GpuRef, GpuToml, ModelRef, ModelToml, ScenarioToml};
 use super::{Catalog, PresetError};
 use crate::scenario::MeasuredProfile;
 use crate::scenario::ScheduleKind;
-use crate::scenario::Strategy;
 use crate::scenario::gpu::a100_links;
 use crate::scenario::validate::{validate_gpu, validate_model};
 use crate::scenario::{
     Batch, EfficiencyCurve, GpuSpec, InvalidField, ModelSpec, ModelStyle, Objective, Parallel,
     PlanSettings, Scenario,
 };
+use crate::scenario::{Partition, Strategy};
 
 /// A `[model]` table with its defaults applied, validated.
 pub fn model_spec(t: &ModelToml) -> Result<ModelSpec, InvalidField> {
@@ -109,6 +109,22 @@ pub fn budget_bytes(field: &str, gib: f64) -> Result<u64, InvalidField> {
     Ok(((gib * crate::scenario::GIB).round() as u64).max(1))
 }
 
+/// Converts a reserve in GiB to bytes: at least 0 and less than `gpu`'s memory.
+pub fn reserve_bytes(field: &str, gib: f64, gpu: &GpuSpec) -> Result<u64, InvalidField> {
+    let bytes = gib * (1u64 << 30) as f64;
+    if !(gib.is_finite() && gib >= 0.0 && (bytes.round() as u64) < gpu.memory_bytes()) {
+        return Err(InvalidField::new(
+            field,
+            gib,
+            format!(
+                "memory kept free in GiB, at least 0 and less than the GPU's memory ({}: {} GiB)",
+                gpu.name, gpu.memory_gib
+            ),
+        ));
+    }
+    Ok(bytes.round() as u64)
+}
+
 impl Catalog {
     /// Resolves a parsed scenario preset into a validated scenario.
     pub(crate) fn resolve(&self, file: &str, t: &ScenarioToml) -> Result<Scenario, PresetError> {
@@ -131,6 +147,7 @@ impl Catalog {
             sequence_parallel: p.sequence_parallel.unwrap_or(true),
             chunks: p.chunks.unwrap_or(1),
             distributed_optimizer: p.distributed_optimizer.unwrap_or(false),
+            grad_bytes: p.grad_bytes.unwrap_or(4),
         };
         let b = &t.batch;
         let batch = Batch {
@@ -153,14 +170,36 @@ impl Catalog {
             Some(s) => parse_name::<Objective>("plan.objective", s).map_err(inv)?,
             None => Objective::Estimate,
         };
-        let memory_budget_bytes = match pl.memory_budget_gib {
-            Some(gib) => budget_bytes("plan.memory_budget_gib", gib).map_err(inv)?,
-            None => gpu.memory_bytes(),
+        let partition = match &pl.partition {
+            Some(s) => parse_name::<Partition>("plan.partition", s).map_err(inv)?,
+            None => Partition::Even,
+        };
+        let (memory_budget_bytes, reserve_bytes) = match (pl.memory_budget_gib, pl.reserve_gib) {
+            (Some(_), Some(_)) => {
+                return Err(inv(InvalidField::new(
+                    "plan.reserve_gib",
+                    "given with plan.memory_budget_gib",
+                    "one of reserve_gib (memory kept free) or memory_budget_gib (absolute)",
+                )));
+            }
+            (Some(gib), None) => (
+                budget_bytes("plan.memory_budget_gib", gib).map_err(inv)?,
+                None,
+            ),
+            (None, reserve) => {
+                let r =
+                    reserve_bytes("plan.reserve_gib", reserve.unwrap_or(0.0), &gpu).map_err(inv)?;
+                (gpu.memory_bytes() - r, Some(r))
+            }
         };
         let plan = PlanSettings {
             schedule,
             strategy,
             memory_budget_bytes,
+            reserve_bytes,
+            recompute_units: pl.recompute_units.clone().unwrap_or_default(),
+            partition,
+            overlap_grad_reduce: pl.overlap_grad_reduce.unwrap_or(false),
             flash_attention: pl.flash_attention.unwrap_or(true),
             objective,
             overlap_recompute: pl.overlap_recompute.unwrap_or(false),

@@ -62,6 +62,7 @@ pub struct ParallelToml {
     pub sequence_parallel: Option<bool>,
     pub chunks: Option<u32>,
     pub distributed_optimizer: Option<bool>,
+    pub grad_bytes: Option<u32>,
 }
 
 /// A `[batch]` table.
@@ -84,6 +85,10 @@ pub struct PlanToml {
     pub schedule: Option<String>,
     pub strategy: Option<String>,
     pub memory_budget_gib: Option<f64>,
+    pub reserve_gib: Option<f64>,
+    pub recompute_units: Option<Vec<String>>,
+    pub partition: Option<String>,
+    pub overlap_grad_reduce: Option<bool>,
     pub flash_attention: Option<bool>,
     pub objective: Option<String>,
     pub overlap_recompute: Option<bool>,

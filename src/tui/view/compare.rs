@@ -50,7 +50,11 @@ fn deltas(a: &Outcome, b: &Outcome, room: usize) -> (Vec<(String, String)>, &'st
             ),
             (
                 "MFU".into(),
-                with(format::pct(b.mfu), pts(b.mfu, a.mfu), parens),
+                with(
+                    b.mfu.map_or_else(|| "–".into(), format::pct),
+                    pts(b.mfu.unwrap_or(0.0), a.mfu.unwrap_or(0.0)),
+                    parens,
+                ),
             ),
             (
                 "peak".into(),

@@ -18,7 +18,7 @@ pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(Stri
     let mut v = vec![
         ("iter".to_string(), format::time(o.iteration_time_s)),
         ("bubble".into(), format::pct(o.bubble_rate)),
-        ("MFU".into(), format::pct(o.mfu)),
+        ("MFU".into(), o.mfu.map_or_else(|| "–".into(), format::pct)),
         (
             "peak".into(),
             if compact {
@@ -33,9 +33,18 @@ pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(Stri
             } else {
                 "vs 1F1B full-recompute".into()
             },
-            format!("{:.2}×", o.speedup),
+            o.speedup.map_or_else(|| "–".into(), |x| format!("{x:.2}×")),
         ),
     ];
+    // The job: GPUs and global batch in the long form; tokens/s per GPU in both.
+    if !compact {
+        v.push(("GPUs".into(), o.gpus.to_string()));
+        v.push(("batch".into(), o.global_batch.to_string()));
+    }
+    v.push((
+        if compact { "tok/s/GPU" } else { "tokens/s/GPU" }.into(),
+        format!("{:.0}", o.tokens_per_s_per_gpu),
+    ));
     if let Some(t) = solve_time {
         v.push(("solve".into(), format::time(t)));
     }

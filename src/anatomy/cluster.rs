@@ -1,0 +1,217 @@
+//! Where the job's ranks sit and what their transfers cost (DESIGN.md section 9).
+//!
+//! Placement is Megatron's default rank order: tensor rank fastest, then data, then pipeline,
+//! `rank = tp + t (dp + d pp)`; a node holds `node_gpus` consecutive ranks. A transfer between
+//! two ranks of one node uses the NVLink figure (`link_gbps`), otherwise the inter-node
+//! network (`inter_node_gbps`, per GPU and direction), both at the GPU's link efficiency.
+//!
+//! Collectives are ring costs (`reference/costmodel.md` 2.6). A data-parallel group whose
+//! members share nodes runs hierarchically, as NCCL does: a reduce-scatter among the `k`
+//! members of a node over NVLink, a ring over the `n` nodes on each member's own network
+//! share (`1/k` of the bytes each, in parallel), and an all-gather inside the node:
+//! all-reduce `2 (k-1)/k S / B_nvl + 2 (n-1)/n S/k / B_net`; a reduce-scatter or an
+//! all-gather is half of it.
+
+use crate::scenario::Scenario;
+
+/// The job's layout on the machines: sizes, node width and link rates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cluster {
+    /// Tensor-parallel size `t`.
+    pub t: u64,
+    /// Data-parallel size `d`.
+    pub d: u64,
+    /// Pipeline stages `p`.
+    pub p: u64,
+    /// Consecutive ranks per node.
+    pub node_gpus: u64,
+    /// Achieved NVLink rate inside a node, bytes/s per direction.
+    pub intra_bytes_per_s: f64,
+    /// Achieved network rate between nodes, bytes/s per GPU and direction.
+    pub inter_bytes_per_s: f64,
+}
+
+impl Cluster {
+    /// The layout of `scenario`.
+    pub fn of(scenario: &Scenario) -> Self {
+        let par = &scenario.parallel;
+        let gpu = &scenario.gpu;
+        let eff = gpu.efficiency.link;
+        Self {
+            t: u64::from(par.tp.max(1)),
+            d: u64::from(par.dp.max(1)),
+            p: u64::from(par.pp.max(1)),
+            node_gpus: u64::from(gpu.node_gpus.max(1)),
+            intra_bytes_per_s: gpu.link_gbps * 1e9 * eff,
+            inter_bytes_per_s: gpu.inter_node_gbps * 1e9 * eff,
+        }
+    }
+
+    /// GPUs of the job, `t x p x d`.
+    pub fn gpus(&self) -> u64 {
+        self.t * self.p * self.d
+    }
+
+    /// Megatron's global rank of (tensor rank, data rank, pipeline rank).
+    pub fn rank(&self, tp: u64, dp: u64, pp: u64) -> u64 {
+        tp + self.t * (dp + self.d * pp)
+    }
+
+    /// Node of a global rank.
+    pub fn node_of(&self, rank: u64) -> u64 {
+        rank / self.node_gpus
+    }
+
+    /// Whether some rank of pipeline stage `a` and its peer (same tensor and data rank) of
+    /// stage `b` sit on different nodes: the transfers of a boundary run in lockstep, so
+    /// the slowest sets its time.
+    pub fn crosses_nodes(&self, a: u64, b: u64) -> bool {
+        let width = self.t * self.d;
+        let shift = a.abs_diff(b) * width;
+        if shift == 0 {
+            return false;
+        }
+        if shift >= self.node_gpus {
+            return true;
+        }
+        let lo = a.min(b) * width;
+        (lo..lo + width).any(|r| self.node_of(r) != self.node_of(r + shift))
+    }
+
+    /// Time to send `bytes` from pipeline stage `a` to stage `b` (zero on the same stage).
+    pub fn p2p_s(&self, a: u64, b: u64, bytes: f64) -> f64 {
+        if a == b {
+            0.0
+        } else if self.crosses_nodes(a, b) {
+            bytes / self.inter_bytes_per_s
+        } else {
+            bytes / self.intra_bytes_per_s
+        }
+    }
+
+    /// `(k, n)` of the data-parallel group: members per node and nodes spanned. The group
+    /// of a (tensor, pipeline) rank has stride `t`, so `node_gpus / t` members share a node.
+    pub fn dp_shape(&self) -> (u64, u64) {
+        let per_node = if self.t >= self.node_gpus {
+            1
+        } else {
+            (self.node_gpus / self.t).clamp(1, self.d)
+        };
+        (per_node, self.d.div_ceil(per_node))
+    }
+
+    /// One half of a hierarchical all-reduce (a reduce-scatter, or an all-gather) of a
+    /// tensor of `bytes` over the data-parallel group.
+    pub fn dp_half_s(&self, bytes: f64) -> f64 {
+        if self.d <= 1 || bytes <= 0.0 {
+            return 0.0;
+        }
+        let (k, n) = self.dp_shape();
+        let (kf, nf) = (k as f64, n as f64);
+        (kf - 1.0) / kf * bytes / self.intra_bytes_per_s
+            + (nf - 1.0) / nf * (bytes / kf) / self.inter_bytes_per_s
+    }
+
+    /// Ring (hierarchical across nodes) all-reduce of `bytes` over the data-parallel group.
+    pub fn dp_all_reduce_s(&self, bytes: f64) -> f64 {
+        2.0 * self.dp_half_s(bytes)
+    }
+
+    /// All-reduce of `bytes` between the first and the last pipeline stage (the tied
+    /// embedding's gradient): a ring of two, `bytes / bw`.
+    pub fn tied_all_reduce_s(&self, bytes: f64) -> f64 {
+        if self.p <= 1 || bytes <= 0.0 {
+            return 0.0;
+        }
+        if self.crosses_nodes(0, self.p - 1) {
+            bytes / self.inter_bytes_per_s
+        } else {
+            bytes / self.intra_bytes_per_s
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::scenario::default_scenario;
+
+    fn cluster(t: u64, d: u64, p: u64) -> Cluster {
+        Cluster {
+            t,
+            d,
+            p,
+            node_gpus: 8,
+            intra_bytes_per_s: 200e9,
+            inter_bytes_per_s: 20e9,
+        }
+    }
+
+    #[test]
+    fn ranks_follow_megatron_order() {
+        let c = cluster(2, 4, 3);
+        assert_eq!(c.rank(0, 0, 0), 0);
+        assert_eq!(c.rank(1, 0, 0), 1);
+        assert_eq!(c.rank(0, 1, 0), 2);
+        assert_eq!(c.rank(0, 0, 1), 8);
+        assert_eq!(c.rank(1, 3, 2), 1 + 2 * (3 + 4 * 2));
+        assert_eq!(c.gpus(), 24);
+    }
+
+    #[test]
+    fn stage_transfers_cross_nodes_where_the_ranks_do() {
+        // t 8: a stage fills a node; every boundary crosses.
+        let c = cluster(8, 1, 8);
+        assert!(c.crosses_nodes(0, 1));
+        assert_eq!(c.p2p_s(0, 1, 20e9), 1.0);
+        // t 2, d 1: four stages per node; 3 -> 4 crosses, 0 -> 1 does not.
+        let c = cluster(2, 1, 8);
+        assert!(!c.crosses_nodes(0, 1));
+        assert!(c.crosses_nodes(3, 4));
+        assert_eq!(c.p2p_s(0, 1, 200e9), 1.0);
+        assert_eq!(c.p2p_s(2, 2, 1e9), 0.0);
+        // t 1, d 3: stage 2 spans ranks 6..9; its rank 6 -> 9 stays, 7 -> 10 crosses.
+        let c = cluster(1, 3, 4);
+        assert!(c.crosses_nodes(2, 3));
+        assert!(!c.crosses_nodes(0, 1));
+    }
+
+    #[test]
+    fn data_parallel_collectives_by_hand() {
+        // t 8, d 4: one member per node, a flat ring over 4 nodes.
+        // All-reduce of 1e9 bytes: 2 * 3/4 * 1e9 / 20e9 = 0.075 s.
+        let c = cluster(8, 4, 1);
+        assert_eq!(c.dp_shape(), (1, 4));
+        assert!((c.dp_all_reduce_s(1e9) - 0.075).abs() < 1e-12);
+        assert!((c.dp_half_s(1e9) - 0.0375).abs() < 1e-12);
+        // t 1, d 8: one node, NVLink ring: 2 * 7/8 * 1e9 / 200e9 = 8.75 ms.
+        let c = cluster(1, 8, 1);
+        assert_eq!(c.dp_shape(), (8, 1));
+        assert!((c.dp_all_reduce_s(1e9) - 8.75e-3).abs() < 1e-12);
+        // t 2, d 8: 4 members per node over 2 nodes: 2 (3/4 * 1e9 / 200e9 + 1/2 * 0.25e9 / 20e9)
+        // = 2 (3.75 ms + 6.25 ms) = 20 ms.
+        let c = cluster(2, 8, 1);
+        assert_eq!(c.dp_shape(), (4, 2));
+        assert!((c.dp_all_reduce_s(1e9) - 0.020).abs() < 1e-12);
+        // d 1: nothing to reduce.
+        assert_eq!(cluster(8, 1, 8).dp_all_reduce_s(1e9), 0.0);
+    }
+
+    #[test]
+    fn tied_embedding_pair() {
+        // p 8, t 8: first and last stage on different nodes: 1e9 / 20e9.
+        assert!((cluster(8, 1, 8).tied_all_reduce_s(1e9) - 0.05).abs() < 1e-12);
+        // p 2, t 2: both on one node.
+        assert!((cluster(2, 1, 2).tied_all_reduce_s(1e9) - 0.005).abs() < 1e-12);
+        assert_eq!(cluster(8, 1, 1).tied_all_reduce_s(1e9), 0.0);
+    }
+
+    #[test]
+    fn from_the_default_scenario() {
+        let c = Cluster::of(&default_scenario());
+        assert_eq!((c.t, c.d, c.p, c.node_gpus), (8, 1, 8, 8));
+        assert!((c.intra_bytes_per_s - 300e9 * 0.65).abs() < 1.0);
+        assert!((c.inter_bytes_per_s - 25e9 * 0.65).abs() < 1.0);
+    }
+}

@@ -1,0 +1,250 @@
+//! The end of an iteration beyond the pipeline (DESIGN.md section 9): each device's timeline
+//! ends with its data-parallel gradient reduction, the tied embedding's all-reduce (first and
+//! last stage, which wait for each other), the optimizer step and, with the distributed
+//! optimizer, the all-gather of the updated parameters.
+//!
+//! Without overlap the gradient reduction starts when the device's pipeline work ends. With
+//! overlap (Megatron's `--overlap-grad-reduce`) the device's gradients are cut into equal
+//! buckets that become ready one after another during the backward of the last micro-batch
+//! (its spans, recomputation included), and each bucket's collective starts once it is ready
+//! and the previous one is done: only what the remaining backward cannot hide is exposed.
+
+use serde::Serialize;
+
+use super::types::{Lane, Simulation, SpanKind};
+
+/// One device's work after (or overlapping) its pipeline part.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct DeviceJob {
+    /// All-reduce (or, with the distributed optimizer, reduce-scatter) of its gradients.
+    pub grad_reduce_s: f64,
+    /// Distributed optimizer: all-gather of the updated bf16 parameters (0 otherwise).
+    pub param_gather_s: f64,
+    /// Gradient buckets (at least 1) of the overlapped reduction.
+    pub buckets: u32,
+    /// Tied embedding's gradient all-reduce (non-zero on the first and last stage only).
+    pub tied_s: f64,
+    /// Optimizer step: a memory-bound pass over parameters, gradients and states.
+    pub optimizer_s: f64,
+    /// Tensor-parallel collectives inside the device's F/B/W of one iteration (reported
+    /// apart from compute in the breakdown).
+    pub tp_comm_s: f64,
+}
+
+/// The per-device end-of-iteration work of a job.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct JobCosts {
+    /// One entry per device.
+    pub devices: Vec<DeviceJob>,
+    /// Overlap the gradient reduction with the last micro-batch's backward.
+    pub overlap_grad_reduce: bool,
+    /// Micro-batches per iteration (the last one's backward is the overlap window).
+    pub m: u32,
+}
+
+/// When one device's end-of-iteration steps end.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct DeviceTail {
+    /// Device.
+    pub device: u32,
+    /// End of its pipeline work (last compute, copy or send).
+    pub pipeline_end_s: f64,
+    /// End of its gradient reduction.
+    pub grad_end_s: f64,
+    /// End of the tied embedding's all-reduce (its gradient end where it has none).
+    pub tied_end_s: f64,
+    /// End of its optimizer step.
+    pub optimizer_end_s: f64,
+    /// End of its iteration (after the parameter all-gather).
+    pub end_s: f64,
+}
+
+/// Exposed time of the device that finishes last, by cause; the fields add up to the
+/// iteration time.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct TimeBreakdown {
+    /// Forward and backward compute (tensor-parallel collectives excluded).
+    pub compute: f64,
+    /// Recomputation.
+    pub recompute: f64,
+    /// Idle time: pipeline bubbles, waits for transfers and for the tied-embedding partner.
+    pub bubble: f64,
+    /// Tensor-parallel collectives inside the compute.
+    pub tp_comm: f64,
+    /// Pipeline communication that is not hidden: the tied embedding's all-reduce.
+    pub pp_comm: f64,
+    /// Exposed data-parallel gradient reduction and parameter all-gather.
+    pub dp_comm: f64,
+    /// Optimizer step.
+    pub optimizer: f64,
+}
+
+impl TimeBreakdown {
+    /// Sum of the parts (the iteration time).
+    pub fn total(&self) -> f64 {
+        self.compute
+            + self.recompute
+            + self.bubble
+            + self.tp_comm
+            + self.pp_comm
+            + self.dp_comm
+            + self.optimizer
+    }
+}
+
+/// The job part of a simulation.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct JobTimes {
+    /// One entry per device.
+    pub tails: Vec<DeviceTail>,
+    /// The device that finishes last.
+    pub last_device: u32,
+    /// Its exposed time by cause.
+    pub breakdown: TimeBreakdown,
+}
+
+/// End of the gradient reduction of one device whose pipeline part ends at `pipeline_end`.
+fn grad_end(sim: &Simulation, device: u32, job: &DeviceJob, costs: &JobCosts, end: f64) -> f64 {
+    if !costs.overlap_grad_reduce || job.grad_reduce_s <= 0.0 {
+        return end + job.grad_reduce_s;
+    }
+    let last = costs.m.saturating_sub(1);
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for s in &sim.timeline.spans {
+        let backward = matches!(
+            s.kind,
+            SpanKind::B | SpanKind::W | SpanKind::BW | SpanKind::R
+        );
+        if s.device == device && s.lane == Lane::Compute && backward && s.micro_batch == last {
+            lo = lo.min(s.start);
+            hi = hi.max(s.end);
+        }
+    }
+    if !(lo.is_finite() && hi.is_finite()) {
+        return end + job.grad_reduce_s;
+    }
+    let n = job.buckets.max(1);
+    let each = job.grad_reduce_s / f64::from(n);
+    let mut t = lo;
+    for i in 1..=n {
+        let ready = lo + (hi - lo) * f64::from(i) / f64::from(n);
+        t = t.max(ready) + each;
+    }
+    t.max(end)
+}
+
+/// Appends the job's end-of-iteration steps to `sim`: tails per device, the makespan, the
+/// bubble rates and MFU/HFU over the longer iteration, and the breakdown of the device that
+/// finishes last.
+pub fn finish(sim: &mut Simulation, costs: &JobCosts) {
+    let p = sim.devices.len();
+    let mut pipeline_end = vec![0.0f64; p];
+    for s in &sim.timeline.spans {
+        if let Some(e) = pipeline_end.get_mut(s.device as usize) {
+            *e = e.max(s.end);
+        }
+    }
+    let none = DeviceJob::default();
+    let job_of = |d: usize| costs.devices.get(d).unwrap_or(&none);
+    let grads: Vec<f64> = (0..p)
+        .map(|d| grad_end(sim, d as u32, job_of(d), costs, pipeline_end[d]))
+        .collect();
+    // The tied pair starts its all-reduce when both have reduced their gradients.
+    let tied_start = (0..p)
+        .filter(|&d| job_of(d).tied_s > 0.0)
+        .map(|d| grads[d])
+        .fold(0.0f64, f64::max);
+    let mut tails = Vec::with_capacity(p);
+    for d in 0..p {
+        let j = job_of(d);
+        let tied_end = if j.tied_s > 0.0 {
+            tied_start.max(grads[d]) + j.tied_s
+        } else {
+            grads[d]
+        };
+        let optimizer_end = tied_end + j.optimizer_s;
+        tails.push(DeviceTail {
+            device: d as u32,
+            pipeline_end_s: pipeline_end[d],
+            grad_end_s: grads[d],
+            tied_end_s: tied_end,
+            optimizer_end_s: optimizer_end,
+            end_s: optimizer_end + j.param_gather_s,
+        });
+    }
+    let (last, makespan) = tails
+        .iter()
+        .map(|t| (t.device, t.end_s))
+        .fold((0, sim.makespan), |a, b| if b.1 > a.1 { b } else { a });
+    let breakdown = breakdown_of(sim, last, job_of(last as usize), tails.get(last as usize));
+    let old = sim.makespan;
+    if makespan > 0.0 {
+        let total_busy: f64 = sim.devices.iter().map(|d| d.busy).sum();
+        for d in &mut sim.devices {
+            d.bubble_rate = 1.0 - d.busy / makespan;
+        }
+        sim.bubble_rate = 1.0 - total_busy / (makespan * p.max(1) as f64);
+        sim.mfu = sim.mfu.map(|u| u * old / makespan);
+        sim.hfu = sim.hfu.map(|u| u * old / makespan);
+    }
+    sim.makespan = makespan;
+    sim.timeline.makespan = makespan;
+    sim.job = Some(JobTimes {
+        tails,
+        last_device: last,
+        breakdown,
+    });
+}
+
+fn breakdown_of(
+    sim: &Simulation,
+    device: u32,
+    job: &DeviceJob,
+    tail: Option<&DeviceTail>,
+) -> TimeBreakdown {
+    let Some(tail) = tail else {
+        return TimeBreakdown::default();
+    };
+    let (mut busy, mut recompute) = (0.0, 0.0);
+    for s in &sim.timeline.spans {
+        if s.device != device || s.lane != Lane::Compute {
+            continue;
+        }
+        if s.kind == SpanKind::R {
+            recompute += s.end - s.start;
+        } else {
+            busy += s.end - s.start;
+        }
+    }
+    let tp_comm = job.tp_comm_s.min(busy);
+    let dp_comm = (tail.grad_end_s - tail.pipeline_end_s).max(0.0) + job.param_gather_s;
+    let pp_comm = if job.tied_s > 0.0 { job.tied_s } else { 0.0 };
+    let mut b = TimeBreakdown {
+        compute: busy - tp_comm,
+        recompute,
+        bubble: 0.0,
+        tp_comm,
+        pp_comm,
+        dp_comm,
+        optimizer: job.optimizer_s,
+    };
+    b.bubble = (tail.end_s - b.total()).max(0.0);
+    b
+}
+
+/// Closed-form end-of-iteration time added to a pipeline estimate: the longest device tail
+/// (with overlap, only the last bucket's reduction stays exposed).
+pub fn estimate_tail_s(costs: &JobCosts) -> f64 {
+    costs
+        .devices
+        .iter()
+        .map(|j| {
+            let grads = if costs.overlap_grad_reduce {
+                j.grad_reduce_s / f64::from(j.buckets.max(1))
+            } else {
+                j.grad_reduce_s
+            };
+            grads + j.tied_s + j.optimizer_s + j.param_gather_s
+        })
+        .fold(0.0, f64::max)
+}
