@@ -1,4 +1,4 @@
-//! `sweep` (DESIGN.md section 10): the teaching model's default space on 16 GPUs, and
+//! `sweep` (docs/cli.md): the teaching model's default space on 16 GPUs, and
 //! GPT-3 175B on 1,024 A100s (global batch 1,536, s 2048) with t 8 and the single-chunk
 //! schedules, both exact (pruned by proven bounds). The whole default space of the latter is
 //! timed with the release binary (see the closing note of issue 10), not here: it runs for

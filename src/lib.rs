@@ -1,6 +1,6 @@
 //! pipescope: plan and simulate pipeline-parallel LLM training.
 //!
-//! Data flows one way (see `../shared/DESIGN.md` section 1):
+//! Data flows one way (see docs/architecture.md):
 //!
 //! ```text
 //! Scenario ──► Anatomy ──► Schedule ──► Plan ──► Simulation ──► Views (TUI, CLI/JSON)

@@ -1,5 +1,5 @@
 //! What a solve returns: the plan per stage, the simulation and the headline metrics.
-//! Field names follow the JSON contract of DESIGN.md section 6.
+//! Field names follow the JSON contract of docs/cli.md.
 
 use serde::Serialize;
 

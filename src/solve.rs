@@ -1,5 +1,5 @@
 //! The engine's entry point: schedule -> in-flight counts -> plan -> (searched schedules:
-//! regenerate once with the plan's durations) -> simulation -> outcome (DESIGN.md section 4).
+//! regenerate once with the plan's durations) -> simulation -> outcome (docs/model.md).
 
 use std::time::Instant;
 

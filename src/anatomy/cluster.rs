@@ -1,11 +1,11 @@
-//! Where the job's ranks sit and what their transfers cost (DESIGN.md section 9).
+//! Where the job's ranks sit and what their transfers cost (docs/model.md).
 //!
 //! Placement is Megatron's default rank order: tensor rank fastest, then data, then pipeline,
 //! `rank = tp + t (dp + d pp)`; a node holds `node_gpus` consecutive ranks. A transfer between
 //! two ranks of one node uses the NVLink figure (`link_gbps`), otherwise the inter-node
 //! network (`inter_node_gbps`, per GPU and direction), both at the GPU's link efficiency.
 //!
-//! Collectives are ring costs (`reference/costmodel.md` 2.6). A data-parallel group whose
+//! Collectives are ring costs (docs/model.md). A data-parallel group whose
 //! members share nodes runs hierarchically, as NCCL does: a reduce-scatter among the `k`
 //! members of a node over NVLink, a ring over the `n` nodes on each member's own network
 //! share (`1/k` of the bytes each, in parallel), and an all-gather inside the node:

@@ -1,4 +1,4 @@
-//! The roofline cost model (`reference/costmodel.md` 2.6): every piece of work is FLOPs on the
+//! The roofline cost model (docs/model.md): every piece of work is FLOPs on the
 //! matrix unit and bytes through HBM, timed as `flops / (peak x eff(flops)) +
 //! bytes / (bandwidth x eff(bytes))` with the GPU's size-dependent efficiency steps.
 //! The two terms add (Calculon's "no overlap" processing mode, the one its A100 file was

@@ -32,7 +32,7 @@ impl BlockKind {
 /// Sizes and times are per device and per micro-batch, after tensor/sequence-parallel sharding.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Unit {
-    /// Name as in DESIGN.md section 3 (`ln_out`, `q`, `softmax_out`, `core_attn`, ...).
+    /// Name as in docs/model.md (`ln_out`, `q`, `softmax_out`, `core_attn`, ...).
     pub name: String,
     /// Bytes kept per micro-batch when the unit is kept.
     pub size_bytes: u64,

@@ -1,4 +1,4 @@
-//! The computation units of each block kind (DESIGN.md section 3) with their pieces of work.
+//! The computation units of each block kind (docs/model.md) with their pieces of work.
 //! Each unit is the operator group that produces one saved tensor; its forward cost is the
 //! cost of recomputing it. Pieces that produce no saved tensor (the sequence-parallel
 //! all-gather, Llama's output projection and residual add) count in the block's times only.

@@ -1,6 +1,6 @@
 //! `pipescope export FORMAT`: the planned scenario, or an abstract schedule with `--costs`,
 //! as a Perfetto trace, an SVG figure, Megatron-LM arguments or a torchtitan schedule CSV
-//! (DESIGN.md section 11). No `-o`, or `-o -`, writes to stdout; a file is written
+//! (docs/cli.md). No `-o`, or `-o -`, writes to stdout; a file is written
 //! atomically (a new temporary file beside it, then renamed over it).
 
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! `pipescope plan`: solve one scenario and print the per-stage plan and metrics (a table,
-//! or the JSON object of DESIGN.md section 6 with `--json`).
+//! or the JSON object of docs/cli.md with `--json`).
 
 use clap::Args;
 

@@ -1,4 +1,4 @@
-//! Scenario flags shared by the TUI, `plan`, `compare` and `units` (DESIGN.md section 6).
+//! Scenario flags shared by the TUI, `plan`, `compare` and `units` (docs/cli.md).
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! `pipescope simulate`: generate one schedule with abstract costs (or plan a real
 //! scenario from scenario flags), simulate it, and print a compact text Gantt (p <= 16)
-//! with a metrics table, or JSON (DESIGN.md section 6); `--ops` lists every op.
+//! with a metrics table, or JSON (docs/cli.md); `--ops` lists every op.
 
 use clap::Args;
 use serde::Serialize;

@@ -1,5 +1,5 @@
 //! `pipescope sweep`: every configuration of a model on N GPUs, ranked, with the Pareto front
-//! of iteration time against peak memory (DESIGN.md section 10). A table by default, one JSON
+//! of iteration time against peak memory (docs/cli.md). A table by default, one JSON
 //! object with `--json`, one CSV row per configuration with `--csv`.
 
 use std::io::{IsTerminal, Write};

@@ -1,5 +1,5 @@
 //! The three forms of `pipescope sweep`'s answer: the table, the JSON object and the CSV rows
-//! (DESIGN.md section 10).
+//! (docs/cli.md).
 
 use std::fmt::Write;
 

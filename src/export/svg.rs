@@ -56,7 +56,7 @@ impl Palette {
         }
     }
 
-    /// A palette from a theme file's text (`[colors]` table, DESIGN section 7): its role
+    /// A palette from a theme file's text (`[colors]` table, docs/cli.md): its role
     /// colours where they are `#rrggbb`, the light palette's elsewhere; a dark background
     /// for themes named `dark` or `high-contrast`; greys for a theme without colours.
     pub fn from_theme_toml(text: &str) -> Result<Self, String> {

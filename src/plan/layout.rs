@@ -6,7 +6,7 @@ use crate::anatomy::{Anatomy, BlockKind};
 use super::Decision;
 use super::stage::{BlockCounts, KindDecision};
 
-/// Even partition of the chain over `stages` (DESIGN.md section 4): whole layers as evenly as
+/// Even partition of the chain over `stages` (docs/model.md): whole layers as evenly as
 /// possible, extra layers to the last stages, the embedding with the first stage and the head
 /// with the last. With fewer layers than stages, half layers (single blocks) are split the
 /// same way. `None` when there are fewer attention and MLP blocks than stages.

@@ -10,14 +10,14 @@
 //! - [`simcosts`]: the simulator's inputs built from a plan;
 //! - [`memo`]: repeated stage knapsack questions within one request answered once.
 //!
-//! # How the AdaPipe artifact's approximations are fixed (reference/adapipe.md 6.6)
+//! # How the AdaPipe artifact's approximations are fixed (docs/model.md)
 //!
 //! - In-flight micro-batches come from the schedule's order (`schedule::inflight`): for
 //!   1F1B that is `min(p - s, m)`, not the artifact's `p - s`.
 //! - No size is rounded: the fp32 log-sum-exp of `core_attn` keeps its exact bytes. The
 //!   knapsack divides sizes by a gcd only where every size is a multiple of it, and combines
 //!   the other ("odd") unit kinds exactly on a sparse Pareto front ([`knapsack`]).
-//! - The recomputation buffer is the memory model of DESIGN.md section 3 (one block's worth of
+//! - The recomputation buffer is the memory model of docs/model.md (one block's worth of
 //!   every unit kind the stage drops at least once, plus the logits on the last stage), folded
 //!   exactly into the knapsack, instead of a fixed MLP working set with an `s x s` mask.
 //! - Point-to-point transfers are in every stage time (one each way); data-parallel gradient

@@ -10,7 +10,7 @@
 //!   `T_s <= B`. Breakpoints are visited in increasing order (the next one is the least stage
 //!   time just above `B` among the ranges the DP reached) until `(m - 1) B + (lower bound of
 //!   the sum)` cannot beat the best found.
-//! * [`best_adapipe`]: AdaPipe's warm-up/steady/cool-down recurrence (reference/adapipe.md 1.6)
+//! * [`best_adapipe`]: AdaPipe's warm-up/steady/cool-down recurrence (docs/model.md)
 //!   as the artifact runs it, greedy on its `main` value; kept to reproduce the artifact.
 //!
 //! Most questions the search asks are "does this range take at most `B`?". The oracle's cheap

@@ -1,4 +1,4 @@
-//! AdaPipe's own partition DP: its warm-up/steady/cool-down recurrence (reference/adapipe.md
+//! AdaPipe's own partition DP: its warm-up/steady/cool-down recurrence (docs/model.md
 //! 1.6) nested around the stage-time oracle, greedy on `main` as the artifact runs it.
 
 use super::partition::{Partition, RangeOracle};
@@ -13,7 +13,7 @@ struct Item {
     cool: f64,
 }
 
-/// The partition minimising AdaPipe's recurrence (reference/adapipe.md 1.6) for `m`
+/// The partition minimising AdaPipe's recurrence (docs/model.md) for `m`
 /// micro-batches, as the artifact computes it (greedy on `main`, including its over-estimate
 /// when `m < p - stage`). `None` when nothing fits.
 pub fn best_adapipe<O: RangeOracle>(o: &mut O, p: usize, n: usize, m: u32) -> Option<Partition> {

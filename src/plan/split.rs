@@ -1,4 +1,4 @@
-//! The layer split of the baselines and the non-partitioning strategies (DESIGN.md section
+//! The layer split of the baselines and the non-partitioning strategies (docs/architecture.md
 //! 9): Megatron's even split, or `balanced` (Megatron's
 //! `account-for-embedding/loss-in-pipeline-split`), where the embedding and the head each
 //! count as one layer and the `L + 2` units are split evenly over the chain's stages (all

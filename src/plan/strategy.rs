@@ -1,4 +1,4 @@
-//! The memory strategies (DESIGN.md section 4) and per-unit decisions.
+//! The memory strategies (docs/model.md) and per-unit decisions.
 
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Achieved fraction of peak as a step function of operation size
-/// (`reference/costmodel.md` 2.6): the first threshold that the size reaches gives the factor.
+/// (docs/model.md): the first threshold that the size reaches gives the factor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EfficiencyCurve {
     /// `(min_flops, efficiency)` steps for matrix-unit (GEMM) work, largest threshold first.
@@ -48,7 +48,7 @@ impl GpuSpec {
 }
 
 impl EfficiencyCurve {
-    /// Calculon's A100/H100 steps (`reference/costmodel.md` 2.6): GEMMs of at least 128 GFLOP
+    /// Calculon's A100/H100 steps (docs/model.md): GEMMs of at least 128 GFLOP
     /// reach 0.95 of peak, 16 GFLOP 0.90, 1 GFLOP 0.60, smaller ones 0.10; HBM traffic of at
     /// least 100 MB reaches 0.90 of the bandwidth, 10 MB 0.75, 1 MB 0.60, less 0.30; links
     /// reach 0.65 of their bandwidth (Calculon's NVLink figure).

@@ -103,7 +103,7 @@ impl FromStr for Strategy {
     }
 }
 
-/// Every schedule pipescope knows, named as on the command line (DESIGN.md section 5).
+/// Every schedule pipescope knows, named as on the command line (docs/model.md).
 #[derive(
     Debug,
     Clone,

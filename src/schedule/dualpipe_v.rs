@@ -1,5 +1,5 @@
 //! DualPipe-V (deepseek-ai/DualPipe `dualpipe/dualpipev.py`, `DualPipeV.step()`;
-//! reference/schedules.md 8), V-shape placement: chunk 0 of device `r` is stage `r`, chunk 1
+//! docs/model.md), V-shape placement: chunk 0 of device `r` is stage `r`, chunk 1
 //! is stage `2p - 1 - r`.
 //!
 //! Device `r` of `p` runs eight steps; `F0`/`F1` are forwards of chunk 0/1 and `B0`/`B1`

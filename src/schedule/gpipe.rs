@@ -1,5 +1,5 @@
 //! GPipe: every device runs all its forwards, then all its fused backwards, both in ascending
-//! micro-batch order (PyTorch `ScheduleGPipe._get_pipeline_order`, reference/schedules.md 1).
+//! micro-batch order (PyTorch `ScheduleGPipe._get_pipeline_order`, docs/model.md).
 //! Every device holds all `m` micro-batches at its peak.
 
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};

@@ -1,6 +1,6 @@
 //! In-flight analysis from an op order alone (no timing).
 //!
-//! Convention of the sources (reference/schedules.md section 0, DESIGN.md section 3 for
+//! Convention of the sources (docs/model.md, docs/model.md for
 //! abstract runs): a micro-batch-chunk becomes live at its `F` and stops being live at its
 //! `W` or `BW`; a `B` frees nothing. A device runs its ops one at a time in order, so the
 //! peak over its op sequence equals the peak over time in any simulation of that order

@@ -1,6 +1,6 @@
 //! Megatron's interleaved 1F1B with `v` chunks per device (= zero-bubble repo
 //! `scheduler/vpp.py` = PyTorch `Interleaved1F1B` when `m` is a multiple of `p`;
-//! reference/schedules.md 3). Stage `c p + d` is chunk `c` of device `d`.
+//! docs/model.md). Stage `c p + d` is chunk `c` of device `d`.
 //!
 //! Device `d` numbers its `m v` forwards `k = 0..m v`: the k-th runs chunk `(k div p) mod v`
 //! on micro-batch `(k div (p v)) p + k mod p`; the k-th backward runs chunk

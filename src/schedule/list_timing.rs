@@ -1,4 +1,4 @@
-//! A small list-scheduling timer for the searched schedules (`reference/schedules.md`
+//! A small list-scheduling timer for the searched schedules (docs/model.md
 //! section 0): each device runs its ops in order, an op starts when the device is free and
 //! its dependency along the global stage chain has ended (plus `comm` when that dependency
 //! ran on another device). The real simulator lives in `crate::sim`; this one exists so the

@@ -1,5 +1,5 @@
 //! 1F1B (PipeDream-flush / DAPPLE), as in the zero-bubble repo's `basic1f1b.py` and Megatron
-//! (reference/schedules.md 2): device `d` runs `min(p - d - 1, m)` warm-up forwards, then
+//! (docs/model.md): device `d` runs `min(p - d - 1, m)` warm-up forwards, then
 //! alternates one forward and one fused backward, then drains the remaining backwards.
 //! Device `d` holds `min(p - d, m)` micro-batches at its peak.
 

@@ -1,6 +1,6 @@
 //! ZB-H1, the handcrafted zero-bubble schedule with 1F1B's memory, transcribed from the
 //! zero-bubble repo's quick-start patch to Megatron (branch `zb-h1-quick-start`,
-//! `megatron/core/pipeline_parallel/schedules.py`; reference/schedules.md 5.1).
+//! `megatron/core/pipeline_parallel/schedules.py`; docs/model.md).
 //!
 //! Device `d` runs 1F1B's `min(p - d - 1, m)` warm-up forwards. In the steady phase its
 //! first `d` backwards and the last one are split (B now, W deferred to a FIFO), the others

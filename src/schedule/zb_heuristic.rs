@@ -3,7 +3,7 @@
 //! with the smallest longest per-stage span kept.
 //!
 //! One chunk per device, B/W split. Memory counts chunk-activations: F +1, B 0, W -1
-//! (DESIGN.md section 3); the limit is 2p for `zb-h2` and `mem_limit` (default p) for
+//! (docs/model.md); the limit is 2p for `zb-h2` and `mem_limit` (default p) for
 //! `zb-auto`. Stage `j`'s ops are returned in the order the heuristic placed them, which is
 //! their completion-time order (the source sorts by completion time).
 

@@ -1,5 +1,5 @@
 //! The timing pass: list scheduling of every device's op order over the dependency graph of
-//! the stage chain (reference/schedules.md section 0).
+//! the stage chain (docs/model.md).
 //!
 //! Each device runs its compute ops in order, one at a time; an op starts when the device is
 //! free and its inputs have arrived (plus the transfer time when the producer is on another

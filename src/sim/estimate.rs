@@ -2,8 +2,8 @@
 //! simulation (which is the ground truth):
 //!
 //! - [`classic_estimate`]: `(m - 1) max_s T_s + sum_s T_s`, the planner's partition objective
-//!   (DESIGN.md section 4);
-//! - [`adapipe_recurrence`]: AdaPipe's artifact recurrence (reference/adapipe.md 1.6),
+//!   (docs/model.md);
+//! - [`adapipe_recurrence`]: AdaPipe's artifact recurrence (docs/model.md),
 //!   transcribed verbatim, including its over-estimate when `n < p - 1`; [`AdaPipeItem`]
 //!   with [`AdaPipeItem::last`] and [`AdaPipeItem::extend`] are its two steps, for a
 //!   partition DP that nests them.
@@ -22,7 +22,7 @@ pub fn classic_estimate(stage_times: &[f64], m: u32) -> f64 {
     f64::from(m - 1) * max + sum
 }
 
-/// One state of AdaPipe's recurrence: the suffix of stages `st..p` (reference/adapipe.md 1.6).
+/// One state of AdaPipe's recurrence: the suffix of stages `st..p` (docs/model.md).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AdaPipeItem {
     /// Predicted iteration time of the suffix (`steady + warm + cool`).

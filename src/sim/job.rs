@@ -1,4 +1,4 @@
-//! The end of an iteration beyond the pipeline (DESIGN.md section 9): each device's timeline
+//! The end of an iteration beyond the pipeline (docs/model.md): each device's timeline
 //! ends with its data-parallel gradient reduction, the tied embedding's all-reduce (first and
 //! last stage, which wait for each other), the optimizer step and, with the distributed
 //! optimizer, the all-gather of the updated parameters.

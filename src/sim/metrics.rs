@@ -1,4 +1,4 @@
-//! From the timing pass to the result: memory curves (DESIGN.md section 3 model), the
+//! From the timing pass to the result: memory curves (docs/model.md model), the
 //! timeline and the metrics.
 
 use std::cmp::Ordering;

@@ -2,8 +2,8 @@
 //! every device a memory curve over time, and the run its metrics; plus closed-form
 //! estimates ([`estimate`]) to compare against.
 //!
-//! Timing model: `reference/schedules.md` section 0 (list scheduling along the global stage
-//! chain, transfers only between different devices); memory model: DESIGN.md section 3.
+//! Timing model: docs/model.md (list scheduling along the global stage
+//! chain, transfers only between different devices); memory model: docs/model.md.
 //!
 //! Details the model fixes:
 //! - a recomputation `R` (when `r_s > 0`) is its own compute span right before the B/BW that

@@ -1,4 +1,4 @@
-//! The job's end-of-iteration costs of a plan (DESIGN.md section 9): per device, the
+//! The job's end-of-iteration costs of a plan (docs/model.md): per device, the
 //! data-parallel gradient reduction, the tied embedding's all-reduce, the optimizer step and
 //! the tensor-parallel share of its compute, from the cluster's placement and links.
 

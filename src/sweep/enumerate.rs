@@ -1,5 +1,5 @@
 //! The configurations of a sweep space, and the reasons the other combinations are rejected
-//! (DESIGN.md section 10). A rejection is counted once at the level that decides it: a `t`
+//! (docs/cli.md). A rejection is counted once at the level that decides it: a `t`
 //! that does not divide the heads counts once per GPU count, a `t x p` that does not divide
 //! the GPUs once per (N, t, p), an `m` that is not whole once per (N, t, p, b).
 

@@ -1,4 +1,4 @@
-//! Sweep: the best way to run a model on N GPUs (DESIGN.md section 10).
+//! Sweep: the best way to run a model on N GPUs (docs/cli.md).
 //!
 //! [`sweep`] enumerates every configuration of a space (t, p, d, micro-batch size, chunks,
 //! sequence parallelism, distributed optimizer, schedule, strategy) for one or several GPU
@@ -51,7 +51,7 @@ pub const DEFAULT_MICRO_BATCH_SIZES: [u64; 4] = [1, 2, 4, 8];
 /// The chunk counts tried for the schedules that take `--chunks` when none are asked for.
 pub const DEFAULT_CHUNKS: [u32; 1] = [2];
 
-/// What to enumerate. Empty lists mean the defaults of DESIGN.md section 10.
+/// What to enumerate. Empty lists mean the defaults of docs/cli.md.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SweepSpace {
     /// GPU counts N (at least one).

@@ -12,7 +12,7 @@ use super::fields::{Choices, Field};
 use super::solved::Solved;
 use super::theme::{BUILTIN, Theme};
 
-/// The story's steps, in order (DESIGN.md 4: the AdaPipe chain).
+/// The story's steps, in order (docs/model.md: the AdaPipe chain).
 pub const STORY: [Strategy; 4] = [
     Strategy::None,
     Strategy::Full,

@@ -1,5 +1,5 @@
 //! The anatomy against closed forms: Korthikanti et al.'s per-layer activation formulas
-//! (DESIGN.md section 3) reproduced exactly from the units, the FlashAttention and Llama
+//! (docs/model.md) reproduced exactly from the units, the FlashAttention and Llama
 //! forms of costmodel.md 2.3.2-2.3.3, parameter totals against published sizes, static
 //! memory per block, and the B/W split and compression fields.
 

@@ -1,4 +1,4 @@
-//! `pipescope units` and `pipescope presets` as DESIGN.md section 6 names them.
+//! `pipescope units` and `pipescope presets` as docs/cli.md names them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,4 +1,4 @@
-//! The whole-job model (DESIGN.md section 9): `-d`, the distributed optimizer, 16-bit
+//! The whole-job model (docs/model.md): `-d`, the distributed optimizer, 16-bit
 //! gradients and the overlap change time and memory as hand-computed; the breakdown adds up.
 
 use pipescope::scenario::{Catalog, Scenario, ScenarioOverrides, Strategy};

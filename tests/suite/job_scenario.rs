@@ -1,4 +1,4 @@
-//! The whole-job scenario settings (DESIGN.md section 9): reserve, absolute budgets, the
+//! The whole-job scenario settings (docs/model.md): reserve, absolute budgets, the
 //! global batch, gradient bytes, and their flags.
 
 use pipescope::scenario::{Catalog, Partition, ScenarioOverrides, default_scenario};

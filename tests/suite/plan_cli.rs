@@ -1,4 +1,4 @@
-//! `pipescope plan` and `pipescope compare` as processes: the JSON fields of DESIGN.md
+//! `pipescope plan` and `pipescope compare` as processes: the JSON fields of docs/architecture.md
 //! section 6, text tables, and errors on stderr with a non-zero exit.
 
 #![allow(clippy::unwrap_used)]

@@ -1,4 +1,4 @@
-//! `pipescope simulate` as a process: JSON fields of DESIGN.md section 6, errors on stderr
+//! `pipescope simulate` as a process: JSON fields of docs/cli.md, errors on stderr
 //! with a non-zero exit.
 
 #![allow(clippy::unwrap_used)]

@@ -1,4 +1,4 @@
-//! Exact closed forms of DESIGN.md section 5 with equal costs and no transfer time, and a
+//! Exact closed forms of docs/model.md with equal costs and no transfer time, and a
 //! hand-worked example with unequal costs.
 
 use crate::sched_common;

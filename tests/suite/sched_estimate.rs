@@ -1,5 +1,5 @@
 //! The classic estimate and AdaPipe's recurrence beside the 1F1B simulation
-//! (reference/adapipe.md 1.7).
+//! (docs/model.md).
 
 #![allow(clippy::unwrap_used)]
 
@@ -51,7 +51,7 @@ fn example_vector_n4() {
 
 #[test]
 fn uniform_stages_agree_with_closed_form() {
-    // reference/adapipe.md 1.7: F = 1, B = 2, n >= p - 1.
+    // docs/model.md: F = 1, B = 2, n >= p - 1.
     for (p, n, want) in [(4usize, 8u32, 33.0), (8, 32, 117.0)] {
         let f = vec![1.0; p];
         let b = vec![2.0; p];
@@ -59,7 +59,7 @@ fn uniform_stages_agree_with_closed_form() {
         assert!(close(simulate_1f1b(&f, &b, n), want));
         assert!(close(classic_estimate(&vec![3.0; p], n), want));
     }
-    // The recurrence over-estimates when n < p (reference/adapipe.md 1.7 says n < p - 1;
+    // The recurrence over-estimates when n < p (docs/model.md says n < p - 1;
     // its examples are both far below p).
     assert!(close(adapipe_recurrence(&[1.0; 8], &[2.0; 8], 4), 45.0));
     assert!(close(simulate_1f1b(&[1.0; 8], &[2.0; 8], 4), 33.0));

@@ -1,5 +1,5 @@
 //! ZB-H2 and ZB-auto (zero-bubble heuristic of zb.py): completeness, dependency-consistent
-//! order, memory limits, and the closed form of DESIGN.md section 5.
+//! order, memory limits, and the closed form of docs/model.md.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 

@@ -1,5 +1,5 @@
 //! ZB-V (zbv.py's greedy): completeness, dependency-consistent order, memory limit, closed
-//! form of DESIGN.md section 5, unequal costs.
+//! form of docs/model.md, unequal costs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 

@@ -1,4 +1,4 @@
-//! `pipescope sweep` as a process: the JSON fields of DESIGN.md section 10, one CSV row per
+//! `pipescope sweep` as a process: the JSON fields of docs/cli.md, one CSV row per
 //! configuration, the table, and errors that name the flag.
 
 #![allow(clippy::unwrap_used)]

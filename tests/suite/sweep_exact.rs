@@ -1,4 +1,4 @@
-//! The sweep (DESIGN.md section 10): its bounds never exceed what `solve` reports, a bound
+//! The sweep (docs/cli.md): its bounds never exceed what `solve` reports, a bound
 //! that rules a configuration out is never wrong, and pruning leaves the answer (best,
 //! ranked, front) exactly as solving every configuration gives it.
 

@@ -1,4 +1,4 @@
-//! Presets: models, GPUs and scenarios as TOML (DESIGN.md section 7). The built-in files are
+//! Presets: models, GPUs and scenarios as TOML (docs/cli.md). The built-in files are
 //! embedded; the user's config dir and `--preset FILE` are layered on top (later files win by
 //! name). Parsing works on `(path, text)` pairs ([`Catalog::add_text`]) so that it is
 //! testable and usable from a watcher thread; only `files.rs` touches the file system.

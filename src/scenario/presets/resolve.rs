@@ -1,4 +1,4 @@
-//! From parsed preset tables to engine types: defaults applied (DESIGN.md section 7), named
+//! From parsed preset tables to engine types: defaults applied (docs/cli.md), named
 //! models and GPUs looked up in the catalog, and the result validated.
 
 use super::schema::{GpuRef, GpuToml, ModelRef, ModelToml, ScenarioToml};

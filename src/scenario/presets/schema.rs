@@ -1,4 +1,4 @@
-//! The TOML schema of preset files (DESIGN.md section 7), as serde structs that refuse
+//! The TOML schema of preset files (docs/cli.md), as serde structs that refuse
 //! unknown keys. Optional keys stay `None` here; defaults are applied when a scenario is
 //! resolved (`resolve.rs`), so that a file states only what it changes. Every table may
 //! carry a `description`.

@@ -1,5 +1,5 @@
 //! Shared checks for the searched-schedule tests: an independent list-scheduling timer
-//! (reference/schedules.md section 0), completeness and memory helpers.
+//! (docs/model.md), completeness and memory helpers.
 #![allow(dead_code)]
 
 use pipescope::schedule::{OpKind, Schedule, ScheduleInput};
