@@ -37,7 +37,7 @@ fn help_toggles_and_close_closes_it_first() {
     act(&mut app, Action::ToggleCompare);
     act(&mut app, Action::Close);
     assert!(!app.help);
-    assert!(matches!(app.mode, Mode::Compare { .. }));
+    assert!(matches!(app.mode, Mode::Compare));
     act(&mut app, Action::Close);
     assert_eq!(app.mode, Mode::Normal);
 }
@@ -221,17 +221,28 @@ fn compare_mode_solves_both_sides() {
     let effects = update(&mut app, Action::ToggleCompare);
     let job = solve_job(&effects);
     assert_eq!(job.kind, JobKind::Compare);
-    assert_eq!(job.scenarios[1].plan.strategy, Strategy::Full);
+    // B (edited) first, the pinned A second.
+    assert_eq!(job.scenarios[0].plan.strategy, Strategy::Full);
+    assert_eq!(job.scenarios[1].plan.strategy, Strategy::AdaPipe);
     tui_common::run_effects(&mut app, effects);
     assert!(app.compare_solved().is_some());
     act(&mut app, Action::CycleCompare);
-    assert_eq!(
-        app.mode,
-        Mode::Compare {
-            other: Strategy::Selective
-        }
+    assert_eq!(app.mode, Mode::Compare);
+    assert_eq!(app.scenario.plan.strategy, Strategy::Selective);
+    // Any edit changes B only; A stays pinned and the change is listed.
+    let effects = update(&mut app, Action::CycleSchedule(1));
+    let job = solve_job(&effects);
+    assert_ne!(
+        job.scenarios[0].plan.schedule,
+        job.scenarios[1].plan.schedule
     );
+    assert_eq!(job.scenarios[1].plan.strategy, Strategy::AdaPipe);
+    tui_common::run_effects(&mut app, effects);
+    let changed = pipescope::tui::view::compare::changed(&app);
+    assert!(changed.contains("strategy adapipe→selective"), "{changed}");
+    assert!(changed.contains("schedule 1f1b→"), "{changed}");
     act(&mut app, Action::ToggleCompare);
+    assert!(app.pinned.is_none());
     assert_eq!(app.mode, Mode::Normal);
     act(&mut app, Action::CycleCompare);
     assert!(app.note.is_some());
@@ -498,13 +509,11 @@ fn typing_replaces_the_last_error_with_a_hint() {
 fn cycling_the_compare_side_skips_side_a_strategy() {
     let mut app = solved_app("gpt3");
     act(&mut app, Action::ToggleCompare);
-    let a = app.scenario.plan.strategy;
+    let a = app.pinned.as_ref().unwrap().plan.strategy;
     for _ in 0..2 * Strategy::ALL.len() {
         act(&mut app, Action::CycleCompare);
-        match app.mode {
-            Mode::Compare { other } => assert_ne!(other, a),
-            m => panic!("left compare mode: {m:?}"),
-        }
+        assert_eq!(app.mode, Mode::Compare);
+        assert_ne!(app.scenario.plan.strategy, a);
     }
 }
 

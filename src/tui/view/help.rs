@@ -11,19 +11,18 @@ use crate::tui::keymap;
 /// Draws the help overlay centred over `area`.
 pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let theme = &app.theme;
-    let bindings = keymap::bindings();
     let query = app.help_query.to_lowercase();
-    let mut lines: Vec<Line> = bindings
-        .iter()
-        .filter(|b| {
+    let mut lines: Vec<Line> = keymap::help_lines()
+        .into_iter()
+        .filter(|l| {
             query.is_empty()
-                || b.keys.to_lowercase().contains(&query)
-                || keymap::help_text(b).to_lowercase().contains(&query)
+                || l.keys.to_lowercase().contains(&query)
+                || l.text.to_lowercase().contains(&query)
         })
-        .map(|b| {
+        .map(|l| {
             Line::from(vec![
-                Span::styled(format!("{:>13}  ", b.keys), theme.accent()),
-                Span::styled(keymap::help_text(b), theme.text()),
+                Span::styled(format!("{:>15}  ", l.keys), theme.accent()),
+                Span::styled(l.text, theme.text()),
             ])
         })
         .collect();

@@ -5,6 +5,7 @@ use ratatui::layout::Rect;
 
 use crate::tui::app::{App, Mode};
 use crate::tui::fields::Field;
+use crate::tui::widgets::gantt::first_shown;
 
 /// Below this size the app shows only a "too small" message.
 pub const MIN_WIDTH: u16 = 60;
@@ -34,6 +35,8 @@ pub struct Regions {
     pub units: Rect,
     /// The status bar.
     pub status: Rect,
+    /// Everything between the metrics and the status bar (overlays centre on it).
+    pub body: Rect,
     /// Lanes per device in the Gantt (1: compute only; 2: compute and transfers).
     pub lanes: u16,
 }
@@ -73,7 +76,7 @@ pub const PARAMS_HEIGHT: u16 = Field::ALL.len() as u16 + 2;
 /// Computes the regions of a frame of `area` for `app`.
 pub fn regions(area: Rect, app: &App) -> Regions {
     let p = app.devices().min(256) as u16;
-    let compare = matches!(app.mode, Mode::Compare { .. });
+    let compare = matches!(app.mode, Mode::Compare);
     let story = matches!(app.mode, Mode::Story { .. });
     let (metrics, rest) = split_v(area, if compare { 2 } else { 1 });
     let (body, status) = split_v(rest, rest.height.saturating_sub(1));
@@ -101,6 +104,7 @@ pub fn regions(area: Rect, app: &App) -> Regions {
         legend,
         story: story_r,
         status,
+        body,
         ..Regions::default()
     };
     let avail = right.height;
@@ -198,7 +202,9 @@ pub fn hit(app: &App, x: u16, y: u16) -> Option<Hit> {
     }
     for g in [r.gantt, r.gantt_b] {
         if inside(g, x, y) && y > g.y && x > g.x + GANTT_LABEL {
-            let row = u32::from((y - g.y - 1) / r.lanes.max(1));
+            let rows = u32::from(g.height.saturating_sub(3) / r.lanes.max(1));
+            let first = first_shown(app.stage, p, rows);
+            let row = first + u32::from((y - g.y - 1) / r.lanes.max(1));
             let width = g.width.saturating_sub(GANTT_LABEL + 2).max(1);
             let at = f64::from(x - g.x - 1 - GANTT_LABEL) / f64::from(width);
             if row < p {
@@ -212,7 +218,8 @@ pub fn hit(app: &App, x: u16, y: u16) -> Option<Hit> {
     }
     for m in [r.memory, r.memory_b] {
         if inside(m, x, y) && y > m.y {
-            let row = u32::from(y - m.y - 1);
+            let first = first_shown(app.stage, p, u32::from(m.height.saturating_sub(2)));
+            let row = first + u32::from(y - m.y - 1);
             return (row < p).then_some(Hit::Stage(row));
         }
     }

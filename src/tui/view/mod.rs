@@ -16,7 +16,9 @@
 //! Compare mode stacks side B's Gantt and memory bars beside side A's (no unit grid); story
 //! mode adds a narration panel above the Gantt.
 
+pub mod breakdown;
 pub mod compare;
+pub mod details;
 pub mod format;
 pub mod gantt;
 pub mod help;
@@ -71,16 +73,18 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     legend::render(r.legend, buf, app);
     status::render(r.status, buf, app);
     match app.mode {
-        Mode::Compare { other } => {
-            compare::render_metrics(r.metrics, buf, app, other);
-            let b = app.compare_solved();
+        Mode::Compare => {
+            compare::render_metrics(r.metrics, buf, app);
+            let (a, b) = (app.compare_solved(), app.shown());
             let span = |s: Option<&super::solved::Solved>| {
                 s.map_or(0.0, |s| s.outcome.simulation.timeline.makespan)
             };
-            let common = Some(span(app.shown()).max(span(b)));
-            gantt::render(r.gantt, buf, app, app.shown(), r.lanes, "A", common);
-            gantt::render(r.gantt_b, buf, app, b, r.lanes, "B", common);
-            memory::render(r.memory, buf, app, app.shown(), "A");
+            let common = Some(span(a).max(span(b)));
+            let changed = compare::changed(app);
+            gantt::render(r.gantt, buf, app, a, r.lanes, "A", common);
+            let b_side = format!("B ({changed})");
+            gantt::render(r.gantt_b, buf, app, b, r.lanes, &b_side, common);
+            memory::render(r.memory, buf, app, a, "A");
             memory::render(r.memory_b, buf, app, b, "B");
         }
         Mode::Normal | Mode::Story { .. } => {
@@ -91,6 +95,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             units::render(r.units, buf, app);
         }
     }
+    details::render(r.body, buf, app);
     if app.help {
         help::render(area, buf, app);
     }

@@ -17,7 +17,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     }
     let theme = &app.theme;
     let title = match app.mode {
-        Mode::Compare { .. } => " params (A) ",
+        Mode::Compare => " params (B: edit) ",
         _ => " params ",
     };
     let inner = super::panel(title, theme, area, buf);

@@ -101,7 +101,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     }
     let theme = &app.theme;
     let hints = match app.mode {
-        Mode::Compare { .. } => " b other side · c back · ? help · q quit ",
+        Mode::Compare => " b B's strategy · c back · ? help · q quit ",
         Mode::Story { .. } => " n/p step · t back · ? help · q quit ",
         Mode::Normal => " ? help · c compare · t story · q quit ",
     };
