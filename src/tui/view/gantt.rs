@@ -43,10 +43,7 @@ pub fn render(
     let rows = u32::from(area.height.saturating_sub(3) / lanes.max(1));
     let title = if devices > rows && rows > 0 {
         let first = first_shown(app.stage, devices, rows);
-        format!(
-            "{title}· s{first}–s{} of {devices} ([ ] scroll) ",
-            first + rows - 1
-        )
+        format!("{title}· s{first}–s{} of {devices} ", first + rows - 1)
     } else {
         title
     };

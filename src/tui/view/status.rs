@@ -116,6 +116,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     } else {
         msg_w
     };
+    let msg = super::metrics::fit_words(&msg, usize::from(msg_w).saturating_sub(1));
     buf.set_stringn(area.x, area.y, format!(" {msg}"), usize::from(msg_w), style);
     if msg_w < area.width {
         buf.set_stringn(
