@@ -27,6 +27,11 @@ pub enum Mode {
     Normal,
     /// The pinned scenario (A, [`App::pinned`]) against the one being edited (B).
     Compare,
+    /// The lesson: step `step` of [`crate::tui::lesson::LESSON`].
+    Lesson {
+        /// Index into the lesson's schedules.
+        step: usize,
+    },
     /// The story: step `step` of [`STORY`].
     Story {
         /// Index into [`STORY`].
@@ -131,6 +136,10 @@ pub struct App {
     pub compare: Option<Result<Solved, String>>,
     /// Story mode: one result per step of [`STORY`].
     pub story: Vec<Option<Result<Solved, String>>>,
+    /// The lesson's sizes (p, m), edited with the `stages p` and `micro m` fields there.
+    pub lesson_size: (u32, u32),
+    /// The lesson's current step, simulated (kept in step with mode and sizes by `update`).
+    pub lesson: Option<crate::tui::lesson::LessonRun>,
     /// Why the latest edit could not be solved (shown in the status bar).
     pub error: Option<String>,
     /// A passing remark for the status bar.
@@ -180,6 +189,8 @@ impl App {
             solved_scenario: None,
             compare: None,
             story: vec![None; STORY.len()],
+            lesson_size: (4, 8),
+            lesson: None,
             error: None,
             note: None,
             reload_errors: BTreeMap::new(),

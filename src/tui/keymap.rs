@@ -176,6 +176,11 @@ pub static TABLE: &[&[Binding]] = &[
         b(&[Code(Char('p'))], Action::StoryPrev, "previous"),
     ],
     &[b(
+        &[Code(Char('i'))],
+        Action::ToggleLesson,
+        "Lesson: GPipe … DualPipe-V, formulas vs simulated (n p)",
+    )],
+    &[b(
         &[Code(Char('w'))],
         Action::SavePreset,
         "Save the scenario as a preset (user presets folder)",

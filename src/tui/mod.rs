@@ -18,6 +18,7 @@ pub mod app;
 pub mod fields;
 pub mod fixture;
 pub mod keymap;
+pub mod lesson;
 mod location;
 pub mod preset_io;
 pub mod solved;

@@ -43,6 +43,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Close | Action::ToggleHelp | Action::FilterHelp => modes::overlay(app, action),
         Action::ToggleCompare | Action::CycleCompare => modes::compare(app, action),
         Action::ToggleStory | Action::StoryNext | Action::StoryPrev => modes::story(app, action),
+        Action::ToggleLesson => modes::toggle_lesson(app),
         Action::PrevField
         | Action::NextField
         | Action::SelectField(_)
@@ -95,6 +96,7 @@ pub fn resolve(app: &mut App) -> Vec<Effect> {
             scenarios.push(app.pinned.clone().unwrap_or_else(|| app.scenario.clone()));
             JobKind::Compare
         }
+        Mode::Lesson { .. } => JobKind::Main,
         Mode::Story { .. } => {
             for s in STORY {
                 let mut step = app.scenario.clone();

@@ -266,3 +266,65 @@ fn no_word_is_cut_in_the_status_bar_at_80_columns() {
         "{status}"
     );
 }
+
+fn lesson_at(step: usize) -> App {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::ToggleLesson);
+    for _ in 0..step {
+        act(&mut app, Action::StoryNext);
+    }
+    app
+}
+
+#[test]
+fn the_lesson_shows_formulas_beside_the_simulation_at_every_size() {
+    for (w, h) in SIZES {
+        for step in 0..pipescope::tui::lesson::LESSON.len() {
+            let mut app = lesson_at(step);
+            let screen = render(&mut app, w, h).to_string();
+            assert!(
+                screen.contains(&format!("lesson {}/9", step + 1)),
+                "{w}x{h}\n{screen}"
+            );
+            assert!(screen.contains("textbook"), "{w}x{h}\n{screen}");
+            assert!(screen.contains("simulated"), "{w}x{h}\n{screen}");
+        }
+    }
+}
+
+#[test]
+fn lesson_p_and_m_are_edited_in_the_lesson() {
+    let mut app = lesson_at(1);
+    assert_eq!(app.field, pipescope::tui::fields::Field::Stages);
+    act(&mut app, Action::Increase);
+    assert_eq!(app.lesson_size, (5, 8));
+    // 1F1B: (p-1)/(m+p-1) = 4/12.
+    let screen = render(&mut app, 120, 40).to_string();
+    assert!(screen.contains("33.3%"), "{screen}");
+    for _ in 0..4 {
+        act(&mut app, Action::NextField);
+    }
+    act(&mut app, Action::Type('2'));
+    act(&mut app, Action::Type('0'));
+    act(&mut app, Action::Commit);
+    assert_eq!(app.lesson_size, (5, 20));
+    // The scenario itself is untouched.
+    assert_eq!(app.scenario.batch.micro_batches, 64);
+    act(&mut app, Action::Close);
+    assert!(app.lesson.is_none());
+}
+
+#[test]
+fn lesson_gpipe_80x24() {
+    assert_snapshot!(render(&mut lesson_at(0), 80, 24));
+}
+
+#[test]
+fn lesson_zb_h2_120x40() {
+    assert_snapshot!(render(&mut lesson_at(4), 120, 40));
+}
+
+#[test]
+fn lesson_zb_v_200x60_mono() {
+    assert_snapshot!(render(&mut mono(lesson_at(5)), 200, 60));
+}

@@ -3,14 +3,18 @@
 
 use super::resolve;
 use crate::tui::action::{Action, Effect};
-use crate::tui::app::App;
+use crate::tui::app::{App, Mode};
 use crate::tui::fields::{self, Field};
+use crate::tui::lesson;
 
 /// Longest number the user may type.
 const MAX_TYPED: usize = 12;
 
 /// Applies an editing action.
 pub(super) fn edit(app: &mut App, action: Action) -> Vec<Effect> {
+    if let Some(effects) = lesson_edit(app, &action) {
+        return effects;
+    }
     match action {
         Action::PrevField => move_field(app, -1),
         Action::NextField => move_field(app, 1),
@@ -83,6 +87,49 @@ fn commit(app: &mut App) -> Vec<Effect> {
         Some(_) => Vec::new(),
         None => super::view::toggle_details(app),
     }
+}
+
+/// In the lesson, `stages p` and `micro m` edit the lesson's own sizes (← → or a typed
+/// number); None when `action` is not such an edit.
+fn lesson_edit(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
+    if !matches!(app.mode, Mode::Lesson { .. }) {
+        return None;
+    }
+    let (max, current) = match app.field {
+        Field::Stages => (lesson::MAX_P, app.lesson_size.0),
+        Field::MicroBatches => (lesson::MAX_M, app.lesson_size.1),
+        _ => return None,
+    };
+    let value = match action {
+        Action::Increase => current + 1,
+        Action::Decrease => current.saturating_sub(1),
+        Action::Commit => match app.typing.take().map(|t| t.parse::<u32>()) {
+            Some(Ok(n)) => n,
+            Some(Err(_)) => {
+                app.error = Some(format!(
+                    "{}: a whole number from 1 to {max}",
+                    app.field.label()
+                ));
+                return Some(Vec::new());
+            }
+            None => return None,
+        },
+        _ => return None,
+    };
+    let value = value.clamp(1, max);
+    if value != current && (value == max || value == 1) {
+        app.note = Some(format!(
+            "{} {value} (the lesson takes 1 to {max})",
+            app.field.label()
+        ));
+    }
+    if app.field == Field::Stages {
+        app.lesson_size.0 = value;
+    } else {
+        app.lesson_size.1 = value;
+    }
+    super::modes::refresh_lesson(app);
+    Some(Vec::new())
 }
 
 fn step_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {

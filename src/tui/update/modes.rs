@@ -6,6 +6,7 @@ use super::resolve;
 use crate::plan::Strategy;
 use crate::tui::action::{Action, Effect};
 use crate::tui::app::{App, Mode, STORY};
+use crate::tui::lesson::{self, LESSON};
 
 /// Longest help filter.
 const MAX_QUERY: usize = 32;
@@ -46,6 +47,7 @@ fn close(app: &mut App) -> Vec<Effect> {
         app.mode = Mode::Normal;
         app.pinned = None;
         app.compare = None;
+        app.lesson = None;
         return resolve(app);
     } else {
         app.note = None;
@@ -111,6 +113,12 @@ pub(super) fn compare(app: &mut App, action: Action) -> Vec<Effect> {
     }
 }
 
+fn toggle_story_from_lesson(app: &mut App) -> Vec<Effect> {
+    app.mode = Mode::Story { step: 0 };
+    app.lesson = None;
+    resolve(app)
+}
+
 /// The strategy side B starts with.
 fn default_other(current: Strategy) -> Strategy {
     if current == Strategy::Full {
@@ -120,8 +128,47 @@ fn default_other(current: Strategy) -> Strategy {
     }
 }
 
-/// `t`, `n` and `p`.
+/// `i`: into the lesson (from any mode) or out of it.
+pub(super) fn toggle_lesson(app: &mut App) -> Vec<Effect> {
+    app.mode = match app.mode {
+        Mode::Lesson { .. } => Mode::Normal,
+        _ => Mode::Lesson { step: 0 },
+    };
+    app.pinned = None;
+    app.compare = None;
+    app.details = None;
+    refresh_lesson(app);
+    resolve(app)
+}
+
+/// Simulates the lesson's step when the mode, step or sizes changed since the last run.
+pub(super) fn refresh_lesson(app: &mut App) {
+    let Mode::Lesson { step } = app.mode else {
+        app.lesson = None;
+        return;
+    };
+    let (p, m) = app.lesson_size;
+    let current = app
+        .lesson
+        .as_ref()
+        .is_some_and(|r| (r.step, r.p, r.m) == (step, p, m));
+    if !current {
+        app.lesson = Some(lesson::run(step, p, m));
+    }
+}
+
+/// `t`, `n` and `p` (in the lesson, `n` and `p` step through it).
 pub(super) fn story(app: &mut App, action: Action) -> Vec<Effect> {
+    if let Mode::Lesson { step } = app.mode {
+        let step = match action {
+            Action::StoryNext => (step + 1).min(LESSON.len() - 1),
+            Action::StoryPrev => step.saturating_sub(1),
+            _ => return toggle_story_from_lesson(app),
+        };
+        app.mode = Mode::Lesson { step };
+        refresh_lesson(app);
+        return Vec::new();
+    }
     match (action, app.mode) {
         (Action::ToggleStory, mode) => {
             app.mode = match mode {

@@ -75,9 +75,13 @@ pub const PARAMS_HEIGHT: u16 = Field::ALL.len() as u16 + 2;
 
 /// Computes the regions of a frame of `area` for `app`.
 pub fn regions(area: Rect, app: &App) -> Regions {
-    let p = app.devices().min(256) as u16;
+    let p = match (&app.mode, &app.lesson) {
+        (Mode::Lesson { .. }, Some(run)) => run.p,
+        _ => app.devices(),
+    }
+    .min(256) as u16;
     let compare = matches!(app.mode, Mode::Compare);
-    let story = matches!(app.mode, Mode::Story { .. });
+    let story = matches!(app.mode, Mode::Story { .. } | Mode::Lesson { .. });
     let (metrics, rest) = split_v(area, if compare { 2 } else { 1 });
     let (body, status) = split_v(rest, rest.height.saturating_sub(1));
     let params_w = if area.width >= 120 { 27 } else { 23 };
@@ -91,6 +95,7 @@ pub fn regions(area: Rect, app: &App) -> Regions {
             let lines = text.chars().count().div_ceil(inner) + 1;
             u16::try_from(lines + 2).unwrap_or(8).clamp(4, 8)
         }
+        Mode::Lesson { .. } => crate::tui::view::lesson::HEIGHT.min(right.height / 3),
         _ => 0,
     };
     let (story_r, right) = if story {

@@ -24,6 +24,7 @@ pub mod gantt;
 pub mod help;
 pub mod layout;
 pub mod legend;
+pub mod lesson;
 pub mod memory;
 pub mod metrics;
 pub mod params;
@@ -35,6 +36,7 @@ pub mod units;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
 
 use super::app::{App, Mode};
 
@@ -86,6 +88,19 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             gantt::render(r.gantt_b, buf, app, b, r.lanes, &b_side, common);
             memory::render(r.memory, buf, app, a, "A");
             memory::render(r.memory_b, buf, app, b, "B");
+        }
+        Mode::Lesson { .. } => {
+            ratatui::text::Line::styled(
+                " pipescope · lesson through the schedules, equal unit costs (time in units of F)",
+                app.theme.accent(),
+            )
+            .render(r.metrics, buf);
+            lesson::render_narration(r.story, buf, app);
+            let bottom = Rect {
+                width: r.memory.width + r.units.width,
+                ..r.memory
+            };
+            lesson::render_run(r.gantt, bottom, buf, app);
         }
         Mode::Normal | Mode::Story { .. } => {
             metrics::render(r.metrics, buf, app);

@@ -18,6 +18,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let theme = &app.theme;
     let title = match app.mode {
         Mode::Compare => " params (B: edit) ",
+        Mode::Lesson { .. } => " params (lesson: p, m) ",
         _ => " params ",
     };
     let inner = super::panel(title, theme, area, buf);
@@ -41,7 +42,11 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         let selected = *field == app.field;
         let value = match (&app.typing, selected) {
             (Some(t), true) => format!("{t}▌"),
-            _ => field.value(scenario),
+            _ => match (app.mode, field) {
+                (Mode::Lesson { .. }, Field::Stages) => app.lesson_size.0.to_string(),
+                (Mode::Lesson { .. }, Field::MicroBatches) => app.lesson_size.1.to_string(),
+                _ => field.value(scenario),
+            },
         };
         let room = width.saturating_sub(LABEL);
         let value: String = if value.chars().count() > room {

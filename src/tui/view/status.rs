@@ -103,6 +103,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let hints = match app.mode {
         Mode::Compare => " b B's strategy · c back · ? help · q quit ",
         Mode::Story { .. } => " n/p step · t back · ? help · q quit ",
+        Mode::Lesson { .. } => " n/p step · i back · ? help · q quit ",
         Mode::Normal => " ? help · c compare · t story · q quit ",
     };
     let hints_w = hints.chars().count() as u16;
