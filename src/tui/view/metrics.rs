@@ -75,8 +75,8 @@ fn width(spans: &[Span]) -> usize {
     spans.iter().map(|s| s.content.chars().count()).sum()
 }
 
-/// `text` cut at a word boundary to at most `room` characters, with "…" when cut (never a
-/// word in half).
+/// `text` cut at a word boundary to at most `room` characters, with "…" when cut (a word
+/// is cut in half only when the words that fit would fill less than half the room).
 pub fn fit_words(text: &str, room: usize) -> String {
     if text.chars().count() <= room {
         return text.to_string();
@@ -91,6 +91,10 @@ pub fn fit_words(text: &str, room: usize) -> String {
             out.push(' ');
         }
         out.push_str(word);
+    }
+    if out.chars().count() * 2 < room {
+        // One long word (a path): cut it rather than lose the line.
+        out = text.chars().take(room.saturating_sub(1)).collect();
     }
     out.push('…');
     out
