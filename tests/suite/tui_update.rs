@@ -304,11 +304,11 @@ fn mouse_clicks_select_fields_and_stages_and_wheel_zooms() {
     // Params panel: border at row 1, fields from row 2.
     act(&mut app, Action::Click(3, 2 + 8));
     assert_eq!(app.field, Field::SeqLen);
-    // Gantt: one row per device from row 2 (the fixture has no visible transfers, so no
-    // transfer lanes); device 3 at row 2 + 3.
-    act(&mut app, Action::Click(60, 2 + 3));
+    // Gantt: two rows per device from row 2 (the fixture has no visible transfers, so the
+    // second lane is the memory sparkline); device 3 at row 2 + 3 * 2.
+    act(&mut app, Action::Click(60, 2 + 3 * 2));
     assert_eq!(app.stage, 3);
-    act(&mut app, Action::Scroll(60, 2 + 3, 1));
+    act(&mut app, Action::Scroll(60, 2 + 3 * 2, 1));
     assert!(app.viewport.span < 1.0);
     act(&mut app, Action::Scroll(60, 2 + 3, -1));
     assert_eq!(app.viewport, Viewport::FIT);
@@ -468,7 +468,9 @@ fn the_transfer_lane_shows_only_when_it_has_something_to_show() {
     use ratatui::layout::Rect;
     let mut app = solved_app("gpt3");
     let area = Rect::new(0, 0, 160, 48);
-    assert_eq!(regions(area, &app).lanes, 1);
+    // No transfer to show: the second lane is the memory sparkline.
+    let r = regions(area, &app);
+    assert_eq!((r.lanes, r.memory_lane), (2, 1));
     let solved = app.solved.as_mut().unwrap();
     let tl = &mut solved.outcome.simulation.timeline;
     let long = tl.makespan / 10.0;
@@ -481,7 +483,10 @@ fn the_transfer_lane_shows_only_when_it_has_something_to_show() {
         start: 0.0,
         end: long,
     });
-    assert_eq!(regions(area, &app).lanes, 2);
+    // Transfers: lane 1 shows them, the sparkline moves to lane 2.
+    let r = regions(area, &app);
+    assert_eq!((r.lanes, r.memory_lane), (3, 2));
+    assert_eq!(regions(Rect::new(0, 0, 160, 30), &app).memory_lane, 0);
 }
 
 #[test]

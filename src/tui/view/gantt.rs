@@ -16,7 +16,7 @@ pub fn render(
     buf: &mut Buffer,
     app: &App,
     solved: Option<&Solved>,
-    lanes: u16,
+    (lanes, memory_lane): (u16, u16),
     side: &str,
     common_makespan: Option<f64>,
 ) {
@@ -71,6 +71,7 @@ pub fn render(
         lanes,
         theme,
         selected: Some(app.stage),
+        memory: Some((&s.outcome.simulation.memory, memory_lane)),
     }
     .render(inner, buf);
 }

@@ -37,8 +37,10 @@ pub struct Regions {
     pub status: Rect,
     /// Everything between the metrics and the status bar (overlays centre on it).
     pub body: Rect,
-    /// Lanes per device in the Gantt (1: compute only; 2: compute and transfers).
+    /// Lanes per device in the Gantt (1: compute only; 2: and transfers or memory; 3: both).
     pub lanes: u16,
+    /// The lane of the memory sparkline (0: none).
+    pub memory_lane: u16,
 }
 
 /// Whether `area` is too small for the app.
@@ -133,11 +135,16 @@ pub fn regions(area: Rect, app: &App) -> Regions {
         return r;
     }
     let bottom_want = (p + 2).max(10);
-    let lanes = if avail >= 2 * p + 3 + bottom_want && transfers_visible(app, right.width) {
-        2
+    // The Gantt grows with the height: a transfer lane, then a memory sparkline per device.
+    let transfers = transfers_visible(app, right.width);
+    let (lanes, memory_lane) = if avail >= 3 * p + 3 + bottom_want && transfers {
+        (3, 2)
+    } else if avail >= 2 * p + 3 + bottom_want {
+        if transfers { (2, 0) } else { (2, 1) }
     } else {
-        1
+        (1, 0)
     };
+    r.memory_lane = memory_lane;
     let g = (lanes * p + 3).min(avail.saturating_sub(bottom_want.min(avail / 2)));
     let (gantt, bottom) = split_v(right, g);
     let mem_w = if bottom.width >= 110 {

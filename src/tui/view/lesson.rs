@@ -106,6 +106,7 @@ pub fn render_run(gantt: Rect, bottom: Rect, buf: &mut Buffer, app: &App) {
                 lanes: 1,
                 theme,
                 selected: Some(app.stage),
+                memory: None,
             }
             .render(inner, buf);
         }

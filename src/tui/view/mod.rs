@@ -83,9 +83,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             };
             let common = Some(span(a).max(span(b)));
             let changed = compare::changed(app);
-            gantt::render(r.gantt, buf, app, a, r.lanes, "A", common);
+            gantt::render(r.gantt, buf, app, a, (r.lanes, 0), "A", common);
             let b_side = format!("B ({changed})");
-            gantt::render(r.gantt_b, buf, app, b, r.lanes, &b_side, common);
+            gantt::render(r.gantt_b, buf, app, b, (r.lanes, 0), &b_side, common);
             memory::render(r.memory, buf, app, a, "A");
             memory::render(r.memory_b, buf, app, b, "B");
         }
@@ -105,7 +105,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Mode::Normal | Mode::Story { .. } => {
             metrics::render(r.metrics, buf, app);
             story::render(r.story, buf, app);
-            gantt::render(r.gantt, buf, app, app.shown(), r.lanes, "", None);
+            gantt::render(
+                r.gantt,
+                buf,
+                app,
+                app.shown(),
+                (r.lanes, r.memory_lane),
+                "",
+                None,
+            );
             memory::render(r.memory, buf, app, app.shown(), "");
             units::render(r.units, buf, app);
         }

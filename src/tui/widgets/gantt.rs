@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::Widget;
 
-use crate::sim::{Lane, Span, SpanKind, Timeline};
+use crate::sim::{Lane, MemoryCurve, Span, SpanKind, Timeline};
 use crate::tui::theme::Theme;
 use crate::tui::view::format;
 use crate::tui::view::layout::GANTT_LABEL;
@@ -26,7 +26,12 @@ pub struct Gantt<'a> {
     pub theme: &'a Theme,
     /// The selected device, highlighted in the label column.
     pub selected: Option<u32>,
+    /// Memory curves per device, drawn as a sparkline in lane `.1` (a lane above 0).
+    pub memory: Option<(&'a [MemoryCurve], u16)>,
 }
+
+/// Sparkline levels, empty to full.
+const SPARK: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 /// Span kinds in the order of [`Cell::time`].
 const KINDS: [SpanKind; 8] = [
@@ -164,7 +169,8 @@ impl<'a> Gantt<'a> {
             for x in geo.x0..geo.area.right() {
                 buf[(x, y)].set_char(theme.glyphs.idle).set_style(idle);
             }
-            if let Some(y2) = geo.row(d, 1) {
+            let memory_lane = self.memory.map_or(0, |m| m.1);
+            if let Some(y2) = geo.row(d, 1).filter(|_| memory_lane != 1) {
                 buf.set_stringn(geo.area.x, y2, " ⇄", 3, theme.muted());
             }
         }
@@ -178,9 +184,10 @@ impl<'a> Gantt<'a> {
         let mut cover = vec![Cell::default(); geo.shown as usize * lanes * w];
         let mut labels = Vec::new();
         for span in &self.timeline.spans {
+            let transfer_lane = lanes > 1 && self.memory.is_none_or(|m| m.1 != 1);
             let lane: usize = match span.lane {
                 Lane::Compute => 0,
-                _ if lanes > 1 => 1,
+                _ if transfer_lane => 1,
                 _ => continue,
             };
             let visible = span.device >= geo.first && span.device < geo.first + geo.shown;
@@ -306,6 +313,33 @@ impl<'a> Gantt<'a> {
     }
 }
 
+impl Gantt<'_> {
+    /// Phase 5: each device's activation memory over time as a sparkline in its lane
+    /// (scaled to the device's own peak).
+    fn draw_memory(&self, geo: &Geometry, buf: &mut Buffer) {
+        let Some((curves, lane)) = self.memory.filter(|m| m.1 > 0 && m.1 < geo.lanes) else {
+            return;
+        };
+        let style = self.theme.glyph(self.theme.colors.activation);
+        for curve in curves {
+            let Some(y) = geo.row(curve.device, lane) else {
+                continue;
+            };
+            buf.set_stringn(geo.area.x, y, " mem", 4, self.theme.muted());
+            let peak = curve.points.iter().map(|p| p.1).max().unwrap_or(0).max(1);
+            for c in 0..geo.width {
+                let t = self.t0 + (c as f64 + 0.5) * geo.dt;
+                let i = curve.points.partition_point(|p| p.0 <= t);
+                let level = if i == 0 { 0 } else { curve.points[i - 1].1 };
+                let k = ((level as f64 / peak as f64) * 8.0).ceil() as usize;
+                buf[(geo.x0 + c as u16, y)]
+                    .set_char(SPARK[k.min(8)])
+                    .set_style(style);
+            }
+        }
+    }
+}
+
 impl Widget for Gantt<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         if area.height < 2 || area.width <= GANTT_LABEL + 1 {
@@ -316,6 +350,7 @@ impl Widget for Gantt<'_> {
         let (cover, labels) = self.coverage(&geo);
         self.draw_cells(&geo, &cover, buf);
         self.draw_labels(&geo, &labels, buf);
+        self.draw_memory(&geo, buf);
         draw_axis(
             buf,
             area,
@@ -408,6 +443,7 @@ mod tests {
             lanes: 1,
             theme: &theme,
             selected: Some(1),
+            memory: None,
         }
         .render(area, &mut buf);
         let row = |y: u16| -> String {
