@@ -8,6 +8,13 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 use crate::tui::app::App;
 use crate::tui::keymap;
 
+/// The glossary at the end of the help.
+const GLOSSARY: [&str; 3] = [
+    "p stages · t tensor · d data parallel · m micro-batches · b micro-batch size",
+    "1F1B-R: 1F1B with full recomputation (the baseline); units K keep R recompute C compress O offload",
+    "bwd per micro-batch includes recomputation; mem lane: activation memory over time",
+];
+
 /// Draws the help overlay centred over `area`.
 pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let theme = &app.theme;
@@ -40,9 +47,12 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         theme.muted(),
     ));
     lines.push(Line::styled(
-        "Gantt: █ fwd ▓ bwd ▒ wgrad ░ recomp ▚ offload · idle; digits: micro-batch",
+        "Gantt: █ fwd ▓ bwd ▒ wgrad ░ recomp ▚ offload · idle; ▆ ▄ ▂ (f b w): 2nd chunk",
         theme.muted(),
     ));
+    for gloss in GLOSSARY {
+        lines.push(Line::styled(gloss, theme.muted()));
+    }
     lines.push(Line::styled(
         format!(
             "Theme {} (T cycles; NO_COLOR: mono). Shift-drag or v: select text.",

@@ -99,14 +99,20 @@ pub fn render_run(gantt: Rect, bottom: Rect, buf: &mut Buffer, app: &App) {
         if let Ok(sim) = &run.sim {
             let vp = app.viewport;
             let m = sim.timeline.makespan.max(f64::MIN_POSITIVE);
+            // A memory sparkline under each device when there is room.
+            let lanes = if u32::from(inner.height.saturating_sub(1)) >= 2 * run.p {
+                2
+            } else {
+                1
+            };
             Gantt {
                 timeline: &sim.timeline,
                 t0: vp.start * m,
                 t1: (vp.start + vp.span) * m,
-                lanes: 1,
+                lanes,
                 theme,
                 selected: Some(app.stage),
-                memory: None,
+                memory: Some((&sim.memory, 1)),
             }
             .render(inner, buf);
         }

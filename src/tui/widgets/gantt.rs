@@ -123,7 +123,7 @@ struct Geometry {
 impl Geometry {
     /// Screen row of `lane` of device `d`, when drawn.
     fn row(&self, d: u32, lane: u16) -> Option<u16> {
-        if d < self.first || d >= self.first + self.shown {
+        if d < self.first || d >= self.first + self.shown || lane >= self.lanes {
             return None;
         }
         row_of(self.area.y, d - self.first, self.lanes, lane).filter(|y| *y < self.axis_y)
