@@ -328,3 +328,22 @@ fn lesson_zb_h2_120x40() {
 fn lesson_zb_v_200x60_mono() {
     assert_snapshot!(render(&mut mono(lesson_at(5)), 200, 60));
 }
+
+#[test]
+fn cycling_keys_say_what_they_changed_and_the_gpu_keeps_the_headroom() {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::CycleSchedule(1));
+    let note = app.note.clone().unwrap_or_default();
+    assert!(note.starts_with("schedule → "), "{note}");
+    let gpu_bytes = app.scenario.gpu.memory_bytes();
+    let headroom = gpu_bytes - app.scenario.plan.memory_budget_bytes;
+    assert!(headroom > 0);
+    act(&mut app, Action::CycleGpu(1));
+    let note = app.note.clone().unwrap_or_default();
+    assert!(note.starts_with("gpu → "), "{note}");
+    assert_eq!(
+        app.scenario.gpu.memory_bytes() - app.scenario.plan.memory_budget_bytes,
+        headroom,
+        "{note}"
+    );
+}

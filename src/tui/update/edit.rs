@@ -25,10 +25,10 @@ pub(super) fn edit(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::Decrease => step_field(app, app.field, -1),
         Action::Increase => step_field(app, app.field, 1),
-        Action::CycleSchedule(d) => step_field(app, Field::Schedule, d),
-        Action::CycleStrategy(d) => step_field(app, Field::Strategy, d),
-        Action::CycleModel(d) => step_field(app, Field::Model, d),
-        Action::CycleGpu(d) => step_field(app, Field::Gpu, d),
+        Action::CycleSchedule(d) => cycle_field(app, Field::Schedule, d),
+        Action::CycleStrategy(d) => cycle_field(app, Field::Strategy, d),
+        Action::CycleModel(d) => cycle_field(app, Field::Model, d),
+        Action::CycleGpu(d) => cycle_field(app, Field::Gpu, d),
         Action::Type(c) => {
             type_char(app, c);
             Vec::new()
@@ -132,9 +132,41 @@ fn lesson_edit(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
     Some(Vec::new())
 }
 
+/// `s a m g` (and capitals): steps a field from anywhere and says which one it changed.
+fn cycle_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {
+    let effects = step_field(app, field, delta);
+    let said = format!("{} → {}", field.label(), field.value(&app.scenario));
+    app.note = Some(match app.note.take() {
+        Some(more) => format!("{said}; {more}"),
+        None => said,
+    });
+    effects
+}
+
 fn step_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {
     app.field = field;
     app.typing = None;
+    // Cycling the GPU keeps the user's headroom below the GPU's memory.
+    let headroom = app
+        .scenario
+        .gpu
+        .memory_bytes()
+        .saturating_sub(app.scenario.plan.memory_budget_bytes);
+    let gpu = app.scenario.gpu.name.clone();
     app.note = fields::step(&mut app.scenario, field, delta, &app.choices);
+    if field == Field::Gpu && gpu != app.scenario.gpu.name && headroom > 0 {
+        let memory = app.scenario.gpu.memory_bytes();
+        if headroom < memory {
+            app.scenario.plan.memory_budget_bytes = memory - headroom;
+            app.note = Some(format!(
+                "budget {:.1} GiB: the GPU's memory less the same {:.1} GiB headroom",
+                app.scenario.plan.memory_budget_bytes as f64 / GIB,
+                headroom as f64 / GIB
+            ));
+        }
+    }
     resolve(app)
 }
+
+/// Bytes in a GiB.
+const GIB: f64 = (1u64 << 30) as f64;
