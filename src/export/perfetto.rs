@@ -20,6 +20,9 @@ const COMPUTE_TID: u32 = 1;
 const COPY_TID: u32 = 2;
 /// Thread id of the first send lane (overlapping sends take the next ones).
 const SEND_TID: u32 = 3;
+/// The thread of the end-of-iteration steps (gradient reduction, tied embedding, optimizer);
+/// far above the send threads, which are numbered from [`SEND_TID`] up.
+const JOB_TID: u32 = 1_000_000;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -191,6 +194,26 @@ pub fn export(run: &Run<'_>) -> String {
             s.micro_batch, s.chunk
         );
     }
+    // The end-of-iteration steps, one thread per device.
+    let mut named = 0;
+    for (pid, tid, name, start, end) in job_slices(run) {
+        sep(&mut out);
+        if named != pid {
+            named = pid;
+            let _ = write!(
+                out,
+                "{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"name\":\"thread_name\",\"args\":{{\"name\":\"iteration end\"}}}},\n"
+            );
+        }
+        let _ = write!(
+            out,
+            "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"name\":\"{name}\",\"cat\":\"job\",\"ts\":"
+        );
+        write_us(&mut out, start);
+        out.push_str(",\"dur\":");
+        write_us(&mut out, (end - start).max(0));
+        out.push_str(",\"args\":{}}");
+    }
     // Memory counters.
     for curve in &sim.memory {
         let pid = curve.device + 1;
@@ -215,5 +238,34 @@ pub fn export(run: &Run<'_>) -> String {
         }
     }
     out.push_str("\n]}\n");
+    out
+}
+
+/// The end-of-iteration steps of a planned run as `(pid, tid, name, start ns, end ns)`:
+/// gradient reduction, tied embedding all-reduce, optimizer step and parameter all-gather,
+/// one after the other after each device's pipeline work (empty steps left out).
+fn job_slices(run: &Run<'_>) -> Vec<(u32, u32, &'static str, i64, i64)> {
+    let Some(job) = &run.simulation.job else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for tail in &job.tails {
+        let steps = [
+            ("grad reduce", tail.pipeline_end_s, tail.grad_end_s),
+            (
+                "tied embedding all-reduce",
+                tail.grad_end_s,
+                tail.tied_end_s,
+            ),
+            ("optimizer", tail.tied_end_s, tail.optimizer_end_s),
+            ("param all-gather", tail.optimizer_end_s, tail.end_s),
+        ];
+        for (name, start, end) in steps {
+            let (start, end) = (nanos(run.units, start), nanos(run.units, end));
+            if end > start {
+                out.push((tail.device + 1, JOB_TID, name, start, end));
+            }
+        }
+    }
     out
 }

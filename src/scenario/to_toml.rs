@@ -95,10 +95,7 @@ pub fn to_toml(s: &Scenario) -> String {
     plan.insert("schedule".into(), Value::String(pl.schedule.name().into()));
     plan.insert("strategy".into(), Value::String(pl.strategy.name().into()));
     match pl.reserve_bytes {
-        Some(r) => plan.insert(
-            "reserve_gib".into(),
-            Value::Float(r as f64 / super::GIB),
-        ),
+        Some(r) => plan.insert("reserve_gib".into(), Value::Float(r as f64 / super::GIB)),
         None => plan.insert(
             "memory_budget_gib".into(),
             Value::Float(pl.memory_budget_bytes as f64 / super::GIB),

@@ -94,6 +94,8 @@ actions! {
     StoryNext,
     /// previous
     StoryPrev,
+    /// Lesson through the schedules (equal costs)
+    ToggleLesson,
     /// Save the scenario as a preset (user presets folder)
     SavePreset,
     /// Cycle the colour theme

@@ -25,16 +25,27 @@ pub const STORY: [Strategy; 4] = [
 pub enum Mode {
     /// One scenario.
     Normal,
-    /// The scenario (A) against the same scenario with strategy `other` (B).
-    Compare {
-        /// B's strategy.
-        other: Strategy,
+    /// The pinned scenario (A, [`App::pinned`]) against the one being edited (B).
+    Compare,
+    /// The lesson: step `step` of [`crate::tui::lesson::LESSON`].
+    Lesson {
+        /// Index into the lesson's schedules.
+        step: usize,
     },
     /// The story: step `step` of [`STORY`].
     Story {
         /// Index into [`STORY`].
         step: usize,
     },
+}
+
+/// What the details overlay shows (Enter, or a click on an op).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Details {
+    /// A stage: its memory and time broken down.
+    Stage(u32),
+    /// One op of the Gantt.
+    Op(crate::sim::Span),
 }
 
 /// The visible slice of the Gantt's time axis as fractions of the iteration, so that it
@@ -93,8 +104,10 @@ impl Viewport {
 /// Everything the views read and `update` changes.
 #[derive(Debug, Clone)]
 pub struct App {
-    /// The scenario being edited (side A in compare mode).
+    /// The scenario being edited (side B in compare mode).
     pub scenario: Scenario,
+    /// Compare mode's side A: the scenario as it was when compare was entered.
+    pub pinned: Option<Scenario>,
     /// Models and GPUs to cycle through.
     pub choices: Choices,
     /// The selected parameter.
@@ -109,6 +122,8 @@ pub struct App {
     pub mode: Mode,
     /// Whether the help overlay is open.
     pub help: bool,
+    /// The details overlay, when open.
+    pub details: Option<Details>,
     /// The help overlay's filter (lines that do not contain it are hidden).
     pub help_query: String,
     /// Whether keys are being typed into `help_query`.
@@ -117,10 +132,14 @@ pub struct App {
     pub solved: Option<Solved>,
     /// The scenario `solved` was solved from (to mark fields whose edit did not solve).
     pub solved_scenario: Option<Scenario>,
-    /// Compare mode: side B's result.
+    /// Compare mode: side A's (the pinned scenario's) result.
     pub compare: Option<Result<Solved, String>>,
     /// Story mode: one result per step of [`STORY`].
     pub story: Vec<Option<Result<Solved, String>>>,
+    /// The lesson's sizes (p, m), edited with the `stages p` and `micro m` fields there.
+    pub lesson_size: (u32, u32),
+    /// The lesson's current step, simulated (kept in step with mode and sizes by `update`).
+    pub lesson: Option<crate::tui::lesson::LessonRun>,
     /// Why the latest edit could not be solved (shown in the status bar).
     pub error: Option<String>,
     /// A passing remark for the status bar.
@@ -155,6 +174,7 @@ impl App {
         let themes = BUILTIN.iter().map(|(n, _)| Theme::builtin(n)).collect();
         App {
             scenario,
+            pinned: None,
             choices,
             field: Field::Stages,
             typing: None,
@@ -162,12 +182,15 @@ impl App {
             viewport: Viewport::FIT,
             mode: Mode::Normal,
             help: false,
+            details: None,
             help_query: String::new(),
             help_typing: false,
             solved: None,
             solved_scenario: None,
             compare: None,
             story: vec![None; STORY.len()],
+            lesson_size: (4, 8),
+            lesson: None,
             error: None,
             note: None,
             reload_errors: BTreeMap::new(),
@@ -195,10 +218,10 @@ impl App {
         }
     }
 
-    /// Compare mode's side B, if solved.
+    /// Compare mode's side A (the pinned scenario), if solved.
     pub fn compare_solved(&self) -> Option<&Solved> {
         match (&self.mode, &self.compare) {
-            (Mode::Compare { .. }, Some(Ok(s))) => Some(s),
+            (Mode::Compare, Some(Ok(s))) => Some(s),
             _ => None,
         }
     }

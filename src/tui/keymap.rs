@@ -1,129 +1,293 @@
-//! The keymap: key chords to actions, arrows and vim keys side by side. The help overlay
-//! and the hint bar are generated from [`bindings`].
+//! The keymap: one table of `{keys, action, description}` ([`TABLE`]) that drives both
+//! the dispatch of key presses ([`action_for`]) and the help overlay ([`help_lines`]).
+//! Arrows and vim keys sit side by side. To add a key, add a [`Binding`] to a line of the
+//! table (or a new line): dispatch and help follow.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::Action;
 
-/// One binding as shown in help: the keys, and the action they trigger.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Binding {
-    /// Keys as shown to the user.
-    pub keys: &'static str,
-    /// What they do.
-    pub action: Action,
+/// A key (or gesture) a binding answers to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Key {
+    /// A key without Control.
+    Code(KeyCode),
+    /// Control and a letter.
+    Ctrl(char),
+    /// Any digit or '.': the binding's action receives the character ([`Action::Type`]).
+    Digit,
+    /// A mouse gesture (help only: the runner turns mouse events into actions).
+    Mouse(&'static str),
 }
 
-/// Every binding, in help order (one line each in the help overlay).
-pub fn bindings() -> Vec<Binding> {
-    let b = |keys, action| Binding { keys, action };
-    vec![
-        b("↑ k  ↓ j", Action::NextField),
-        b("← h  → l  - +", Action::Increase),
-        b("0-9 . ⌫ ⏎", Action::Type('0')),
-        b("[ ]  Tab", Action::NextStage),
-        b("s a m g", Action::CycleSchedule(1)),
-        b("z x  H L  f", Action::ZoomIn),
-        b("c  b", Action::ToggleCompare),
-        b("t  n p", Action::ToggleStory),
-        b("w", Action::SavePreset),
-        b("T", Action::CycleTheme),
-        b("e", Action::Export),
-        b("mouse", Action::Click(0, 0)),
-        b("v", Action::ToggleMouse),
-        b("?  /", Action::ToggleHelp),
-        b("Esc", Action::Close),
-        b("q ^C  ^Z", Action::Quit),
-    ]
-}
+impl Key {
+    /// How the key is written in help.
+    pub fn label(self) -> String {
+        match self {
+            Key::Code(code) => match code {
+                KeyCode::Up => "↑".into(),
+                KeyCode::Down => "↓".into(),
+                KeyCode::Left => "←".into(),
+                KeyCode::Right => "→".into(),
+                KeyCode::Backspace => "⌫".into(),
+                KeyCode::Enter => "⏎".into(),
+                KeyCode::Tab => "Tab".into(),
+                KeyCode::BackTab => "⇧Tab".into(),
+                KeyCode::Esc => "Esc".into(),
+                KeyCode::Char(c) => c.to_string(),
+                other => format!("{other:?}"),
+            },
+            Key::Ctrl(c) => format!("^{}", c.to_ascii_uppercase()),
+            Key::Digit => "0-9 .".into(),
+            Key::Mouse(what) => what.into(),
+        }
+    }
 
-/// The help line of a binding: the action's doc comment, or for a line that groups several
-/// actions, their docs joined.
-pub fn help_text(binding: &Binding) -> String {
-    let join = |actions: &[Action]| {
-        actions
-            .iter()
-            .map(Action::help)
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
-    match binding.action {
-        Action::NextField => join(&[Action::PrevField, Action::NextField]),
-        Action::Increase => join(&[Action::Decrease, Action::Increase]),
-        Action::Type(_) => join(&[Action::Type('0'), Action::Backspace, Action::Commit]),
-        Action::NextStage => join(&[Action::PrevStage, Action::NextStage]),
-        Action::CycleSchedule(_) => "Cycle schedule, strategy, model, GPU (capital: back)".into(),
-        Action::ZoomIn => join(&[
-            Action::ZoomIn,
-            Action::ZoomOut,
-            Action::PanLeft,
-            Action::PanRight,
-            Action::Fit,
-        ]),
-        Action::ToggleCompare => join(&[Action::ToggleCompare, Action::CycleCompare]),
-        Action::ToggleStory => join(&[Action::ToggleStory, Action::StoryNext, Action::StoryPrev]),
-        Action::Click(..) => join(&[Action::Click(0, 0), Action::Scroll(0, 0, 1)]),
-        Action::ToggleHelp => join(&[Action::ToggleHelp, Action::FilterHelp]),
-        Action::Quit => join(&[Action::Quit, Action::Suspend]),
-        ref other => other.help().into(),
+    /// The action `binding` gives a press of `key`, when this key matches it.
+    fn matches(self, key: &KeyEvent) -> Option<Option<char>> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match self {
+            Key::Code(code) if !ctrl && key.code == code => Some(None),
+            Key::Ctrl(c) if ctrl && key.code == KeyCode::Char(c) => Some(None),
+            Key::Digit if !ctrl => match key.code {
+                KeyCode::Char(c @ ('0'..='9' | '.')) => Some(Some(c)),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 }
 
-/// The action of a key press, if any. Releases and repeats of non-navigation keys are
-/// ignored by the caller (only presses arrive here).
+/// One row of the table: keys, the action they trigger, and its help text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binding {
+    /// Keys (or gestures) that trigger it.
+    pub keys: &'static [Key],
+    /// What they do.
+    pub action: Action,
+    /// Help text.
+    pub description: &'static str,
+}
+
+const fn b(keys: &'static [Key], action: Action, description: &'static str) -> Binding {
+    Binding {
+        keys,
+        action,
+        description,
+    }
+}
+
+use Key::{Code, Ctrl};
+use KeyCode::Char;
+
+/// Every binding, one inner slice per help line (its bindings joined on that line; a
+/// binding with an empty description shares the one before it, as `S` shares `s`'s).
+pub static TABLE: &[&[Binding]] = &[
+    &[
+        b(
+            &[Code(KeyCode::Up), Code(Char('k'))],
+            Action::PrevField,
+            "Previous parameter",
+        ),
+        b(
+            &[Code(KeyCode::Down), Code(Char('j'))],
+            Action::NextField,
+            "next parameter",
+        ),
+    ],
+    &[
+        b(
+            &[Code(KeyCode::Left), Code(Char('h')), Code(Char('-'))],
+            Action::Decrease,
+            "Decrease the parameter (cycle back)",
+        ),
+        b(
+            &[
+                Code(KeyCode::Right),
+                Code(Char('l')),
+                Code(Char('+')),
+                Code(Char('=')),
+            ],
+            Action::Increase,
+            "increase (cycle on)",
+        ),
+    ],
+    &[
+        b(&[Key::Digit], Action::Type('0'), "Type a number"),
+        b(
+            &[Code(KeyCode::Backspace)],
+            Action::Backspace,
+            "delete a digit",
+        ),
+        b(
+            &[Code(KeyCode::Enter)],
+            Action::Commit,
+            "apply it, or (not typing) details",
+        ),
+    ],
+    &[
+        b(
+            &[Code(Char('[')), Code(KeyCode::BackTab)],
+            Action::PrevStage,
+            "Previous stage (scrolls it into view)",
+        ),
+        b(
+            &[Code(Char(']')), Code(KeyCode::Tab)],
+            Action::NextStage,
+            "next stage",
+        ),
+    ],
+    &[
+        b(
+            &[Code(Char('s'))],
+            Action::CycleSchedule(1),
+            "Cycle schedule",
+        ),
+        b(&[Code(Char('S'))], Action::CycleSchedule(-1), ""),
+        b(&[Code(Char('a'))], Action::CycleStrategy(1), "strategy"),
+        b(&[Code(Char('A'))], Action::CycleStrategy(-1), ""),
+        b(&[Code(Char('m'))], Action::CycleModel(1), "model"),
+        b(&[Code(Char('M'))], Action::CycleModel(-1), ""),
+        b(&[Code(Char('g'))], Action::CycleGpu(1), "GPU"),
+        b(&[Code(Char('G'))], Action::CycleGpu(-1), "capital: back"),
+    ],
+    &[
+        b(&[Code(Char('z'))], Action::ZoomIn, "Gantt: zoom in"),
+        b(&[Code(Char('x'))], Action::ZoomOut, "out"),
+        b(&[Code(Char('H'))], Action::PanLeft, "pan earlier"),
+        b(&[Code(Char('L'))], Action::PanRight, "later"),
+        b(&[Code(Char('f'))], Action::Fit, "fit all"),
+    ],
+    &[
+        b(
+            &[Code(Char('c'))],
+            Action::ToggleCompare,
+            "Compare: pin A, edit B",
+        ),
+        b(&[Code(Char('b'))], Action::CycleCompare, "B's strategy"),
+    ],
+    &[
+        b(
+            &[Code(Char('t'))],
+            Action::ToggleStory,
+            "Story: none → full → adaptive → adapipe",
+        ),
+        b(&[Code(Char('n'))], Action::StoryNext, "next"),
+        b(&[Code(Char('p'))], Action::StoryPrev, "previous"),
+    ],
+    &[b(
+        &[Code(Char('i'))],
+        Action::ToggleLesson,
+        "Lesson: GPipe … DualPipe-V, formulas vs simulated (n p)",
+    )],
+    &[b(
+        &[Code(Char('w'))],
+        Action::SavePreset,
+        "Save the scenario as a preset (user presets folder)",
+    )],
+    &[b(
+        &[Code(Char('e'))],
+        Action::Export,
+        "Export what is shown (perfetto, svg, megatron, torchtitan) to this folder",
+    )],
+    &[b(
+        &[Code(Char('T'))],
+        Action::CycleTheme,
+        "Cycle the colour theme",
+    )],
+    &[
+        b(
+            &[Key::Mouse("click")],
+            Action::Click(0, 0),
+            "Click: field, stage, op details",
+        ),
+        b(
+            &[Key::Mouse("wheel")],
+            Action::Scroll(0, 0, 1),
+            "wheel zooms the Gantt",
+        ),
+    ],
+    &[b(
+        &[Code(Char('v'))],
+        Action::ToggleMouse,
+        "Mouse off (the terminal selects text) or back on",
+    )],
+    &[
+        b(
+            &[Code(Char('?'))],
+            Action::ToggleHelp,
+            "Show or hide this help",
+        ),
+        b(&[Code(Char('/'))], Action::FilterHelp, "/ filters it"),
+    ],
+    &[b(
+        &[Code(KeyCode::Esc)],
+        Action::Close,
+        "Close help/details, cancel typing, leave compare/story",
+    )],
+    &[
+        b(
+            &[Code(Char('q')), Ctrl('c')],
+            Action::Quit,
+            "Quit pipescope",
+        ),
+        b(&[Ctrl('z')], Action::Suspend, "^Z suspends (fg resumes)"),
+    ],
+];
+
+/// Every binding, in table order.
+pub fn bindings() -> impl Iterator<Item = &'static Binding> {
+    TABLE.iter().flat_map(|line| line.iter())
+}
+
+/// One help line: its keys and its description.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HelpLine {
+    /// Keys of the line's bindings (a binding's keys separated by a space, bindings by two).
+    pub keys: String,
+    /// The bindings' descriptions joined by "; ".
+    pub text: String,
+}
+
+/// The help overlay's lines, generated from [`TABLE`].
+pub fn help_lines() -> Vec<HelpLine> {
+    TABLE
+        .iter()
+        .map(|line| HelpLine {
+            keys: line
+                .iter()
+                .map(|b| {
+                    b.keys
+                        .iter()
+                        .map(|k| k.label())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect::<Vec<_>>()
+                .join("  "),
+            text: line
+                .iter()
+                .map(|b| b.description)
+                .filter(|d| !d.is_empty())
+                .collect::<Vec<_>>()
+                .join("; "),
+        })
+        .collect()
+}
+
+/// The action of a key press, if any (releases give none).
 pub fn action_for(key: KeyEvent) -> Option<Action> {
     if key.kind == KeyEventKind::Release {
         return None;
     }
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    if ctrl {
-        return match key.code {
-            KeyCode::Char('c') => Some(Action::Quit),
-            KeyCode::Char('z') => Some(Action::Suspend),
-            _ => None,
-        };
-    }
-    let action = match key.code {
-        KeyCode::Char('q') => Action::Quit,
-        KeyCode::Esc => Action::Close,
-        KeyCode::Char('?') => Action::ToggleHelp,
-        KeyCode::Char('/') => Action::FilterHelp,
-        KeyCode::Up | KeyCode::Char('k') => Action::PrevField,
-        KeyCode::Down | KeyCode::Char('j') => Action::NextField,
-        KeyCode::Left | KeyCode::Char('h') | KeyCode::Char('-') => Action::Decrease,
-        KeyCode::Right | KeyCode::Char('l') | KeyCode::Char('+') | KeyCode::Char('=') => {
-            Action::Increase
-        }
-        KeyCode::Char(c @ ('0'..='9' | '.')) => Action::Type(c),
-        KeyCode::Backspace => Action::Backspace,
-        KeyCode::Enter => Action::Commit,
-        KeyCode::Char('[') | KeyCode::BackTab => Action::PrevStage,
-        KeyCode::Char(']') | KeyCode::Tab => Action::NextStage,
-        KeyCode::Char('s') => Action::CycleSchedule(1),
-        KeyCode::Char('S') => Action::CycleSchedule(-1),
-        KeyCode::Char('a') => Action::CycleStrategy(1),
-        KeyCode::Char('A') => Action::CycleStrategy(-1),
-        KeyCode::Char('m') => Action::CycleModel(1),
-        KeyCode::Char('M') => Action::CycleModel(-1),
-        KeyCode::Char('g') => Action::CycleGpu(1),
-        KeyCode::Char('G') => Action::CycleGpu(-1),
-        KeyCode::Char('z') => Action::ZoomIn,
-        KeyCode::Char('x') => Action::ZoomOut,
-        KeyCode::Char('H') => Action::PanLeft,
-        KeyCode::Char('L') => Action::PanRight,
-        KeyCode::Char('f') => Action::Fit,
-        KeyCode::Char('c') => Action::ToggleCompare,
-        KeyCode::Char('b') => Action::CycleCompare,
-        KeyCode::Char('t') => Action::ToggleStory,
-        KeyCode::Char('n') => Action::StoryNext,
-        KeyCode::Char('p') => Action::StoryPrev,
-        KeyCode::Char('w') => Action::SavePreset,
-        KeyCode::Char('T') => Action::CycleTheme,
-        KeyCode::Char('e') => Action::Export,
-        KeyCode::Char('v') => Action::ToggleMouse,
-        _ => return None,
-    };
-    Some(action)
+    bindings().find_map(|b| {
+        b.keys.iter().find_map(|k| {
+            k.matches(&key).map(|typed| match typed {
+                Some(c) => Action::Type(c),
+                None => b.action.clone(),
+            })
+        })
+    })
 }
 
 #[cfg(test)]
@@ -136,52 +300,44 @@ mod tests {
 
     #[test]
     fn arrows_and_vim_keys_agree() {
-        assert_eq!(
-            action_for(key(KeyCode::Up)),
-            action_for(key(KeyCode::Char('k')))
-        );
-        assert_eq!(
-            action_for(key(KeyCode::Down)),
-            action_for(key(KeyCode::Char('j')))
-        );
-        assert_eq!(
-            action_for(key(KeyCode::Left)),
-            action_for(key(KeyCode::Char('h')))
-        );
-        assert_eq!(
-            action_for(key(KeyCode::Right)),
-            action_for(key(KeyCode::Char('l')))
-        );
-        assert_eq!(
-            action_for(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
-            Some(Action::Quit)
-        );
-        assert_eq!(
-            action_for(KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL)),
-            Some(Action::Suspend)
-        );
-    }
-
-    #[test]
-    fn every_key_action_is_in_the_help() {
-        let shown: Vec<String> = bindings().iter().map(help_text).collect();
-        for action in [
-            Action::ToggleMouse,
-            Action::Suspend,
-            Action::FilterHelp,
-            Action::CycleTheme,
-        ] {
-            assert!(
-                shown.iter().any(|h| h.contains(action.help())),
-                "{action:?} missing from help"
-            );
+        let pairs = [
+            (KeyCode::Up, 'k'),
+            (KeyCode::Down, 'j'),
+            (KeyCode::Left, 'h'),
+            (KeyCode::Right, 'l'),
+        ];
+        for (arrow, vim) in pairs {
+            assert!(action_for(key(arrow)).is_some());
+            assert_eq!(action_for(key(arrow)), action_for(key(Char(vim))));
         }
+        let ctrl = |c| KeyEvent::new(Char(c), KeyModifiers::CONTROL);
+        assert_eq!(action_for(ctrl('c')), Some(Action::Quit));
+        assert_eq!(action_for(ctrl('z')), Some(Action::Suspend));
+        assert_eq!(action_for(ctrl('q')), None);
+        assert_eq!(action_for(key(Char('7'))), Some(Action::Type('7')));
+        assert_eq!(action_for(key(Char('S'))), Some(Action::CycleSchedule(-1)));
     }
 
     #[test]
-    fn every_binding_has_help() {
+    fn no_key_is_bound_twice() {
+        let mut seen: Vec<Key> = Vec::new();
         for b in bindings() {
-            assert!(!help_text(&b).is_empty());
+            for k in b.keys {
+                assert!(!seen.contains(k), "{k:?} bound twice");
+                seen.push(*k);
+            }
         }
+    }
+
+    #[test]
+    fn every_binding_is_in_the_help_with_its_keys() {
+        let lines = help_lines();
+        assert_eq!(lines.len(), TABLE.len());
+        for b in bindings() {
+            assert!(lines.iter().any(|l| l.text.contains(b.description)
+                && b.keys.iter().all(|k| l.keys.contains(&k.label()))));
+        }
+        assert_eq!(lines[0].keys, "↑ k  ↓ j");
+        assert!(TABLE.iter().all(|l| !l[0].description.is_empty()));
     }
 }

@@ -19,6 +19,7 @@ pub mod export;
 pub mod fields;
 pub mod fixture;
 pub mod keymap;
+pub mod lesson;
 mod location;
 pub mod preset_io;
 pub mod solved;

@@ -91,12 +91,26 @@ pub fn sentence(step: usize, results: &[StepResult]) -> String {
         2 => {
             let first = o.stages.first();
             let last = o.stages.last();
+            let work = |s: Option<&crate::outcome::StageOutcome>| {
+                s.map_or(0.0, |s| s.forward_s + s.backward_s)
+            };
+            let (w0, wl) = (work(first), work(last));
+            let bubble = full.map_or(String::new(), |f| {
+                format!(
+                    ", so the bubble goes {} → {}",
+                    format::pct(f.bubble_rate),
+                    format::pct(o.bubble_rate)
+                )
+            });
             format!(
-                "Adaptive recomputation keeps what each stage's budget allows: stage 0 holds {} micro-batches and recomputes {} each, the last stage holds {} and recomputes {}; it {}, iteration {it}{vs_full}.",
+                "Adaptive recomputation keeps what each stage's budget allows: stage 0 holds {} micro-batches and recomputes {} each, the last stage holds {} and recomputes {}. The memory imbalance becomes a compute imbalance: stage 0 works {} per micro-batch, the last stage {} ({:.2}×){bubble}; it {}, iteration {it}{vs_full}.",
                 first.map_or(0, |s| s.in_flight),
                 format::time(first.map_or(0.0, |s| s.recompute_s)),
                 last.map_or(0, |s| s.in_flight),
                 format::time(last.map_or(0.0, |s| s.recompute_s)),
+                format::time(w0),
+                format::time(wl),
+                w0.max(wl) / w0.min(wl).max(f64::MIN_POSITIVE),
                 fit(o)
             )
         }

@@ -245,7 +245,7 @@ impl Theme {
                 activation: '▓',
                 buffer: '▒',
                 host: '▚',
-                free: '░',
+                free: '╌',
                 budget: '│',
                 over: '!',
             },

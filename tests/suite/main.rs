@@ -52,3 +52,5 @@ mod tui_real;
 mod tui_snapshots;
 #[cfg(feature = "tui")]
 mod tui_update;
+#[cfg(feature = "tui")]
+mod tui_views;

@@ -252,6 +252,61 @@ fn keys_change_stages_and_micro_batches_and_the_screen_follows() {
 }
 
 #[test]
+fn the_lesson_steps_through_the_schedules_and_follows_p_and_m() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping the end-to-end test");
+        return;
+    }
+    let (t, home) = fixture_ui("e2e-lesson");
+    t.wait_for("a solved screen", |s| {
+        s.contains("iter ") && s.contains("stage 0 units")
+    });
+    t.keys(&["i"]);
+    // GPipe with p = 4, m = 8: bubble 3/11.
+    let screen = t.wait_text("lesson 1/9");
+    assert!(screen.contains("gpipe"), "{screen}");
+    t.wait_text("27.3%");
+    t.keys(&["n"]);
+    t.wait_text("lesson 2/9: 1f1b");
+    // m 8 -> 9 (stages -> tp -> dp -> sp -> micro): 1F1B's bubble becomes 3/12.
+    t.keys(&["j", "j", "j", "j", "l"]);
+    t.wait_text("micro m  9");
+    t.wait_text("25.0%");
+    for _ in 0..7 {
+        t.keys(&["n"]);
+    }
+    let screen = t.wait_text("lesson 9/9: dualpipe-v");
+    assert!(screen.contains("textbook"), "{screen}");
+    t.keys(&["i"]);
+    t.wait_for("the lesson closed", |s| !s.contains("lesson 9/9"));
+    t.keys(&["q"]);
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn compare_pins_a_and_shows_b_edits_against_it() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping the end-to-end test");
+        return;
+    }
+    let (t, home) = fixture_ui("e2e-compare");
+    t.wait_for("a solved screen", |s| {
+        s.contains("iter ") && s.contains("stage 0 units")
+    });
+    t.keys(&["c"]);
+    t.wait_text("A pinned");
+    t.wait_text("strategy adapipe→full");
+    // Edit B: one more micro-batch.
+    t.keys(&["j", "j", "j", "j", "l"]);
+    let screen = t.wait_text("micro 64→65");
+    assert!(screen.contains(" A ") && screen.contains(" B "), "{screen}");
+    t.keys(&["c"]);
+    t.wait_for("compare closed", |s| !s.contains("micro 64→65"));
+    t.keys(&["q"]);
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
 fn a_burst_of_edits_ends_solved_with_the_last_edit_shown() {
     if skip_without_tmux() {
         return;

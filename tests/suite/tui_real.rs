@@ -53,11 +53,8 @@ fn real_presets_render_their_figures_in_every_mode() {
             "{preset}: {:?}",
             app.compare.as_ref().map(|c| c.as_ref().err())
         );
-        assert!(
-            render(&mut app, 160, 48)
-                .to_string()
-                .contains("B: 1f1b · full")
-        );
+        let screen = render(&mut app, 160, 48).to_string();
+        assert!(screen.contains("→full): 1f1b · full"), "{screen}");
         let effects = update(&mut app, Action::ToggleStory);
         run(&mut app, effects);
         assert!(

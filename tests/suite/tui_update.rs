@@ -37,7 +37,7 @@ fn help_toggles_and_close_closes_it_first() {
     act(&mut app, Action::ToggleCompare);
     act(&mut app, Action::Close);
     assert!(!app.help);
-    assert!(matches!(app.mode, Mode::Compare { .. }));
+    assert!(matches!(app.mode, Mode::Compare));
     act(&mut app, Action::Close);
     assert_eq!(app.mode, Mode::Normal);
 }
@@ -221,17 +221,28 @@ fn compare_mode_solves_both_sides() {
     let effects = update(&mut app, Action::ToggleCompare);
     let job = solve_job(&effects);
     assert_eq!(job.kind, JobKind::Compare);
-    assert_eq!(job.scenarios[1].plan.strategy, Strategy::Full);
+    // B (edited) first, the pinned A second.
+    assert_eq!(job.scenarios[0].plan.strategy, Strategy::Full);
+    assert_eq!(job.scenarios[1].plan.strategy, Strategy::AdaPipe);
     tui_common::run_effects(&mut app, effects);
     assert!(app.compare_solved().is_some());
     act(&mut app, Action::CycleCompare);
-    assert_eq!(
-        app.mode,
-        Mode::Compare {
-            other: Strategy::Selective
-        }
+    assert_eq!(app.mode, Mode::Compare);
+    assert_eq!(app.scenario.plan.strategy, Strategy::Selective);
+    // Any edit changes B only; A stays pinned and the change is listed.
+    let effects = update(&mut app, Action::CycleSchedule(1));
+    let job = solve_job(&effects);
+    assert_ne!(
+        job.scenarios[0].plan.schedule,
+        job.scenarios[1].plan.schedule
     );
+    assert_eq!(job.scenarios[1].plan.strategy, Strategy::AdaPipe);
+    tui_common::run_effects(&mut app, effects);
+    let changed = pipescope::tui::view::compare::changed(&app);
+    assert!(changed.contains("strategy adapipe→selective"), "{changed}");
+    assert!(changed.contains("schedule 1f1b→"), "{changed}");
     act(&mut app, Action::ToggleCompare);
+    assert!(app.pinned.is_none());
     assert_eq!(app.mode, Mode::Normal);
     act(&mut app, Action::CycleCompare);
     assert!(app.note.is_some());
@@ -293,11 +304,11 @@ fn mouse_clicks_select_fields_and_stages_and_wheel_zooms() {
     // Params panel: border at row 1, fields from row 2.
     act(&mut app, Action::Click(3, 2 + 8));
     assert_eq!(app.field, Field::SeqLen);
-    // Gantt: one row per device from row 2 (the fixture has no visible transfers, so no
-    // transfer lanes); device 3 at row 2 + 3.
-    act(&mut app, Action::Click(60, 2 + 3));
+    // Gantt: two rows per device from row 2 (the fixture has no visible transfers, so the
+    // second lane is the memory sparkline); device 3 at row 2 + 3 * 2.
+    act(&mut app, Action::Click(60, 2 + 3 * 2));
     assert_eq!(app.stage, 3);
-    act(&mut app, Action::Scroll(60, 2 + 3, 1));
+    act(&mut app, Action::Scroll(60, 2 + 3 * 2, 1));
     assert!(app.viewport.span < 1.0);
     act(&mut app, Action::Scroll(60, 2 + 3, -1));
     assert_eq!(app.viewport, Viewport::FIT);
@@ -457,7 +468,9 @@ fn the_transfer_lane_shows_only_when_it_has_something_to_show() {
     use ratatui::layout::Rect;
     let mut app = solved_app("gpt3");
     let area = Rect::new(0, 0, 160, 48);
-    assert_eq!(regions(area, &app).lanes, 1);
+    // No transfer to show: the second lane is the memory sparkline.
+    let r = regions(area, &app);
+    assert_eq!((r.lanes, r.memory_lane), (2, 1));
     let solved = app.solved.as_mut().unwrap();
     let tl = &mut solved.outcome.simulation.timeline;
     let long = tl.makespan / 10.0;
@@ -470,7 +483,10 @@ fn the_transfer_lane_shows_only_when_it_has_something_to_show() {
         start: 0.0,
         end: long,
     });
-    assert_eq!(regions(area, &app).lanes, 2);
+    // Transfers: lane 1 shows them, the sparkline moves to lane 2.
+    let r = regions(area, &app);
+    assert_eq!((r.lanes, r.memory_lane), (3, 2));
+    assert_eq!(regions(Rect::new(0, 0, 160, 30), &app).memory_lane, 0);
 }
 
 #[test]
@@ -498,13 +514,11 @@ fn typing_replaces_the_last_error_with_a_hint() {
 fn cycling_the_compare_side_skips_side_a_strategy() {
     let mut app = solved_app("gpt3");
     act(&mut app, Action::ToggleCompare);
-    let a = app.scenario.plan.strategy;
+    let a = app.pinned.as_ref().unwrap().plan.strategy;
     for _ in 0..2 * Strategy::ALL.len() {
         act(&mut app, Action::CycleCompare);
-        match app.mode {
-            Mode::Compare { other } => assert_ne!(other, a),
-            m => panic!("left compare mode: {m:?}"),
-        }
+        assert_eq!(app.mode, Mode::Compare);
+        assert_ne!(app.scenario.plan.strategy, a);
     }
 }
 

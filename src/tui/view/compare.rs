@@ -6,13 +6,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use crate::Outcome;
-use crate::plan::Strategy;
 use crate::tui::app::App;
+use crate::tui::fields::Field;
 
 use super::{format, metrics};
 
 /// Side B's figures with their change against side A, in the longest form that fits
-/// `room` columns: changes in parentheses, then without, then without the "A is" summary
+/// `room` columns: changes in parentheses, then without, then without the "B is" summary
 /// (the iteration change says the same), then without the bubble rate.
 fn deltas(a: &Outcome, b: &Outcome, room: usize) -> (Vec<(String, String)>, &'static str) {
     let pts = |x: f64, y: f64| {
@@ -67,13 +67,7 @@ fn deltas(a: &Outcome, b: &Outcome, room: usize) -> (Vec<(String, String)>, &'st
                     parens,
                 ),
             ),
-            (
-                "A is".into(),
-                format!(
-                    "{:.2}× faster",
-                    b.iteration_time_s / a.iteration_time_s.max(f64::MIN_POSITIVE)
-                ),
-            ),
+            ("B is".into(), verdict(a, b)),
         ]
     };
     let width = |figs: &[(String, String)], sep: &str| -> usize {
@@ -103,10 +97,49 @@ fn deltas(a: &Outcome, b: &Outcome, room: usize) -> (Vec<(String, String)>, &'st
     (short, sep)
 }
 
-/// Draws the two-line compare metrics bar.
-pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App, other: Strategy) {
+/// How B stands against A: a speed ratio only when both plans fit in memory.
+fn verdict(a: &Outcome, b: &Outcome) -> String {
+    match (a.feasible, b.feasible) {
+        (true, true) => {
+            let r = a.iteration_time_s / b.iteration_time_s.max(f64::MIN_POSITIVE);
+            if r >= 1.0 {
+                format!("{r:.2}× faster")
+            } else {
+                format!("{:.2}× slower", 1.0 / r.max(f64::MIN_POSITIVE))
+            }
+        }
+        (false, false) => "infeasible, as A".into(),
+        (false, true) => "infeasible, A fits".into(),
+        (true, false) => "feasible, A is not".into(),
+    }
+}
+
+/// The parameters side B changed against the pinned side A, as `label a→b` (or "no
+/// change").
+pub fn changed(app: &App) -> String {
+    let Some(a) = app.pinned.as_ref() else {
+        return "no change".into();
+    };
+    let list: Vec<String> = Field::ALL
+        .iter()
+        .filter_map(|f| {
+            let (va, vb) = (f.value(a), f.value(&app.scenario));
+            (va != vb).then(|| format!("{} {va}→{vb}", f.label().split(' ').next().unwrap_or("")))
+        })
+        .collect();
+    if list.is_empty() {
+        "no change".into()
+    } else {
+        list.join(", ")
+    }
+}
+
+/// Draws the two-line compare metrics bar: A (pinned), then B with its changes against A.
+pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App) {
     let theme = &app.theme;
-    let a_name = app.scenario.plan.strategy.name();
+    let strategy = |s: Option<&crate::Scenario>| s.map_or("", |s| s.plan.strategy.name());
+    let a_name = strategy(app.pinned.as_ref());
+    let b_name = strategy(Some(&app.scenario));
     let head = |side: &str, name: &str| {
         vec![
             Span::styled(format!(" {side} "), theme.selected()),
@@ -114,8 +147,8 @@ pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App, other: Strategy) 
         ]
     };
     let mut a_line = head("A", a_name);
-    let mut b_line = head("B", other.name());
-    let a = app.shown().map(|s| &s.outcome);
+    let mut b_line = head("B", b_name);
+    let a = app.compare_solved().map(|s| &s.outcome);
     match a {
         Some(o) => {
             if !o.feasible {
@@ -137,8 +170,8 @@ pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App, other: Strategy) 
         }
         None => a_line.push(Span::styled("solving…", theme.muted())),
     }
-    match (&app.compare, a) {
-        (Some(Ok(b)), Some(a)) => {
+    match (app.shown(), a, &app.error) {
+        (Some(b), Some(a), None) => {
             if !b.outcome.feasible {
                 b_line.push(Span::styled("✗ INFEASIBLE ", theme.error()));
             }
@@ -147,8 +180,11 @@ pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App, other: Strategy) 
             let (figs, sep) = deltas(a, &b.outcome, room);
             b_line.extend(metrics::spans(&figs, theme, sep));
         }
-        (Some(Err(e)), _) => b_line.push(Span::styled(e.clone(), theme.error())),
+        (_, _, Some(e)) => b_line.push(Span::styled(e.clone(), theme.error())),
         _ => b_line.push(Span::styled("solving…", theme.muted())),
+    }
+    if let Some(Err(e)) = &app.compare {
+        a_line.push(Span::styled(e.clone(), theme.error()));
     }
     let (ra, rb) = (
         Rect { height: 1, ..area },

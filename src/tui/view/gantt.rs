@@ -7,7 +7,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::tui::app::App;
 use crate::tui::solved::Solved;
-use crate::tui::widgets::gantt::Gantt;
+use crate::tui::widgets::gantt::{Gantt, first_shown};
 
 /// Draws the Gantt of `solved` (side label `side` in compare mode, else empty), on a time
 /// axis of `common_makespan` when given (compare mode: both sides on one scale).
@@ -16,7 +16,7 @@ pub fn render(
     buf: &mut Buffer,
     app: &App,
     solved: Option<&Solved>,
-    lanes: u16,
+    (lanes, memory_lane): (u16, u16),
     side: &str,
     common_makespan: Option<f64>,
 ) {
@@ -41,8 +41,9 @@ pub fn render(
     };
     let devices = solved.map_or(0, |s| s.outcome.simulation.timeline.devices);
     let rows = u32::from(area.height.saturating_sub(3) / lanes.max(1));
-    let title = if devices > rows {
-        format!("{title}· {rows} of {devices} stages shown ")
+    let title = if devices > rows && rows > 0 {
+        let first = first_shown(app.stage, devices, rows);
+        format!("{title}· s{first}–s{} of {devices} ", first + rows - 1)
     } else {
         title
     };
@@ -70,6 +71,7 @@ pub fn render(
         lanes,
         theme,
         selected: Some(app.stage),
+        memory: Some((&s.outcome.simulation.memory, memory_lane)),
     }
     .render(inner, buf);
 }

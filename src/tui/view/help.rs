@@ -8,22 +8,28 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 use crate::tui::app::App;
 use crate::tui::keymap;
 
+/// The glossary at the end of the help.
+const GLOSSARY: [&str; 3] = [
+    "p stages · t tensor · d data parallel · m micro-batches · b micro-batch size",
+    "1F1B-R: 1F1B with full recomputation (the baseline); units K keep R recompute C compress O offload",
+    "bwd per micro-batch includes recomputation; mem lane: activation memory over time",
+];
+
 /// Draws the help overlay centred over `area`.
 pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let theme = &app.theme;
-    let bindings = keymap::bindings();
     let query = app.help_query.to_lowercase();
-    let mut lines: Vec<Line> = bindings
-        .iter()
-        .filter(|b| {
+    let mut lines: Vec<Line> = keymap::help_lines()
+        .into_iter()
+        .filter(|l| {
             query.is_empty()
-                || b.keys.to_lowercase().contains(&query)
-                || keymap::help_text(b).to_lowercase().contains(&query)
+                || l.keys.to_lowercase().contains(&query)
+                || l.text.to_lowercase().contains(&query)
         })
-        .map(|b| {
+        .map(|l| {
             Line::from(vec![
-                Span::styled(format!("{:>13}  ", b.keys), theme.accent()),
-                Span::styled(keymap::help_text(b), theme.text()),
+                Span::styled(format!("{:>15}  ", l.keys), theme.accent()),
+                Span::styled(l.text, theme.text()),
             ])
         })
         .collect();
@@ -41,9 +47,12 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         theme.muted(),
     ));
     lines.push(Line::styled(
-        "Gantt: █ fwd ▓ bwd ▒ wgrad ░ recomp ▚ offload · idle; digits: micro-batch",
+        "Gantt: █ fwd ▓ bwd ▒ wgrad ░ recomp ▚ offload · idle; ▆ ▄ ▂ (f b w): 2nd chunk",
         theme.muted(),
     ));
+    for gloss in GLOSSARY {
+        lines.push(Line::styled(gloss, theme.muted()));
+    }
     lines.push(Line::styled(
         format!(
             "Theme {} (T cycles; NO_COLOR: mono). Shift-drag or v: select text.",

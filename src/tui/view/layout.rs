@@ -5,6 +5,7 @@ use ratatui::layout::Rect;
 
 use crate::tui::app::{App, Mode};
 use crate::tui::fields::Field;
+use crate::tui::widgets::gantt::first_shown;
 
 /// Below this size the app shows only a "too small" message.
 pub const MIN_WIDTH: u16 = 60;
@@ -34,8 +35,12 @@ pub struct Regions {
     pub units: Rect,
     /// The status bar.
     pub status: Rect,
-    /// Lanes per device in the Gantt (1: compute only; 2: compute and transfers).
+    /// Everything between the metrics and the status bar (overlays centre on it).
+    pub body: Rect,
+    /// Lanes per device in the Gantt (1: compute only; 2: and transfers or memory; 3: both).
     pub lanes: u16,
+    /// The lane of the memory sparkline (0: none).
+    pub memory_lane: u16,
 }
 
 /// Whether `area` is too small for the app.
@@ -72,9 +77,13 @@ pub const PARAMS_HEIGHT: u16 = Field::ALL.len() as u16 + 2;
 
 /// Computes the regions of a frame of `area` for `app`.
 pub fn regions(area: Rect, app: &App) -> Regions {
-    let p = app.devices().min(256) as u16;
-    let compare = matches!(app.mode, Mode::Compare { .. });
-    let story = matches!(app.mode, Mode::Story { .. });
+    let p = match (&app.mode, &app.lesson) {
+        (Mode::Lesson { .. }, Some(run)) => run.p,
+        _ => app.devices(),
+    }
+    .min(256) as u16;
+    let compare = matches!(app.mode, Mode::Compare);
+    let story = matches!(app.mode, Mode::Story { .. } | Mode::Lesson { .. });
     let (metrics, rest) = split_v(area, if compare { 2 } else { 1 });
     let (body, status) = split_v(rest, rest.height.saturating_sub(1));
     let params_w = if area.width >= 120 { 27 } else { 23 };
@@ -88,6 +97,7 @@ pub fn regions(area: Rect, app: &App) -> Regions {
             let lines = text.chars().count().div_ceil(inner) + 1;
             u16::try_from(lines + 2).unwrap_or(8).clamp(4, 8)
         }
+        Mode::Lesson { .. } => crate::tui::view::lesson::HEIGHT.min(right.height / 3),
         _ => 0,
     };
     let (story_r, right) = if story {
@@ -101,6 +111,7 @@ pub fn regions(area: Rect, app: &App) -> Regions {
         legend,
         story: story_r,
         status,
+        body,
         ..Regions::default()
     };
     let avail = right.height;
@@ -124,11 +135,16 @@ pub fn regions(area: Rect, app: &App) -> Regions {
         return r;
     }
     let bottom_want = (p + 2).max(10);
-    let lanes = if avail >= 2 * p + 3 + bottom_want && transfers_visible(app, right.width) {
-        2
+    // The Gantt grows with the height: a transfer lane, then a memory sparkline per device.
+    let transfers = transfers_visible(app, right.width);
+    let (lanes, memory_lane) = if avail >= 3 * p + 3 + bottom_want && transfers {
+        (3, 2)
+    } else if avail >= 2 * p + 3 + bottom_want {
+        if transfers { (2, 0) } else { (2, 1) }
     } else {
-        1
+        (1, 0)
     };
+    r.memory_lane = memory_lane;
     let g = (lanes * p + 3).min(avail.saturating_sub(bottom_want.min(avail / 2)));
     let (gantt, bottom) = split_v(right, g);
     let mem_w = if bottom.width >= 110 {
@@ -198,7 +214,9 @@ pub fn hit(app: &App, x: u16, y: u16) -> Option<Hit> {
     }
     for g in [r.gantt, r.gantt_b] {
         if inside(g, x, y) && y > g.y && x > g.x + GANTT_LABEL {
-            let row = u32::from((y - g.y - 1) / r.lanes.max(1));
+            let rows = u32::from(g.height.saturating_sub(3) / r.lanes.max(1));
+            let first = first_shown(app.stage, p, rows);
+            let row = first + u32::from((y - g.y - 1) / r.lanes.max(1));
             let width = g.width.saturating_sub(GANTT_LABEL + 2).max(1);
             let at = f64::from(x - g.x - 1 - GANTT_LABEL) / f64::from(width);
             if row < p {
@@ -212,7 +230,8 @@ pub fn hit(app: &App, x: u16, y: u16) -> Option<Hit> {
     }
     for m in [r.memory, r.memory_b] {
         if inside(m, x, y) && y > m.y {
-            let row = u32::from(y - m.y - 1);
+            let first = first_shown(app.stage, p, u32::from(m.height.saturating_sub(2)));
+            let row = first + u32::from(y - m.y - 1);
             return (row < p).then_some(Hit::Stage(row));
         }
     }

@@ -8,9 +8,63 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::tui::app::App;
 use crate::tui::solved::Solved;
+use crate::tui::widgets::gantt::first_shown;
 use crate::tui::widgets::stacked_bar::{Segment, StackedBar};
 
+use super::breakdown::time_breakdowns;
 use super::format;
+
+/// Panel width from which the time bars are drawn beside the memory bars.
+pub const TIME_BAR_FROM: u16 = 60;
+
+/// Draws one time bar per stage (compute, recompute, waiting on transfers, idle; the
+/// rows scroll with the memory bars), with the idle share at its end.
+fn render_time(area: Rect, buf: &mut Buffer, app: &App, o: &crate::Outcome) {
+    let theme = &app.theme;
+    let (c, g) = (&theme.colors, &theme.glyphs);
+    let times = time_breakdowns(o);
+    let first = first_shown(app.stage, times.len() as u32, u32::from(area.height)) as usize;
+    let micros = |s: f64| (s.max(0.0) * 1e6).round() as u64;
+    for (row, t) in times
+        .iter()
+        .skip(first)
+        .take(usize::from(area.height))
+        .enumerate()
+    {
+        let y = area.y + row as u16;
+        let total = t.parts().iter().sum::<f64>().max(f64::MIN_POSITIVE);
+        let text = format!(" {:>3.0}%", 100.0 * (t.comm_s + t.idle_s) / total);
+        let text_w = text.chars().count() as u16;
+        let bar_w = area.width.saturating_sub(text_w + 1);
+        buf.set_string(area.x, y, "║", theme.muted());
+        let seg = |s: f64, glyph, color| Segment {
+            bytes: micros(s),
+            glyph,
+            style: Style::new().fg(color),
+        };
+        let segments = [
+            seg(t.compute_s, g.forward, c.forward),
+            seg(t.recompute_s, g.recompute, c.recompute),
+            seg(t.comm_s, g.send, c.send),
+            seg(t.idle_s, g.idle, c.idle),
+        ];
+        if bar_w >= 4 {
+            StackedBar {
+                segments: &segments,
+                scale: micros(total),
+                marker: None,
+            }
+            .render(Rect::new(area.x + 1, y, bar_w, 1), buf);
+        }
+        buf.set_stringn(
+            area.x + 1 + bar_w,
+            y,
+            &text,
+            usize::from(text_w),
+            theme.muted(),
+        );
+    }
+}
 
 /// Draws the memory bars of `solved`.
 pub fn render(area: Rect, buf: &mut Buffer, app: &App, solved: Option<&Solved>, side: &str) {
@@ -18,15 +72,36 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, solved: Option<&Solved>, 
         return;
     }
     let theme = &app.theme;
-    let title = if side.is_empty() {
-        " memory GiB · │ budget ".to_string()
+    // A time bar per stage beside its memory bar when there is room for both.
+    let time_w = if area.width >= TIME_BAR_FROM {
+        area.width / 3
     } else {
-        format!(" {side}: memory, GiB ")
+        0
+    };
+    let title = match (side.is_empty(), time_w > 0) {
+        (true, true) => " memory GiB · │ budget  ║  time: compute recomp comm idle ".to_string(),
+        (true, false) => " memory GiB · │ budget ".to_string(),
+        (false, _) => format!(" {side}: memory, GiB "),
     };
     let inner = super::panel(title, theme, area, buf);
     let Some(s) = solved else {
         Paragraph::new("…").style(theme.muted()).render(inner, buf);
         return;
+    };
+    let inner = if time_w > 0 && side.is_empty() {
+        let mem = Rect {
+            width: inner.width.saturating_sub(time_w),
+            ..inner
+        };
+        let time = Rect {
+            x: mem.right(),
+            width: inner.width - mem.width,
+            ..inner
+        };
+        render_time(time, buf, app, &s.outcome);
+        mem
+    } else {
+        inner
     };
     let o = &s.outcome;
     let host: Vec<u64> = (0..o.stages.len())
@@ -47,8 +122,12 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, solved: Option<&Solved>, 
         .unwrap_or(1)
         .max(1);
     let (c, g) = (&theme.colors, &theme.glyphs);
-    for (i, st) in o.stages.iter().enumerate() {
-        let Ok(dy) = u16::try_from(i) else { break };
+    let rows = u32::from(inner.height);
+    let first = first_shown(app.stage, o.stages.len() as u32, rows) as usize;
+    for (i, st) in o.stages.iter().enumerate().skip(first) {
+        let Ok(dy) = u16::try_from(i - first) else {
+            break;
+        };
         if dy >= inner.height {
             break;
         }

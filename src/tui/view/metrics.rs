@@ -15,6 +15,17 @@ use super::format;
 /// The figures of one outcome as (label, value) pairs, long or compact.
 pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(String, String)> {
     let peak = o.max_peak_memory_bytes();
+    if !o.feasible {
+        // No speed-up or MFU for a plan that does not run: the bar says why instead.
+        let mut v = vec![
+            ("iter".to_string(), format::time(o.iteration_time_s)),
+            ("peak".into(), format!("{} GiB", format::gib(peak))),
+        ];
+        if let Some(t) = solve_time {
+            v.push(("solve".into(), format::time(t)));
+        }
+        return v;
+    }
     let mut v = vec![
         ("iter".to_string(), format::time(o.iteration_time_s)),
         ("bubble".into(), format::pct(o.bubble_rate)),
@@ -73,6 +84,31 @@ fn width(spans: &[Span]) -> usize {
     spans.iter().map(|s| s.content.chars().count()).sum()
 }
 
+/// `text` cut at a word boundary to at most `room` characters, with "…" when cut (a word
+/// is cut in half only when the words that fit would fill less than half the room).
+pub fn fit_words(text: &str, room: usize) -> String {
+    if text.chars().count() <= room {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for word in text.split(' ') {
+        let extra = usize::from(!out.is_empty()) + word.chars().count();
+        if out.chars().count() + extra + 1 > room {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    if out.chars().count() * 2 < room {
+        // One long word (a path): cut it rather than lose the line.
+        out = text.chars().take(room.saturating_sub(1)).collect();
+    }
+    out.push('…');
+    out
+}
+
 /// Draws the metrics bar for the shown outcome.
 pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     if area.height == 0 {
@@ -92,18 +128,22 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         Some(s) => {
             let o = &s.outcome;
             let solve = app.show_solve_time.then_some(o.solve_time_s);
-            if !o.feasible {
-                line.push(Span::styled("✗ INFEASIBLE ", theme.error()));
-            }
             let long = spans(&figures(o, false, solve), theme, " │ ");
             if width(&line) + width(&long) <= usize::from(area.width) {
                 line.extend(long);
             } else {
                 line.clear();
-                if !o.feasible {
-                    line.push(Span::styled("✗ INFEASIBLE ", theme.error()));
-                }
                 line.extend(spans(&figures(o, true, solve), theme, "  "));
+            }
+            if !o.feasible {
+                let room = usize::from(area.width).saturating_sub(width(&line) + 2);
+                let why = o.infeasible_reason.as_deref().unwrap_or("over the budget");
+                let mut head = vec![Span::styled(
+                    format!("✗ {}  ", fit_words(&format!("does not fit: {why}"), room)),
+                    theme.error(),
+                )];
+                head.append(&mut line);
+                line = head;
             }
         }
     }

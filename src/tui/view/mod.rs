@@ -16,12 +16,15 @@
 //! Compare mode stacks side B's Gantt and memory bars beside side A's (no unit grid); story
 //! mode adds a narration panel above the Gantt.
 
+pub mod breakdown;
 pub mod compare;
+pub mod details;
 pub mod format;
 pub mod gantt;
 pub mod help;
 pub mod layout;
 pub mod legend;
+pub mod lesson;
 pub mod memory;
 pub mod metrics;
 pub mod params;
@@ -33,6 +36,7 @@ pub mod units;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
 
 use super::app::{App, Mode};
 
@@ -71,26 +75,50 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     legend::render(r.legend, buf, app);
     status::render(r.status, buf, app);
     match app.mode {
-        Mode::Compare { other } => {
-            compare::render_metrics(r.metrics, buf, app, other);
-            let b = app.compare_solved();
+        Mode::Compare => {
+            compare::render_metrics(r.metrics, buf, app);
+            let (a, b) = (app.compare_solved(), app.shown());
             let span = |s: Option<&super::solved::Solved>| {
                 s.map_or(0.0, |s| s.outcome.simulation.timeline.makespan)
             };
-            let common = Some(span(app.shown()).max(span(b)));
-            gantt::render(r.gantt, buf, app, app.shown(), r.lanes, "A", common);
-            gantt::render(r.gantt_b, buf, app, b, r.lanes, "B", common);
-            memory::render(r.memory, buf, app, app.shown(), "A");
+            let common = Some(span(a).max(span(b)));
+            let changed = compare::changed(app);
+            gantt::render(r.gantt, buf, app, a, (r.lanes, 0), "A", common);
+            let b_side = format!("B ({changed})");
+            gantt::render(r.gantt_b, buf, app, b, (r.lanes, 0), &b_side, common);
+            memory::render(r.memory, buf, app, a, "A");
             memory::render(r.memory_b, buf, app, b, "B");
+        }
+        Mode::Lesson { .. } => {
+            ratatui::text::Line::styled(
+                " pipescope · lesson through the schedules, equal unit costs (time in units of F)",
+                app.theme.accent(),
+            )
+            .render(r.metrics, buf);
+            lesson::render_narration(r.story, buf, app);
+            let bottom = Rect {
+                width: r.memory.width + r.units.width,
+                ..r.memory
+            };
+            lesson::render_run(r.gantt, bottom, buf, app);
         }
         Mode::Normal | Mode::Story { .. } => {
             metrics::render(r.metrics, buf, app);
             story::render(r.story, buf, app);
-            gantt::render(r.gantt, buf, app, app.shown(), r.lanes, "", None);
+            gantt::render(
+                r.gantt,
+                buf,
+                app,
+                app.shown(),
+                (r.lanes, r.memory_lane),
+                "",
+                None,
+            );
             memory::render(r.memory, buf, app, app.shown(), "");
             units::render(r.units, buf, app);
         }
     }
+    details::render(r.body, buf, app);
     if app.help {
         help::render(area, buf, app);
     }

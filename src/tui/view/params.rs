@@ -4,7 +4,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use crate::tui::app::{App, Mode};
+use crate::tui::app::{App, Mode, STORY};
 use crate::tui::fields::Field;
 
 /// Width of the label column.
@@ -17,10 +17,21 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     }
     let theme = &app.theme;
     let title = match app.mode {
-        Mode::Compare { .. } => " params (A) ",
+        Mode::Compare => " params (B: edit) ",
+        Mode::Lesson { .. } => " params (lesson: p, m) ",
         _ => " params ",
     };
     let inner = super::panel(title, theme, area, buf);
+    // Story mode shows the step's strategy, the one the views draw.
+    let story_scenario = match app.mode {
+        Mode::Story { step } => STORY.get(step).map(|s| {
+            let mut sc = app.scenario.clone();
+            sc.plan.strategy = *s;
+            sc
+        }),
+        _ => None,
+    };
+    let scenario = story_scenario.as_ref().unwrap_or(&app.scenario);
     let width = usize::from(inner.width);
     for (i, field) in Field::ALL.iter().enumerate() {
         let Ok(dy) = u16::try_from(i) else { break };
@@ -31,7 +42,11 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         let selected = *field == app.field;
         let value = match (&app.typing, selected) {
             (Some(t), true) => format!("{t}▌"),
-            _ => field.value(&app.scenario),
+            _ => match (app.mode, field) {
+                (Mode::Lesson { .. }, Field::Stages) => app.lesson_size.0.to_string(),
+                (Mode::Lesson { .. }, Field::MicroBatches) => app.lesson_size.1.to_string(),
+                _ => field.value(scenario),
+            },
         };
         let room = width.saturating_sub(LABEL);
         let value: String = if value.chars().count() > room {

@@ -101,8 +101,9 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     }
     let theme = &app.theme;
     let hints = match app.mode {
-        Mode::Compare { .. } => " b other side · c back · ? help · q quit ",
+        Mode::Compare => " b B's strategy · c back · ? help · q quit ",
         Mode::Story { .. } => " n/p step · t back · ? help · q quit ",
+        Mode::Lesson { .. } => " n/p step · i back · ? help · q quit ",
         Mode::Normal => " ? help · c compare · t story · q quit ",
     };
     let hints_w = hints.chars().count() as u16;
@@ -116,6 +117,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     } else {
         msg_w
     };
+    let msg = super::metrics::fit_words(&msg, usize::from(msg_w).saturating_sub(1));
     buf.set_stringn(area.x, area.y, format!(" {msg}"), usize::from(msg_w), style);
     if msg_w < area.width {
         buf.set_stringn(

@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::Widget;
 
-use crate::sim::{Lane, SpanKind, Timeline};
+use crate::sim::{Lane, MemoryCurve, Span, SpanKind, Timeline};
 use crate::tui::theme::Theme;
 use crate::tui::view::format;
 use crate::tui::view::layout::GANTT_LABEL;
@@ -26,7 +26,12 @@ pub struct Gantt<'a> {
     pub theme: &'a Theme,
     /// The selected device, highlighted in the label column.
     pub selected: Option<u32>,
+    /// Memory curves per device, drawn as a sparkline in lane `.1` (a lane above 0).
+    pub memory: Option<(&'a [MemoryCurve], u16)>,
 }
+
+/// Sparkline levels, empty to full.
+const SPARK: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 /// Span kinds in the order of [`Cell::time`].
 const KINDS: [SpanKind; 8] = [
@@ -58,6 +63,8 @@ struct Cell {
     /// The widest single overlap seen, and its micro-batch (for alternating shades).
     best: f64,
     micro_batch: u32,
+    /// The chunk of that widest overlap.
+    chunk: u32,
 }
 
 /// Colour, glyph and label letter of a span kind.
@@ -75,56 +82,121 @@ pub fn kind_look(theme: &Theme, kind: SpanKind) -> (Color, char, &'static str) {
     }
 }
 
-impl Widget for Gantt<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        if area.height < 2 || area.width <= GANTT_LABEL + 1 {
-            return;
+/// Glyphs of a second (odd) chunk: the lower part of a cell, so a V-shape's return leg
+/// reads apart from its first leg in every theme, mono included (forward, backward,
+/// weight gradient, fused backward).
+pub const CHUNK2_GLYPHS: [char; 4] = ['▆', '▄', '▂', '▄'];
+
+/// The glyph of `kind` on chunk `chunk`.
+fn glyph_of(theme: &Theme, kind: SpanKind, chunk: u32) -> char {
+    let (_, g, _) = kind_look(theme, kind);
+    if chunk.is_multiple_of(2) {
+        return g;
+    }
+    match kind {
+        SpanKind::F => CHUNK2_GLYPHS[0],
+        SpanKind::B => CHUNK2_GLYPHS[1],
+        SpanKind::W => CHUNK2_GLYPHS[2],
+        SpanKind::BW => CHUNK2_GLYPHS[3],
+        _ => g,
+    }
+}
+
+/// Where things go: the area split into label column, lanes and axis.
+struct Geometry {
+    area: Rect,
+    /// First column of the time area.
+    x0: u16,
+    /// Columns of the time area.
+    width: usize,
+    /// Row of the time axis.
+    axis_y: u16,
+    /// Seconds per column.
+    dt: f64,
+    lanes: u16,
+    /// First device drawn (the rows scroll so the selected device is shown).
+    first: u32,
+    /// Devices drawn.
+    shown: u32,
+}
+
+impl Geometry {
+    /// Screen row of `lane` of device `d`, when drawn.
+    fn row(&self, d: u32, lane: u16) -> Option<u16> {
+        if d < self.first || d >= self.first + self.shown || lane >= self.lanes {
+            return None;
         }
-        let axis_y = area.bottom() - 1;
+        row_of(self.area.y, d - self.first, self.lanes, lane).filter(|y| *y < self.axis_y)
+    }
+}
+
+/// A micro-batch label to draw: lane row index, first cell, cells, the span.
+type Label<'a> = (usize, usize, usize, &'a Span);
+
+impl<'a> Gantt<'a> {
+    fn geometry(&self, area: Rect) -> Geometry {
         let x0 = area.x + GANTT_LABEL;
         let width = area.right() - x0;
-        let span_t = (self.t1 - self.t0).max(f64::MIN_POSITIVE);
-        let dt = span_t / f64::from(width);
         let lanes = self.lanes.max(1);
+        let rows = u32::from((area.height - 1) / lanes);
         let devices = self.timeline.devices;
+        let first = first_shown(self.selected.unwrap_or(0), devices, rows);
+        Geometry {
+            area,
+            x0,
+            width: usize::from(width),
+            axis_y: area.bottom() - 1,
+            dt: (self.t1 - self.t0).max(f64::MIN_POSITIVE) / f64::from(width),
+            lanes,
+            first,
+            shown: rows.min(devices.saturating_sub(first)),
+        }
+    }
+
+    /// Phase 1: the stage labels and the idle background of every drawn row.
+    fn draw_rows(&self, geo: &Geometry, buf: &mut Buffer) {
         let theme = self.theme;
         let idle = Style::new().fg(theme.colors.idle);
-        for d in 0..devices {
-            let Some(y) = row_of(area.y, d, lanes, 0).filter(|y| *y < axis_y) else {
-                break;
-            };
-            let label = format!("s{d}");
+        for d in geo.first..geo.first + geo.shown {
+            let Some(y) = geo.row(d, 0) else { break };
             let style = if self.selected == Some(d) {
                 theme.selected()
             } else {
                 theme.muted()
             };
-            buf.set_stringn(area.x, y, &label, usize::from(GANTT_LABEL - 1), style);
-            for x in x0..area.right() {
+            let label = format!("s{d}");
+            buf.set_stringn(geo.area.x, y, &label, usize::from(GANTT_LABEL - 1), style);
+            for x in geo.x0..geo.area.right() {
                 buf[(x, y)].set_char(theme.glyphs.idle).set_style(idle);
             }
-            if let Some(y2) = row_of(area.y, d, lanes, 1).filter(|y| *y < axis_y) {
-                buf.set_stringn(area.x, y2, " ⇄", 3, theme.muted());
+            let memory_lane = self.memory.map_or(0, |m| m.1);
+            if let Some(y2) = geo.row(d, 1).filter(|_| memory_lane != 1) {
+                buf.set_stringn(geo.area.x, y2, " ⇄", 3, theme.muted());
             }
         }
-        // Pass 1: how much of each cell each span kind covers (area-weighted, so a cell
-        // holding many short ops shows the kind that dominates it, not the last one drawn).
-        let w = usize::from(width);
-        let rows = usize::try_from(devices).unwrap_or(0) * usize::from(lanes);
-        let mut cover = vec![Cell::default(); rows * w];
+    }
+
+    /// Phase 2: how much of each cell each span kind covers (area-weighted, so a cell
+    /// holding many short ops shows the kind that dominates it, not the last one drawn),
+    /// and the ops wide enough for a micro-batch label.
+    fn coverage(&self, geo: &Geometry) -> (Vec<Cell>, Vec<Label<'a>>) {
+        let (w, lanes) = (geo.width, usize::from(geo.lanes));
+        let mut cover = vec![Cell::default(); geo.shown as usize * lanes * w];
         let mut labels = Vec::new();
         for span in &self.timeline.spans {
-            let lane: u16 = match span.lane {
+            let transfer_lane = lanes > 1 && self.memory.is_none_or(|m| m.1 != 1);
+            let lane: usize = match span.lane {
                 Lane::Compute => 0,
-                _ if lanes > 1 => 1,
+                _ if transfer_lane => 1,
                 _ => continue,
             };
-            if span.device >= devices || span.end < self.t0 || span.start >= self.t1 {
+            let visible = span.device >= geo.first && span.device < geo.first + geo.shown;
+            if !visible || span.end < self.t0 || span.start >= self.t1 {
                 continue;
             }
-            let row = span.device as usize * usize::from(lanes) + usize::from(lane);
-            let a = ((span.start.max(self.t0) - self.t0) / dt).max(0.0);
-            let b = ((span.end.min(self.t1) - self.t0) / dt).min(w as f64);
+            let row = (span.device - geo.first) as usize * lanes + lane;
+            let a = ((span.start.max(self.t0) - self.t0) / geo.dt).max(0.0);
+            let b = ((span.end.min(self.t1) - self.t0) / geo.dt).min(w as f64);
             let k = kind_index(span.kind);
             let mut c = a.floor() as usize;
             while c < w && (c as f64) < b.max(a + 1e-9) {
@@ -134,6 +206,7 @@ impl Widget for Gantt<'_> {
                 if overlap > cell.best {
                     cell.best = overlap;
                     cell.micro_batch = span.micro_batch;
+                    cell.chunk = span.chunk;
                 }
                 c += 1;
             }
@@ -145,74 +218,87 @@ impl Widget for Gantt<'_> {
                 labels.push((row, first, last - first, span));
             }
         }
-        // Pass 2: one glyph per cell.
+        (cover, labels)
+    }
+
+    /// Phase 3: one glyph per cell.
+    fn draw_cells(&self, geo: &Geometry, cover: &[Cell], buf: &mut Buffer) {
+        let lanes = usize::from(geo.lanes);
         for (i, cell) in cover.iter().enumerate() {
-            let (row, c) = (i / w, i % w);
-            let lane = (row % usize::from(lanes)) as u16;
-            let Some(y) = row_of(area.y, (row / usize::from(lanes)) as u32, lanes, lane)
-                .filter(|y| *y < axis_y)
-            else {
-                continue;
-            };
-            let total: f64 = cell.time.iter().sum();
-            // The two largest kinds, with idle time as a ninth "kind" on the compute lane.
-            let idle_t = if lane == 0 {
-                (1.0 - total).max(0.0)
-            } else {
-                0.0
-            };
-            let (mut k, mut t1, mut k2, mut t2) = (IDLE, idle_t, IDLE, -1.0);
-            for (i, &t) in cell.time.iter().enumerate() {
-                if t > t1 {
-                    (k2, t2) = (k, t1);
-                    (k, t1) = (i, t);
-                } else if t > t2 {
-                    (k2, t2) = (i, t);
-                }
-            }
-            // Transfer lanes show any transfer over 5% of a cell; the compute lane shows
-            // idle unless a kind covers at least a quarter of the cell.
-            let skip_idle = k == IDLE && (lane != 0 || t2 < 0.25);
-            let too_thin = lane != 0 && total < 0.05;
-            if skip_idle || too_thin {
-                continue;
-            }
-            let look = |k: usize| {
-                if k == IDLE {
-                    (theme.colors.idle, theme.glyphs.idle)
-                } else {
-                    let (c, g, _) = kind_look(theme, KINDS[k]);
-                    (c, g)
-                }
-            };
-            let (color, glyph) = look(k);
-            let x = x0 + c as u16;
-            if !theme.mono && t2 >= 0.25 * (t1 + t2) && lane == 0 {
-                // Two kinds share the cell: a left-anchored block of the first kind's share,
-                // drawn over the second kind's colour.
-                let eighths = ((8.0 * t1 / (t1 + t2)).round() as usize).clamp(1, 7);
-                let (color2, _) = look(k2);
-                buf[(x, y)]
-                    .set_symbol(LEFT_BLOCKS[eighths - 1])
-                    .set_style(Style::new().fg(color).bg(color2));
-                continue;
-            }
-            if k == IDLE {
-                continue;
-            }
-            let mut style = theme.glyph(color);
-            if cell.micro_batch % 2 == 1 && lane == 0 && KINDS[k] != SpanKind::R {
-                style = style.add_modifier(Modifier::DIM);
-            }
-            buf[(x, y)].set_char(glyph).set_style(style);
+            let (row, c) = (i / geo.width, i % geo.width);
+            let lane = (row % lanes) as u16;
+            let d = geo.first + (row / lanes) as u32;
+            let Some(y) = geo.row(d, lane) else { continue };
+            self.draw_cell(cell, lane, (geo.x0 + c as u16, y), buf);
         }
-        // Pass 3: micro-batch labels on ops wide enough to hold them.
-        for (row, first, cells, span) in labels {
-            let lane = (row % usize::from(lanes)) as u16;
-            let Some(y) = row_of(area.y, span.device, lanes, lane).filter(|y| *y < axis_y) else {
+    }
+
+    fn draw_cell(&self, cell: &Cell, lane: u16, (x, y): (u16, u16), buf: &mut Buffer) {
+        let theme = self.theme;
+        let total: f64 = cell.time.iter().sum();
+        // The two largest kinds, with idle time as a ninth "kind" on the compute lane.
+        let idle_t = if lane == 0 {
+            (1.0 - total).max(0.0)
+        } else {
+            0.0
+        };
+        let (mut k, mut t1, mut k2, mut t2) = (IDLE, idle_t, IDLE, -1.0);
+        for (i, &t) in cell.time.iter().enumerate() {
+            if t > t1 {
+                (k2, t2) = (k, t1);
+                (k, t1) = (i, t);
+            } else if t > t2 {
+                (k2, t2) = (i, t);
+            }
+        }
+        // Transfer lanes show any transfer over 5% of a cell; the compute lane shows
+        // idle unless a kind covers at least a quarter of the cell.
+        let skip_idle = k == IDLE && (lane != 0 || t2 < 0.25);
+        let too_thin = lane != 0 && total < 0.05;
+        if skip_idle || too_thin {
+            return;
+        }
+        let color = |k: usize| {
+            if k == IDLE {
+                theme.colors.idle
+            } else {
+                kind_look(theme, KINDS[k]).0
+            }
+        };
+        if !theme.mono && t2 >= 0.25 * (t1 + t2) && lane == 0 {
+            // Two kinds share the cell: a left-anchored block of the first kind's share,
+            // drawn over the second kind's colour.
+            let eighths = ((8.0 * t1 / (t1 + t2)).round() as usize).clamp(1, 7);
+            buf[(x, y)]
+                .set_symbol(LEFT_BLOCKS[eighths - 1])
+                .set_style(Style::new().fg(color(k)).bg(color(k2)));
+            return;
+        }
+        if k == IDLE {
+            return;
+        }
+        let mut style = theme.glyph(color(k));
+        if cell.micro_batch % 2 == 1 && lane == 0 && KINDS[k] != SpanKind::R {
+            style = style.add_modifier(Modifier::DIM);
+        }
+        let glyph = glyph_of(theme, KINDS[k], cell.chunk);
+        buf[(x, y)].set_char(glyph).set_style(style);
+    }
+
+    /// Phase 4: micro-batch labels on ops wide enough to hold them (the letter lower-case
+    /// on a second chunk).
+    fn draw_labels(&self, geo: &Geometry, labels: &[Label], buf: &mut Buffer) {
+        for &(row, first, cells, span) in labels {
+            let lane = (row % usize::from(geo.lanes)) as u16;
+            let Some(y) = geo.row(span.device, lane) else {
                 continue;
             };
-            let (color, _, letter) = kind_look(theme, span.kind);
+            let (color, _, letter) = kind_look(self.theme, span.kind);
+            let letter = if span.chunk % 2 == 1 {
+                letter.to_lowercase()
+            } else {
+                letter.to_string()
+            };
             let number = span.micro_batch.to_string();
             let label = if cells > number.len() + letter.len() {
                 format!("{letter}{number}")
@@ -221,10 +307,70 @@ impl Widget for Gantt<'_> {
             } else {
                 continue;
             };
-            buf.set_stringn(x0 + first as u16, y, &label, cells, theme.label_on(color));
+            let x = geo.x0 + first as u16;
+            buf.set_stringn(x, y, &label, cells, self.theme.label_on(color));
         }
-        draw_axis(buf, area, x0, width, self.t0, dt, theme);
     }
+}
+
+impl Gantt<'_> {
+    /// Phase 5: each device's activation memory over time as a sparkline in its lane
+    /// (scaled to the device's own peak).
+    fn draw_memory(&self, geo: &Geometry, buf: &mut Buffer) {
+        let Some((curves, lane)) = self.memory.filter(|m| m.1 > 0 && m.1 < geo.lanes) else {
+            return;
+        };
+        let style = self.theme.glyph(self.theme.colors.activation);
+        for curve in curves {
+            let Some(y) = geo.row(curve.device, lane) else {
+                continue;
+            };
+            buf.set_stringn(geo.area.x, y, " mem", 4, self.theme.muted());
+            let peak = curve.points.iter().map(|p| p.1).max().unwrap_or(0).max(1);
+            for c in 0..geo.width {
+                let t = self.t0 + (c as f64 + 0.5) * geo.dt;
+                let i = curve.points.partition_point(|p| p.0 <= t);
+                let level = if i == 0 { 0 } else { curve.points[i - 1].1 };
+                let k = ((level as f64 / peak as f64) * 8.0).ceil() as usize;
+                buf[(geo.x0 + c as u16, y)]
+                    .set_char(SPARK[k.min(8)])
+                    .set_style(style);
+            }
+        }
+    }
+}
+
+impl Widget for Gantt<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.height < 2 || area.width <= GANTT_LABEL + 1 {
+            return;
+        }
+        let geo = self.geometry(area);
+        self.draw_rows(&geo, buf);
+        let (cover, labels) = self.coverage(&geo);
+        self.draw_cells(&geo, &cover, buf);
+        self.draw_labels(&geo, &labels, buf);
+        self.draw_memory(&geo, buf);
+        draw_axis(
+            buf,
+            area,
+            geo.x0,
+            geo.width as u16,
+            self.t0,
+            geo.dt,
+            self.theme,
+        );
+    }
+}
+
+/// The first of `rows` consecutive devices (of `total`) to draw so that `selected` is among
+/// them: the top while it fits, then scrolled so the selection sits on the last row.
+pub fn first_shown(selected: u32, total: u32, rows: u32) -> u32 {
+    if rows == 0 || total <= rows {
+        return 0;
+    }
+    let selected = selected.min(total - 1);
+    (selected + 1).saturating_sub(rows).min(total - rows)
 }
 
 /// Screen row of `lane` of device `d` (None when off the u16 range).
@@ -260,7 +406,6 @@ fn draw_axis(buf: &mut Buffer, area: Rect, x0: u16, width: u16, t0: f64, dt: f64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::Span;
 
     fn timeline() -> Timeline {
         let span = |device, kind, micro_batch, start, end| Span {
@@ -298,6 +443,7 @@ mod tests {
             lanes: 1,
             theme: &theme,
             selected: Some(1),
+            memory: None,
         }
         .render(area, &mut buf);
         let row = |y: u16| -> String {

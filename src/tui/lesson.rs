@@ -1,0 +1,175 @@
+//! The lesson through the schedules: equal unit costs (F = B = W = 1 per chunk, no transfer
+//! time), one schedule per step, each with the textbook bubble and peak-memory formulas
+//! beside the simulated figures and one sentence on what changed and why. The user edits
+//! p and m (the `stages p` and `micro m` fields) and the formulas follow.
+
+use crate::schedule::{self, ScheduleInput, ScheduleKind};
+use crate::sim::{self, SimCosts, Simulation};
+
+/// The lesson's schedules, in order.
+pub const LESSON: [ScheduleKind; 9] = [
+    ScheduleKind::Gpipe,
+    ScheduleKind::OneFOneB,
+    ScheduleKind::Interleaved,
+    ScheduleKind::ZbH1,
+    ScheduleKind::ZbH2,
+    ScheduleKind::ZbV,
+    ScheduleKind::VHalf,
+    ScheduleKind::VMin,
+    ScheduleKind::DualPipeV,
+];
+
+/// Largest p and m the lesson takes (the Gantt stays readable).
+pub const MAX_P: u32 = 16;
+/// Largest m.
+pub const MAX_M: u32 = 64;
+
+/// One step simulated: its sizes, the simulation, or why the schedule cannot run them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LessonRun {
+    /// The step.
+    pub step: usize,
+    /// Devices.
+    pub p: u32,
+    /// Micro-batches.
+    pub m: u32,
+    /// The simulated run, or the generator's error.
+    pub sim: Result<Simulation, String>,
+}
+
+/// Generates and simulates step `step` with p devices and m micro-batches.
+pub fn run(step: usize, p: u32, m: u32) -> LessonRun {
+    let kind = LESSON[step.min(LESSON.len() - 1)];
+    let v = kind.chunks(2);
+    let sim = schedule::generate(kind, &ScheduleInput::uniform(p, m, v, 1.0, 1.0, 1.0, 0.0))
+        .map_err(|e| e.to_string())
+        .and_then(|s| {
+            let costs = SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 0.0, 1.0);
+            sim::simulate(&s, &costs).map_err(|e| e.to_string())
+        });
+    LessonRun { step, p, m, sim }
+}
+
+/// The textbook figures of a step: bubble rate and peak activation memory in stage
+/// activations (one micro-batch through a device's whole share of the model), each as
+/// (formula, value when known).
+pub struct Textbook {
+    /// Bubble formula and its value.
+    pub bubble: (&'static str, Option<f64>),
+    /// Peak-memory formula and its value.
+    pub peak: (&'static str, Option<f64>),
+    /// Why the step looks as it does.
+    pub why: &'static str,
+}
+
+/// The textbook figures of `step` for p and m.
+pub fn textbook(step: usize, p: u32, m: u32) -> Textbook {
+    let (pf, mf) = (f64::from(p), f64::from(m));
+    let rate = |work: f64| Some((pf - 1.0) / (work + pf - 1.0));
+    match LESSON[step.min(LESSON.len() - 1)] {
+        ScheduleKind::Gpipe => Textbook {
+            bubble: ("(p−1)/(m+p−1)", rate(mf)),
+            peak: ("m", Some(mf)),
+            why: "All forwards, then all backwards: the start-up and drain leave p−1 idle slots per device, and every micro-batch's activations wait for its backward.",
+        },
+        ScheduleKind::OneFOneB => Textbook {
+            bubble: ("(p−1)/(m+p−1)", rate(mf)),
+            peak: ("p", Some(pf.min(mf))),
+            why: "One forward, one backward in turn after a warm-up: the same bubble as GPipe, but stage 0 holds at most p micro-batches instead of m.",
+        },
+        ScheduleKind::Interleaved => Textbook {
+            bubble: ("(p−1)/(v·m+p−1), v=2", rate(2.0 * mf)),
+            peak: (
+                "(3p−1)/2 (warm-up 2(p−1)+p+1 chunks)",
+                Some((3.0 * pf - 1.0) / 2.0),
+            ),
+            why: "Two chunks per device make each slot half as long, so the start-up costs half as much; the deeper warm-up holds more activations.",
+        },
+        ScheduleKind::ZbH1 => Textbook {
+            bubble: ("(p−1)(F+B−W)/T = (p−1)/(3m+p−1)", rate(3.0 * mf)),
+            peak: ("p", Some(pf.min(mf))),
+            why: "Splitting the backward into B and W lets W fill the drain: 1F1B's memory, a third of its bubble with equal costs.",
+        },
+        ScheduleKind::ZbH2 => Textbook {
+            bubble: ("(p−1)F/T = (p−1)/(3m+p−1)", rate(3.0 * mf)),
+            peak: ("≤ 2p", Some(2.0 * pf)),
+            why: "Extra warm-up forwards fill the start-up too, which needs room for up to 2p micro-batches; with F = B = W the start-up (p−1)F equals ZB-H1's (p−1)(F+B−W), so the bubble does not shrink here.",
+        },
+        ScheduleKind::ZbV => Textbook {
+            bubble: ("(p−1)F/T, T=(p−1)+6m", rate(6.0 * mf)),
+            peak: ("p (2p chunks)", Some(pf)),
+            why: "Two chunks in a V (down, then back up the same devices): ZB-H2's small bubble with 1F1B's memory, and the last device hands over to itself.",
+        },
+        ScheduleKind::VHalf => Textbook {
+            bubble: ("greedy: no closed form", None),
+            peak: ("⌊(p+2)/2⌋", Some(f64::from((p + 2) / 2))),
+            why: "The V with a memory cap of half of 1F1B's: a little more bubble bought with half the activations.",
+        },
+        ScheduleKind::VMin => Textbook {
+            bubble: ("greedy: no closed form", None),
+            peak: ("⌊(p+4)/3⌋", Some(f64::from((p + 4) / 3))),
+            why: "The tightest V: a third of 1F1B's activations, paid for with more bubble.",
+        },
+        _ => Textbook {
+            bubble: ("paper (p−1)(F&B+B−3W) = 0", Some(0.0)),
+            peak: ("(2p+1)/2 (2p+1 chunks)", Some((2.0 * pf + 1.0) / 2.0)),
+            why: "DualPipe-V feeds micro-batches from both ends of the V and overlaps a forward with a backward; here the pair runs in sequence, so the simulated bubble is above the paper's.",
+        },
+    }
+}
+
+/// The simulated bubble rate and peak activations (in stage activations) of a run.
+pub fn simulated(run: &LessonRun) -> Option<(f64, f64)> {
+    let sim = run.sim.as_ref().ok()?;
+    let v = LESSON[run.step.min(LESSON.len() - 1)].chunks(2);
+    let peak = sim
+        .devices
+        .iter()
+        .map(|d| d.peak_in_flight)
+        .max()
+        .unwrap_or(0);
+    Some((sim.bubble_rate, f64::from(peak) / f64::from(v)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn textbook_figures_match_the_simulation_where_exact() {
+        let (p, m) = (4, 8);
+        for (step, exact_bubble, exact_peak) in [
+            (0, true, true),
+            (1, true, true),
+            (3, true, true),
+            (5, true, true),
+            (6, false, true),
+            (7, false, true),
+        ] {
+            let run = run(step, p, m);
+            let (bubble, peak) = simulated(&run).expect("runs");
+            let t = textbook(step, p, m);
+            if exact_bubble {
+                let want = t.bubble.1.unwrap();
+                assert!(
+                    (bubble - want).abs() < 1e-9,
+                    "step {step}: {bubble} vs {want}"
+                );
+            }
+            if exact_peak {
+                let want = t.peak.1.unwrap();
+                assert!(
+                    (peak.ceil() - want).abs() < 1e-9,
+                    "step {step}: {peak} vs {want}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_step_runs_at_the_default_sizes() {
+        for step in 0..LESSON.len() {
+            assert!(run(step, 4, 8).sim.is_ok(), "step {step}");
+        }
+    }
+}

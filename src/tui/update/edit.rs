@@ -1,0 +1,172 @@
+//! Handlers for editing the scenario: moving between parameters, stepping them, typing
+//! numbers.
+
+use super::resolve;
+use crate::tui::action::{Action, Effect};
+use crate::tui::app::{App, Mode};
+use crate::tui::fields::{self, Field};
+use crate::tui::lesson;
+
+/// Longest number the user may type.
+const MAX_TYPED: usize = 12;
+
+/// Applies an editing action.
+pub(super) fn edit(app: &mut App, action: Action) -> Vec<Effect> {
+    if let Some(effects) = lesson_edit(app, &action) {
+        return effects;
+    }
+    match action {
+        Action::PrevField => move_field(app, -1),
+        Action::NextField => move_field(app, 1),
+        Action::SelectField(field) => {
+            app.field = field;
+            app.typing = None;
+            Vec::new()
+        }
+        Action::Decrease => step_field(app, app.field, -1),
+        Action::Increase => step_field(app, app.field, 1),
+        Action::CycleSchedule(d) => cycle_field(app, Field::Schedule, d),
+        Action::CycleStrategy(d) => cycle_field(app, Field::Strategy, d),
+        Action::CycleModel(d) => cycle_field(app, Field::Model, d),
+        Action::CycleGpu(d) => cycle_field(app, Field::Gpu, d),
+        Action::Type(c) => {
+            type_char(app, c);
+            Vec::new()
+        }
+        Action::Backspace => {
+            if let Some(t) = app.typing.as_mut() {
+                t.pop();
+            }
+            Vec::new()
+        }
+        Action::Commit => commit(app),
+        _ => Vec::new(),
+    }
+}
+
+fn move_field(app: &mut App, delta: i32) -> Vec<Effect> {
+    let i = Field::ALL.iter().position(|f| *f == app.field).unwrap_or(0);
+    let n = Field::ALL.len();
+    let j = if delta > 0 {
+        (i + 1) % n
+    } else {
+        (i + n - 1) % n
+    };
+    app.field = Field::ALL[j];
+    app.typing = None;
+    Vec::new()
+}
+
+fn type_char(app: &mut App, c: char) {
+    if !app.field.numeric() {
+        app.note = Some(format!("{} takes no number: use ← →", app.field.label()));
+    } else if app.typing.as_ref().is_some_and(|t| t.len() >= MAX_TYPED) {
+        app.note = Some("number too long".into());
+    } else {
+        if app.typing.is_none() {
+            // A new number: the previous edit's error and notes give way to it.
+            app.error = None;
+            app.note = None;
+        }
+        app.typing.get_or_insert_with(String::new).push(c);
+    }
+}
+
+/// Enter: applies a typed number; without one, opens the details of the selection.
+fn commit(app: &mut App) -> Vec<Effect> {
+    match app.typing.take() {
+        Some(text) if !text.is_empty() => {
+            match fields::set_number(&mut app.scenario, app.field, &text) {
+                Ok(()) => resolve(app),
+                Err(e) => {
+                    app.error = Some(e);
+                    Vec::new()
+                }
+            }
+        }
+        Some(_) => Vec::new(),
+        None => super::view::toggle_details(app),
+    }
+}
+
+/// In the lesson, `stages p` and `micro m` edit the lesson's own sizes (← → or a typed
+/// number); None when `action` is not such an edit.
+fn lesson_edit(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
+    if !matches!(app.mode, Mode::Lesson { .. }) {
+        return None;
+    }
+    let (max, current) = match app.field {
+        Field::Stages => (lesson::MAX_P, app.lesson_size.0),
+        Field::MicroBatches => (lesson::MAX_M, app.lesson_size.1),
+        _ => return None,
+    };
+    let value = match action {
+        Action::Increase => current + 1,
+        Action::Decrease => current.saturating_sub(1),
+        Action::Commit => match app.typing.take().map(|t| t.parse::<u32>()) {
+            Some(Ok(n)) => n,
+            Some(Err(_)) => {
+                app.error = Some(format!(
+                    "{}: a whole number from 1 to {max}",
+                    app.field.label()
+                ));
+                return Some(Vec::new());
+            }
+            None => return None,
+        },
+        _ => return None,
+    };
+    let value = value.clamp(1, max);
+    if value != current && (value == max || value == 1) {
+        app.note = Some(format!(
+            "{} {value} (the lesson takes 1 to {max})",
+            app.field.label()
+        ));
+    }
+    if app.field == Field::Stages {
+        app.lesson_size.0 = value;
+    } else {
+        app.lesson_size.1 = value;
+    }
+    super::modes::refresh_lesson(app);
+    Some(Vec::new())
+}
+
+/// `s a m g` (and capitals): steps a field from anywhere and says which one it changed.
+fn cycle_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {
+    let effects = step_field(app, field, delta);
+    let said = format!("{} → {}", field.label(), field.value(&app.scenario));
+    app.note = Some(match app.note.take() {
+        Some(more) => format!("{said}; {more}"),
+        None => said,
+    });
+    effects
+}
+
+fn step_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {
+    app.field = field;
+    app.typing = None;
+    // Cycling the GPU keeps the user's headroom below the GPU's memory.
+    let headroom = app
+        .scenario
+        .gpu
+        .memory_bytes()
+        .saturating_sub(app.scenario.plan.memory_budget_bytes);
+    let gpu = app.scenario.gpu.name.clone();
+    app.note = fields::step(&mut app.scenario, field, delta, &app.choices);
+    if field == Field::Gpu && gpu != app.scenario.gpu.name && headroom > 0 {
+        let memory = app.scenario.gpu.memory_bytes();
+        if headroom < memory {
+            app.scenario.plan.memory_budget_bytes = memory - headroom;
+            app.note = Some(format!(
+                "budget {:.1} GiB: the GPU's memory less the same {:.1} GiB headroom",
+                app.scenario.plan.memory_budget_bytes as f64 / GIB,
+                headroom as f64 / GIB
+            ));
+        }
+    }
+    resolve(app)
+}
+
+/// Bytes in a GiB.
+const GIB: f64 = (1u64 << 30) as f64;

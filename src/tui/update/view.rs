@@ -1,0 +1,115 @@
+//! Handlers for what is looked at: the selected stage, the Gantt's zoom and pan, the
+//! mouse, the theme, the terminal size, and the details overlay.
+
+use crate::sim::Lane;
+use crate::tui::action::{Action, Effect};
+use crate::tui::app::{App, Details, Viewport};
+use crate::tui::view::layout::{self, Hit};
+
+/// Zoom factor of one key press or wheel notch.
+const ZOOM: f64 = 1.5;
+/// Fraction of the visible width one pan moves.
+const PAN: f64 = 0.25;
+
+/// Applies a viewing action.
+pub(super) fn view(app: &mut App, action: Action) -> Vec<Effect> {
+    match action {
+        Action::PrevStage => select_stage(app, app.stage + app.devices() - 1),
+        Action::NextStage => select_stage(app, app.stage + 1),
+        Action::SelectStage(s) => select_stage(app, s.min(app.devices() - 1)),
+        Action::ZoomIn => zoom(app, 1.0 / ZOOM, 0.5),
+        Action::ZoomOut => zoom(app, ZOOM, 0.5),
+        Action::ZoomAt(at, dir) => zoom(app, wheel_factor(dir), at),
+        Action::PanLeft | Action::PanRight if app.viewport.span >= 1.0 => {
+            app.note = Some("the whole iteration is in view: z zooms in, then H L pan".into());
+        }
+        Action::PanLeft => app.viewport = app.viewport.pan(-PAN),
+        Action::PanRight => app.viewport = app.viewport.pan(PAN),
+        Action::Fit => app.viewport = Viewport::FIT,
+        Action::CycleTheme => cycle_theme(app),
+        Action::ToggleMouse => return toggle_mouse(app),
+        Action::Suspend => return vec![Effect::Suspend],
+        Action::Click(x, y) => click(app, x, y),
+        Action::Scroll(x, y, dir) => match layout::hit(app, x, y) {
+            Some(Hit::Gantt { at, .. }) => zoom(app, wheel_factor(dir), at),
+            _ => app.dirty = false,
+        },
+        Action::Resize(w, h) => app.size = (w, h),
+        _ => {}
+    }
+    Vec::new()
+}
+
+fn wheel_factor(dir: i32) -> f64 {
+    if dir > 0 { 1.0 / ZOOM } else { ZOOM }
+}
+
+/// Selects stage `s` (wrapping), and moves the details to it when they show a stage.
+fn select_stage(app: &mut App, s: u32) {
+    app.stage = s % app.devices();
+    if let Some(Details::Stage(_)) = app.details {
+        app.details = Some(Details::Stage(app.stage));
+    }
+}
+
+fn zoom(app: &mut App, factor: f64, at: f64) {
+    app.viewport = app.viewport.zoom(factor, at);
+}
+
+fn cycle_theme(app: &mut App) {
+    let n = app.themes.len().max(1);
+    let i = app
+        .themes
+        .iter()
+        .position(|t| t.name == app.theme.name)
+        .unwrap_or(0);
+    if let Some(t) = app.themes.get((i + 1) % n) {
+        app.theme = t.clone();
+        app.note = Some(format!("theme {}", app.theme.name));
+    }
+}
+
+fn toggle_mouse(app: &mut App) -> Vec<Effect> {
+    app.mouse = !app.mouse;
+    app.note = Some(if app.mouse {
+        "mouse captured: click selects, wheel zooms (v releases it)".into()
+    } else {
+        "mouse released: the terminal selects text (v captures it again)".into()
+    });
+    vec![Effect::Mouse(app.mouse)]
+}
+
+/// Enter without a number: the selected stage's details, or closes them.
+pub(super) fn toggle_details(app: &mut App) -> Vec<Effect> {
+    app.details = match app.details {
+        Some(_) => None,
+        None => Some(Details::Stage(app.stage)),
+    };
+    Vec::new()
+}
+
+fn click(app: &mut App, x: u16, y: u16) {
+    match layout::hit(app, x, y) {
+        Some(Hit::Field(f)) => {
+            app.field = f;
+            app.typing = None;
+        }
+        Some(Hit::Stage(s)) => select_stage(app, s),
+        Some(Hit::Gantt { stage, at }) => {
+            select_stage(app, stage);
+            app.details = op_at(app, stage, at).map(Details::Op);
+        }
+        None => app.dirty = false,
+    }
+}
+
+/// The compute op of device `stage` at fraction `at` of the visible time axis.
+fn op_at(app: &App, stage: u32, at: f64) -> Option<crate::sim::Span> {
+    let tl = &app.shown()?.outcome.simulation.timeline;
+    let vp = app.viewport;
+    let t = (vp.start + vp.span * at) * tl.makespan;
+    tl.spans
+        .iter()
+        .find(|s| s.device == stage && s.lane == Lane::Compute && s.start <= t && t < s.end)
+        .copied()
+}

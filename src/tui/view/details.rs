@@ -1,0 +1,187 @@
+//! The details overlay (Enter, or a click on an op): an op's kind, micro-batch, chunk,
+//! start, end, duration and the recomputation before it; a stage's memory and time broken
+//! down.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
+
+use crate::Outcome;
+use crate::sim::{Lane, Span, SpanKind};
+use crate::tui::app::{App, Details};
+
+use super::breakdown::time_breakdowns;
+use super::format;
+
+/// Draws the details overlay, when open, in the lower middle of `area`.
+pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
+    let (Some(details), Some(solved)) = (app.details, app.shown()) else {
+        return;
+    };
+    let o = &solved.outcome;
+    let (title, lines) = match details {
+        Details::Op(span) => (
+            format!(" op on s{} · Esc closes ", span.device),
+            op(o, &span),
+        ),
+        Details::Stage(s) => (
+            format!(" stage s{s} · [ ] other stages · Esc closes "),
+            stage(o, s),
+        ),
+    };
+    let theme = &app.theme;
+    let w = area.width.saturating_sub(4).min(76);
+    let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + area.height.saturating_sub(h + 2),
+        width: w,
+        height: h,
+    };
+    Clear.render(r, buf);
+    let block = Block::bordered()
+        .title(title)
+        .border_style(theme.accent())
+        .title_style(theme.accent());
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .map(|l| Line::styled(l, theme.text()))
+        .collect();
+    Paragraph::new(lines)
+        .block(block)
+        .wrap(Wrap { trim: false })
+        .render(r, buf);
+}
+
+fn kind_name(kind: SpanKind) -> &'static str {
+    match kind {
+        SpanKind::F => "forward (F)",
+        SpanKind::B => "input-gradient backward (B)",
+        SpanKind::W => "weight-gradient backward (W)",
+        SpanKind::BW => "backward (B and W fused)",
+        SpanKind::R => "recomputation (R)",
+        SpanKind::D2H => "offload copy to host",
+        SpanKind::H2D => "reload copy from host",
+        SpanKind::Send => "send to the next device",
+    }
+}
+
+/// The lines describing one op.
+pub fn op(o: &Outcome, span: &Span) -> Vec<String> {
+    let recompute: f64 = o
+        .simulation
+        .timeline
+        .spans
+        .iter()
+        .filter(|s| {
+            s.device == span.device
+                && s.lane == Lane::Compute
+                && s.kind == SpanKind::R
+                && s.micro_batch == span.micro_batch
+                && s.chunk == span.chunk
+        })
+        .map(|s| s.end - s.start)
+        .sum();
+    let recompute = match span.kind {
+        SpanKind::B | SpanKind::BW if recompute > 0.0 => {
+            format!("recompute before it: {}", format::time(recompute))
+        }
+        SpanKind::B | SpanKind::BW => "recompute before it: none (all kept)".into(),
+        _ => "recompute: not for this kind of op".into(),
+    };
+    vec![
+        format!(
+            "{} · micro-batch {} · chunk {}",
+            kind_name(span.kind),
+            span.micro_batch,
+            span.chunk
+        ),
+        format!(
+            "start {}  end {}  duration {}",
+            format::time(span.start),
+            format::time(span.end),
+            format::time(span.end - span.start)
+        ),
+        recompute,
+    ]
+}
+
+/// The lines describing one stage: memory, then time.
+pub fn stage(o: &Outcome, s: u32) -> Vec<String> {
+    let Some(st) = o.stages.iter().find(|st| st.stage == s) else {
+        return vec![format!("no stage s{s} in this plan")];
+    };
+    let buffers = st
+        .peak_memory_bytes
+        .saturating_sub(st.static_bytes + st.activation_bytes);
+    let mut per_kind: Vec<(String, u64)> = Vec::new();
+    for u in &st.units {
+        let kind = u.name.split('.').next().unwrap_or("").to_string();
+        let bytes = u.size_bytes * u64::from(u.keep);
+        match per_kind.iter_mut().find(|(k, _)| *k == kind) {
+            Some(entry) => entry.1 += bytes,
+            None => per_kind.push((kind, bytes)),
+        }
+    }
+    let kinds: Vec<String> = per_kind
+        .iter()
+        .map(|(k, b)| format!("{k} {}", format::bytes(*b)))
+        .collect();
+    let gib = |b: u64| format!("{} GiB", format::gib(b));
+    let mut lines = vec![
+        format!(
+            "blocks {}–{} · {} micro-batches in flight at peak",
+            st.first_block, st.last_block, st.in_flight
+        ),
+        format!(
+            "memory: peak {} of a {} budget{}",
+            gib(st.peak_memory_bytes),
+            gib(st.budget_bytes),
+            if st.peak_memory_bytes > st.budget_bytes {
+                " (over!)"
+            } else {
+                ""
+            }
+        ),
+        format!(
+            "  static (weights, gradients, optimizer) {}",
+            gib(st.static_bytes)
+        ),
+        format!("  kept activations {}", gib(st.activation_bytes)),
+        format!(
+            "    kept per micro-batch by unit kind: {}",
+            if kinds.is_empty() {
+                "unknown".into()
+            } else {
+                kinds.join(", ")
+            }
+        ),
+        format!("  buffers (recompute, transient) {}", gib(buffers)),
+    ];
+    if st.offload_bytes > 0 {
+        lines.push(format!("  offloaded to host {}", gib(st.offload_bytes)));
+    }
+    if let Some(t) = time_breakdowns(o).get(s as usize) {
+        let total = t.parts().iter().sum::<f64>().max(f64::MIN_POSITIVE);
+        let part =
+            |name: &str, x: f64| format!("{name} {} ({})", format::time(x), format::pct(x / total));
+        lines.push(format!(
+            "time: {} · {}",
+            part("compute", t.compute_s),
+            part("recompute", t.recompute_s)
+        ));
+        lines.push(format!(
+            "      {} · {}",
+            part("waiting on transfers", t.comm_s),
+            part("idle", t.idle_s)
+        ));
+    }
+    lines.push(format!(
+        "per micro-batch: fwd {}  bwd {} (includes recompute {})",
+        format::time(st.forward_s),
+        format::time(st.backward_s),
+        format::time(st.recompute_s)
+    ));
+    lines
+}
