@@ -153,11 +153,15 @@ impl ScenarioArgs {
             .apply(&mut scenario, &catalog)
             .map_err(|e| e.to_string())?;
         if let Some(path) = &self.profile {
-            let text = std::fs::read_to_string(path)
+            let text = pipescope::scenario::presets::read_text_file(Path::new(path))
                 .map_err(|e| format!("{path}: cannot read the profile: {e}"))?;
             let profile = MeasuredProfile::from_toml_str(path, &text).map_err(|e| e.to_string())?;
             scenario.profile = Some(profile);
             scenario.validate().map_err(|e| e.to_string())?;
+        }
+        // Broken user presets are said, not silently skipped (issue 14 item 7).
+        for err in catalog.errors() {
+            eprintln!("pipescope: warning: user preset not loaded: {err}");
         }
         Ok((scenario, catalog))
     }

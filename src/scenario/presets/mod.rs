@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 pub use error::{PresetError, edit_distance, line_column, nearest};
-pub use files::user_config_dir;
+pub use files::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
 pub use resolve::budget_bytes;
 
 use super::{GpuSpec, ModelSpec, Scenario};
