@@ -12,6 +12,9 @@ mod engine_cli_pipe;
 mod engine_presets;
 mod engine_proptest;
 mod engine_reference;
+mod harden_files;
+#[cfg(feature = "tui")]
+mod harden_tui;
 mod plan_chain;
 mod plan_cli;
 mod plan_gis_offload;
