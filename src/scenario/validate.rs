@@ -137,7 +137,9 @@ impl Scenario {
         validate_gpu(&self.gpu)?;
         let m = &self.model;
         let par = &self.parallel;
-        let blocks = 2 * u64::from(m.layers) + 2;
+        // Attention and MLP blocks: the planner gives each stage at least one (the embedding
+        // and the head ride with the first and last stage), so 2L is the most stages.
+        let blocks = 2 * u64::from(m.layers);
         positive("parallel.tp", u64::from(par.tp), limits::DEGREE)?;
         let t = u64::from(par.tp);
         if !m.heads.is_multiple_of(t) {
@@ -170,7 +172,7 @@ impl Scenario {
                 "parallel.pp",
                 par.pp,
                 format!(
-                    "at most the number of blocks 2L+2 = {blocks} (every stage holds at least one block)"
+                    "at most the number of attention and MLP blocks 2L = {blocks} (every stage holds at least one)"
                 ),
             ));
         }
@@ -182,7 +184,7 @@ impl Scenario {
                 "parallel.chunks",
                 par.chunks,
                 format!(
-                    "pp x chunks ({} x {v} for {}) at most the number of blocks 2L+2 = {blocks}",
+                    "pp x chunks ({} x {v} for {}) at most the number of attention and MLP blocks 2L = {blocks}",
                     par.pp,
                     self.plan.schedule.name()
                 ),

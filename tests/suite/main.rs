@@ -12,6 +12,7 @@ mod engine_cli_pipe;
 mod engine_presets;
 mod engine_proptest;
 mod engine_reference;
+mod harden_bounds;
 mod harden_files;
 #[cfg(feature = "tui")]
 mod harden_tui;
