@@ -38,7 +38,9 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
                 .into(),
         );
     }
-    let fixture_mode = std::env::var_os("PIPESCOPE_FIXTURE").is_some_and(|v| v == "1");
+    // A test hook: debug (and test) builds only, so a release build always shows the engine.
+    let fixture_mode =
+        cfg!(debug_assertions) && std::env::var_os("PIPESCOPE_FIXTURE").is_some_and(|v| v == "1");
     let (scenario, catalog) = args.to_scenario()?;
     let config = user_config_dir();
     // The file the scenario came from, reloaded when it changes: `--preset FILE`, or the

@@ -87,13 +87,25 @@ pub(super) fn outcome(
         notes.push("recomputation overlaps the wait for the incoming gradient (Lynx)".into());
     }
     let makespan = simulation.makespan;
+    // A measured profile faster than the GPU's peak gives a utilisation above 1: not a
+    // fraction, so it is reported as 0 with a note (issue 14).
+    let fraction = |x: Option<f64>| x.filter(|v| v.is_finite() && (0.0..=1.0).contains(v));
+    if fraction(simulation.mfu).is_none() && simulation.mfu.is_some_and(|v| v > 1.0)
+        || fraction(simulation.hfu).is_none() && simulation.hfu.is_some_and(|v| v > 1.0)
+    {
+        notes.push(
+            "MFU/HFU not reported (0): the times are faster than the GPU's peak FLOP rate \
+             (check the measured profile's units: seconds per micro-batch)"
+                .into(),
+        );
+    }
     Outcome {
         feasible: reasons.is_empty(),
         infeasible_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
         iteration_time_s: makespan,
         bubble_rate: simulation.bubble_rate,
-        mfu: simulation.mfu.unwrap_or(0.0),
-        hfu: simulation.hfu.unwrap_or(0.0),
+        mfu: fraction(simulation.mfu).unwrap_or(0.0),
+        hfu: fraction(simulation.hfu).unwrap_or(0.0),
         strategy: scenario.plan.strategy,
         schedule: schedule.kind,
         baseline_iteration_time_s: baseline_s,

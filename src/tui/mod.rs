@@ -141,7 +141,9 @@ pub fn run(opts: Options) -> Result<(), String> {
         })
         .map_err(|e| format!("input thread: {e}"))?;
     let presets_dir = opts.presets_dir;
-    let panic_test = std::env::var_os("PIPESCOPE_PANIC_TEST").is_some_and(|v| v == "1");
+    // A test hook: debug (and test) builds only.
+    let panic_test = cfg!(debug_assertions)
+        && std::env::var_os("PIPESCOPE_PANIC_TEST").is_some_and(|v| v == "1");
     // Effects run in the order they were produced: several edits drained at once submit
     // their solves oldest first, so the newest one is the job left pending.
     let mut pending: VecDeque<Effect> = update::resolve(&mut app).into();
