@@ -14,6 +14,7 @@ mod engine_proptest;
 mod engine_reference;
 mod harden_bounds;
 mod harden_files;
+mod harden_props;
 mod harden_small;
 #[cfg(feature = "tui")]
 mod harden_tui;
