@@ -94,3 +94,20 @@ fn a_profile_faster_than_the_hardware_never_gives_mfu_above_one() {
         out.notes
     );
 }
+
+#[test]
+fn preset_value_errors_carry_line_and_column() {
+    let text = "name = \"x\"\nmodel = \"gpt3-175b\"\ngpu = \"a100-80gb\"\n[parallel]\n  pp = 0\n[batch]\nmicro_batches = 8\n";
+    let err = Catalog::builtin()
+        .add_text("x.toml", text)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("x.toml:5:3: "), "{err}");
+    assert!(err.contains("parallel.pp"), "{err}");
+    let model = "[model]\nname = \"m\"\nlayers = 0\nhidden = 256\nheads = 4\nvocab = 1000\n";
+    let err = Catalog::builtin()
+        .add_text("m.toml", model)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("m.toml:3:1: "), "{err}");
+}
