@@ -175,7 +175,7 @@ impl Theme {
                     _ => {
                         let (l, c) = span_location(text, v.span().start);
                         return Err(format!(
-                            "{}:{l}:{c}: glyph {key} = {:?} must be exactly one printable character (not a control character)",
+                            "{}:{l}:{c}: glyph {key} = {:?} must be exactly one character, printable (not a control character)",
                             path.display(),
                             v.get_ref()
                         ));
