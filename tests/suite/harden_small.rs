@@ -111,3 +111,28 @@ fn preset_value_errors_carry_line_and_column() {
         .to_string();
     assert!(err.starts_with("m.toml:3:1: "), "{err}");
 }
+
+#[test]
+fn no_fit_names_the_flag_and_the_smallest_limit_that_works() {
+    let base = ["simulate", "--schedule", "zb-auto", "-p", "4", "-m", "8"];
+    let mut args = base.to_vec();
+    args.extend(["--mem-limit", "0"]);
+    let (ok, _, err) = pipescope(&args);
+    assert!(!ok);
+    assert!(err.contains("--mem-limit"), "{err}");
+    let smallest = err
+        .split("the smallest limit that fits is ")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .expect("the smallest limit is named")
+        .to_string();
+    let mut args = base.to_vec();
+    args.extend(["--mem-limit", &smallest]);
+    let (ok, _, err) = pipescope(&args);
+    assert!(ok, "{smallest}: {err}");
+    let below = (smallest.parse::<u32>().unwrap() - 1).to_string();
+    let mut args = base.to_vec();
+    args.extend(["--mem-limit", &below]);
+    let (ok, _, _) = pipescope(&args);
+    assert!(!ok, "{below} should not fit");
+}
