@@ -22,6 +22,9 @@ pub mod limits {
     pub const MICRO_BATCHES: u64 = 1 << 20;
     /// Largest parallel degree (p, t, d, chunks).
     pub const DEGREE: u64 = 1 << 16;
+    /// Largest layers x pp x chunks: the planner's tables grow with it (about 300 bytes
+    /// each; 100,000 layers at p 512 asked for 15 GB and aborted, issue 14).
+    pub const LAYER_STAGES: u64 = 1 << 21;
 }
 
 fn positive(field: &str, value: u64, max: u64) -> Result<(), InvalidField> {
@@ -179,6 +182,20 @@ impl Scenario {
         positive("parallel.dp", u64::from(par.dp), limits::DEGREE)?;
         positive("parallel.chunks", u64::from(par.chunks), limits::DEGREE)?;
         let v = u64::from(self.plan.schedule.chunks(par.chunks));
+        let layer_stages = u64::from(m.layers) * u64::from(par.pp) * v;
+        if layer_stages > limits::LAYER_STAGES {
+            return Err(InvalidField::new(
+                "parallel.pp",
+                par.pp,
+                format!(
+                    "layers x pp x chunks at most {} for the planner to fit in memory \
+                     (got {} x {} x {v} = {layer_stages})",
+                    limits::LAYER_STAGES,
+                    m.layers,
+                    par.pp
+                ),
+            ));
+        }
         if u64::from(par.pp) * v > blocks {
             return Err(InvalidField::new(
                 "parallel.chunks",

@@ -46,3 +46,18 @@ fn validation_allows_exactly_the_stages_the_planner_can_fill() {
         assert!(err.contains("2L = 8"), "{err}");
     }
 }
+
+#[test]
+fn a_huge_model_on_many_stages_is_refused_not_aborted() {
+    let mut sc = Catalog::builtin().scenario("gpt3-175b-16k").unwrap();
+    sc.model.layers = 100_000;
+    sc.parallel.pp = 512;
+    let err = sc.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("layers x pp x chunks at most 2097152"),
+        "{err}"
+    );
+    let start = Instant::now();
+    assert!(pipescope::solve(&sc).is_err());
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
