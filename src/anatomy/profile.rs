@@ -145,7 +145,7 @@ impl MeasuredProfile {
         use crate::scenario::PresetError;
         let table: toml::Table =
             toml::from_str(text).map_err(|e| PresetError::from_toml(file, text, &e))?;
-        Self::from_table(&table).map_err(|e| PresetError::invalid(file, &e))
+        Self::from_table(&table).map_err(|e| PresetError::invalid(file, &e).locate(text))
     }
 
     /// The profile as a TOML table (the format [`MeasuredProfile::from_table`] reads).

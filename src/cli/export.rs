@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 
 use pipescope::export::svg::Palette;
 use pipescope::export::{self, Run, Units};
+use pipescope::scenario::ScheduleKind;
 use pipescope::schedule::{self, Schedule, ScheduleInput};
 use pipescope::sim::{self, SimCosts, Simulation};
 use pipescope::{Outcome, Scenario, solve};
@@ -103,6 +104,40 @@ fn parse_costs(text: &str) -> Result<[f64; 3], String> {
     Ok(out)
 }
 
+/// A `NoFit` error that names the flag and the smallest whole limit that fits (searched by
+/// doubling, then halving: at most about 2 log2(limit) generations).
+fn no_fit_message(
+    kind: ScheduleKind,
+    input: &ScheduleInput,
+    limit: f64,
+    e: &schedule::ScheduleError,
+) -> String {
+    let fits = |l: f64| {
+        let mut i = input.clone();
+        i.mem_limit = Some(l);
+        schedule::generate(kind, &i).is_ok()
+    };
+    let mut low = limit.max(0.0).floor();
+    let mut high = (low * 2.0).max(1.0);
+    let ceiling = 4.0 * f64::from(input.p) * f64::from(input.v.max(1)) + 4.0;
+    while !fits(high) {
+        if high >= ceiling {
+            return format!("{e} (set by --mem-limit; none up to {ceiling} fits either)");
+        }
+        low = high;
+        high = (high * 2.0).min(ceiling);
+    }
+    while high - low > 1.0 {
+        let mid = ((low + high) / 2.0).floor();
+        if fits(mid) {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    format!("{e} (set by --mem-limit; the smallest limit that fits is {high})")
+}
+
 fn check_non_negative(name: &str, x: f64) -> Result<(), String> {
     if x.is_finite() && x >= 0.0 {
         Ok(())
@@ -144,7 +179,10 @@ pub fn abstract_run(s: &ScenarioArgs, a: &AbstractArgs, costs: &str) -> Result<B
     input.group_size = s.group_size;
     input.offload_chunks = s.offload_chunks;
     input.offload_cost = Some(offload_s);
-    let sched = schedule::generate(kind, &input).map_err(|e| e.to_string())?;
+    let sched = schedule::generate(kind, &input).map_err(|e| match e {
+        schedule::ScheduleError::NoFit { limit, .. } => no_fit_message(kind, &input, limit, &e),
+        e => e.to_string(),
+    })?;
     let sim_costs = SimCosts::abstract_run(&sched, f, b, w, comm, offload_s);
     let simulation = sim::simulate(&sched, &sim_costs).map_err(|e| e.to_string())?;
     Ok(Built {

@@ -3,9 +3,25 @@
 
 use std::io::{ErrorKind, Write};
 
+/// `text` with every control character except newline and tab written as `\uXXXX`, so that
+/// names, descriptions and echoed values cannot send escape sequences to the terminal (in
+/// JSON strings the same spelling is a valid escape of the same character).
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() && c != '\n' && c != '\t' {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Writes `text` to stdout and flushes it. A broken pipe (the reader closed early) counts
 /// as success; any other write error is returned as a user-facing message.
 pub fn emit(text: &str) -> Result<(), String> {
+    let text = printable(text);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),

@@ -26,7 +26,7 @@ struct Listing {
 pub fn run(args: &PresetsArgs) -> Result<(), String> {
     let catalog = Catalog::with_user_config();
     for e in catalog.errors() {
-        eprintln!("warning: {e}");
+        eprintln!("warning: {}", super::output::printable(&e.to_string()));
     }
     let listing = Listing {
         models: catalog.models(),
@@ -44,7 +44,13 @@ pub fn run(args: &PresetsArgs) -> Result<(), String> {
         ("scenarios", &listing.scenarios),
     ] {
         out.push_str(&format!("{title}:\n"));
-        let width = list.iter().map(|p| p.name.len()).max().unwrap_or(0);
+        // Capped: a 65,536-byte name panicked the formatter (a width must fit in 16 bits).
+        let width = list
+            .iter()
+            .map(|p| p.name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(40);
         for p in list {
             out.push_str(&format!("  {:width$}  {}\n", p.name, p.description));
         }

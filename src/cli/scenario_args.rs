@@ -48,7 +48,7 @@ pub struct ScenarioArgs {
     #[arg(short = 's', long = "seq", value_name = "S", value_parser = whole::<u64>, allow_negative_numbers = true)]
     pub seq_len: Option<u64>,
     /// Memory budget per device in GiB (default: the GPU's memory).
-    #[arg(long = "budget-gib", value_name = "X", allow_negative_numbers = true)]
+    #[arg(long = "budget-gib", value_name = "X", value_parser = gib, allow_negative_numbers = true)]
     pub budget_gib: Option<f64>,
     /// Pipeline schedule (1f1b, gpipe, interleaved, zb-h1, zb-h2, zb-auto, zb-v, v-half, ...).
     #[arg(long)]
@@ -136,6 +136,13 @@ pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
         .map_err(|_| "a whole number written in digits, like 4096".to_string())
 }
 
+/// Parses a GiB flag (`--budget-gib`) so that `70GiB` says what is allowed.
+pub fn gib(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| "a number of GiB without a unit, like 70 or 75.5".to_string())
+}
+
 fn flag_pair(on: bool, off: bool) -> Option<bool> {
     match (on, off) {
         (true, _) => Some(true),
@@ -208,11 +215,16 @@ impl ScenarioArgs {
             .apply(&mut scenario, &catalog)
             .map_err(|e| e.to_string())?;
         if let Some(path) = &self.profile {
-            let text = std::fs::read_to_string(path)
+            let text = pipescope::scenario::presets::read_text_file(Path::new(path))
                 .map_err(|e| format!("{path}: cannot read the profile: {e}"))?;
             let profile = MeasuredProfile::from_toml_str(path, &text).map_err(|e| e.to_string())?;
             scenario.profile = Some(profile);
             scenario.validate().map_err(|e| e.to_string())?;
+        }
+        // Broken user presets are said, not silently skipped (issue 14 item 7).
+        for err in catalog.errors() {
+            let err = super::output::printable(&err.to_string());
+            eprintln!("pipescope: warning: user preset not loaded: {err}");
         }
         Ok((scenario, catalog))
     }

@@ -7,7 +7,7 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use pipescope::scenario::presets::user_config_dir;
+use pipescope::scenario::presets::{read_text_file, user_config_dir};
 use pipescope::tui::{self, Theme, fixture, preset_io};
 
 use super::scenario_args::ScenarioArgs;
@@ -24,7 +24,7 @@ fn user_themes(dir: Option<&PathBuf>) -> Vec<Theme> {
     paths
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .filter_map(|p| Theme::parse(&std::fs::read_to_string(p).ok()?, p).ok())
+        .filter_map(|p| Theme::parse(&read_text_file(p).ok()?, p).ok())
         .collect()
 }
 
@@ -38,7 +38,9 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
                 .into(),
         );
     }
-    let fixture_mode = std::env::var_os("PIPESCOPE_FIXTURE").is_some_and(|v| v == "1");
+    // A test hook: debug (and test) builds only, so a release build always shows the engine.
+    let fixture_mode =
+        cfg!(debug_assertions) && std::env::var_os("PIPESCOPE_FIXTURE").is_some_and(|v| v == "1");
     let (scenario, catalog) = args.to_scenario()?;
     let config = user_config_dir();
     // The file the scenario came from, reloaded when it changes: `--preset FILE`, or the
@@ -54,12 +56,14 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
     // Canonical paths, so that the watcher's event paths compare equal to `preset_source`.
     let mut watch_dirs: Vec<PathBuf> = config
         .iter()
-        .filter_map(|c| std::fs::canonicalize(c).ok())
+        // A missing folder is watched for (hot reload starts when it is created).
+        .map(|c| std::fs::canonicalize(c).unwrap_or_else(|_| c.clone()))
         .collect();
-    if let Some(dir) = preset_source.as_ref().and_then(|p| p.parent())
-        && !watch_dirs.iter().any(|w| dir.starts_with(w))
+    // A `--preset FILE` outside the config folder: that file alone is watched.
+    if let Some(file) = preset_source.as_ref()
+        && !watch_dirs.iter().any(|w| file.starts_with(w))
     {
-        watch_dirs.push(dir.to_path_buf());
+        watch_dirs.push(file.clone());
     }
     let no_color = std::env::var("NO_COLOR").ok();
     tui::run(tui::Options {

@@ -200,9 +200,9 @@ pub fn export(run: &Run<'_>) -> String {
         sep(&mut out);
         if named != pid {
             named = pid;
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"name\":\"thread_name\",\"args\":{{\"name\":\"iteration end\"}}}},\n"
+                "{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{tid},\"name\":\"thread_name\",\"args\":{{\"name\":\"iteration end\"}}}},"
             );
         }
         let _ = write!(

@@ -22,6 +22,9 @@ pub mod limits {
     pub const MICRO_BATCHES: u64 = 1 << 20;
     /// Largest parallel degree (p, t, d, chunks).
     pub const DEGREE: u64 = 1 << 16;
+    /// Largest layers x pp x chunks: the planner's tables grow with it (about 300 bytes
+    /// each; 100,000 layers at p 512 asked for 15 GB and aborted, issue 14).
+    pub const LAYER_STAGES: u64 = 1 << 21;
 }
 
 fn positive(field: &str, value: u64, max: u64) -> Result<(), InvalidField> {
@@ -137,7 +140,9 @@ impl Scenario {
         validate_gpu(&self.gpu)?;
         let m = &self.model;
         let par = &self.parallel;
-        let blocks = 2 * u64::from(m.layers) + 2;
+        // Attention and MLP blocks: the planner gives each stage at least one (the embedding
+        // and the head ride with the first and last stage), so 2L is the most stages.
+        let blocks = 2 * u64::from(m.layers);
         positive("parallel.tp", u64::from(par.tp), limits::DEGREE)?;
         let t = u64::from(par.tp);
         if !m.heads.is_multiple_of(t) {
@@ -170,19 +175,33 @@ impl Scenario {
                 "parallel.pp",
                 par.pp,
                 format!(
-                    "at most the number of blocks 2L+2 = {blocks} (every stage holds at least one block)"
+                    "at most the number of attention and MLP blocks 2L = {blocks} (every stage holds at least one)"
                 ),
             ));
         }
         positive("parallel.dp", u64::from(par.dp), limits::DEGREE)?;
         positive("parallel.chunks", u64::from(par.chunks), limits::DEGREE)?;
         let v = u64::from(self.plan.schedule.chunks(par.chunks));
+        let layer_stages = u64::from(m.layers) * u64::from(par.pp) * v;
+        if layer_stages > limits::LAYER_STAGES {
+            return Err(InvalidField::new(
+                "parallel.pp",
+                par.pp,
+                format!(
+                    "layers x pp x chunks at most {} for the planner to fit in memory \
+                     (got {} x {} x {v} = {layer_stages})",
+                    limits::LAYER_STAGES,
+                    m.layers,
+                    par.pp
+                ),
+            ));
+        }
         if u64::from(par.pp) * v > blocks {
             return Err(InvalidField::new(
                 "parallel.chunks",
                 par.chunks,
                 format!(
-                    "pp x chunks ({} x {v} for {}) at most the number of blocks 2L+2 = {blocks}",
+                    "pp x chunks ({} x {v} for {}) at most the number of attention and MLP blocks 2L = {blocks}",
                     par.pp,
                     self.plan.schedule.name()
                 ),

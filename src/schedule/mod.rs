@@ -52,20 +52,51 @@ pub fn generate(kind: ScheduleKind, input: &ScheduleInput) -> Result<Schedule, S
 /// Largest `p x m x chunks` a schedule may have (about 4 million micro-batch-chunks).
 pub const MAX_CELLS: u64 = 1 << 22;
 
+/// Most devices a schedule may have: generation and simulation then finish within seconds
+/// and a few hundred MB for every schedule (issue 14: p 65536 asked for 68 GB).
+pub const MAX_STAGES: u32 = 1024;
+
+/// Largest `p x p x m x chunks` for `v-half` and `v-min`, whose greedy search grows with
+/// p squared times m (p 512, m 256 at this limit: seconds).
+pub const MAX_V_GREEDY_WORK: u64 = 1 << 26;
+
+/// Largest `p x p x m` for `v-zb`, whose search is slow (p 8 x m 64 at this limit).
+pub const MAX_V_ZB_WORK: u64 = 1 << 12;
+
 /// Checks that `p` devices, `m` micro-batches and the chunks `kind` runs with for a request
-/// of `v` are at least one each and at most [`MAX_CELLS`] cells together. Call it before
+/// of `v` are at least one each, `p` at most [`MAX_STAGES`], at most [`MAX_CELLS`] cells
+/// together, and within the search limits of the slow schedules ([`MAX_V_GREEDY_WORK`],
+/// [`MAX_V_ZB_WORK`]), so that what is accepted finishes in seconds. Call it before
 /// allocating per-(device, chunk) inputs from user-given sizes.
 pub fn check_size(kind: ScheduleKind, p: u32, m: u32, v: u32) -> Result<(), ScheduleError> {
     let chunks = kind.chunks(v);
     let cells = u64::from(p) * u64::from(m) * u64::from(chunks);
-    if p == 0 || m == 0 || cells > MAX_CELLS {
-        return Err(ScheduleError::Unsupported {
+    let refuse = |requirement: String| {
+        Err(ScheduleError::Unsupported {
             schedule: kind,
-            requirement: format!(
-                "at least one device and one micro-batch and at most {MAX_CELLS} \
-                 micro-batch-chunks in all (got p={p}, m={m}, chunks={chunks})"
-            ),
-        });
+            requirement,
+        })
+    };
+    if p == 0 || m == 0 || cells > MAX_CELLS {
+        return refuse(format!(
+            "at least one device and one micro-batch and at most {MAX_CELLS} \
+             micro-batch-chunks in all (got p={p}, m={m}, chunks={chunks})"
+        ));
     }
-    Ok(())
+    if p > MAX_STAGES {
+        return refuse(format!("at most {MAX_STAGES} devices (got p={p})"));
+    }
+    let work = u64::from(p) * cells;
+    match kind {
+        ScheduleKind::VHalf | ScheduleKind::VMin if work > MAX_V_GREEDY_WORK => refuse(format!(
+            "p x p x m x chunks at most {MAX_V_GREEDY_WORK} for its search to finish in \
+             seconds (got {p} x {p} x {m} x {chunks} = {work})"
+        )),
+        ScheduleKind::VZb if work / u64::from(chunks) > MAX_V_ZB_WORK => refuse(format!(
+            "p x p x m at most {MAX_V_ZB_WORK} for its search to finish in seconds \
+             (got {p} x {p} x {m} = {})",
+            work / u64::from(chunks)
+        )),
+        _ => Ok(()),
+    }
 }

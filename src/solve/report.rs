@@ -107,13 +107,25 @@ pub(super) fn outcome(
     } else {
         0.0
     };
+    // A measured profile faster than the GPU's peak gives a utilisation above 1: not a
+    // fraction, so it is reported as null with a note (issue 14).
+    let fraction = |x: Option<f64>| x.filter(|v| v.is_finite() && (0.0..=1.0).contains(v));
+    if fraction(simulation.mfu).is_none() && simulation.mfu.is_some_and(|v| v > 1.0)
+        || fraction(simulation.hfu).is_none() && simulation.hfu.is_some_and(|v| v > 1.0)
+    {
+        notes.push(
+            "MFU/HFU not reported (null): the times are faster than the GPU's peak FLOP rate \
+             (check the measured profile's units: seconds per micro-batch)"
+                .into(),
+        );
+    }
     Outcome {
         feasible,
         infeasible_reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
         iteration_time_s: makespan,
         bubble_rate: simulation.bubble_rate,
-        mfu: simulation.mfu.filter(|_| feasible),
-        hfu: simulation.hfu.filter(|_| feasible),
+        mfu: fraction(simulation.mfu).filter(|_| feasible),
+        hfu: fraction(simulation.hfu).filter(|_| feasible),
         gpus,
         global_batch,
         tokens_per_s,

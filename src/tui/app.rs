@@ -158,6 +158,9 @@ pub struct App {
     pub themes: Vec<Theme>,
     /// The preset file the scenario came from, reloaded when it changes.
     pub preset_source: Option<PathBuf>,
+    /// The scenario as last read from `preset_source`: a reload keeps the fields that
+    /// differ from it (the user's edits since).
+    pub preset_base: Option<Scenario>,
     /// Show the measured solve time (off in snapshot tests, where it would vary).
     pub show_solve_time: bool,
     /// Whether the mouse is captured (clicks and the wheel reach the app).
@@ -200,6 +203,7 @@ impl App {
             theme,
             themes,
             preset_source: None,
+            preset_base: None,
             show_solve_time: true,
             mouse: true,
             dirty: true,

@@ -56,7 +56,7 @@ pub struct Options {
     pub choices: Choices,
     /// The preset file the scenario came from (reloaded when it changes).
     pub preset_source: Option<PathBuf>,
-    /// Folders to watch for preset and theme changes.
+    /// Folders (watched recursively) and files (watched alone) for preset and theme changes.
     pub watch_dirs: Vec<PathBuf>,
     /// The user's presets folder (where `w` saves).
     pub presets_dir: Option<PathBuf>,
@@ -85,6 +85,7 @@ pub fn run(opts: Options) -> Result<(), String> {
     let mut app = App::new(opts.scenario, opts.choices, opts.theme);
     app.mouse = opts.mouse;
     app.preset_source = opts.preset_source;
+    app.preset_base = app.preset_source.as_ref().map(|_| app.scenario.clone());
     for t in opts.user_themes {
         match app.themes.iter_mut().find(|x| x.name == t.name) {
             Some(x) => *x = t,
@@ -110,6 +111,14 @@ pub fn run(opts: Options) -> Result<(), String> {
     if let Ok(size) = term.size() {
         app.size = (size.width, size.height);
     }
+    let signal_tx = tx.clone();
+    if let Err(e) = terminal::handle_signals(move || {
+        if let Ok((w, h)) = crossterm::terminal::size() {
+            let _ = signal_tx.send(Action::Resize(w, h));
+        }
+    }) {
+        app.note = Some(format!("signals not handled: {e}"));
+    }
     let input_tx = tx;
     thread::Builder::new()
         .name("pipescope-input".into())
@@ -134,7 +143,9 @@ pub fn run(opts: Options) -> Result<(), String> {
         })
         .map_err(|e| format!("input thread: {e}"))?;
     let presets_dir = opts.presets_dir;
-    let panic_test = std::env::var_os("PIPESCOPE_PANIC_TEST").is_some_and(|v| v == "1");
+    // A test hook: debug (and test) builds only.
+    let panic_test = cfg!(debug_assertions)
+        && std::env::var_os("PIPESCOPE_PANIC_TEST").is_some_and(|v| v == "1");
     // Effects run in the order they were produced: several edits drained at once submit
     // their solves oldest first, so the newest one is the job left pending.
     let mut pending: VecDeque<Effect> = update::resolve(&mut app).into();
@@ -150,7 +161,7 @@ pub fn run(opts: Options) -> Result<(), String> {
                 }
                 Effect::Suspend => {
                     // A fresh terminal (empty previous frame) repaints every cell.
-                    match terminal::suspend(app.mouse) {
+                    match terminal::suspend() {
                         Ok(t) => term = t,
                         Err(e) => app.error = Some(format!("suspend: {e}")),
                     }
@@ -186,6 +197,11 @@ pub fn run(opts: Options) -> Result<(), String> {
         pending.extend(update::update(&mut app, first));
         while let Ok(next) = rx.try_recv() {
             pending.extend(update::update(&mut app, next));
+        }
+        // Back from a stop (SIGTSTP, then SIGCONT): draw every cell again.
+        if terminal::take_repaint() {
+            term = terminal::fresh().map_err(|e| format!("terminal: {e}"))?;
+            app.dirty = true;
         }
     }
     Ok(())

@@ -57,23 +57,107 @@ pub fn to_toml(scenario: &Scenario) -> Result<String, String> {
     Ok(crate::scenario::to_toml(scenario))
 }
 
-/// Writes `text` to `dir/file_name` atomically: a temporary file in the same folder, flushed
-/// and synced, then renamed over the target. Creates `dir` if needed.
+/// How many names `write_atomic` tries (`my-x.toml`, `my-x-2.toml`, ...) before giving up.
+pub const MAX_SAVE_NAMES: u32 = 100;
+
+/// A temporary file name nobody can predict (std's randomly keyed hasher over the time, the
+/// process and a counter), so that no link can be planted for it in advance.
+fn temp_name(file_name: &str) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    format!(".{file_name}.{:016x}.tmp", h.finish())
+}
+
+/// The `n`th candidate name for `file_name` (`my-x.toml`, then `my-x-2.toml`, ...).
+fn candidate(file_name: &str, n: u32) -> String {
+    if n <= 1 {
+        return file_name.to_string();
+    }
+    let stem = file_name.strip_suffix(".toml").unwrap_or(file_name);
+    format!("{stem}-{n}.toml")
+}
+
+/// `text` with its top-level `name = "<old stem>"` line naming the new file's stem, so that
+/// a preset saved under a new name does not shadow the one it would have replaced.
+fn renamed(text: &str, file_name: &str, target: &str) -> String {
+    let stem = |f: &str| f.strip_suffix(".toml").unwrap_or(f).to_string();
+    let old = format!("name = \"{}\"", stem(file_name));
+    let new = format!("name = \"{}\"", stem(target));
+    let mut done = false;
+    let mut out: String = text
+        .lines()
+        .map(|l| {
+            if !done && l == old {
+                done = true;
+                new.clone()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    if text.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+/// Writes `text` into `dir` as `file_name`, or, when that file exists, as the first free
+/// `stem-N.toml` (an existing file is never replaced, issue 14); returns the path written.
+/// The temporary file is created exclusively (create-new, so a planted link is refused, not
+/// followed) under an unpredictable name in the same folder, synced, then linked to the
+/// target atomically (a hard link fails rather than replace; where the file system has
+/// none, an atomic rename onto the name just checked free). Creates `dir` if needed.
 pub fn write_atomic(dir: &Path, file_name: &str, text: &str) -> Result<PathBuf, String> {
     fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let target = dir.join(file_name);
-    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        fs::rename(&tmp, &target)
-    };
-    write().map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        format!("{}: {e}", target.display())
-    })?;
-    Ok(target)
+    for n in 1..=MAX_SAVE_NAMES {
+        let name = candidate(file_name, n);
+        let target = dir.join(&name);
+        if fs::symlink_metadata(&target).is_ok() {
+            continue;
+        }
+        let tmp = dir.join(temp_name(&name));
+        let body = renamed(text, file_name, &name);
+        let write = || -> std::io::Result<bool> {
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)?;
+            f.write_all(body.as_bytes())?;
+            f.sync_all()?;
+            match fs::hard_link(&tmp, &target) {
+                Ok(()) => {
+                    fs::remove_file(&tmp)?;
+                    Ok(true)
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    fs::remove_file(&tmp)?;
+                    Ok(false)
+                }
+                Err(_) => fs::rename(&tmp, &target).map(|()| true),
+            }
+        };
+        match write() {
+            Ok(true) => return Ok(target),
+            Ok(false) => continue,
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                return Err(format!("{}: {e}", target.display()));
+            }
+        }
+    }
+    Err(format!(
+        "{}: {file_name} and {} other names are taken (at most {MAX_SAVE_NAMES} are tried); remove some",
+        dir.display(),
+        MAX_SAVE_NAMES - 1
+    ))
 }
 
 #[cfg(test)]
@@ -81,12 +165,56 @@ mod tests {
     use super::*;
 
     #[test]
-    fn atomic_write_replaces_the_file_and_leaves_no_temp() {
+    fn an_existing_file_is_kept_and_the_save_takes_a_new_name() {
         let dir = std::env::temp_dir().join(format!("pipescope-save-{}", std::process::id()));
-        let path = write_atomic(&dir, "a.toml", "x = 1\n").unwrap();
-        write_atomic(&dir, "a.toml", "x = 2\n").unwrap();
-        assert_eq!(fs::read_to_string(&path).unwrap(), "x = 2\n");
-        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let mine = dir.join("my-a.toml");
+        fs::write(&mine, "# hand-written, with comments\nname = \"my-a\"\n").unwrap();
+        let path = write_atomic(&dir, "my-a.toml", "name = \"my-a\"\nx = 2\n").unwrap();
+        assert_eq!(path, dir.join("my-a-2.toml"));
+        assert!(fs::read_to_string(&mine).unwrap().contains("hand-written"));
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "name = \"my-a-2\"\nx = 2\n"
+        );
+        let third = write_atomic(&dir, "my-a.toml", "name = \"my-a\"\n").unwrap();
+        assert_eq!(third, dir.join("my-a-3.toml"));
+        // No temporary file is left behind.
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 3);
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_link_is_not_followed() {
+        let dir = std::env::temp_dir().join(format!("pipescope-link-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let presets = dir.join("presets");
+        fs::create_dir_all(&presets).unwrap();
+        let outside = dir.join("outside.txt");
+        fs::write(&outside, "precious\n").unwrap();
+        // A link under the target name and one under the old predictable temp name.
+        std::os::unix::fs::symlink(&outside, presets.join("my-b.toml")).unwrap();
+        std::os::unix::fs::symlink(
+            &outside,
+            presets.join(format!(".my-b.toml.{}.tmp", std::process::id())),
+        )
+        .unwrap();
+        let path = write_atomic(&presets, "my-b.toml", "name = \"my-b\"\n").unwrap();
+        assert_eq!(path, presets.join("my-b-2.toml"));
+        assert_eq!(fs::read_to_string(&outside).unwrap(), "precious\n");
+        assert!(
+            !fs::symlink_metadata(&path)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn temp_names_differ() {
+        assert_ne!(temp_name("a.toml"), temp_name("a.toml"));
     }
 }

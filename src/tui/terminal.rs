@@ -1,9 +1,18 @@
 //! Terminal lifecycle: a guard that enters raw mode, the alternate screen and mouse capture
 //! and restores all of them on drop and on panic (the panic hook restores first, then
 //! chains to the previous hook), and synchronized-update framing around each draw.
+//!
+//! Signals (signal-hook, on a thread of their own): SIGTERM, SIGHUP, SIGINT and SIGQUIT
+//! restore the terminal and exit with 128 + the signal; SIGTSTP restores, stops the process,
+//! and on SIGCONT the TUI's terminal state comes back and the loop repaints every cell.
 
 use std::io::{self, Stdout, Write};
 use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use signal_hook::consts::signal::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP};
+use signal_hook::iterator::Signals;
+use signal_hook::low_level::emulate_default_handler;
 
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use crossterm::terminal::{
@@ -16,6 +25,13 @@ use ratatui::backend::CrosstermBackend;
 
 /// The terminal type the app draws on.
 pub type Term = Terminal<CrosstermBackend<Stdout>>;
+
+/// Whether the TUI's terminal state is on (between `enter` and the guard's drop).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether the mouse is captured (to capture it again after a stop).
+static MOUSE: AtomicBool = AtomicBool::new(false);
+/// Set when the screen was re-entered behind the loop's back (after SIGCONT).
+static REPAINT: AtomicBool = AtomicBool::new(false);
 
 /// Restores the terminal when dropped.
 pub struct TerminalGuard {
@@ -53,6 +69,8 @@ impl TerminalGuard {
     pub fn enter(mouse: bool) -> io::Result<(TerminalGuard, Term)> {
         install_panic_hook();
         enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        MOUSE.store(mouse, Ordering::SeqCst);
         let guard = TerminalGuard { _private: () };
         let mut out = io::stdout();
         execute!(out, EnterAlternateScreen, cursor::Hide)?;
@@ -66,6 +84,7 @@ impl TerminalGuard {
 
 /// Turns mouse capture on or off.
 pub fn set_mouse(on: bool) -> io::Result<()> {
+    MOUSE.store(on, Ordering::SeqCst);
     let mut out = io::stdout();
     if on {
         execute!(out, EnableMouseCapture)
@@ -74,16 +93,9 @@ pub fn set_mouse(on: bool) -> io::Result<()> {
     }
 }
 
-/// Ctrl-Z: restores the terminal, stops this process with SIGTSTP (sent by the system's
-/// `kill`, as std cannot raise a signal without `unsafe`), and once the shell resumes it
-/// (`fg`), re-enters raw mode, the alternate screen and (if `mouse`) mouse capture. The
-/// new terminal it returns draws every cell again (ratatui's `clear` would ask the terminal
-/// for the cursor position, which races the input thread).
-pub fn suspend(mouse: bool) -> io::Result<Term> {
-    restore();
-    let status = std::process::Command::new("kill")
-        .args(["-TSTP", &std::process::id().to_string()])
-        .status();
+/// Enters the TUI's terminal state again after a stop: raw mode, the alternate screen
+/// (cleared), cursor hidden, and the mouse if it was captured.
+fn reenter() -> io::Result<()> {
     enable_raw_mode()?;
     let mut out = io::stdout();
     execute!(
@@ -92,19 +104,78 @@ pub fn suspend(mouse: bool) -> io::Result<Term> {
         crossterm::terminal::Clear(crossterm::terminal::ClearType::All),
         cursor::Hide
     )?;
-    if mouse {
+    if MOUSE.load(Ordering::SeqCst) {
         execute!(out, EnableMouseCapture)?;
     }
-    let terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
-    match status {
-        Ok(s) if s.success() => Ok(terminal),
-        Ok(s) => Err(io::Error::other(format!("kill -TSTP exited with {s}"))),
-        Err(e) => Err(io::Error::other(format!("cannot run kill: {e}"))),
-    }
+    Ok(())
+}
+
+/// A new terminal whose previous frame is empty, so the next draw writes every cell
+/// (ratatui's `clear` would ask the terminal for the cursor position, which races the
+/// input thread).
+pub fn fresh() -> io::Result<Term> {
+    Terminal::new(CrosstermBackend::new(io::stdout()))
+}
+
+/// Whether the screen was re-entered after a stop since the last call (the loop then draws
+/// on a [`fresh`] terminal).
+pub fn take_repaint() -> bool {
+    REPAINT.swap(false, Ordering::SeqCst)
+}
+
+/// Ctrl-Z: restores the terminal, stops this process (SIGTSTP's default action, raised
+/// in-process by signal-hook: no program is run), and once the shell resumes it (`fg`),
+/// re-enters raw mode, the alternate screen and (if captured) the mouse.
+pub fn suspend() -> io::Result<Term> {
+    restore();
+    let stopped = emulate_default_handler(SIGTSTP);
+    reenter()?;
+    stopped.map_err(|e| io::Error::other(format!("cannot stop: {e}")))?;
+    fresh()
+}
+
+/// Handles the signals that end or stop the program on a thread of its own (see the
+/// module doc). `wake` is called after the screen was re-entered, so that the loop wakes
+/// up, sees [`take_repaint`] and draws everything.
+pub fn handle_signals(wake: impl Fn() + Send + 'static) -> io::Result<()> {
+    let mut signals = Signals::new([SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGTSTP, SIGCONT])?;
+    std::thread::Builder::new()
+        .name("pipescope-signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                let active = ACTIVE.load(Ordering::SeqCst);
+                match sig {
+                    SIGTSTP => {
+                        if active {
+                            restore();
+                        }
+                        let _ = emulate_default_handler(SIGTSTP);
+                        if active && ACTIVE.load(Ordering::SeqCst) && reenter().is_ok() {
+                            REPAINT.store(true, Ordering::SeqCst);
+                            wake();
+                        }
+                    }
+                    SIGCONT => {
+                        if active && reenter().is_ok() {
+                            REPAINT.store(true, Ordering::SeqCst);
+                            wake();
+                        }
+                    }
+                    _ => {
+                        if active {
+                            restore();
+                        }
+                        std::process::exit(128 + sig);
+                    }
+                }
+            }
+        })?;
+    Ok(())
 }
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
+        ACTIVE.store(false, Ordering::SeqCst);
         restore();
     }
 }

@@ -171,11 +171,11 @@ impl Theme {
             if let Some(v) = value {
                 let mut chars = v.get_ref().chars();
                 let glyph = match (chars.next(), chars.next()) {
-                    (Some(ch), None) => ch,
+                    (Some(ch), None) if !ch.is_control() => ch,
                     _ => {
                         let (l, c) = span_location(text, v.span().start);
                         return Err(format!(
-                            "{}:{l}:{c}: glyph {key} = \"{}\" must be exactly one character",
+                            "{}:{l}:{c}: glyph {key} = {:?} must be exactly one character, printable (not a control character)",
                             path.display(),
                             v.get_ref()
                         ));

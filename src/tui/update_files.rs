@@ -3,7 +3,9 @@
 
 use super::action::{Effect, Reload};
 use super::app::App;
+use super::fields::Field;
 use super::update::resolve;
+use crate::Scenario;
 
 /// `w`: the scenario as preset TOML under a `my-` name, for the runner to write.
 pub(super) fn save(app: &mut App) -> Vec<Effect> {
@@ -67,8 +69,25 @@ pub(super) fn reloaded(app: &mut App, reload: Reload) -> Vec<Effect> {
             }
             match parsed.scenario {
                 Some(scenario) if app.preset_source.as_ref() == Some(&path) => {
-                    app.note = Some(format!("reloaded {}", path.display()));
-                    app.scenario = scenario;
+                    let base = app.preset_base.replace(scenario.clone());
+                    let (merged, kept) = match base {
+                        Some(base) => keep_edits(&base, &app.scenario, scenario),
+                        None => (scenario, Vec::new()),
+                    };
+                    app.note = Some(if kept.is_empty() {
+                        format!("reloaded {}", path.display())
+                    } else {
+                        format!(
+                            "reloaded {}, kept your edits: {}",
+                            path.display(),
+                            kept.join(", ")
+                        )
+                    });
+                    if merged == app.scenario {
+                        app.dirty = true;
+                        return Vec::new();
+                    }
+                    app.scenario = merged;
                     resolve(app)
                 }
                 _ => Vec::new(),
@@ -79,4 +98,38 @@ pub(super) fn reloaded(app: &mut App, reload: Reload) -> Vec<Effect> {
             Vec::new()
         }
     }
+}
+
+/// Three-way merge of a reloaded preset: starts from the file's new `theirs` and keeps every
+/// field the user changed since the file was last read (`ours` differs from `base`).
+/// Returns the merged scenario and the labels of the kept fields.
+pub(super) fn keep_edits(
+    base: &Scenario,
+    ours: &Scenario,
+    theirs: Scenario,
+) -> (Scenario, Vec<&'static str>) {
+    let mut merged = theirs;
+    let mut kept = Vec::new();
+    macro_rules! keep {
+        ($label:expr, $($f:ident).+) => {
+            if ours.$($f).+ != base.$($f).+ {
+                merged.$($f).+ = ours.$($f).+.clone();
+                kept.push($label);
+            }
+        };
+    }
+    keep!(Field::Model.label(), model);
+    keep!(Field::Gpu.label(), gpu);
+    keep!(Field::Stages.label(), parallel.pp);
+    keep!(Field::Tp.label(), parallel.tp);
+    keep!(Field::Dp.label(), parallel.dp);
+    keep!(Field::SequenceParallel.label(), parallel.sequence_parallel);
+    keep!(Field::Chunks.label(), parallel.chunks);
+    keep!(Field::MicroBatches.label(), batch.micro_batches);
+    keep!(Field::MicroBatchSize.label(), batch.micro_batch_size);
+    keep!(Field::SeqLen.label(), batch.seq_len);
+    keep!(Field::Budget.label(), plan.memory_budget_bytes);
+    keep!(Field::Schedule.label(), plan.schedule);
+    keep!(Field::Strategy.label(), plan.strategy);
+    (merged, kept)
 }

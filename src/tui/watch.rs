@@ -1,21 +1,27 @@
-//! Hot reload: watches the user's config folder (`presets/`, `themes/`) and the folder of a
-//! `--preset FILE` with notify, debounces bursts of events (editors save by writing a temp
-//! file and renaming it), parses changed files on the watcher thread and hands the results
-//! to the app as [`Reload`]s. A broken file yields an error with `file:line:column`; the app
-//! keeps the last good version.
+//! Hot reload: watches the user's config folder (`presets/`, `themes/`, recursively) and a
+//! `--preset FILE` (that file only: its folder is watched flat and other names are
+//! ignored), debounces bursts of events (editors save by writing a temp file and renaming
+//! it), parses changed files on the watcher thread and hands the results to the app as
+//! [`Reload`]s. A broken file yields an error with `file:line:column`; the app keeps the
+//! last good version.
+//!
+//! Only content changes count: access and open events are ignored, and a file is parsed
+//! again only when its bytes differ from what was last read (parsing a preset reads the
+//! whole config folder, and those reads must not trigger another reload: issue 14).
+//! When the config folder is deleted and created again, its watch is set up again.
 
-use std::collections::BTreeSet;
-use std::fs;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::Duration;
 
-use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use super::action::Reload;
 use super::preset_io;
 use super::theme::Theme;
+use crate::scenario::presets::read_text_file;
 
 /// Quiet time after the last event before files are parsed.
 pub const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -23,7 +29,7 @@ pub const DEBOUNCE: Duration = Duration::from_millis(200);
 /// Keeps the watcher alive; dropping it stops watching.
 #[must_use = "dropping the handle stops the watcher"]
 pub struct WatchHandle {
-    _watcher: RecommendedWatcher,
+    _watcher: Arc<Mutex<RecommendedWatcher>>,
 }
 
 /// What a changed file is.
@@ -42,62 +48,206 @@ fn classify(path: &Path) -> Option<bool> {
     Some(in_themes)
 }
 
-/// Parses one changed file.
-pub fn parse(path: &Path) -> Option<Reload> {
-    let is_theme = classify(path)?;
-    let text = match fs::read_to_string(path) {
+/// Parses one file's text (or the error met reading it).
+fn parse_text(path: &Path, is_theme: bool, text: Result<String, String>) -> Reload {
+    let text = match text {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => {
             let msg = format!("{}:1:1: {e}", path.display());
-            return Some(if is_theme {
+            return if is_theme {
                 Reload::Theme(path.to_path_buf(), Err(msg))
             } else {
                 Reload::Preset(path.to_path_buf(), Err(msg))
-            });
+            };
         }
     };
-    Some(if is_theme {
+    if is_theme {
         Reload::Theme(path.to_path_buf(), Theme::parse(&text, path).map(Box::new))
     } else {
         Reload::Preset(
             path.to_path_buf(),
             preset_io::parse_preset(path, &text).map(Box::new),
         )
-    })
+    }
 }
 
-/// Watches `dirs` (those that exist; recursively) and calls `deliver` with each parsed change.
+/// Parses one changed file (regular files of at most 1 MiB only).
+pub fn parse(path: &Path) -> Option<Reload> {
+    let is_theme = classify(path)?;
+    if !path.exists() {
+        return None;
+    }
+    Some(parse_text(path, is_theme, read_text_file(path)))
+}
+
+/// What the watcher has read: each file's text (or read error) as last seen, so that an
+/// event whose file still holds the same bytes (an open, a `touch`, our own reads) is
+/// dropped.
+#[derive(Debug, Default)]
+pub struct Seen {
+    texts: BTreeMap<PathBuf, Result<String, String>>,
+}
+
+impl Seen {
+    /// Records what `path` holds now without reporting it (start-up: the app already has it).
+    pub fn prime(&mut self, path: &Path) {
+        if classify(path).is_some() && path.exists() {
+            self.texts.insert(path.to_path_buf(), read_text_file(path));
+        }
+    }
+
+    /// Records every preset and theme file under `dir` (bounded like the preset loader).
+    pub fn prime_dir(&mut self, dir: &Path, depth: usize) {
+        if depth > crate::scenario::presets::MAX_DEPTH {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => self.prime_dir(&path, depth + 1),
+                Ok(t) if t.is_file() => self.prime(&path),
+                _ => {}
+            }
+        }
+    }
+
+    /// The reload for `path` if what it holds differs from what was last read; `None` when
+    /// it is unchanged, gone, or not a preset or theme.
+    pub fn changed(&mut self, path: &Path) -> Option<Reload> {
+        let is_theme = classify(path)?;
+        if !path.exists() {
+            self.texts.remove(path);
+            return None;
+        }
+        let text = read_text_file(path);
+        if self.texts.get(path) == Some(&text) {
+            return None;
+        }
+        self.texts.insert(path.to_path_buf(), text.clone());
+        Some(parse_text(path, is_theme, text))
+    }
+}
+
+/// What one entry of `start`'s list watches.
+enum Target {
+    /// A folder, recursively.
+    Dir(PathBuf),
+    /// One file: its folder flat, events for other names dropped.
+    File(PathBuf),
+}
+
+fn targets(paths: &[PathBuf]) -> Vec<Target> {
+    paths
+        .iter()
+        .map(|p| {
+            if p.is_file() {
+                Target::File(p.clone())
+            } else {
+                Target::Dir(p.clone())
+            }
+        })
+        .collect()
+}
+
+/// Arms the watches that can be armed now; returns whether each folder target is armed.
+fn arm(watcher: &mut RecommendedWatcher, targets: &[Target], armed: &mut [bool]) {
+    for (t, done) in targets.iter().zip(armed.iter_mut()) {
+        if *done {
+            continue;
+        }
+        *done = match t {
+            Target::Dir(d) => {
+                // The parent flat too, so that a deleted and re-created folder is noticed.
+                if let Some(parent) = d.parent() {
+                    let _ = watcher.watch(parent, RecursiveMode::NonRecursive);
+                }
+                d.is_dir() && watcher.watch(d, RecursiveMode::Recursive).is_ok()
+            }
+            Target::File(f) => f
+                .parent()
+                .is_some_and(|p| watcher.watch(p, RecursiveMode::NonRecursive).is_ok()),
+        };
+    }
+}
+
+/// Whether an event may change what a file holds (access and open events do not).
+fn is_content_event(kind: &EventKind) -> bool {
+    !matches!(kind, EventKind::Access(_))
+}
+
+/// Watches `paths` (folders recursively, files alone) and calls `deliver` with each parsed
+/// change of content.
 pub fn start(
-    dirs: &[PathBuf],
+    paths: &[PathBuf],
     deliver: impl Fn(Reload) + Send + 'static,
 ) -> Result<WatchHandle, String> {
-    let (tx, rx) = mpsc::channel::<PathBuf>();
+    let (tx, rx) = mpsc::channel::<(EventKind, Vec<PathBuf>)>();
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        if let Ok(event) = res {
-            for p in event.paths {
-                let _ = tx.send(p);
-            }
+        if let Ok(event) = res
+            && is_content_event(&event.kind)
+        {
+            let _ = tx.send((event.kind, event.paths));
         }
     })
     .map_err(|e| format!("file watcher: {e}"))?;
-    for dir in dirs {
-        if dir.is_dir() {
-            watcher
-                .watch(dir, RecursiveMode::Recursive)
-                .map_err(|e| format!("cannot watch {}: {e}", dir.display()))?;
+    let targets = targets(paths);
+    let mut armed = vec![false; targets.len()];
+    arm(&mut watcher, &targets, &mut armed);
+    let watcher = Arc::new(Mutex::new(watcher));
+    let weak = Arc::downgrade(&watcher);
+    let mut seen = Seen::default();
+    for t in &targets {
+        match t {
+            Target::Dir(d) => seen.prime_dir(d, 0),
+            Target::File(f) => seen.prime(f),
         }
     }
     thread::Builder::new()
         .name("pipescope-watch".into())
         .spawn(move || {
             while let Ok(first) = rx.recv() {
-                let mut changed = BTreeSet::from([first]);
-                while let Ok(p) = rx.recv_timeout(DEBOUNCE) {
-                    changed.insert(p);
+                let mut changed = BTreeSet::new();
+                let mut batch = vec![first];
+                while let Ok(next) = rx.recv_timeout(DEBOUNCE) {
+                    batch.push(next);
+                }
+                for (_, event_paths) in batch {
+                    changed.extend(event_paths);
+                }
+                // A watched folder that was deleted and created again is watched again.
+                for (t, done) in targets.iter().zip(armed.iter_mut()) {
+                    if let Target::Dir(d) = t
+                        && *done
+                        && !d.is_dir()
+                    {
+                        *done = false;
+                    }
+                }
+                let was: Vec<bool> = armed.clone();
+                // Gone when the handle was dropped: stop.
+                let Some(watcher) = weak.upgrade() else {
+                    return;
+                };
+                if let Ok(mut w) = watcher.lock() {
+                    arm(&mut w, &targets, &mut armed);
+                }
+                for ((t, now), before) in targets.iter().zip(&armed).zip(was) {
+                    if let Target::Dir(d) = t
+                        && *now
+                        && !before
+                    {
+                        collect(d, 0, &mut changed);
+                    }
                 }
                 for path in changed {
-                    if let Some(reload) = parse(&path) {
+                    let wanted = targets.iter().any(|t| match t {
+                        Target::Dir(d) => path.starts_with(d),
+                        Target::File(f) => &path == f,
+                    });
+                    if wanted && let Some(reload) = seen.changed(&path) {
                         deliver(reload);
                     }
                 }
@@ -107,9 +257,54 @@ pub fn start(
     Ok(WatchHandle { _watcher: watcher })
 }
 
+/// Every file under `dir` (a re-created folder's contents, which raised no event of their own).
+fn collect(dir: &Path, depth: usize, out: &mut BTreeSet<PathBuf>) {
+    if depth > crate::scenario::presets::MAX_DEPTH {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => collect(&entry.path(), depth + 1, out),
+            Ok(t) if t.is_file() => {
+                out.insert(entry.path());
+            }
+            _ => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+
+    #[test]
+    fn only_changed_content_is_reported() {
+        let dir = std::env::temp_dir().join(format!("pipescope-seen-{}", std::process::id()));
+        let themes = dir.join("themes");
+        fs::create_dir_all(&themes).unwrap();
+        let path = themes.join("t.toml");
+        fs::write(&path, "name = \"t\"\n").unwrap();
+        let mut seen = Seen::default();
+        seen.prime_dir(&dir, 0);
+        // Reads, opens and touches change nothing: no reload.
+        assert_eq!(seen.changed(&path), None);
+        let _ = fs::read_to_string(&path).unwrap();
+        assert_eq!(seen.changed(&path), None);
+        fs::write(&path, "name = \"t\"\n").unwrap();
+        assert_eq!(seen.changed(&path), None);
+        // New bytes: one reload, then quiet again.
+        fs::write(&path, "name = \"t\"\n[colors]\nforward = \"red\"\n").unwrap();
+        assert!(matches!(seen.changed(&path), Some(Reload::Theme(_, Ok(_)))));
+        assert_eq!(seen.changed(&path), None);
+        assert!(!is_content_event(&EventKind::Access(
+            notify::event::AccessKind::Open(notify::event::AccessMode::Any)
+        )));
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn classifies_by_folder_and_extension() {

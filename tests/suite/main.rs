@@ -17,6 +17,12 @@ mod export_megatron;
 mod export_perfetto;
 mod export_svg;
 mod export_torchtitan;
+mod harden_bounds;
+mod harden_files;
+mod harden_props;
+mod harden_small;
+#[cfg(feature = "tui")]
+mod harden_tui;
 mod job_model;
 mod job_scenario;
 mod job_table5;

@@ -57,6 +57,26 @@ impl PresetError {
         Self::new(file, e.to_string())
     }
 
+    /// Adds the line and column of the offending key in `text` to an error of a value that
+    /// is not allowed (`invalid parallel.pp = ...`) when it has none (issue 14: preset value
+    /// errors named no place). The key is looked for in its table, else anywhere.
+    pub fn locate(mut self, text: &str) -> Self {
+        if self.line.is_some() {
+            return self;
+        }
+        let field = self
+            .message
+            .strip_prefix("invalid ")
+            .and_then(|r| r.split(" = ").next())
+            .map(str::to_string);
+        if let Some(offset) = field.and_then(|f| find_key(text, &f)) {
+            let (line, column) = line_column(text, offset);
+            self.line = Some(line);
+            self.column = Some(column);
+        }
+        self
+    }
+
     /// Converts a TOML parse or schema error, adding the nearest key to unknown-key errors.
     pub fn from_toml(file: &str, text: &str, e: &toml::de::Error) -> Self {
         let mut message = e.message().trim().to_string();
@@ -116,6 +136,39 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// Byte offset of the key `field` (a dotted path: `parallel.pp`) in a TOML text: the key at
+/// the start of a line inside the table the path names (or whose name ends the path), else
+/// the first line with that key.
+fn find_key(text: &str, field: &str) -> Option<usize> {
+    let (table, key) = field.rsplit_once('.').unwrap_or(("", field));
+    let mut current = String::new();
+    let mut offset = 0;
+    let mut fallback = None;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let at = offset + (line.len() - trimmed.len());
+        offset += line.len();
+        if let Some(header) = trimmed.strip_prefix('[') {
+            let name = header.trim_start_matches('[');
+            current = name.split(']').next().unwrap_or("").trim().to_string();
+            continue;
+        }
+        let Some(rest) = trimmed.strip_prefix(key) else {
+            continue;
+        };
+        if !rest.trim_start().starts_with('=') {
+            continue;
+        }
+        let in_table = current == table
+            || (!current.is_empty() && table.rsplit('.').next() == Some(current.as_str()));
+        if in_table {
+            return Some(at);
+        }
+        fallback.get_or_insert(at);
+    }
+    fallback
 }
 
 #[cfg(test)]

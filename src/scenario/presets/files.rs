@@ -1,11 +1,54 @@
 //! The file-system edge of the presets: the user's config dir, loading a directory of preset
 //! files, and `--preset FILE`. The only part of the engine that reads files; everything it
 //! reads goes through [`Catalog::add_text`] / [`Catalog::scenario_from_text`].
+//!
+//! Hostile folders are survived: only regular files are read (a FIFO or a device is refused
+//! before it is opened), each at most [`MAX_FILE_BYTES`]; symbolic links are followed only
+//! when they stay inside the folder being loaded, each folder once (by canonical path) and at
+//! most [`MAX_DEPTH`] deep; one unreadable sub-folder is reported and the rest still loads.
 
+use std::collections::BTreeSet;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::{Catalog, PresetError, PresetInfo};
 use crate::scenario::Scenario;
+
+/// The largest preset, theme or profile file read: 1 MiB.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// How many folders deep a config folder is searched for presets.
+pub const MAX_DEPTH: usize = 16;
+
+/// Reads a small text file: a regular file (after following links) of at most
+/// [`MAX_FILE_BYTES`], in UTF-8. FIFOs, devices and folders are refused without opening
+/// them. The error says why (and names the limit); the caller adds the path.
+pub fn read_text_file(path: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(
+            "not a regular file (only regular files are read: FIFOs, devices and folders are not)"
+                .into(),
+        );
+    }
+    let too_big = |n: u64| {
+        format!(
+            "{n} bytes is over the limit of {MAX_FILE_BYTES} bytes (1 MiB) for a preset, theme or profile file"
+        )
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_big(meta.len()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text: {e}"))
+}
 
 /// `$XDG_CONFIG_HOME/pipescope`, else `$HOME/.config/pipescope` (`None` without either).
 pub fn user_config_dir() -> Option<PathBuf> {
@@ -27,29 +70,90 @@ pub(crate) fn looks_like_path(s: &str) -> bool {
 
 /// Reads and resolves a scenario file.
 pub(crate) fn scenario_file(catalog: &Catalog, path: &str) -> Result<Scenario, PresetError> {
-    let text = std::fs::read_to_string(path)
+    let text = read_text_file(Path::new(path))
         .map_err(|e| PresetError::new(path, format!("cannot read the preset file: {e}")))?;
     catalog.scenario_from_text(path, &text)
 }
 
-/// Every `*.toml` file under `dir` (recursively, sorted so loading is deterministic), except
-/// those in a `themes` folder: the user's config dir keeps themes beside the presets.
-fn toml_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            if path.file_name().is_some_and(|n| n == "themes") {
-                continue;
-            }
-            toml_files(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "toml") {
-            out.push(path);
+/// A walk of a config folder: where it started (canonical), the folders seen, what it found.
+struct Walk {
+    root: PathBuf,
+    seen_dirs: BTreeSet<PathBuf>,
+    seen_files: BTreeSet<PathBuf>,
+    files: Vec<PathBuf>,
+    errors: Vec<PresetError>,
+}
+
+impl Walk {
+    fn error(&mut self, path: &Path, message: String) {
+        self.errors
+            .push(PresetError::new(&path.display().to_string(), message));
+    }
+
+    /// Every `*.toml` file under `dir` (sorted so loading is deterministic), except those in
+    /// a `themes` folder: the user's config dir keeps themes beside the presets.
+    fn dir(&mut self, dir: &Path, depth: usize) {
+        if depth > MAX_DEPTH {
+            self.error(
+                dir,
+                format!("not searched: more than {MAX_DEPTH} folders deep"),
+            );
+            return;
+        }
+        let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        if !self.seen_dirs.insert(canonical) {
+            return;
+        }
+        let read = match std::fs::read_dir(dir) {
+            Ok(r) => r,
+            Err(e) => return self.error(dir, format!("cannot read the folder: {e}")),
+        };
+        let mut entries: Vec<PathBuf> = read.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        entries.sort();
+        for path in entries {
+            self.entry(&path, depth);
         }
     }
-    Ok(())
+
+    fn entry(&mut self, path: &Path, depth: usize) {
+        let Ok(link) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        let is_toml = path.extension().is_some_and(|e| e == "toml");
+        if link.file_type().is_symlink() {
+            match std::fs::canonicalize(path) {
+                Ok(target) if target.starts_with(&self.root) => {}
+                Ok(target) => {
+                    return self.error(
+                        path,
+                        format!(
+                            "not followed: the link leads outside the config folder (to {})",
+                            target.display()
+                        ),
+                    );
+                }
+                Err(e) if is_toml => return self.error(path, format!("broken link: {e}")),
+                Err(_) => return,
+            }
+        }
+        let Ok(meta) = std::fs::metadata(path) else {
+            return;
+        };
+        if meta.is_dir() {
+            if path.file_name().is_some_and(|n| n == "themes") {
+                return;
+            }
+            self.dir(path, depth + 1);
+        } else if is_toml {
+            if !meta.is_file() {
+                return self.error(path, "not a regular file: not read".into());
+            }
+            let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+            if self.seen_files.insert(canonical) {
+                self.files.push(path.to_path_buf());
+            }
+        }
+    }
 }
 
 impl Catalog {
@@ -75,21 +179,22 @@ impl Catalog {
     /// scenario may name a model defined next to it). Returns one error per bad file; good
     /// files are added and bad ones leave the previous preset of that name in place.
     pub fn load_dir(&mut self, dir: &Path) -> Vec<PresetError> {
-        let mut files = Vec::new();
         if !dir.exists() {
             return Vec::new();
         }
-        if let Err(e) = toml_files(dir, &mut files) {
-            return vec![PresetError::new(
-                &dir.display().to_string(),
-                format!("cannot read the directory: {e}"),
-            )];
-        }
+        let mut walk = Walk {
+            root: std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
+            seen_dirs: BTreeSet::new(),
+            seen_files: BTreeSet::new(),
+            files: Vec::new(),
+            errors: Vec::new(),
+        };
+        walk.dir(dir, 0);
         let mut texts = Vec::new();
-        let mut errors = Vec::new();
-        for path in files {
+        let mut errors = walk.errors;
+        for path in walk.files {
             let name = path.display().to_string();
-            match std::fs::read_to_string(&path) {
+            match read_text_file(&path) {
                 Ok(text) => texts.push((name, text)),
                 Err(e) => errors.push(PresetError::new(&name, format!("cannot read: {e}"))),
             }
@@ -124,7 +229,7 @@ impl Catalog {
     /// Reads one preset file and adds it (`--preset FILE`, or a watcher's changed file).
     pub fn add_file(&mut self, path: &Path) -> Result<PresetInfo, PresetError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
+        let text = read_text_file(path)
             .map_err(|e| PresetError::new(&name, format!("cannot read the preset file: {e}")))?;
         self.add_text(&name, &text)
     }

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 pub use error::{PresetError, edit_distance, line_column, nearest};
-pub use files::user_config_dir;
+pub use files::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
 pub use resolve::{budget_bytes, reserve_bytes};
 
 use super::{GpuSpec, ModelSpec, Scenario};
@@ -98,6 +98,11 @@ impl Catalog {
     /// Parses one preset file's text and adds it, replacing a preset of the same kind and
     /// name. On error the catalog is unchanged (the last good preset stays).
     pub fn add_text(&mut self, file: &str, text: &str) -> Result<PresetInfo, PresetError> {
+        self.add_text_unlocated(file, text)
+            .map_err(|e| e.locate(text))
+    }
+
+    fn add_text_unlocated(&mut self, file: &str, text: &str) -> Result<PresetInfo, PresetError> {
         let kind = detect_kind(file, text)?;
         let to_err = |e: toml::de::Error| PresetError::from_toml(file, text, &e);
         let inv = |e: crate::scenario::InvalidField| PresetError::invalid(file, &e);
@@ -159,7 +164,7 @@ impl Catalog {
     pub fn scenario_from_text(&self, file: &str, text: &str) -> Result<Scenario, PresetError> {
         let value: ScenarioToml =
             toml::from_str(text).map_err(|e| PresetError::from_toml(file, text, &e))?;
-        self.resolve(file, &value)
+        self.resolve(file, &value).map_err(|e| e.locate(text))
     }
 
     /// The scenario preset called `name_or_path`, or, when no preset has that name and it

@@ -1,0 +1,63 @@
+//! Issue 14 item 3: every size that validation accepts finishes in seconds and bounded
+//! memory, or is refused with the limit named; validation and the planner agree on p.
+
+use std::time::{Duration, Instant};
+
+use crate::cli_common::pipescope;
+use pipescope::scenario::Catalog;
+
+#[test]
+fn huge_simulations_are_refused_with_the_limit_named() {
+    for (args, limit) in [
+        (["v-min", "65536", "8"], "at most 1024 devices"),
+        (["v-half", "65536", "8"], "at most 1024 devices"),
+        (["1f1b", "65536", "8"], "at most 1024 devices"),
+        (["v-min", "1024", "1024"], "p x p x m x chunks at most"),
+        (["v-zb", "32", "128"], "p x p x m at most 4096"),
+    ] {
+        let start = Instant::now();
+        let (ok, _, err) = pipescope(&[
+            "simulate",
+            "--schedule",
+            args[0],
+            "-p",
+            args[1],
+            "-m",
+            args[2],
+            "--json",
+        ]);
+        assert!(!ok, "{args:?}");
+        assert!(err.contains(limit), "{args:?}: {err}");
+        assert!(start.elapsed() < Duration::from_secs(5), "{args:?}");
+    }
+}
+
+#[test]
+fn validation_allows_exactly_the_stages_the_planner_can_fill() {
+    let mut sc = Catalog::builtin().scenario("gpt3-175b-16k").unwrap();
+    sc.model.layers = 4;
+    sc.parallel.pp = 8;
+    sc.batch.micro_batches = 16;
+    sc.validate().unwrap();
+    pipescope::solve(&sc).unwrap();
+    for pp in [9, 10] {
+        sc.parallel.pp = pp;
+        let err = sc.validate().unwrap_err().to_string();
+        assert!(err.contains("2L = 8"), "{err}");
+    }
+}
+
+#[test]
+fn a_huge_model_on_many_stages_is_refused_not_aborted() {
+    let mut sc = Catalog::builtin().scenario("gpt3-175b-16k").unwrap();
+    sc.model.layers = 100_000;
+    sc.parallel.pp = 512;
+    let err = sc.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("layers x pp x chunks at most 2097152"),
+        "{err}"
+    );
+    let start = Instant::now();
+    assert!(pipescope::solve(&sc).is_err());
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
