@@ -200,3 +200,27 @@ fn crate_references_reads_grouped_imports() {
         ["sim", "schedule"]
     );
 }
+
+/// Lines of a source file before its `#[cfg(test)]` module (the code a reader must hold).
+fn code_length(text: &str) -> usize {
+    text.lines()
+        .take_while(|l| !l.starts_with("#[cfg(test)]"))
+        .count()
+}
+
+#[test]
+fn no_source_file_is_longer_than_600_lines_of_code() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    collect_rs(&src, &mut files);
+    assert!(files.len() > 50, "found only {} source files", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let n = code_length(&fs::read_to_string(f).unwrap_or_default());
+            (n > 600).then(|| format!("{} ({n} lines)", f.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "files over 600 lines of code: {long:?}");
+    assert_eq!(code_length("a\nb\n#[cfg(test)]\nmod tests {}\n"), 2);
+}
