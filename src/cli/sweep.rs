@@ -124,7 +124,7 @@ impl SweepArgs {
                 ));
             }
             scenario.plan.memory_budget_bytes =
-                ((memory - reserve) * (1u64 << 30) as f64).round() as u64;
+                ((memory - reserve) * pipescope::scenario::GIB).round() as u64;
         }
         Ok(scenario)
     }

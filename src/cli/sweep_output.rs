@@ -10,7 +10,7 @@ use pipescope::{Outcome, Scenario};
 
 use super::sweep::SweepArgs;
 
-const GIB: f64 = (1u64 << 30) as f64;
+use pipescope::scenario::GIB;
 
 /// A finite number as JSON, null otherwise.
 fn num(x: f64) -> Value {

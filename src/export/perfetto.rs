@@ -24,7 +24,7 @@ const SEND_TID: u32 = 3;
 /// far above the send threads, which are numbered from [`SEND_TID`] up.
 const JOB_TID: u32 = 1_000_000;
 
-const GIB: f64 = (1u64 << 30) as f64;
+use crate::scenario::GIB;
 
 /// A time in the run's unit as integer nanoseconds (one cost unit = one microsecond).
 fn nanos(units: Units, t: f64) -> i64 {

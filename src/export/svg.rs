@@ -284,7 +284,7 @@ pub fn export(run: &Run<'_>, palette: &Palette) -> String {
 fn memory_curves(out: &mut String, run: &Run<'_>, pal: &Palette, top: f64, x: &dyn Fn(f64) -> f64) {
     let sim = run.simulation;
     let value = |curve: &crate::sim::MemoryCurve, bytes: u64| match run.units {
-        Units::Seconds => (curve.static_bytes + bytes) as f64 / (1u64 << 30) as f64,
+        Units::Seconds => (curve.static_bytes + bytes) as f64 / crate::scenario::GIB,
         Units::Abstract => bytes as f64,
     };
     let peak = sim

@@ -88,7 +88,7 @@ impl ScenarioOverrides {
                 InvalidField::new("gpu", name, names("a GPU preset", &catalog.gpu_names()))
             })?;
             if let Some(r) = scenario.plan.reserve_bytes {
-                let gib = r as f64 / (1u64 << 30) as f64;
+                let gib = r as f64 / crate::scenario::GIB;
                 let r = reserve_bytes("reserve_gib", gib, gpu)?;
                 scenario.plan.memory_budget_bytes = gpu.memory_bytes() - r;
             }

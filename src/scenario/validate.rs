@@ -250,7 +250,7 @@ impl Scenario {
                 "plan.memory_budget_gib",
                 format!(
                     "{:.2}",
-                    plan.memory_budget_bytes as f64 / (1u64 << 30) as f64
+                    plan.memory_budget_bytes as f64 / crate::scenario::GIB
                 ),
                 format!(
                     "at most the GPU's memory ({}: {} GiB)",

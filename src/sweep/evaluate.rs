@@ -15,7 +15,7 @@ use crate::anatomy::Anatomy;
 use crate::scenario::Scenario;
 use crate::solve::solve_without_baseline;
 
-const GIB: f64 = (1u64 << 30) as f64;
+use crate::scenario::GIB;
 
 /// `base` with the configuration's layout, batch, schedule and strategy; every other setting
 /// (model, GPU, sequence length, budget, flash, objective, ...) is the base's.

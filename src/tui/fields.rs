@@ -5,7 +5,7 @@ use crate::plan::Strategy;
 use crate::scenario::{GpuSpec, ModelSpec, Scenario};
 use crate::schedule::ScheduleKind;
 
-const GIB: f64 = (1u64 << 30) as f64;
+use crate::scenario::GIB;
 
 /// One editable parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -2,14 +2,9 @@
 
 use std::path::Path;
 
-/// 1-based line and column (in characters) of byte `offset` in `text`.
-pub fn span_location(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before[line_start..].chars().count() + 1;
-    (line, column)
-}
+/// 1-based line and column (in characters) of byte `offset` in `text`: the engine's one
+/// helper, shared by every configuration error.
+pub use crate::scenario::presets::line_column as span_location;
 
 /// Formats a TOML error as `path:line:column: message` (the message without toml's own
 /// location header and snippet).

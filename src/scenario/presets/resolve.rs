@@ -111,7 +111,7 @@ pub fn budget_bytes(field: &str, gib: f64) -> Result<u64, InvalidField> {
 
 /// Converts a reserve in GiB to bytes: at least 0 and less than `gpu`'s memory.
 pub fn reserve_bytes(field: &str, gib: f64, gpu: &GpuSpec) -> Result<u64, InvalidField> {
-    let bytes = gib * (1u64 << 30) as f64;
+    let bytes = gib * crate::scenario::GIB;
     if !(gib.is_finite() && gib >= 0.0 && (bytes.round() as u64) < gpu.memory_bytes()) {
         return Err(InvalidField::new(
             field,

@@ -169,4 +169,4 @@ fn step_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {
 }
 
 /// Bytes in a GiB.
-const GIB: f64 = (1u64 << 30) as f64;
+use crate::scenario::GIB;

@@ -1,6 +1,6 @@
 //! Number formatting shared by the views: times with units, GiB, percentages.
 
-const GIB: f64 = (1u64 << 30) as f64;
+use crate::scenario::GIB;
 const MIB: f64 = (1u64 << 20) as f64;
 
 /// A duration with a unit that suits its size: `12.40 s`, `840 ms`, `85.0 µs`.
