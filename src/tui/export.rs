@@ -52,6 +52,33 @@ pub(super) fn export(app: &mut App) -> Vec<Effect> {
     }
 }
 
+/// The user's settings for the UI, `config.toml` in the config folder
+/// (`$XDG_CONFIG_HOME/pipescope/config.toml`). Every key is optional.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UiConfig {
+    /// The folder `e` writes into (default: the current folder).
+    export_dir: Option<PathBuf>,
+}
+
+/// Where `e` writes: `export_dir` from `config.toml` in `config_dir` when it is set, else the
+/// current folder. A broken `config.toml` is an error with `file:line:column`, so the user
+/// learns why the files did not go where they asked.
+pub fn export_dir(config_dir: Option<&Path>) -> Result<PathBuf, String> {
+    let here = PathBuf::from(".");
+    let Some(path) = config_dir.map(|d| d.join("config.toml")) else {
+        return Ok(here);
+    };
+    if !path.exists() {
+        return Ok(here);
+    }
+    let text = crate::scenario::presets::read_text_file(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let config: UiConfig =
+        toml::from_str(&text).map_err(|e| super::location::located(&path, &text, &e))?;
+    Ok(config.export_dir.unwrap_or(here))
+}
+
 /// Writes `files` into `dir`, each atomically; the paths written, or the first error.
 pub fn write_files(dir: &Path, files: &[(String, String)]) -> Result<Vec<PathBuf>, String> {
     files
@@ -70,4 +97,47 @@ pub(super) fn exported(app: &mut App, result: Result<Vec<PathBuf>, String>) -> V
         Err(e) => app.error = Some(format!("could not export: {e}")),
     }
     Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    fn config_dir(text: Option<&str>) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "pipescope-export-dir-{}-{}",
+            std::process::id(),
+            text.map_or(0, str::len)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("config.toml");
+        match text {
+            Some(t) => std::fs::write(&file, t).unwrap(),
+            None => {
+                let _ = std::fs::remove_file(&file);
+            }
+        }
+        dir
+    }
+
+    #[test]
+    fn the_export_folder_comes_from_the_config_or_is_the_current_one() {
+        assert_eq!(export_dir(None).unwrap(), PathBuf::from("."));
+        let none = config_dir(None);
+        assert_eq!(export_dir(Some(&none)).unwrap(), PathBuf::from("."));
+        let set = config_dir(Some("export_dir = \"/tmp/figures\"\n"));
+        assert_eq!(
+            export_dir(Some(&set)).unwrap(),
+            PathBuf::from("/tmp/figures")
+        );
+    }
+
+    #[test]
+    fn a_broken_config_is_reported_with_its_location() {
+        let dir = config_dir(Some("export_dir = 3\nnope = 1\n"));
+        let err = export_dir(Some(&dir)).unwrap_err();
+        assert!(err.contains("config.toml:1:"), "{err}");
+    }
 }

@@ -188,7 +188,7 @@ pub static TABLE: &[&[Binding]] = &[
     &[b(
         &[Code(Char('e'))],
         Action::Export,
-        "Export what is shown (perfetto, svg, megatron, torchtitan) to this folder",
+        "Export what is shown (perfetto, svg, megatron, torchtitan): current folder or export_dir",
     )],
     &[b(
         &[Code(Char('T'))],

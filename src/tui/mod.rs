@@ -168,7 +168,9 @@ pub fn run(opts: Options) -> Result<(), String> {
                     app.dirty = true;
                 }
                 Effect::Export(files) => {
-                    let result = export::write_files(std::path::Path::new("."), &files);
+                    let config = crate::scenario::presets::user_config_dir();
+                    let result = export::export_dir(config.as_deref())
+                        .and_then(|dir| export::write_files(&dir, &files));
                     pending.extend(update::update(&mut app, Action::Exported(result)));
                 }
                 Effect::Save { file_name, text } => {
