@@ -188,7 +188,7 @@ pub static TABLE: &[&[Binding]] = &[
     &[b(
         &[Code(Char('e'))],
         Action::Export,
-        "Export what is shown (perfetto, svg, megatron, torchtitan): current folder or export_dir",
+        "Export what is shown, 4 formats (to export_dir, or here)",
     )],
     &[b(
         &[Code(Char('T'))],
