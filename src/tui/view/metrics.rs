@@ -133,7 +133,25 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
                 line.extend(long);
             } else {
                 line.clear();
-                line.extend(spans(&figures(o, true, solve), theme, "  "));
+                // Whole figures only: one that does not fit is left out, never cut; the
+                // separator narrows first.
+                let room = usize::from(area.width);
+                let compact = figures(o, true, solve);
+                let sep = if width(&spans(&compact, theme, "  ")) <= room {
+                    "  "
+                } else {
+                    " "
+                };
+                for (i, fig) in compact.into_iter().enumerate() {
+                    let mut one = spans(std::slice::from_ref(&fig), theme, sep);
+                    if i > 0 {
+                        one.insert(0, Span::styled(sep, theme.muted()));
+                    }
+                    if width(&line) + width(&one) > room {
+                        break;
+                    }
+                    line.extend(one);
+                }
             }
             if !o.feasible {
                 let room = usize::from(area.width).saturating_sub(width(&line) + 2);
