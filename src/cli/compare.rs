@@ -77,14 +77,14 @@ fn table(scenario: &pipescope::Scenario, outcomes: &[Outcome]) -> String {
         let peak = o.max_peak_memory_bytes();
         let _ = writeln!(
             s,
-            "{:<10} {:>8} {:>10.3} {:>7.3}x {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1} GiB {:>9.2}",
+            "{:<10} {:>8} {:>10.3} {:>8} {:>6.1}% {:>7} {:>7} {:>6.1} GiB {:>9.2}",
             o.strategy.name(),
             if o.feasible { "yes" } else { "NO" },
             o.iteration_time_s,
-            o.speedup.unwrap_or(f64::NAN),
+            super::output::ratio(o.speedup),
             100.0 * o.bubble_rate,
-            100.0 * o.mfu.unwrap_or(f64::NAN),
-            100.0 * o.hfu.unwrap_or(f64::NAN),
+            super::output::percent(o.mfu),
+            super::output::percent(o.hfu),
             peak as f64 / GIB,
             o.solve_time_s * 1e3
         );

@@ -34,3 +34,14 @@ pub fn emit(text: &str) -> Result<(), String> {
 pub fn emit_line(text: &str) -> Result<(), String> {
     emit(&format!("{text}\n"))
 }
+
+/// A fraction as a percentage with one decimal, or "–" where there is none (an
+/// infeasible plan reports no MFU or HFU).
+pub fn percent(x: Option<f64>) -> String {
+    x.map_or_else(|| "–".to_string(), |v| format!("{:.1}%", 100.0 * v))
+}
+
+/// A ratio as `1.234x`, or "–" where there is none (no speed-up for an infeasible plan).
+pub fn ratio(x: Option<f64>) -> String {
+    x.map_or_else(|| "–".to_string(), |v| format!("{v:.3}x"))
+}

@@ -22,16 +22,16 @@ pub struct PlanArgs {
 /// The text form of one outcome: headline, then one row per stage.
 pub fn table(o: &Outcome) -> String {
     let mut s = format!(
-        "{} / {}: iteration {:.3} s (estimate {:.3} s), bubble {:.1}%, MFU {:.1}%, HFU {:.1}%, \
-         {:.3}x vs 1f1b + full ({:.3} s), solved in {:.2} ms\n",
+        "{} / {}: iteration {:.3} s (estimate {:.3} s), bubble {:.1}%, MFU {}, HFU {}, \
+         {} vs 1f1b + full ({:.3} s), solved in {:.2} ms\n",
         o.schedule,
         o.strategy,
         o.iteration_time_s,
         o.estimated_iteration_time_s,
         100.0 * o.bubble_rate,
-        100.0 * o.mfu.unwrap_or(f64::NAN),
-        100.0 * o.hfu.unwrap_or(f64::NAN),
-        o.speedup.unwrap_or(f64::NAN),
+        super::output::percent(o.mfu),
+        super::output::percent(o.hfu),
+        super::output::ratio(o.speedup),
         o.baseline_iteration_time_s,
         o.solve_time_s * 1e3
     );

@@ -33,10 +33,10 @@ pub struct ScenarioArgs {
     #[arg(short = 'd', long = "dp", value_name = "D", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub dp: Option<u32>,
     /// Sequence parallelism on.
-    #[arg(long, overrides_with = "no_sp")]
+    #[arg(long, conflicts_with = "no_sp")]
     pub sp: bool,
     /// Sequence parallelism off.
-    #[arg(long = "no-sp", overrides_with = "sp")]
+    #[arg(long = "no-sp", conflicts_with = "sp")]
     pub no_sp: bool,
     /// Micro-batches per iteration m.
     #[arg(short = 'm', long = "microbatches", value_name = "M", value_parser = whole::<u32>, allow_negative_numbers = true)]
@@ -60,10 +60,10 @@ pub struct ScenarioArgs {
     #[arg(long, value_name = "V", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub chunks: Option<u32>,
     /// FlashAttention on.
-    #[arg(long, overrides_with = "no_flash")]
+    #[arg(long, conflicts_with = "no_flash")]
     pub flash: bool,
     /// FlashAttention off (materialised softmax).
-    #[arg(long = "no-flash", overrides_with = "flash")]
+    #[arg(long = "no-flash", conflicts_with = "flash")]
     pub no_flash: bool,
     /// Partition objective: estimate or adapipe.
     #[arg(long, value_name = "estimate|adapipe")]
@@ -83,25 +83,25 @@ pub struct ScenarioArgs {
     /// Distributed optimizer on (fp32 master weights and Adam moments sharded over d).
     #[arg(
         long = "distributed-optimizer",
-        overrides_with = "no_distributed_optimizer"
+        conflicts_with = "no_distributed_optimizer"
     )]
     pub distributed_optimizer: bool,
     /// Distributed optimizer off.
     #[arg(
         long = "no-distributed-optimizer",
-        overrides_with = "distributed_optimizer"
+        conflicts_with = "distributed_optimizer"
     )]
     pub no_distributed_optimizer: bool,
     /// Overlap the data-parallel gradient reduction with the backward (Megatron's buckets).
     #[arg(
         long = "overlap-grad-reduce",
-        overrides_with = "no_overlap_grad_reduce"
+        conflicts_with = "no_overlap_grad_reduce"
     )]
     pub overlap_grad_reduce: bool,
     /// Reduce the gradients after the last backward (no overlap).
     #[arg(
         long = "no-overlap-grad-reduce",
-        overrides_with = "overlap_grad_reduce"
+        conflicts_with = "overlap_grad_reduce"
     )]
     pub no_overlap_grad_reduce: bool,
     /// Layer split of the baselines and non-partitioning strategies: even or balanced.

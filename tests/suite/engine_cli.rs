@@ -149,3 +149,24 @@ fn count_flags_that_do_not_parse_say_what_is_allowed() {
         assert!(err.contains("a whole number"), "{flag} {value}: {err}");
     }
 }
+
+#[test]
+fn a_flag_and_its_negation_together_are_refused() {
+    for (on, off) in [
+        ("--sp", "--no-sp"),
+        ("--flash", "--no-flash"),
+        ("--distributed-optimizer", "--no-distributed-optimizer"),
+    ] {
+        let (ok, _, err) = run(&["plan", on, off]);
+        assert!(!ok, "{on} {off} accepted");
+        assert!(err.contains(on) && err.contains(off), "{err}");
+    }
+}
+
+#[test]
+fn an_infeasible_plan_prints_no_mfu_and_no_speedup() {
+    let (ok, out, _) = run(&["plan", "--strategy", "none"]);
+    assert!(ok);
+    let head = out.lines().next().unwrap_or_default();
+    assert!(head.contains("MFU –") && !head.contains("NaN"), "{head}");
+}
