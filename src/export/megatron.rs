@@ -17,7 +17,6 @@ use serde::Serialize;
 use crate::outcome::{Outcome, UnitCount};
 use crate::scenario::{Scenario, ScheduleKind, Strategy};
 
-use super::placement_of;
 use crate::schedule::Placement;
 
 /// One stage of the model chain: embedding, transformer layers, head.
@@ -34,7 +33,7 @@ pub struct StageLayers {
 /// The block ranges of every stage of the model chain, in chain order, from an outcome's
 /// per-device ranges and the schedule's placement (`[first, last]`, inclusive).
 pub fn chain_ranges(outcome: &Outcome) -> Vec<[usize; 2]> {
-    let placement = placement_of(outcome.schedule);
+    let placement = outcome.schedule.placement();
     let p = outcome.stages.len() as u32;
     let mut chain: Vec<(u32, [usize; 2])> = Vec::new();
     for st in &outcome.stages {
@@ -167,7 +166,7 @@ fn schedule_note(kind: ScheduleKind, v: u32) -> Option<String> {
         ScheduleKind::Gpipe => Some("gpipe is not in upstream Megatron-LM; nearest: 1F1B".into()),
         _ => Some(format!(
             "{kind} is not in upstream Megatron-LM; nearest: {} with the same layout",
-            if v > 1 && placement_of(kind) != Placement::Chimera {
+            if v > 1 && kind.placement() != Placement::Chimera {
                 "interleaved 1F1B"
             } else {
                 "1F1B"
@@ -193,13 +192,13 @@ pub fn export(scenario: &Scenario, outcome: &Outcome) -> String {
     if let Some(note) = schedule_note(kind, v) {
         let _ = writeln!(out, "# schedule: {note}");
     }
-    if placement_of(kind) == Placement::VShape {
+    if kind.placement() == Placement::VShape {
         out.push_str(
             "# placement: V-shape (chunk 1 of rank r is stage 2p-1-r); the layout lists the chain's \
              stages in order, upstream Megatron places stage i on rank i mod p\n",
         );
     }
-    if placement_of(kind) == Placement::Chimera {
+    if kind.placement() == Placement::Chimera {
         out.push_str("# chimera replicates the stages (one copy per direction); the layout is one direction's\n");
     }
     for (s, &[first, _]) in ranges.iter().enumerate() {

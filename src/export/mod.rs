@@ -19,7 +19,7 @@ pub use write::write_atomic;
 
 use std::collections::HashMap;
 
-use crate::schedule::{Op, OpKind, Placement, Schedule, ScheduleKind};
+use crate::schedule::{Op, OpKind, Schedule, ScheduleKind};
 use crate::sim::{Lane, Simulation, SpanKind};
 
 /// The unit of a run's times and memory.
@@ -44,26 +44,6 @@ pub struct Run<'a> {
     pub units: Units,
 }
 
-/// Where each stage of `kind` sits (the generators' placement, without generating).
-pub fn placement_of(kind: ScheduleKind) -> Placement {
-    match kind {
-        ScheduleKind::Gpipe
-        | ScheduleKind::OneFOneB
-        | ScheduleKind::ZbH1
-        | ScheduleKind::ZbH2
-        | ScheduleKind::ZbAuto => Placement::Single,
-        ScheduleKind::Interleaved | ScheduleKind::Gis | ScheduleKind::GisOffload => {
-            Placement::Looped
-        }
-        ScheduleKind::ZbV
-        | ScheduleKind::VHalf
-        | ScheduleKind::VMin
-        | ScheduleKind::VZb
-        | ScheduleKind::DualPipeV => Placement::VShape,
-        ScheduleKind::Chimera => Placement::Chimera,
-    }
-}
-
 /// The schedule a simulation ran, rebuilt from its timeline: every device's compute ops
 /// (F, B, W, BW; recomputations left out) in start order. For a planned outcome, whose
 /// schedule is not kept, with `v` chunks per device and `m` micro-batches.
@@ -72,7 +52,7 @@ pub fn schedule_of(kind: ScheduleKind, m: u32, v: u32, simulation: &Simulation) 
         .timeline
         .devices
         .max(simulation.devices.len() as u32);
-    let mut s = Schedule::empty(kind, p, m, v, placement_of(kind));
+    let mut s = Schedule::empty(kind, p, m, v, kind.placement());
     let mut spans: Vec<_> = simulation
         .timeline
         .spans
@@ -212,7 +192,7 @@ mod tests {
         for &kind in ScheduleKind::ALL {
             let input = ScheduleInput::uniform(4, 8, 2, 1.0, 1.0, 1.0, 0.0);
             let s = generate(kind, &input).unwrap();
-            assert_eq!(placement_of(kind), s.placement, "{kind}");
+            assert_eq!(kind.placement(), s.placement, "{kind}");
         }
     }
 }

@@ -122,7 +122,7 @@ fn layout_decodes_to_the_plans_layers_for_every_placement() {
         // The plan's chain stages, independently: device d's chunk c sits at the placement's
         // stage; a layer counts where its attention block (2l + 1) is.
         let p = scenario.parallel.pp;
-        let placement = pipescope::export::placement_of(kind);
+        let placement = kind.placement();
         let stages = if placement == Placement::Chimera {
             p
         } else {
