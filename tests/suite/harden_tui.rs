@@ -1,6 +1,6 @@
 //! Issue 14, in a real terminal (a private tmux server per test): the hot-reload loop, the
 //! signals that end or stop the program, and Ctrl-Z without running a program. Skipped
-//! (with a message) where tmux is not installed.
+//! (with a message) where tmux is not installed, except under CI, where that fails.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -15,13 +15,6 @@ const TIMEOUT: Duration = Duration::from_secs(20);
 struct Tmux {
     socket: String,
     session: String,
-}
-
-fn have_tmux() -> bool {
-    Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 fn bin() -> &'static str {
@@ -192,8 +185,7 @@ fn write(path: &Path, text: &str) {
 
 #[test]
 fn a_touch_neither_reverts_an_edit_nor_starts_a_reload_loop() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
+    if crate::tui_e2e::skip_without_tmux() {
         return;
     }
     let home = temp_dir("loop");
@@ -278,8 +270,7 @@ fn ends_restored(signal: &str) {
 
 #[test]
 fn sigterm_sighup_sigint_and_sigquit_restore_the_terminal() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
+    if crate::tui_e2e::skip_without_tmux() {
         return;
     }
     for signal in ["TERM", "HUP", "INT", "QUIT"] {
@@ -330,8 +321,7 @@ fn stopped_restored_then_back(t: &Tmux, pid: &str) {
 
 #[test]
 fn an_external_sigtstp_restores_and_sigcont_comes_back() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
+    if crate::tui_e2e::skip_without_tmux() {
         return;
     }
     let home = temp_dir("tstp");
@@ -345,8 +335,7 @@ fn an_external_sigtstp_restores_and_sigcont_comes_back() {
 
 #[test]
 fn ctrl_z_stops_without_running_a_program() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
+    if crate::tui_e2e::skip_without_tmux() {
         return;
     }
     let home = temp_dir("ctrlz");

@@ -40,7 +40,7 @@ fn skip_decision(have_tmux: bool, ci: bool) -> Result<bool, &'static str> {
 }
 
 /// True (with a message) where tmux is missing outside CI; panics where it is missing in CI.
-fn skip_without_tmux() -> bool {
+pub(crate) fn skip_without_tmux() -> bool {
     let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
     match skip_decision(have_tmux(), ci) {
         Ok(true) => {
@@ -253,8 +253,7 @@ fn keys_change_stages_and_micro_batches_and_the_screen_follows() {
 
 #[test]
 fn the_lesson_steps_through_the_schedules_and_follows_p_and_m() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
+    if skip_without_tmux() {
         return;
     }
     let (t, home) = fixture_ui("e2e-lesson");
@@ -285,8 +284,7 @@ fn the_lesson_steps_through_the_schedules_and_follows_p_and_m() {
 
 #[test]
 fn compare_pins_a_and_shows_b_edits_against_it() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping the end-to-end test");
+    if skip_without_tmux() {
         return;
     }
     let (t, home) = fixture_ui("e2e-compare");
