@@ -72,6 +72,7 @@ pub fn render(
         theme,
         selected: Some(app.stage),
         memory: Some((&s.outcome.simulation.memory, memory_lane)),
+        cost_units: false,
     }
     .render(inner, buf);
 }

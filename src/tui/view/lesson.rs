@@ -113,6 +113,7 @@ pub fn render_run(gantt: Rect, bottom: Rect, buf: &mut Buffer, app: &App) {
                 theme,
                 selected: Some(app.stage),
                 memory: Some((&sim.memory, 1)),
+                cost_units: true,
             }
             .render(inner, buf);
         }

@@ -28,6 +28,9 @@ pub struct Gantt<'a> {
     pub selected: Option<u32>,
     /// Memory curves per device, drawn as a sparkline in lane `.1` (a lane above 0).
     pub memory: Option<(&'a [MemoryCurve], u16)>,
+    /// Times are abstract cost units (the lesson's equal costs), not seconds: the axis
+    /// then counts them as plain numbers.
+    pub cost_units: bool,
 }
 
 /// Sparkline levels, empty to full.
@@ -359,6 +362,7 @@ impl Widget for Gantt<'_> {
             self.t0,
             geo.dt,
             self.theme,
+            self.cost_units,
         );
     }
 }
@@ -379,7 +383,17 @@ fn row_of(top: u16, d: u32, lanes: u16, lane: u16) -> Option<u16> {
     u16::try_from(row).ok()
 }
 
-fn draw_axis(buf: &mut Buffer, area: Rect, x0: u16, width: u16, t0: f64, dt: f64, theme: &Theme) {
+#[allow(clippy::too_many_arguments)] // one call site; the geometry comes apart here
+fn draw_axis(
+    buf: &mut Buffer,
+    area: Rect,
+    x0: u16,
+    width: u16,
+    t0: f64,
+    dt: f64,
+    theme: &Theme,
+    cost_units: bool,
+) {
     let y = area.bottom() - 1;
     let muted = theme.muted();
     for x in area.x..area.right() {
@@ -394,7 +408,18 @@ fn draw_axis(buf: &mut Buffer, area: Rect, x0: u16, width: u16, t0: f64, dt: f64
             break;
         }
         let x = x0 + col.max(0.0) as u16;
-        let label = format!("|{}", format::tick(t, step));
+        let label = if cost_units {
+            let decimals = if step >= 1.0 {
+                0
+            } else if step >= 0.1 {
+                1
+            } else {
+                2
+            };
+            format!("|{t:.decimals$}")
+        } else {
+            format!("|{}", format::tick(t, step))
+        };
         let room = usize::from(area.right() - x);
         if label.chars().count() <= room {
             buf.set_stringn(x, y, &label, room, muted);
@@ -444,6 +469,7 @@ mod tests {
             theme: &theme,
             selected: Some(1),
             memory: None,
+            cost_units: false,
         }
         .render(area, &mut buf);
         let row = |y: u16| -> String {
