@@ -213,13 +213,15 @@ impl ScenarioArgs {
         })?;
         self.overrides()
             .apply(&mut scenario, &catalog)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| name_flags(&e.to_string()))?;
         if let Some(path) = &self.profile {
             let text = pipescope::scenario::presets::read_text_file(Path::new(path))
                 .map_err(|e| format!("{path}: cannot read the profile: {e}"))?;
             let profile = MeasuredProfile::from_toml_str(path, &text).map_err(|e| e.to_string())?;
             scenario.profile = Some(profile);
-            scenario.validate().map_err(|e| e.to_string())?;
+            scenario
+                .validate()
+                .map_err(|e| name_flags(&e.to_string()))?;
         }
         // Broken user presets are said, not silently skipped (issue 14 item 7).
         for err in catalog.errors() {
@@ -227,5 +229,49 @@ impl ScenarioArgs {
             eprintln!("pipescope: warning: user preset not loaded: {err}");
         }
         Ok((scenario, catalog))
+    }
+}
+
+/// The scenario's keys and the command-line flags that set them.
+const KEY_FLAGS: [(&str, &str); 11] = [
+    ("parallel.pp", "-p/--stages"),
+    ("parallel.tp", "-t/--tp"),
+    ("parallel.dp", "-d/--dp"),
+    ("parallel.chunks", "--chunks"),
+    ("parallel.grad_bytes", "--grad-bytes"),
+    ("batch.seq_len", "-s/--seq"),
+    ("batch.micro_batches", "-m/--microbatches"),
+    ("batch.micro_batch_size", "-b/--micro-batch-size"),
+    ("plan.memory_budget_gib", "--budget-gib"),
+    ("plan.reserve_gib", "--reserve-gib"),
+    ("plan.recompute_units", "--recompute-units"),
+];
+
+/// A validation message with each scenario key followed by the flag that sets it
+/// (`batch.seq_len (-s/--seq)`), so an error names what the user typed on the command line
+/// as well as the preset key.
+pub fn name_flags(message: &str) -> String {
+    let mut out = message.to_string();
+    for (key, flag) in KEY_FLAGS {
+        let tagged = format!("{key} ({flag})");
+        if !out.contains(&tagged) {
+            out = out.replace(key, &tagged);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_flags;
+
+    #[test]
+    fn errors_name_the_flag_beside_the_key() {
+        let msg = "invalid batch.seq_len = 16384: a multiple of parallel.tp (3)";
+        assert_eq!(
+            name_flags(msg),
+            "invalid batch.seq_len (-s/--seq) = 16384: a multiple of parallel.tp (-t/--tp) (3)"
+        );
+        assert_eq!(name_flags("nothing to name"), "nothing to name");
     }
 }

@@ -121,7 +121,7 @@ fn sizes_too_large_together_are_refused_not_a_panic() {
     ]);
     assert!(!ok);
     assert!(!err.contains("panicked"), "{err}");
-    assert!(err.contains("batch.seq_len = 16777216"), "{err}");
+    assert!(err.contains("batch.seq_len (-s/--seq) = 16777216"), "{err}");
     let (ok, _, err) = run(&[
         "plan",
         "--preset",
@@ -135,7 +135,10 @@ fn sizes_too_large_together_are_refused_not_a_panic() {
     ]);
     assert!(!ok);
     assert!(!err.contains("panicked"), "{err}");
-    assert!(err.contains("batch.micro_batches = 1048576"), "{err}");
+    assert!(
+        err.contains("batch.micro_batches (-m/--microbatches) = 1048576"),
+        "{err}"
+    );
 }
 
 /// Count flags that do not parse say what is allowed (clap's own message only said
