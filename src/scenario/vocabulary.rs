@@ -28,6 +28,42 @@ where
     ))
 }
 
+/// Gives a vocabulary enum (deriving strum's `IntoStaticStr` and `VariantArray`) its list of
+/// values, its name, `Display` and `FromStr` (with "did you mean"), all from the one
+/// declaration: `what` is the word errors use ("strategy", "schedule", ...).
+macro_rules! named_values {
+    ($type:ident, $what:literal) => {
+        impl $type {
+            /// Every value, in declaration order (the order the UI cycles through them).
+            pub const ALL: &'static [$type] = <$type as VariantArray>::VARIANTS;
+
+            /// The command-line and preset name.
+            pub fn name(self) -> &'static str {
+                self.into()
+            }
+        }
+
+        impl fmt::Display for $type {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $type {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                parse_name($what, s)
+            }
+        }
+    };
+}
+
+named_values!(Strategy, "strategy");
+named_values!(ScheduleKind, "schedule");
+named_values!(Objective, "objective");
+named_values!(Partition, "partition");
+
 /// A memory strategy: how a plan trades memory for time.
 #[derive(
     Debug,
@@ -77,30 +113,6 @@ pub enum Strategy {
     /// `--recompute-modules`), keep the rest (with no names, keep everything).
     #[strum(serialize = "named")]
     Named,
-}
-
-impl Strategy {
-    /// Every strategy, in the order the UI cycles through them.
-    pub const ALL: &'static [Strategy] = <Strategy as VariantArray>::VARIANTS;
-
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-}
-
-impl fmt::Display for Strategy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Strategy {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        parse_name("strategy", s)
-    }
 }
 
 /// Every schedule pipescope knows, named as on the command line (docs/model.md).
@@ -178,14 +190,6 @@ pub enum ScheduleKind {
 }
 
 impl ScheduleKind {
-    /// Every schedule, in the order the UI cycles through them.
-    pub const ALL: &'static [ScheduleKind] = <ScheduleKind as VariantArray>::VARIANTS;
-
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-
     /// Chunks per device this schedule runs with, given the user's `--chunks`.
     pub fn chunks(self, requested: u32) -> u32 {
         match self {
@@ -214,20 +218,6 @@ impl ScheduleKind {
     }
 }
 
-impl fmt::Display for ScheduleKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ScheduleKind {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        parse_name("schedule", s)
-    }
-}
-
 /// Which pipeline-time estimate the partition DP minimises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, strum::IntoStaticStr, strum::VariantArray)]
 pub enum Objective {
@@ -238,30 +228,6 @@ pub enum Objective {
     /// AdaPipe's own warm-up/steady/cool-down recurrence (docs/model.md).
     #[strum(serialize = "adapipe")]
     AdaPipe,
-}
-
-impl Objective {
-    /// Both objectives, in the order the UI cycles through them.
-    pub const ALL: &'static [Objective] = <Objective as VariantArray>::VARIANTS;
-
-    /// The command-line and preset name (`estimate` or `adapipe`).
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-}
-
-impl fmt::Display for Objective {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Objective {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        parse_name("objective", s)
-    }
 }
 
 /// How the baselines and the non-partitioning strategies split the layers over stages.
@@ -275,28 +241,4 @@ pub enum Partition {
     /// each count as one layer (over all `p x v` virtual stages with chunks).
     #[strum(serialize = "balanced")]
     Balanced,
-}
-
-impl Partition {
-    /// Both splits, in the order the UI cycles through them.
-    pub const ALL: &'static [Partition] = <Partition as VariantArray>::VARIANTS;
-
-    /// The command-line and preset name (`even` or `balanced`).
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-}
-
-impl fmt::Display for Partition {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Partition {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        parse_name("partition", s)
-    }
 }
