@@ -211,7 +211,7 @@ mod tests {
     fn from_the_default_scenario() {
         let c = Cluster::of(&default_scenario());
         assert_eq!((c.t, c.d, c.p, c.node_gpus), (8, 1, 8, 8));
-        assert!((c.intra_bytes_per_s - 300e9 * 0.65).abs() < 1.0);
-        assert!((c.inter_bytes_per_s - 25e9 * 0.65).abs() < 1.0);
+        assert!((c.intra_bytes_per_s - 300e9 * 0.75).abs() < 1.0);
+        assert!((c.inter_bytes_per_s - 25e9 * 0.75).abs() < 1.0);
     }
 }

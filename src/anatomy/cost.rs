@@ -192,12 +192,12 @@ mod tests {
     fn roofline_and_rings() {
         let gpu = default_scenario().gpu;
         let m = Machine::new(&gpu, 8);
-        // 2 * 8192^3 = 1.1e12 FLOPs: 0.95 of 312 TFLOP/s.
+        // 2 * 8192^3 = 1.1e12 FLOPs: the A100 preset's top step, 0.86 of 312 TFLOP/s.
         let g = m.gemm(8192.0, 8192.0, 8192.0);
-        let tm = g.bytes / (2039e9 * 0.9);
-        assert!((g.s - g.flops / (312e12 * 0.95) - tm).abs() < 1e-12);
-        // 1 GB elementwise: 0.9 of 2039 GB/s.
-        assert!((m.mem(1e9).s - 1e9 / (2039e9 * 0.9)).abs() < 1e-12);
+        let tm = g.bytes / (2039e9 * 0.75);
+        assert!((g.s - g.flops / (312e12 * 0.86) - tm).abs() < 1e-12);
+        // 1 GB elementwise: 0.75 of 2039 GB/s.
+        assert!((m.mem(1e9).s - 1e9 / (2039e9 * 0.75)).abs() < 1e-12);
         // All-reduce is twice a reduce-scatter.
         assert!((m.all_reduce(1e8).s - 2.0 * m.gather(1e8).s).abs() < 1e-15);
         assert_eq!(Machine::new(&gpu, 1).all_reduce(1e8).s, 0.0);

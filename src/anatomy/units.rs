@@ -161,22 +161,30 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// Collectives around a tensor-parallel sub-layer. Forward: all-gather of the norm output
-/// (SP) before the column-parallel GEMM; after the row-parallel GEMM an all-reduce (no SP)
-/// or a reduce-scatter (SP). Backward: the mirror images, plus (SP) Megatron's re-gather of
-/// the saved norm-output shard for the weight gradient.
-pub(super) fn gather_in(m: &Machine, d: &Dims) -> Piece {
+/// Collectives around a tensor-parallel sub-layer's column-parallel GEMM `col` (the GEMMs
+/// that read the norm output). Forward: all-gather of the norm output (SP) before the GEMM.
+/// Backward, as Megatron's column-parallel linear runs it (asynchronous collectives, one
+/// connection per device): with SP, the re-gather of the saved norm-output shard runs under
+/// the input-gradient GEMM and the reduce-scatter of the input gradient under the
+/// weight-gradient GEMM; without SP, the all-reduce of the input gradient runs under the
+/// weight-gradient GEMM. Only what a GEMM cannot hide is charged (B carries the input
+/// gradient's collective, W the re-gather).
+pub(super) fn gather_in(m: &Machine, d: &Dims, col: &Piece) -> Piece {
     let full = 2.0 * d.tokens * d.h;
+    let exposed = |comm: Work, hide: f64| Work {
+        s: (comm.s - hide).max(0.0),
+        ..comm
+    };
     if d.sp {
         Piece {
             fwd: m.gather(full),
-            b: m.gather(full),
-            w: m.gather(full),
+            b: exposed(m.gather(full), col.w.s),
+            w: exposed(m.gather(full), col.b.s),
         }
     } else {
         Piece {
             fwd: Work::default(),
-            b: m.all_reduce(full),
+            b: exposed(m.all_reduce(full), col.w.s),
             w: Work::default(),
         }
     }
@@ -200,14 +208,14 @@ fn reduce_out(m: &Machine, d: &Dims) -> Piece {
 
 /// The norm at the start of a sub-layer (or of the head): its output `name` is kept (the
 /// next GEMM's input, so needed by W; sharded by t with SP), then gathered for the
-/// column-parallel GEMM when sequence parallelism is on.
-pub(super) fn norm_then_gather(k: &mut Builder, m: &Machine, d: &Dims, name: &str) {
+/// column-parallel GEMM `col` when sequence parallelism is on.
+pub(super) fn norm_then_gather(k: &mut Builder, m: &Machine, d: &Dims, name: &str, col: &Piece) {
     let keep = Keep {
         needed_by_w: true,
         ..act(2.0 * d.tokens_sp * d.h)
     };
     k.unit(name, keep, norm(m, d));
-    k.other += gather_in(m, d);
+    k.other += gather_in(m, d, col);
 }
 
 /// Norm (LayerNorm or RMSNorm) over the sequence-sharded activations: read + write forward,
@@ -245,7 +253,6 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         ModelStyle::Gpt => "ln_out",
         ModelStyle::Llama => "norm_out",
     };
-    norm_then_gather(&mut k, m, d, norm_name);
     let rope = |width: f64| match d.style {
         ModelStyle::Llama => m.elementwise(4.0 * d.tokens * width, 4.0 * d.tokens * width),
         ModelStyle::Gpt => Piece::default(),
@@ -253,6 +260,7 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
     let q = m.linear(d.tokens, d.h, d.q_width) + rope(d.q_width);
     let kk = m.linear(d.tokens, d.h, d.kv_width) + rope(d.kv_width);
     let v = m.linear(d.tokens, d.h, d.kv_width);
+    norm_then_gather(&mut k, m, d, norm_name, &(q + kk + v));
     k.model_flops += q.fwd.flops + kk.fwd.flops + v.fwd.flops;
     k.unit("q", act(2.0 * d.tokens * d.q_width), q);
     k.unit("k", act(2.0 * d.tokens * d.kv_width), kk);
@@ -340,8 +348,8 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
     let fe = d.tokens * d.ffn;
     match d.style {
         ModelStyle::Gpt => {
-            norm_then_gather(&mut k, m, d, "ln_out");
             let fc1 = m.linear(d.tokens, d.h, d.ffn);
+            norm_then_gather(&mut k, m, d, "ln_out", &fc1);
             k.model_flops += fc1.fwd.flops;
             k.unit("fc1_out", act(2.0 * fe), fc1);
             let gelu = Keep {
@@ -355,8 +363,8 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
             add_residual(&mut k, m, d);
         }
         ModelStyle::Llama => {
-            norm_then_gather(&mut k, m, d, "norm_out");
             let gate_up = m.linear(d.tokens, d.h, 2.0 * d.ffn);
+            norm_then_gather(&mut k, m, d, "norm_out", &gate_up);
             k.model_flops += gate_up.fwd.flops;
             k.unit("gate_up", act(4.0 * fe), gate_up);
             let swiglu = Keep {

@@ -1,7 +1,8 @@
 //! Calibration of the cost model against Korthikanti et al.'s Table 4 (costmodel.md V3):
 //! the 22B model, t = 8, s = 2048, b = 4, A100, per-layer forward and backward times.
-//! No constant is fitted: the GPU preset carries Calculon's efficiency steps and 0.65 link
-//! efficiency. Goal: within 15 %.
+//! The A100 preset's efficiency steps were calibrated on this table together with Table 5
+//! (docs/model.md, "Calibration"); no constant is fitted per setting. Every time is within
+//! 5 % (the largest error, +4.2 %, is the forward without SP).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use pipescope::anatomy::Anatomy;
@@ -33,7 +34,7 @@ fn check(name: &str, got: f64, want: f64) -> f64 {
 }
 
 #[test]
-fn korthikanti_table4_22b_within_15_percent() {
+fn korthikanti_table4_22b_within_5_percent() {
     let (f, b) = layer_ms(false);
     let (fs, bs) = layer_ms(true);
     let errs = [
@@ -43,14 +44,15 @@ fn korthikanti_table4_22b_within_15_percent() {
         check("backward, SP", bs, 11.8),
     ];
     for e in errs {
-        assert!(e.abs() <= 0.15, "error {e}");
+        assert!(e.abs() <= 0.05, "error {e}");
     }
 }
 
 /// Table 4's recomputation overheads: selective (core attention) adds 1.3 ms to the 11.9 ms
 /// backward (13.2 ms), full recomputation 7.6 ms (19.5 ms). The model's recomputation cost
-/// is the forward of the dropped pieces, so full = the layer's forward (7.3 ms, within the
-/// forward's calibration error) and selective = softmax + its dropout.
+/// is the forward of the dropped pieces, so full = the layer's forward (8.0 ms, within the
+/// forward's calibration error) and selective = QK^T, softmax and its dropout (Megatron also
+/// reruns attention x V, which the model keeps: 1.1 ms against the measured 1.3 ms).
 #[test]
 fn korthikanti_table4_recompute_overheads() {
     let catalog = Catalog::builtin();
@@ -80,5 +82,5 @@ fn korthikanti_table4_recompute_overheads() {
         (a.layer_backward_s() + full) * 1e3,
         19.5,
     );
-    assert!(sel_err.abs() <= 0.15 && full_err.abs() <= 0.15);
+    assert!(sel_err.abs() <= 0.05 && full_err.abs() <= 0.05);
 }

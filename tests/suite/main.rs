@@ -23,6 +23,7 @@ mod harden_props;
 mod harden_small;
 #[cfg(feature = "tui")]
 mod harden_tui;
+mod job_heldout;
 mod job_model;
 mod job_scenario;
 mod job_table5;
