@@ -1,84 +1,180 @@
-//! Held-out end-to-end check with data parallelism: Narayanan et al. (2021), "Efficient
-//! Large-Scale Language Model Training on GPU Clusters", Table 1 (weak scaling on A100s,
-//! t 8, s 2048, vocabulary 51200, full recomputation, fp16 with 16-bit gradient reduction,
-//! gradient all-reduce after the backward). These runs were not used to calibrate the GPU
-//! figures (docs/model.md, "Calibration"); the published time per iteration is the paper's
-//! FLOPs (`96 B s L h^2 (1 + s/(6h) + V/(16 L h))`) over the GPUs' achieved TFLOP/s. Run with
+//! Held-out end-to-end checks with data parallelism: published A100 training runs that were
+//! not used to calibrate the GPU figures (docs/model.md, "Calibration"). Run with
 //! `--nocapture` to see the table.
+//!
+//! - Narayanan et al. (2021), "Efficient Large-Scale Language Model Training on GPU
+//!   Clusters", Table 1 (weak scaling, Megatron-LM): t 8, s 2048, vocabulary 51200, full
+//!   recomputation, fp16 with 16-bit gradients all-reduced after the backward. The published
+//!   time per iteration is the paper's FLOPs, `96 B s L h^2 (1 + s/(6h) + V/(16 L h))`, over
+//!   the achieved TFLOP/s per GPU. Micro-batch 1 and plain 1F1B are assumptions (the table
+//!   does not give them).
+//! - Runs on DeepSpeed's pipeline engine (Megatron-DeepSpeed), printed beside them: MT-NLG
+//!   530B (Smith et al. 2022; t 8, p 35, ZeRO-1, global batch 1920, iteration times on 280,
+//!   350 and 420 nodes) and BLOOM-176B (BigScience 2022; t 4, p 12, d 8, micro-batch 2,
+//!   global batch 2048, ZeRO-1, bf16; about 150 TFLOP/s per GPU by the same FLOPs formula).
+//!   pipescope is about 20 % optimistic on them: that engine's costs (blocking stage-to-stage
+//!   transfers, gradient accumulation outside the GEMM) are not modelled, so they are held to
+//!   a looser bound.
 
-use pipescope::scenario::{Catalog, ModelSpec, ScenarioOverrides, ScheduleKind, Strategy};
+use pipescope::scenario::{
+    Catalog, ModelSpec, Partition, ScenarioOverrides, ScheduleKind, Strategy,
+};
 use pipescope::solve;
 
-/// (layers, hidden, heads, p, GPUs, global batch, published TFLOP/s per GPU). The micro-batch
-/// is 1 sequence and the schedule non-interleaved 1F1B (assumed: the table does not say).
-const TABLE1: [(u32, u64, u64, u32, u32, u64, f64); 5] = [
-    (60, 10240, 80, 4, 1024, 1792, 140.0),
-    (80, 12288, 96, 8, 1536, 2304, 148.0),
-    (96, 16384, 128, 16, 1920, 2160, 155.0),
-    (105, 20480, 128, 35, 2520, 2520, 163.0),
-    (128, 25600, 160, 64, 3072, 3072, 163.0),
+/// One published run.
+struct Run {
+    label: &'static str,
+    /// (layers, hidden, heads, vocabulary)
+    shape: (u32, u64, u64, u64),
+    /// (t, p, d)
+    layout: (u32, u32, u32),
+    /// (micro-batch size, global batch)
+    batch: (u64, u64),
+    /// Distributed optimizer (ZeRO-1) and gradient bytes.
+    zero1: bool,
+    grad_bytes: u32,
+    partition: Partition,
+    /// Published seconds per iteration, or `None` to derive them from `tflops`.
+    seconds: Option<f64>,
+    /// Published TFLOP/s per GPU (Narayanan's FLOPs formula).
+    tflops: f64,
+}
+
+const fn narayanan(
+    label: &'static str,
+    l: u32,
+    h: u64,
+    a: u64,
+    p: u32,
+    gpus: u32,
+    batch: u64,
+    tflops: f64,
+) -> Run {
+    Run {
+        label,
+        shape: (l, h, a, 51200),
+        layout: (8, p, gpus / (8 * p)),
+        batch: (1, batch),
+        zero1: false,
+        grad_bytes: 2,
+        partition: Partition::Even,
+        seconds: None,
+        tflops,
+    }
+}
+
+const fn mt_nlg(label: &'static str, d: u32, seconds: f64) -> Run {
+    Run {
+        label,
+        shape: (105, 20480, 128, 51200),
+        layout: (8, 35, d),
+        batch: (1, 1920),
+        zero1: true,
+        grad_bytes: 4,
+        partition: Partition::Even,
+        seconds: Some(seconds),
+        tflops: 0.0,
+    }
+}
+
+/// Megatron-LM runs (Narayanan et al. 2021, Table 1).
+const MEGATRON: [Run; 5] = [
+    narayanan("76B, 1024 GPUs", 60, 10240, 80, 4, 1024, 1792, 140.0),
+    narayanan("146B, 1536 GPUs", 80, 12288, 96, 8, 1536, 2304, 148.0),
+    narayanan("310B, 1920 GPUs", 96, 16384, 128, 16, 1920, 2160, 155.0),
+    narayanan("530B, 2520 GPUs", 105, 20480, 128, 35, 2520, 2520, 163.0),
+    narayanan("1T, 3072 GPUs", 128, 25600, 160, 64, 3072, 3072, 163.0),
 ];
 
-/// (label, model s, published s, signed relative error) per run.
-fn heldout_errors() -> Vec<(String, f64, f64, f64)> {
+/// DeepSpeed pipeline-engine runs.
+const DEEPSPEED: [Run; 4] = [
+    mt_nlg("MT-NLG, 2240 GPUs", 8, 60.1),
+    mt_nlg("MT-NLG, 2800 GPUs", 10, 50.2),
+    mt_nlg("MT-NLG, 3360 GPUs", 12, 44.4),
+    Run {
+        label: "BLOOM, 384 GPUs",
+        shape: (70, 14336, 112, 250880),
+        layout: (4, 12, 8),
+        batch: (2, 2048),
+        zero1: true,
+        grad_bytes: 4,
+        partition: Partition::Balanced,
+        seconds: None,
+        tflops: 150.0,
+    },
+];
+
+/// (model s, published s, signed relative error) of one run.
+fn error_of(run: &Run) -> (f64, f64, f64) {
     let c = Catalog::builtin();
-    let mut out = Vec::new();
-    for (layers, hidden, heads, p, gpus, batch, tflops) in TABLE1 {
-        let mut s = c.scenario("korthikanti-175b").unwrap();
-        s.model = ModelSpec {
-            name: format!("narayanan-{layers}l-{hidden}h"),
-            layers,
-            hidden,
-            heads,
-            kv_heads: heads,
-            ffn: 4 * hidden,
-            vocab: 51200,
-            max_positions: None,
-            tied_embeddings: true,
-            ..s.model.clone()
-        };
-        let d = gpus / (8 * p);
-        ScenarioOverrides {
-            tp: Some(8),
-            pp: Some(p),
-            dp: Some(d),
-            sp: Some(false),
-            chunks: Some(1),
-            schedule: Some(ScheduleKind::OneFOneB),
-            strategy: Some(Strategy::Full),
-            micro_batch_size: Some(1),
-            micro_batches: Some(u32::try_from(batch / u64::from(d)).unwrap()),
-            grad_bytes: Some(2),
-            distributed_optimizer: Some(false),
-            overlap_grad_reduce: Some(false),
-            ..Default::default()
-        }
-        .apply(&mut s, &c)
-        .unwrap();
-        let (sq, h, l, v) = (2048.0, hidden as f64, f64::from(layers), 51200.0);
+    let (layers, hidden, heads, vocab) = run.shape;
+    let (t, p, d) = run.layout;
+    let (b, batch) = run.batch;
+    let mut s = c.scenario("korthikanti-175b").unwrap();
+    s.model = ModelSpec {
+        name: run.label.to_string(),
+        layers,
+        hidden,
+        heads,
+        kv_heads: heads,
+        ffn: 4 * hidden,
+        vocab,
+        max_positions: None,
+        tied_embeddings: true,
+        ..s.model.clone()
+    };
+    ScenarioOverrides {
+        tp: Some(t),
+        pp: Some(p),
+        dp: Some(d),
+        sp: Some(false),
+        chunks: Some(1),
+        schedule: Some(ScheduleKind::OneFOneB),
+        strategy: Some(Strategy::Full),
+        micro_batch_size: Some(b),
+        micro_batches: Some(u32::try_from(batch / (b * u64::from(d))).unwrap()),
+        grad_bytes: Some(run.grad_bytes),
+        distributed_optimizer: Some(run.zero1),
+        overlap_grad_reduce: Some(false),
+        partition: Some(run.partition),
+        ..Default::default()
+    }
+    .apply(&mut s, &c)
+    .unwrap();
+    let want = run.seconds.unwrap_or_else(|| {
+        let (sq, h, l, v) = (2048.0, hidden as f64, f64::from(layers), vocab as f64);
         let flops =
             96.0 * batch as f64 * sq * l * h * h * (1.0 + sq / (6.0 * h) + v / (16.0 * l * h));
-        let want = flops / (f64::from(gpus) * tflops * 1e12);
-        let got = solve(&s).unwrap().iteration_time_s;
-        let label = format!("{:.0}B p{p} d{d}", 12.0 * l * h * h / 1e9);
-        out.push((label, got, want, (got - want) / want));
+        flops / (f64::from(t * p * d) * run.tflops * 1e12)
+    });
+    let got = solve(&s).unwrap().iteration_time_s;
+    (got, want, (got - want) / want)
+}
+
+/// Prints the runs and returns their mean absolute error, asserting each within `bound`.
+fn check(runs: &[Run], bound: f64) -> f64 {
+    let mut sum = 0.0;
+    for run in runs {
+        let (got, want, err) = error_of(run);
+        println!(
+            "{:20} published {want:8.2} s  model {got:8.2} s  error {:+.1} %",
+            run.label,
+            100.0 * err
+        );
+        assert!(err.abs() < bound, "{}: error {err}", run.label);
+        sum += err.abs();
     }
-    out
+    let mean = sum / runs.len() as f64;
+    println!("mean |error| {:.2} %", 100.0 * mean);
+    mean
 }
 
 #[test]
 fn narayanan_table1_held_out() {
-    let rows = heldout_errors();
-    let mut sum = 0.0;
-    for (name, got, want, err) in &rows {
-        println!(
-            "{name:18} published {want:8.2} s  model {got:8.2} s  error {:+.1} %",
-            100.0 * err
-        );
-        sum += err.abs();
-        assert!(err.abs() < 0.10, "{name}: error {err}");
-    }
-    let mean = sum / rows.len() as f64;
-    println!("mean |error| {:.2} %", 100.0 * mean);
-    assert!(mean < 0.05, "mean error {mean}");
+    assert!(check(&MEGATRON, 0.10) < 0.05);
+}
+
+#[test]
+fn deepspeed_pipeline_runs_held_out() {
+    assert!(check(&DEEPSPEED, 0.30) < 0.25);
 }
