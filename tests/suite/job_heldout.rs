@@ -40,16 +40,16 @@ struct Run {
     tflops: f64,
 }
 
+/// A row of Narayanan et al.'s Table 1: (layers, hidden, heads), (p, GPUs, global batch) and
+/// the published TFLOP/s per GPU.
 const fn narayanan(
     label: &'static str,
-    l: u32,
-    h: u64,
-    a: u64,
-    p: u32,
-    gpus: u32,
-    batch: u64,
+    shape: (u32, u64, u64),
+    run: (u32, u32, u64),
     tflops: f64,
 ) -> Run {
+    let (l, h, a) = shape;
+    let (p, gpus, batch) = run;
     Run {
         label,
         shape: (l, h, a, 51200),
@@ -79,11 +79,16 @@ const fn mt_nlg(label: &'static str, d: u32, seconds: f64) -> Run {
 
 /// Megatron-LM runs (Narayanan et al. 2021, Table 1).
 const MEGATRON: [Run; 5] = [
-    narayanan("76B, 1024 GPUs", 60, 10240, 80, 4, 1024, 1792, 140.0),
-    narayanan("146B, 1536 GPUs", 80, 12288, 96, 8, 1536, 2304, 148.0),
-    narayanan("310B, 1920 GPUs", 96, 16384, 128, 16, 1920, 2160, 155.0),
-    narayanan("530B, 2520 GPUs", 105, 20480, 128, 35, 2520, 2520, 163.0),
-    narayanan("1T, 3072 GPUs", 128, 25600, 160, 64, 3072, 3072, 163.0),
+    narayanan("76B, 1024 GPUs", (60, 10240, 80), (4, 1024, 1792), 140.0),
+    narayanan("146B, 1536 GPUs", (80, 12288, 96), (8, 1536, 2304), 148.0),
+    narayanan("310B, 1920 GPUs", (96, 16384, 128), (16, 1920, 2160), 155.0),
+    narayanan(
+        "530B, 2520 GPUs",
+        (105, 20480, 128),
+        (35, 2520, 2520),
+        163.0,
+    ),
+    narayanan("1T, 3072 GPUs", (128, 25600, 160), (64, 3072, 3072), 163.0),
 ];
 
 /// DeepSpeed pipeline-engine runs.
