@@ -48,7 +48,7 @@ pub(crate) fn built_in_code() -> Scenario {
             node_gpus: a100_links::NODE_GPUS,
             inter_node_gbps: a100_links::INTER_NODE_GBPS,
             host_gbps: a100_links::HOST_GBPS,
-            efficiency: EfficiencyCurve::calculon(),
+            efficiency: EfficiencyCurve::a100_calibrated(),
         },
         parallel: Parallel {
             pp: 8,

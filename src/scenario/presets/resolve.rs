@@ -59,7 +59,7 @@ pub fn model_spec(t: &ModelToml) -> Result<ModelSpec, InvalidField> {
 
 /// A `[gpu]` table with its defaults applied, validated.
 pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
-    let default = EfficiencyCurve::calculon();
+    let default = EfficiencyCurve::a100_calibrated();
     let efficiency = match &t.efficiency {
         None => default,
         Some(e) => EfficiencyCurve {
