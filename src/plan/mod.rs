@@ -53,8 +53,8 @@
 //! decides the rest; the best result is kept, and on the plans kept (not inside the
 //! partition search) refined by single-copy moves on or off the host while the exact
 //! knapsack improves. Against exhaustive search over every keep/compress/offload/recompute
-//! split on small cases, the largest gap measured is 2.6% of the stage's time, 109 of 4,068
-//! cases are not optimal, and those miss by 0.33% on average
+//! split on small cases, the largest gap measured is 2.7% of the stage's time, 100 of 4,068
+//! cases are not optimal, and those miss by 0.38% on average
 //! (`stage::tests::unified_gap_to_optimum_is_bounded`). Offload staging is
 //! charged as two micro-batches' offloaded bytes (one leaving, one prefetched), in the
 //! planner and in `solve`'s check of the schedule's exact peaks alike. The host-link window
