@@ -3,7 +3,8 @@
 //!
 //! The rule is PipeOffload's offload pass (the zero-bubble repository's scheduler): compute
 //! is never delayed by a copy. The compute timeline is therefore the one without offload,
-//! and the copies are fitted around it afterwards, in the order of the forwards:
+//! and the copies are fitted around it afterwards, longest forward-to-backward gap first
+//! (those hold the most memory for longest; equal gaps in forward order):
 //!
 //! - a copy whose forward-to-backward gap cannot hold its round trip (`gap <= 2 x copy`)
 //!   stays resident (the source's "invalid offload" test), which keeps every copy of a
@@ -11,7 +12,8 @@
 //! - otherwise the device-to-host copy takes the earliest free slot of the lane after the
 //!   forward, and the reload the latest free slot that still ends before the
 //!   recomputation or backward that needs the bytes; when either does not fit around the
-//!   copies already placed, the micro-batch-chunk stays resident.
+//!   copies already placed, the micro-batch-chunk stays resident. Where the lane cannot
+//!   carry every copy (the paper's `k > 1`), the short-lived ones are the ones left.
 //!
 //! Copies of one device run one at a time (PipeOffload's single copy stream).
 
@@ -76,29 +78,38 @@ impl Lane {
     }
 }
 
-/// Places the copies of one device's candidates (in forward order): `None` for a
-/// micro-batch-chunk that stays resident.
+/// Places the copies of one device's candidates (given in forward order): `None` for a
+/// micro-batch-chunk that stays resident. The longest-lived copies (longest
+/// forward-to-backward gap) are placed first, since they hold the most memory for longest;
+/// equal gaps go in forward order.
 pub(crate) fn place(candidates: &[Candidate]) -> Vec<Option<Placed>> {
+    let gap = |c: &Candidate| c.need - c.f_end;
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by(|&a, &b| {
+        gap(&candidates[b])
+            .total_cmp(&gap(&candidates[a]))
+            .then(a.cmp(&b))
+    });
     let mut lane = Lane::default();
-    candidates
-        .iter()
-        .map(|c| {
-            let len = c.copy_s;
-            if c.need - c.f_end <= 2.0 * len {
-                return None;
-            }
-            let s = lane.earliest(c.f_end, len);
-            let d2h = (s, s + len);
-            let e = lane.latest(c.need, len);
-            let h2d = (e - len, e);
-            if h2d.0 < d2h.1 {
-                return None;
-            }
-            lane.reserve(d2h);
-            lane.reserve(h2d);
-            Some(Placed { d2h, h2d })
-        })
-        .collect()
+    let mut out = vec![None; candidates.len()];
+    for i in order {
+        let c = &candidates[i];
+        let len = c.copy_s;
+        if gap(c) <= 2.0 * len {
+            continue;
+        }
+        let s = lane.earliest(c.f_end, len);
+        let d2h = (s, s + len);
+        let e = lane.latest(c.need, len);
+        let h2d = (e - len, e);
+        if h2d.0 < d2h.1 {
+            continue;
+        }
+        lane.reserve(d2h);
+        lane.reserve(h2d);
+        out[i] = Some(Placed { d2h, h2d });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -132,11 +143,12 @@ mod tests {
     }
 
     #[test]
-    fn copies_share_one_lane_first_come_first_served() {
-        // Copy 0: D2H 1-2, H2D 9-10. Copy 1 (F ends at 1.5): D2H 2-3, H2D 8-9 (its
-        // deadline 9.5 is inside copy 0's reload). Copy 2 (F ends at 2, needed at 8.5):
-        // D2H 3-4, reload latest end 8 (before copy 1's reload) -> 7-8.
-        // Copy 3 (F ends at 3, needed at 5.2): D2H 4-5, no room for the reload -> resident.
+    fn copies_share_one_lane_longest_gap_first() {
+        // Gaps 9, 8, 6.5, 2.2: placed in that order. Copy 0: D2H 1-2, H2D 9-10. Copy 1
+        // (F ends at 1.5): D2H 2-3, H2D 8-9 (its deadline 9.5 is inside copy 0's reload).
+        // Copy 2 (F ends at 2, needed at 8.5): D2H 3-4, reload latest end 8 (before copy
+        // 1's reload) -> 7-8. Copy 3 (F ends at 3, needed at 5.2): D2H 4-5, no room for the
+        // reload -> resident.
         let got = place(&[
             cand(1.0, 10.0, 1.0),
             cand(1.5, 9.5, 1.0),
@@ -148,5 +160,11 @@ mod tests {
         assert_eq!(got[1], p((2.0, 3.0), (8.0, 9.0)));
         assert_eq!(got[2], p((3.0, 4.0), (7.0, 8.0)));
         assert_eq!(got[3], None);
+        // The short-lived copy (gap 2.5) comes first in forward order but yields the lane
+        // to the long-lived one (gap 3.5): in forward order the first would take 1-2 and
+        // 2.5-3.5 and leave the second no room.
+        let got = place(&[cand(1.0, 3.5, 1.0), cand(1.5, 5.0, 1.0)]);
+        assert_eq!(got[0], None);
+        assert_eq!(got[1], p((1.5, 2.5), (4.0, 5.0)));
     }
 }
