@@ -346,3 +346,22 @@ fn the_codec_is_a_gpu_and_profile_setting() {
         "{e}"
     );
 }
+
+/// The tensor-parallel collectives inside each layer block's backward (what Lynx hides
+/// recomputation under): with SP, B holds two gathers/reduce-scatters and W the re-gather;
+/// without, B holds one all-reduce; with t = 1 there are none.
+#[test]
+fn backward_collectives_are_counted_per_block() {
+    let sp = Anatomy::build(&scenario("gpt3-175b", 2048, 1, 8, true, true)).unwrap();
+    for b in [&sp.attention, &sp.mlp] {
+        assert!(b.backward_w_comm_s > 0.0);
+        assert!((b.backward_b_comm_s - 2.0 * b.backward_w_comm_s).abs() < 1e-15);
+        assert!(b.backward_b_comm_s < b.backward_b_s);
+    }
+    let no_sp = Anatomy::build(&scenario("gpt3-175b", 2048, 1, 8, false, true)).unwrap();
+    assert!(no_sp.attention.backward_b_comm_s > 0.0);
+    assert_eq!(no_sp.attention.backward_w_comm_s, 0.0);
+    let one = Anatomy::build(&scenario("gpt3-175b", 2048, 1, 1, false, true)).unwrap();
+    assert_eq!(one.attention.backward_b_comm_s, 0.0);
+    assert_eq!(one.mlp.backward_b_comm_s, 0.0);
+}
