@@ -457,6 +457,10 @@ mod tests {
             let exact = peaks(&anatomy, &solved.plan, &solved.schedule);
             for (d, &e) in solved.plan.devices.iter().zip(&exact) {
                 assert_eq!(e, d.costs.peak_bytes, "{strategy} device {}", d.device);
+                // The simulation moves exactly the copies the planner offloads (none waits,
+                // none stays resident), so its peak is the planner's to the byte.
+                let sim = &solved.simulation.devices[d.device];
+                assert_eq!(sim.peak_memory_bytes, d.costs.peak_bytes, "{strategy}");
             }
         }
     }

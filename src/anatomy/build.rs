@@ -39,6 +39,11 @@ impl Anatomy {
             sp: par.sequence_parallel,
             flash: scenario.plan.flash_attention,
             style: m.style,
+            codec: scenario
+                .profile
+                .as_ref()
+                .and_then(|p| p.codec)
+                .unwrap_or(scenario.gpu.codec),
         };
         let machine = Machine::new(&scenario.gpu, par.tp);
         let bpp = params::bytes_per_param(scenario);

@@ -21,4 +21,3 @@ pub use crate::scenario::params;
 pub use crate::scenario::{MeasuredProfile, UnitMeasurement};
 pub use profile::{BLOCK_KINDS, UNIT_NAMES};
 pub use types::{Anatomy, Block, BlockKind, Unit};
-pub use units::CODEC_BLOCK;

@@ -9,7 +9,7 @@ use crate::scenario::ModelStyle;
 /// all-reduce (reduce-scatter with SP), GPT's position add and dropout (mask kept). Its
 /// whole backward is weight gradient (W): nothing upstream needs an input gradient.
 pub fn embedding(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
-    let mut k = Builder::new(m, BlockKind::Embedding);
+    let mut k = Builder::new(m, d, BlockKind::Embedding);
     k.input("tokens", 8.0 * d.tokens);
     let out = 2.0 * d.tokens * d.h;
     let e = d.tokens_sp * d.h;
@@ -50,7 +50,7 @@ pub fn embedding(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
 /// kept; gathered first with SP) and the vocabulary-parallel cross-entropy. The logits
 /// themselves are the transient `Anatomy::logits_transient_bytes`.
 pub fn head(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
-    let mut k = Builder::new(m, BlockKind::Head);
+    let mut k = Builder::new(m, d, BlockKind::Head);
     let x = 2.0 * d.tokens_sp * d.h;
     k.input("input", x);
     let proj = m.linear(d.tokens, d.h, d.vocab);

@@ -13,8 +13,8 @@
 //! ```
 
 use super::{Anatomy, Block, BlockKind, MeasuredProfile, UnitMeasurement};
-use crate::scenario::InvalidField;
 use crate::scenario::presets::nearest;
+use crate::scenario::{CodecSpec, InvalidField};
 
 /// Block kinds a profile may name.
 pub const BLOCK_KINDS: [&str; 4] = ["embedding", "attention", "mlp", "head"];
@@ -103,6 +103,12 @@ impl MeasuredProfile {
                 profile.source = value.as_str().unwrap_or_default().to_string();
                 continue;
             }
+            if key == "codec"
+                && let Some(t) = value.as_table()
+            {
+                profile.codec = Some(CodecSpec::from_table("profile.codec", t)?);
+                continue;
+            }
             let Some(block) = value.as_table() else {
                 return Err(unknown("profile", key, &BLOCK_KINDS));
             };
@@ -152,6 +158,9 @@ impl MeasuredProfile {
     pub fn to_table(&self) -> toml::Table {
         let mut root = toml::Table::new();
         root.insert("source".into(), toml::Value::String(self.source.clone()));
+        if let Some(c) = &self.codec {
+            root.insert("codec".into(), toml::Value::Table(c.to_table()));
+        }
         for (key, m) in &self.entries {
             let (block, unit) = match key.split_once('.') {
                 Some((b, u)) => (b, Some(u)),
@@ -184,6 +193,9 @@ impl MeasuredProfile {
 
     /// Checks every figure (finite, non-negative) and key.
     pub fn validate(&self) -> Result<(), InvalidField> {
+        if let Some(c) = &self.codec {
+            c.validate("profile.codec")?;
+        }
         for (key, m) in &self.entries {
             let (block, unit) = match key.split_once('.') {
                 Some((b, u)) => (b, Some(u)),

@@ -54,11 +54,13 @@ pub struct Unit {
     /// Named by the scenario's `recompute_units` (recomputed by the `named` strategy).
     #[serde(skip)]
     pub named: bool,
-    /// Bytes when kept compressed: 8-bit values with one fp32 scale per 128 values for the
-    /// 2-byte tensors; masks, token ids and fp32 statistics stay as they are.
+    /// Bytes when kept compressed with the scenario's codec (by default 8-bit values with
+    /// one fp32 scale per 128 values) for the 2-byte tensors; masks, token ids and fp32
+    /// statistics stay as they are. Equal to `size_bytes` when nothing shrinks.
     pub compressed_bytes: u64,
-    /// Time added by compressing in the forward plus decompressing in the backward
-    /// (memory-bound passes: read 2n, write n + scales; and back).
+    /// Time added by compressing in the forward plus decompressing in the backward (the
+    /// codec's throughput, or memory-bound passes: read 2n, write the compressed form; and
+    /// back); 0 when nothing shrinks.
     pub codec_s: f64,
 }
 
@@ -80,6 +82,11 @@ pub struct Block {
     pub backward_b_s: f64,
     /// Backward time for the weight gradient (ZB's W).
     pub backward_w_s: f64,
+    /// Tensor-parallel collectives inside `backward_b_s` (what Lynx hides recomputation
+    /// under).
+    pub backward_b_comm_s: f64,
+    /// Tensor-parallel collectives inside `backward_w_s`.
+    pub backward_w_comm_s: f64,
     /// Model FLOPs of the forward per device (Megatron's MFU convention: causal s^2 halved).
     pub model_forward_flops: f64,
 }

@@ -7,7 +7,7 @@
 
 use super::cost::{Machine, Piece, Work};
 use super::{Block, BlockKind, Unit};
-use crate::scenario::ModelStyle;
+use crate::scenario::{CodecSpec, ModelStyle};
 
 /// Sizes per device and micro-batch, as `f64` (exact integers below 2^53).
 #[derive(Debug, Clone, Copy)]
@@ -40,6 +40,8 @@ pub struct Dims {
     pub flash: bool,
     /// GPT or Llama.
     pub style: ModelStyle,
+    /// The compression codec (the profile's, else the GPU's).
+    pub codec: CodecSpec,
 }
 
 /// What a unit keeps.
@@ -74,48 +76,56 @@ pub(super) fn raw(bytes: f64) -> Keep {
     }
 }
 
-/// Values per fp32 scale of the 8-bit compression codec.
-pub const CODEC_BLOCK: f64 = 128.0;
-
 /// Collects a block's units in forward order and its pieces' costs, then becomes a [`Block`].
 pub(super) struct Builder<'a> {
     m: &'a Machine<'a>,
+    codec: CodecSpec,
     kind: BlockKind,
     units: Vec<Unit>,
     /// Sum of the units' pieces.
     units_total: Piece,
     /// Pieces that are no unit's.
     pub(super) other: Piece,
+    /// Tensor-parallel collectives among them (counted in `other` too).
+    comm: Piece,
     /// Model FLOPs of one forward (MFU's numerator, causal s^2 term halved).
     pub(super) model_flops: f64,
 }
 
 impl<'a> Builder<'a> {
-    /// An empty block of `kind` costed on `m`.
-    pub(super) fn new(m: &'a Machine<'a>, kind: BlockKind) -> Self {
+    /// An empty block of `kind` costed on `m`, compressing with `d`'s codec.
+    pub(super) fn new(m: &'a Machine<'a>, d: &Dims, kind: BlockKind) -> Self {
         Self {
             m,
+            codec: d.codec,
             kind,
             units: Vec::with_capacity(10),
             units_total: Piece::default(),
             other: Piece::default(),
+            comm: Piece::default(),
             model_flops: 0.0,
         }
     }
 
     /// Adds the unit `name` that keeps `keep` and whose producing work is `piece`, with its
-    /// compressed size and codec time.
+    /// compressed size and codec time. A unit with nothing the codec shrinks (masks, token
+    /// ids) keeps its size and costs no codec time; the planner never compresses it.
     pub(super) fn unit(&mut self, name: &str, keep: Keep, piece: Piece) {
         let n = keep.elems;
-        let compressed = if n > 0.0 {
-            keep.bytes - 2.0 * n + n + 4.0 * (n / CODEC_BLOCK).ceil()
+        let small = self.codec.compressed_bytes(n);
+        let compressed = if n > 0.0 && small < 2.0 * n {
+            keep.bytes - 2.0 * n + small
         } else {
             keep.bytes
         };
-        // Quantize in F (read 2n, write n + scales) and dequantize in B (the reverse).
-        let codec = if n > 0.0 {
-            let pass = 3.0 * n + 4.0 * (n / CODEC_BLOCK).ceil();
-            2.0 * self.m.mem(pass).s
+        // Quantize in F and dequantize in B: at the codec's throughput over the 2n
+        // original bytes each way, or as HBM passes (read 2n, write the compressed form;
+        // and the reverse).
+        let codec = if compressed < keep.bytes {
+            match self.codec.gbps {
+                Some(gbps) => 2.0 * (2.0 * n) / (gbps * 1e9),
+                None => 2.0 * self.m.mem(2.0 * n + small).s,
+            }
         } else {
             0.0
         };
@@ -145,6 +155,12 @@ impl<'a> Builder<'a> {
         self.unit(name, keep, Piece::default());
     }
 
+    /// Adds a tensor-parallel collective (to the block's times and its communication).
+    pub(super) fn collective(&mut self, piece: Piece) {
+        self.other += piece;
+        self.comm += piece;
+    }
+
     /// The finished block with its times (units plus other pieces) and static memory.
     pub(super) fn finish(self, params: u64, static_bytes: u64) -> Block {
         let total = self.units_total + self.other;
@@ -153,6 +169,8 @@ impl<'a> Builder<'a> {
             forward_s: total.fwd.s,
             backward_b_s: total.b.s,
             backward_w_s: total.w.s,
+            backward_b_comm_s: self.comm.b.s,
+            backward_w_comm_s: self.comm.w.s,
             model_forward_flops: self.model_flops,
             params,
             static_bytes,
@@ -215,7 +233,7 @@ pub(super) fn norm_then_gather(k: &mut Builder, m: &Machine, d: &Dims, name: &st
         ..act(2.0 * d.tokens_sp * d.h)
     };
     k.unit(name, keep, norm(m, d));
-    k.other += gather_in(m, d, col);
+    k.collective(gather_in(m, d, col));
 }
 
 /// Norm (LayerNorm or RMSNorm) over the sequence-sharded activations: read + write forward,
@@ -246,7 +264,7 @@ fn add_residual(k: &mut Builder, m: &Machine, d: &Dims) {
 
 /// An attention sub-layer.
 pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
-    let mut k = Builder::new(m, BlockKind::Attention);
+    let mut k = Builder::new(m, d, BlockKind::Attention);
     let x = 2.0 * d.tokens_sp * d.h;
     k.input("input", x);
     let norm_name = match d.style {
@@ -335,14 +353,15 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
     }
     let out = m.linear(d.tokens, d.q_width, d.h);
     k.model_flops += out.fwd.flops;
-    k.other += out + reduce_out(m, d);
+    k.other += out;
+    k.collective(reduce_out(m, d));
     add_residual(&mut k, m, d);
     k.finish(params, static_bytes)
 }
 
 /// An MLP sub-layer.
 pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
-    let mut k = Builder::new(m, BlockKind::Mlp);
+    let mut k = Builder::new(m, d, BlockKind::Mlp);
     let x = 2.0 * d.tokens_sp * d.h;
     k.input("input", x);
     let fe = d.tokens * d.ffn;
@@ -359,7 +378,8 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
             k.unit("gelu_out", gelu, m.elementwise(4.0 * fe, 6.0 * fe));
             let fc2 = m.linear(d.tokens, d.ffn, d.h);
             k.model_flops += fc2.fwd.flops;
-            k.other += fc2 + reduce_out(m, d);
+            k.other += fc2;
+            k.collective(reduce_out(m, d));
             add_residual(&mut k, m, d);
         }
         ModelStyle::Llama => {
@@ -374,7 +394,8 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
             k.unit("swiglu_out", swiglu, m.elementwise(6.0 * fe, 10.0 * fe));
             let down = m.linear(d.tokens, d.ffn, d.h);
             k.model_flops += down.fwd.flops;
-            k.other += down + reduce_out(m, d);
+            k.other += down;
+            k.collective(reduce_out(m, d));
             add_residual(&mut k, m, d);
         }
     }

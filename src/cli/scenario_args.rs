@@ -68,7 +68,8 @@ pub struct ScenarioArgs {
     /// Partition objective: estimate or adapipe.
     #[arg(long, value_name = "estimate|adapipe")]
     pub objective: Option<Objective>,
-    /// Let recomputation overlap the wait for the incoming gradient (Lynx).
+    /// Let recomputation overlap communication: the wait for the incoming gradient and the
+    /// backward's tensor-parallel collectives (Lynx).
     #[arg(long = "overlap-recompute")]
     pub overlap_recompute: bool,
     /// Memory limit (chunk-activations) of the searched schedules.

@@ -82,7 +82,8 @@ pub struct SweepArgs {
     /// Partition objective: estimate or adapipe.
     #[arg(long, value_name = "estimate|adapipe")]
     pub objective: Option<Objective>,
-    /// Let recomputation overlap the wait for the incoming gradient (Lynx).
+    /// Let recomputation overlap communication: the wait for the incoming gradient and the
+    /// backward's tensor-parallel collectives (Lynx).
     #[arg(long = "overlap-recompute")]
     pub overlap_recompute: bool,
     /// Measured profile (TOML) replacing the cost model's estimates.

@@ -43,30 +43,34 @@
 //!
 //! Offload uses the host link, a second resource. Per stage the bytes the link can move per
 //! micro-batch are bounded by one forward, half a steady-state period (down and back up) and
-//! half the forward-to-backward gap ([`planner::offload_capacity`]). Offloaded copies are
+//! half the forward-to-backward gap ([`planner::offload_capacity`]): the simulator's own rule
+//! (a copy whose round trip does not fit its gap, or whose copies fall behind, stays
+//! resident; offload never costs time), so under 1F1B every copy planned is moved, and the
+//! last stages, whose gaps are shortest, offload nothing. Offloaded copies are
 //! pre-assigned greedily (three orders: recompute time per byte, size, and "what the plain
 //! knapsack recomputes" first; each at the full capacity and at 1/2, 1/4, 1/8 and 1/16 of
 //! it, because offloading more than needed costs staging memory) and the exact knapsack
 //! decides the rest; the best result is kept, and on the plans kept (not inside the
 //! partition search) refined by single-copy moves on or off the host while the exact
 //! knapsack improves. Against exhaustive search over every keep/compress/offload/recompute
-//! split on small cases, the largest gap measured is 2.6% of the stage's time, 109 of 4,068
-//! cases are not optimal, and those miss by 0.33% on average
+//! split on small cases, the largest gap measured is 2.7% of the stage's time, 100 of 4,068
+//! cases are not optimal, and those miss by 0.38% on average
 //! (`stage::tests::unified_gap_to_optimum_is_bounded`). Offload staging is
 //! charged as two micro-batches' offloaded bytes (one leaving, one prefetched), in the
 //! planner and in `solve`'s check of the schedule's exact peaks alike. The host-link window
 //! is an estimate, so `solve` simulates the plan; only when that simulation exceeds the
-//! budget or would be shorter with an infinitely fast link does it re-plan with 1/2, 1/4 and
+//! budget (copies the simulator kept resident) does it re-plan with 1/2, 1/4 and
 //! none of the window, keeping the fastest simulated plan within the budget. Inside the
 //! partition DP `unified` plans without compression (keep/recompute/offload), and
 //! compression is decided on the chosen partition.
 //!
 //! # Compression (Adacc)
 //!
-//! Per unit kind the anatomy gives the compressed size (8-bit values with one fp32 scale per
-//! 128 values for 2-byte tensors; masks and fp32 statistics unchanged) and the codec time
-//! (compress in the forward, decompress in the backward, half each). No decompression buffer
-//! is charged.
+//! Per unit kind the anatomy gives the compressed size (the scenario's codec, by default
+//! 8-bit values with one fp32 scale per 128 values, for 2-byte tensors; masks and fp32
+//! statistics unchanged) and the codec time (compress in the forward, decompress in the
+//! backward, half each). A unit whose compressed size is not smaller (a dropout mask) is
+//! never offered compression. No decompression buffer is charged.
 
 pub mod decide;
 pub mod knapsack;

@@ -21,6 +21,8 @@ fn chunk_costs(anatomy: &Anatomy, dev: &DevicePlan, range: (usize, usize)) -> (C
         c.f_s += b.forward_s;
         c.b_s += b.backward_b_s;
         c.w_s += b.backward_w_s;
+        c.tp_b_s += b.backward_b_comm_s.min(b.backward_b_s);
+        c.tp_w_s += b.backward_w_comm_s.min(b.backward_w_s);
         let layer = matches!(kind, BlockKind::Attention | BlockKind::Mlp);
         if dev.whole_layer && layer {
             c.r_s += b.forward_s;

@@ -2,8 +2,10 @@
 
 use crate::anatomy::{Anatomy, Block, BlockKind, Unit};
 
-/// A unit with the given bytes and recompute time.
+/// A unit with the given bytes and recompute time; a `*mask` unit does not shrink when
+/// compressed (1-byte values), the others about halve.
 pub fn unit(name: &str, size: u64, forced: bool, fwd: f64) -> Unit {
+    let mask = name.ends_with("mask");
     Unit {
         name: name.into(),
         size_bytes: size,
@@ -15,8 +17,8 @@ pub fn unit(name: &str, size: u64, forced: bool, fwd: f64) -> Unit {
         needed_by_w: !forced,
         core_attention: name == "core_attn",
         named: false,
-        compressed_bytes: size / 2 + size / 64 + 3,
-        codec_s: fwd * 0.2,
+        compressed_bytes: if mask { size } else { size / 2 + size / 64 + 3 },
+        codec_s: if mask { 0.0 } else { fwd * 0.2 },
     }
 }
 
@@ -29,6 +31,8 @@ fn block(kind: BlockKind, units: Vec<Unit>, static_bytes: u64, f: f64) -> Block 
         forward_s: f,
         backward_b_s: f,
         backward_w_s: f,
+        backward_b_comm_s: 0.0,
+        backward_w_comm_s: 0.0,
         model_forward_flops: f * 1e12,
     }
 }

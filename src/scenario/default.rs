@@ -49,6 +49,7 @@ pub(crate) fn built_in_code() -> Scenario {
             inter_node_gbps: a100_links::INTER_NODE_GBPS,
             host_gbps: a100_links::HOST_GBPS,
             efficiency: EfficiencyCurve::a100_calibrated(),
+            codec: super::CodecSpec::default(),
         },
         parallel: Parallel {
             pp: 8,

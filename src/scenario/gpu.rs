@@ -38,6 +38,9 @@ pub struct GpuSpec {
     pub host_gbps: f64,
     /// Efficiency curve of the roofline model.
     pub efficiency: EfficiencyCurve,
+    /// Activation compression codec (`compress`, `unified`).
+    #[serde(default)]
+    pub codec: super::CodecSpec,
 }
 
 impl GpuSpec {

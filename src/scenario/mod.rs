@@ -6,6 +6,7 @@
 //! [`presets`] loads the TOML presets, [`ScenarioOverrides`] applies command-line flags and
 //! TUI edits, and [`to_toml`] writes a scenario back as a preset.
 
+mod codec;
 mod default;
 mod gpu;
 pub(crate) mod magnitude;
@@ -20,6 +21,7 @@ mod units;
 mod validate;
 mod vocabulary;
 
+pub use codec::{CODEC_KEYS, CodecSpec};
 pub use default::{DEFAULT_SCENARIO, default_scenario};
 pub use gpu::{EfficiencyCurve, GpuSpec, a100_links};
 pub use magnitude::{MAX_ITERATION_BYTES, MAX_MICRO_BATCH_BYTES, MAX_PARAMETERS};

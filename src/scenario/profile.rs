@@ -24,4 +24,8 @@ pub struct MeasuredProfile {
     pub source: String,
     /// Figures by key.
     pub entries: BTreeMap<String, UnitMeasurement>,
+    /// The compression codec measured with the profile (a `[codec]` table); replaces the
+    /// GPU's.
+    #[serde(default)]
+    pub codec: Option<super::CodecSpec>,
 }

@@ -55,6 +55,7 @@ fn gpu_table(g: &GpuSpec) -> Table {
     e.insert("memory".into(), steps(&g.efficiency.memory));
     e.insert("link".into(), Value::Float(g.efficiency.link));
     t.insert("efficiency".into(), Value::Table(e));
+    t.insert("codec".into(), Value::Table(g.codec.to_table()));
     t
 }
 

@@ -97,6 +97,7 @@ pub fn validate_gpu(g: &GpuSpec) -> Result<(), InvalidField> {
     positive_f64("gpu.link_gbps", g.link_gbps)?;
     positive_f64("gpu.inter_node_gbps", g.inter_node_gbps)?;
     positive_f64("gpu.host_gbps", g.host_gbps)?;
+    g.codec.validate("gpu.codec")?;
     positive("gpu.node_gpus", u64::from(g.node_gpus), limits::DEGREE)?;
     let eff = &g.efficiency;
     for (field, steps) in [

@@ -9,6 +9,7 @@
 
 use crate::schedule::{OpKind, Schedule};
 
+use super::copies::{self, Candidate};
 use super::types::{Lane, SimCosts, SimError, Span, SpanKind};
 
 /// A change of a device's memory at one instant.
@@ -53,6 +54,8 @@ struct ChunkCosts {
     b_free: i64,
     off: i64,
     copy: f64,
+    tp_b: f64,
+    tp_w: f64,
 }
 
 struct Engine<'a> {
@@ -65,11 +68,12 @@ struct Engine<'a> {
     overlap_recompute: bool,
     f_end: Vec<f64>,
     b_end: Vec<f64>,
-    d2h_end: Vec<f64>,
-    h2d_end: Vec<f64>,
+    /// Per cell, when offloading: start of the first op that reads the kept bytes again.
+    need: Vec<f64>,
+    /// Per device, when offloading: its offloadable `(cell, micro-batch, chunk)` in F order.
+    offloadable: Vec<Vec<(usize, u32, u32)>>,
     ptr: Vec<usize>,
     free: Vec<f64>,
-    copy_free: Vec<f64>,
     runs: Vec<DeviceRun>,
 }
 
@@ -100,6 +104,8 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
                 } else {
                     0.0
                 },
+                tp_b: cc.tp_b_s,
+                tp_w: cc.tp_w_s,
             });
         }
     }
@@ -115,11 +121,10 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         overlap_recompute: costs.overlap_recompute,
         f_end: vec![PENDING; cells],
         b_end: vec![PENDING; cells],
-        d2h_end: vec![PENDING; offload_cells],
-        h2d_end: vec![PENDING; offload_cells],
+        need: vec![PENDING; offload_cells],
+        offloadable: vec![Vec::new(); if any_offload { p } else { 0 }],
         ptr: vec![0; p],
         free: vec![0.0; p],
-        copy_free: vec![0.0; p],
         runs: sched
             .devices
             .iter()
@@ -145,6 +150,9 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
                 op.kind, op.micro_batch, op.chunk
             ),
         });
+    }
+    if any_offload {
+        e.place_copies();
     }
     Ok(e.runs)
 }
@@ -209,8 +217,6 @@ impl Engine<'_> {
             let end;
             match op.kind {
                 OpKind::F => {
-                    // Prefetch: the reload of the next op's activations starts with this op.
-                    self.prefetch(d, self.ptr[di] + 1, start);
                     end = start + c.f;
                     self.f_end[cell] = end;
                     self.push_compute(d, SpanKind::F, mb, chunk, start, end);
@@ -221,17 +227,7 @@ impl Engine<'_> {
                         host: 0,
                     });
                     if c.off > 0 {
-                        let s0 = self.copy_free[di].max(end);
-                        let e0 = s0 + c.copy;
-                        self.copy_free[di] = e0;
-                        self.d2h_end[cell] = e0;
-                        self.push_copy(d, SpanKind::D2H, mb, chunk, s0, e0);
-                        self.runs[di].events.push(MemEvent {
-                            t: e0,
-                            bytes: -c.off,
-                            count: 0,
-                            host: c.off,
-                        });
+                        self.offloadable[di].push((cell, mb, chunk));
                     }
                     if stage + 1 < self.stages {
                         let (nd, _) = self.sched.locate(stage + 1, mb);
@@ -242,26 +238,27 @@ impl Engine<'_> {
                     }
                 }
                 OpKind::B | OpKind::BW => {
-                    let mut reload_end = 0.0;
-                    if c.off > 0 {
-                        if self.h2d_end[cell] == PENDING {
-                            self.reload(d, cell, mb, chunk, self.free[di], c);
-                        }
-                        reload_end = self.h2d_end[cell];
-                    }
                     if c.r > 0.0 {
-                        let r_start = if self.overlap_recompute {
-                            self.free[di].max(reload_end)
+                        let (r_start, r) = if self.overlap_recompute {
+                            let comm = match op.kind {
+                                OpKind::BW => c.tp_b + c.tp_w,
+                                _ => c.tp_b,
+                            };
+                            (self.free[di], (c.r - comm).max(0.0))
                         } else {
-                            start.max(reload_end)
+                            (start, c.r)
                         };
-                        let r_end = r_start + c.r;
-                        self.push_compute(d, SpanKind::R, mb, chunk, r_start, r_end);
+                        let r_end = r_start + r;
+                        if r > 0.0 {
+                            self.push_compute(d, SpanKind::R, mb, chunk, r_start, r_end);
+                        }
+                        if c.off > 0 {
+                            self.need[cell] = r_start;
+                        }
                         start = r_end.max(ready);
-                    } else {
-                        start = start.max(reload_end);
+                    } else if c.off > 0 {
+                        self.need[cell] = start;
                     }
-                    self.prefetch(d, self.ptr[di] + 1, start);
                     let (kind, dur, freed, count) = if op.kind == OpKind::B {
                         (SpanKind::B, c.b, c.b_free, 0)
                     } else {
@@ -285,7 +282,6 @@ impl Engine<'_> {
                     }
                 }
                 OpKind::W => {
-                    self.prefetch(d, self.ptr[di] + 1, start);
                     end = start + c.w;
                     self.push_compute(d, SpanKind::W, mb, chunk, start, end);
                     self.runs[di].events.push(MemEvent {
@@ -301,42 +297,49 @@ impl Engine<'_> {
         }
     }
 
-    /// If op `next` of device `d` is a backward whose activations were offloaded, starts
-    /// their reload on the copy lane no earlier than `issue`.
-    fn prefetch(&mut self, d: u32, next: usize, issue: f64) {
-        if self.d2h_end.is_empty() {
-            return;
+    /// Fits every device's copies around its finished compute timeline
+    /// ([`super::copies`]): copy spans, and the memory moves of the micro-batch-chunks that
+    /// go to the host. A D2H's free comes before, and an H2D's allocation after, the compute
+    /// events of the same instant.
+    fn place_copies(&mut self) {
+        for di in 0..self.offloadable.len() {
+            let list = std::mem::take(&mut self.offloadable[di]);
+            let cands: Vec<Candidate> = list
+                .iter()
+                .map(|&(cell, _, chunk)| Candidate {
+                    f_end: self.f_end[cell],
+                    need: self.need[cell],
+                    copy_s: self.costs[di * self.v + chunk as usize].copy,
+                })
+                .collect();
+            let placed = copies::place(&cands);
+            let d = di as u32;
+            let mut frees = Vec::new();
+            let mut loads = Vec::new();
+            for (&(_, mb, chunk), p) in list.iter().zip(placed) {
+                let Some(p) = p else { continue };
+                let off = self.costs[di * self.v + chunk as usize].off;
+                self.push_copy(d, SpanKind::D2H, mb, chunk, p.d2h.0, p.d2h.1);
+                self.push_copy(d, SpanKind::H2D, mb, chunk, p.h2d.0, p.h2d.1);
+                frees.push(MemEvent {
+                    t: p.d2h.1,
+                    bytes: -off,
+                    count: 0,
+                    host: off,
+                });
+                loads.push(MemEvent {
+                    t: p.h2d.0,
+                    bytes: off,
+                    count: 0,
+                    host: -off,
+                });
+            }
+            let run = &mut self.runs[di];
+            run.copy.sort_by(|a, b| a.start.total_cmp(&b.start));
+            frees.append(&mut run.events);
+            frees.append(&mut loads);
+            run.events = frees;
         }
-        let Some(op) = self.sched.devices[d as usize].get(next).copied() else {
-            return;
-        };
-        if !matches!(op.kind, OpKind::B | OpKind::BW) {
-            return;
-        }
-        let c = self.costs[d as usize * self.v + op.chunk as usize];
-        if c.off == 0 {
-            return;
-        }
-        let stage = self.sched.stage_of(d, op.chunk, op.micro_batch);
-        let cell = self.cell(stage, op.micro_batch);
-        if self.d2h_end[cell] != PENDING && self.h2d_end[cell] == PENDING {
-            self.reload(d, cell, op.micro_batch, op.chunk, issue, c);
-        }
-    }
-
-    fn reload(&mut self, d: u32, cell: usize, mb: u32, chunk: u32, issue: f64, c: ChunkCosts) {
-        let di = d as usize;
-        let s0 = self.copy_free[di].max(issue).max(self.d2h_end[cell]);
-        let e0 = s0 + c.copy;
-        self.copy_free[di] = e0;
-        self.h2d_end[cell] = e0;
-        self.push_copy(d, SpanKind::H2D, mb, chunk, s0, e0);
-        self.runs[di].events.push(MemEvent {
-            t: s0,
-            bytes: c.off,
-            count: 0,
-            host: -c.off,
-        });
     }
 
     fn push_compute(&mut self, d: u32, kind: SpanKind, mb: u32, chunk: u32, start: f64, end: f64) {

@@ -9,18 +9,24 @@
 //! - a recomputation `R` (when `r_s > 0`) is its own compute span right before the B/BW that
 //!   needs it, started once the incoming gradient is there; with
 //!   [`SimCosts::overlap_recompute`] (Lynx) it starts as soon as the device is free after the
-//!   previous op, overlapping the wait for the gradient;
-//! - offloaded bytes (`offload_bytes > 0`) leave the device when the D2H copy, started after
-//!   the F on the device's copy lane, ends; the H2D reload is issued when the op before the
-//!   backward starts (one op of prefetch) and the backward (or its recomputation) waits for
-//!   it; copies of one device run one at a time, in issue order; copy time is
-//!   `offload_bytes / host_bytes_per_s` (zero when the bandwidth is not positive and finite);
+//!   previous op, overlapping the wait for the gradient (and so the pipeline transfer that
+//!   brings it), and hides under the tensor-parallel collectives of its backward
+//!   (`tp_b_s`, plus `tp_w_s` when B and W are fused): its span is only what exceeds them;
+//! - offloaded bytes (`offload_bytes > 0`) never delay compute (PipeOffload's rule): the
+//!   copies are fitted around the compute timeline afterwards ([`copies`]). A
+//!   micro-batch-chunk goes to the host only when its forward-to-backward gap holds the
+//!   round trip and the device's single copy lane has a slot for the D2H after the F and for
+//!   the H2D before the recomputation or backward that reads the bytes; otherwise it stays
+//!   resident. The bytes leave when the D2H ends and come back when the H2D starts; copy
+//!   time is `offload_bytes / host_bytes_per_s` (zero when the bandwidth is not positive and
+//!   finite);
 //! - memory per device: `act_bytes` at F start, `b_free_bytes` freed at B end, the rest at W
 //!   end, everything at BW end (frees before allocations at equal times); the peak memory is
 //!   static + peak activations + the transient;
 //! - a SEND span (producer's send lane) covers each transfer between two devices when the
 //!   transfer time is positive; sends do not queue behind each other.
 
+mod copies;
 mod engine;
 pub mod estimate;
 pub mod job;

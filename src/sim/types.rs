@@ -21,6 +21,11 @@ pub struct ChunkCosts {
     pub b_free_bytes: u64,
     /// Bytes moved to host after F and brought back before B (on the copy lane).
     pub offload_bytes: u64,
+    /// Tensor-parallel collectives inside `b_s`: with [`SimCosts::overlap_recompute`]
+    /// (Lynx) the recomputation hides under them.
+    pub tp_b_s: f64,
+    /// Tensor-parallel collectives inside `w_s` (hide recomputation only in a fused BW).
+    pub tp_w_s: f64,
 }
 
 /// Everything the simulator needs besides the op order.
@@ -38,8 +43,10 @@ pub struct SimCosts {
     pub transient_bytes: Vec<u64>,
     /// Host link bandwidth in bytes/s shared by the copies of a device (offload).
     pub host_bytes_per_s: f64,
-    /// Lynx: a recomputation may start as soon as its F is done and the device is free,
-    /// overlapping the wait for the incoming gradient, instead of right before its B.
+    /// Lynx: a recomputation may start as soon as the device is free, overlapping the wait
+    /// for the incoming gradient (and the transfer that brings it), instead of right before
+    /// its B; and it hides under the tensor-parallel collectives of its backward
+    /// (`tp_b_s`, plus `tp_w_s` in a fused BW): only what exceeds them takes compute time.
     pub overlap_recompute: bool,
     /// Model FLOPs of one iteration over all devices of the pipeline (for MFU), if known.
     pub model_flops: Option<f64>,
@@ -81,6 +88,8 @@ impl SimCosts {
                             act_bytes: 1,
                             b_free_bytes: 0,
                             offload_bytes: u64::from(off),
+                            tp_b_s: 0.0,
+                            tp_w_s: 0.0,
                         }
                     })
                     .collect()

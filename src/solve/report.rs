@@ -93,7 +93,11 @@ pub(super) fn outcome(
     }
     let mut notes = plan.notes.clone();
     if scenario.plan.overlap_recompute {
-        notes.push("recomputation overlaps the wait for the incoming gradient (Lynx)".into());
+        notes.push(
+            "recomputation overlaps communication (Lynx): the wait for the incoming gradient \
+             and the backward's tensor-parallel collectives"
+                .into(),
+        );
     }
     let makespan = simulation.makespan;
     let feasible = reasons.is_empty();

@@ -292,3 +292,76 @@ fn profile_errors_name_the_key() {
         .unwrap_err();
     assert!(e.to_string().contains("profile.mlp.forward_s"), "{e}");
 }
+
+/// A GPU preset's `[gpu.codec]` (Adacc-style 4-bit values, a scale per 64, a measured
+/// throughput) sets every unit's compressed size and codec time; a profile's `[codec]`
+/// replaces it; 1-byte masks never shrink; bad values name the key.
+#[test]
+fn the_codec_is_a_gpu_and_profile_setting() {
+    let mut c = Catalog::builtin();
+    let gpu = "[gpu]\nname = \"a100-4bit\"\nmemory_gib = 80\nbf16_tflops = 312\nhbm_gbps = 2039\n\
+               [gpu.codec]\nbits = 4\ngroup = 64\ngbps = 500\n";
+    c.add_text("gpus/a100-4bit.toml", gpu).unwrap();
+    let mut sc = scenario("gpt3-175b", 2048, 1, 8, true, true);
+    let eight = Anatomy::build(&sc).unwrap();
+    ScenarioOverrides {
+        gpu: Some("a100-4bit".into()),
+        ..Default::default()
+    }
+    .apply(&mut sc, &c)
+    .unwrap();
+    let four = Anatomy::build(&sc).unwrap();
+    let q = four.attention.unit("q").unwrap();
+    let n = q.size_bytes / 2;
+    assert_eq!(q.compressed_bytes, n / 2 + 4 * n.div_ceil(64));
+    assert!((q.codec_s - 2.0 * q.size_bytes as f64 / 500e9).abs() < 1e-15);
+    let q8 = eight.attention.unit("q").unwrap();
+    assert_eq!(q8.compressed_bytes, n + 4 * n.div_ceil(128));
+    for block in [&four.attention, &four.mlp] {
+        let mask = block.unit("out_dropout_mask").unwrap();
+        assert_eq!(mask.compressed_bytes, mask.size_bytes);
+        assert_eq!(mask.codec_s, 0.0);
+    }
+    // A profile's codec wins over the GPU's.
+    let profile = "source = \"x\"\n[codec]\nbits = 6\ngroup = 0\n";
+    sc.profile =
+        Some(pipescope::scenario::MeasuredProfile::from_toml_str("p.toml", profile).unwrap());
+    let six = Anatomy::build(&sc).unwrap();
+    let q6 = six.attention.unit("q").unwrap();
+    assert_eq!(q6.compressed_bytes, 3 * n / 4);
+    // Bad values are refused, naming the key and what is allowed.
+    for (good, bad, key) in [
+        ("bits = 4", "bits = 16", "gpu.codec.bits"),
+        ("gbps = 500", "gbps = -1", "gpu.codec.gbps"),
+    ] {
+        let text = gpu.replace(good, bad);
+        let e = c.add_text("gpus/bad.toml", &text).unwrap_err().to_string();
+        assert!(e.contains(key), "{e}");
+    }
+    let e = pipescope::scenario::MeasuredProfile::from_toml_str("p.toml", "[codec]\nbits = 0\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("profile.codec.bits") && e.contains("1 to 15"),
+        "{e}"
+    );
+}
+
+/// The tensor-parallel collectives inside each layer block's backward (what Lynx hides
+/// recomputation under): with SP, B holds two gathers/reduce-scatters and W the re-gather;
+/// without, B holds one all-reduce; with t = 1 there are none.
+#[test]
+fn backward_collectives_are_counted_per_block() {
+    let sp = Anatomy::build(&scenario("gpt3-175b", 2048, 1, 8, true, true)).unwrap();
+    for b in [&sp.attention, &sp.mlp] {
+        assert!(b.backward_w_comm_s > 0.0);
+        assert!((b.backward_b_comm_s - 2.0 * b.backward_w_comm_s).abs() < 1e-15);
+        assert!(b.backward_b_comm_s < b.backward_b_s);
+    }
+    let no_sp = Anatomy::build(&scenario("gpt3-175b", 2048, 1, 8, false, true)).unwrap();
+    assert!(no_sp.attention.backward_b_comm_s > 0.0);
+    assert_eq!(no_sp.attention.backward_w_comm_s, 0.0);
+    let one = Anatomy::build(&scenario("gpt3-175b", 2048, 1, 1, false, true)).unwrap();
+    assert_eq!(one.attention.backward_b_comm_s, 0.0);
+    assert_eq!(one.mlp.backward_b_comm_s, 0.0);
+}

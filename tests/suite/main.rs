@@ -29,6 +29,7 @@ mod job_scenario;
 mod job_table5;
 mod plan_chain;
 mod plan_cli;
+mod plan_costing;
 mod plan_gis_offload;
 mod plan_props;
 mod sched_cli;

@@ -72,6 +72,55 @@ fn lynx_overlaps_recompute_with_the_gradient_wait() {
 }
 
 #[test]
+fn lynx_hides_recompute_under_the_tensor_parallel_collectives() {
+    // One device, GPipe, m = 2: nothing to wait for, so only the collectives hide R.
+    // F = 1, B = 1.5 (0.15 of it collectives), W = 0.5 (0.05), R = 0.5. Fused BW: R hides
+    // under 0.2 of collectives, 0.3 exposed: F0 0-1, F1 1-2, R0 2-2.3, BW0 2.3-4.3,
+    // R1 4.3-4.6, BW1 4.6-6.6 (7 without Lynx).
+    let s = make(ScheduleKind::Gpipe, 1, 2);
+    let c = ChunkCosts {
+        f_s: 1.0,
+        b_s: 1.5,
+        w_s: 0.5,
+        r_s: 0.5,
+        tp_b_s: 0.15,
+        tp_w_s: 0.05,
+        ..ChunkCosts::default()
+    };
+    let mut k = costs(1, c.clone());
+    assert_eq!(sim::simulate(&s, &k).unwrap().makespan, 7.0);
+    k.overlap_recompute = true;
+    let lynx = sim::simulate(&s, &k).unwrap();
+    assert!((lynx.makespan - 6.6).abs() < 1e-12, "{}", lynx.makespan);
+    let r = spans_of(&lynx, SpanKind::R);
+    assert_eq!(r.len(), 2);
+    assert!(
+        (r[0].1 - 2.0).abs() < 1e-12 && (r[0].2 - 2.3).abs() < 1e-12,
+        "{r:?}"
+    );
+    // Bounded by the collectives: with 0.6 of them R disappears, and the iteration is
+    // never shorter than without recomputation.
+    k.chunks[0][0].tp_b_s = 0.6;
+    let hidden = sim::simulate(&s, &k).unwrap();
+    assert_eq!(hidden.makespan, 6.0);
+    assert!(spans_of(&hidden, SpanKind::R).is_empty());
+    // Split backward (ZB-H1, p = 2, m = 1): W runs after B, so only B's collectives hide
+    // R (0.35 exposed). Device 1: F 1-2, R 2-2.35, B 2.35-3.85, W 3.85-4.35. Device 0:
+    // F 0-1, R 1-1.35 (in the wait), B 3.85-5.35, W 5.35-5.85.
+    let zb = make(ScheduleKind::ZbH1, 2, 1);
+    let mut k = costs(2, c);
+    k.overlap_recompute = true;
+    let sim = sim::simulate(&zb, &k).unwrap();
+    assert!((sim.makespan - 5.85).abs() < 1e-12, "{}", sim.makespan);
+    let r = spans_of(&sim, SpanKind::R);
+    assert!(
+        r.iter()
+            .any(|x| x.0 == 1 && (x.1 - 2.0).abs() < 1e-12 && (x.2 - 2.35).abs() < 1e-12),
+        "{r:?}"
+    );
+}
+
+#[test]
 fn transfers_add_send_spans_and_latency() {
     // 1F1B, p = 2, m = 1, F = 1, BW = 2, comm 0.5.
     let s = make(ScheduleKind::OneFOneB, 2, 1);
@@ -94,9 +143,9 @@ fn transfers_add_send_spans_and_latency() {
 #[test]
 fn offload_moves_bytes_to_the_host_and_back() {
     // One device, GPipe, m = 3, F = BW = 1, 10 bytes per micro-batch of which 4 are
-    // offloaded at 40 bytes/s (0.1 per copy):
-    // F0 0-1, D2H0 1-1.1, F1 1-2, D2H1 2-2.1, F2 2-3 (prefetches BW0: H2D0 2.1-2.2),
-    // D2H2 3-3.1; BW0 3-4 (prefetch H2D1 3.1-3.2), BW1 4-5 (H2D2 4-4.1), BW2 5-6.
+    // offloaded at 40 bytes/s (0.1 per copy). Compute never waits: F0 0-1, F1 1-2, F2 2-3,
+    // BW0 3-4, BW1 4-5, BW2 5-6. Each D2H takes the first free slot after its F (1-1.1,
+    // 2-2.1, 3-3.1), each reload the last one before its BW (2.9-3, 3.9-4, 4.9-5).
     let s = make(ScheduleKind::Gpipe, 1, 3);
     let c = ChunkCosts {
         f_s: 1.0,
@@ -123,18 +172,64 @@ fn offload_moves_bytes_to_the_host_and_back() {
         "{d2h:?}"
     );
     assert!(
-        close(&h2d, &[(2.1, 2.2), (3.1, 3.2), (4.0, 4.1)]),
+        close(&h2d, &[(2.9, 3.0), (3.9, 4.0), (4.9, 5.0)]),
         "{h2d:?}"
     );
-    // Peak: at 2 (F2 starts) 30 - 4 offloaded = 26; at 2.1 D2H1 ends (-4) as H2D0 starts (+4).
+    // Peak: at 2 (F2 starts) 30 - 4 offloaded = 26; at 2.9 (H2D0 starts) 22 + 4 = 26.
     assert_eq!(sim.devices[0].peak_activation_bytes, 26);
     assert_eq!(sim.devices[0].peak_memory_bytes, 1026);
     let host_peak = sim.memory[0].host_points.iter().map(|x| x.1).max();
-    assert_eq!(host_peak, Some(4));
+    // Micro-batches 0 and 1 are both on the host from 2.1 to 2.9.
+    assert_eq!(host_peak, Some(8));
     assert_eq!(sim.memory[0].points.last().map(|x| x.1), Some(0));
     assert_eq!(sim.memory[0].host_points.last().map(|x| x.1), Some(0));
     // Copies do not count as busy compute time.
     assert_eq!(sim.devices[0].busy, 6.0);
+}
+
+#[test]
+fn offload_never_delays_compute_and_short_gaps_stay_resident() {
+    // 1F1B, p = 2, m = 2, F = B = 1, every micro-batch-chunk offloadable. Compute (as
+    // without offload): device 0 F0 0-1, F1 1-2, BW0 3-4, BW1 5-6; device 1 F0 1-2, BW0
+    // 2-3, F1 3-4, BW1 4-5. Device 1's gaps are 0: its copies stay resident. Device 0's
+    // gaps are 2 (mb 0) and 3 (mb 1).
+    let s = make(ScheduleKind::OneFOneB, 2, 2);
+    let c = ChunkCosts {
+        f_s: 1.0,
+        b_s: 1.0,
+        act_bytes: 10,
+        offload_bytes: 10,
+        ..ChunkCosts::default()
+    };
+    let mut k = costs(2, c);
+    let copies = |sim: &sim::Simulation, kind| spans_of(sim, kind);
+    // Copy 0.5 (bandwidth 20): both of device 0's round trips fit.
+    k.host_bytes_per_s = 20.0;
+    let sim = sim::simulate(&s, &k).unwrap();
+    assert_eq!(sim.makespan, 6.0);
+    assert_eq!(
+        copies(&sim, SpanKind::D2H),
+        vec![(0, 1.0, 1.5), (0, 2.0, 2.5)]
+    );
+    assert_eq!(
+        copies(&sim, SpanKind::H2D),
+        vec![(0, 2.5, 3.0), (0, 4.5, 5.0)]
+    );
+    // Device 0 holds F1's 10 bytes and F0's until 1.5; device 1 keeps everything.
+    assert_eq!(sim.devices[0].peak_activation_bytes, 20);
+    assert_eq!(sim.devices[1].peak_activation_bytes, 10);
+    // Copy 1 (bandwidth 10): micro-batch 0's gap (2) no longer holds the round trip.
+    k.host_bytes_per_s = 10.0;
+    let sim = sim::simulate(&s, &k).unwrap();
+    assert_eq!(sim.makespan, 6.0);
+    assert_eq!(copies(&sim, SpanKind::D2H), vec![(0, 2.0, 3.0)]);
+    assert_eq!(copies(&sim, SpanKind::H2D), vec![(0, 4.0, 5.0)]);
+    // Copy 5: nothing fits, nothing moves, and the iteration is the same.
+    k.host_bytes_per_s = 2.0;
+    let sim = sim::simulate(&s, &k).unwrap();
+    assert_eq!(sim.makespan, 6.0);
+    assert!(copies(&sim, SpanKind::D2H).is_empty());
+    assert_eq!(sim.devices[0].peak_activation_bytes, 20);
 }
 
 #[test]

@@ -122,9 +122,15 @@ pub(super) fn formulate(
             owners.push(k);
             continue;
         }
+        // A unit the codec does not shrink (a dropout mask) is never offered compression.
+        let shrinks = u.compressed_bytes < u.size_bytes;
         let mut choices = Vec::new();
         for keep in 0..=n {
-            let max_comp = if mode.compress { n - keep } else { 0 };
+            let max_comp = if mode.compress && shrinks {
+                n - keep
+            } else {
+                0
+            };
             for comp in 0..=max_comp {
                 let rec = n - keep - comp;
                 let bytes = i

@@ -244,7 +244,8 @@ mod tests {
                 for keep in 0..=d.count {
                     for comp in 0..=(d.count - keep) {
                         for off in 0..=(d.count - keep - comp) {
-                            let ok_c = mode.compress || comp == 0;
+                            let shrinks = u.compressed_bytes < u.size_bytes;
+                            let ok_c = (mode.compress && shrinks) || comp == 0;
                             let ok_o = mode.offload_capacity_bytes > 0 || off == 0;
                             if ok_c && ok_o {
                                 v.push([keep, comp, off]);

@@ -8,8 +8,8 @@ use crate::scenario::ScheduleKind;
 use crate::scenario::gpu::a100_links;
 use crate::scenario::validate::{validate_gpu, validate_model};
 use crate::scenario::{
-    Batch, EfficiencyCurve, GpuSpec, InvalidField, ModelSpec, ModelStyle, Objective, Parallel,
-    PlanSettings, Scenario,
+    Batch, CodecSpec, EfficiencyCurve, GpuSpec, InvalidField, ModelSpec, ModelStyle, Objective,
+    Parallel, PlanSettings, Scenario,
 };
 use crate::scenario::{Partition, Strategy};
 
@@ -79,6 +79,10 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
         inter_node_gbps: t.inter_node_gbps.unwrap_or(a100_links::INTER_NODE_GBPS),
         host_gbps: t.host_gbps.unwrap_or(a100_links::HOST_GBPS),
         efficiency,
+        codec: match &t.codec {
+            None => CodecSpec::default(),
+            Some(c) => CodecSpec::from_table("gpu.codec", c)?,
+        },
     };
     validate_gpu(&spec)?;
     Ok(spec)

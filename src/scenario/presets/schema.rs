@@ -48,6 +48,8 @@ pub struct GpuToml {
     pub inter_node_gbps: Option<f64>,
     pub host_gbps: Option<f64>,
     pub efficiency: Option<EfficiencyToml>,
+    /// `[gpu.codec]`: read by `CodecSpec::from_table`, which names bad keys.
+    pub codec: Option<toml::Table>,
 }
 
 /// A `[parallel]` table.
