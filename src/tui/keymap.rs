@@ -34,6 +34,8 @@ impl Key {
                 KeyCode::Tab => "Tab".into(),
                 KeyCode::BackTab => "⇧Tab".into(),
                 KeyCode::Esc => "Esc".into(),
+                KeyCode::PageUp => "PgUp".into(),
+                KeyCode::PageDown => "PgDn".into(),
                 KeyCode::Char(c) => c.to_string(),
                 other => format!("{other:?}"),
             },
@@ -183,7 +185,7 @@ pub static TABLE: &[&[Binding]] = &[
     &[b(
         &[Code(Char('o'))],
         Action::OpenSweep,
-        "Sweep: every t p d b layout on these GPUs, front and ranking",
+        "Sweep: every layout on these GPUs, its front and ranking",
     )],
     &[b(
         &[Code(Char('w'))],

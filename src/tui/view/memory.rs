@@ -90,7 +90,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, solved: Option<&Solved>, 
         (true, true, true) => {
             " memory GiB · │ budget  ║  time: compute recomp comm idle ".to_string()
         }
-        (true, true, false) => " mem GiB │budget ║time, idle% ".to_string(),
+        (true, true, false) => " GiB │budget ║time idle% ".to_string(),
         (true, false, _) => " memory GiB · │ budget ".to_string(),
         (false, _, _) => format!(" {side}: memory, GiB "),
     };

@@ -42,15 +42,33 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         .inputs
         .as_ref()
         .map_or((0, 0), |i| (i.gpus, i.global_batch));
-    let title = format!(
-        " sweep · {} on {gpus} × {} · batch {batch} · s {} ",
-        sc.model.name, sc.gpu.name, sc.batch.seq_len
-    );
-    let title = fit_words(&title, usize::from(area.width.saturating_sub(4)));
+    // Whole pieces only, the least important last.
+    let pieces = [
+        format!("{} on {gpus} × {}", sc.model.name, sc.gpu.name),
+        format!("batch {batch}"),
+        format!("s {}", sc.batch.seq_len),
+    ];
+    let room = usize::from(area.width.saturating_sub(4));
+    let mut title = " sweep".to_string();
+    for p in pieces {
+        if title.chars().count() + p.chars().count() + 4 > room {
+            break;
+        }
+        title.push_str(" · ");
+        title.push_str(&p);
+    }
+    title.push(' ');
     let inner = super::panel(title, theme, area, buf);
     let (status, style) = status_line(app);
-    let status = fit_words(&status, usize::from(inner.width));
+    let status = fit_pieces(&status, usize::from(inner.width));
     buf.set_stringn(inner.x, inner.y, status, usize::from(inner.width), style);
+    if s.running && s.progress.1 > 0 && inner.height > 1 {
+        // A progress bar under the count.
+        let w = usize::from(inner.width);
+        let full = w * s.progress.0.min(s.progress.1) / s.progress.1;
+        let bar = format!("{}{}", "█".repeat(full), "░".repeat(w - full));
+        buf.set_stringn(inner.x, inner.y + 1, bar, w, theme.accent());
+    }
     let body = Rect {
         y: inner.y + 1,
         height: inner.height.saturating_sub(1),
@@ -94,6 +112,30 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     render_list(list, buf, app, r);
 }
 
+/// `text` cut after its last whole ` · `-separated piece that fits in `room` (words only
+/// when even the first piece does not fit).
+fn fit_pieces(text: &str, room: usize) -> String {
+    if text.chars().count() <= room {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for piece in text.split(" · ") {
+        let extra = if out.is_empty() { 0 } else { 3 } + piece.chars().count();
+        if out.chars().count() + extra > room {
+            break;
+        }
+        if !out.is_empty() {
+            out.push_str(" · ");
+        }
+        out.push_str(piece);
+    }
+    if out.is_empty() {
+        fit_words(text, room)
+    } else {
+        out
+    }
+}
+
 /// What the sweep is doing, or what it found, with the view's keys.
 fn status_line(app: &App) -> (String, Style) {
     let theme = &app.theme;
@@ -125,11 +167,11 @@ fn status_line(app: &App) -> (String, Style) {
         ),
         Some(Ok(r)) => (
             format!(
-                "{} configurations · {} feasible · {} solved · front {} · ↑↓ pick · ⏎ load · o back{cancelled}",
+                "{} configurations · {} feasible · front {} · {} solved · ↑↓ pick · ⏎ load · o back{cancelled}",
                 r.configs(),
                 r.feasible(),
-                r.solved(),
-                r.pareto.len()
+                r.pareto.len(),
+                r.solved()
             ),
             theme.text(),
         ),
@@ -302,5 +344,12 @@ mod tests {
             assert!(row_text(row, true).chars().count() + 2 <= 62);
             assert!(row_text(row, false).chars().count() + 2 <= 55);
         }
+    }
+
+    #[test]
+    fn the_status_keeps_whole_pieces() {
+        assert_eq!(fit_pieces("a · bb · ccc", 8), "a · bb");
+        assert_eq!(fit_pieces("a · bb · ccc", 20), "a · bb · ccc");
+        assert_eq!(fit_pieces("abcdef ghi", 8), "abcdef…");
     }
 }
