@@ -1,6 +1,7 @@
 //! One edit, its solve and a full frame drawn into a 200x60 TestBackend on the default
 //! preset (`gpt3-175b-16k`, real engine): the latency a user feels between a key press and the new screen (goal < 16 ms).
-//! The solve runs inline here (in the app it runs on the worker thread).
+//! The solve runs inline here (in the app it runs on the worker thread). Also a frame of
+//! the sweep view with the engine's sweep of that scenario.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pipescope::scenario::{Catalog, default_scenario};
@@ -9,6 +10,7 @@ use pipescope::tui::app::App;
 use pipescope::tui::fields::Field;
 use pipescope::tui::preset_io::choices_of;
 use pipescope::tui::solved::{SolveFn, engine_solve};
+use pipescope::tui::sweep::{SweepEvent, engine_sweep};
 use pipescope::tui::theme::Theme;
 use pipescope::tui::update::update;
 use pipescope::tui::{fixture, view};
@@ -66,6 +68,31 @@ fn frame(c: &mut Criterion) {
         })
     });
     c.bench_function("frame only 200x60", |b| {
+        b.iter(|| {
+            let _ = terminal.draw(|f| view::draw(f, &app));
+        })
+    });
+    // The sweep view with the engine's answer for the default scenario (thousands of
+    // configurations, the feasible ones plotted).
+    let mut generation = 0;
+    for effect in update(&mut app, Action::OpenSweep) {
+        if let Effect::Sweep(job) = effect {
+            generation = job.generation;
+            let cancel = std::sync::atomic::AtomicBool::new(false);
+            let space = job.inputs.space();
+            let result = engine_sweep(&job.inputs.base, &space, &|_, _| {}, &cancel)
+                .unwrap_or_else(|_| fixture::sweep::result(&job.inputs.base, 64, 64));
+            update(
+                &mut app,
+                Action::Sweep(Box::new(SweepEvent::Done {
+                    generation,
+                    result: Ok(Box::new(result)),
+                })),
+            );
+        }
+    }
+    assert!(generation > 0 && app.sweep.answer().is_some());
+    c.bench_function("sweep view frame 200x60", |b| {
         b.iter(|| {
             let _ = terminal.draw(|f| view::draw(f, &app));
         })

@@ -81,5 +81,10 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
         } else {
             tui::solved::engine_solve
         },
+        sweep: if fixture_mode {
+            fixture::sweep::slow_sweep
+        } else {
+            tui::sweep::engine_sweep
+        },
     })
 }

@@ -126,9 +126,9 @@ pub fn run(args: &UnitsArgs) -> Result<(), String> {
         let text = serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?;
         return emit_line(&text);
     }
+    // The model leads: a --model flag replaces the scenario's, whose name stays behind.
     let title = format!(
-        "{}: {} on {}, p {} t {} d {}, s {} b {}, sequence parallel {}, flash {}",
-        scenario.name,
+        "{} on {}, p {} t {} d {}, s {} b {}, sequence parallel {}, flash {} (scenario {})",
         scenario.model.name,
         scenario.gpu.name,
         scenario.parallel.pp,
@@ -145,7 +145,8 @@ pub fn run(args: &UnitsArgs) -> Result<(), String> {
             "on"
         } else {
             "off"
-        }
+        },
+        scenario.name,
     );
     emit(&table(&title, &a))
 }

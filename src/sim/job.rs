@@ -101,6 +101,9 @@ pub struct JobTimes {
     pub last_device: u32,
     /// Its exposed time by cause.
     pub breakdown: TimeBreakdown,
+    /// Every device's time by cause, one entry per device; each adds up to the iteration
+    /// (a device that ends early counts the rest as bubble).
+    pub devices: Vec<TimeBreakdown>,
 }
 
 /// End of the gradient reduction of one device whose pipeline part ends at `pipeline_end`.
@@ -177,6 +180,7 @@ pub fn finish(sim: &mut Simulation, costs: &JobCosts) {
         .map(|t| (t.device, t.end_s))
         .fold((0, sim.makespan), |a, b| if b.1 > a.1 { b } else { a });
     let breakdown = breakdown_of(sim, last, job_of(last as usize), tails.get(last as usize));
+    let devices = device_breakdowns(sim, &tails, &job_of, makespan);
     let old = sim.makespan;
     if makespan > 0.0 {
         let total_busy: f64 = sim.devices.iter().map(|d| d.busy).sum();
@@ -193,7 +197,41 @@ pub fn finish(sim: &mut Simulation, costs: &JobCosts) {
         tails,
         last_device: last,
         breakdown,
+        devices,
     });
+}
+
+/// Every device's breakdown, with one pass over the timeline; the time after a device's own
+/// end up to `makespan` counts as its bubble.
+fn device_breakdowns<'a>(
+    sim: &Simulation,
+    tails: &[DeviceTail],
+    job_of: &dyn Fn(usize) -> &'a DeviceJob,
+    makespan: f64,
+) -> Vec<TimeBreakdown> {
+    let mut times = vec![(0.0f64, 0.0f64); tails.len()];
+    for s in &sim.timeline.spans {
+        if s.lane != Lane::Compute {
+            continue;
+        }
+        if let Some(t) = times.get_mut(s.device as usize) {
+            if s.kind == SpanKind::R {
+                t.1 += s.end - s.start;
+            } else {
+                t.0 += s.end - s.start;
+            }
+        }
+    }
+    tails
+        .iter()
+        .zip(times)
+        .enumerate()
+        .map(|(d, (tail, (busy, recompute)))| {
+            let mut b = parts(busy, recompute, job_of(d), tail);
+            b.bubble += (makespan - tail.end_s).max(0.0);
+            b
+        })
+        .collect()
 }
 
 fn breakdown_of(
@@ -216,6 +254,11 @@ fn breakdown_of(
             busy += s.end - s.start;
         }
     }
+    parts(busy, recompute, job, tail)
+}
+
+/// The breakdown of a device with `busy` compute and `recompute` seconds, up to its own end.
+fn parts(busy: f64, recompute: f64, job: &DeviceJob, tail: &DeviceTail) -> TimeBreakdown {
     let tp_comm = job.tp_comm_s.min(busy);
     let dp_comm = (tail.grad_end_s - tail.pipeline_end_s).max(0.0) + job.param_gather_s;
     let pp_comm = if job.tied_s > 0.0 { job.tied_s } else { 0.0 };

@@ -9,6 +9,7 @@ use crate::Scenario;
 use super::fields::Field;
 use super::preset_io::ParsedPreset;
 use super::solved::Solved;
+use super::sweep::{SweepEvent, SweepJob};
 use super::theme::Theme;
 
 macro_rules! actions {
@@ -96,6 +97,16 @@ actions! {
     StoryPrev,
     /// Lesson through the schedules (equal costs)
     ToggleLesson,
+    /// Sweep: every layout on these GPUs, the front and the ranking
+    OpenSweep,
+    /// Sweep view: move the selection by this many rows
+    SweepSelect(i32),
+    /// Sweep view: load the selected configuration into the explorer
+    SweepLoad,
+    /// Help: scroll by this many lines
+    HelpScroll(i32),
+    /// The sweep worker reported (internal)
+    Sweep(Box<SweepEvent>),
     /// Save the scenario as a preset (user presets folder)
     SavePreset,
     /// Cycle the colour theme
@@ -178,6 +189,10 @@ pub enum Effect {
     },
     /// Write these `(file name, text)` exports into the current folder, each atomically.
     Export(Vec<(String, String)>),
+    /// Start this sweep on the sweep worker (cancelling the one running).
+    Sweep(Box<SweepJob>),
+    /// Cancel the running sweep.
+    CancelSweep,
     /// Leave the app.
     Quit,
     /// Capture the mouse (true) or hand it back to the terminal (false).

@@ -128,6 +128,10 @@ pub struct App {
     pub help_query: String,
     /// Whether keys are being typed into `help_query`.
     pub help_typing: bool,
+    /// Lines the help overlay is scrolled down by.
+    pub help_scroll: u16,
+    /// The sweep view and the latest sweep.
+    pub sweep: super::sweep::SweepState,
     /// Latest good solve of the main scenario (kept while a new one runs or fails).
     pub solved: Option<Solved>,
     /// The scenario `solved` was solved from (to mark fields whose edit did not solve).
@@ -188,6 +192,8 @@ impl App {
             details: None,
             help_query: String::new(),
             help_typing: false,
+            help_scroll: 0,
+            sweep: super::sweep::SweepState::default(),
             solved: None,
             solved_scenario: None,
             compare: None,

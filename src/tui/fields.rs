@@ -32,6 +32,9 @@ pub enum Field {
     SeqLen,
     /// Memory budget per device, GiB.
     Budget,
+    /// GiB of each GPU's memory kept free: the budget is the GPU's memory less it (and it
+    /// is kept when the GPU changes).
+    Reserve,
     /// Pipeline schedule.
     Schedule,
     /// Memory strategy.
@@ -42,7 +45,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, top to bottom.
-    pub const ALL: [Field; 14] = [
+    pub const ALL: [Field; 15] = [
         Field::Model,
         Field::Gpu,
         Field::Stages,
@@ -53,6 +56,7 @@ impl Field {
         Field::MicroBatchSize,
         Field::SeqLen,
         Field::Budget,
+        Field::Reserve,
         Field::Schedule,
         Field::Strategy,
         Field::Chunks,
@@ -73,6 +77,7 @@ impl Field {
             Field::MicroBatchSize => "mb size",
             Field::SeqLen => "seq len",
             Field::Budget => "budget",
+            Field::Reserve => "reserve",
             Field::Schedule => "schedule",
             Field::Strategy => "strategy",
             Field::Chunks => "chunks",
@@ -116,6 +121,10 @@ impl Field {
             Field::MicroBatchSize => sc.batch.micro_batch_size.to_string(),
             Field::SeqLen => sc.batch.seq_len.to_string(),
             Field::Budget => format!("{:.1} GiB", sc.plan.memory_budget_bytes as f64 / GIB),
+            Field::Reserve => match sc.plan.reserve_bytes {
+                Some(r) => format!("{:.1} GiB", r as f64 / GIB),
+                None => "– (budget)".into(),
+            },
             Field::Schedule => sc.plan.schedule.name().into(),
             Field::Strategy => sc.plan.strategy.name().into(),
             Field::Chunks => {
@@ -210,7 +219,19 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
         Field::Stages => {
             sc.parallel.pp = to_u32(step_linear(u64::from(sc.parallel.pp), delta, 1));
         }
-        Field::Tp => sc.parallel.tp = to_u32(step_doubling(u64::from(sc.parallel.tp), delta, 1)),
+        Field::Tp => {
+            let node = sc.gpu.node_gpus.max(1);
+            let next = to_u32(step_doubling(u64::from(sc.parallel.tp), delta, 1));
+            if delta > 0 && next > node {
+                // Tensor parallelism stays inside a node (its collectives need NVLink).
+                sc.parallel.tp = sc.parallel.tp.max(node);
+                return Some(format!(
+                    "tensor t stops at the node size, {node} GPUs of {} (type a number to go past)",
+                    sc.gpu.name
+                ));
+            }
+            sc.parallel.tp = next;
+        }
         Field::Dp => sc.parallel.dp = to_u32(step_doubling(u64::from(sc.parallel.dp), delta, 1)),
         Field::DistOpt => {
             sc.parallel.distributed_optimizer = !sc.parallel.distributed_optimizer;
@@ -229,6 +250,15 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
             sc.plan.memory_budget_bytes = (gib.max(1.0) * GIB) as u64;
             sc.plan.reserve_bytes = None;
         }
+        Field::Reserve => {
+            let memory = sc.gpu.memory_bytes();
+            let now = sc
+                .plan
+                .reserve_bytes
+                .unwrap_or_else(|| memory.saturating_sub(sc.plan.memory_budget_bytes));
+            let gib = ((now as f64 / GIB).round() + f64::from(delta)).max(0.0);
+            return set_reserve(sc, gib).err();
+        }
         Field::Schedule => {
             if let Some(s) = cycle(ScheduleKind::ALL, &sc.plan.schedule, delta) {
                 sc.plan.schedule = s;
@@ -246,6 +276,23 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
     None
 }
 
+/// Keeps `gib` GiB of the GPU's memory free: the budget becomes the memory less it.
+fn set_reserve(sc: &mut Scenario, gib: f64) -> Result<(), String> {
+    let memory = sc.gpu.memory_bytes();
+    let bytes = gib * GIB;
+    if !(gib.is_finite() && gib >= 0.0 && bytes < memory as f64) {
+        return Err(format!(
+            "a number of GiB from 0 to below the GPU's memory ({:.1} GiB of {})",
+            memory as f64 / GIB,
+            sc.gpu.name
+        ));
+    }
+    let bytes = bytes as u64;
+    sc.plan.reserve_bytes = Some(bytes);
+    sc.plan.memory_budget_bytes = memory - bytes;
+    Ok(())
+}
+
 /// Sets a numeric `field` from typed text. Errors name the field, the value and what is
 /// allowed; validation beyond "a number" is the engine's.
 pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), String> {
@@ -261,6 +308,13 @@ pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), Str
         sc.plan.memory_budget_bytes = (gib * GIB) as u64;
         sc.plan.reserve_bytes = None;
         return Ok(());
+    }
+    if field == Field::Reserve {
+        let gib: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| bad("expected a number of GiB"))?;
+        return set_reserve(sc, gib).map_err(|e| bad(&e));
     }
     let n: u64 = text
         .trim()
@@ -333,5 +387,40 @@ mod tests {
                 .contains("stages p")
         );
         assert!(set_number(&mut sc, Field::Model, "3").is_err());
+    }
+
+    #[test]
+    fn tensor_size_stops_at_the_node_size() {
+        let mut sc = fixture::scenario("gpt3");
+        let c = choices();
+        sc.parallel.tp = 4;
+        assert!(step(&mut sc, Field::Tp, 1, &c).is_none());
+        assert_eq!(sc.parallel.tp, 8);
+        let note = step(&mut sc, Field::Tp, 1, &c).unwrap();
+        assert_eq!(sc.parallel.tp, sc.gpu.node_gpus);
+        assert!(note.contains("node size"), "{note}");
+        step(&mut sc, Field::Tp, -1, &c);
+        assert_eq!(sc.parallel.tp, 4);
+        // A typed number may still go past it.
+        set_number(&mut sc, Field::Tp, "16").unwrap();
+        assert_eq!(sc.parallel.tp, 16);
+    }
+
+    #[test]
+    fn the_reserve_sets_the_budget_below_the_gpu_memory() {
+        let mut sc = fixture::scenario("gpt3");
+        let c = choices();
+        let memory = sc.gpu.memory_bytes();
+        assert_eq!(Field::Reserve.value(&sc), "– (budget)");
+        set_number(&mut sc, Field::Reserve, "8").unwrap();
+        assert_eq!(sc.plan.memory_budget_bytes, memory - 8 * (1 << 30));
+        assert_eq!(Field::Reserve.value(&sc), "8.0 GiB");
+        step(&mut sc, Field::Reserve, 1, &c);
+        assert_eq!(sc.plan.reserve_bytes, Some(9 * (1 << 30)));
+        step(&mut sc, Field::Reserve, -20, &c);
+        assert_eq!(sc.plan.reserve_bytes, Some(0));
+        let e = set_number(&mut sc, Field::Reserve, "500").unwrap_err();
+        assert!(e.contains("reserve") && e.contains("GPU's memory"), "{e}");
+        assert!(set_number(&mut sc, Field::Reserve, "-1").is_err());
     }
 }

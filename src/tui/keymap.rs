@@ -34,6 +34,8 @@ impl Key {
                 KeyCode::Tab => "Tab".into(),
                 KeyCode::BackTab => "⇧Tab".into(),
                 KeyCode::Esc => "Esc".into(),
+                KeyCode::PageUp => "PgUp".into(),
+                KeyCode::PageDown => "PgDn".into(),
                 KeyCode::Char(c) => c.to_string(),
                 other => format!("{other:?}"),
             },
@@ -181,6 +183,11 @@ pub static TABLE: &[&[Binding]] = &[
         "Lesson: GPipe … DualPipe-V, formulas vs simulated (n p)",
     )],
     &[b(
+        &[Code(Char('o'))],
+        Action::OpenSweep,
+        "Sweep: every layout on these GPUs, its front and ranking",
+    )],
+    &[b(
         &[Code(Char('w'))],
         Action::SavePreset,
         "Save the scenario as a preset (user presets folder)",
@@ -235,6 +242,44 @@ pub static TABLE: &[&[Binding]] = &[
     ],
 ];
 
+/// Keys of the sweep view, tried before [`TABLE`] while it is open (the other keys keep
+/// their meaning there: an edit cancels the sweep and sweeps the new scenario).
+pub static SWEEP_KEYS: &[Binding] = &[
+    b(
+        &[Code(KeyCode::Up), Code(Char('k'))],
+        Action::SweepSelect(-1),
+        "Sweep view: ↑↓ pick a configuration",
+    ),
+    b(
+        &[Code(KeyCode::Down), Code(Char('j'))],
+        Action::SweepSelect(1),
+        "",
+    ),
+    b(&[Code(KeyCode::PageUp)], Action::SweepSelect(-10), ""),
+    b(&[Code(KeyCode::PageDown)], Action::SweepSelect(10), ""),
+    b(
+        &[Code(KeyCode::Enter)],
+        Action::SweepLoad,
+        "⏎ loads it into the explorer",
+    ),
+];
+
+/// Keys of the help overlay, tried before [`TABLE`] while it is open.
+pub static HELP_KEYS: &[Binding] = &[
+    b(
+        &[Code(KeyCode::Up), Code(Char('k'))],
+        Action::HelpScroll(-1),
+        "Help: ↑↓ PgUp PgDn scroll it",
+    ),
+    b(
+        &[Code(KeyCode::Down), Code(Char('j'))],
+        Action::HelpScroll(1),
+        "",
+    ),
+    b(&[Code(KeyCode::PageUp)], Action::HelpScroll(-10), ""),
+    b(&[Code(KeyCode::PageDown)], Action::HelpScroll(10), ""),
+];
+
 /// Every binding, in table order.
 pub fn bindings() -> impl Iterator<Item = &'static Binding> {
     TABLE.iter().flat_map(|line| line.iter())
@@ -249,10 +294,13 @@ pub struct HelpLine {
     pub text: String,
 }
 
-/// The help overlay's lines, generated from [`TABLE`].
+/// The help overlay's lines, generated from [`TABLE`], then one line for each context
+/// table ([`SWEEP_KEYS`], [`HELP_KEYS`]).
 pub fn help_lines() -> Vec<HelpLine> {
     TABLE
         .iter()
+        .copied()
+        .chain([SWEEP_KEYS, HELP_KEYS])
         .map(|line| HelpLine {
             keys: line
                 .iter()
@@ -277,10 +325,19 @@ pub fn help_lines() -> Vec<HelpLine> {
 
 /// The action of a key press, if any (releases give none).
 pub fn action_for(key: KeyEvent) -> Option<Action> {
+    action_in(bindings(), key)
+}
+
+/// The action of a key press in a context table (e.g. [`SWEEP_KEYS`]), if it binds it.
+pub fn context_action_for(table: &'static [Binding], key: KeyEvent) -> Option<Action> {
+    action_in(table.iter(), key)
+}
+
+fn action_in<'a>(mut all: impl Iterator<Item = &'a Binding>, key: KeyEvent) -> Option<Action> {
     if key.kind == KeyEventKind::Release {
         return None;
     }
-    bindings().find_map(|b| {
+    all.find_map(|b| {
         b.keys.iter().find_map(|k| {
             k.matches(&key).map(|typed| match typed {
                 Some(c) => Action::Type(c),
@@ -332,12 +389,36 @@ mod tests {
     #[test]
     fn every_binding_is_in_the_help_with_its_keys() {
         let lines = help_lines();
-        assert_eq!(lines.len(), TABLE.len());
-        for b in bindings() {
+        assert_eq!(lines.len(), TABLE.len() + 2);
+        for b in bindings().chain(SWEEP_KEYS).chain(HELP_KEYS) {
             assert!(lines.iter().any(|l| l.text.contains(b.description)
                 && b.keys.iter().all(|k| l.keys.contains(&k.label()))));
         }
         assert_eq!(lines[0].keys, "↑ k  ↓ j");
         assert!(TABLE.iter().all(|l| !l[0].description.is_empty()));
+    }
+
+    #[test]
+    fn context_keys_are_each_bound_once_in_their_table() {
+        for table in [SWEEP_KEYS, HELP_KEYS] {
+            let mut seen: Vec<Key> = Vec::new();
+            for b in table {
+                for k in b.keys {
+                    assert!(!seen.contains(k), "{k:?} bound twice");
+                    seen.push(*k);
+                }
+            }
+        }
+        let enter = key(KeyCode::Enter);
+        assert_eq!(
+            context_action_for(SWEEP_KEYS, enter),
+            Some(Action::SweepLoad)
+        );
+        assert_eq!(
+            context_action_for(HELP_KEYS, key(Char('j'))),
+            Some(Action::HelpScroll(1))
+        );
+        assert_eq!(context_action_for(HELP_KEYS, key(Char('q'))), None);
+        assert_eq!(action_for(key(Char('o'))), Some(Action::OpenSweep));
     }
 }

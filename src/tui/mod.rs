@@ -5,7 +5,8 @@
 //!   [`update`]: `update(&mut App, Action) -> Vec<Effect>`, pure.
 //! - [`view`]: one file per screen region (layout diagram there); [`widgets`]: the Gantt
 //!   and stacked-bar widgets that write cells.
-//! - [`worker`]: latest-wins solver thread; [`watch`]: hot reload of presets and themes;
+//! - [`worker`]: latest-wins solver thread; [`sweep_worker`]: the sweep view's thread
+//!   ([`sweep`] holds its state); [`watch`]: hot reload of presets and themes;
 //!   [`terminal`]: raw mode / alternate screen / mouse guard, synchronized draws.
 //! - [`fixture`]: hand-built scenarios and a synthetic solver for tests and benchmarks.
 //!
@@ -24,6 +25,8 @@ mod location;
 pub mod preset_io;
 pub mod solved;
 pub mod story;
+pub mod sweep;
+pub mod sweep_worker;
 pub mod terminal;
 pub mod theme;
 pub mod update;
@@ -68,6 +71,8 @@ pub struct Options {
     pub mouse: bool,
     /// The solver (the engine, or the fixture in tests).
     pub solve: SolveFn,
+    /// The sweep of the sweep view (the engine's, or the fixture in tests).
+    pub sweep: sweep::SweepFn,
 }
 
 fn mouse_action(m: event::MouseEvent) -> Option<Action> {
@@ -95,6 +100,10 @@ pub fn run(opts: Options) -> Result<(), String> {
     let worker_tx = tx.clone();
     let worker = worker::Worker::start(opts.solve, move |r| {
         let _ = worker_tx.send(Action::Solved(r));
+    });
+    let sweep_tx = tx.clone();
+    let mut sweeper = sweep_worker::SweepWorker::start(opts.sweep, move |e| {
+        let _ = sweep_tx.send(Action::Sweep(Box::new(e)));
     });
     let watch_tx = tx.clone();
     let _watch = match watch::start(&opts.watch_dirs, move |r| {
@@ -153,6 +162,8 @@ pub fn run(opts: Options) -> Result<(), String> {
         while let Some(effect) = pending.pop_front() {
             match effect {
                 Effect::Solve(job) => worker.submit(job),
+                Effect::Sweep(job) => sweeper.submit(*job),
+                Effect::CancelSweep => sweeper.cancel(),
                 Effect::Quit => app.quit = true,
                 Effect::Mouse(on) => {
                     if let Err(e) = terminal::set_mouse(on) {

@@ -8,6 +8,7 @@
 mod edit;
 mod modes;
 mod results;
+mod sweep;
 mod view;
 
 use crossterm::event::KeyModifiers;
@@ -19,6 +20,28 @@ use super::update_files::{reloaded, save};
 
 /// Applies `action` to `app`.
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    let key = matches!(action, Action::Key(_));
+    let mut effects = dispatch(app, action);
+    if !key {
+        // An edit that changed what the sweep answers cancels it (a key's action already
+        // went through here).
+        effects.extend(sweep::after_edit(app));
+    }
+    effects
+}
+
+/// The key's action in the context open (help overlay, sweep view), if that binds it.
+fn context_action(app: &App, key: crossterm::event::KeyEvent) -> Option<Action> {
+    if app.help {
+        keymap::context_action_for(keymap::HELP_KEYS, key)
+    } else if app.sweep.open && app.typing.is_none() {
+        keymap::context_action_for(keymap::SWEEP_KEYS, key)
+    } else {
+        None
+    }
+}
+
+fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
     app.dirty = true;
     if clears_note(&action) {
         app.note = None;
@@ -32,7 +55,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             if app.help && app.help_typing && !key.modifiers.contains(KeyModifiers::CONTROL) {
                 return modes::help_filter_key(app, key.code);
             }
-            match keymap::action_for(key) {
+            match context_action(app, key).or_else(|| keymap::action_for(key)) {
                 Some(a) => update(app, a),
                 None => {
                     app.dirty = false;
@@ -44,6 +67,16 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::ToggleCompare | Action::CycleCompare => modes::compare(app, action),
         Action::ToggleStory | Action::StoryNext | Action::StoryPrev => modes::story(app, action),
         Action::ToggleLesson => modes::toggle_lesson(app),
+        Action::OpenSweep | Action::SweepSelect(_) | Action::SweepLoad => sweep::sweep(app, action),
+        Action::Sweep(e) => {
+            sweep::event(app, *e);
+            Vec::new()
+        }
+        Action::HelpScroll(delta) => {
+            let s = i32::from(app.help_scroll) + delta;
+            app.help_scroll = u16::try_from(s.clamp(0, 200)).unwrap_or(0);
+            Vec::new()
+        }
         Action::PrevField
         | Action::NextField
         | Action::SelectField(_)
@@ -78,6 +111,7 @@ fn clears_note(action: &Action) -> bool {
     !matches!(
         action,
         Action::Solved(_)
+            | Action::Sweep(_)
             | Action::Reloaded(_)
             | Action::Saved(_)
             | Action::Exported(_)

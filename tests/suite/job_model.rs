@@ -48,6 +48,15 @@ fn sums(o: &Outcome) {
     ] {
         assert!(x >= 0.0, "{b:?}");
     }
+    // Every device's breakdown adds up to the iteration too, and the last device's is the
+    // outcome's.
+    let job = o.simulation.job.as_ref().unwrap();
+    assert_eq!(job.devices.len(), o.stages.len());
+    for d in &job.devices {
+        assert!((d.total() - o.iteration_time_s).abs() < 1e-9 * o.iteration_time_s);
+    }
+    let last = &job.devices[job.last_device as usize];
+    assert!(close(last.total(), b.total()) && close(last.compute, b.compute));
     for st in &o.stages {
         assert_eq!(
             st.weights_bytes + st.grads_bytes + st.optimizer_bytes,

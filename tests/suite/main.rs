@@ -59,6 +59,8 @@ mod tui_real;
 #[cfg(feature = "tui")]
 mod tui_snapshots;
 #[cfg(feature = "tui")]
+mod tui_sweep;
+#[cfg(feature = "tui")]
 mod tui_update;
 #[cfg(feature = "tui")]
 mod tui_views;

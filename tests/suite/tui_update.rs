@@ -301,16 +301,16 @@ fn theme_cycles_through_the_builtins() {
 fn mouse_clicks_select_fields_and_stages_and_wheel_zooms() {
     let mut app = solved_app("gpt3");
     render(&mut app, 160, 48);
-    // Params panel: border at row 1, fields from row 2.
-    act(&mut app, Action::Click(3, 2 + 8));
+    // Two header lines; params panel: border at row 2, fields from row 3.
+    act(&mut app, Action::Click(3, 3 + 8));
     assert_eq!(app.field, Field::SeqLen);
-    // Gantt: two rows per device from row 2 (the fixture has no visible transfers, so the
-    // second lane is the memory sparkline); device 3 at row 2 + 3 * 2.
-    act(&mut app, Action::Click(60, 2 + 3 * 2));
+    // Gantt: two rows per device from row 3 (the fixture has no visible transfers, so the
+    // second lane is the memory sparkline); device 3 at row 3 + 3 * 2.
+    act(&mut app, Action::Click(60, 3 + 3 * 2));
     assert_eq!(app.stage, 3);
-    act(&mut app, Action::Scroll(60, 2 + 3 * 2, 1));
+    act(&mut app, Action::Scroll(60, 3 + 3 * 2, 1));
     assert!(app.viewport.span < 1.0);
-    act(&mut app, Action::Scroll(60, 2 + 3, -1));
+    act(&mut app, Action::Scroll(60, 3 + 3, -1));
     assert_eq!(app.viewport, Viewport::FIT);
     // Outside anything: nothing changes, nothing to redraw.
     app.dirty = false;

@@ -17,6 +17,7 @@ pub(super) fn overlay(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Close => close(app),
         Action::ToggleHelp => {
             app.help = !app.help;
+            app.help_scroll = 0;
             app.help_query.clear();
             app.help_typing = false;
             Vec::new()
@@ -41,6 +42,8 @@ fn close(app: &mut App) -> Vec<Effect> {
         app.help_typing = false;
     } else if app.typing.is_some() {
         app.typing = None;
+    } else if app.sweep.open {
+        app.sweep.open = false;
     } else if app.details.is_some() {
         app.details = None;
     } else if app.mode != Mode::Normal {

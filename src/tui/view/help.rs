@@ -61,7 +61,24 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         theme.muted(),
     ));
     let w = area.width.saturating_sub(4).min(96);
-    let h = area.height.saturating_sub(2).min(lines.len() as u16 + 2);
+    // Rows the lines take once wrapped; what does not fit scrolls (↑↓ PgUp PgDn).
+    let inner_w = usize::from(w.saturating_sub(2)).max(1);
+    let rows: usize = lines
+        .iter()
+        .map(|l| {
+            // Word wrapping leaves ends of rows empty: count a wrapped line generously.
+            let w = l.width();
+            if w <= inner_w {
+                1
+            } else {
+                w.div_ceil((inner_w * 4 / 5).max(1))
+            }
+        })
+        .sum();
+    let rows = u16::try_from(rows).unwrap_or(u16::MAX);
+    let h = area.height.saturating_sub(2).min(rows.saturating_add(2));
+    let visible = h.saturating_sub(2);
+    let scroll = app.help_scroll.min(rows.saturating_sub(visible));
     let r = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -77,6 +94,18 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         (false, false) => format!(" help · filter: {} · / edits · Esc closes ", app.help_query),
         (false, true) => " help · / filters · Esc closes ".to_string(),
     };
+    let title = if rows > visible {
+        let more = if scroll + visible < rows { "↓" } else { " " };
+        let less = if scroll > 0 { "↑" } else { " " };
+        format!(
+            "{} ·{less}{more} {}–{} of {rows} ",
+            title.trim_end(),
+            scroll + 1,
+            scroll + visible
+        )
+    } else {
+        title
+    };
     let block = Block::bordered()
         .title(title)
         .border_style(theme.accent())
@@ -84,5 +113,6 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     Paragraph::new(lines)
         .block(block)
         .wrap(Wrap { trim: false })
+        .scroll((scroll, 0))
         .render(r, buf);
 }

@@ -15,7 +15,8 @@ pub const MIN_HEIGHT: u16 = 18;
 /// The rectangles of one frame.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Regions {
-    /// The metrics bar (one line, two in compare mode).
+    /// The header: the metrics, then the selected stage's time (compare: side A and B); one
+    /// line in the lesson.
     pub metrics: Rect,
     /// The parameters panel.
     pub params: Rect,
@@ -84,7 +85,9 @@ pub fn regions(area: Rect, app: &App) -> Regions {
     .min(256) as u16;
     let compare = matches!(app.mode, Mode::Compare);
     let story = matches!(app.mode, Mode::Story { .. } | Mode::Lesson { .. });
-    let (metrics, rest) = split_v(area, if compare { 2 } else { 1 });
+    // Two header lines (the metrics, then the selected stage's time), one in the lesson.
+    let lesson = matches!(app.mode, Mode::Lesson { .. });
+    let (metrics, rest) = split_v(area, if lesson { 1 } else { 2 });
     let (body, status) = split_v(rest, rest.height.saturating_sub(1));
     let params_w = if area.width >= 120 { 27 } else { 23 };
     let (left, right) = split_h(body, params_w);
@@ -211,6 +214,10 @@ pub fn hit(app: &App, x: u16, y: u16) -> Option<Hit> {
             .get((y - r.params.y - 1) as usize)
             .copied()
             .map(Hit::Field);
+    }
+    if app.sweep.open {
+        // The sweep view covers the Gantt and the memory bars.
+        return None;
     }
     for g in [r.gantt, r.gantt_b] {
         if inside(g, x, y) && y > g.y && x > g.x + GANTT_LABEL {

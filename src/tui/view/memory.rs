@@ -14,8 +14,12 @@ use crate::tui::widgets::stacked_bar::{Segment, StackedBar};
 use super::breakdown::time_breakdowns;
 use super::format;
 
-/// Panel width from which the time bars are drawn beside the memory bars.
+/// Panel width from which the time bars are drawn in full beside the memory bars.
 pub const TIME_BAR_FROM: u16 = 60;
+/// Panel width from which a compact time bar is drawn (below [`TIME_BAR_FROM`]).
+pub const COMPACT_FROM: u16 = 26;
+/// Narrowest compact time bar: `║`, three cells and the idle share.
+const COMPACT_W: u16 = 9;
 
 /// Draws one time bar per stage (compute, recompute, waiting on transfers, idle; the
 /// rows scroll with the memory bars), with the idle share at its end.
@@ -48,7 +52,7 @@ fn render_time(area: Rect, buf: &mut Buffer, app: &App, o: &crate::Outcome) {
             seg(t.comm_s, g.send, c.send),
             seg(t.idle_s, g.idle, c.idle),
         ];
-        if bar_w >= 4 {
+        if bar_w >= 2 {
             StackedBar {
                 segments: &segments,
                 scale: micros(total),
@@ -73,15 +77,22 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, solved: Option<&Solved>, 
     }
     let theme = &app.theme;
     // A time bar per stage beside its memory bar when there is room for both.
+    // Below TIME_BAR_FROM columns, a compact time bar: a few cells and the idle share.
     let time_w = if area.width >= TIME_BAR_FROM {
         area.width / 3
+    } else if area.width >= COMPACT_FROM {
+        (area.width / 4).max(COMPACT_W)
     } else {
         0
     };
-    let title = match (side.is_empty(), time_w > 0) {
-        (true, true) => " memory GiB · │ budget  ║  time: compute recomp comm idle ".to_string(),
-        (true, false) => " memory GiB · │ budget ".to_string(),
-        (false, _) => format!(" {side}: memory, GiB "),
+    let compact = side.is_empty() && time_w > 0 && area.width < TIME_BAR_FROM;
+    let title = match (side.is_empty(), time_w > 0, area.width >= TIME_BAR_FROM) {
+        (true, true, true) => {
+            " memory GiB · │ budget  ║  time: compute recomp comm idle ".to_string()
+        }
+        (true, true, false) => " GiB │budget ║time idle% ".to_string(),
+        (true, false, _) => " memory GiB · │ budget ".to_string(),
+        (false, _, _) => format!(" {side}: memory, GiB "),
     };
     let inner = super::panel(title, theme, area, buf);
     let Some(s) = solved else {
@@ -133,10 +144,15 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, solved: Option<&Solved>, 
         }
         let y = inner.y + dy;
         let over = st.peak_memory_bytes > st.budget_bytes;
+        // Compact: the peak alone (the bar marks the budget).
+        let budget = if compact {
+            String::new()
+        } else {
+            format!("/{}", format::gib(st.budget_bytes))
+        };
         let text = format!(
-            " {}/{}{}",
+            " {}{budget}{}",
             format::gib(st.peak_memory_bytes),
-            format::gib(st.budget_bytes),
             if over {
                 g.over.to_string()
             } else {

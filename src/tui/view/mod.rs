@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! metrics: iter 12.40 s │ bubble 7.9% │ MFU 48.0% │ peak 69.8 GiB │ 1.27× vs 1F1B-full │ solve
+//! stage 0 time: compute 9.10 s · recompute 1.20 s · bubble 0.98 s · tp_comm ... · optimizer
 //! ┌params──────────┐┌gantt (time →)───────────────────────────────────────────────────────┐
 //! │model gpt3-175b ││s0  F0██F1██F2██ ...                                                  │
 //! │stages p 8      ││ ⇄  ──  ──                                                            │
@@ -14,7 +15,8 @@
 //! ```
 //!
 //! Compare mode stacks side B's Gantt and memory bars beside side A's (no unit grid); story
-//! mode adds a narration panel above the Gantt.
+//! mode adds a narration panel above the Gantt. The sweep view ([`sweep`]) takes the place of
+//! the Gantt, memory and units panels while it is open.
 
 pub mod breakdown;
 pub mod compare;
@@ -28,8 +30,10 @@ pub mod lesson;
 pub mod memory;
 pub mod metrics;
 pub mod params;
+pub mod stage_time;
 pub mod status;
 pub mod story;
+pub mod sweep;
 pub mod too_small;
 pub mod units;
 
@@ -104,6 +108,27 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         }
         Mode::Normal | Mode::Story { .. } => {
             metrics::render(r.metrics, buf, app);
+            if r.metrics.height >= 2 {
+                let second = Rect {
+                    y: r.metrics.y + 1,
+                    height: 1,
+                    ..r.metrics
+                };
+                stage_time::render(second, buf, app);
+            }
+            if app.sweep.open && app.mode == Mode::Normal {
+                let x = r.params.right();
+                let right = Rect {
+                    x,
+                    width: r.body.right().saturating_sub(x),
+                    ..r.body
+                };
+                sweep::render(right, buf, app);
+                if app.help {
+                    help::render(area, buf, app);
+                }
+                return;
+            }
             story::render(r.story, buf, app);
             gantt::render(
                 r.gantt,

@@ -101,6 +101,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     }
     let theme = &app.theme;
     let hints = match app.mode {
+        Mode::Normal if app.sweep.open => " ↑↓ pick · ⏎ load · o back · q quit ",
         Mode::Compare => " b B's strategy · c back · ? help · q quit ",
         Mode::Story { .. } => " n/p step · t back · ? help · q quit ",
         Mode::Lesson { .. } => " n/p step · i back · ? help · q quit ",

@@ -35,6 +35,31 @@ fn short(kind: BlockKind) -> &'static str {
     }
 }
 
+/// The blocks a stage holds, every chunk's range: `blocks 0–12`, `blocks 0–5, 48–53`.
+pub fn blocks_title(st: &crate::StageOutcome) -> String {
+    let ranges: Vec<[usize; 2]> = if st.ranges.is_empty() {
+        vec![[st.first_block, st.last_block]]
+    } else {
+        st.ranges.clone()
+    };
+    let list: Vec<String> = ranges
+        .iter()
+        .map(|[a, b]| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}–{b}")
+            }
+        })
+        .collect();
+    let word = if list.len() == 1 && ranges[0][0] == ranges[0][1] {
+        "block"
+    } else {
+        "blocks"
+    };
+    format!("{word} {}", list.join(", "))
+}
+
 /// Draws the unit grid.
 pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     if area.height < 3 || area.width < 16 {
@@ -44,10 +69,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let solved = app.shown();
     let stage = solved.and_then(|s| s.outcome.stages.get(app.stage as usize));
     let mut title = match stage {
-        Some(st) => format!(
-            " stage {} units · blocks {}–{} ",
-            st.stage, st.first_block, st.last_block
-        ),
+        Some(st) => format!(" stage {} units · {} ", st.stage, blocks_title(st)),
         None => format!(" stage {} units ", app.stage),
     };
     let key = "· K keep R recompute C compress O offload ";
@@ -154,4 +176,24 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         ));
     }
     Paragraph::new(lines).render(inner, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_title_names_every_chunk_s_blocks() {
+        let sc = crate::tui::fixture::scenario("gpt3");
+        let solved = crate::tui::fixture::solve(&sc).unwrap();
+        let mut st = solved.outcome.stages[0].clone();
+        st.ranges = vec![[0, 5], [48, 53]];
+        assert_eq!(blocks_title(&st), "blocks 0–5, 48–53");
+        st.ranges = vec![[7, 7]];
+        assert_eq!(blocks_title(&st), "block 7");
+        st.ranges.clear();
+        st.first_block = 2;
+        st.last_block = 4;
+        assert_eq!(blocks_title(&st), "blocks 2–4");
+    }
 }

@@ -1,0 +1,153 @@
+//! The sweep view's state: which sweep is running or was last answered, its progress and
+//! result, and the selected configuration. The sweep asks "which layout is best on these
+//! GPUs": the current model, GPU, GPU count (`t x p x d`), global batch (`m x b x d`),
+//! sequence length, budget and every other setting the sweep does not enumerate. It runs on
+//! its own thread ([`super::sweep_worker`]); an edit that changes these inputs cancels it.
+
+use std::sync::atomic::AtomicBool;
+
+use crate::Scenario;
+use crate::sweep::{Config, SweepOptions, SweepResult, SweepSpace};
+
+/// Length of the ranked list the view shows (the sweep stays exact for it).
+pub const TOP: usize = 40;
+
+/// Runs one sweep: `(base, space, progress(done, total), cancel)`. The engine's
+/// ([`engine_sweep`]) or a fixture in tests.
+pub type SweepFn = fn(
+    &Scenario,
+    &SweepSpace,
+    &(dyn Fn(usize, usize) + Sync),
+    &AtomicBool,
+) -> Result<SweepResult, String>;
+
+/// The engine's sweep with the view's ranked-list length, pruned by proven bounds.
+pub fn engine_sweep(
+    base: &Scenario,
+    space: &SweepSpace,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    cancel: &AtomicBool,
+) -> Result<SweepResult, String> {
+    let options = SweepOptions {
+        top: TOP,
+        exhaustive: false,
+    };
+    crate::sweep::sweep(base, space, options, progress, cancel).map_err(|e| e.to_string())
+}
+
+/// What a sweep answers for: the scenario with the enumerated settings reset, the GPU count
+/// and the global batch. Two equal inputs give the same answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepInputs {
+    /// The scenario with its layout, batch split, schedule and strategy reset.
+    pub base: Scenario,
+    /// GPUs of the job, `t x p x d`.
+    pub gpus: u32,
+    /// Sequences per iteration, `m x b x d`.
+    pub global_batch: u64,
+}
+
+impl SweepInputs {
+    /// The inputs of a sweep for scenario `sc`.
+    pub fn of(sc: &Scenario) -> SweepInputs {
+        let par = &sc.parallel;
+        let gpus = par.tp.saturating_mul(par.pp).saturating_mul(par.dp);
+        let global_batch = u64::from(sc.batch.micro_batches)
+            .saturating_mul(sc.batch.micro_batch_size)
+            .saturating_mul(u64::from(par.dp));
+        let reset = Config {
+            gpus,
+            t: 1,
+            p: 1,
+            d: 1,
+            b: 1,
+            m: 1,
+            chunks: 1,
+            sp: false,
+            distributed_optimizer: false,
+            schedule: crate::scenario::ScheduleKind::OneFOneB,
+            strategy: crate::plan::Strategy::None,
+        };
+        SweepInputs {
+            base: crate::sweep::scenario_for(sc, &reset),
+            gpus,
+            global_batch,
+        }
+    }
+
+    /// The space the view sweeps: this GPU count and batch, every default list.
+    pub fn space(&self) -> SweepSpace {
+        SweepSpace {
+            gpus: vec![self.gpus],
+            global_batch: self.global_batch,
+            ..SweepSpace::default()
+        }
+    }
+}
+
+/// A sweep for the worker, tagged with a generation (results of older ones are dropped).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepJob {
+    /// Increases with every sweep started.
+    pub generation: u64,
+    /// What to sweep.
+    pub inputs: SweepInputs,
+}
+
+/// What the sweep worker reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SweepEvent {
+    /// Candidates examined so far out of the total.
+    Progress {
+        /// The sweep's generation.
+        generation: u64,
+        /// Candidates examined.
+        done: usize,
+        /// Candidates in all.
+        total: usize,
+    },
+    /// The sweep ended (or was cancelled: then the result says so).
+    Done {
+        /// The sweep's generation.
+        generation: u64,
+        /// The answer, or why it could not run.
+        result: Result<Box<SweepResult>, String>,
+    },
+}
+
+/// The view's state.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SweepState {
+    /// Whether the view is shown.
+    pub open: bool,
+    /// Generation of the latest sweep started.
+    pub generation: u64,
+    /// Whether that sweep is still running.
+    pub running: bool,
+    /// Inputs of the latest sweep started.
+    pub inputs: Option<SweepInputs>,
+    /// Candidates examined and their total, of the running sweep.
+    pub progress: (usize, usize),
+    /// The latest sweep's answer.
+    pub result: Option<Result<Box<SweepResult>, String>>,
+    /// Index into the ranked list.
+    pub selected: usize,
+    /// Sweeps cancelled by edits since the app started.
+    pub cancelled: u32,
+}
+
+impl SweepState {
+    /// The finished, complete answer, if any.
+    pub fn answer(&self) -> Option<&SweepResult> {
+        match &self.result {
+            Some(Ok(r)) if !r.cancelled => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The selected configuration's row, if any.
+    pub fn selected_row(&self) -> Option<&crate::sweep::Row> {
+        let r = self.answer()?;
+        r.ranked.get(self.selected).and_then(|&i| r.rows.get(i))
+    }
+}

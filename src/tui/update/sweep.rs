@@ -1,0 +1,140 @@
+//! Handlers of the sweep view: opening it (which starts a sweep unless the latest answer
+//! is for the same inputs), moving the selection, loading a configuration, the worker's
+//! reports, and cancelling the sweep when an edit changes what it answers.
+
+use super::resolve;
+use crate::tui::action::{Action, Effect};
+use crate::tui::app::{App, Mode};
+use crate::tui::sweep::{SweepEvent, SweepInputs, SweepJob};
+
+/// `o`, the selection keys and Enter of the sweep view.
+pub(super) fn sweep(app: &mut App, action: Action) -> Vec<Effect> {
+    match action {
+        Action::OpenSweep => toggle(app),
+        Action::SweepSelect(delta) => {
+            let n = app.sweep.answer().map_or(0, |r| r.ranked.len());
+            let i = i64::try_from(app.sweep.selected).unwrap_or(0) + i64::from(delta);
+            app.sweep.selected =
+                usize::try_from(i.clamp(0, n.saturating_sub(1) as i64)).unwrap_or(0);
+            Vec::new()
+        }
+        Action::SweepLoad => load(app),
+        _ => Vec::new(),
+    }
+}
+
+fn toggle(app: &mut App) -> Vec<Effect> {
+    if app.sweep.open {
+        app.sweep.open = false;
+        return Vec::new();
+    }
+    if app.mode != Mode::Normal {
+        app.note = Some("the sweep opens from the main view: Esc first".into());
+        return Vec::new();
+    }
+    app.sweep.open = true;
+    app.details = None;
+    ensure(app)
+}
+
+/// Starts a sweep of the current inputs unless one is running for them or answered them.
+pub(super) fn ensure(app: &mut App) -> Vec<Effect> {
+    let inputs = SweepInputs::of(&app.scenario);
+    let s = &app.sweep;
+    if s.inputs.as_ref() == Some(&inputs) && (s.running || s.answer().is_some()) {
+        return Vec::new();
+    }
+    start(app, inputs)
+}
+
+fn start(app: &mut App, inputs: SweepInputs) -> Vec<Effect> {
+    let s = &mut app.sweep;
+    s.generation += 1;
+    s.running = true;
+    s.inputs = Some(inputs.clone());
+    s.progress = (0, 0);
+    s.result = None;
+    s.selected = 0;
+    vec![Effect::Sweep(Box::new(SweepJob {
+        generation: s.generation,
+        inputs,
+    }))]
+}
+
+/// After any action: an edit that changed the sweep's inputs cancels the running sweep;
+/// with the view open, the new inputs are swept.
+pub(super) fn after_edit(app: &mut App) -> Vec<Effect> {
+    let s = &app.sweep;
+    if !(s.open || s.running) {
+        return Vec::new();
+    }
+    let inputs = SweepInputs::of(&app.scenario);
+    if s.inputs.as_ref() == Some(&inputs) {
+        return Vec::new();
+    }
+    if s.running {
+        app.sweep.cancelled += 1;
+    }
+    if app.sweep.open {
+        // Starting the new sweep cancels the old one.
+        return start(app, inputs);
+    }
+    if app.sweep.running {
+        app.sweep.running = false;
+        app.sweep.result = None;
+        app.note = Some("sweep cancelled by the edit (o sweeps again)".into());
+        return vec![Effect::CancelSweep];
+    }
+    Vec::new()
+}
+
+/// Enter: the selected configuration becomes the scenario; back to the main view.
+fn load(app: &mut App) -> Vec<Effect> {
+    let Some(row) = app.sweep.selected_row() else {
+        app.note = Some("nothing to load yet: the sweep is still running".into());
+        return Vec::new();
+    };
+    let c = row.config;
+    app.scenario = crate::sweep::scenario_for(&app.scenario, &c);
+    app.sweep.open = false;
+    app.note = Some(format!(
+        "loaded t {} p {} d {} b {} m {} chunks {} sp {} dist-opt {} {} {}",
+        c.t,
+        c.p,
+        c.d,
+        c.b,
+        c.m,
+        c.chunks,
+        on(c.sp),
+        on(c.distributed_optimizer),
+        c.schedule.name(),
+        c.strategy.name()
+    ));
+    app.stage = app.stage.min(c.p.saturating_sub(1));
+    resolve(app)
+}
+
+fn on(b: bool) -> &'static str {
+    if b { "on" } else { "off" }
+}
+
+/// A report of the sweep worker (stale generations are dropped).
+pub(super) fn event(app: &mut App, e: SweepEvent) {
+    match e {
+        SweepEvent::Progress {
+            generation,
+            done,
+            total,
+        } if generation == app.sweep.generation && app.sweep.running => {
+            app.sweep.progress = (done, total);
+        }
+        SweepEvent::Done { generation, result } if generation == app.sweep.generation => {
+            app.sweep.running = false;
+            let total = app.sweep.progress.1;
+            app.sweep.progress = (total, total);
+            app.sweep.result = Some(result);
+            app.sweep.selected = 0;
+        }
+        _ => app.dirty = false,
+    }
+}

@@ -1,0 +1,355 @@
+//! The sweep view: for the current model, GPU, GPU count and global batch, every solved
+//! layout as a point of iteration time against peak memory (ratatui's `Chart`), the front
+//! (no other layout is both faster and smaller) as a line, and the ranked list beside it
+//! (below it on narrow screens) with the selection. While the sweep runs, its progress.
+//!
+//! ```text
+//! ┌ sweep · gpt3-175b on 64 × a100-80gb · batch 64 · s 16384 ──────────────────────────┐
+//! │ 812 configurations · 96 feasible · front 5 · ↑↓ pick · ⏎ load · o back              │
+//! │ iter s                                  │   t×p×d     b    m v    schedule  ...    │
+//! │ 12 ┤•  •                                │ ◆ 8×8×1     1   64 1 S· 1f1b      ...    │
+//! │    │ ◆──◆──◆                            │                                          │
+//! │    └──────────── peak GiB               │                                          │
+//! └─────────────────────────────────────────────────────────────────────────────────────┘
+//! ```
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Widget};
+
+use crate::scenario::GIB;
+use crate::sweep::{Row, SweepResult};
+use crate::tui::app::App;
+
+use super::format;
+use super::metrics::fit_words;
+
+/// Width of the area from which the chart and the list sit side by side.
+const SIDE_BY_SIDE: u16 = 100;
+
+/// Draws the sweep view over `area`.
+pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
+    if area.height < 5 || area.width < 20 {
+        return;
+    }
+    let theme = &app.theme;
+    let sc = &app.scenario;
+    let s = &app.sweep;
+    let (gpus, batch) = s
+        .inputs
+        .as_ref()
+        .map_or((0, 0), |i| (i.gpus, i.global_batch));
+    // Whole pieces only, the least important last.
+    let pieces = [
+        format!("{} on {gpus} × {}", sc.model.name, sc.gpu.name),
+        format!("batch {batch}"),
+        format!("s {}", sc.batch.seq_len),
+    ];
+    let room = usize::from(area.width.saturating_sub(4));
+    let mut title = " sweep".to_string();
+    for p in pieces {
+        if title.chars().count() + p.chars().count() + 4 > room {
+            break;
+        }
+        title.push_str(" · ");
+        title.push_str(&p);
+    }
+    title.push(' ');
+    let inner = super::panel(title, theme, area, buf);
+    let (status, style) = status_line(app);
+    let status = fit_pieces(&status, usize::from(inner.width));
+    buf.set_stringn(inner.x, inner.y, status, usize::from(inner.width), style);
+    if s.running && s.progress.1 > 0 && inner.height > 1 {
+        // A progress bar under the count.
+        let w = usize::from(inner.width);
+        let full = w * s.progress.0.min(s.progress.1) / s.progress.1;
+        let bar = format!("{}{}", "█".repeat(full), "░".repeat(w - full));
+        buf.set_stringn(inner.x, inner.y + 1, bar, w, theme.accent());
+    }
+    let body = Rect {
+        y: inner.y + 1,
+        height: inner.height.saturating_sub(1),
+        ..inner
+    };
+    let Some(r) = s.answer() else {
+        return;
+    };
+    if r.ranked.is_empty() {
+        return;
+    }
+    let list_w = list_width(body.width);
+    let (chart, list) = if body.width >= SIDE_BY_SIDE {
+        let chart_w = body.width.saturating_sub(list_w + 1);
+        (
+            Rect {
+                width: chart_w,
+                ..body
+            },
+            Rect {
+                x: body.x + chart_w + 1,
+                width: body.width - chart_w - 1,
+                ..body
+            },
+        )
+    } else {
+        let chart_h = (body.height / 2).max(6).min(body.height);
+        (
+            Rect {
+                height: chart_h,
+                ..body
+            },
+            Rect {
+                y: body.y + chart_h,
+                height: body.height - chart_h,
+                ..body
+            },
+        )
+    };
+    render_chart(chart, buf, app, r);
+    render_list(list, buf, app, r);
+}
+
+/// `text` cut after its last whole ` · `-separated piece that fits in `room` (words only
+/// when even the first piece does not fit).
+fn fit_pieces(text: &str, room: usize) -> String {
+    if text.chars().count() <= room {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for piece in text.split(" · ") {
+        let extra = if out.is_empty() { 0 } else { 3 } + piece.chars().count();
+        if out.chars().count() + extra > room {
+            break;
+        }
+        if !out.is_empty() {
+            out.push_str(" · ");
+        }
+        out.push_str(piece);
+    }
+    if out.is_empty() {
+        fit_words(text, room)
+    } else {
+        out
+    }
+}
+
+/// What the sweep is doing, or what it found, with the view's keys.
+fn status_line(app: &App) -> (String, Style) {
+    let theme = &app.theme;
+    let s = &app.sweep;
+    let cancelled = match s.cancelled {
+        0 => String::new(),
+        1 => " · 1 earlier sweep cancelled by an edit".into(),
+        n => format!(" · {n} earlier sweeps cancelled by edits"),
+    };
+    if s.running {
+        let (done, total) = s.progress;
+        let text = if total == 0 {
+            "sweeping: enumerating and bounding the layouts…".to_string()
+        } else {
+            format!("sweeping: {done}/{total} configurations evaluated")
+        };
+        return (format!("{text}{cancelled}"), theme.accent());
+    }
+    match &s.result {
+        None => ("o sweeps the current scenario".into(), theme.muted()),
+        Some(Err(e)) => (format!("✗ sweep: {e}"), theme.error()),
+        Some(Ok(r)) if r.cancelled => ("sweep cancelled (o sweeps again)".into(), theme.warning()),
+        Some(Ok(r)) if r.ranked.is_empty() => (
+            format!(
+                "{} configurations, none fits: raise the budget or the GPU count",
+                r.configs()
+            ),
+            theme.warning(),
+        ),
+        Some(Ok(r)) => (
+            format!(
+                "{} configurations · {} feasible · front {} · {} solved · ↑↓ pick · ⏎ load · o back{cancelled}",
+                r.configs(),
+                r.feasible(),
+                r.pareto.len(),
+                r.solved()
+            ),
+            theme.text(),
+        ),
+    }
+}
+
+fn point(r: &Row) -> (f64, f64) {
+    (r.peak_memory_bytes as f64 / GIB, r.iteration_time_s)
+}
+
+fn bounds(values: impl Iterator<Item = f64>) -> [f64; 2] {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if !lo.is_finite() || !hi.is_finite() {
+        return [0.0, 1.0];
+    }
+    let pad = ((hi - lo) * 0.05).max(hi.abs() * 0.01).max(1e-9);
+    [(lo - pad).max(0.0), hi + pad]
+}
+
+fn labels(b: [f64; 2], fmt: fn(f64) -> String) -> Vec<Line<'static>> {
+    [b[0], (b[0] + b[1]) / 2.0, b[1]]
+        .into_iter()
+        .map(|v| Line::from(fmt(v)))
+        .collect()
+}
+
+fn render_chart(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
+    if area.height < 4 || area.width < 16 {
+        return;
+    }
+    let theme = &app.theme;
+    let solved: Vec<(f64, f64)> = r.rows.iter().filter(|x| x.feasible()).map(point).collect();
+    let mut front: Vec<(f64, f64)> = r.pareto.iter().map(|&i| point(&r.rows[i])).collect();
+    front.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let selected: Vec<(f64, f64)> = app.sweep.selected_row().map(point).into_iter().collect();
+    let x = bounds(solved.iter().map(|p| p.0));
+    let y = bounds(solved.iter().map(|p| p.1));
+    let datasets = vec![
+        Dataset::default()
+            .name("feasible")
+            .marker(Marker::Dot)
+            .graph_type(GraphType::Scatter)
+            .style(theme.muted())
+            .data(&solved),
+        Dataset::default()
+            .name("front")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.accent())
+            .data(&front),
+        Dataset::default()
+            .name("selected")
+            .marker(Marker::Block)
+            .graph_type(GraphType::Scatter)
+            .style(theme.error())
+            .data(&selected),
+    ];
+    Chart::new(datasets)
+        .legend_position(None)
+        .x_axis(
+            Axis::default()
+                .title(Span::styled("peak GiB", theme.muted()))
+                .style(theme.muted())
+                .bounds(x)
+                .labels(labels(x, |v| format!("{v:.0}"))),
+        )
+        .y_axis(
+            Axis::default()
+                .title(Span::styled("iter", theme.muted()))
+                .style(theme.muted())
+                .bounds(y)
+                .labels(labels(y, format::time)),
+        )
+        .render(area, buf);
+}
+
+/// Width of the list's lines for a body of `width` (the wide form when the list sits
+/// beside the chart or has the room).
+fn list_width(width: u16) -> u16 {
+    if width >= SIDE_BY_SIDE || width >= 62 {
+        62
+    } else {
+        55
+    }
+}
+
+fn cut(text: &str, w: usize) -> String {
+    if text.chars().count() <= w {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(w.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+/// One ranked configuration: layout, batch split, chunks, flags, schedule, strategy,
+/// iteration time and peak.
+fn row_text(r: &Row, wide: bool) -> String {
+    let c = &r.config;
+    let layout = format!("{}×{}×{}", c.t, c.p, c.d);
+    let flags = format!(
+        "{}{}",
+        if c.sp { "S" } else { "·" },
+        if c.distributed_optimizer { "D" } else { "·" }
+    );
+    let (sw, gw) = if wide { (11, 9) } else { (7, 7) };
+    format!(
+        "{layout:<8} {:>2} {:>4} {} {flags} {:<sw$} {:<gw$} {:>7} {:>5}",
+        c.b,
+        c.m,
+        c.chunks,
+        cut(c.schedule.name(), sw),
+        cut(c.strategy.name(), gw),
+        format::time(r.iteration_time_s),
+        format::gib(r.peak_memory_bytes),
+    )
+}
+
+fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
+    if area.height < 2 {
+        return;
+    }
+    let theme = &app.theme;
+    let wide = area.width >= 62;
+    let (sw, gw) = if wide { (11, 9) } else { (7, 7) };
+    let header = format!(
+        "  {:<8} {:>2} {:>4} v fl {:<sw$} {:<gw$} {:>7} {:>5}",
+        "t×p×d", "b", "m", "schedule", "strategy", "iter", "GiB"
+    );
+    let mut lines = vec![Line::styled(header, theme.muted())];
+    let rows = usize::from(area.height) - 1;
+    let selected = app.sweep.selected.min(r.ranked.len().saturating_sub(1));
+    // The selection stays in view: the list scrolls by whole pages.
+    let first = selected / rows.max(1) * rows.max(1);
+    for (k, &i) in r.ranked.iter().enumerate().skip(first).take(rows) {
+        let row = &r.rows[i];
+        let mark = if r.pareto.contains(&i) { "◆ " } else { "  " };
+        let text = row_text(row, wide);
+        if k == selected {
+            lines.push(Line::styled(format!("{mark}{text}"), theme.selected()));
+        } else {
+            lines.push(Line::from(vec![
+                Span::styled(mark, theme.accent()),
+                Span::styled(text, theme.text()),
+            ]));
+        }
+    }
+    if r.ranked.len() > rows && area.height > 2 {
+        // Where the page is, on the header line's right.
+        let pos = format!(" {}/{} ", selected + 1, r.ranked.len());
+        let x = area.right().saturating_sub(pos.chars().count() as u16);
+        Paragraph::new(lines).render(area, buf);
+        buf.set_stringn(x, area.y, pos, usize::from(area.width), theme.accent());
+        return;
+    }
+    Paragraph::new(lines).render(area, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_fit_their_width_in_both_forms() {
+        let sc = crate::tui::fixture::scenario("gpt3");
+        let r = crate::tui::fixture::sweep::result(&sc, 64, 64);
+        for row in &r.rows {
+            assert!(row_text(row, true).chars().count() + 2 <= 62);
+            assert!(row_text(row, false).chars().count() + 2 <= 55);
+        }
+    }
+
+    #[test]
+    fn the_status_keeps_whole_pieces() {
+        assert_eq!(fit_pieces("a · bb · ccc", 8), "a · bb");
+        assert_eq!(fit_pieces("a · bb · ccc", 20), "a · bb · ccc");
+        assert_eq!(fit_pieces("abcdef ghi", 8), "abcdef…");
+    }
+}

@@ -1,0 +1,323 @@
+//! The sweep view: its update flow (open, progress, answer, selection, load, cancellation
+//! by an edit) with a fixed sweep answer, snapshots at three sizes and in mono, and an end
+//! to end run in tmux on the fixture solver and the fixture's slow sweep.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use insta::assert_snapshot;
+use pipescope::tui::action::{Action, Effect};
+use pipescope::tui::app::App;
+use pipescope::tui::fixture;
+use pipescope::tui::sweep::{SweepEvent, SweepInputs};
+use pipescope::tui::theme::Theme;
+use pipescope::tui::update::update;
+
+use crate::tui_common::{act, render, solved_app};
+
+/// The sweep job of `effects`, if one was asked for.
+fn sweep_job(effects: &[Effect]) -> Option<(u64, SweepInputs)> {
+    effects.iter().find_map(|e| match e {
+        Effect::Sweep(job) => Some((job.generation, job.inputs.clone())),
+        _ => None,
+    })
+}
+
+/// Opens the view and answers its sweep with the fixture's fixed result.
+fn open_and_answer(app: &mut App) {
+    let effects = update(app, Action::OpenSweep);
+    let (generation, inputs) = sweep_job(&effects).expect("opening sweeps");
+    let result = fixture::sweep::result(&inputs.base, inputs.gpus, inputs.global_batch);
+    update(
+        app,
+        Action::Sweep(Box::new(SweepEvent::Progress {
+            generation,
+            done: 40,
+            total: 40,
+        })),
+    );
+    update(
+        app,
+        Action::Sweep(Box::new(SweepEvent::Done {
+            generation,
+            result: Ok(Box::new(result)),
+        })),
+    );
+}
+
+#[test]
+fn opening_sweeps_the_current_gpus_and_batch_and_enter_loads_a_configuration() {
+    let mut app = solved_app("gpt3-175b-16k");
+    let effects = update(&mut app, Action::OpenSweep);
+    let (generation, inputs) = sweep_job(&effects).unwrap();
+    assert_eq!((inputs.gpus, inputs.global_batch), (64, 64));
+    assert!(app.sweep.open && app.sweep.running);
+    // A stale report is dropped.
+    update(
+        &mut app,
+        Action::Sweep(Box::new(SweepEvent::Progress {
+            generation: generation + 7,
+            done: 3,
+            total: 9,
+        })),
+    );
+    assert_eq!(app.sweep.progress, (0, 0));
+    let result = fixture::sweep::result(&inputs.base, 64, 64);
+    update(
+        &mut app,
+        Action::Sweep(Box::new(SweepEvent::Done {
+            generation,
+            result: Ok(Box::new(result.clone())),
+        })),
+    );
+    assert!(!app.sweep.running);
+    // Reopening for the same inputs keeps the answer (no new sweep).
+    update(&mut app, Action::OpenSweep);
+    assert!(sweep_job(&update(&mut app, Action::OpenSweep)).is_none());
+    // ↓ twice, then Enter: the third fastest configuration becomes the scenario.
+    let key = |c| Action::Key(crossterm::event::KeyEvent::from(c));
+    act(&mut app, key(crossterm::event::KeyCode::Down));
+    act(&mut app, key(crossterm::event::KeyCode::Char('j')));
+    assert_eq!(app.sweep.selected, 2);
+    let c = result.rows[result.ranked[2]].config;
+    act(&mut app, key(crossterm::event::KeyCode::Enter));
+    assert!(!app.sweep.open);
+    let sc = &app.scenario;
+    assert_eq!(
+        (sc.parallel.tp, sc.parallel.pp, sc.parallel.dp),
+        (c.t, c.p, c.d)
+    );
+    assert_eq!(
+        (sc.batch.micro_batch_size, sc.batch.micro_batches),
+        (c.b, c.m)
+    );
+    assert_eq!(sc.parallel.chunks, c.chunks);
+    assert_eq!(sc.parallel.sequence_parallel, c.sp);
+    assert_eq!(sc.parallel.distributed_optimizer, c.distributed_optimizer);
+    assert_eq!(
+        (sc.plan.schedule, sc.plan.strategy),
+        (c.schedule, c.strategy)
+    );
+    assert!(app.note.as_deref().unwrap().starts_with("loaded t"));
+    // Loading keeps the GPU count and batch: the answer still stands.
+    assert!(app.sweep.answer().is_some());
+}
+
+#[test]
+fn an_edit_cancels_the_running_sweep_and_the_open_view_sweeps_the_new_scenario() {
+    let mut app = solved_app("gpt3-175b-16k");
+    let (first, _) = sweep_job(&update(&mut app, Action::OpenSweep)).unwrap();
+    // In the view, the model key still edits: the old sweep is replaced by a new one.
+    let effects = update(&mut app, Action::CycleModel(1));
+    let (second, inputs) = sweep_job(&effects).expect("a new sweep");
+    assert!(second > first);
+    assert_eq!(inputs.base.model.name, "llama2-70b");
+    assert_eq!(app.sweep.cancelled, 1);
+    // The old sweep's answer arrives late and is dropped.
+    update(
+        &mut app,
+        Action::Sweep(Box::new(SweepEvent::Done {
+            generation: first,
+            result: Err("late".into()),
+        })),
+    );
+    assert!(app.sweep.running && app.sweep.result.is_none());
+    // With the view closed, an edit of the GPU count cancels without sweeping again.
+    act(&mut app, Action::Close);
+    assert!(!app.sweep.open);
+    act(
+        &mut app,
+        Action::SelectField(pipescope::tui::fields::Field::Stages),
+    );
+    let effects = update(&mut app, Action::Increase);
+    assert!(effects.contains(&Effect::CancelSweep), "{effects:?}");
+    assert!(!app.sweep.running);
+    assert_eq!(app.sweep.cancelled, 2);
+    // An edit that does not change what the sweep answers leaves it alone.
+    let mut app = solved_app("gpt3-175b-16k");
+    update(&mut app, Action::OpenSweep);
+    let effects = update(&mut app, Action::CycleSchedule(1));
+    assert!(sweep_job(&effects).is_none() && !effects.contains(&Effect::CancelSweep));
+    assert_eq!(app.sweep.cancelled, 0);
+}
+
+fn answered(name: &str) -> App {
+    let mut app = solved_app(name);
+    open_and_answer(&mut app);
+    act(&mut app, Action::SweepSelect(1));
+    app
+}
+
+#[test]
+fn sweep_view_80x24() {
+    assert_snapshot!(render(&mut answered("gpt3-175b-16k"), 80, 24));
+}
+
+#[test]
+fn sweep_view_120x40() {
+    assert_snapshot!(render(&mut answered("gpt3-175b-16k"), 120, 40));
+}
+
+#[test]
+fn sweep_view_200x60() {
+    assert_snapshot!(render(&mut answered("llama2-70b-4k"), 200, 60));
+}
+
+#[test]
+fn sweep_view_mono_120x40() {
+    let mut app = answered("gpt3-175b-16k");
+    app.theme = Theme::builtin("mono");
+    let backend = render(&mut app, 120, 40);
+    // Mono draws no colour at all: the selection is reversed, the front bold.
+    let buf = backend.buffer();
+    assert!(
+        buf.content()
+            .iter()
+            .all(|c| c.fg == ratatui::style::Color::Reset)
+    );
+    assert_snapshot!(backend);
+}
+
+#[test]
+fn sweep_view_running_80x24() {
+    let mut app = solved_app("gpt3-175b-16k");
+    let (generation, _) = sweep_job(&update(&mut app, Action::OpenSweep)).unwrap();
+    update(
+        &mut app,
+        Action::Sweep(Box::new(SweepEvent::Progress {
+            generation,
+            done: 12,
+            total: 40,
+        })),
+    );
+    assert_snapshot!(render(&mut app, 80, 24));
+}
+
+#[test]
+fn help_scrolls_to_its_end_at_80x24() {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::ToggleHelp);
+    let top = render(&mut app, 80, 24);
+    for _ in 0..40 {
+        act(&mut app, Action::HelpScroll(1));
+    }
+    let end = format!("{}", render(&mut app, 80, 24));
+    assert_ne!(format!("{top}"), end);
+    // The last line of the help is reachable.
+    assert!(end.contains("Shift-drag"), "{end}");
+    assert_snapshot!(end);
+}
+
+// ---- end to end in tmux ----
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(env: &[(&str, &str)], w: u16, h: u16) -> Tmux {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::SeqCst);
+        let t = Tmux {
+            socket: format!("pipescope-sweep-{}-{n}", std::process::id()),
+        };
+        let mut cmd = String::from("env TERM=xterm-256color");
+        for (k, v) in env {
+            cmd.push_str(&format!(" {k}='{v}'"));
+        }
+        cmd.push_str(&format!(" '{}'", env!("CARGO_BIN_EXE_pipescope")));
+        let status = Command::new("tmux")
+            .args(["-L", &t.socket, "-f", "/dev/null", "new-session", "-d"])
+            .args(["-s", "s", "-x", &w.to_string(), "-y", &h.to_string(), &cmd])
+            .status()
+            .expect("tmux runs");
+        assert!(status.success());
+        t
+    }
+
+    fn capture(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-t", "s"])
+            .output()
+            .expect("capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let ok = Command::new("tmux")
+                .args(["-L", &self.socket, "send-keys", "-t", "s", k])
+                .status()
+                .expect("send-keys");
+            assert!(ok.success());
+            sleep(Duration::from_millis(40));
+        }
+    }
+
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture();
+            if pred(&screen) {
+                return screen;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                panic!("timed out waiting for {what}; screen:\n{screen}");
+            }
+            sleep(Duration::from_millis(30));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+#[test]
+fn in_tmux_the_sweep_runs_is_cancelled_by_an_edit_and_enter_loads_a_configuration() {
+    if crate::tui_e2e::skip_without_tmux() {
+        return;
+    }
+    let home = std::env::temp_dir().join(format!("pipescope-sweep-e2e-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&home);
+    let home_s = home.display().to_string();
+    let t = Tmux::start(
+        &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
+        120,
+        40,
+    );
+    t.wait_for("the first solve", |s| {
+        s.contains("stages p") && s.contains("iter")
+    });
+    t.keys(&["o"]);
+    t.wait_for("the sweep's progress", |s| {
+        s.contains("sweep · gpt3-175b on 64") && s.contains("/40 configurations evaluated")
+    });
+    // An edit while it runs: a new model, so the sweep starts again for it.
+    t.keys(&["m"]);
+    t.wait_for("the cancelled sweep", |s| {
+        s.contains("sweep · ")
+            && !s.contains("sweep · gpt3-175b")
+            && s.contains("1 earlier sweep cancelled")
+    });
+    let done = t.wait_for("the answer", |s| {
+        s.contains("feasible ·") && s.contains("◆")
+    });
+    assert!(done.contains("t×p×d"), "{done}");
+    t.keys(&["j", "Enter"]);
+    let loaded = t.wait_for("the loaded configuration", |s| {
+        s.contains("loaded t") && !s.contains("sweep · ")
+    });
+    assert!(loaded.contains("gantt"), "{loaded}");
+    t.keys(&["q"]);
+    let _ = std::fs::remove_dir_all(&home);
+}
