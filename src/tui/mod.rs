@@ -66,8 +66,8 @@ pub struct Options {
     pub theme: Theme,
     /// Capture the mouse.
     pub mouse: bool,
-    /// The solver (the engine, or the fixture in tests).
-    pub solve: SolveFn,
+    /// The solver (the engine, cancellable, or the fixture in tests).
+    pub solve: worker::Solver,
 }
 
 fn mouse_action(m: event::MouseEvent) -> Option<Action> {
