@@ -37,5 +37,19 @@ fn searches(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, searches);
+/// V-ZB's building-block search (issue 14: 21 s at p=32, m=128 before it was sped up and
+/// limited to p x p x m at most 2^15; the Python source takes 74 s at p=8, m=64).
+fn v_zb(c: &mut Criterion) {
+    let mut group = c.benchmark_group("v-zb");
+    group.sample_size(10);
+    for (p, m) in [(8, 64), (16, 128)] {
+        let input = ScheduleInput::uniform(p, m, 2, 1.0, 1.0, 1.0, 0.0);
+        group.bench_function(format!("p={p} m={m}"), |b| {
+            b.iter(|| generate(ScheduleKind::VZb, black_box(&input)).map(|s| s.devices.len()))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, searches, v_zb);
 criterion_main!(benches);

@@ -11,6 +11,7 @@
 //! stage; `Err` is reserved for invalid input.
 
 pub mod anatomy;
+pub mod cancel;
 pub mod export;
 pub mod plan;
 pub mod reference;
@@ -27,4 +28,4 @@ mod solve;
 
 pub use outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount};
 pub use scenario::Scenario;
-pub use solve::{SolveError, solve};
+pub use solve::{SolveError, solve, solve_cancellable};

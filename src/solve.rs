@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use crate::anatomy::Anatomy;
+use crate::cancel::{Cancel, Cancelled};
 use crate::outcome::Outcome;
 use crate::plan::planner::{self, Plan, PlanRequest};
 use crate::plan::simcosts::{self, SimOptions};
@@ -27,13 +28,27 @@ pub enum SolveError {
     /// The simulation failed (a bug in a schedule generator).
     #[error(transparent)]
     Sim(#[from] SimError),
+    /// The solve stopped because its [`Cancel`] token was set ([`solve_cancellable`]).
+    #[error(transparent)]
+    Cancelled(#[from] Cancelled),
 }
 
 /// Plans and simulates `scenario`: pure, deterministic, single-threaded.
 pub fn solve(scenario: &Scenario) -> Result<Outcome, SolveError> {
+    solve_cancellable(scenario, &Cancel::never())
+}
+
+/// [`solve`] that stops with [`SolveError::Cancelled`] soon after `cancel` is set (it is
+/// checked between the runs, strategies and plans, and between the candidates of the slow
+/// schedule searches), for callers that may no longer want the result.
+pub fn solve_cancellable(scenario: &Scenario, cancel: &Cancel) -> Result<Outcome, SolveError> {
     let start = Instant::now();
+    cancel.check()?;
     let anatomy = Anatomy::build(scenario)?;
-    let mut out = solve_with(scenario, &anatomy)?;
+    let mut out = solve_with_cancel(scenario, &anatomy, cancel).map_err(|e| match e {
+        SolveError::Schedule(ScheduleError::Cancelled(c)) => SolveError::Cancelled(c),
+        e => e,
+    })?;
     out.solve_time_s = start.elapsed().as_secs_f64();
     Ok(out)
 }
@@ -49,10 +64,15 @@ pub(crate) struct PlannedRun {
     pub host_link_slows: bool,
 }
 
-/// [`solve`] with a given anatomy (no clock): the outcome with `solve_time_s = 0`.
-pub fn solve_with(scenario: &Scenario, anatomy: &Anatomy) -> Result<Outcome, SolveError> {
+/// [`solve_cancellable`] with a given anatomy (no clock): the outcome with
+/// `solve_time_s = 0`.
+fn solve_with_cancel(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+    cancel: &Cancel,
+) -> Result<Outcome, SolveError> {
     let kind = scenario.plan.schedule;
-    let main = run(scenario, anatomy, kind, scenario.plan.strategy)?;
+    let main = run(scenario, anatomy, kind, scenario.plan.strategy, cancel)?;
     let baseline = if kind == ScheduleKind::OneFOneB
         && scenario.plan.strategy == Strategy::Full
         && !scenario.plan.overlap_recompute
@@ -61,9 +81,15 @@ pub fn solve_with(scenario: &Scenario, anatomy: &Anatomy) -> Result<Outcome, Sol
     } else {
         let mut base = scenario.clone();
         base.plan.overlap_recompute = false;
-        run(&base, anatomy, ScheduleKind::OneFOneB, Strategy::Full)?
-            .simulation
-            .makespan
+        run(
+            &base,
+            anatomy,
+            ScheduleKind::OneFOneB,
+            Strategy::Full,
+            cancel,
+        )?
+        .simulation
+        .makespan
     };
     Ok(report::outcome(scenario, anatomy, main, baseline))
 }
@@ -80,6 +106,7 @@ pub(crate) fn solve_without_baseline(
         anatomy,
         scenario.plan.schedule,
         scenario.plan.strategy,
+        &Cancel::never(),
     )?;
     Ok(report::outcome(scenario, anatomy, main, f64::NAN))
 }
@@ -165,6 +192,7 @@ pub(crate) fn run(
     anatomy: &Anatomy,
     kind: ScheduleKind,
     strategy: Strategy,
+    cancel: &Cancel,
 ) -> Result<PlannedRun, SolveError> {
     let p = scenario.parallel.pp;
     let m = scenario.batch.micro_batches;
@@ -214,7 +242,7 @@ pub(crate) fn run(
         None
     };
     let input = schedule_input(scenario, (p, v), durations, max_comm, offload_cost);
-    let sched = schedule::generate(kind, &input)?;
+    let sched = schedule::generate_cancellable(kind, &input, cancel)?;
     req.stage_of = sched.placement.stage_map(sched.p, sched.v);
     req.comm_s = boundary_comm(scenario, anatomy, &sched);
     req.strategy = strategy;
@@ -233,7 +261,10 @@ pub(crate) fn run(
     let mut best: Option<PlannedRun> = None;
     for &scale in scales {
         req.offload_scale = scale;
-        let Some(mut solved) = plan_and_simulate(&mut req, anatomy, scenario, &sched, opts)? else {
+        cancel.check()?;
+        let Some(mut solved) =
+            plan_and_simulate(&mut req, anatomy, scenario, &sched, opts, cancel)?
+        else {
             continue;
         };
         if scale < 1.0 {
@@ -289,6 +320,7 @@ fn plan_and_simulate(
     scenario: &Scenario,
     first_sched: &Schedule,
     opts: SimOptions,
+    cancel: &Cancel,
 ) -> Result<Option<PlannedRun>, SolveError> {
     let budget = req.budget_bytes;
     let kind = first_sched.kind;
@@ -312,6 +344,7 @@ fn plan_and_simulate(
         if !bumped {
             break;
         }
+        cancel.check()?;
         plans = planner::plan(req, keep).unwrap_or_default();
     }
     if kind.uses_durations()
@@ -320,7 +353,12 @@ fn plan_and_simulate(
         let durations = plan_durations(anatomy, best, &req.comm_s, req.m);
         let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
         let input = schedule_input(scenario, (sched.p, sched.v), durations, max_comm, None);
-        if let Ok(again) = schedule::generate(kind, &input) {
+        cancel.check()?;
+        let again = match schedule::generate_cancellable(kind, &input, cancel) {
+            Err(ScheduleError::Cancelled(c)) => return Err(c.into()),
+            again => again,
+        };
+        if let Ok(again) = again {
             let before = peaks(anatomy, best, &sched);
             let after = peaks(anatomy, best, &again);
             if after
@@ -334,6 +372,7 @@ fn plan_and_simulate(
     }
     let mut best: Option<PlannedRun> = None;
     for mut plan in plans {
+        cancel.check()?;
         let mut costs = simcosts::sim_costs(anatomy, &plan, &req.comm_s, opts);
         if offload_marked_chunks(&sched, &mut costs) {
             plan.notes.push(
@@ -445,7 +484,14 @@ mod tests {
         let base = Catalog::builtin().scenario("gpt3-175b-16k").unwrap();
         for strategy in [Strategy::Offload, Strategy::Unified] {
             let anatomy = Anatomy::build(&base).unwrap();
-            let solved = run(&base, &anatomy, ScheduleKind::OneFOneB, strategy).unwrap();
+            let solved = run(
+                &base,
+                &anatomy,
+                ScheduleKind::OneFOneB,
+                strategy,
+                &Cancel::never(),
+            )
+            .unwrap();
             assert!(
                 solved
                     .plan

@@ -77,9 +77,9 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
         // PIPESCOPE_NO_MOUSE=1 leaves the mouse to the terminal (text selection); `v` toggles.
         mouse: std::env::var_os("PIPESCOPE_NO_MOUSE").is_none_or(|v| v.is_empty() || v == "0"),
         solve: if fixture_mode {
-            fixture::solve
+            tui::worker::Solver::Plain(fixture::solve)
         } else {
-            tui::solved::engine_solve
+            tui::worker::Solver::Cancellable(tui::solved::engine_solve_cancellable)
         },
         sweep: if fixture_mode {
             fixture::sweep::slow_sweep

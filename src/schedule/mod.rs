@@ -19,11 +19,15 @@ mod search_input;
 mod types;
 mod v_auto;
 mod v_auto_finish;
+mod v_auto_reorder;
 mod v_auto_steps;
+mod v_auto_time;
 mod v_greedy;
 mod zb_h1;
 mod zb_heuristic;
 mod zbv;
+
+use crate::cancel::Cancel;
 
 pub use types::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
@@ -33,6 +37,17 @@ pub use types::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, S
 /// [`MAX_CELLS`] (stage, micro-batch) cells ([`check_size`]); each generator states its own
 /// further requirements in its error.
 pub fn generate(kind: ScheduleKind, input: &ScheduleInput) -> Result<Schedule, ScheduleError> {
+    generate_cancellable(kind, input, &Cancel::never())
+}
+
+/// [`generate`] that gives up with [`ScheduleError::Cancelled`] once `cancel` is set (checked
+/// before starting and between the candidates of the slow searches).
+pub fn generate_cancellable(
+    kind: ScheduleKind,
+    input: &ScheduleInput,
+    cancel: &Cancel,
+) -> Result<Schedule, ScheduleError> {
+    cancel.check()?;
     check_size(kind, input.p, input.m, input.v)?;
     match kind {
         ScheduleKind::Gpipe => gpipe::generate(input),
@@ -42,7 +57,7 @@ pub fn generate(kind: ScheduleKind, input: &ScheduleInput) -> Result<Schedule, S
         ScheduleKind::ZbH2 | ScheduleKind::ZbAuto => zb_heuristic::generate(kind, input),
         ScheduleKind::ZbV => zbv::generate(input),
         ScheduleKind::VHalf | ScheduleKind::VMin => v_greedy::generate(kind, input),
-        ScheduleKind::VZb => v_auto::generate(input),
+        ScheduleKind::VZb => v_auto::generate(input, cancel),
         ScheduleKind::DualPipeV => dualpipe_v::generate(input),
         ScheduleKind::Chimera => chimera::generate(input),
         ScheduleKind::Gis | ScheduleKind::GisOffload => gis::generate(kind, input),
@@ -60,8 +75,9 @@ pub const MAX_STAGES: u32 = 1024;
 /// p squared times m (p 512, m 256 at this limit: seconds).
 pub const MAX_V_GREEDY_WORK: u64 = 1 << 26;
 
-/// Largest `p x p x m` for `v-zb`, whose search is slow (p 8 x m 64 at this limit).
-pub const MAX_V_ZB_WORK: u64 = 1 << 12;
+/// Largest `p x p x m` for `v-zb`, whose search grows with p squared times m (p 16 x
+/// m 128 at this limit: about a second).
+pub const MAX_V_ZB_WORK: u64 = 1 << 15;
 
 /// Checks that `p` devices, `m` micro-batches and the chunks `kind` runs with for a request
 /// of `v` are at least one each, `p` at most [`MAX_STAGES`], at most [`MAX_CELLS`] cells

@@ -191,4 +191,7 @@ pub enum ScheduleError {
         /// The limit that could not be met.
         limit: f64,
     },
+    /// The search stopped because its [`Cancel`](crate::cancel::Cancel) token was set.
+    #[error(transparent)]
+    Cancelled(#[from] crate::cancel::Cancelled),
 }

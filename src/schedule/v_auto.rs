@@ -9,13 +9,18 @@
 //! peak, and keeps the candidates within the memory limit (chunk-activations, default 2p).
 //! The one with the smallest longest device span under the given costs wins.
 
+use std::collections::HashMap;
+
 use super::list_timing::time_schedule;
 use super::search_input::{check_basic, check_v_shape, mem_limit, op, schedule};
 use super::v_auto_finish::{check_correctness, relabel_w, release_w, remove_redundancy};
+use super::v_auto_reorder::reorder_greedily;
 use super::v_auto_steps::{
-    Rows, SLOTS, clear_invalid, peak, process_cooldown, process_warmup, repeat, squeeze,
+    EMPTY, Rows, SLOTS, clear_invalid, ix, peak, process_cooldown, process_warmup, repeat, squeeze,
 };
+use super::v_auto_time::sweep_span;
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
+use crate::cancel::Cancel;
 
 const OFFSETS: [[i64; 4]; 5] = [
     [1, -1, 1, -1],
@@ -25,8 +30,9 @@ const OFFSETS: [[i64; 4]; 5] = [
     [5, -1, 5, -1],
 ];
 
-/// Generates `v-zb`.
-pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError> {
+/// Generates `v-zb`, checking `cancel` between candidates (each takes at most milliseconds
+/// within the size limit).
+pub(crate) fn generate(input: &ScheduleInput, cancel: &Cancel) -> Result<Schedule, ScheduleError> {
     let kind = ScheduleKind::VZb;
     check_basic(kind, input)?;
     check_v_shape(kind, input)?;
@@ -35,7 +41,9 @@ pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError>
     // Peaks are whole chunk-activations: a fractional limit rounds down.
     let max_mem = limit.floor().clamp(-1.0, 1e9) as i64;
     let two_p = 2 * p as i64;
-    let mut best: Option<(f64, Schedule)> = None;
+    let mut best: Option<(f64, Rows)> = None;
+    // Peaks reported for the repeated rows already tried (keyed by `layout_key`).
+    let mut seen = HashMap::new();
     for pattern0 in starting_patterns() {
         for (i0, &offset0) in OFFSETS.iter().enumerate() {
             for &offset1 in &OFFSETS[..=i0] {
@@ -45,29 +53,31 @@ pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError>
                     if offset0 == offset1 && len0 > 1 {
                         break;
                     }
+                    cancel.check()?;
                     let Some(block) = building_block(pattern0, offset0, offset1, len0, p) else {
                         continue;
                     };
-                    let (rows, peak_mem) = by_building_block(p, m, &block, two_p.min(max_mem));
+                    let (rows, peak_mem) =
+                        by_building_block(p, m, &block, two_p.min(max_mem), &mut seen);
                     if peak_mem > two_p || peak_mem > max_mem {
                         break;
                     }
                     let Some(rows) = rows else { continue };
-                    let s = to_schedule(input, &rows);
-                    let Some(span) = longest_span(&s, input) else {
-                        continue;
-                    };
+                    let span = sweep_span(&rows, input, m)
+                        .or_else(|| longest_span(&to_schedule(input, &rows), input));
+                    let Some(span) = span else { continue };
                     if best.as_ref().is_none_or(|(b, _)| span < *b) {
-                        best = Some((span, s));
+                        best = Some((span, rows));
                     }
                 }
             }
         }
     }
-    best.map(|(_, s)| s).ok_or(ScheduleError::NoFit {
-        schedule: kind,
-        limit,
-    })
+    best.map(|(_, rows)| to_schedule(input, &rows))
+        .ok_or(ScheduleError::NoFit {
+            schedule: kind,
+            limit,
+        })
 }
 
 /// Device 0's patterns: F at slot 0, f, B, b at distinct slots 1..5, W/w after B/b.
@@ -133,21 +143,71 @@ fn building_block(
 
 /// `schedule_by_building_block`: the rows (if the candidate survives) and the peak the
 /// source reports for it.
-fn by_building_block(p: usize, m: usize, block: &[[i64; 6]], max_mem: i64) -> (Option<Rows>, i64) {
+///
+/// Different blocks often leave the same rows once the invalid copies are cleared; every
+/// later step depends on those rows alone, so a repeat reports the peak remembered in
+/// `seen` and no rows (its span would tie the first one's, and a tie never replaces the
+/// best).
+fn by_building_block(
+    p: usize,
+    m: usize,
+    block: &[[i64; 6]],
+    max_mem: i64,
+    seen: &mut HashMap<Vec<u32>, i64>,
+) -> (Option<Rows>, i64) {
     let two_p = 2 * p as i64;
     let redundant_m = m.max(2 * p);
     let mut rows = repeat(block, redundant_m);
     if clear_invalid(&mut rows, redundant_m).is_none() {
         return (None, 0);
     }
+    let key = layout_key(&rows);
+    if let Some(&reported) = key.as_ref().and_then(|k| seen.get(k)) {
+        return (None, reported);
+    }
     let init_peak = peak(&rows);
-    if (m == redundant_m && init_peak > max_mem) || init_peak > two_p {
-        return (None, init_peak);
+    let (rows, reported) = if (m == redundant_m && init_peak > max_mem) || init_peak > two_p {
+        (None, init_peak)
+    } else {
+        match build(p, m, redundant_m, rows, init_peak, max_mem) {
+            Ok(rows) => (Some(rows), 0),
+            Err(reported) => (None, reported),
+        }
+    };
+    if let Some(key) = key {
+        seen.insert(key, reported);
     }
-    match build(p, m, redundant_m, rows, init_peak, max_mem) {
-        Ok(rows) => (Some(rows), 0),
-        Err(reported) => (None, reported),
+    (rows, reported)
+}
+
+/// A short exact description of repeated-and-cleared rows: per device and kind of pass, its
+/// first and last slot and count. Each kind repeats every `SLOTS` slots from its first to
+/// its last (clearing removes a prefix and a suffix of the copies), so these three numbers
+/// give back the rows; `None` (no key) for rows that do not have that shape.
+fn layout_key(rows: &Rows) -> Option<Vec<u32>> {
+    let mut key = Vec::with_capacity(rows.len() * SLOTS * 3 + 1);
+    key.push(u32::try_from(rows.first().map_or(0, Vec::len)).ok()?);
+    for row in rows {
+        let mut first = [usize::MAX; SLOTS];
+        let mut last = [0usize; SLOTS];
+        let mut count = [0usize; SLOTS];
+        for (j, &c) in row.iter().enumerate().filter(|(_, c)| **c != EMPTY) {
+            let k = ix(c);
+            if first[k] == usize::MAX {
+                first[k] = j;
+            } else if (j - first[k]) % SLOTS != 0 || j - last[k] != SLOTS {
+                return None;
+            }
+            last[k] = j;
+            count[k] += 1;
+        }
+        for k in 0..SLOTS {
+            for v in [first[k], last[k], count[k]] {
+                key.push(u32::try_from(v).unwrap_or(u32::MAX));
+            }
+        }
     }
+    Some(key)
 }
 
 /// The steps after the first peak check; `Err(peak)` drops the candidate with the peak the
@@ -196,91 +256,6 @@ fn build(
     Ok(rows)
 }
 
-/// `reorder_greedily_without_increasing_peak_mem`: left to right, an idle slot takes the
-/// first later pass of the same device that can move there (its dependency already done,
-/// and for F/f without raising the peak).
-fn reorder_greedily(rows: &mut Rows, m: usize) {
-    let p = rows.len();
-    let peak_mem = peak(rows);
-    let max_len = rows.first().map_or(0, Vec::len);
-    let ix = |c: u8| b"FfBbWw".iter().position(|&x| x == c).unwrap_or(0);
-    let mut last = vec![[-1i64; 6]; p];
-    for (i, row) in rows.iter().enumerate() {
-        for (j, &c) in row.iter().enumerate().filter(|(_, c)| **c != b' ') {
-            last[i][ix(c)] = j as i64;
-        }
-    }
-    let mut stage_mem = vec![0i64; p];
-    let mut cnt = vec![[0usize; 6]; p];
-    let mut at = vec![[-1i64; 6]; p * m];
-    let delta = |c: u8| match c {
-        b'F' | b'f' => 1,
-        b'W' | b'w' => -1,
-        _ => 0,
-    };
-    for j in 0..max_len {
-        for i in 0..p {
-            let id = rows[i][j];
-            if id != b' ' {
-                let c = cnt[i][ix(id)];
-                cnt[i][ix(id)] = c + 1;
-                if let Some(slot) = at.get_mut(c * p + i) {
-                    slot[ix(id)] = j as i64;
-                }
-                stage_mem[i] += delta(id);
-                continue;
-            }
-            let mut available = [false; 6];
-            for (k, a) in available.iter_mut().enumerate() {
-                *a = last[i][k] > j as i64;
-            }
-            let (mut mem_delta, mut peak_delta) = (0i64, 0i64);
-            for k in j + 1..max_len {
-                if !available.iter().any(|&a| a) {
-                    break;
-                }
-                let id = rows[i][k];
-                mem_delta += delta(id);
-                let prev_peak = peak_delta;
-                peak_delta = peak_delta.max(mem_delta);
-                if id == b' ' || !available[ix(id)] {
-                    continue;
-                }
-                available[ix(id)] = false;
-                if delta(id) > 0 && stage_mem[i] + prev_peak >= peak_mem {
-                    continue;
-                }
-                let c = cnt[i][ix(id)];
-                let done_before = |stage: usize, kind: u8| {
-                    at.get(c * p + stage)
-                        .is_some_and(|a| a[ix(kind)] > -1 && a[ix(kind)] < j as i64)
-                };
-                let can_move = match id {
-                    b'F' | b'B' if i > 0 => done_before(i - 1, id),
-                    b'B' => cnt[i][ix(b'f')] > c,
-                    b'f' | b'b' if i + 1 < p => done_before(i + 1, id),
-                    b'f' => cnt[i][ix(b'F')] > c,
-                    b'b' => cnt[i][ix(b'B')] > c,
-                    b'W' => cnt[i][ix(b'B')] > c,
-                    b'w' => cnt[i][ix(b'b')] > c,
-                    _ => true,
-                };
-                if !can_move {
-                    continue;
-                }
-                rows[i][j] = id;
-                rows[i][k] = b' ';
-                cnt[i][ix(id)] = c + 1;
-                if let Some(slot) = at.get_mut(c * p + i) {
-                    slot[ix(id)] = j as i64;
-                }
-                stage_mem[i] += delta(id);
-                break;
-            }
-        }
-    }
-}
-
 /// The rows as per-device ops: F/f forward of chunk 0/1, B/b backward of chunk 1/0, W/w
 /// their weight passes; micro-batches numbered per kind in slot order.
 fn to_schedule(input: &ScheduleInput, rows: &Rows) -> Schedule {
@@ -324,4 +299,48 @@ fn longest_span(s: &Schedule, input: &ScheduleInput) -> Option<f64> {
         span = span.max(last_w - t.start[d][first]);
     }
     Some(span)
+}
+
+/// Every building block `generate` tries for `p` devices (for tests of the steps).
+#[cfg(test)]
+pub(super) fn test_blocks(p: usize) -> Vec<Vec<[i64; 6]>> {
+    let mut out = Vec::new();
+    for pattern0 in starting_patterns() {
+        for (i0, &offset0) in OFFSETS.iter().enumerate() {
+            for &offset1 in &OFFSETS[..=i0] {
+                for len0 in 1..p {
+                    out.extend(building_block(pattern0, offset0, offset1, len0, p));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-sweep scorer gives the list-scheduling timer's span, to the bit, on every
+    /// candidate the search builds.
+    #[test]
+    fn the_sweep_scores_like_the_list_timer() {
+        let mut compared = 0;
+        for p in 2..7usize {
+            for m in [1usize, 2, 3, 5, 9, 14] {
+                for (f, b, w, comm) in [(1.0, 1.0, 1.0, 0.0), (1.3, 0.7, 1.9, 0.25)] {
+                    let input = ScheduleInput::uniform(p as u32, m as u32, 2, f, b, w, comm);
+                    let mut seen = HashMap::new();
+                    for block in test_blocks(p) {
+                        let (rows, _) = by_building_block(p, m, &block, 2 * p as i64, &mut seen);
+                        let Some(rows) = rows else { continue };
+                        let slow = longest_span(&to_schedule(&input, &rows), &input);
+                        assert_eq!(sweep_span(&rows, &input, m), slow, "p={p} m={m}");
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared > 500, "{compared}");
+    }
 }

@@ -13,25 +13,38 @@ const NAMES: &[u8; 6] = b"FfBbWw";
 /// The character of an idle slot in a row.
 pub(super) const EMPTY: u8 = b' ';
 
-/// Index of a pass character in `FfBbWw`.
+/// Index of a pass character in `FfBbWw` (anything else reads as `w`).
+#[inline]
 pub(super) fn ix(c: u8) -> usize {
-    match c {
-        b'F' => 0,
-        b'f' => 1,
-        b'B' => 2,
-        b'b' => 3,
-        b'W' => 4,
-        _ => 5,
-    }
+    usize::from(IX[usize::from(c)])
 }
 
-fn mem_delta(c: u8) -> i64 {
-    match c {
-        b'F' | b'f' => 1,
-        b'W' | b'w' => -1,
-        _ => 0,
+/// `ix` as a table over bytes.
+const IX: [u8; 256] = {
+    let mut t = [5u8; 256];
+    let mut k = 0;
+    while k < NAMES.len() {
+        t[NAMES[k] as usize] = k as u8;
+        k += 1;
     }
+    t
+};
+
+/// Change in held chunk-activations when a pass runs: +1 for F/f, -1 for W/w.
+#[inline]
+pub(super) fn mem_delta(c: u8) -> i64 {
+    i64::from(DELTA[usize::from(c)])
 }
+
+/// `mem_delta` as a table over bytes.
+const DELTA: [i8; 256] = {
+    let mut t = [0i8; 256];
+    t[b'F' as usize] = 1;
+    t[b'f' as usize] = 1;
+    t[b'W' as usize] = -1;
+    t[b'w' as usize] = -1;
+    t
+};
 
 /// Peak running activation count per device (F/f +1, W/w -1).
 pub(super) fn peaks(rows: &Rows) -> Vec<i64> {

@@ -69,8 +69,8 @@ pub struct Options {
     pub theme: Theme,
     /// Capture the mouse.
     pub mouse: bool,
-    /// The solver (the engine, or the fixture in tests).
-    pub solve: SolveFn,
+    /// The solver (the engine, cancellable, or the fixture in tests).
+    pub solve: worker::Solver,
     /// The sweep of the sweep view (the engine's, or the fixture in tests).
     pub sweep: sweep::SweepFn,
 }

@@ -2,6 +2,7 @@
 //! names, sizes and recompute times per block kind that the unit grid shows.
 
 use crate::anatomy::{Anatomy, BlockKind};
+use crate::cancel::Cancel;
 use crate::{Outcome, Scenario};
 
 /// The units of one block kind, in the block's unit order (the order of
@@ -37,6 +38,9 @@ impl Solved {
 /// A function that solves one scenario (the real engine, or a fixture in tests).
 pub type SolveFn = fn(&Scenario) -> Result<Solved, String>;
 
+/// A solver that gives up (with an error) once its token is cancelled.
+pub type CancellableSolveFn = fn(&Scenario, &Cancel) -> Result<Solved, String>;
+
 /// The unit tables of an anatomy, one per block kind.
 pub fn unit_tables(anatomy: &Anatomy) -> Vec<KindUnits> {
     [
@@ -60,7 +64,12 @@ pub fn unit_tables(anatomy: &Anatomy) -> Vec<KindUnits> {
 
 /// Solves with the real engine and collects the unit tables from the anatomy.
 pub fn engine_solve(scenario: &Scenario) -> Result<Solved, String> {
-    let outcome = crate::solve(scenario).map_err(|e| e.to_string())?;
+    engine_solve_cancellable(scenario, &Cancel::never())
+}
+
+/// [`engine_solve`] that stops early once `cancel` is set (what the TUI's worker runs).
+pub fn engine_solve_cancellable(scenario: &Scenario, cancel: &Cancel) -> Result<Solved, String> {
+    let outcome = crate::solve_cancellable(scenario, cancel).map_err(|e| e.to_string())?;
     let units = Anatomy::build(scenario)
         .map(|a| unit_tables(&a))
         .unwrap_or_default();

@@ -164,6 +164,8 @@ fn arm(watcher: &mut RecommendedWatcher, targets: &[Target], armed: &mut [bool])
                 if let Some(parent) = d.parent() {
                     let _ = watcher.watch(parent, RecursiveMode::NonRecursive);
                 }
+                // A stale watch (the folder was replaced) is dropped first.
+                let _ = watcher.unwatch(d);
                 d.is_dir() && watcher.watch(d, RecursiveMode::Recursive).is_ok()
             }
             Target::File(f) => f
@@ -217,11 +219,13 @@ pub fn start(
                 for (_, event_paths) in batch {
                     changed.extend(event_paths);
                 }
-                // A watched folder that was deleted and created again is watched again.
+                // A watched folder that was deleted and created again is watched again:
+                // it is gone now, or its parent reported an event for the folder itself
+                // (deleted and re-created within one batch).
                 for (t, done) in targets.iter().zip(armed.iter_mut()) {
                     if let Target::Dir(d) = t
                         && *done
-                        && !d.is_dir()
+                        && (!d.is_dir() || changed.contains(d))
                     {
                         *done = false;
                     }
@@ -338,5 +342,54 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Waits for a reload of `name` (other reloads are skipped).
+    fn wait_for(rx: &mpsc::Receiver<Reload>, name: &str) -> bool {
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
+            match rx.recv_timeout(left) {
+                Ok(Reload::Theme(p, _)) if p.ends_with(name) => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn a_deleted_and_recreated_config_folder_is_watched_again() {
+        let root = std::env::temp_dir().join(format!("pipescope-rearm-{}", std::process::id()));
+        let dir = root.join("pipescope");
+        let themes = dir.join("themes");
+        fs::create_dir_all(&themes).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let _handle = start(std::slice::from_ref(&dir), move |r| {
+            let _ = tx.send(r);
+        })
+        .unwrap();
+        let write = |name: &str, color: &str| {
+            let text = format!("name = \"{name}\"\n[colors]\nforward = \"{color}\"\n");
+            fs::write(themes.join(name), text).unwrap();
+        };
+        write("a.toml", "red");
+        assert!(wait_for(&rx, "a.toml"), "a change before any deletion");
+        // Deleted, noticed, then created again.
+        fs::remove_dir_all(&dir).unwrap();
+        thread::sleep(DEBOUNCE * 3);
+        fs::create_dir_all(&themes).unwrap();
+        write("b.toml", "blue");
+        assert!(wait_for(&rx, "b.toml"), "a file in the re-created folder");
+        write("b.toml", "green");
+        assert!(wait_for(&rx, "b.toml"), "an edit in the re-created folder");
+        // Deleted and created again within one debounce window.
+        fs::remove_dir_all(&dir).unwrap();
+        fs::create_dir_all(&themes).unwrap();
+        write("c.toml", "red");
+        assert!(wait_for(&rx, "c.toml"), "a file after a quick re-creation");
+        thread::sleep(DEBOUNCE * 3);
+        write("c.toml", "blue");
+        assert!(wait_for(&rx, "c.toml"), "an edit after a quick re-creation");
+        let _ = fs::remove_dir_all(&root);
     }
 }

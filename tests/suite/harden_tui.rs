@@ -4,131 +4,12 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::path::Path;
+use std::process::Command;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-const TIMEOUT: Duration = Duration::from_secs(20);
-
-struct Tmux {
-    socket: String,
-    session: String,
-}
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_pipescope")
-}
-
-impl Tmux {
-    /// Runs `program` (a shell word list, already quoted) with `env` in a new tmux server.
-    fn launch(program: &str, env: &[(&str, &str)]) -> Tmux {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let n = N.fetch_add(1, Ordering::SeqCst);
-        let t = Tmux {
-            socket: format!("pipescope-harden-{}-{n}", std::process::id()),
-            session: format!("h{n}"),
-        };
-        let mut cmd = String::from("env TERM=xterm-256color");
-        for (k, v) in env {
-            cmd.push_str(&format!(" {k}='{v}'"));
-        }
-        cmd.push(' ');
-        cmd.push_str(program);
-        let status = Command::new("tmux")
-            .args(["-L", &t.socket, "-f", "/dev/null", "new-session", "-d"])
-            .args(["-s", &t.session, "-x", "120", "-y", "40", &cmd])
-            .status()
-            .expect("tmux runs");
-        assert!(status.success(), "tmux new-session failed");
-        t
-    }
-
-    fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .output()
-            .expect("tmux");
-        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
-    }
-
-    fn capture(&self) -> String {
-        self.tmux(&["capture-pane", "-p", "-t", &self.session])
-    }
-
-    /// A pane variable (`alternate_on`, `cursor_flag`, `mouse_any_flag`, `pane_pid`, ...).
-    fn pane(&self, var: &str) -> String {
-        self.tmux(&[
-            "display-message",
-            "-p",
-            "-t",
-            &self.session,
-            &format!("#{{{var}}}"),
-        ])
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            self.tmux(&["send-keys", "-t", &self.session, k]);
-            sleep(Duration::from_millis(30));
-        }
-    }
-
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if pred(&screen) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < TIMEOUT,
-                "timed out waiting for {what}; screen:\n{screen}"
-            );
-            sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn wait_text(&self, text: &str) -> String {
-        self.wait_for(&format!("{text:?}"), |s| s.contains(text))
-    }
-
-    /// The terminal modes of the pane's tty, as `stty -a` reports them now.
-    fn stty(&self) -> String {
-        let tty = self.pane("pane_tty");
-        let out = Command::new("stty")
-            .args(["-a", "-F", &tty])
-            .output()
-            .expect("stty");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .stderr(Stdio::null())
-            .status();
-    }
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pipescope-h-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-/// Whether `stty -a` output shows canonical mode with echo and signals (not raw mode).
-fn cooked(stty: &str) -> bool {
-    let words: Vec<&str> = stty
-        .split(|c: char| c.is_whitespace() || c == ';')
-        .collect();
-    words.contains(&"icanon") && words.contains(&"echo") && words.contains(&"isig")
-}
+use crate::tmux_common::{TIMEOUT, Tmux, bin, cooked, skip_without_tmux, temp_dir};
 
 /// The state letter of process `pid` (`S` sleeping, `T` stopped, ...).
 fn proc_state(pid: &str) -> Option<char> {
@@ -180,15 +61,15 @@ micro_batches = 8
 ";
 
 fn write(path: &Path, text: &str) {
-    std::fs::write(path, text).expect("write");
+    crate::tmux_common::write(path, text);
 }
 
 #[test]
 fn a_touch_neither_reverts_an_edit_nor_starts_a_reload_loop() {
-    if crate::tui_e2e::skip_without_tmux() {
+    if skip_without_tmux() {
         return;
     }
-    let home = temp_dir("loop");
+    let home = temp_dir("h-loop");
     let project = home.join("project");
     std::fs::create_dir_all(&project).unwrap();
     let preset = project.join("mine.toml");
@@ -236,7 +117,7 @@ fn a_touch_neither_reverts_an_edit_nor_starts_a_reload_loop() {
 /// Starts the UI under a shell that records the tty's modes and tmux's screen state once
 /// the program has gone, then sends `signal` to the program.
 fn ends_restored(signal: &str) {
-    let home = temp_dir(&format!("sig-{signal}"));
+    let home = temp_dir(&format!("h-sig-{signal}"));
     let home_s = home.display().to_string();
     let stty = home.join("stty.txt");
     let t = Tmux::launch(
@@ -270,7 +151,7 @@ fn ends_restored(signal: &str) {
 
 #[test]
 fn sigterm_sighup_sigint_and_sigquit_restore_the_terminal() {
-    if crate::tui_e2e::skip_without_tmux() {
+    if skip_without_tmux() {
         return;
     }
     for signal in ["TERM", "HUP", "INT", "QUIT"] {
@@ -321,10 +202,10 @@ fn stopped_restored_then_back(t: &Tmux, pid: &str) {
 
 #[test]
 fn an_external_sigtstp_restores_and_sigcont_comes_back() {
-    if crate::tui_e2e::skip_without_tmux() {
+    if skip_without_tmux() {
         return;
     }
-    let home = temp_dir("tstp");
+    let home = temp_dir("h-tstp");
     let home_s = home.display().to_string();
     let (t, pid) = ui_under_bash(&[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")]);
     let status = Command::new("kill").args(["-TSTP", &pid]).status().unwrap();
@@ -335,10 +216,10 @@ fn an_external_sigtstp_restores_and_sigcont_comes_back() {
 
 #[test]
 fn ctrl_z_stops_without_running_a_program() {
-    if crate::tui_e2e::skip_without_tmux() {
+    if skip_without_tmux() {
         return;
     }
-    let home = temp_dir("ctrlz");
+    let home = temp_dir("h-ctrlz");
     let home_s = home.display().to_string();
     // A `kill` first on PATH that would leave a mark (and not stop anything).
     let fake = home.join("bin");

@@ -18,6 +18,7 @@ mod export_perfetto;
 mod export_svg;
 mod export_torchtitan;
 mod harden_bounds;
+mod harden_cancel;
 mod harden_files;
 mod harden_props;
 mod harden_small;
@@ -48,6 +49,8 @@ mod search_zb;
 mod search_zbv;
 mod sweep_cli;
 mod sweep_exact;
+#[cfg(feature = "tui")]
+mod tmux_common;
 #[cfg(feature = "tui")]
 mod tui_common;
 #[cfg(feature = "tui")]

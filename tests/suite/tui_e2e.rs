@@ -1,201 +1,15 @@
-//! End to end: runs the built binary in a real terminal (a private tmux server), presses
-//! keys and reads the screen back with `capture-pane`, polling with a timeout. Skipped (with
-//! a message) where tmux is not installed, except under CI (`CI` set), where that fails.
-//! Each test uses its own tmux socket and session, killed on drop even when an assertion
-//! fails.
+//! End to end: runs the built binary in a real terminal (a private tmux server, driven by
+//! `tmux_common`), presses keys and reads the screen back. Skipped (with a message) where
+//! tmux is not installed, except under CI (`CI` set), where that fails.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-const TIMEOUT: Duration = Duration::from_secs(20);
-
-struct Tmux {
-    socket: String,
-    session: String,
-}
-
-fn have_tmux() -> bool {
-    Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// Whether a test without tmux should skip (`Ok(true)`), run (`Ok(false)`) or fail: under
-/// CI (`ci`, the `CI` variable set) a missing tmux is an error, so that a broken install step
-/// cannot hide behind skipped tests.
-fn skip_decision(have_tmux: bool, ci: bool) -> Result<bool, &'static str> {
-    match (have_tmux, ci) {
-        (true, _) => Ok(false),
-        (false, false) => Ok(true),
-        (false, true) => {
-            Err("tmux is not installed but CI is set: install tmux for the end-to-end tests")
-        }
-    }
-}
-
-/// True (with a message) where tmux is missing outside CI; panics where it is missing in CI.
-pub(crate) fn skip_without_tmux() -> bool {
-    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
-    match skip_decision(have_tmux(), ci) {
-        Ok(true) => {
-            eprintln!("tmux not installed: skipping the end-to-end test");
-            true
-        }
-        Ok(false) => false,
-        Err(e) => panic!("{e}"),
-    }
-}
-
-#[test]
-fn a_missing_tmux_skips_locally_and_fails_in_ci() {
-    assert_eq!(skip_decision(true, false), Ok(false));
-    assert_eq!(skip_decision(true, true), Ok(false));
-    assert_eq!(skip_decision(false, false), Ok(true));
-    assert!(skip_decision(false, true).is_err());
-}
-
-impl Tmux {
-    /// Starts the binary with `args` and `env` in a fresh tmux server of `w`x`h`.
-    fn start(args: &[&str], env: &[(&str, &str)], w: u16, h: u16) -> Tmux {
-        let mut program = format!("'{}'", env!("CARGO_BIN_EXE_pipescope"));
-        for a in args {
-            program.push_str(&format!(" '{a}'"));
-        }
-        Self::launch(&program, env, w, h)
-    }
-
-    /// Starts a shell command line (which runs the binary itself) in a fresh tmux server.
-    fn start_shell(line: &str, env: &[(&str, &str)]) -> Tmux {
-        Self::launch(&format!("sh -c \"{line}\""), env, 120, 40)
-    }
-
-    /// Runs `program` (already quoted) with `env` in a new tmux server and session.
-    fn launch(program: &str, env: &[(&str, &str)], w: u16, h: u16) -> Tmux {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let n = N.fetch_add(1, Ordering::SeqCst);
-        let socket = format!("pipescope-e2e-{}-{n}", std::process::id());
-        let t = Tmux {
-            socket,
-            session: format!("e2e{n}"),
-        };
-        let mut cmd = String::from("env TERM=xterm-256color");
-        for (k, v) in env {
-            cmd.push_str(&format!(" {k}='{v}'"));
-        }
-        cmd.push(' ');
-        cmd.push_str(program);
-        let status = Command::new("tmux")
-            .args([
-                "-L",
-                &t.socket,
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-s",
-                &t.session,
-            ])
-            .args(["-x", &w.to_string(), "-y", &h.to_string(), &cmd])
-            .status()
-            .expect("tmux runs");
-        assert!(status.success(), "tmux new-session failed");
-        t
-    }
-
-    fn capture(&self) -> String {
-        let out = Command::new("tmux")
-            .args([
-                "-L",
-                &self.socket,
-                "capture-pane",
-                "-p",
-                "-t",
-                &self.session,
-            ])
-            .output()
-            .expect("tmux capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Sends tmux key names (`j`, `Enter`, `C-c`, ...).
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            let status = Command::new("tmux")
-                .args(["-L", &self.socket, "send-keys", "-t", &self.session, k])
-                .status()
-                .expect("tmux send-keys");
-            assert!(status.success());
-            sleep(Duration::from_millis(30));
-        }
-    }
-
-    /// Sends tmux key names in one command, so that they arrive together.
-    fn burst(&self, keys: &[&str]) {
-        let mut args = vec!["-L", &self.socket, "send-keys", "-t", &self.session];
-        args.extend_from_slice(keys);
-        let status = Command::new("tmux")
-            .args(&args)
-            .status()
-            .expect("tmux send-keys");
-        assert!(status.success());
-    }
-
-    /// Polls the screen until `pred` holds; panics with the last screen after the timeout.
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if pred(&screen) {
-                return screen;
-            }
-            if start.elapsed() > TIMEOUT {
-                panic!("timed out waiting for {what}; screen:\n{screen}");
-            }
-            sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn wait_text(&self, text: &str) -> String {
-        self.wait_for(&format!("{text:?}"), |s| s.contains(text))
-    }
-
-    fn alive(&self) -> bool {
-        Command::new("tmux")
-            .args(["-L", &self.socket, "has-session", "-t", &self.session])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .stderr(Stdio::null())
-            .status();
-    }
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pipescope-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-fn write(path: &Path, text: &str) {
-    if let Some(d) = path.parent() {
-        std::fs::create_dir_all(d).expect("mkdir");
-    }
-    std::fs::write(path, text).expect("write");
-}
+use crate::tmux_common::{TIMEOUT, Tmux, cooked, temp_dir, write};
 
 /// The UI on the fixture solver at 120x40, with a fresh config folder (returned for clean-up).
 fn fixture_ui(tag: &str) -> (Tmux, PathBuf) {
@@ -212,7 +26,7 @@ fn fixture_ui(tag: &str) -> (Tmux, PathBuf) {
 
 #[test]
 fn keys_change_stages_and_micro_batches_and_the_screen_follows() {
-    if skip_without_tmux() {
+    if crate::tmux_common::skip_without_tmux() {
         return;
     }
     let (t, home) = fixture_ui("e2e-keys");
@@ -253,7 +67,7 @@ fn keys_change_stages_and_micro_batches_and_the_screen_follows() {
 
 #[test]
 fn the_lesson_steps_through_the_schedules_and_follows_p_and_m() {
-    if skip_without_tmux() {
+    if crate::tmux_common::skip_without_tmux() {
         return;
     }
     let (t, home) = fixture_ui("e2e-lesson");
@@ -284,7 +98,7 @@ fn the_lesson_steps_through_the_schedules_and_follows_p_and_m() {
 
 #[test]
 fn compare_pins_a_and_shows_b_edits_against_it() {
-    if skip_without_tmux() {
+    if crate::tmux_common::skip_without_tmux() {
         return;
     }
     let (t, home) = fixture_ui("e2e-compare");
@@ -306,7 +120,7 @@ fn compare_pins_a_and_shows_b_edits_against_it() {
 
 #[test]
 fn a_burst_of_edits_ends_solved_with_the_last_edit_shown() {
-    if skip_without_tmux() {
+    if crate::tmux_common::skip_without_tmux() {
         return;
     }
     let (t, home) = fixture_ui("e2e-burst");
@@ -329,7 +143,7 @@ fn a_burst_of_edits_ends_solved_with_the_last_edit_shown() {
 
 #[test]
 fn theme_file_edits_reload_and_errors_show_with_their_location() {
-    if skip_without_tmux() {
+    if crate::tmux_common::skip_without_tmux() {
         return;
     }
     let home = temp_dir("e2e-theme");
@@ -371,7 +185,7 @@ strategy = \"adapipe\"
 
 #[test]
 fn preset_file_edits_reload_and_a_broken_file_keeps_the_last_good_one() {
-    if skip_without_tmux() {
+    if crate::tmux_common::skip_without_tmux() {
         return;
     }
     let home = temp_dir("e2e-preset");
@@ -430,17 +244,9 @@ fn without_a_terminal_it_refuses_and_points_to_plan_and_simulate() {
     assert!(out.stdout.is_empty());
 }
 
-/// Whether `stty -a` output shows canonical mode with echo (not raw mode).
-fn cooked(stty: &str) -> bool {
-    let words: Vec<&str> = stty
-        .split(|c: char| c.is_whitespace() || c == ';')
-        .collect();
-    words.contains(&"icanon") && words.contains(&"echo") && words.contains(&"isig")
-}
-
 #[test]
 fn a_panic_and_ctrl_c_leave_the_terminal_restored() {
-    if skip_without_tmux() {
+    if crate::tmux_common::skip_without_tmux() {
         return;
     }
     let home = temp_dir("e2e-panic");
