@@ -4,11 +4,6 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::thread::sleep;
-use std::time::{Duration, Instant};
-
 use insta::assert_snapshot;
 use pipescope::tui::action::{Action, Effect};
 use pipescope::tui::app::App;
@@ -17,6 +12,7 @@ use pipescope::tui::sweep::{SweepEvent, SweepInputs};
 use pipescope::tui::theme::Theme;
 use pipescope::tui::update::update;
 
+use crate::tmux_common::{Tmux, skip_without_tmux, temp_dir};
 use crate::tui_common::{act, render, solved_app};
 
 /// The sweep job of `effects`, if one was asked for.
@@ -214,83 +210,15 @@ fn help_scrolls_to_its_end_at_80x24() {
 
 // ---- end to end in tmux ----
 
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(env: &[(&str, &str)], w: u16, h: u16) -> Tmux {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let n = N.fetch_add(1, Ordering::SeqCst);
-        let t = Tmux {
-            socket: format!("pipescope-sweep-{}-{n}", std::process::id()),
-        };
-        let mut cmd = String::from("env TERM=xterm-256color");
-        for (k, v) in env {
-            cmd.push_str(&format!(" {k}='{v}'"));
-        }
-        cmd.push_str(&format!(" '{}'", env!("CARGO_BIN_EXE_pipescope")));
-        let status = Command::new("tmux")
-            .args(["-L", &t.socket, "-f", "/dev/null", "new-session", "-d"])
-            .args(["-s", "s", "-x", &w.to_string(), "-y", &h.to_string(), &cmd])
-            .status()
-            .expect("tmux runs");
-        assert!(status.success());
-        t
-    }
-
-    fn capture(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p", "-t", "s"])
-            .output()
-            .expect("capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            let ok = Command::new("tmux")
-                .args(["-L", &self.socket, "send-keys", "-t", "s", k])
-                .status()
-                .expect("send-keys");
-            assert!(ok.success());
-            sleep(Duration::from_millis(40));
-        }
-    }
-
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if pred(&screen) {
-                return screen;
-            }
-            if start.elapsed() > Duration::from_secs(20) {
-                panic!("timed out waiting for {what}; screen:\n{screen}");
-            }
-            sleep(Duration::from_millis(30));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .stderr(Stdio::null())
-            .status();
-    }
-}
-
 #[test]
 fn in_tmux_the_sweep_runs_is_cancelled_by_an_edit_and_enter_loads_a_configuration() {
-    if crate::tui_e2e::skip_without_tmux() {
+    if skip_without_tmux() {
         return;
     }
-    let home = std::env::temp_dir().join(format!("pipescope-sweep-e2e-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&home);
+    let home = temp_dir("sweep-e2e");
     let home_s = home.display().to_string();
     let t = Tmux::start(
+        &[],
         &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
         120,
         40,
