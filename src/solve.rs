@@ -14,6 +14,10 @@ use crate::sim::{self, SimError, Simulation};
 
 mod job;
 mod report;
+mod schedules;
+
+pub(crate) use schedules::ScheduleMemo;
+use schedules::order_ignores_durations;
 
 /// Why a scenario could not be solved (invalid input; infeasibility is not an error).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -52,7 +56,7 @@ pub(crate) struct PlannedRun {
 /// [`solve`] with a given anatomy (no clock): the outcome with `solve_time_s = 0`.
 pub fn solve_with(scenario: &Scenario, anatomy: &Anatomy) -> Result<Outcome, SolveError> {
     let kind = scenario.plan.schedule;
-    let main = run(scenario, anatomy, kind, scenario.plan.strategy)?;
+    let main = run(scenario, anatomy, kind, scenario.plan.strategy, None)?;
     let baseline = if kind == ScheduleKind::OneFOneB
         && scenario.plan.strategy == Strategy::Full
         && !scenario.plan.overlap_recompute
@@ -61,7 +65,7 @@ pub fn solve_with(scenario: &Scenario, anatomy: &Anatomy) -> Result<Outcome, Sol
     } else {
         let mut base = scenario.clone();
         base.plan.overlap_recompute = false;
-        run(&base, anatomy, ScheduleKind::OneFOneB, Strategy::Full)?
+        run(&base, anatomy, ScheduleKind::OneFOneB, Strategy::Full, None)?
             .simulation
             .makespan
     };
@@ -70,16 +74,19 @@ pub fn solve_with(scenario: &Scenario, anatomy: &Anatomy) -> Result<Outcome, Sol
 
 /// [`solve_with`] without the baseline run (1F1B, full recomputation): the outcome's
 /// `baseline_iteration_time_s` and `speedup` are NaN, everything else is as `solve_with`'s.
-/// For sweeps, which rank by iteration time and memory and need no baseline.
+/// For sweeps, which rank by iteration time and memory and need no baseline; `memo` shares
+/// generated schedules between their solves (the outcome is the same without it).
 pub(crate) fn solve_without_baseline(
     scenario: &Scenario,
     anatomy: &Anatomy,
+    memo: Option<&ScheduleMemo>,
 ) -> Result<Outcome, SolveError> {
     let main = run(
         scenario,
         anatomy,
         scenario.plan.schedule,
         scenario.plan.strategy,
+        memo,
     )?;
     Ok(report::outcome(scenario, anatomy, main, f64::NAN))
 }
@@ -159,12 +166,26 @@ fn peaks(anatomy: &Anatomy, plan: &Plan, schedule: &Schedule) -> Vec<u64> {
         .collect()
 }
 
-/// Schedule, plan and simulation of one (schedule, strategy) pair.
+/// `schedule::generate`, from `memo` when there is one.
+fn generate(
+    memo: Option<&ScheduleMemo>,
+    kind: ScheduleKind,
+    input: &ScheduleInput,
+) -> Result<Schedule, ScheduleError> {
+    match memo {
+        Some(m) => m.generate(kind, input),
+        None => schedule::generate(kind, input),
+    }
+}
+
+/// Schedule, plan and simulation of one (schedule, strategy) pair (generated schedules
+/// from `memo` when there is one).
 pub(crate) fn run(
     scenario: &Scenario,
     anatomy: &Anatomy,
     kind: ScheduleKind,
     strategy: Strategy,
+    memo: Option<&ScheduleMemo>,
 ) -> Result<PlannedRun, SolveError> {
     let p = scenario.parallel.pp;
     let m = scenario.batch.micro_batches;
@@ -214,7 +235,7 @@ pub(crate) fn run(
         None
     };
     let input = schedule_input(scenario, (p, v), durations, max_comm, offload_cost);
-    let sched = schedule::generate(kind, &input)?;
+    let sched = generate(memo, kind, &input)?;
     req.stage_of = sched.placement.stage_map(sched.p, sched.v);
     req.comm_s = boundary_comm(scenario, anatomy, &sched);
     req.strategy = strategy;
@@ -233,7 +254,8 @@ pub(crate) fn run(
     let mut best: Option<PlannedRun> = None;
     for &scale in scales {
         req.offload_scale = scale;
-        let Some(mut solved) = plan_and_simulate(&mut req, anatomy, scenario, &sched, opts)? else {
+        let Some(mut solved) = plan_and_simulate(&mut req, anatomy, scenario, &sched, opts, memo)?
+        else {
             continue;
         };
         if scale < 1.0 {
@@ -289,6 +311,7 @@ fn plan_and_simulate(
     scenario: &Scenario,
     first_sched: &Schedule,
     opts: SimOptions,
+    memo: Option<&ScheduleMemo>,
 ) -> Result<Option<PlannedRun>, SolveError> {
     let budget = req.budget_bytes;
     let kind = first_sched.kind;
@@ -314,13 +337,15 @@ fn plan_and_simulate(
         }
         plans = planner::plan(req, keep).unwrap_or_default();
     }
+    // Kinds whose order ignores the durations would regenerate the same order.
     if kind.uses_durations()
+        && !order_ignores_durations(kind)
         && let Some(best) = plans.first()
     {
         let durations = plan_durations(anatomy, best, &req.comm_s, req.m);
         let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
         let input = schedule_input(scenario, (sched.p, sched.v), durations, max_comm, None);
-        if let Ok(again) = schedule::generate(kind, &input) {
+        if let Ok(again) = generate(memo, kind, &input) {
             let before = peaks(anatomy, best, &sched);
             let after = peaks(anatomy, best, &again);
             if after
@@ -445,7 +470,7 @@ mod tests {
         let base = Catalog::builtin().scenario("gpt3-175b-16k").unwrap();
         for strategy in [Strategy::Offload, Strategy::Unified] {
             let anatomy = Anatomy::build(&base).unwrap();
-            let solved = run(&base, &anatomy, ScheduleKind::OneFOneB, strategy).unwrap();
+            let solved = run(&base, &anatomy, ScheduleKind::OneFOneB, strategy, None).unwrap();
             assert!(
                 solved
                     .plan
