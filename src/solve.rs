@@ -13,8 +13,11 @@ use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, S
 use crate::sim::{self, SimError, Simulation};
 
 mod job;
+mod peak;
 mod report;
 mod schedules;
+
+pub(crate) use peak::fixed_peak_bytes;
 
 pub(crate) use schedules::ScheduleMemo;
 use schedules::order_ignores_durations;

@@ -14,7 +14,7 @@ use super::front::{self, Incumbents, Point};
 use super::{Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate};
 use crate::anatomy::Anatomy;
 use crate::scenario::Scenario;
-use crate::solve::{ScheduleMemo, solve_without_baseline};
+use crate::solve::{ScheduleMemo, fixed_peak_bytes, solve_without_baseline};
 
 use crate::scenario::GIB;
 
@@ -100,6 +100,7 @@ struct Job<'a> {
     anatomies: &'a [Result<Anatomy, String>],
     groups: &'a [usize],
     tokens: f64,
+    budget: u64,
     exhaustive: bool,
     progress: &'a (dyn Fn(usize, usize) + Sync),
     cancel: &'a AtomicBool,
@@ -132,23 +133,9 @@ impl Job<'_> {
             let Some(&i) = self.order.get(n) else {
                 return;
             };
-            let row = &self.rows[i];
-            let bound = Point {
-                time_s: row.time_bound_s,
-                peak_bytes: row.memory_bound_bytes,
-                gpus: row.config.gpus,
-            };
-            let wanted = self.exhaustive
-                || shared
-                    .incumbents
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .can_enter(&bound);
             let solved = match &self.anatomies[self.groups[i]] {
-                Ok(anatomy) if wanted => {
-                    Some(evaluate(self.base, anatomy, row, self.tokens, &shared.memo))
-                }
-                _ => None,
+                Ok(anatomy) => self.decide(&self.rows[i], anatomy, shared),
+                Err(_) => None,
             };
             if let Some(r) = solved.as_ref().filter(|r| r.feasible()) {
                 shared
@@ -167,6 +154,51 @@ impl Job<'_> {
             }
             done.1 += 1;
             (self.progress)(done.1, total);
+        }
+    }
+}
+
+impl Job<'_> {
+    /// One candidate: its memory peak where it is known without a solve (a fixed strategy on
+    /// a schedule whose order reads no durations), which rules it out when it exceeds the
+    /// budget and tightens its memory bound otherwise; then a full solve when it can still
+    /// enter the answer. The new row, or `None` when it stays as it was.
+    fn decide(&self, row: &Row, anatomy: &Anatomy, shared: &Shared) -> Option<Row> {
+        let scenario = scenario_for(self.base, &row.config);
+        let mut row = row.clone();
+        let known = fixed_peak_bytes(&scenario, anatomy, Some(&shared.memo));
+        if let Some(peak) = known {
+            row.memory_bound_bytes = row.memory_bound_bytes.max(peak);
+            if !self.exhaustive && peak > self.budget {
+                row.status = Status::DoesNotFit(format!(
+                    "peaks at {:.1} GiB (its plan and op order are fixed), budget {:.1} GiB",
+                    peak as f64 / GIB,
+                    self.budget as f64 / GIB
+                ));
+                return Some(row);
+            }
+        }
+        let bound = Point {
+            time_s: row.time_bound_s,
+            peak_bytes: row.memory_bound_bytes,
+            gpus: row.config.gpus,
+        };
+        let wanted = self.exhaustive
+            || shared
+                .incumbents
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .can_enter(&bound);
+        if wanted {
+            Some(evaluate(
+                self.base,
+                anatomy,
+                &row,
+                self.tokens,
+                &shared.memo,
+            ))
+        } else {
+            known.map(|_| row)
         }
     }
 }
@@ -254,6 +286,7 @@ pub fn sweep(
         anatomies: &anatomies,
         groups: &groups,
         tokens,
+        budget,
         exhaustive: options.exhaustive,
         progress,
         cancel,
