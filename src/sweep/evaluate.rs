@@ -1,6 +1,7 @@
 //! The sweep itself: one scenario per configuration, one anatomy per layout group, bounds
 //! for all, then full solves in order of the time bound, skipping (with `exhaustive` off)
-//! those that proven bounds keep out of both the ranked list and the front.
+//! those that proven bounds (the fixed strategies' exact peak among them) keep out of both
+//! the ranked list and the front.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
