@@ -7,8 +7,8 @@
 //! The key is the whole [`ScheduleInput`] (durations and transfer time as exact bit
 //! patterns), except for the kinds whose order does not read the durations
 //! ([`order_ignores_durations`]): for those only the sizes matter, so one V-Half order serves
-//! every configuration with the same `p` and `m`. The memo keeps at most
-//! [`ScheduleMemo::MAX_OPS`] ops in all and forgets the oldest entries first.
+//! every configuration with the same `p` and `m`. Those are kept for the memo's life; the
+//! others are kept up to [`ScheduleMemo::MAX_OPS`] ops in all, the oldest forgotten first.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -84,7 +84,8 @@ pub struct ScheduleMemo {
 }
 
 impl ScheduleMemo {
-    /// Most ops kept over all stored schedules (about 100 MB).
+    /// Most ops kept over the stored schedules whose order reads the durations (about
+    /// 100 MB).
     pub const MAX_OPS: usize = 8_000_000;
 
     /// `schedule::generate(kind, input)`, from the memo when the same input was generated
@@ -113,6 +114,12 @@ impl ScheduleMemo {
         if ops <= Self::MAX_OPS / 4 {
             let mut store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
             if !store.map.contains_key(&key) {
+                // Orders that ignore the durations are few (one per kind, p and m) and asked
+                // for again and again: they are never forgotten.
+                if order_ignores_durations(kind) {
+                    store.map.insert(key, Arc::new(made.clone()));
+                    return made;
+                }
                 while store.ops + ops > Self::MAX_OPS {
                     let Some(old) = store.order.pop_front() else {
                         break;
