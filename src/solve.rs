@@ -14,7 +14,14 @@ use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, S
 use crate::sim::{self, SimError, Simulation};
 
 mod job;
+mod peak;
 mod report;
+mod schedules;
+
+pub(crate) use peak::fixed_peak_bytes;
+
+pub(crate) use schedules::ScheduleMemo;
+use schedules::order_ignores_durations;
 
 /// Why a scenario could not be solved (invalid input; infeasibility is not an error).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -72,7 +79,14 @@ fn solve_with_cancel(
     cancel: &Cancel,
 ) -> Result<Outcome, SolveError> {
     let kind = scenario.plan.schedule;
-    let main = run(scenario, anatomy, kind, scenario.plan.strategy, cancel)?;
+    let main = run(
+        scenario,
+        anatomy,
+        kind,
+        scenario.plan.strategy,
+        cancel,
+        None,
+    )?;
     let baseline = if kind == ScheduleKind::OneFOneB
         && scenario.plan.strategy == Strategy::Full
         && !scenario.plan.overlap_recompute
@@ -87,6 +101,7 @@ fn solve_with_cancel(
             ScheduleKind::OneFOneB,
             Strategy::Full,
             cancel,
+            None,
         )?
         .simulation
         .makespan
@@ -96,10 +111,12 @@ fn solve_with_cancel(
 
 /// [`solve_with`] without the baseline run (1F1B, full recomputation): the outcome's
 /// `baseline_iteration_time_s` and `speedup` are NaN, everything else is as `solve_with`'s.
-/// For sweeps, which rank by iteration time and memory and need no baseline.
+/// For sweeps, which rank by iteration time and memory and need no baseline; `memo` shares
+/// generated schedules between their solves (the outcome is the same without it).
 pub(crate) fn solve_without_baseline(
     scenario: &Scenario,
     anatomy: &Anatomy,
+    memo: Option<&ScheduleMemo>,
 ) -> Result<Outcome, SolveError> {
     let main = run(
         scenario,
@@ -107,6 +124,7 @@ pub(crate) fn solve_without_baseline(
         scenario.plan.schedule,
         scenario.plan.strategy,
         &Cancel::never(),
+        memo,
     )?;
     Ok(report::outcome(scenario, anatomy, main, f64::NAN))
 }
@@ -186,13 +204,28 @@ fn peaks(anatomy: &Anatomy, plan: &Plan, schedule: &Schedule) -> Vec<u64> {
         .collect()
 }
 
-/// Schedule, plan and simulation of one (schedule, strategy) pair.
+/// `schedule::generate`, from `memo` when there is one.
+fn generate(
+    memo: Option<&ScheduleMemo>,
+    kind: ScheduleKind,
+    input: &ScheduleInput,
+    cancel: &Cancel,
+) -> Result<Schedule, ScheduleError> {
+    match memo {
+        Some(m) => m.generate(kind, input),
+        None => schedule::generate_cancellable(kind, input, cancel),
+    }
+}
+
+/// Schedule, plan and simulation of one (schedule, strategy) pair (generated schedules
+/// from `memo` when there is one).
 pub(crate) fn run(
     scenario: &Scenario,
     anatomy: &Anatomy,
     kind: ScheduleKind,
     strategy: Strategy,
     cancel: &Cancel,
+    memo: Option<&ScheduleMemo>,
 ) -> Result<PlannedRun, SolveError> {
     let p = scenario.parallel.pp;
     let m = scenario.batch.micro_batches;
@@ -242,7 +275,7 @@ pub(crate) fn run(
         None
     };
     let input = schedule_input(scenario, (p, v), durations, max_comm, offload_cost);
-    let sched = schedule::generate_cancellable(kind, &input, cancel)?;
+    let sched = generate(memo, kind, &input, cancel)?;
     req.stage_of = sched.placement.stage_map(sched.p, sched.v);
     req.comm_s = boundary_comm(scenario, anatomy, &sched);
     req.strategy = strategy;
@@ -263,7 +296,7 @@ pub(crate) fn run(
         req.offload_scale = scale;
         cancel.check()?;
         let Some(mut solved) =
-            plan_and_simulate(&mut req, anatomy, scenario, &sched, opts, cancel)?
+            plan_and_simulate(&mut req, anatomy, scenario, &sched, opts, cancel, memo)?
         else {
             continue;
         };
@@ -321,6 +354,7 @@ fn plan_and_simulate(
     first_sched: &Schedule,
     opts: SimOptions,
     cancel: &Cancel,
+    memo: Option<&ScheduleMemo>,
 ) -> Result<Option<PlannedRun>, SolveError> {
     let budget = req.budget_bytes;
     let kind = first_sched.kind;
@@ -347,14 +381,16 @@ fn plan_and_simulate(
         cancel.check()?;
         plans = planner::plan(req, keep).unwrap_or_default();
     }
+    // Kinds whose order ignores the durations would regenerate the same order.
     if kind.uses_durations()
+        && !order_ignores_durations(kind)
         && let Some(best) = plans.first()
     {
         let durations = plan_durations(anatomy, best, &req.comm_s, req.m);
         let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
         let input = schedule_input(scenario, (sched.p, sched.v), durations, max_comm, None);
         cancel.check()?;
-        let again = match schedule::generate_cancellable(kind, &input, cancel) {
+        let again = match generate(memo, kind, &input, cancel) {
             Err(ScheduleError::Cancelled(c)) => return Err(c.into()),
             again => again,
         };
@@ -490,6 +526,7 @@ mod tests {
                 ScheduleKind::OneFOneB,
                 strategy,
                 &Cancel::never(),
+                None,
             )
             .unwrap();
             assert!(

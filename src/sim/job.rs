@@ -106,22 +106,33 @@ pub struct JobTimes {
     pub devices: Vec<TimeBreakdown>,
 }
 
-/// End of the gradient reduction of one device whose pipeline part ends at `pipeline_end`.
-fn grad_end(sim: &Simulation, device: u32, job: &DeviceJob, costs: &JobCosts, end: f64) -> f64 {
-    if !costs.overlap_grad_reduce || job.grad_reduce_s <= 0.0 {
-        return end + job.grad_reduce_s;
-    }
-    let last = costs.m.saturating_sub(1);
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+/// Per device, the first start and the last end of the last micro-batch's backward work
+/// (B, W, fused backward, recomputation) on its compute lane (infinite where there is none):
+/// one pass over the timeline for all devices.
+fn last_backward_windows(sim: &Simulation, last: u32, p: usize) -> Vec<(f64, f64)> {
+    let mut out = vec![(f64::INFINITY, f64::NEG_INFINITY); p];
     for s in &sim.timeline.spans {
         let backward = matches!(
             s.kind,
             SpanKind::B | SpanKind::W | SpanKind::BW | SpanKind::R
         );
-        if s.device == device && s.lane == Lane::Compute && backward && s.micro_batch == last {
-            lo = lo.min(s.start);
-            hi = hi.max(s.end);
+        if s.lane == Lane::Compute
+            && backward
+            && s.micro_batch == last
+            && let Some(w) = out.get_mut(s.device as usize)
+        {
+            w.0 = w.0.min(s.start);
+            w.1 = w.1.max(s.end);
         }
+    }
+    out
+}
+
+/// End of the gradient reduction of one device whose pipeline part ends at `pipeline_end`;
+/// `(lo, hi)` is the window of its last micro-batch's backward work.
+fn grad_end(job: &DeviceJob, costs: &JobCosts, end: f64, (lo, hi): (f64, f64)) -> f64 {
+    if !costs.overlap_grad_reduce || job.grad_reduce_s <= 0.0 {
+        return end + job.grad_reduce_s;
     }
     if !(lo.is_finite() && hi.is_finite()) {
         return end + job.grad_reduce_s;
@@ -149,8 +160,13 @@ pub fn finish(sim: &mut Simulation, costs: &JobCosts) {
     }
     let none = DeviceJob::default();
     let job_of = |d: usize| costs.devices.get(d).unwrap_or(&none);
+    let windows = if costs.overlap_grad_reduce {
+        last_backward_windows(sim, costs.m.saturating_sub(1), p)
+    } else {
+        vec![(f64::INFINITY, f64::NEG_INFINITY); p]
+    };
     let grads: Vec<f64> = (0..p)
-        .map(|d| grad_end(sim, d as u32, job_of(d), costs, pipeline_end[d]))
+        .map(|d| grad_end(job_of(d), costs, pipeline_end[d], windows[d]))
         .collect();
     // The tied pair starts its all-reduce when both have reduced their gradients.
     let tied_start = (0..p)

@@ -1,9 +1,11 @@
 //! The sweep itself: one scenario per configuration, one anatomy per layout group, bounds
 //! for all, then full solves in order of the time bound, skipping (with `exhaustive` off)
-//! those that proven bounds keep out of both the ranked list and the front.
+//! those that proven bounds (the fixed strategies' exact peak among them) keep out of both
+//! the ranked list and the front.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -13,7 +15,7 @@ use super::front::{self, Incumbents, Point};
 use super::{Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate};
 use crate::anatomy::Anatomy;
 use crate::scenario::Scenario;
-use crate::solve::solve_without_baseline;
+use crate::solve::{ScheduleMemo, fixed_peak_bytes, solve_without_baseline};
 
 use crate::scenario::GIB;
 
@@ -56,13 +58,19 @@ fn unsolved(config: Config, b: Bounds, status: Status) -> Row {
     }
 }
 
-/// Solves one configuration in full.
-fn evaluate(base: &Scenario, anatomy: &Anatomy, row: &Row, tokens: f64) -> Row {
+/// Solves one configuration in full (generated schedules shared through `memo`).
+fn evaluate(
+    base: &Scenario,
+    anatomy: &Anatomy,
+    row: &Row,
+    tokens: f64,
+    memo: &ScheduleMemo,
+) -> Row {
     let scenario = scenario_for(base, &row.config);
     let mut out = row.clone();
     out.solved = true;
     let start = Instant::now();
-    let result = solve_without_baseline(&scenario, anatomy);
+    let result = solve_without_baseline(&scenario, anatomy, Some(memo));
     out.solve_time_s = start.elapsed().as_secs_f64();
     match result {
         Ok(o) => {
@@ -84,9 +92,122 @@ fn evaluate(base: &Scenario, anatomy: &Anatomy, row: &Row, tokens: f64) -> Row {
     out
 }
 
+/// What the workers read.
+struct Job<'a> {
+    base: &'a Scenario,
+    rows: &'a [Row],
+    /// Candidates, best time bound first.
+    order: &'a [usize],
+    anatomies: &'a [Result<Anatomy, String>],
+    groups: &'a [usize],
+    tokens: f64,
+    budget: u64,
+    exhaustive: bool,
+    progress: &'a (dyn Fn(usize, usize) + Sync),
+    cancel: &'a AtomicBool,
+}
+
+/// What the workers share: the incumbents, the solved rows with the count of candidates
+/// done, the next candidate, whether the sweep was cancelled, and the schedules generated.
+struct Shared {
+    incumbents: Mutex<Incumbents>,
+    solved: Mutex<(Vec<(usize, Row)>, usize)>,
+    next: AtomicUsize,
+    cancelled: AtomicBool,
+    memo: ScheduleMemo,
+}
+
+impl Job<'_> {
+    /// Takes candidates in order until none is left (or the sweep is cancelled): each one
+    /// that can still enter the ranked list or the front (all of them when exhaustive) is
+    /// solved and, when feasible, joins the incumbents. Whether a candidate can enter is
+    /// decided from the incumbents at that moment; a candidate is skipped only when solved
+    /// ones already keep it out, so the answer does not depend on the order of the workers.
+    fn work(&self, shared: &Shared) {
+        let total = self.order.len();
+        loop {
+            if self.cancel.load(Ordering::Relaxed) {
+                shared.cancelled.store(true, Ordering::Relaxed);
+                return;
+            }
+            let n = shared.next.fetch_add(1, Ordering::Relaxed);
+            let Some(&i) = self.order.get(n) else {
+                return;
+            };
+            let solved = match &self.anatomies[self.groups[i]] {
+                Ok(anatomy) => self.decide(&self.rows[i], anatomy, shared),
+                Err(_) => None,
+            };
+            if let Some(r) = solved.as_ref().filter(|r| r.feasible()) {
+                shared
+                    .incumbents
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .add(Point {
+                        time_s: r.iteration_time_s,
+                        peak_bytes: r.peak_memory_bytes,
+                        gpus: r.config.gpus,
+                    });
+            }
+            let mut done = shared.solved.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(r) = solved {
+                done.0.push((i, r));
+            }
+            done.1 += 1;
+            (self.progress)(done.1, total);
+        }
+    }
+}
+
+impl Job<'_> {
+    /// One candidate: its memory peak where it is known without a solve (a fixed strategy on
+    /// a schedule whose order reads no durations), which rules it out when it exceeds the
+    /// budget and tightens its memory bound otherwise; then a full solve when it can still
+    /// enter the answer. The new row, or `None` when it stays as it was.
+    fn decide(&self, row: &Row, anatomy: &Anatomy, shared: &Shared) -> Option<Row> {
+        let scenario = scenario_for(self.base, &row.config);
+        let mut row = row.clone();
+        let known = fixed_peak_bytes(&scenario, anatomy, Some(&shared.memo));
+        if let Some(peak) = known {
+            row.memory_bound_bytes = row.memory_bound_bytes.max(peak);
+            if !self.exhaustive && peak > self.budget {
+                row.status = Status::DoesNotFit(format!(
+                    "peaks at {:.1} GiB (its plan and op order are fixed), budget {:.1} GiB",
+                    peak as f64 / GIB,
+                    self.budget as f64 / GIB
+                ));
+                return Some(row);
+            }
+        }
+        let bound = Point {
+            time_s: row.time_bound_s,
+            peak_bytes: row.memory_bound_bytes,
+            gpus: row.config.gpus,
+        };
+        let wanted = self.exhaustive
+            || shared
+                .incumbents
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .can_enter(&bound);
+        if wanted {
+            Some(evaluate(
+                self.base,
+                anatomy,
+                &row,
+                self.tokens,
+                &shared.memo,
+            ))
+        } else {
+            known.map(|_| row)
+        }
+    }
+}
+
 /// Runs the sweep of `space` on `base` (model, GPU, sequence length and every setting that is
-/// not enumerated). `progress(done, total)` is called after each batch of solves; setting
-/// `cancel` stops at the next batch (the result then says `cancelled`).
+/// not enumerated). `progress(done, total)` is called after each candidate (from the worker
+/// threads, with `done` rising); setting `cancel` stops the workers before their next
+/// candidate (the result then says `cancelled`).
 pub fn sweep(
     base: &Scenario,
     space: &SweepSpace,
@@ -152,44 +273,35 @@ pub fn sweep(
             .total_cmp(&rows[b].time_bound_s)
             .then(a.cmp(&b))
     });
-    let mut incumbents = Incumbents::new(options.top);
-    let batch = (rayon::current_num_threads() * 4).max(8);
-    let total = order.len();
-    let mut cancelled = false;
-    for (n, chunk) in order.chunks(batch).enumerate() {
-        if cancel.load(Ordering::Relaxed) {
-            cancelled = true;
-            break;
-        }
-        let solved: Vec<(usize, Row)> = chunk
-            .par_iter()
-            .filter_map(|&i| {
-                let row = &rows[i];
-                let bound = Point {
-                    time_s: row.time_bound_s,
-                    peak_bytes: row.memory_bound_bytes,
-                    gpus: row.config.gpus,
-                };
-                if !options.exhaustive && !incumbents.can_enter(&bound) {
-                    return None;
-                }
-                let Ok(anatomy) = &anatomies[groups[i]] else {
-                    return None;
-                };
-                Some((i, evaluate(base, anatomy, row, tokens)))
-            })
-            .collect();
-        for (i, row) in solved {
-            if row.feasible() {
-                incumbents.add(Point {
-                    time_s: row.iteration_time_s,
-                    peak_bytes: row.peak_memory_bytes,
-                    gpus: row.config.gpus,
-                });
-            }
-            rows[i] = row;
-        }
-        progress((n * batch + chunk.len()).min(total), total);
+    let shared = Shared {
+        incumbents: Mutex::new(Incumbents::new(options.top)),
+        solved: Mutex::new((Vec::new(), 0)),
+        next: AtomicUsize::new(0),
+        cancelled: AtomicBool::new(false),
+        memo: ScheduleMemo::default(),
+    };
+    let job = Job {
+        base,
+        rows: &rows,
+        order: &order,
+        anatomies: &anatomies,
+        groups: &groups,
+        tokens,
+        budget,
+        exhaustive: options.exhaustive,
+        progress,
+        cancel,
+    };
+    // One worker per thread, each taking the next candidate in order: the fastest bounds
+    // are solved first, so the incumbents prune the rest as early as they can.
+    rayon::broadcast(|_| job.work(&shared));
+    let cancelled = shared.cancelled.load(Ordering::Relaxed);
+    let (solved, _) = shared
+        .solved
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    for (i, row) in solved {
+        rows[i] = row;
     }
     let ranked = front::ranked(&rows, options.top);
     let pareto = front::pareto(&rows);

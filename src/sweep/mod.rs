@@ -9,8 +9,10 @@
 //! It is exact: a configuration is left unsolved only when proven bounds show it can enter
 //! neither the top K nor the front ([`bounds`]), so the answer equals that of solving every
 //! configuration (`exhaustive`). Work is shared: one anatomy per (N, t, p, d, b, sp,
-//! distributed optimizer), solved configurations are evaluated in parallel (rayon), and
-//! each `solve` stays single-threaded.
+//! distributed optimizer), one generated schedule per distinct generator input (shared by
+//! every solve that asks for it), and the fixed strategies' exact memory peak, found without a
+//! simulation, rules out what cannot fit. Configurations are evaluated in parallel (rayon, one
+//! worker per thread taking the next one in order), and each `solve` stays single-threaded.
 //!
 //! Files: `enumerate.rs` (the space and the reasons configurations are rejected),
 //! `bounds.rs` (proven lower bounds), `front.rs` (ranking and the Pareto front),

@@ -101,9 +101,25 @@ fn pruning_gives_the_same_answer_as_solving_everything() {
         (tiny(20.0), space(&[4], 8), 1),
     ];
     let mut pruned = 0;
+    let mut fixed_peaks = 0;
     for (base, sp, top) in cases {
         let fast = run(&base, &sp, top, false);
         let full = run(&base, &sp, top, true);
+        // Ruled out by their exact peak (fixed strategies): infeasible when solved.
+        for (a, b) in fast.rows.iter().zip(&full.rows) {
+            if a.status
+                .reason()
+                .is_some_and(|r| r.contains("op order are fixed"))
+            {
+                assert!(!b.feasible(), "{:?} ruled out but feasible", a.config);
+                assert!(
+                    a.memory_bound_bytes <= b.peak_memory_bytes,
+                    "{:?}",
+                    a.config
+                );
+                fixed_peaks += 1;
+            }
+        }
         assert_eq!(fast.configs(), full.configs());
         assert_eq!(full.solved(), full.configs());
         assert!(!full.ranked.is_empty(), "{sp:?}: nothing feasible");
@@ -119,6 +135,10 @@ fn pruning_gives_the_same_answer_as_solving_everything() {
         pruned += fast.configs() - fast.solved();
     }
     assert!(pruned > 0, "the bounds never pruned anything");
+    assert!(
+        fixed_peaks > 0,
+        "no configuration was ruled out by its exact peak"
+    );
 }
 
 #[test]

@@ -1,0 +1,192 @@
+//! The simulated memory peak of a configuration, found without planning search or simulation
+//! for the fixed strategies (`none`, `selective`, `full`: their decisions depend on neither
+//! the budget nor the in-flight counts). Their plan is the even partition's, and a device's
+//! activation memory over time follows its op order alone: the simulator runs a device's ops
+//! one after another and records a forward's bytes at its start and a backward's release at
+//! its end, so its memory curve passes through the same values as a walk along the order.
+//! The peak is static + the walk's highest point + transient, exactly as the simulator
+//! reports it. The op order is the generated one; for the searched schedules (ZB-V, ZB-H2,
+//! ZB-auto), also regenerated with the plan's durations and kept as `solve` keeps it. The
+//! sweep uses the peak to rule out a configuration that cannot fit (and as its memory bound)
+//! before simulating it.
+
+use crate::anatomy::Anatomy;
+use crate::cancel::Cancel;
+use crate::plan::planner::{self, PlanRequest};
+use crate::plan::{Strategy, simcosts, split};
+use crate::scenario::Scenario;
+use crate::schedule::{OpKind, Schedule, ScheduleKind};
+use crate::sim::SimCosts;
+
+use super::{
+    ScheduleMemo, boundary_comm, generate, options_for, order_ignores_durations, peaks,
+    plan_durations, schedule_input,
+};
+
+/// Whether [`fixed_peak_bytes`] answers for `kind` and `strategy`.
+fn answers(kind: ScheduleKind, strategy: Strategy) -> bool {
+    let known_order = matches!(
+        kind,
+        ScheduleKind::Gpipe
+            | ScheduleKind::OneFOneB
+            | ScheduleKind::Interleaved
+            | ScheduleKind::ZbH1
+            | ScheduleKind::ZbH2
+            | ScheduleKind::ZbAuto
+            | ScheduleKind::ZbV
+    ) || order_ignores_durations(kind);
+    known_order
+        && matches!(
+            strategy,
+            Strategy::None | Strategy::Selective | Strategy::Full
+        )
+}
+
+/// The highest device peak that `solve` would report for `scenario` (with `anatomy`), when it
+/// can be told without search or simulation (see the module); `None` otherwise, or when the
+/// scenario is not valid (the solve then reports why).
+pub(crate) fn fixed_peak_bytes(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+    memo: Option<&ScheduleMemo>,
+) -> Option<u64> {
+    let kind = scenario.plan.schedule;
+    let strategy = scenario.plan.strategy;
+    if !answers(kind, strategy) {
+        return None;
+    }
+    // The same steps as `run`, up to the plan it simulates.
+    let p = scenario.parallel.pp;
+    let m = scenario.batch.micro_batches;
+    let v = kind.chunks(scenario.parallel.chunks);
+    let stages = kind.stages(p, scenario.parallel.chunks) as usize;
+    let partition = scenario.plan.partition;
+    let even = split::default_partition(anatomy.layers, stages, partition)?;
+    let mut req = PlanRequest {
+        anatomy,
+        strategy: Strategy::None,
+        objective: scenario.plan.objective,
+        partition,
+        stage_of: kind.stage_map(p, scenario.parallel.chunks),
+        stages,
+        m,
+        in_flight: vec![1; p as usize],
+        budget_bytes: scenario.plan.memory_budget_bytes,
+        comm_s: Vec::new(),
+        offload_scale: 1.0,
+        cache: Default::default(),
+    };
+    let none_plan = planner::plan_ranges(&req, &even);
+    let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
+    let durations = plan_durations(anatomy, &none_plan, &[], m);
+    let input = schedule_input(scenario, (p, v), durations, max_comm, None);
+    let sched = generate(memo, kind, &input, &Cancel::never()).ok()?;
+    req.stage_of = sched.placement.stage_map(sched.p, sched.v);
+    req.comm_s = boundary_comm(scenario, anatomy, &sched);
+    req.strategy = strategy;
+    let plan = planner::plan_ranges(&req, &even);
+    let mut sched = sched;
+    // `plan_and_simulate`'s regeneration with the plan's durations, kept on the same rule.
+    if kind.uses_durations() && !order_ignores_durations(kind) {
+        let durations = plan_durations(anatomy, &plan, &req.comm_s, m);
+        let input = schedule_input(scenario, (sched.p, sched.v), durations, max_comm, None);
+        if let Ok(again) = generate(memo, kind, &input, &Cancel::never()) {
+            let budget = req.budget_bytes;
+            let before = peaks(anatomy, &plan, &sched);
+            let after = peaks(anatomy, &plan, &again);
+            if after
+                .iter()
+                .zip(&before)
+                .all(|(&a, &bf)| a <= budget || a <= bf)
+            {
+                sched = again;
+            }
+        }
+    }
+    let costs = simcosts::sim_costs(
+        anatomy,
+        &plan,
+        &req.comm_s,
+        options_for(m, false, 0.0, false),
+    );
+    peak_along_order(&sched, &costs)
+}
+
+/// Static + highest activation level along each device's op order + transient, the highest
+/// over devices; `None` if anything is offloaded (the copy lane's timing then matters).
+fn peak_along_order(sched: &Schedule, costs: &SimCosts) -> Option<u64> {
+    let mut highest = 0u64;
+    for (d, ops) in sched.devices.iter().enumerate() {
+        let row = costs.chunks.get(d)?;
+        let (mut live, mut peak) = (0i128, 0i128);
+        for op in ops {
+            let c = row.get(op.chunk as usize)?;
+            if c.offload_bytes > 0 {
+                return None;
+            }
+            let (act, b_free) = (i128::from(c.act_bytes), i128::from(c.b_free_bytes));
+            match op.kind {
+                OpKind::F => {
+                    live += act;
+                    peak = peak.max(live);
+                }
+                OpKind::B => live -= b_free,
+                OpKind::W => live -= act - b_free,
+                OpKind::BW => live -= act,
+            }
+        }
+        let stat = costs.static_bytes.get(d).copied().unwrap_or(0);
+        let transient = costs.transient_bytes.get(d).copied().unwrap_or(0);
+        let peak = u64::try_from(peak).unwrap_or(0);
+        highest = highest.max(stat.saturating_add(peak).saturating_add(transient));
+    }
+    Some(highest)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::scenario::Catalog;
+
+    /// The peak equals the one the full solve reports, for every fixed strategy and every
+    /// schedule it answers for, on a few sizes and budgets (infeasible ones included).
+    #[test]
+    fn the_fixed_peak_is_the_solved_peak() {
+        let base = Catalog::builtin().scenario("tiny-4x8").unwrap();
+        let mut checked = 0;
+        for (p, m, budget_gib) in [(2, 4, 40.0), (4, 8, 3.0), (4, 6, 40.0), (8, 16, 6.0)] {
+            for kind in [
+                ScheduleKind::Gpipe,
+                ScheduleKind::OneFOneB,
+                ScheduleKind::Interleaved,
+                ScheduleKind::ZbH1,
+                ScheduleKind::ZbH2,
+                ScheduleKind::ZbV,
+                ScheduleKind::VHalf,
+                ScheduleKind::VMin,
+            ] {
+                for strategy in [Strategy::None, Strategy::Selective, Strategy::Full] {
+                    let mut s = base.clone();
+                    s.parallel.pp = p;
+                    s.batch.micro_batches = m;
+                    s.plan.schedule = kind;
+                    s.plan.strategy = strategy;
+                    s.plan.memory_budget_bytes = (budget_gib * (1u64 << 30) as f64) as u64;
+                    let anatomy = Anatomy::build(&s).unwrap();
+                    let Ok(solved) = super::super::solve_with(&s, &anatomy) else {
+                        continue;
+                    };
+                    let got = fixed_peak_bytes(&s, &anatomy, None);
+                    assert_eq!(
+                        got,
+                        Some(solved.max_peak_memory_bytes()),
+                        "{kind} {strategy} p {p} m {m}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 40, "only {checked} checked");
+    }
+}
