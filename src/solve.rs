@@ -109,8 +109,8 @@ fn solve_with_cancel(
     Ok(report::outcome(scenario, anatomy, main, baseline))
 }
 
-/// [`solve_with`] without the baseline run (1F1B, full recomputation): the outcome's
-/// `baseline_iteration_time_s` and `speedup` are NaN, everything else is as `solve_with`'s.
+/// [`solve_with_cancel`] without the baseline run (1F1B, full recomputation): the outcome's
+/// `baseline_iteration_time_s` and `speedup` are NaN, everything else is as `solve_with_cancel`'s.
 /// For sweeps, which rank by iteration time and memory and need no baseline; `memo` shares
 /// generated schedules between their solves (the outcome is the same without it).
 pub(crate) fn solve_without_baseline(
