@@ -3,7 +3,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use crate::tui::app::App;
 use crate::tui::keymap;
@@ -19,20 +19,28 @@ const GLOSSARY: [&str; 3] = [
 pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let theme = &app.theme;
     let query = app.help_query.to_lowercase();
-    let mut lines: Vec<Line> = keymap::help_lines()
+    let w = area.width.saturating_sub(4).min(96);
+    let inner_w = usize::from(w.saturating_sub(2)).max(1);
+    let entries: Vec<keymap::HelpLine> = keymap::help_lines()
         .into_iter()
         .filter(|l| {
             query.is_empty()
                 || l.keys.to_lowercase().contains(&query)
                 || l.text.to_lowercase().contains(&query)
         })
-        .map(|l| {
-            Line::from(vec![
-                Span::styled(format!("{:>15}  ", l.keys), theme.accent()),
-                Span::styled(l.text, theme.text()),
-            ])
-        })
         .collect();
+    // The key column is as wide as the widest keys, up to a third of the overlay; longer
+    // keys take a row of their own above their description.
+    let key_w = entries
+        .iter()
+        .map(|l| Line::from(l.keys.as_str()).width())
+        .max()
+        .unwrap_or(0)
+        .min(inner_w / 3);
+    let mut lines: Vec<Line> = Vec::new();
+    for l in &entries {
+        lines.extend(key_rows(&l.keys, &l.text, key_w, inner_w, theme));
+    }
     if lines.is_empty() {
         lines.push(Line::styled(
             format!(
@@ -42,39 +50,24 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
             theme.warning(),
         ));
     }
-    lines.push(Line::styled(
-        "MFU: Megatron's model FLOPs (causal s² halved); HFU adds recompute.",
-        theme.muted(),
-    ));
-    lines.push(Line::styled(
-        "Gantt: █ fwd ▓ bwd ▒ wgrad ░ recomp ▚ offload · idle; ▆ ▄ ▂ (f b w): 2nd chunk",
-        theme.muted(),
-    ));
-    for gloss in GLOSSARY {
-        lines.push(Line::styled(gloss, theme.muted()));
+    let notes = [
+        "MFU: Megatron's model FLOPs (causal s² halved); HFU adds recompute.".to_string(),
+        "Gantt: █ fwd ▓ bwd ▒ wgrad ░ recomp ▚ offload · idle; ▆ ▄ ▂ (f b w): 2nd chunk"
+            .to_string(),
+    ]
+    .into_iter()
+    .chain(GLOSSARY.iter().map(|g| g.to_string()))
+    .chain([format!(
+        "Theme {} (T cycles; NO_COLOR: mono). Shift-drag or v: select text.",
+        theme.name
+    )]);
+    for note in notes {
+        for row in wrap_words(&note, inner_w) {
+            lines.push(Line::styled(row, theme.muted()));
+        }
     }
-    lines.push(Line::styled(
-        format!(
-            "Theme {} (T cycles; NO_COLOR: mono). Shift-drag or v: select text.",
-            theme.name
-        ),
-        theme.muted(),
-    ));
-    let w = area.width.saturating_sub(4).min(96);
-    // Rows the lines take once wrapped; what does not fit scrolls (↑↓ PgUp PgDn).
-    let inner_w = usize::from(w.saturating_sub(2)).max(1);
-    let rows: usize = lines
-        .iter()
-        .map(|l| {
-            // Word wrapping leaves ends of rows empty: count a wrapped line generously.
-            let w = l.width();
-            if w <= inner_w {
-                1
-            } else {
-                w.div_ceil((inner_w * 4 / 5).max(1))
-            }
-        })
-        .sum();
+    // Every line is at most `inner_w` wide: one row each, so the scroll range is exact.
+    let rows = lines.len();
     let rows = u16::try_from(rows).unwrap_or(u16::MAX);
     let h = area.height.saturating_sub(2).min(rows.saturating_add(2));
     let visible = h.saturating_sub(2);
@@ -112,7 +105,102 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         .title_style(theme.accent());
     Paragraph::new(lines)
         .block(block)
-        .wrap(Wrap { trim: false })
         .scroll((scroll, 0))
         .render(r, buf);
+}
+
+/// One help entry as rows no wider than `width`: the keys right-aligned in a column of
+/// `key_w`, the description word-wrapped beside them with a hanging indent (keys wider
+/// than the column get a row of their own).
+fn key_rows<'a>(
+    keys: &str,
+    text: &str,
+    key_w: usize,
+    width: usize,
+    theme: &crate::tui::theme::Theme,
+) -> Vec<Line<'a>> {
+    let indent = key_w + 2;
+    let text_w = width.saturating_sub(indent).max(8);
+    let keys_w = Line::from(keys).width();
+    let mut rows = Vec::new();
+    let mut body = wrap_words(text, text_w).into_iter();
+    if keys_w > key_w {
+        for part in wrap_words(keys, width) {
+            rows.push(Line::from(Span::styled(part, theme.accent())));
+        }
+    } else if let Some(first) = body.next() {
+        rows.push(Line::from(vec![
+            Span::styled(format!("{keys:>key_w$}  "), theme.accent()),
+            Span::styled(first, theme.text()),
+        ]));
+    }
+    for rest in body {
+        rows.push(Line::from(vec![
+            Span::raw(" ".repeat(indent)),
+            Span::styled(rest, theme.text()),
+        ]));
+    }
+    rows
+}
+
+/// `text` broken at spaces into rows of at most `width` columns (a word longer than a row
+/// is cut).
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut rows = Vec::new();
+    let mut row = String::new();
+    let mut row_w = 0;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let mut word = word.to_string();
+        let mut word_w = Line::from(word.as_str()).width();
+        while word_w > width {
+            if !row.is_empty() {
+                rows.push(std::mem::take(&mut row));
+            }
+            let cut: String = word.chars().take(width).collect();
+            let cut_len = cut.len();
+            rows.push(cut);
+            word = word[cut_len..].to_string();
+            word_w = Line::from(word.as_str()).width();
+            row_w = 0;
+        }
+        if word.is_empty() {
+            continue;
+        }
+        let gap = usize::from(!row.is_empty());
+        if row_w + gap + word_w > width {
+            rows.push(std::mem::take(&mut row));
+            row_w = 0;
+        } else if gap == 1 {
+            row.push(' ');
+            row_w += 1;
+        }
+        row.push_str(&word);
+        row_w += word_w;
+    }
+    if !row.is_empty() || rows.is_empty() {
+        rows.push(row);
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap_words;
+    use ratatui::text::Line;
+
+    #[test]
+    fn words_wrap_within_the_width_and_keep_every_word() {
+        let text = "Cycle schedule; strategy; model; GPU; capital: back ↑↓ PgUp";
+        for width in 1..40 {
+            let rows = wrap_words(text, width);
+            assert!(
+                rows.iter().all(|r| Line::from(r.as_str()).width() <= width),
+                "{rows:?}"
+            );
+            let joined: String = rows.concat().split_whitespace().collect();
+            let want: String = text.split_whitespace().collect();
+            assert_eq!(joined, want, "width {width}");
+        }
+    }
 }
