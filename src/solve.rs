@@ -217,6 +217,32 @@ fn generate(
     }
 }
 
+/// The planner's request for the `none` strategy on `kind`'s stage map with one micro-batch
+/// in flight per device: what the first schedule is generated from (step 1 of [`run`], and
+/// of the sweep's exact peaks).
+pub(crate) fn none_request<'a>(
+    scenario: &Scenario,
+    anatomy: &'a Anatomy,
+    kind: ScheduleKind,
+    stages: usize,
+) -> PlanRequest<'a> {
+    let p = scenario.parallel.pp;
+    PlanRequest {
+        anatomy,
+        strategy: Strategy::None,
+        objective: scenario.plan.objective,
+        partition: scenario.plan.partition,
+        stage_of: kind.stage_map(p, scenario.parallel.chunks),
+        stages,
+        m: scenario.batch.micro_batches,
+        in_flight: vec![1; p as usize],
+        budget_bytes: scenario.plan.memory_budget_bytes,
+        comm_s: Vec::new(),
+        offload_scale: 1.0,
+        cache: Default::default(),
+    }
+}
+
 /// Schedule, plan and simulation of one (schedule, strategy) pair (generated schedules
 /// from `memo` when there is one).
 pub(crate) fn run(
@@ -247,21 +273,7 @@ pub(crate) fn run(
             ),
         )
     })?;
-    let stage_of = kind.stage_map(p, scenario.parallel.chunks);
-    let mut req = PlanRequest {
-        anatomy,
-        strategy: Strategy::None,
-        objective: scenario.plan.objective,
-        partition,
-        stage_of,
-        stages,
-        m,
-        in_flight: vec![1; p as usize],
-        budget_bytes: budget,
-        comm_s: Vec::new(),
-        offload_scale: 1.0,
-        cache: Default::default(),
-    };
+    let mut req = none_request(scenario, anatomy, kind, stages);
     let none_plan = planner::plan_ranges(&req, &even);
     let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
     let durations = plan_durations(anatomy, &none_plan, &[], m);

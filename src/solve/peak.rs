@@ -12,15 +12,15 @@
 
 use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
-use crate::plan::planner::{self, PlanRequest};
+use crate::plan::planner;
 use crate::plan::{Strategy, simcosts, split};
 use crate::scenario::Scenario;
 use crate::schedule::{OpKind, Schedule, ScheduleKind};
 use crate::sim::SimCosts;
 
 use super::{
-    ScheduleMemo, boundary_comm, generate, options_for, order_ignores_durations, peaks,
-    plan_durations, schedule_input,
+    ScheduleMemo, boundary_comm, generate, none_request, options_for, order_ignores_durations,
+    peaks, plan_durations, schedule_input,
 };
 
 /// Whether [`fixed_peak_bytes`] answers for `kind` and `strategy`.
@@ -62,20 +62,7 @@ pub(crate) fn fixed_peak_bytes(
     let stages = kind.stages(p, scenario.parallel.chunks) as usize;
     let partition = scenario.plan.partition;
     let even = split::default_partition(anatomy.layers, stages, partition)?;
-    let mut req = PlanRequest {
-        anatomy,
-        strategy: Strategy::None,
-        objective: scenario.plan.objective,
-        partition,
-        stage_of: kind.stage_map(p, scenario.parallel.chunks),
-        stages,
-        m,
-        in_flight: vec![1; p as usize],
-        budget_bytes: scenario.plan.memory_budget_bytes,
-        comm_s: Vec::new(),
-        offload_scale: 1.0,
-        cache: Default::default(),
-    };
+    let mut req = none_request(scenario, anatomy, kind, stages);
     let none_plan = planner::plan_ranges(&req, &even);
     let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
     let durations = plan_durations(anatomy, &none_plan, &[], m);
