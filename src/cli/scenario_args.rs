@@ -234,7 +234,7 @@ impl ScenarioArgs {
 }
 
 /// The scenario's keys and the command-line flags that set them.
-const KEY_FLAGS: [(&str, &str); 11] = [
+const KEY_FLAGS: [(&str, &str); 14] = [
     ("parallel.pp", "-p/--stages"),
     ("parallel.tp", "-t/--tp"),
     ("parallel.dp", "-d/--dp"),
@@ -246,6 +246,10 @@ const KEY_FLAGS: [(&str, &str); 11] = [
     ("plan.memory_budget_gib", "--budget-gib"),
     ("plan.reserve_gib", "--reserve-gib"),
     ("plan.recompute_units", "--recompute-units"),
+    // Fields of the command line's own overrides (after the keys that contain them).
+    ("reserve_gib", "--reserve-gib"),
+    ("budget_gib", "--budget-gib"),
+    ("global_batch", "--global-batch"),
 ];
 
 /// A validation message with each scenario key followed by the flag that sets it
@@ -274,5 +278,14 @@ mod tests {
             "invalid batch.seq_len (-s/--seq) = 16384: a multiple of parallel.tp (-t/--tp) (3)"
         );
         assert_eq!(name_flags("nothing to name"), "nothing to name");
+        assert_eq!(
+            name_flags("invalid reserve_gib = 90: less than the GPU's memory"),
+            "invalid reserve_gib (--reserve-gib) = 90: less than the GPU's memory"
+        );
+        // A key that contains an override's name is tagged once, with its own flag.
+        assert_eq!(
+            name_flags("invalid plan.memory_budget_gib = 0"),
+            "invalid plan.memory_budget_gib (--budget-gib) = 0"
+        );
     }
 }
