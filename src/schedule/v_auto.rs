@@ -18,7 +18,7 @@ use super::v_auto_reorder::reorder_greedily;
 use super::v_auto_steps::{
     EMPTY, Rows, SLOTS, clear_invalid, ix, peak, process_cooldown, process_warmup, repeat, squeeze,
 };
-use super::v_auto_time::sweep_span;
+use super::v_auto_time::{exact_work_bound, sweep_span};
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 use crate::cancel::Cancel;
 
@@ -44,7 +44,9 @@ pub(crate) fn generate(input: &ScheduleInput, cancel: &Cancel) -> Result<Schedul
     let mut best: Option<(f64, Rows)> = None;
     // Peaks reported for the repeated rows already tried (keyed by `layout_key`).
     let mut seen = HashMap::new();
-    for pattern0 in starting_patterns() {
+    // A candidate scoring this cannot be beaten: the search stops there.
+    let floor = exact_work_bound(input, p, m);
+    'search: for pattern0 in starting_patterns() {
         for (i0, &offset0) in OFFSETS.iter().enumerate() {
             for &offset1 in &OFFSETS[..=i0] {
                 for len0 in 1..p {
@@ -68,6 +70,9 @@ pub(crate) fn generate(input: &ScheduleInput, cancel: &Cancel) -> Result<Schedul
                     let Some(span) = span else { continue };
                     if best.as_ref().is_none_or(|(b, _)| span < *b) {
                         best = Some((span, rows));
+                        if floor.is_some_and(|f| span <= f) {
+                            break 'search;
+                        }
                     }
                 }
             }
