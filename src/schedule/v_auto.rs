@@ -18,7 +18,7 @@ use super::v_auto_reorder::reorder_greedily;
 use super::v_auto_steps::{
     EMPTY, Rows, SLOTS, clear_invalid, ix, peak, process_cooldown, process_warmup, repeat, squeeze,
 };
-use super::v_auto_time::sweep_span;
+use super::v_auto_time::{exact_work_bound, sweep_span};
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 use crate::cancel::Cancel;
 
@@ -33,6 +33,16 @@ const OFFSETS: [[i64; 4]; 5] = [
 /// Generates `v-zb`, checking `cancel` between candidates (each takes at most milliseconds
 /// within the size limit).
 pub(crate) fn generate(input: &ScheduleInput, cancel: &Cancel) -> Result<Schedule, ScheduleError> {
+    search(input, cancel, true)
+}
+
+/// The search; with `stop_early`, it stops at a candidate no later one can beat (see
+/// [`exact_work_bound`]), which gives the same result as trying them all.
+fn search(
+    input: &ScheduleInput,
+    cancel: &Cancel,
+    stop_early: bool,
+) -> Result<Schedule, ScheduleError> {
     let kind = ScheduleKind::VZb;
     check_basic(kind, input)?;
     check_v_shape(kind, input)?;
@@ -44,7 +54,9 @@ pub(crate) fn generate(input: &ScheduleInput, cancel: &Cancel) -> Result<Schedul
     let mut best: Option<(f64, Rows)> = None;
     // Peaks reported for the repeated rows already tried (keyed by `layout_key`).
     let mut seen = HashMap::new();
-    for pattern0 in starting_patterns() {
+    // A candidate scoring this cannot be beaten: the search stops there.
+    let floor = exact_work_bound(input, p, m).filter(|_| stop_early);
+    'search: for pattern0 in starting_patterns() {
         for (i0, &offset0) in OFFSETS.iter().enumerate() {
             for &offset1 in &OFFSETS[..=i0] {
                 for len0 in 1..p {
@@ -68,6 +80,9 @@ pub(crate) fn generate(input: &ScheduleInput, cancel: &Cancel) -> Result<Schedul
                     let Some(span) = span else { continue };
                     if best.as_ref().is_none_or(|(b, _)| span < *b) {
                         best = Some((span, rows));
+                        if floor.is_some_and(|f| span <= f) {
+                            break 'search;
+                        }
                     }
                 }
             }
@@ -342,5 +357,34 @@ mod tests {
             }
         }
         assert!(compared > 500, "{compared}");
+    }
+
+    /// Stopping at the work bound picks the schedule the full search picks, and the bound
+    /// is only used where the scorer's arithmetic is exact.
+    #[test]
+    fn stopping_at_the_work_bound_changes_nothing() {
+        let cancel = Cancel::default();
+        let mut stopped = 0;
+        for p in 2..7u32 {
+            for m in [1u32, 2, 3, 4, 7, 2 * p, 3 * p] {
+                for (f, b, w, comm) in [(1.0, 1.0, 1.0, 0.0), (0.5, 1.25, 0.75, 0.25)] {
+                    for limit in [None, Some(f64::from(p) + 1.0), Some(f64::from(3 * p))] {
+                        let mut input = ScheduleInput::uniform(p, m, 2, f, b, w, comm);
+                        input.mem_limit = limit;
+                        let fast = search(&input, &cancel, true);
+                        let full = search(&input, &cancel, false);
+                        assert_eq!(fast, full, "p={p} m={m} costs {f},{b},{w} limit {limit:?}");
+                        let bound = exact_work_bound(&input, p as usize, m as usize);
+                        let span = fast.ok().and_then(|s| longest_span(&s, &input));
+                        stopped += usize::from(span.is_some() && span == bound);
+                    }
+                }
+            }
+        }
+        assert!(stopped > 20, "{stopped}");
+        let odd = ScheduleInput::uniform(4, 8, 2, 1.0, 1.1, 0.9, 0.0);
+        assert_eq!(exact_work_bound(&odd, 4, 8), None);
+        let unit = ScheduleInput::uniform(4, 8, 2, 1.0, 1.0, 1.0, 0.0);
+        assert_eq!(exact_work_bound(&unit, 4, 8), Some(48.0));
     }
 }

@@ -89,3 +89,41 @@ pub(super) fn sweep_span(rows: &Rows, input: &ScheduleInput, m: usize) -> Option
     }
     Some(span)
 }
+
+/// A score no candidate can go below, when the sweep's arithmetic is exact: the most work
+/// one device holds (`m` passes of each of its six kinds). Every pass of a device lies between
+/// its first forward and its last weight pass, so a device's span is its work plus its idle
+/// time. `None` unless every cost and the transfer time are whole multiples of 2^-32 and
+/// every time the sweep can reach stays below 2^20: then every sum and difference the
+/// scorer forms is exact, and a candidate scoring this bound cannot be beaten (a tie never
+/// replaces the best), which lets the search stop there.
+pub(super) fn exact_work_bound(input: &ScheduleInput, p: usize, m: usize) -> Option<f64> {
+    const SCALE: f64 = 4_294_967_296.0; // 2^32
+    const MAX_TIME: f64 = 1_048_576.0; // 2^20
+    let exact = |x: f64| x.is_finite() && x >= 0.0 && (x * SCALE).fract() == 0.0;
+    if !exact(input.comm) {
+        return None;
+    }
+    let mut bound = 0.0f64;
+    let mut total = 0.0f64;
+    for d in 0..p {
+        let costs = [
+            cost(&input.f, d, 0),
+            cost(&input.f, d, 1),
+            cost(&input.b, d, 1),
+            cost(&input.b, d, 0),
+            cost(&input.w, d, 1),
+            cost(&input.w, d, 0),
+        ];
+        if !costs.iter().all(|&c| exact(c) && c < MAX_TIME) {
+            return None;
+        }
+        let work: f64 = costs.iter().sum::<f64>() * m as f64;
+        bound = bound.max(work);
+        total += work + 6.0 * m as f64 * input.comm;
+        if total >= MAX_TIME {
+            return None;
+        }
+    }
+    Some(bound)
+}
