@@ -116,16 +116,21 @@ struct State<'a> {
 impl Greedy {
     /// The 4 (fill_b, fill_f) combinations; the order with the smallest largest stage
     /// bubble (ties: the first, as the source).
+    ///
+    /// Bubbles never go below zero (an op starts at the device's clock or later), and a run
+    /// replaces the best only when strictly smaller: once a run has no bubble, no later one
+    /// can replace it, so the search stops there with the same answer.
     fn best(&self) -> Option<Vec<Vec<(usize, usize, usize)>>> {
         let mut best: Option<Run> = None;
-        for fill_b in [true, false] {
-            for fill_f in [true, false] {
-                let Some(run) = self.schedule_with_retries(fill_b, fill_f) else {
-                    continue;
-                };
-                if best.as_ref().is_none_or(|b| run.max_bubble < b.max_bubble) {
-                    best = Some(run);
-                }
+        for (fill_b, fill_f) in [(true, true), (true, false), (false, true), (false, false)] {
+            if best.as_ref().is_some_and(|b| b.max_bubble <= 0.0) {
+                break;
+            }
+            let Some(run) = self.schedule_with_retries(fill_b, fill_f) else {
+                continue;
+            };
+            if best.as_ref().is_none_or(|b| run.max_bubble < b.max_bubble) {
+                best = Some(run);
             }
         }
         best.map(|b| b.order)
@@ -154,6 +159,10 @@ impl Greedy {
     fn schedule_with_retries(&self, fill_b: bool, fill_f: bool) -> Option<Run> {
         let mut best = self.try_v(fill_f, fill_b, None).ok()?;
         for _ in 0..64 {
+            // No rerun can beat a run without bubbles (see `best`).
+            if best.max_bubble <= 0.0 {
+                break;
+            }
             match self.try_v(fill_f, fill_b, Some(&best.bubble)) {
                 Ok(next) if next.max_bubble < best.max_bubble => best = next,
                 _ => break,
