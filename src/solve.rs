@@ -52,10 +52,7 @@ pub fn solve_cancellable(scenario: &Scenario, cancel: &Cancel) -> Result<Outcome
     let start = Instant::now();
     cancel.check()?;
     let anatomy = Anatomy::build(scenario)?;
-    let mut out = solve_with_cancel(scenario, &anatomy, cancel).map_err(|e| match e {
-        SolveError::Schedule(ScheduleError::Cancelled(c)) => SolveError::Cancelled(c),
-        e => e,
-    })?;
+    let mut out = solve_with_cancel(scenario, &anatomy, cancel)?;
     out.solve_time_s = start.elapsed().as_secs_f64();
     Ok(out)
 }
@@ -204,16 +201,22 @@ fn peaks(anatomy: &Anatomy, plan: &Plan, schedule: &Schedule) -> Vec<u64> {
         .collect()
 }
 
-/// `schedule::generate`, from `memo` when there is one.
+/// `schedule::generate`, from `memo` when there is one. A cancelled generation is the outer
+/// error (every caller gives up on it); the generator's own outcome is inside (a caller may
+/// ignore a failed regeneration).
 fn generate(
     memo: Option<&ScheduleMemo>,
     kind: ScheduleKind,
     input: &ScheduleInput,
     cancel: &Cancel,
-) -> Result<Schedule, ScheduleError> {
-    match memo {
+) -> Result<Result<Schedule, ScheduleError>, Cancelled> {
+    let made = match memo {
         Some(m) => m.generate(kind, input),
         None => schedule::generate_cancellable(kind, input, cancel),
+    };
+    match made {
+        Err(ScheduleError::Cancelled(c)) => Err(c),
+        made => Ok(made),
     }
 }
 
@@ -287,7 +290,7 @@ pub(crate) fn run(
         None
     };
     let input = schedule_input(scenario, (p, v), durations, max_comm, offload_cost);
-    let sched = generate(memo, kind, &input, cancel)?;
+    let sched = generate(memo, kind, &input, cancel)??;
     req.stage_of = sched.placement.stage_map(sched.p, sched.v);
     req.comm_s = boundary_comm(scenario, anatomy, &sched);
     req.strategy = strategy;
@@ -402,11 +405,7 @@ fn plan_and_simulate(
         let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
         let input = schedule_input(scenario, (sched.p, sched.v), durations, max_comm, None);
         cancel.check()?;
-        let again = match generate(memo, kind, &input, cancel) {
-            Err(ScheduleError::Cancelled(c)) => return Err(c.into()),
-            again => again,
-        };
-        if let Ok(again) = again {
+        if let Ok(again) = generate(memo, kind, &input, cancel)? {
             let before = peaks(anatomy, best, &sched);
             let after = peaks(anatomy, best, &again);
             if after

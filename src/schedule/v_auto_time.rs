@@ -12,25 +12,26 @@ use super::ScheduleInput;
 use super::search_input::cost;
 use super::v_auto_steps::{EMPTY, Rows, ix};
 
+/// Device `d`'s cost of each pass kind in [`ix`] order: F f B b W w (the second chunk's B
+/// and W come before the first chunk's, as the V runs back through the device).
+fn device_costs(input: &ScheduleInput, d: usize) -> [f64; 6] {
+    [
+        cost(&input.f, d, 0),
+        cost(&input.f, d, 1),
+        cost(&input.b, d, 1),
+        cost(&input.b, d, 0),
+        cost(&input.w, d, 1),
+        cost(&input.w, d, 0),
+    ]
+}
+
 /// The longest device span (start of its first forward to the end of its last weight pass)
 /// of `rows` with `m` micro-batches under `input`'s costs; `None` when a pass comes before
 /// its dependency or a kind has more than `m` passes.
 pub(super) fn sweep_span(rows: &Rows, input: &ScheduleInput, m: usize) -> Option<f64> {
     let p = rows.len();
     let len = rows.iter().map(Vec::len).max().unwrap_or(0);
-    // Per device, the cost of F f B b W w (B and W of the second chunk come first).
-    let costs: Vec<[f64; 6]> = (0..p)
-        .map(|d| {
-            [
-                cost(&input.f, d, 0),
-                cost(&input.f, d, 1),
-                cost(&input.b, d, 1),
-                cost(&input.b, d, 0),
-                cost(&input.w, d, 1),
-                cost(&input.w, d, 0),
-            ]
-        })
-        .collect();
+    let costs: Vec<[f64; 6]> = (0..p).map(|d| device_costs(input, d)).collect();
     // end[mb * p + device][kind] for F f B b; NaN while not done.
     let mut end = vec![[f64::NAN; 4]; p * m];
     let mut cnt = vec![[0usize; 6]; p];
@@ -107,14 +108,7 @@ pub(super) fn exact_work_bound(input: &ScheduleInput, p: usize, m: usize) -> Opt
     let mut bound = 0.0f64;
     let mut total = 0.0f64;
     for d in 0..p {
-        let costs = [
-            cost(&input.f, d, 0),
-            cost(&input.f, d, 1),
-            cost(&input.b, d, 1),
-            cost(&input.b, d, 0),
-            cost(&input.w, d, 1),
-            cost(&input.w, d, 0),
-        ];
+        let costs = device_costs(input, d);
         if !costs.iter().all(|&c| exact(c) && c < MAX_TIME) {
             return None;
         }

@@ -10,6 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::sweep::{SweepEvent, SweepFn, SweepJob};
+use super::worker::background_pool;
 
 /// Shortest time between two progress reports (the last one always goes).
 const PROGRESS_EVERY: Duration = Duration::from_millis(50);
@@ -24,16 +25,10 @@ impl SweepWorker {
     /// Starts the thread; every event is passed to `deliver` (on the sweep thread).
     pub fn start(sweep: SweepFn, deliver: impl Fn(SweepEvent) + Send + Sync + 'static) -> Self {
         let (tx, rx) = mpsc::channel::<(SweepJob, Arc<AtomicBool>)>();
-        let threads =
-            thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1));
         let spawned = thread::Builder::new()
             .name("pipescope-sweep".into())
             .spawn(move || {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .thread_name(|i| format!("pipescope-sweep-{i}"))
-                    .build()
-                    .ok();
+                let pool = background_pool("pipescope-sweep");
                 while let Ok(mut next) = rx.recv() {
                     // Only the newest request matters (the older ones are cancelled).
                     while let Ok(newer) = rx.try_recv() {

@@ -60,21 +60,26 @@ pub struct Worker {
     handle: Option<JoinHandle<()>>,
 }
 
+/// A rayon pool for work kept off the UI thread, its threads named `name-i`: one thread
+/// fewer than the machine has (the UI keeps one), whatever `RAYON_NUM_THREADS` says (the
+/// builder's explicit count overrides it). `None` when no pool can be built: the caller then
+/// works on its own thread.
+pub(super) fn background_pool(name: &'static str) -> Option<rayon::ThreadPool> {
+    let threads = thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1));
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(move |i| format!("{name}-{i}"))
+        .build()
+        .ok()
+}
+
 impl Worker {
     /// Starts the worker; every result is passed to `deliver` (on the worker thread).
     pub fn start(solve: impl Into<Solver>, deliver: impl Fn(JobResult) + Send + 'static) -> Worker {
         let solver: Solver = solve.into();
         let shared = Arc::new((Mutex::new(Slot::default()), Condvar::new()));
         let inner = Arc::clone(&shared);
-        // One thread fewer than the machine has (the UI keeps one), whatever
-        // RAYON_NUM_THREADS says: the builder's explicit count overrides it.
-        let threads =
-            thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1));
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("pipescope-solve-{i}"))
-            .build()
-            .ok();
+        let pool = background_pool("pipescope-solve");
         let handle = thread::Builder::new()
             .name("pipescope-worker".into())
             .spawn(move || {
