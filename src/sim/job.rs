@@ -195,8 +195,14 @@ pub fn finish(sim: &mut Simulation, costs: &JobCosts) {
         .iter()
         .map(|t| (t.device, t.end_s))
         .fold((0, sim.makespan), |a, b| if b.1 > a.1 { b } else { a });
-    let breakdown = breakdown_of(sim, last, job_of(last as usize), tails.get(last as usize));
-    let devices = device_breakdowns(sim, &tails, &job_of, makespan);
+    let times = compute_times(sim, p);
+    let breakdown = match (tails.get(last as usize), times.get(last as usize)) {
+        (Some(tail), Some(&(busy, recompute))) => {
+            parts(busy, recompute, job_of(last as usize), tail)
+        }
+        _ => TimeBreakdown::default(),
+    };
+    let devices = device_breakdowns(&times, &tails, &job_of, makespan);
     let old = sim.makespan;
     if makespan > 0.0 {
         let total_busy: f64 = sim.devices.iter().map(|d| d.busy).sum();
@@ -217,15 +223,10 @@ pub fn finish(sim: &mut Simulation, costs: &JobCosts) {
     });
 }
 
-/// Every device's breakdown, with one pass over the timeline; the time after a device's own
-/// end up to `makespan` counts as its bubble.
-fn device_breakdowns<'a>(
-    sim: &Simulation,
-    tails: &[DeviceTail],
-    job_of: &dyn Fn(usize) -> &'a DeviceJob,
-    makespan: f64,
-) -> Vec<TimeBreakdown> {
-    let mut times = vec![(0.0f64, 0.0f64); tails.len()];
+/// Per device, its compute-lane time other than recomputation and its recomputation time:
+/// one pass over the timeline.
+fn compute_times(sim: &Simulation, p: usize) -> Vec<(f64, f64)> {
+    let mut times = vec![(0.0f64, 0.0f64); p];
     for s in &sim.timeline.spans {
         if s.lane != Lane::Compute {
             continue;
@@ -238,39 +239,27 @@ fn device_breakdowns<'a>(
             }
         }
     }
+    times
+}
+
+/// Every device's breakdown from its compute `times`; the time after a device's own end up
+/// to `makespan` counts as its bubble.
+fn device_breakdowns<'a>(
+    times: &[(f64, f64)],
+    tails: &[DeviceTail],
+    job_of: &dyn Fn(usize) -> &'a DeviceJob,
+    makespan: f64,
+) -> Vec<TimeBreakdown> {
     tails
         .iter()
         .zip(times)
         .enumerate()
-        .map(|(d, (tail, (busy, recompute)))| {
+        .map(|(d, (tail, &(busy, recompute)))| {
             let mut b = parts(busy, recompute, job_of(d), tail);
             b.bubble += (makespan - tail.end_s).max(0.0);
             b
         })
         .collect()
-}
-
-fn breakdown_of(
-    sim: &Simulation,
-    device: u32,
-    job: &DeviceJob,
-    tail: Option<&DeviceTail>,
-) -> TimeBreakdown {
-    let Some(tail) = tail else {
-        return TimeBreakdown::default();
-    };
-    let (mut busy, mut recompute) = (0.0, 0.0);
-    for s in &sim.timeline.spans {
-        if s.device != device || s.lane != Lane::Compute {
-            continue;
-        }
-        if s.kind == SpanKind::R {
-            recompute += s.end - s.start;
-        } else {
-            busy += s.end - s.start;
-        }
-    }
-    parts(busy, recompute, job, tail)
 }
 
 /// The breakdown of a device with `busy` compute and `recompute` seconds, up to its own end.
