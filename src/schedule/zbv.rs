@@ -85,13 +85,21 @@ struct Greedy {
     max_mem: f64,
 }
 
-/// One finished run.
+/// One finished run: its per-stage bubbles, the largest, and what it was run with (the
+/// bubble allowance it was given), so the winner can be rerun to record its order.
 struct Run {
-    /// Per device `(cat, internal chunk, micro-batch)` in order.
-    order: Vec<Vec<(usize, usize, usize)>>,
     bubble: Vec<f64>,
     max_bubble: f64,
+    fill_f: bool,
+    fill_b: bool,
+    approved: Option<Vec<f64>>,
 }
+
+/// Per device `(cat, internal chunk, micro-batch)` in order.
+type Order = Vec<Vec<(usize, usize, usize)>>;
+
+/// A run's per-stage bubbles and the largest.
+type Bubbles = (Vec<f64>, f64);
 
 /// A violated assertion of the source: this run produced no valid schedule.
 struct Invalid;
@@ -101,14 +109,18 @@ struct State<'a> {
     g: &'a Greedy,
     /// `count[stage][cat * 2 + chunk]`.
     count: Vec<[usize; 6]>,
-    /// End time per op (`-1` while not placed), indexed by [`Greedy::id`].
-    end: Vec<f64>,
+    /// End time per op (`-1` while not placed), indexed by [`Greedy::id`] (a buffer reused
+    /// from run to run).
+    end: &'a mut [f64],
     cur: Vec<f64>,
     mem: Vec<f64>,
     bubble: Vec<f64>,
     max_bubble: f64,
     pending_w: Vec<VecDeque<usize>>,
-    order: Vec<Vec<(usize, usize, usize)>>,
+    /// Whether to record the order (only the winning run's is kept, so the search runs
+    /// without and the winner is run once more with it).
+    record: bool,
+    order: Order,
     approved: Vec<f64>,
     max_approved: f64,
 }
@@ -120,20 +132,27 @@ impl Greedy {
     /// Bubbles never go below zero (an op starts at the device's clock or later), and a run
     /// replaces the best only when strictly smaller: once a run has no bubble, no later one
     /// can replace it, so the search stops there with the same answer.
-    fn best(&self) -> Option<Vec<Vec<(usize, usize, usize)>>> {
+    ///
+    /// The runs of the search record no order; a run is a pure function of its inputs, so
+    /// the winner is run once more with the same inputs to record its order.
+    fn best(&self) -> Option<Order> {
+        let mut end = vec![-1.0; 6 * self.p * self.m];
         let mut best: Option<Run> = None;
         for (fill_b, fill_f) in [(true, true), (true, false), (false, true), (false, false)] {
             if best.as_ref().is_some_and(|b| b.max_bubble <= 0.0) {
                 break;
             }
-            let Some(run) = self.schedule_with_retries(fill_b, fill_f) else {
+            let Some(run) = self.schedule_with_retries(fill_b, fill_f, &mut end) else {
                 continue;
             };
             if best.as_ref().is_none_or(|b| run.max_bubble < b.max_bubble) {
                 best = Some(run);
             }
         }
-        best.map(|b| b.order)
+        let b = best?;
+        self.try_v(b.fill_f, b.fill_b, b.approved.as_deref(), true, &mut end)
+            .ok()
+            .map(|(_, order)| order)
     }
 
     /// The same inputs with each op type's cost averaged over devices and chunks.
@@ -156,35 +175,61 @@ impl Greedy {
 
     /// `create_schedule`'s inner step: one run, then reruns with the previous run's
     /// per-stage bubbles as allowance while the largest bubble shrinks.
-    fn schedule_with_retries(&self, fill_b: bool, fill_f: bool) -> Option<Run> {
-        let mut best = self.try_v(fill_f, fill_b, None).ok()?;
+    fn schedule_with_retries(&self, fill_b: bool, fill_f: bool, end: &mut [f64]) -> Option<Run> {
+        let (bubble, max_bubble) = self.try_v(fill_f, fill_b, None, false, end).ok()?.0;
+        let mut best = Run {
+            bubble,
+            max_bubble,
+            fill_f,
+            fill_b,
+            approved: None,
+        };
         for _ in 0..64 {
             // No rerun can beat a run without bubbles (see `best`).
             if best.max_bubble <= 0.0 {
                 break;
             }
-            match self.try_v(fill_f, fill_b, Some(&best.bubble)) {
-                Ok(next) if next.max_bubble < best.max_bubble => best = next,
+            match self.try_v(fill_f, fill_b, Some(&best.bubble), false, end) {
+                Ok(((bubble, max_bubble), _)) if max_bubble < best.max_bubble => {
+                    let approved = std::mem::replace(&mut best.bubble, bubble);
+                    best.approved = Some(approved);
+                    best.max_bubble = max_bubble;
+                }
                 _ => break,
             }
         }
         Some(best)
     }
 
-    fn try_v(&self, fill_f: bool, fill_b: bool, approved: Option<&[f64]>) -> Result<Run, Invalid> {
+    /// One `try_v_schedule` run: the per-stage bubbles and the largest, and the order when
+    /// `record` (empty otherwise). `end` is scratch of `6 p m` entries.
+    fn try_v(
+        &self,
+        fill_f: bool,
+        fill_b: bool,
+        approved: Option<&[f64]>,
+        record: bool,
+        end: &mut [f64],
+    ) -> Result<(Bubbles, Order), Invalid> {
         let (p, m) = (self.p, self.m);
         let approved = approved.map_or_else(|| vec![-1.0; p], <[f64]>::to_vec);
         let max_approved = approved.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        end.fill(-1.0);
         let mut s = State {
             g: self,
             count: vec![[0; 6]; p],
-            end: vec![-1.0; 6 * p * m],
+            end,
             cur: vec![0.0; p],
             mem: vec![0.0; p],
             bubble: vec![0.0; p],
             max_bubble: 0.0,
             pending_w: vec![VecDeque::new(); p],
-            order: vec![Vec::with_capacity(6 * m); p],
+            record,
+            order: if record {
+                vec![Vec::with_capacity(6 * m); p]
+            } else {
+                Vec::new()
+            },
             approved,
             max_approved,
         };
@@ -300,11 +345,7 @@ impl Greedy {
             }
         }
         let max_bubble = s.max_stage_bubble(None);
-        Ok(Run {
-            order: s.order,
-            bubble: s.bubble,
-            max_bubble,
-        })
+        Ok(((s.bubble, max_bubble), s.order))
     }
 }
 
@@ -391,7 +432,9 @@ impl State<'_> {
         self.end[g.id(cat, chunk, stage, cnt)] = tmp;
         self.cur[stage] = tmp;
         self.mem[stage] += MEM[cat];
-        self.order[stage].push((cat, chunk, cnt));
+        if self.record {
+            self.order[stage].push((cat, chunk, cnt));
+        }
         if cat == 1 {
             self.pending_w[stage].push_back(chunk);
         }

@@ -247,7 +247,7 @@ pub fn sweep(
                 Status::Invalid(e.clone()),
             ),
             Ok(a) => {
-                let b = bounds(c, a, base.plan.overlap_recompute);
+                let b = bounds(c, a, &scenario_for(base, c));
                 let status = if b.peak_bytes > budget {
                     Status::DoesNotFit(format!(
                         "needs at least {:.1} GiB (static memory and one micro-batch), budget {:.1} GiB",

@@ -86,6 +86,10 @@ fn bounds_hold_over_many_configurations() {
     let mut lynx = tiny(40.0);
     lynx.plan.overlap_recompute = true;
     checked += check_bounds(&run(&lynx, &space(&[8], 16), 5, true));
+    // Overlapped gradient reduction: only the parameter all-gather is a sure tail.
+    let mut overlapped = tiny(40.0);
+    overlapped.plan.overlap_grad_reduce = true;
+    checked += check_bounds(&run(&overlapped, &space(&[16], 32), 5, true));
     let mut flashless = tiny(6.0);
     flashless.plan.flash_attention = false;
     checked += check_bounds(&run(&flashless, &space(&[16], 32), 5, true));
