@@ -88,6 +88,9 @@ struct Greedy {
 /// One finished run: its per-stage bubbles, the largest, and what it was run with (the
 /// bubble allowance it was given), so the winner can be rerun to record its order.
 struct Run {
+    /// Whether `fill_b` and `fill_f` decided anything in any run of its chain of reruns
+    /// (see [`State::read`]); conservatively both when a run of the chain failed.
+    read: Reads,
     bubble: Vec<f64>,
     max_bubble: f64,
     fill_f: bool,
@@ -100,6 +103,20 @@ type Order = Vec<Vec<(usize, usize, usize)>>;
 
 /// A run's per-stage bubbles and the largest.
 type Bubbles = (Vec<f64>, f64);
+
+/// Whether `fill_b` and `fill_f` decided something.
+type Reads = (bool, bool);
+
+/// Which flag, if any, `fill_w`'s last step reads.
+#[derive(Clone, Copy)]
+enum Extra {
+    /// None: always allowed.
+    Always,
+    /// `fill_b`.
+    FillB(bool),
+    /// `fill_f`.
+    FillF(bool),
+}
 
 /// A violated assertion of the source: this run produced no valid schedule.
 struct Invalid;
@@ -123,6 +140,11 @@ struct State<'a> {
     order: Order,
     approved: Vec<f64>,
     max_approved: f64,
+    /// Whether `fill_b` and `fill_f` decided a step of this run: `fill_w` reached its last
+    /// step with a W to put and a wait above the allowance, where the flag alone said
+    /// whether to put it. A run that never let a flag decide is step for step the same run
+    /// with the other value of that flag.
+    read: Reads,
 }
 
 impl Greedy {
@@ -138,13 +160,28 @@ impl Greedy {
     fn best(&self) -> Option<Order> {
         let mut end = vec![-1.0; 6 * self.p * self.m];
         let mut best: Option<Run> = None;
+        // Combinations run so far (or known to run the same as one that did), with what
+        // their chains read.
+        let mut seen: Vec<((bool, bool), Reads)> = Vec::new();
         for (fill_b, fill_f) in [(true, true), (true, false), (false, true), (false, false)] {
             if best.as_ref().is_some_and(|b| b.max_bubble <= 0.0) {
                 break;
             }
+            // A chain in which a flag decided nothing is the same chain with the other value
+            // of that flag: its best has the same largest bubble, so it cannot replace the
+            // best (only a strictly smaller one does).
+            let same = seen.iter().find(|&&((b, f), (read_b, read_f))| {
+                (b == fill_b || !read_b) && (f == fill_f || !read_f)
+            });
+            if let Some(&(_, reads)) = same {
+                seen.push(((fill_b, fill_f), reads));
+                continue;
+            }
             let Some(run) = self.schedule_with_retries(fill_b, fill_f, &mut end) else {
+                seen.push(((fill_b, fill_f), (true, true)));
                 continue;
             };
+            seen.push(((fill_b, fill_f), run.read));
             if best.as_ref().is_none_or(|b| run.max_bubble < b.max_bubble) {
                 best = Some(run);
             }
@@ -152,7 +189,7 @@ impl Greedy {
         let b = best?;
         self.try_v(b.fill_f, b.fill_b, b.approved.as_deref(), true, &mut end)
             .ok()
-            .map(|(_, order)| order)
+            .map(|(_, order, _)| order)
     }
 
     /// The same inputs with each op type's cost averaged over devices and chunks.
@@ -169,15 +206,18 @@ impl Greedy {
         Greedy { cost, ..*self }
     }
 
+    /// Index of an op in the end-time table: the six ops of one (stage, micro-batch) side by
+    /// side, so that the checks of one op read one cache line.
     fn id(&self, cat: usize, chunk: usize, stage: usize, mb: usize) -> usize {
-        ((cat * 2 + chunk) * self.p + stage) * self.m + mb
+        (stage * self.m + mb) * 6 + cat * 2 + chunk
     }
 
     /// `create_schedule`'s inner step: one run, then reruns with the previous run's
     /// per-stage bubbles as allowance while the largest bubble shrinks.
     fn schedule_with_retries(&self, fill_b: bool, fill_f: bool, end: &mut [f64]) -> Option<Run> {
-        let (bubble, max_bubble) = self.try_v(fill_f, fill_b, None, false, end).ok()?.0;
+        let ((bubble, max_bubble), _, read) = self.try_v(fill_f, fill_b, None, false, end).ok()?;
         let mut best = Run {
+            read,
             bubble,
             max_bubble,
             fill_f,
@@ -190,12 +230,19 @@ impl Greedy {
                 break;
             }
             match self.try_v(fill_f, fill_b, Some(&best.bubble), false, end) {
-                Ok(((bubble, max_bubble), _)) if max_bubble < best.max_bubble => {
+                Ok(((bubble, max_bubble), _, read)) => {
+                    best.read = (best.read.0 || read.0, best.read.1 || read.1);
+                    if max_bubble >= best.max_bubble {
+                        break;
+                    }
                     let approved = std::mem::replace(&mut best.bubble, bubble);
                     best.approved = Some(approved);
                     best.max_bubble = max_bubble;
                 }
-                _ => break,
+                Err(Invalid) => {
+                    best.read = (true, true);
+                    break;
+                }
             }
         }
         Some(best)
@@ -210,7 +257,7 @@ impl Greedy {
         approved: Option<&[f64]>,
         record: bool,
         end: &mut [f64],
-    ) -> Result<(Bubbles, Order), Invalid> {
+    ) -> Result<(Bubbles, Order, Reads), Invalid> {
         let (p, m) = (self.p, self.m);
         let approved = approved.map_or_else(|| vec![-1.0; p], <[f64]>::to_vec);
         let max_approved = approved.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -232,6 +279,7 @@ impl Greedy {
             },
             approved,
             max_approved,
+            read: (false, false),
         };
         // Warm-up.
         for i in 0..p {
@@ -306,7 +354,12 @@ impl Greedy {
                 } else {
                     None
                 };
-                s.fill_w(i, fa, c == 1 || fill_b)?;
+                let extra = if c == 1 {
+                    Extra::Always
+                } else {
+                    Extra::FillB(fill_b)
+                };
+                s.fill_w(i, fa, extra)?;
                 s.put(1, c, i)?;
             }
             for i in 0..p {
@@ -335,7 +388,7 @@ impl Greedy {
                 } else {
                     None
                 };
-                s.fill_w(i, fa, fill_f)?;
+                s.fill_w(i, fa, Extra::FillF(fill_f))?;
                 s.put(0, item, i)?;
             }
         }
@@ -345,7 +398,7 @@ impl Greedy {
             }
         }
         let max_bubble = s.max_stage_bubble(None);
-        Ok(((s.bubble, max_bubble), s.order))
+        Ok(((s.bubble, max_bubble), s.order, s.read))
     }
 }
 
@@ -367,7 +420,7 @@ impl State<'_> {
     /// Before the op whose input comes from op `fa` (if any): put pending W's that end before
     /// that input arrives, then one more if the wait exceeds the stage's bubble allowance
     /// (and `extra`). Without `fa`, the source reads the last entry of its end-time table.
-    fn fill_w(&mut self, i: usize, fa: Option<usize>, extra: bool) -> Result<(), Invalid> {
+    fn fill_w(&mut self, i: usize, fa: Option<usize>, extra: Extra) -> Result<(), Invalid> {
         let g = self.g;
         let w_cost = |s: &Self| s.pending_w[i].front().map_or(0.0, |&c| g.cost[2][i][c]);
         if let Some(fa) = fa {
@@ -377,13 +430,26 @@ impl State<'_> {
                 self.put_w(i)?;
             }
         }
-        // Python's `end_time[-1]` when there is no dependency: the table's last entry.
-        let fa_end = self.end[fa.unwrap_or(self.end.len() - 1)];
+        // Python's `end_time[-1]` when there is no dependency: the last entry of the source's
+        // table, the last stage's W of internal chunk 1 for the last micro-batch.
+        let fa_end = self.end[fa.unwrap_or_else(|| g.id(2, 1, g.p - 1, g.m - 1))];
         if !self.pending_w[i].is_empty()
             && fa_end + g.comm - self.cur[i] > self.max_stage_bubble(Some(i)) - self.bubble[i]
-            && extra
         {
-            self.put_w(i)?;
+            let put = match extra {
+                Extra::Always => true,
+                Extra::FillB(fill_b) => {
+                    self.read.0 = true;
+                    fill_b
+                }
+                Extra::FillF(fill_f) => {
+                    self.read.1 = true;
+                    fill_f
+                }
+            };
+            if put {
+                self.put_w(i)?;
+            }
         }
         Ok(())
     }
@@ -440,5 +506,89 @@ impl State<'_> {
         }
         self.count[stage][cat * 2 + chunk] += 1;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The search as the source runs it: every combination and every rerun, each recording
+    /// its order.
+    fn plain(g: &Greedy) -> Option<Order> {
+        let mut end = vec![-1.0; 6 * g.p * g.m];
+        let mut best: Option<(f64, Order)> = None;
+        for (fill_b, fill_f) in [(true, true), (true, false), (false, true), (false, false)] {
+            let Ok(((mut bubble, mut max), mut order, _)) =
+                g.try_v(fill_f, fill_b, None, true, &mut end)
+            else {
+                continue;
+            };
+            for _ in 0..64 {
+                match g.try_v(fill_f, fill_b, Some(&bubble), true, &mut end) {
+                    Ok(((b, mx), o, _)) if mx < max => (bubble, max, order) = (b, mx, o),
+                    _ => break,
+                }
+            }
+            if best.as_ref().is_none_or(|(b, _)| max < *b) {
+                best = Some((max, order));
+            }
+        }
+        best.map(|b| b.1)
+    }
+
+    /// The shortcuts of [`Greedy::best`] (no order recorded during the search, combinations
+    /// whose flags decide nothing skipped, the stop at no bubble) give the source's answer.
+    #[test]
+    fn the_search_gives_what_the_full_search_gives() {
+        let mut seed = 11u64;
+        let mut next = |lo: f64, hi: f64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            lo + (hi - lo) * ((seed >> 11) as f64 / (1u64 << 53) as f64)
+        };
+        let (mut found, mut unread) = (0, 0);
+        for case in 0..160 {
+            let p = 2 + case % 5;
+            let m = p + case % (2 * p + 1);
+            let equal = case % 4 == 0;
+            let cost: Vec<Vec<[f64; 2]>> = (0..3)
+                .map(|_| {
+                    (0..p)
+                        .map(|_| {
+                            if equal {
+                                [1.0; 2]
+                            } else {
+                                [next(0.5, 2.0), next(0.5, 2.0)]
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let g = Greedy {
+                p,
+                m,
+                cost,
+                comm: if equal { 0.0 } else { next(0.0, 0.3) },
+                max_mem: if case % 3 == 0 {
+                    (p + 2) as f64
+                } else {
+                    2.0 * p as f64
+                },
+            };
+            let avg = g.averaged();
+            for g in [&avg, &g] {
+                let want = plain(g);
+                assert_eq!(g.best(), want, "case {case}: p {p} m {m}");
+                found += usize::from(want.is_some());
+            }
+            let mut end = vec![-1.0; 6 * p * m];
+            if let Ok((_, _, read)) = avg.try_v(true, true, None, false, &mut end) {
+                unread += usize::from(!read.0 || !read.1);
+            }
+        }
+        assert!(found > 150, "only {found} cases found a schedule");
+        assert!(unread > 0, "no case skips a combination");
     }
 }

@@ -45,8 +45,8 @@
 
 use crate::anatomy::cluster::Cluster;
 use crate::anatomy::{Anatomy, Block, BlockKind};
-use crate::schedule::Placement;
 use crate::scenario::{Scenario, ScheduleKind, Strategy};
+use crate::schedule::Placement;
 
 use super::Config;
 
@@ -277,7 +277,9 @@ mod tests {
     fn min_max_is_the_least_largest_stage_over_every_split() {
         let mut seed = 7u64;
         let mut next = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((seed >> 33) % 1000) as f64 / 100.0
         };
         for case in 0..300 {
@@ -292,7 +294,10 @@ mod tests {
                     got <= exact * (1.0 + 1e-12),
                     "{lead:?} {load:?} p {p}: {got} > {exact}"
                 );
-                assert!(got >= exact * (1.0 - 1e-9), "{lead:?} {load:?} p {p}: {got} < {exact}");
+                assert!(
+                    got >= exact * (1.0 - 1e-9),
+                    "{lead:?} {load:?} p {p}: {got} < {exact}"
+                );
             }
         }
         assert_eq!(min_max(&[], &[], 3), 0.0);
