@@ -130,6 +130,8 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
             .iter()
             .map(|ops| DeviceRun {
                 compute: Vec::with_capacity(ops.len()),
+                // Each op sends at most once: no regrowing (and copying) on the way.
+                send: Vec::with_capacity(ops.len()),
                 events: Vec::with_capacity(ops.len()),
                 ..DeviceRun::default()
             })

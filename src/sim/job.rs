@@ -152,12 +152,7 @@ fn grad_end(job: &DeviceJob, costs: &JobCosts, end: f64, (lo, hi): (f64, f64)) -
 /// finishes last.
 pub fn finish(sim: &mut Simulation, costs: &JobCosts) {
     let p = sim.devices.len();
-    let mut pipeline_end = vec![0.0f64; p];
-    for s in &sim.timeline.spans {
-        if let Some(e) = pipeline_end.get_mut(s.device as usize) {
-            *e = e.max(s.end);
-        }
-    }
+    let (pipeline_end, times) = ends_and_times(sim, p);
     let none = DeviceJob::default();
     let job_of = |d: usize| costs.devices.get(d).unwrap_or(&none);
     let windows = if costs.overlap_grad_reduce {
@@ -195,7 +190,6 @@ pub fn finish(sim: &mut Simulation, costs: &JobCosts) {
         .iter()
         .map(|t| (t.device, t.end_s))
         .fold((0, sim.makespan), |a, b| if b.1 > a.1 { b } else { a });
-    let times = compute_times(sim, p);
     let breakdown = match (tails.get(last as usize), times.get(last as usize)) {
         (Some(tail), Some(&(busy, recompute))) => {
             parts(busy, recompute, job_of(last as usize), tail)
@@ -223,15 +217,20 @@ pub fn finish(sim: &mut Simulation, costs: &JobCosts) {
     });
 }
 
-/// Per device, its compute-lane time other than recomputation and its recomputation time:
-/// one pass over the timeline.
-fn compute_times(sim: &Simulation, p: usize) -> Vec<(f64, f64)> {
+/// Per device, the end of its pipeline work (its last span on any lane), and its compute-lane
+/// time other than recomputation with its recomputation time: one pass over the timeline.
+fn ends_and_times(sim: &Simulation, p: usize) -> (Vec<f64>, Vec<(f64, f64)>) {
+    let mut ends = vec![0.0f64; p];
     let mut times = vec![(0.0f64, 0.0f64); p];
     for s in &sim.timeline.spans {
+        let d = s.device as usize;
+        if let Some(e) = ends.get_mut(d) {
+            *e = e.max(s.end);
+        }
         if s.lane != Lane::Compute {
             continue;
         }
-        if let Some(t) = times.get_mut(s.device as usize) {
+        if let Some(t) = times.get_mut(d) {
             if s.kind == SpanKind::R {
                 t.1 += s.end - s.start;
             } else {
@@ -239,7 +238,7 @@ fn compute_times(sim: &Simulation, p: usize) -> Vec<(f64, f64)> {
             }
         }
     }
-    times
+    (ends, times)
 }
 
 /// Every device's breakdown from its compute `times`; the time after a device's own end up
