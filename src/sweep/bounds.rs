@@ -18,7 +18,8 @@
 //!    per-micro-batch work of the chain, `N` its parameters; Chimera's replicas split the
 //!    micro-batches and hold the parameters twice, so its total is no smaller); the busiest
 //!    device has at least a `1/p` share. The device holding the head works at least `m x` the
-//!    head's work.
+//!    head's work (Chimera: one of its two head replicas runs at least half the
+//!    micro-batches).
 //! 2. *Fill* (one stage per device: 1F1B, GPipe, ZB-H1/H2/auto). Device `d` holds stage `d`
 //!    alone; its first op is some micro-batch's forward, which needs that micro-batch's
 //!    forward on every earlier stage first, one after another. So device `d` ends no earlier
@@ -210,7 +211,13 @@ fn time_bound(config: &Config, anatomy: &Anatomy, scenario: &Scenario) -> f64 {
         load.push(w + beta * b.params as f64);
     }
     let total: f64 = load.iter().sum();
-    let mut time = (total / f64::from(p)).max(m * work(&anatomy.head));
+    // Chimera's two head replicas split the micro-batches: one of them runs at least half.
+    let head_mbs = if config.schedule.placement() == Placement::Chimera {
+        config.m.div_ceil(2)
+    } else {
+        config.m
+    };
+    let mut time = (total / f64::from(p)).max(f64::from(head_mbs) * work(&anatomy.head));
     if config.m >= 1 && config.schedule.placement() == Placement::Single {
         time = time.max(min_max(&fwd, &load, p));
         if ends_with_backward(config.schedule) {
