@@ -84,12 +84,22 @@ impl Oracle<'_, '_> {
             }
         };
         let (lo, hi) = (total(b.lower_s), total(b.upper_s));
-        (lo - BOUND_SLACK * lo.abs(), hi + BOUND_SLACK * hi.abs())
+        // An infinite bound stays infinite (`inf - inf` would be NaN, which no test rejects).
+        let lo = if lo.is_finite() {
+            lo - BOUND_SLACK * lo.abs()
+        } else {
+            lo
+        };
+        (lo, hi + BOUND_SLACK * hi.abs())
     }
 
     fn bounds_of(&mut self, stage: usize, first: usize, last: usize) -> (f64, f64) {
         let c = BlockCounts::of_range(self.req.anatomy, first, last);
         let key = self.key(stage, c);
+        self.bounds_keyed(stage, c, key)
+    }
+
+    fn bounds_keyed(&mut self, stage: usize, c: BlockCounts, key: Option<usize>) -> (f64, f64) {
         if let Some(v) = key.and_then(|k| self.bounds[k]) {
             return v;
         }
@@ -116,7 +126,12 @@ impl partition::RangeOracle for Oracle<'_, '_> {
         if let Some(v) = key.and_then(|k| self.memo[k]) {
             return v;
         }
-        let v = self.compute(stage, c);
+        // An infinite lower bound says the range cannot fit: no exact solve needed.
+        let v = if self.bounds_keyed(stage, c, key).0 == f64::INFINITY {
+            None
+        } else {
+            self.compute(stage, c)
+        };
         if let Some(k) = key {
             self.memo[k] = Some(v);
         }

@@ -82,7 +82,7 @@ fn knapsack_impl(
         mode,
         &base,
         &vec![0; base.len()],
-        want_decisions || offload,
+        true,
     );
     if !offload {
         return best;
