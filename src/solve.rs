@@ -379,7 +379,7 @@ fn plan_and_simulate(
     } else {
         3
     };
-    let mut plans = planner::plan(req, keep).unwrap_or_default();
+    let mut plans = planner::plan_cancellable(req, keep, cancel)?.unwrap_or_default();
     for _ in 0..4 {
         let Some(first) = plans.first() else { break };
         let pk = peaks(anatomy, first, &sched);
@@ -394,7 +394,7 @@ fn plan_and_simulate(
             break;
         }
         cancel.check()?;
-        plans = planner::plan(req, keep).unwrap_or_default();
+        plans = planner::plan_cancellable(req, keep, cancel)?.unwrap_or_default();
     }
     // Kinds whose order ignores the durations would regenerate the same order.
     if kind.uses_durations()

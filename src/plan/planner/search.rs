@@ -2,6 +2,7 @@
 //! memoised by (stage, block counts), with the knapsack's cheap bounds (memoised too) so that
 //! the search asks for few exact knapsack solves; and the search itself.
 
+use crate::cancel::Cancel;
 use crate::plan::partition::{self, RangeTime};
 use crate::plan::stage::{self, BlockCounts, KnapsackMode, StageEnv};
 use crate::scenario::Objective;
@@ -15,6 +16,10 @@ struct Oracle<'r, 'a> {
     layers: usize,
     memo: Vec<Option<Option<RangeTime>>>,
     bounds: Vec<Option<(f64, f64)>>,
+    cancel: &'r Cancel,
+    /// Set once `cancel` is seen set: from then on every range "does not fit" without a
+    /// solve, so the search winds down at once (its answer is then thrown away).
+    cancelled: bool,
 }
 
 /// Relative slack put on the bounds so that floating-point rounding (the bounds and the exact
@@ -127,11 +132,15 @@ impl partition::RangeOracle for Oracle<'_, '_> {
             return v;
         }
         // An infinite lower bound says the range cannot fit: no exact solve needed.
-        let v = if self.bounds_keyed(stage, c, key).0 == f64::INFINITY {
-            None
-        } else {
-            self.compute(stage, c)
-        };
+        if self.bounds_keyed(stage, c, key).0 == f64::INFINITY {
+            return None;
+        }
+        // Before each exact solve (the search's costly step): has the solve been cancelled?
+        self.cancelled = self.cancelled || self.cancel.is_cancelled();
+        if self.cancelled {
+            return None;
+        }
+        let v = self.compute(stage, c);
         if let Some(k) = key {
             self.memo[k] = Some(v);
         }
@@ -139,18 +148,32 @@ impl partition::RangeOracle for Oracle<'_, '_> {
     }
 }
 
-pub(super) fn search(req: &PlanRequest, keep: usize) -> Vec<partition::Partition> {
+/// The best partitions (up to `keep`), or `None` when `cancel` was set during the search.
+pub(super) fn search(
+    req: &PlanRequest,
+    keep: usize,
+    cancel: &Cancel,
+) -> Option<Vec<partition::Partition>> {
     let layers = req.anatomy.layers as usize;
     let p = req.stages;
-    let n = req.anatomy.num_blocks();
     let mut oracle = Oracle {
         req,
         layers,
         memo: vec![None; p * (layers + 1) * 3 * 4],
         bounds: vec![None; p * (layers + 1) * 3 * 4],
+        cancel,
+        cancelled: false,
     };
+    let found = search_with(&mut oracle, keep);
+    (!oracle.cancelled).then_some(found)
+}
+
+fn search_with(oracle: &mut Oracle, keep: usize) -> Vec<partition::Partition> {
+    let req = oracle.req;
+    let p = req.stages;
+    let n = req.anatomy.num_blocks();
     match req.objective {
-        Objective::AdaPipe => partition::best_adapipe(&mut oracle, p, n, req.m)
+        Objective::AdaPipe => partition::best_adapipe(oracle, p, n, req.m)
             .into_iter()
             .collect(),
         Objective::Estimate => {
@@ -164,7 +187,7 @@ pub(super) fn search(req: &PlanRequest, keep: usize) -> Vec<partition::Partition
                 let (o, b) = comm_in_out(req, s);
                 lb += o + b;
             }
-            partition::best_estimate(&mut oracle, p, n, req.m, lb, keep)
+            partition::best_estimate(oracle, p, n, req.m, lb, keep)
         }
     }
 }
