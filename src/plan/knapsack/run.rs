@@ -5,6 +5,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::collections::binary_heap::PeekMut;
 
 use super::bounds::bounds_on;
 use super::dense::{Table, fill_table};
@@ -199,7 +200,15 @@ fn merge_level(prev: &[Point], group: &Group, front: &[usize], capacity: u64) ->
     };
     let mut heap: BinaryHeap<Head> = (0..front.len()).filter_map(|j| head(0, j)).collect();
     let mut out: Vec<Point> = Vec::with_capacity(prev.len() + front.len());
-    while let Some(Reverse((bytes, _, pi, j))) = heap.pop() {
+    // The least head is replaced by its cursor's next point in place (one sift), or removed.
+    while let Some(mut top) = heap.peek_mut() {
+        let Reverse((bytes, _, pi, j)) = *top;
+        match head(pi + 1, j) {
+            Some(h) => *top = h,
+            None => {
+                PeekMut::pop(top);
+            }
+        }
         let c = front[j];
         let cost = prev[pi].cost + group.choices[c].cost_s;
         if out.last().is_none_or(|l| cost < l.cost) {
@@ -209,9 +218,6 @@ fn merge_level(prev: &[Point], group: &Group, front: &[usize], capacity: u64) ->
                 parent: pi,
                 pick: c,
             });
-        }
-        if let Some(h) = head(pi + 1, j) {
-            heap.push(h);
         }
     }
     out

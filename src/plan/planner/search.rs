@@ -125,6 +125,10 @@ impl partition::RangeOracle for Oracle<'_, '_> {
         self.bounds_of(stage, first, last).1
     }
 
+    fn bounds(&mut self, stage: usize, first: usize, last: usize) -> (f64, f64) {
+        self.bounds_of(stage, first, last)
+    }
+
     fn time(&mut self, stage: usize, first: usize, last: usize) -> Option<RangeTime> {
         let c = BlockCounts::of_range(self.req.anatomy, first, last);
         let key = self.key(stage, c);
