@@ -46,8 +46,9 @@ pub fn solve(scenario: &Scenario) -> Result<Outcome, SolveError> {
 }
 
 /// [`solve`] that stops with [`SolveError::Cancelled`] soon after `cancel` is set (it is
-/// checked between the runs, strategies and plans, and between the candidates of the slow
-/// schedule searches), for callers that may no longer want the result.
+/// checked between the runs, strategies and plans, between the candidates of the slow
+/// schedule searches, and before every exact stage knapsack of the partition search), for
+/// callers that may no longer want the result.
 pub fn solve_cancellable(scenario: &Scenario, cancel: &Cancel) -> Result<Outcome, SolveError> {
     let start = Instant::now();
     cancel.check()?;
