@@ -1,8 +1,8 @@
 //! Cooperative cancellation of a solve. The engine stays single-threaded and pure: whoever
 //! runs a solve on another thread (the TUI's worker) keeps a clone of the [`Cancel`] token
 //! and sets it when the result is no longer wanted; the engine only reads it at coarse
-//! points (between schedule candidates, strategies and baselines) and gives up with
-//! [`Cancelled`].
+//! points (between schedule candidates, strategies and baselines, and before each exact stage
+//! knapsack of the partition search) and gives up with [`Cancelled`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -46,8 +46,9 @@ pub fn solve(scenario: &Scenario) -> Result<Outcome, SolveError> {
 }
 
 /// [`solve`] that stops with [`SolveError::Cancelled`] soon after `cancel` is set (it is
-/// checked between the runs, strategies and plans, and between the candidates of the slow
-/// schedule searches), for callers that may no longer want the result.
+/// checked between the runs, strategies and plans, between the candidates of the slow
+/// schedule searches, and before every exact stage knapsack of the partition search), for
+/// callers that may no longer want the result.
 pub fn solve_cancellable(scenario: &Scenario, cancel: &Cancel) -> Result<Outcome, SolveError> {
     let start = Instant::now();
     cancel.check()?;
@@ -379,7 +380,7 @@ fn plan_and_simulate(
     } else {
         3
     };
-    let mut plans = planner::plan(req, keep).unwrap_or_default();
+    let mut plans = planner::plan_cancellable(req, keep, cancel)?.unwrap_or_default();
     for _ in 0..4 {
         let Some(first) = plans.first() else { break };
         let pk = peaks(anatomy, first, &sched);
@@ -394,7 +395,7 @@ fn plan_and_simulate(
             break;
         }
         cancel.check()?;
-        plans = planner::plan(req, keep).unwrap_or_default();
+        plans = planner::plan_cancellable(req, keep, cancel)?.unwrap_or_default();
     }
     // Kinds whose order ignores the durations would regenerate the same order.
     if kind.uses_durations()

@@ -47,6 +47,12 @@ impl KnapsackCache {
         (*full || !want_decisions).then(|| v.clone())
     }
 
+    /// How many answers are stored (each one an exact solve made).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.map.borrow().len()
+    }
+
     /// Stores an answer (`full`: its decisions were built).
     pub(crate) fn put(
         &self,

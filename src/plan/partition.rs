@@ -67,6 +67,14 @@ pub trait RangeOracle {
         let _ = (stage, first, last);
         f64::INFINITY
     }
+
+    /// Both bounds at once (an oracle that computes them together can answer in one look-up).
+    fn bounds(&mut self, stage: usize, first: usize, last: usize) -> (f64, f64) {
+        (
+            self.lower_bound(stage, first, last),
+            self.upper_bound(stage, first, last),
+        )
+    }
 }
 
 impl<F: FnMut(usize, usize, usize) -> Option<RangeTime>> RangeOracle for F {
@@ -156,10 +164,10 @@ pub(super) fn fits_within<O: RangeOracle>(
     last: usize,
     b: f64,
 ) -> bool {
-    if o.lower_bound(s, first, last) > b {
+    let (lb, ub) = o.bounds(s, first, last);
+    if lb > b {
         return false;
     }
-    let ub = o.upper_bound(s, first, last);
     if ub.is_finite() && ub <= b {
         return true;
     }

@@ -4,19 +4,21 @@
 use super::run::Scale;
 use super::{Arith, Group};
 
-/// Fills `next`/`pick` for an arithmetic group from `table` (all in `unit`s).
+/// Fills `next`/`pick` for an arithmetic group from `table` (all in `unit`s); `next` comes
+/// in all infinite.
 fn fill_arith(a: &Arith, unit: u64, table: &[f64], next: &mut [f64], pick: &mut [u32]) {
     let cap = table.len() - 1;
     let n = a.n as usize;
     let full = (u64::from(a.n) * a.step / unit) as usize;
     let step = (a.step / unit) as usize;
     let charge = (a.charge / unit) as usize;
-    // Keep all n: no charge, no cost.
-    for c in full..=cap {
-        if table[c - full] < next[c] {
-            next[c] = table[c - full];
-            if let Some(p) = pick.get_mut(c) {
-                *p = a.n;
+    // Keep all n: no charge, no cost. `next` is all infinite here, so a cell takes the value
+    // `full` cells below (infinite stays infinite) and the pick where that is finite.
+    if full <= cap {
+        next[full..].copy_from_slice(&table[..=cap - full]);
+        if !pick.is_empty() {
+            for (p, &t) in pick[full..].iter_mut().zip(&table[..=cap - full]) {
+                *p = if t < f64::INFINITY { a.n } else { *p };
             }
         }
     }
@@ -38,30 +40,32 @@ fn fill_arith(a: &Arith, unit: u64, table: &[f64], next: &mut [f64], pick: &mut 
         return;
     }
     // Partial: keep k < n. For c' = c - charge in residue class rho (mod step), position q:
-    // min over t in [q - n + 1, q] of table[rho + t step] + t r, plus (n - q) r.
-    let mut deque: Vec<(usize, f64)> = Vec::with_capacity(n + 1);
+    // min over t in [q - n + 1, q] of table[rho + t step] + t r, plus (n - q) r. The window's
+    // candidates (position, value) sit in `win[head..tail]`, values rising; among equal values
+    // the later position stays (it replaces the earlier one).
+    let len = (cap + 1).div_ceil(step) + 1;
+    let mut win: Vec<(usize, f64)> = vec![(0, 0.0); len];
+    let nf = n as f64;
     for rho in 0..step.min(cap + 1) {
-        deque.clear();
-        let mut head = 0usize;
+        let (mut head, mut tail) = (0usize, 0usize);
         let mut q = 0usize;
-        loop {
-            let cp = rho + q * step;
-            if cp + charge > cap {
-                break;
-            }
-            let v = table[cp] + q as f64 * r;
+        let mut qf = 0.0f64; // q as f64, exact
+        let mut cp = rho;
+        while cp + charge <= cap {
+            let v = table[cp] + qf * r;
             if v.is_finite() {
-                while deque.len() > head && deque[deque.len() - 1].1 >= v {
-                    deque.pop();
+                while tail > head && win[tail - 1].1 >= v {
+                    tail -= 1;
                 }
-                deque.push((q, v));
+                win[tail] = (q, v);
+                tail += 1;
             }
-            while deque.len() > head && deque[head].0 + n <= q {
+            while tail > head && win[head].0 + n <= q {
                 head += 1;
             }
-            if deque.len() > head {
-                let (t, best) = deque[head];
-                let val = best + (n as f64 - q as f64) * r;
+            if tail > head {
+                let (t, best) = win[head];
+                let val = best + (nf - qf) * r;
                 let c = cp + charge;
                 if val < next[c] {
                     next[c] = val;
@@ -71,6 +75,8 @@ fn fill_arith(a: &Arith, unit: u64, table: &[f64], next: &mut [f64], pick: &mut 
                 }
             }
             q += 1;
+            qf += 1.0;
+            cp += step;
         }
     }
 }

@@ -3,6 +3,10 @@
 //! table would be huge, build the odd groups' front, fill the dense table over the cells the
 //! combine step can read, combine the two, and trace the picks back.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::collections::binary_heap::PeekMut;
+
 use super::bounds::bounds_on;
 use super::dense::{Table, fill_table};
 use super::{Group, Selection, front, fronts_of, gcd};
@@ -175,31 +179,54 @@ fn odd_front(
     }]];
     for &g in odd {
         let prev = levels.last().map(Vec::as_slice).unwrap_or(&[]);
-        let mut cand: Vec<Point> = Vec::with_capacity(prev.len() * fronts[g].len());
-        for (pi, p) in prev.iter().enumerate() {
-            for &c in &fronts[g] {
-                let ch = &groups[g].choices[c];
-                let bytes = p.bytes + ch.bytes;
-                if bytes <= capacity {
-                    cand.push(Point {
-                        bytes,
-                        cost: p.cost + ch.cost_s,
-                        parent: pi,
-                        pick: c,
-                    });
-                }
-            }
-        }
-        cand.sort_by(|a, b| a.bytes.cmp(&b.bytes).then(a.cost.total_cmp(&b.cost)));
-        let mut front: Vec<Point> = Vec::with_capacity(cand.len());
-        for pt in cand {
-            if front.last().is_none_or(|l| pt.cost < l.cost) {
-                front.push(pt);
-            }
-        }
+        let front = merge_level(prev, &groups[g], &fronts[g], capacity);
         levels.push(front);
     }
     levels
+}
+
+/// The next level of the odd front: every point of `prev` with every choice of the group's
+/// `front` that fits, in (bytes, cost) order with ties in the order "point of `prev`, then
+/// position in `front`", each kept only when it costs strictly less than every point kept
+/// before it. `prev` rises strictly in bytes, so each choice's points come in byte order
+/// and a k-way merge of them gives that order without sorting.
+fn merge_level(prev: &[Point], group: &Group, front: &[usize], capacity: u64) -> Vec<Point> {
+    // (bytes, cost in total order, point of prev, position in front), smallest first.
+    type Head = Reverse<(u64, i64, usize, usize)>;
+    let head = |pi: usize, j: usize| -> Option<Head> {
+        let (p, ch) = (prev.get(pi)?, &group.choices[front[j]]);
+        let bytes = p.bytes + ch.bytes;
+        (bytes <= capacity).then(|| Reverse((bytes, total_key(p.cost + ch.cost_s), pi, j)))
+    };
+    let mut heap: BinaryHeap<Head> = (0..front.len()).filter_map(|j| head(0, j)).collect();
+    let mut out: Vec<Point> = Vec::with_capacity(prev.len() + front.len());
+    // The least head is replaced by its cursor's next point in place (one sift), or removed.
+    while let Some(mut top) = heap.peek_mut() {
+        let Reverse((bytes, _, pi, j)) = *top;
+        match head(pi + 1, j) {
+            Some(h) => *top = h,
+            None => {
+                PeekMut::pop(top);
+            }
+        }
+        let c = front[j];
+        let cost = prev[pi].cost + group.choices[c].cost_s;
+        if out.last().is_none_or(|l| cost < l.cost) {
+            out.push(Point {
+                bytes,
+                cost,
+                parent: pi,
+                pick: c,
+            });
+        }
+    }
+    out
+}
+
+/// `x`'s bits as an integer whose order is [`f64::total_cmp`]'s.
+fn total_key(x: f64) -> i64 {
+    let bits = x.to_bits() as i64;
+    bits ^ (((bits >> 63) as u64) >> 1) as i64
 }
 
 /// Every odd front point with the best regular fill of what it leaves: the least total

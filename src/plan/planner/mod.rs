@@ -6,6 +6,7 @@
 //! partition search's memoised stage-time oracle; `uniform` is `uniform`'s keep-set search.
 
 use crate::anatomy::Anatomy;
+use crate::cancel::{Cancel, Cancelled};
 use crate::scenario::{Objective, Partition};
 
 use crate::plan::Strategy;
@@ -200,7 +201,20 @@ fn estimate(req: &PlanRequest, plan: &Plan) -> f64 {
 /// even partition joins the candidates when it fits (under the estimate objective);
 /// everything else uses the even partition.
 pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
-    let even = super::split::default_partition(req.anatomy.layers, req.stages, req.partition)?;
+    plan_cancellable(req, keep, &Cancel::never()).unwrap_or_default()
+}
+
+/// [`plan`] that stops with [`Cancelled`] soon after `cancel` is set: the partition search
+/// checks it before every exact stage solve.
+pub fn plan_cancellable(
+    req: &PlanRequest,
+    keep: usize,
+    cancel: &Cancel,
+) -> Result<Option<Vec<Plan>>, Cancelled> {
+    let Some(even) = super::split::default_partition(req.anatomy.layers, req.stages, req.partition)
+    else {
+        return Ok(None);
+    };
     let single = req.stage_of.iter().all(|c| c.len() == 1) && req.stages == req.stage_of.len();
     let searched = matches!(req.strategy, Strategy::AdaPipe | Strategy::Unified);
     if !searched || !single {
@@ -211,14 +225,14 @@ pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
                 req.strategy
             ));
         }
-        return Some(vec![p]);
+        return Ok(Some(vec![p]));
     }
-    let parts = search(req, keep);
+    let parts = search(req, keep, cancel).ok_or(Cancelled)?;
     if parts.is_empty() {
         let mut p = plan_ranges(req, &even);
         p.notes
             .push("no partition fits the budget; showing the even partition".into());
-        return Some(vec![p]);
+        return Ok(Some(vec![p]));
     }
     let mut plans: Vec<Plan> = parts
         .iter()
@@ -241,7 +255,7 @@ pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
             plans.push(p);
         }
     }
-    Some(plans)
+    Ok(Some(plans))
 }
 
 #[cfg(test)]
@@ -310,7 +324,7 @@ mod tests {
             proptest::prop_assume!(a.num_blocks() >= p);
             let req = request(&a, p, m, budget * x, Strategy::AdaPipe);
             let want = best_by_enumeration(&req, p, a.num_blocks());
-            let got = search(&req, 1);
+            let got = search(&req, 1, &Cancel::never()).unwrap();
             proptest::prop_assert_eq!(!got.is_empty(), want.is_some());
             if let (Some(g), Some(w)) = (got.first(), want) {
                 proptest::prop_assert!((g.objective_s - w).abs() < 1e-9 * w, "{} vs {w}", g.objective_s);
@@ -326,7 +340,7 @@ mod tests {
             for budget in [150u64, 200, 260, 400] {
                 let req = request(&a, p, m, budget * x, Strategy::AdaPipe);
                 let want = best_by_enumeration(&req, p, a.num_blocks());
-                let got = search(&req, 1);
+                let got = search(&req, 1, &Cancel::never()).unwrap();
                 assert_eq!(
                     !got.is_empty(),
                     want.is_some(),
@@ -344,6 +358,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A cancelled token stops the partition search of a large model before its first exact
+    /// stage solve; the same request not cancelled plans as `plan` does.
+    #[test]
+    fn a_cancelled_search_stops_before_any_exact_solve() {
+        let s = crate::scenario::Catalog::builtin()
+            .scenario("gpt3-175b-16k")
+            .unwrap();
+        let a = Anatomy::build(&s).unwrap();
+        let req = request(&a, 8, 64, 70 << 30, Strategy::AdaPipe);
+        let cancel = Cancel::new();
+        cancel.cancel();
+        assert_eq!(plan_cancellable(&req, 3, &cancel), Err(Cancelled));
+        assert_eq!(
+            req.cache.len(),
+            0,
+            "exact solves were made after the cancel"
+        );
+        let live = Cancel::new();
+        let plans = plan_cancellable(&req, 3, &live).unwrap().unwrap();
+        assert!(req.cache.len() > 0);
+        assert_eq!(Some(plans), plan(&req, 3));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! memoised by (stage, block counts), with the knapsack's cheap bounds (memoised too) so that
 //! the search asks for few exact knapsack solves; and the search itself.
 
+use crate::cancel::Cancel;
 use crate::plan::partition::{self, RangeTime};
 use crate::plan::stage::{self, BlockCounts, KnapsackMode, StageEnv};
 use crate::scenario::Objective;
@@ -15,6 +16,10 @@ struct Oracle<'r, 'a> {
     layers: usize,
     memo: Vec<Option<Option<RangeTime>>>,
     bounds: Vec<Option<(f64, f64)>>,
+    cancel: &'r Cancel,
+    /// Set once `cancel` is seen set: from then on every range "does not fit" without a
+    /// solve, so the search winds down at once (its answer is then thrown away).
+    cancelled: bool,
 }
 
 /// Relative slack put on the bounds so that floating-point rounding (the bounds and the exact
@@ -84,12 +89,22 @@ impl Oracle<'_, '_> {
             }
         };
         let (lo, hi) = (total(b.lower_s), total(b.upper_s));
-        (lo - BOUND_SLACK * lo.abs(), hi + BOUND_SLACK * hi.abs())
+        // An infinite bound stays infinite (`inf - inf` would be NaN, which no test rejects).
+        let lo = if lo.is_finite() {
+            lo - BOUND_SLACK * lo.abs()
+        } else {
+            lo
+        };
+        (lo, hi + BOUND_SLACK * hi.abs())
     }
 
     fn bounds_of(&mut self, stage: usize, first: usize, last: usize) -> (f64, f64) {
         let c = BlockCounts::of_range(self.req.anatomy, first, last);
         let key = self.key(stage, c);
+        self.bounds_keyed(stage, c, key)
+    }
+
+    fn bounds_keyed(&mut self, stage: usize, c: BlockCounts, key: Option<usize>) -> (f64, f64) {
         if let Some(v) = key.and_then(|k| self.bounds[k]) {
             return v;
         }
@@ -110,11 +125,24 @@ impl partition::RangeOracle for Oracle<'_, '_> {
         self.bounds_of(stage, first, last).1
     }
 
+    fn bounds(&mut self, stage: usize, first: usize, last: usize) -> (f64, f64) {
+        self.bounds_of(stage, first, last)
+    }
+
     fn time(&mut self, stage: usize, first: usize, last: usize) -> Option<RangeTime> {
         let c = BlockCounts::of_range(self.req.anatomy, first, last);
         let key = self.key(stage, c);
         if let Some(v) = key.and_then(|k| self.memo[k]) {
             return v;
+        }
+        // An infinite lower bound says the range cannot fit: no exact solve needed.
+        if self.bounds_keyed(stage, c, key).0 == f64::INFINITY {
+            return None;
+        }
+        // Before each exact solve (the search's costly step): has the solve been cancelled?
+        self.cancelled = self.cancelled || self.cancel.is_cancelled();
+        if self.cancelled {
+            return None;
         }
         let v = self.compute(stage, c);
         if let Some(k) = key {
@@ -124,18 +152,32 @@ impl partition::RangeOracle for Oracle<'_, '_> {
     }
 }
 
-pub(super) fn search(req: &PlanRequest, keep: usize) -> Vec<partition::Partition> {
+/// The best partitions (up to `keep`), or `None` when `cancel` was set during the search.
+pub(super) fn search(
+    req: &PlanRequest,
+    keep: usize,
+    cancel: &Cancel,
+) -> Option<Vec<partition::Partition>> {
     let layers = req.anatomy.layers as usize;
     let p = req.stages;
-    let n = req.anatomy.num_blocks();
     let mut oracle = Oracle {
         req,
         layers,
         memo: vec![None; p * (layers + 1) * 3 * 4],
         bounds: vec![None; p * (layers + 1) * 3 * 4],
+        cancel,
+        cancelled: false,
     };
+    let found = search_with(&mut oracle, keep);
+    (!oracle.cancelled).then_some(found)
+}
+
+fn search_with(oracle: &mut Oracle, keep: usize) -> Vec<partition::Partition> {
+    let req = oracle.req;
+    let p = req.stages;
+    let n = req.anatomy.num_blocks();
     match req.objective {
-        Objective::AdaPipe => partition::best_adapipe(&mut oracle, p, n, req.m)
+        Objective::AdaPipe => partition::best_adapipe(oracle, p, n, req.m)
             .into_iter()
             .collect(),
         Objective::Estimate => {
@@ -149,7 +191,7 @@ pub(super) fn search(req: &PlanRequest, keep: usize) -> Vec<partition::Partition
                 let (o, b) = comm_in_out(req, s);
                 lb += o + b;
             }
-            partition::best_estimate(&mut oracle, p, n, req.m, lb, keep)
+            partition::best_estimate(oracle, p, n, req.m, lb, keep)
         }
     }
 }

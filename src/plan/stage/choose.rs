@@ -28,7 +28,9 @@ pub struct KnapsackPlan {
 }
 
 /// The least added time only (what the partition DP needs), answering repeated questions
-/// from `cache`: decisions are built only where offload needs them.
+/// from `cache`. The plain knapsack's decisions are built and stored all the same (they cost
+/// little more than the value), so the plans built from the partitions the search keeps find
+/// their stages' decisions in `cache`; offload assignments are ranked by value only.
 pub fn knapsack_added_in(
     cache: &KnapsackCache,
     anatomy: &Anatomy,
@@ -73,7 +75,8 @@ fn knapsack_impl(
 ) -> Option<KnapsackPlan> {
     let base = keep_all(anatomy, counts);
     let offload = mode.offload_capacity_bytes > 0 && env.in_flight > 2;
-    // With offload the plain answer's decisions seed one of the offload orders.
+    // The plain answer with its decisions: they seed one of the offload orders, and a plan
+    // built later on the same stage reads them from the cache instead of solving again.
     let best = solve_with_offload(
         cache,
         anatomy,
@@ -82,7 +85,7 @@ fn knapsack_impl(
         mode,
         &base,
         &vec![0; base.len()],
-        want_decisions || offload,
+        true,
     );
     if !offload {
         return best;
