@@ -20,6 +20,7 @@ mod types;
 mod v_auto;
 mod v_auto_finish;
 mod v_auto_reorder;
+mod v_auto_score;
 mod v_auto_steps;
 mod v_auto_time;
 mod v_greedy;
@@ -77,7 +78,7 @@ pub const MAX_V_GREEDY_WORK: u64 = 1 << 26;
 
 /// Largest `p x p x m` for `v-zb`, whose search grows with p squared times m (p 16 x
 /// m 128 at this limit: about a second).
-pub const MAX_V_ZB_WORK: u64 = 1 << 15;
+pub const MAX_V_ZB_WORK: u64 = 1 << 22;
 
 /// Checks that `p` devices, `m` micro-batches and the chunks `kind` runs with for a request
 /// of `v` are at least one each, `p` at most [`MAX_STAGES`], at most [`MAX_CELLS`] cells
