@@ -38,7 +38,7 @@ pub(super) struct Reorder {
     stage_mem: Vec<i64>,
     cnt: Vec<[usize; 6]>,
     /// at[c * p + i][k]: the slot of device i's c-th pass of kind k (-1 before it is met).
-    at: Vec<[i64; 6]>,
+    at: Vec<[i32; 6]>,
 }
 
 impl Reorder {
@@ -58,7 +58,7 @@ impl Reorder {
             next: vec![[0usize; 6]; p],
             stage_mem: vec![0i64; p],
             cnt: vec![[0usize; 6]; p],
-            at: vec![[-1i64; 6]; p * m],
+            at: vec![[-1i32; 6]; p * m],
         }
     }
 
@@ -79,7 +79,7 @@ impl Reorder {
         let at = &self.at;
         let done_before = |stage: usize, k: usize, c: usize| {
             at.get(c * p + stage)
-                .is_some_and(|a| a[k] > -1 && a[k] < j as i64)
+                .is_some_and(|a| a[k] > -1 && (a[k] as usize) < j)
         };
         let (mut forward, mut other) = ((usize::MAX, 0usize), (usize::MAX, 0usize));
         for k in 0..6 {
@@ -144,7 +144,7 @@ impl Reorder {
         let c = self.cnt[i][k];
         self.cnt[i][k] = c + 1;
         if let Some(slot) = self.at.get_mut(c * self.p + i) {
-            slot[k] = j as i64;
+            slot[k] = i32::try_from(j).unwrap_or(i32::MAX);
         }
         self.stage_mem[i] += mem_delta(id);
     }

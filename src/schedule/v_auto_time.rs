@@ -53,7 +53,10 @@ impl Sweep {
     pub(super) fn new(input: &ScheduleInput, p: usize, m: usize) -> Self {
         let costs: Vec<[f64; 6]> = (0..p).map(|d| device_costs(input, d)).collect();
         let costs_ok = costs.iter().flatten().all(|c| c.is_finite() && *c >= 0.0);
-        let left = costs.iter().map(|c| c.iter().sum::<f64>() * m as f64).collect();
+        let left = costs
+            .iter()
+            .map(|c| c.iter().sum::<f64>() * m as f64)
+            .collect();
         Self {
             p,
             m,
