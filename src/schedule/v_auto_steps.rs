@@ -132,6 +132,7 @@ pub(super) fn clear_invalid(rows: &mut Rows, m: usize) -> Option<()> {
 /// `squeeze_without_change_order`: every pass moves to the earliest slot after its
 /// predecessor (previous device for F/B, next device for f/b) and after the previous pass
 /// of its own device, keeping each device's order; rows are cut to the longest.
+#[allow(clippy::needless_range_loop)] // a column at a time, across the rows
 pub(super) fn squeeze(rows: &Rows, m: usize) -> Option<Rows> {
     let p = rows.len();
     let max_len = rows.first().map_or(0, Vec::len);
