@@ -20,6 +20,7 @@ mod types;
 mod v_auto;
 mod v_auto_finish;
 mod v_auto_reorder;
+mod v_auto_score;
 mod v_auto_steps;
 mod v_auto_time;
 mod v_greedy;
@@ -75,9 +76,11 @@ pub const MAX_STAGES: u32 = 1024;
 /// p squared times m (p 512, m 256 at this limit: seconds).
 pub const MAX_V_GREEDY_WORK: u64 = 1 << 26;
 
-/// Largest `p x p x m` for `v-zb`, whose search grows with p squared times m (p 16 x
-/// m 128 at this limit: about a second).
-pub const MAX_V_ZB_WORK: u64 = 1 << 15;
+/// Largest `p x p x max(m, 2p)` for `v-zb`: its search builds some 60 x 10 x p blocks and,
+/// for each, orders about 6 max(m, 2p) slots on each of the p devices (fewer than 2p
+/// micro-batches are ordered as 2p, then cut), so its work grows with this product (p 16
+/// with m 128, or p 32 with m up to 64, at this limit: about a second).
+pub const MAX_V_ZB_WORK: u64 = 1 << 16;
 
 /// Checks that `p` devices, `m` micro-batches and the chunks `kind` runs with for a request
 /// of `v` are at least one each, `p` at most [`MAX_STAGES`], at most [`MAX_CELLS`] cells
@@ -103,15 +106,16 @@ pub fn check_size(kind: ScheduleKind, p: u32, m: u32, v: u32) -> Result<(), Sche
         return refuse(format!("at most {MAX_STAGES} devices (got p={p})"));
     }
     let work = u64::from(p) * cells;
+    let v_zb_slots = u64::from(m.max(p.saturating_mul(2)));
+    let v_zb_work = u64::from(p) * u64::from(p) * v_zb_slots;
     match kind {
         ScheduleKind::VHalf | ScheduleKind::VMin if work > MAX_V_GREEDY_WORK => refuse(format!(
             "p x p x m x chunks at most {MAX_V_GREEDY_WORK} for its search to finish in \
              seconds (got {p} x {p} x {m} x {chunks} = {work})"
         )),
-        ScheduleKind::VZb if work / u64::from(chunks) > MAX_V_ZB_WORK => refuse(format!(
-            "p x p x m at most {MAX_V_ZB_WORK} for its search to finish in seconds \
-             (got {p} x {p} x {m} = {})",
-            work / u64::from(chunks)
+        ScheduleKind::VZb if v_zb_work > MAX_V_ZB_WORK => refuse(format!(
+            "p x p x max(m, 2p) at most {MAX_V_ZB_WORK} for its search to finish in seconds \
+             (got {p} x {p} x {v_zb_slots} = {v_zb_work})"
         )),
         _ => Ok(()),
     }

@@ -13,12 +13,12 @@ use std::collections::HashMap;
 
 use super::list_timing::time_schedule;
 use super::search_input::{check_basic, check_v_shape, mem_limit, op, schedule};
-use super::v_auto_finish::{check_correctness, relabel_w, release_w, remove_redundancy};
-use super::v_auto_reorder::reorder_greedily;
+use super::v_auto_finish::{release_w, remove_redundancy};
+use super::v_auto_score::{Finish, finish};
 use super::v_auto_steps::{
     EMPTY, Rows, SLOTS, clear_invalid, ix, peak, process_cooldown, process_warmup, repeat, squeeze,
 };
-use super::v_auto_time::{exact_work_bound, sweep_span};
+use super::v_auto_time::exact_work_bound;
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 use crate::cancel::Cancel;
 
@@ -33,15 +33,17 @@ const OFFSETS: [[i64; 4]; 5] = [
 /// Generates `v-zb`, checking `cancel` between candidates (each takes at most milliseconds
 /// within the size limit).
 pub(crate) fn generate(input: &ScheduleInput, cancel: &Cancel) -> Result<Schedule, ScheduleError> {
-    search(input, cancel, true)
+    search(input, cancel, true, true)
 }
 
 /// The search; with `stop_early`, it stops at a candidate no later one can beat (see
-/// [`exact_work_bound`]), which gives the same result as trying them all.
+/// [`exact_work_bound`]), and with `prune`, it gives up on a candidate once its span is sure
+/// not to beat the best so far (see [`finish`]): both give the result of trying them all.
 fn search(
     input: &ScheduleInput,
     cancel: &Cancel,
     stop_early: bool,
+    prune: bool,
 ) -> Result<Schedule, ScheduleError> {
     let kind = ScheduleKind::VZb;
     check_basic(kind, input)?;
@@ -74,9 +76,14 @@ fn search(
                     if peak_mem > two_p || peak_mem > max_mem {
                         break;
                     }
-                    let Some(rows) = rows else { continue };
-                    let span = sweep_span(&rows, input, m)
-                        .or_else(|| longest_span(&to_schedule(input, &rows), input));
+                    let Some((rows, init_peak)) = rows else {
+                        continue;
+                    };
+                    let bound = best.as_ref().map(|(b, _)| *b).filter(|_| prune);
+                    let Finish::Done(rows, span) = finish(rows, m, init_peak, input, bound) else {
+                        continue;
+                    };
+                    let span = span.or_else(|| longest_span(&to_schedule(input, &rows), input));
                     let Some(span) = span else { continue };
                     if best.as_ref().is_none_or(|(b, _)| span < *b) {
                         best = Some((span, rows));
@@ -156,8 +163,10 @@ fn building_block(
     Some(block)
 }
 
-/// `schedule_by_building_block`: the rows (if the candidate survives) and the peak the
-/// source reports for it.
+/// `schedule_by_building_block` up to its last steps ([`finish`]): the rows with the peak
+/// they may not exceed (if the candidate survives so far), and the peak the source reports
+/// for it. The last steps only drop candidates with a peak of at most that limit, which
+/// the search treats as any other dropped candidate: they are left to the caller.
 ///
 /// Different blocks often leave the same rows once the invalid copies are cleared; every
 /// later step depends on those rows alone, so a repeat reports the peak remembered in
@@ -169,7 +178,7 @@ fn by_building_block(
     block: &[[i64; 6]],
     max_mem: i64,
     seen: &mut HashMap<Vec<u32>, i64>,
-) -> (Option<Rows>, i64) {
+) -> (Option<(Rows, i64)>, i64) {
     let two_p = 2 * p as i64;
     let redundant_m = m.max(2 * p);
     let mut rows = repeat(block, redundant_m);
@@ -225,8 +234,9 @@ fn layout_key(rows: &Rows) -> Option<Vec<u32>> {
     Some(key)
 }
 
-/// The steps after the first peak check; `Err(peak)` drops the candidate with the peak the
-/// source reports (0 where the source would fail an assertion instead).
+/// The steps after the first peak check up to the cool-down: the rows and the peak the last
+/// steps may not exceed, or `Err(peak)` to drop the candidate with the peak the source
+/// reports (0 where the source would fail an assertion instead).
 fn build(
     p: usize,
     m: usize,
@@ -234,7 +244,7 @@ fn build(
     rows: Rows,
     init_peak: i64,
     max_mem: i64,
-) -> Result<Rows, i64> {
+) -> Result<(Rows, i64), i64> {
     let mut rows = squeeze(&rows, redundant_m).ok_or(0)?;
     process_warmup(&mut rows, redundant_m).ok_or(0)?;
     let mut rows = squeeze(&rows, redundant_m).ok_or(0)?;
@@ -258,17 +268,8 @@ fn build(
             return Err(init_peak);
         }
     }
-    let mut rows = process_cooldown(&mut rows, m).ok_or(0)?;
-    reorder_greedily(&mut rows, m);
-    relabel_w(&mut rows, m).ok_or(0)?;
-    let pk = peak(&rows);
-    if pk > init_peak {
-        return Err(init_peak);
-    }
-    if !check_correctness(&rows, m) {
-        return Err(pk);
-    }
-    Ok(rows)
+    let rows = process_cooldown(&mut rows, m).ok_or(0)?;
+    Ok((rows, init_peak))
 }
 
 /// The rows as per-device ops: F/f forward of chunk 0/1, B/b backward of chunk 1/0, W/w
@@ -334,6 +335,7 @@ pub(super) fn test_blocks(p: usize) -> Vec<Vec<[i64; 6]>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::v_auto_time::sweep_span;
     use super::*;
 
     /// The one-sweep scorer gives the list-scheduling timer's span, to the bit, on every
@@ -348,9 +350,16 @@ mod tests {
                     let mut seen = HashMap::new();
                     for block in test_blocks(p) {
                         let (rows, _) = by_building_block(p, m, &block, 2 * p as i64, &mut seen);
-                        let Some(rows) = rows else { continue };
+                        let Some((rows, init_peak)) = rows else {
+                            continue;
+                        };
+                        let Finish::Done(rows, fused) = finish(rows, m, init_peak, &input, None)
+                        else {
+                            continue;
+                        };
                         let slow = longest_span(&to_schedule(&input, &rows), &input);
                         assert_eq!(sweep_span(&rows, &input, m), slow, "p={p} m={m}");
+                        assert_eq!(fused, slow, "p={p} m={m}");
                         compared += 1;
                     }
                 }
@@ -371,8 +380,8 @@ mod tests {
                     for limit in [None, Some(f64::from(p) + 1.0), Some(f64::from(3 * p))] {
                         let mut input = ScheduleInput::uniform(p, m, 2, f, b, w, comm);
                         input.mem_limit = limit;
-                        let fast = search(&input, &cancel, true);
-                        let full = search(&input, &cancel, false);
+                        let fast = search(&input, &cancel, true, false);
+                        let full = search(&input, &cancel, false, false);
                         assert_eq!(fast, full, "p={p} m={m} costs {f},{b},{w} limit {limit:?}");
                         let bound = exact_work_bound(&input, p as usize, m as usize);
                         let span = fast.ok().and_then(|s| longest_span(&s, &input));
@@ -386,5 +395,44 @@ mod tests {
         assert_eq!(exact_work_bound(&odd, 4, 8), None);
         let unit = ScheduleInput::uniform(4, 8, 2, 1.0, 1.0, 1.0, 0.0);
         assert_eq!(exact_work_bound(&unit, 4, 8), Some(48.0));
+    }
+
+    /// Giving up on candidates that cannot beat the best so far picks the schedule that
+    /// scoring every candidate picks, over uneven costs per device and chunk, transfer
+    /// times and memory limits (the costs that make the search try every block).
+    #[test]
+    fn pruning_changes_nothing() {
+        let cancel = Cancel::default();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut draw = |lo: f64, hi: f64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            lo + (hi - lo) * (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut found = 0;
+        for p in 2..8u32 {
+            for m in [1u32, 3, p, 2 * p, 3 * p + 1] {
+                for round in 0..3 {
+                    let mut input = ScheduleInput::uniform(p, m, 2, 1.0, 1.1, 0.9, 0.0);
+                    if round > 0 {
+                        for grid in [&mut input.f, &mut input.b, &mut input.w] {
+                            for cost in grid.iter_mut().flatten() {
+                                *cost = draw(0.2, 3.0);
+                            }
+                        }
+                        input.comm = draw(0.0, 0.5);
+                    }
+                    if round == 2 {
+                        input.mem_limit = Some(f64::from(p) + draw(0.0, f64::from(p)));
+                    }
+                    let pruned = search(&input, &cancel, true, true);
+                    let full = search(&input, &cancel, false, false);
+                    assert_eq!(pruned, full, "p={p} m={m} round {round}");
+                    found += usize::from(full.is_ok());
+                }
+            }
+        }
+        assert!(found > 60, "{found}");
     }
 }

@@ -47,7 +47,9 @@ pub(super) fn remove_redundancy(rows: &mut Rows, m: usize) {
     }
 }
 
-/// `relabel_w`: W/w slots are relabelled in the order their B/b ran.
+/// `relabel_w`: W/w slots are relabelled in the order their B/b ran (the search does it
+/// slot by slot in `v_auto_score`; this checks that in tests).
+#[cfg(test)]
 pub(super) fn relabel_w(rows: &mut Rows, m: usize) -> Option<()> {
     for row in rows.iter_mut() {
         let mut cnt = [0usize; 6];

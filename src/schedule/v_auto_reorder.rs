@@ -5,107 +5,148 @@
 //! The source scans forward from every idle slot until it has met each kind of pass once;
 //! only the first later pass of each kind can move, so this keeps, per device and kind, the
 //! positions of that kind's passes and a cursor to the first one after the current slot, and
-//! looks at those (at most six) candidates in slot order: the same choice without the scan.
+//! picks among those (at most six) candidates as the scan would: the same choice without the
+//! scan. [`Reorder`] settles one slot at a time, so the search can time each settled slot
+//! at once and give up on a candidate early.
 
 use super::v_auto_steps::{EMPTY, Rows, ix, mem_delta, peak};
 
 /// Moves passes into idle slots: an idle slot takes the first later pass of the same device
 /// whose dependency is already done (in an earlier slot) and which, for F/f, does not raise
-/// the device's activation count to the schedule's peak before the pass's old slot.
+/// the device's activation count to the schedule's peak before the pass's old slot (the
+/// search settles slot by slot with [`Reorder`] in `v_auto_score`; this checks it in tests).
+#[cfg(test)]
 pub(super) fn reorder_greedily(rows: &mut Rows, m: usize) {
-    let p = rows.len();
-    let peak_mem = peak(rows);
     let max_len = rows.first().map_or(0, Vec::len);
-    // positions[i][k]: slots of kind k on device i, ascending; next[i][k]: the first of
-    // them after the slot being filled.
-    let mut positions = vec![[(); 6].map(|()| Vec::new()); p];
-    for (i, row) in rows.iter().enumerate() {
-        for (j, &c) in row.iter().enumerate().filter(|(_, c)| **c != EMPTY) {
-            positions[i][ix(c)].push(j);
+    let mut reorder = Reorder::new(rows, m);
+    for j in 0..max_len {
+        for i in 0..rows.len() {
+            reorder.settle(rows, j, i);
         }
     }
-    let mut next = vec![[0usize; 6]; p];
-    let mut stage_mem = vec![0i64; p];
-    let mut cnt = vec![[0usize; 6]; p];
-    let mut at = vec![[-1i64; 6]; p * m];
-    for j in 0..max_len {
-        for i in 0..p {
-            let Some(&id) = rows[i].get(j) else { continue };
-            if id != EMPTY {
-                let c = cnt[i][ix(id)];
-                cnt[i][ix(id)] = c + 1;
-                if let Some(slot) = at.get_mut(c * p + i) {
-                    slot[ix(id)] = j as i64;
-                }
-                stage_mem[i] += mem_delta(id);
-                continue;
-            }
-            // The first later pass of each kind that may move here, in slot order.
-            let c_of = |k: usize| cnt[i][k];
-            let done_before = |stage: usize, k: usize, c: usize| {
-                at.get(c * p + stage)
-                    .is_some_and(|a| a[k] > -1 && a[k] < j as i64)
-            };
-            let mut movable = [(usize::MAX, 0usize); 6];
-            let mut n = 0;
-            for k in 0..6 {
-                let list = &positions[i][k];
-                while next[i][k] < list.len() && list[next[i][k]] <= j {
-                    next[i][k] += 1;
-                }
-                if next[i][k] >= list.len() {
-                    continue;
-                }
-                let c = c_of(k);
-                // Kinds in `FfBbWw` order: F f B b W w.
-                let can_move = match k {
-                    0 | 2 if i > 0 => done_before(i - 1, k, c),
-                    0 => true,
-                    2 => c_of(1) > c,
-                    1 | 3 if i + 1 < p => done_before(i + 1, k, c),
-                    1 => c_of(0) > c,
-                    3 => c_of(2) > c,
-                    4 => c_of(2) > c,
-                    _ => c_of(3) > c,
-                };
-                if can_move {
-                    movable[n] = (list[next[i][k]], k);
-                    n += 1;
-                }
-            }
-            if n == 0 {
-                continue;
-            }
-            let movable = &mut movable[..n];
-            movable.sort_unstable();
-            // Running activation change and its peak over the slots after j (lazily).
-            let (mut scanned, mut mem, mut peak_delta) = (j + 1, 0i64, 0i64);
-            for &(q, k) in movable.iter() {
-                let id = rows[i][q];
-                let c = cnt[i][k];
-                if mem_delta(id) > 0 {
-                    // The peak of the running change over the slots strictly between.
-                    while scanned < q {
-                        mem += mem_delta(rows[i][scanned]);
-                        peak_delta = peak_delta.max(mem);
-                        scanned += 1;
-                    }
-                    if stage_mem[i] + peak_delta >= peak_mem {
-                        continue;
-                    }
-                }
-                rows[i][j] = id;
-                rows[i][q] = EMPTY;
-                positions[i][k][next[i][k]] = j;
-                next[i][k] += 1;
-                cnt[i][k] = c + 1;
-                if let Some(slot) = at.get_mut(c * p + i) {
-                    slot[k] = j as i64;
-                }
-                stage_mem[i] += mem_delta(id);
-                break;
+}
+
+/// The state of [`reorder_greedily`] between slots, so that a caller can settle the slots
+/// one at a time (column by column, devices in order) and use each settled slot at once.
+pub(super) struct Reorder {
+    p: usize,
+    peak_mem: i64,
+    /// positions[i][k]: slots of kind k on device i, ascending.
+    positions: Vec<[Vec<usize>; 6]>,
+    /// next[i][k]: the first of positions[i][k] after the slot being settled.
+    next: Vec<[usize; 6]>,
+    stage_mem: Vec<i64>,
+    cnt: Vec<[usize; 6]>,
+    /// at[c * p + i][k]: the slot of device i's c-th pass of kind k (-1 before it is met).
+    at: Vec<[i32; 6]>,
+}
+
+impl Reorder {
+    /// The state before the first slot of `rows` (`m` passes of each kind per device).
+    pub(super) fn new(rows: &Rows, m: usize) -> Self {
+        let p = rows.len();
+        let mut positions = vec![[(); 6].map(|()| Vec::with_capacity(m)); p];
+        for (i, row) in rows.iter().enumerate() {
+            for (j, &c) in row.iter().enumerate().filter(|(_, c)| **c != EMPTY) {
+                positions[i][ix(c)].push(j);
             }
         }
+        Self {
+            p,
+            peak_mem: peak(rows),
+            positions,
+            next: vec![[0usize; 6]; p],
+            stage_mem: vec![0i64; p],
+            cnt: vec![[0usize; 6]; p],
+            at: vec![[-1i32; 6]; p * m],
+        }
+    }
+
+    /// Settles slot `j` of device `i` (every earlier slot, and the earlier devices' slot
+    /// `j`, are settled): an idle slot takes the first later pass that may move there, and
+    /// the pass now in the slot is counted. Only later slots of the row change.
+    #[inline]
+    pub(super) fn settle(&mut self, rows: &mut Rows, j: usize, i: usize) {
+        let p = self.p;
+        let Some(&id) = rows[i].get(j) else { return };
+        if id != EMPTY {
+            self.count(i, ix(id), id, j);
+            return;
+        }
+        // The first later pass of each kind that may move here: the earliest F or f and
+        // the earliest other kind.
+        let cnt = &self.cnt[i];
+        let at = &self.at;
+        let done_before = |stage: usize, k: usize, c: usize| {
+            at.get(c * p + stage)
+                .is_some_and(|a| a[k] > -1 && (a[k] as usize) < j)
+        };
+        let (mut forward, mut other) = ((usize::MAX, 0usize), (usize::MAX, 0usize));
+        for k in 0..6 {
+            let list = &self.positions[i][k];
+            let next = &mut self.next[i][k];
+            while *next < list.len() && list[*next] <= j {
+                *next += 1;
+            }
+            let Some(&q) = list.get(*next) else { continue };
+            let c = cnt[k];
+            // Kinds in `FfBbWw` order: F f B b W w.
+            let can_move = match k {
+                0 | 2 if i > 0 => done_before(i - 1, k, c),
+                0 => true,
+                2 => cnt[1] > c,
+                1 | 3 if i + 1 < p => done_before(i + 1, k, c),
+                1 => cnt[0] > c,
+                3 => cnt[2] > c,
+                4 => cnt[2] > c,
+                _ => cnt[3] > c,
+            };
+            if !can_move {
+                continue;
+            }
+            let best = if k < 2 { &mut forward } else { &mut other };
+            if q < best.0 {
+                *best = (q, k);
+            }
+        }
+        // In slot order, the first candidate that may move wins. Only an F or f can be
+        // refused (if the activation count, at its peak over the slots strictly between,
+        // would reach the schedule's peak), and a later F or f would pass over those same
+        // slots and more, so it would be refused too: the earliest F or f, if it comes
+        // before every other kind and is not refused, else the earliest other kind.
+        let mut chosen = other;
+        if forward.0 < other.0 {
+            let (mut mem, mut peak_delta) = (0i64, 0i64);
+            for &c in &rows[i][j + 1..forward.0] {
+                mem += mem_delta(c);
+                peak_delta = peak_delta.max(mem);
+            }
+            if self.stage_mem[i] + peak_delta < self.peak_mem {
+                chosen = forward;
+            }
+        }
+        let (q, k) = chosen;
+        if q == usize::MAX {
+            return;
+        }
+        let id = rows[i][q];
+        rows[i][j] = id;
+        rows[i][q] = EMPTY;
+        let next = self.next[i][k];
+        self.positions[i][k][next] = j;
+        self.next[i][k] = next + 1;
+        self.count(i, k, id, j);
+    }
+
+    /// Counts pass `id` (kind `k`) of device `i` in slot `j`.
+    #[inline]
+    fn count(&mut self, i: usize, k: usize, id: u8, j: usize) {
+        let c = self.cnt[i][k];
+        self.cnt[i][k] = c + 1;
+        if let Some(slot) = self.at.get_mut(c * self.p + i) {
+            slot[k] = i32::try_from(j).unwrap_or(i32::MAX);
+        }
+        self.stage_mem[i] += mem_delta(id);
     }
 }
 

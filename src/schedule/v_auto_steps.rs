@@ -132,26 +132,40 @@ pub(super) fn clear_invalid(rows: &mut Rows, m: usize) -> Option<()> {
 /// `squeeze_without_change_order`: every pass moves to the earliest slot after its
 /// predecessor (previous device for F/B, next device for f/b) and after the previous pass
 /// of its own device, keeping each device's order; rows are cut to the longest.
+#[allow(clippy::needless_range_loop)] // a column at a time, across the rows
 pub(super) fn squeeze(rows: &Rows, m: usize) -> Option<Rows> {
     let p = rows.len();
     let max_len = rows.first().map_or(0, Vec::len);
+    // A shorter row is an assertion the source fails once the scan reaches its end.
+    if rows.iter().any(|r| r.len() < max_len) {
+        return None;
+    }
     let mut out: Rows = rows.iter().map(|r| vec![EMPTY; r.len()]).collect();
+    // Columns with no pass change nothing: scan from the first busy one to the last.
+    let busy = |row: &Vec<u8>| row[..max_len].iter().position(|&c| c != EMPTY);
+    let Some(lo) = rows.iter().filter_map(busy).min() else {
+        return Some(out.into_iter().map(|_| Vec::new()).collect());
+    };
+    let hi = rows
+        .iter()
+        .filter_map(|row| row[..max_len].iter().rposition(|&c| c != EMPTY))
+        .max()
+        .unwrap_or(lo);
     let mut cnt = vec![[0usize; 6]; p];
-    let mut at = vec![[-1i64; 6]; p * m];
+    // at[c * p + i][k]: the new slot of device i's c-th pass of kind k (-1: not placed yet).
+    let mut at = vec![[-1i32; 6]; p * m];
     let mut next = vec![0usize; p];
-    for j in 0..max_len {
+    for j in lo..=hi {
+        // Upper-case passes from the first device down, then lower-case from the last up.
         for dir in 0..2 {
             for step in 0..p {
                 let i = if dir == 0 { step } else { p - 1 - step };
-                let id = *rows[i].get(j)?;
-                if id == EMPTY {
+                let id = rows[i][j];
+                if id == EMPTY || (dir == 0) == matches!(id, b'f' | b'b' | b'w') {
                     continue;
                 }
-                let lower = matches!(id, b'f' | b'b' | b'w');
-                if (dir == 0) == lower {
-                    continue;
-                }
-                let c = cnt[i][ix(id)];
+                let k = ix(id);
+                let c = cnt[i][k];
                 if c >= m {
                     return None;
                 }
@@ -176,15 +190,15 @@ pub(super) fn squeeze(rows: &Rows, m: usize) -> Option<Rows> {
                     } else {
                         i + 1
                     };
-                    let dep = at[c * p + from][ix(id)];
+                    let dep = at[c * p + from][k];
                     if dep < 0 {
                         return None;
                     }
                     (dep as usize + 1).max(next[i])
                 };
                 *out[i].get_mut(index)? = id;
-                cnt[i][ix(id)] = c + 1;
-                at[c * p + i][ix(id)] = index as i64;
+                cnt[i][k] = c + 1;
+                at[c * p + i][k] = i32::try_from(index).ok()?;
                 next[i] = index + 1;
             }
         }

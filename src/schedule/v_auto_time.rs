@@ -10,7 +10,9 @@
 
 use super::ScheduleInput;
 use super::search_input::cost;
-use super::v_auto_steps::{EMPTY, Rows, ix};
+use super::v_auto_steps::ix;
+#[cfg(test)]
+use super::v_auto_steps::{EMPTY, Rows};
 
 /// Device `d`'s cost of each pass kind in [`ix`] order: F f B b W w (the second chunk's B
 /// and W come before the first chunk's, as the V runs back through the device).
@@ -25,70 +27,144 @@ fn device_costs(input: &ScheduleInput, d: usize) -> [f64; 6] {
     ]
 }
 
+/// The list-scheduling timer fed one pass at a time, in slot order (column by column,
+/// devices in order within a column), as [`sweep_span`] and the fused last steps of the
+/// search (`v_auto_score`) use it.
+pub(super) struct Sweep {
+    p: usize,
+    m: usize,
+    comm: f64,
+    costs: Vec<[f64; 6]>,
+    /// end[mb * p + device][kind] for F f B b; NaN while not done.
+    end: Vec<[f64; 4]>,
+    cnt: Vec<[usize; 6]>,
+    free: Vec<f64>,
+    first: Vec<f64>,
+    last_w: Vec<f64>,
+    /// Work still to come per device (all `m` passes of each kind, less those timed).
+    left: Vec<f64>,
+    /// Whether every cost is finite and not negative (the bound in [`Sweep::cannot_beat`]
+    /// needs it).
+    costs_ok: bool,
+}
+
+impl Sweep {
+    /// A timer for `p` devices and `m` micro-batches under `input`'s costs.
+    pub(super) fn new(input: &ScheduleInput, p: usize, m: usize) -> Self {
+        let costs: Vec<[f64; 6]> = (0..p).map(|d| device_costs(input, d)).collect();
+        let costs_ok = costs.iter().flatten().all(|c| c.is_finite() && *c >= 0.0);
+        let left = costs
+            .iter()
+            .map(|c| c.iter().sum::<f64>() * m as f64)
+            .collect();
+        Self {
+            p,
+            m,
+            comm: input.comm,
+            costs,
+            end: vec![[f64::NAN; 4]; p * m],
+            cnt: vec![[0usize; 6]; p],
+            free: vec![0.0; p],
+            first: vec![f64::NAN; p],
+            last_w: vec![f64::NEG_INFINITY; p],
+            left,
+            costs_ok,
+        }
+    }
+
+    /// Times pass `c` (a slot character) on device `i`: it starts when the device is free
+    /// and its dependency has ended (plus the transfer time across devices). `None` when
+    /// the dependency is not timed yet or the kind already had `m` passes.
+    #[inline]
+    pub(super) fn pass(&mut self, i: usize, c: u8) -> Option<()> {
+        let p = self.p;
+        let k = ix(c);
+        let mb = self.cnt[i][k];
+        if mb >= self.m {
+            return None;
+        }
+        self.cnt[i][k] = mb + 1;
+        let at = |device: usize, kind: usize| self.end[mb * p + device][kind];
+        let (dep, remote) = match c {
+            b'F' if i == 0 => (0.0, false),
+            b'F' => (at(i - 1, 0), true),
+            b'f' if i + 1 == p => (at(i, 0), false),
+            b'f' => (at(i + 1, 1), true),
+            b'B' if i == 0 => (at(i, 1), false),
+            b'B' => (at(i - 1, 2), true),
+            b'b' if i + 1 == p => (at(i, 2), false),
+            b'b' => (at(i + 1, 3), true),
+            b'W' => (at(i, 2), false),
+            _ => (at(i, 3), false),
+        };
+        if dep.is_nan() {
+            return None;
+        }
+        let ready = if remote { dep + self.comm } else { dep };
+        let t0 = self.free[i].max(ready);
+        let cost = self.costs[i][k];
+        let t1 = t0 + cost;
+        self.free[i] = t1;
+        self.left[i] -= cost;
+        if let Some(e) = self.end[mb * p + i].get_mut(k) {
+            *e = t1;
+        }
+        if k < 2 && self.first[i].is_nan() {
+            self.first[i] = t0;
+        }
+        if k >= 4 {
+            self.last_w[i] = self.last_w[i].max(t1);
+        }
+        Some(())
+    }
+
+    /// Whether device `i`'s span, once every pass is timed, is sure to be at least `best`
+    /// (so the candidate cannot replace a best of `best`: only a smaller span does).
+    ///
+    /// The device's last pass is a weight pass (each B has its W after it, or the candidate
+    /// is dropped) and ends no earlier than the device is free now plus the work it has
+    /// left. In floating point each later end is rounded from a sum of non-negative terms,
+    /// so it loses at most a relative `n u` (n passes, u = 2^-53: below 3e-9 for the 2^25
+    /// passes the size limits allow), as does the work left, summed the same way; the
+    /// margin of 1e-6 of the times covers that many times over.
+    #[inline]
+    pub(super) fn cannot_beat(&self, i: usize, best: f64) -> bool {
+        let (first, reach) = (self.first[i], self.free[i] + self.left[i]);
+        self.costs_ok && !first.is_nan() && reach - first - 1e-6 * (reach + first) > best
+    }
+
+    /// The longest device span, from the start of its first forward to the end of its last
+    /// weight pass; `None` if a device has no forward.
+    pub(super) fn span(&self) -> Option<f64> {
+        let mut span = 0.0f64;
+        for (&f, &w) in self.first.iter().zip(&self.last_w) {
+            if f.is_nan() {
+                return None;
+            }
+            span = span.max(w - f);
+        }
+        Some(span)
+    }
+}
+
 /// The longest device span (start of its first forward to the end of its last weight pass)
 /// of `rows` with `m` micro-batches under `input`'s costs; `None` when a pass comes before
-/// its dependency or a kind has more than `m` passes.
+/// its dependency or a kind has more than `m` passes (the search runs [`Sweep`] itself,
+/// slot by slot; this checks it in tests).
+#[cfg(test)]
 pub(super) fn sweep_span(rows: &Rows, input: &ScheduleInput, m: usize) -> Option<f64> {
     let p = rows.len();
     let len = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let costs: Vec<[f64; 6]> = (0..p).map(|d| device_costs(input, d)).collect();
-    // end[mb * p + device][kind] for F f B b; NaN while not done.
-    let mut end = vec![[f64::NAN; 4]; p * m];
-    let mut cnt = vec![[0usize; 6]; p];
-    let mut free = vec![0.0f64; p];
-    let mut first = vec![f64::NAN; p];
-    let mut last_w = vec![f64::NEG_INFINITY; p];
+    let mut sweep = Sweep::new(input, p, m);
     for j in 0..len {
-        for i in 0..p {
-            let c = match rows[i].get(j) {
-                Some(&c) if c != EMPTY => c,
+        for (i, row) in rows.iter().enumerate() {
+            match row.get(j) {
+                Some(&c) if c != EMPTY => sweep.pass(i, c)?,
                 _ => continue,
-            };
-            let k = ix(c);
-            let mb = cnt[i][k];
-            if mb >= m {
-                return None;
-            }
-            cnt[i][k] = mb + 1;
-            let at = |device: usize, kind: usize| end[mb * p + device][kind];
-            let (dep, remote) = match c {
-                b'F' if i == 0 => (0.0, false),
-                b'F' => (at(i - 1, 0), true),
-                b'f' if i + 1 == p => (at(i, 0), false),
-                b'f' => (at(i + 1, 1), true),
-                b'B' if i == 0 => (at(i, 1), false),
-                b'B' => (at(i - 1, 2), true),
-                b'b' if i + 1 == p => (at(i, 2), false),
-                b'b' => (at(i + 1, 3), true),
-                b'W' => (at(i, 2), false),
-                _ => (at(i, 3), false),
-            };
-            if dep.is_nan() {
-                return None;
-            }
-            let ready = if remote { dep + input.comm } else { dep };
-            let t0 = free[i].max(ready);
-            let t1 = t0 + costs[i][k];
-            free[i] = t1;
-            if let Some(e) = end[mb * p + i].get_mut(k) {
-                *e = t1;
-            }
-            if k < 2 && first[i].is_nan() {
-                first[i] = t0;
-            }
-            if k >= 4 {
-                last_w[i] = last_w[i].max(t1);
             }
         }
     }
-    let mut span = 0.0f64;
-    for (&f, &w) in first.iter().zip(&last_w) {
-        if f.is_nan() {
-            return None;
-        }
-        span = span.max(w - f);
-    }
-    Some(span)
+    sweep.span()
 }
 
 /// A score no candidate can go below, when the sweep's arithmetic is exact: the most work

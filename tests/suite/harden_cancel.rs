@@ -7,7 +7,7 @@ use pipescope::cancel::Cancel;
 use pipescope::scenario::{Catalog, ScheduleKind};
 use pipescope::{Scenario, SolveError, solve_cancellable};
 
-/// A scenario whose solve runs V-ZB's search at the largest size it accepts.
+/// A scenario whose solve runs V-ZB's search at a large size it accepts.
 fn long_scenario() -> Scenario {
     let mut sc = Catalog::builtin().scenario("gpt3-175b-16k").unwrap();
     sc.plan.schedule = ScheduleKind::VZb;
