@@ -17,6 +17,10 @@ use pipescope::tui::{fixture, view};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
+/// The binary's allocator (src/main.rs), so that the bench measures what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn setup() -> (App, SolveFn, &'static str) {
     let catalog = Catalog::builtin();
     let scenario = default_scenario();

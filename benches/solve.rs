@@ -5,6 +5,10 @@
 
 use std::hint::black_box;
 
+/// The binary's allocator (src/main.rs), so that the bench measures what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use pipescope::plan::Strategy;
 use pipescope::scenario::{Catalog, ScenarioOverrides};

@@ -12,6 +12,10 @@ use pipescope::Scenario;
 use pipescope::scenario::{Catalog, ScenarioOverrides, ScheduleKind};
 use pipescope::sweep::{SweepOptions, SweepSpace, sweep};
 
+/// The binary's allocator (src/main.rs), so that the bench measures what users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn scenario(name: &str, o: ScenarioOverrides) -> Option<Scenario> {
     let c = Catalog::builtin();
     let mut s = c.scenario(name).ok()?;
