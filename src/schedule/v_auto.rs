@@ -333,6 +333,18 @@ pub(super) fn test_blocks(p: usize) -> Vec<Vec<[i64; 6]>> {
     out
 }
 
+/// A building block's rows after the first steps (repeat, clear, squeeze, warm-up, squeeze),
+/// or `None` where a step rejects it: the input of the later steps' tests.
+#[cfg(test)]
+pub(super) fn warmed_up(block: &[[i64; 6]], m: usize) -> Option<super::v_auto_steps::Rows> {
+    use super::v_auto_steps::{clear_invalid, process_warmup, repeat, squeeze};
+    let mut rows = repeat(block, m);
+    clear_invalid(&mut rows, m)?;
+    let mut rows = squeeze(&rows, m)?;
+    process_warmup(&mut rows, m)?;
+    squeeze(&rows, m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::v_auto_time::sweep_span;

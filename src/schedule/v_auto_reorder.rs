@@ -152,10 +152,8 @@ impl Reorder {
 
 #[cfg(test)]
 mod tests {
-    use super::super::v_auto::test_blocks;
-    use super::super::v_auto_steps::{
-        clear_invalid, process_cooldown, process_warmup, repeat, squeeze,
-    };
+    use super::super::v_auto::{test_blocks, warmed_up};
+    use super::super::v_auto_steps::process_cooldown;
     use super::*;
 
     /// The source's step as written: scan forward from every idle slot.
@@ -249,17 +247,7 @@ mod tests {
             for m in [1, 2, 3, 5, 9, 14] {
                 let redundant_m = m.max(2 * p);
                 for block in test_blocks(p) {
-                    let mut rows = repeat(&block, redundant_m);
-                    let Some(()) = clear_invalid(&mut rows, redundant_m) else {
-                        continue;
-                    };
-                    let Some(mut rows) = squeeze(&rows, redundant_m) else {
-                        continue;
-                    };
-                    if process_warmup(&mut rows, redundant_m).is_none() {
-                        continue;
-                    }
-                    let Some(warm) = squeeze(&rows, redundant_m) else {
+                    let Some(warm) = warmed_up(&block, redundant_m) else {
                         continue;
                     };
                     let mut cooled = warm.clone();

@@ -98,12 +98,10 @@ pub(super) fn finish(
 
 #[cfg(test)]
 mod tests {
-    use super::super::v_auto::test_blocks;
+    use super::super::v_auto::{test_blocks, warmed_up};
     use super::super::v_auto_finish::relabel_w;
     use super::super::v_auto_reorder::reorder_greedily;
-    use super::super::v_auto_steps::{
-        clear_invalid, process_cooldown, process_warmup, repeat, squeeze,
-    };
+    use super::super::v_auto_steps::process_cooldown;
     use super::super::v_auto_time::sweep_span;
     use super::*;
 
@@ -130,17 +128,7 @@ mod tests {
                 let redundant_m = m.max(2 * p);
                 let input = ScheduleInput::uniform(p as u32, m as u32, 2, 1.3, 0.7, 1.9, 0.25);
                 for block in test_blocks(p) {
-                    let mut rows = repeat(&block, redundant_m);
-                    let Some(()) = clear_invalid(&mut rows, redundant_m) else {
-                        continue;
-                    };
-                    let Some(mut rows) = squeeze(&rows, redundant_m) else {
-                        continue;
-                    };
-                    if process_warmup(&mut rows, redundant_m).is_none() {
-                        continue;
-                    }
-                    let Some(warm) = squeeze(&rows, redundant_m) else {
+                    let Some(warm) = warmed_up(&block, redundant_m) else {
                         continue;
                     };
                     let init_peak = peak(&warm);
