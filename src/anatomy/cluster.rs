@@ -117,6 +117,26 @@ impl Cluster {
         2.0 * self.dp_half_s(bytes)
     }
 
+    /// The data-parallel collectives of a device holding `params` parameters, as
+    /// `(grad_reduce_s, param_gather_s)`: the gradients (`grad_bytes` each) are all-reduced,
+    /// or with the distributed optimizer reduce-scattered and the updated 2-byte parameters
+    /// all-gathered. Both are proportional to `params` (the sweep's time bound relies on it).
+    pub fn dp_collectives_s(
+        &self,
+        params: f64,
+        grad_bytes: f64,
+        distributed_optimizer: bool,
+    ) -> (f64, f64) {
+        if distributed_optimizer {
+            (
+                self.dp_half_s(params * grad_bytes),
+                self.dp_half_s(params * 2.0),
+            )
+        } else {
+            (self.dp_all_reduce_s(params * grad_bytes), 0.0)
+        }
+    }
+
     /// All-reduce of `bytes` between the first and the last pipeline stage (the tied
     /// embedding's gradient): a ring of two, `bytes / bw`.
     pub fn tied_all_reduce_s(&self, bytes: f64) -> f64 {

@@ -84,14 +84,8 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
         .enumerate()
         .map(|(i, (dev, &n))| {
             let nf = n as f64;
-            let (grad_reduce_s, param_gather_s) = if par.distributed_optimizer {
-                (
-                    cluster.dp_half_s(nf * grad_bytes),
-                    cluster.dp_half_s(nf * 2.0),
-                )
-            } else {
-                (cluster.dp_all_reduce_s(nf * grad_bytes), 0.0)
-            };
+            let (grad_reduce_s, param_gather_s) =
+                cluster.dp_collectives_s(nf, grad_bytes, par.distributed_optimizer);
             let shard = if par.distributed_optimizer {
                 nf / cluster.d as f64
             } else {

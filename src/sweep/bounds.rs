@@ -108,17 +108,15 @@ fn fixed_recompute_s(block: &Block, strategy: Strategy, overlap_recompute: bool)
 
 /// Seconds per parameter a device spends after its pipeline work on its data-parallel
 /// collectives: the gradient reduction (unless it overlaps the backward) and, with the
-/// distributed optimizer, the parameter all-gather. Both are ring collectives whose time is
-/// proportional to the bytes (`Cluster::dp_half_s`), as the job costs of a plan charge them.
+/// distributed optimizer, the parameter all-gather, exactly as the job costs of a plan charge
+/// them (`Cluster::dp_collectives_s`, proportional to the parameters).
 fn tail_s_per_param(scenario: &Scenario) -> f64 {
     let par = &scenario.parallel;
-    let half = Cluster::of(scenario).dp_half_s(1.0);
-    let grad_bytes = f64::from(par.grad_bytes);
-    let (grad, gather) = if par.distributed_optimizer {
-        (half * grad_bytes, half * 2.0)
-    } else {
-        (2.0 * half * grad_bytes, 0.0)
-    };
+    let (grad, gather) = Cluster::of(scenario).dp_collectives_s(
+        1.0,
+        f64::from(par.grad_bytes),
+        par.distributed_optimizer,
+    );
     let grad = if scenario.plan.overlap_grad_reduce {
         0.0
     } else {

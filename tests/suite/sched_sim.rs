@@ -202,17 +202,16 @@ fn offload_never_delays_compute_and_short_gaps_stay_resident() {
         ..ChunkCosts::default()
     };
     let mut k = costs(2, c);
-    let copies = |sim: &sim::Simulation, kind| spans_of(sim, kind);
     // Copy 0.5 (bandwidth 20): both of device 0's round trips fit.
     k.host_bytes_per_s = 20.0;
     let sim = sim::simulate(&s, &k).unwrap();
     assert_eq!(sim.makespan, 6.0);
     assert_eq!(
-        copies(&sim, SpanKind::D2H),
+        spans_of(&sim, SpanKind::D2H),
         vec![(0, 1.0, 1.5), (0, 2.0, 2.5)]
     );
     assert_eq!(
-        copies(&sim, SpanKind::H2D),
+        spans_of(&sim, SpanKind::H2D),
         vec![(0, 2.5, 3.0), (0, 4.5, 5.0)]
     );
     // Device 0 holds F1's 10 bytes and F0's until 1.5; device 1 keeps everything.
@@ -222,13 +221,13 @@ fn offload_never_delays_compute_and_short_gaps_stay_resident() {
     k.host_bytes_per_s = 10.0;
     let sim = sim::simulate(&s, &k).unwrap();
     assert_eq!(sim.makespan, 6.0);
-    assert_eq!(copies(&sim, SpanKind::D2H), vec![(0, 2.0, 3.0)]);
-    assert_eq!(copies(&sim, SpanKind::H2D), vec![(0, 4.0, 5.0)]);
+    assert_eq!(spans_of(&sim, SpanKind::D2H), vec![(0, 2.0, 3.0)]);
+    assert_eq!(spans_of(&sim, SpanKind::H2D), vec![(0, 4.0, 5.0)]);
     // Copy 5: nothing fits, nothing moves, and the iteration is the same.
     k.host_bytes_per_s = 2.0;
     let sim = sim::simulate(&s, &k).unwrap();
     assert_eq!(sim.makespan, 6.0);
-    assert!(copies(&sim, SpanKind::D2H).is_empty());
+    assert!(spans_of(&sim, SpanKind::D2H).is_empty());
     assert_eq!(sim.devices[0].peak_activation_bytes, 20);
 }
 
