@@ -4,20 +4,79 @@
 use super::run::Scale;
 use super::{Arith, Group};
 
-/// Fills `next`/`pick` for an arithmetic group from `table` (all in `unit`s); `next` comes
-/// in all infinite.
-fn fill_arith(a: &Arith, unit: u64, table: &[f64], next: &mut [f64], pick: &mut [u32]) {
-    let cap = table.len() - 1;
+/// Above this many choices a keep-k-of-n group is filled with a sliding-window minimum (one
+/// pass over the cells, whatever n) instead of one vectorised pass per choice: a pass costs
+/// a few instructions per cell, the window a few dozen.
+const PASSES_MAX_CHOICES: usize = 24;
+
+/// How one regular group's cells are filled.
+enum Fill {
+    /// One `relax` pass per choice, in this order (earlier choices win ties).
+    Passes(Vec<usize>),
+    /// The keep-k-of-n sliding window ([`fill_arith`]).
+    Window(Arith),
+}
+
+impl Fill {
+    /// The fill of `group` with its Pareto `front` (in byte order). A keep-k-of-n group
+    /// takes "keep all" first (it wins ties, then fewer kept copies win), as the window does.
+    fn of(group: &Group, front: &[usize]) -> Fill {
+        match group.arith {
+            Some(a) if front.len() > PASSES_MAX_CHOICES => Fill::Window(a),
+            Some(a) => {
+                let all = a.n as usize;
+                let mut order = Vec::with_capacity(front.len());
+                order.extend(front.iter().copied().filter(|&c| c == all));
+                order.extend(front.iter().copied().filter(|&c| c != all));
+                Fill::Passes(order)
+            }
+            None => Fill::Passes(front.to_vec()),
+        }
+    }
+
+    /// The most cells below a written cell that this fill reads (its largest choice read).
+    fn reach(&self, group: &Group, unit: u64) -> usize {
+        match self {
+            Fill::Passes(order) => order
+                .iter()
+                .map(|&c| (group.choices[c].bytes / unit) as usize)
+                .max()
+                .unwrap_or(0),
+            Fill::Window(a) => {
+                let full = (u64::from(a.n) * a.step / unit) as usize;
+                let partial = (a.charge / unit) as usize
+                    + (a.n as usize).saturating_sub(1) * (a.step / unit) as usize;
+                full.max(if a.n > 0 { partial } else { 0 })
+            }
+        }
+    }
+}
+
+/// Fills cells `lo..=hi` of `next`/`pick` for an arithmetic group from `table` (all in
+/// `unit`s), reading `table` only from `lo` minus the group's reach; `next` comes in
+/// infinite over `lo..=hi`.
+fn fill_arith(
+    a: &Arith,
+    unit: u64,
+    (lo, hi): (usize, usize),
+    table: &[f64],
+    next: &mut [f64],
+    pick: &mut [u32],
+) {
     let n = a.n as usize;
     let full = (u64::from(a.n) * a.step / unit) as usize;
     let step = (a.step / unit) as usize;
     let charge = (a.charge / unit) as usize;
     // Keep all n: no charge, no cost. `next` is all infinite here, so a cell takes the value
     // `full` cells below (infinite stays infinite) and the pick where that is finite.
-    if full <= cap {
-        next[full..].copy_from_slice(&table[..=cap - full]);
+    let from = lo.max(full);
+    if from <= hi {
+        next[from..=hi].copy_from_slice(&table[from - full..=hi - full]);
         if !pick.is_empty() {
-            for (p, &t) in pick[full..].iter_mut().zip(&table[..=cap - full]) {
+            for (p, &t) in pick[from..=hi]
+                .iter_mut()
+                .zip(&table[from - full..=hi - full])
+            {
                 *p = if t < f64::INFINITY { a.n } else { *p };
             }
         }
@@ -28,7 +87,7 @@ fn fill_arith(a: &Arith, unit: u64, table: &[f64], next: &mut [f64], pick: &mut 
     let r = a.unit_cost;
     if step == 0 {
         // Every partial choice weighs `charge`; the best keeps n - 1.
-        for c in charge..=cap {
+        for c in lo.max(charge)..=hi {
             let v = table[c - charge] + r;
             if v < next[c] {
                 next[c] = v;
@@ -42,16 +101,19 @@ fn fill_arith(a: &Arith, unit: u64, table: &[f64], next: &mut [f64], pick: &mut 
     // Partial: keep k < n. For c' = c - charge in residue class rho (mod step), position q:
     // min over t in [q - n + 1, q] of table[rho + t step] + t r, plus (n - q) r. The window's
     // candidates (position, value) sit in `win[head..tail]`, values rising; among equal values
-    // the later position stays (it replaces the earlier one).
-    let len = (cap + 1).div_ceil(step) + 1;
+    // the later position stays (it replaces the earlier one). Each class starts n - 1
+    // positions before its first written cell, so the window at a written cell holds exactly
+    // what it would hold had the class started at 0.
+    let len = (hi + 1).div_ceil(step) + 1;
     let mut win: Vec<(usize, f64)> = vec![(0, 0.0); len];
     let nf = n as f64;
-    for rho in 0..step.min(cap + 1) {
+    for rho in 0..step.min(hi + 1) {
         let (mut head, mut tail) = (0usize, 0usize);
-        let mut q = 0usize;
-        let mut qf = 0.0f64; // q as f64, exact
-        let mut cp = rho;
-        while cp + charge <= cap {
+        let first = lo.saturating_sub(charge + rho).div_ceil(step);
+        let mut q = first.saturating_sub(n - 1);
+        let mut qf = q as f64; // exact: q is small
+        let mut cp = rho + q * step;
+        while cp + charge <= hi {
             let v = table[cp] + qf * r;
             if v.is_finite() {
                 while tail > head && win[tail - 1].1 >= v {
@@ -63,10 +125,10 @@ fn fill_arith(a: &Arith, unit: u64, table: &[f64], next: &mut [f64], pick: &mut 
             while tail > head && win[head].0 + n <= q {
                 head += 1;
             }
-            if tail > head {
+            let c = cp + charge;
+            if tail > head && c >= lo {
                 let (t, best) = win[head];
                 let val = best + (nf - qf) * r;
-                let c = cp + charge;
                 if val < next[c] {
                     next[c] = val;
                     if let Some(p) = pick.get_mut(c) {
@@ -81,45 +143,84 @@ fn fill_arith(a: &Arith, unit: u64, table: &[f64], next: &mut [f64], pick: &mut 
     }
 }
 
-/// `next[j] = min(next[j], src[j] + cost)` for every `j`, recording `tag` in `pick[j + off]`
-/// where it improves (strictly, so earlier choices win ties, as before). Branch-free so it
-/// vectorises; the same additions and comparisons as a plain loop, so the same table.
-fn relax(src: &[f64], cost: f64, next: &mut [f64], pick: &mut [u32], off: usize, tag: u32) {
-    if pick.is_empty() {
-        for (n, &t) in next.iter_mut().zip(src) {
-            let v = t + cost;
-            *n = if v < *n { v } else { *n };
-        }
-        return;
-    }
-    let pick = &mut pick[off..];
-    for ((n, p), &t) in next.iter_mut().zip(pick.iter_mut()).zip(src) {
+/// `next[j] = min(next[j], src[j] + cost)` for every `j` (strictly: an earlier choice keeps
+/// a tie). Branch-free, so it vectorises; the choice taken at a cell is found again by
+/// [`Table::pick`] only where the trace back asks.
+fn relax(src: &[f64], cost: f64, next: &mut [f64]) {
+    for (n, &t) in next.iter_mut().zip(src) {
         let v = t + cost;
-        let better = v < *n;
-        *n = if better { v } else { *n };
-        *p = if better { tag } else { *p };
+        *n = if v < *n { v } else { *n };
     }
 }
 
-/// The filled table: the least cost at every cell over all the regular groups, and every
-/// group's pick at every cell up to its `tops` entry (beyond it the pick of that cell).
+/// One regular group's part of the filled table.
+struct Filled {
+    /// How its cells were filled.
+    fill: Fill,
+    /// The table it read (the groups before it), valid from its `lo` up to `top` (empty
+    /// for the window, whose picks are kept instead).
+    input: Vec<f64>,
+    /// The sliding window's pick at each cell up to `top` (empty for passes, which
+    /// [`Table::pick`] redoes at one cell instead).
+    picks: Vec<u32>,
+    /// The last cell filled; cells above it repeat it.
+    top: usize,
+}
+
+/// The filled table: the least cost at every cell over all the regular groups, and what
+/// each group needs to tell its pick at a cell.
 pub(super) struct Table {
     /// Least cost per cell (infinity where nothing fits).
     pub(super) values: Vec<f64>,
-    /// Per regular group, the choice taken at each cell (empty without picks).
-    pub(super) picks: Vec<Vec<u32>>,
-    /// Per regular group, the last cell filled; cells above it repeat it.
-    pub(super) tops: Vec<usize>,
+    /// Per regular group, in fill order.
+    filled: Vec<Filled>,
+}
+
+impl Table {
+    /// The choice regular group `k` (of `group`) takes at `cell`: the first in its fill order
+    /// with the least cost there, found by the same additions and comparisons as the fill.
+    /// `None` when no choice reaches a finite cost there.
+    pub(super) fn pick(&self, k: usize, group: &Group, unit: u64, cell: usize) -> Option<usize> {
+        let f = self.filled.get(k)?;
+        let cell = cell.min(f.top);
+        match &f.fill {
+            Fill::Window(_) => f
+                .picks
+                .get(cell)
+                .filter(|&&p| p != u32::MAX)
+                .map(|&p| p as usize),
+            Fill::Passes(order) => {
+                let mut best: Option<(f64, usize)> = None;
+                for &c in order {
+                    let ch = &group.choices[c];
+                    let Some(from) = cell.checked_sub((ch.bytes / unit) as usize) else {
+                        continue;
+                    };
+                    let v = f.input[from] + ch.cost_s;
+                    if v < best.map_or(f64::INFINITY, |(b, _)| b) {
+                        best = Some((v, c));
+                    }
+                }
+                best.map(|(_, c)| c)
+            }
+        }
+    }
 }
 
 /// Fills the dense table over the `regular` groups, in their order.
 ///
-/// Which cells are ever read: only when every regular group is a plain list of choices (no
-/// keep-k-of-n fast path, whose sliding window reads every cell), cells above the sum of
-/// the groups' largest sizes so far hold the value (and pick) of that sum, because every
-/// choice there reads the previous table in its own constant region; cells below the least
-/// capacity the combine step asks for (`need_lo`), minus what the later groups can take,
-/// are never read. Skipping both computes the same values at every cell read.
+/// Which cells are ever read. Let a group's reach be the most cells below a written cell
+/// that its fill reads (its largest choice read), and group k's window `lo..=hi` be:
+/// - `lo`: the least capacity the combine step asks for (`need_lo`) minus the reaches of the
+///   groups after k. The trace back and every later group read group k's table no lower, and
+///   group k's own cells from `lo` read the previous table only from its `lo`.
+/// - `hi`: the reaches of groups 0..=k together. Above it every choice reads the previous
+///   table in its own constant region, so each cell holds the value (and pick) of `hi` and
+///   is left unwritten. This holds only for fills whose value at a cell is the same sum at
+///   every cell (`relax` passes), not for the sliding window, which adds its costs in an
+///   order that depends on the cell: with a window group, `hi` is the last cell for all.
+///
+/// Both restrictions compute the same values at every cell read as a full fill.
 pub(super) fn fill_table(
     groups: &[Group],
     fronts: &[Vec<usize>],
@@ -129,56 +230,62 @@ pub(super) fn fill_table(
     want_picks: bool,
 ) -> Table {
     let (unit, cap_units) = (scale.unit, scale.cap_units);
-    let widths: Vec<usize> = regular
+    let fills: Vec<Fill> = regular
         .iter()
-        .map(|&g| (groups[g].choices[*fronts[g].last().unwrap_or(&0)].bytes / unit) as usize)
+        .map(|&g| Fill::of(&groups[g], &fronts[g]))
         .collect();
-    let plain_lists = regular.iter().all(|&g| groups[g].arith.is_none());
-    let mut suffix: usize = widths.iter().sum();
+    let reaches: Vec<usize> = fills
+        .iter()
+        .zip(regular)
+        .map(|(f, &g)| f.reach(&groups[g], unit))
+        .collect();
+    let constant_tops = !fills.iter().any(|f| matches!(f, Fill::Window(_)));
+    let mut suffix: usize = reaches.iter().sum();
     let mut prefix = 0usize;
 
     let mut table = vec![0.0f64; cap_units + 1];
-    let mut picks: Vec<Vec<u32>> = Vec::with_capacity(regular.len());
-    let mut tops: Vec<usize> = Vec::with_capacity(regular.len());
-    let mut next = vec![f64::INFINITY; cap_units + 1];
+    let mut filled: Vec<Filled> = Vec::with_capacity(regular.len());
     let mut top = 0usize;
-    for (k, &g) in regular.iter().enumerate() {
-        suffix -= widths[k];
-        prefix += widths[k];
-        let (lo, hi) = if plain_lists {
-            (need_lo.saturating_sub(suffix), prefix.min(cap_units))
+    for (k, (&g, fill)) in regular.iter().zip(fills).enumerate() {
+        suffix -= reaches[k];
+        prefix += reaches[k];
+        let hi = if constant_tops {
+            prefix.min(cap_units)
         } else {
-            (0, cap_units)
+            cap_units
         };
+        let lo = need_lo.saturating_sub(suffix).min(hi);
         // The previous table's constant region, written out up to `hi`.
         if top < hi {
             let v = table[top];
             table[top + 1..=hi].fill(v);
         }
-        let mut pick = if want_picks {
-            vec![u32::MAX; cap_units + 1]
-        } else {
-            Vec::new()
-        };
-        if let Some(a) = &groups[g].arith {
-            next.fill(f64::INFINITY);
-            fill_arith(a, unit, &table, &mut next, &mut pick);
-            top = cap_units;
-        } else {
-            fill_choices(
-                &groups[g],
-                &fronts[g],
-                (lo, hi),
-                unit,
-                &table,
-                &mut next,
-                &mut pick,
-            );
-            top = hi;
+        let mut next = vec![f64::INFINITY; cap_units + 1];
+        let mut picks = Vec::new();
+        match &fill {
+            Fill::Window(a) => {
+                if want_picks {
+                    picks = vec![u32::MAX; hi + 1];
+                }
+                fill_arith(a, unit, (lo, hi), &table, &mut next, &mut picks);
+            }
+            Fill::Passes(order) => {
+                fill_choices(&groups[g], order, (lo, hi), unit, &table, &mut next);
+            }
         }
-        std::mem::swap(&mut table, &mut next);
-        picks.push(pick);
-        tops.push(top);
+        top = hi;
+        let mut input = std::mem::replace(&mut table, next);
+        if want_picks {
+            if matches!(fill, Fill::Window(_)) {
+                input = Vec::new();
+            }
+            filled.push(Filled {
+                fill,
+                input,
+                picks,
+                top,
+            });
+        }
     }
     if top < cap_units {
         let v = table[top];
@@ -186,39 +293,27 @@ pub(super) fn fill_table(
     }
     Table {
         values: table,
-        picks,
-        tops,
+        filled,
     }
 }
 
-/// Fills cells `lo..=hi` of `next` from `table` for a plain list of choices (its Pareto
-/// `front`, in byte order).
+/// Fills cells `lo..=hi` of `next` from `table` with one pass per choice, in `order` (the
+/// first of equal costs stays); `next` comes in infinite over `lo..=hi`.
 fn fill_choices(
     group: &Group,
-    front: &[usize],
+    order: &[usize],
     (lo, hi): (usize, usize),
     unit: u64,
     table: &[f64],
     next: &mut [f64],
-    pick: &mut [u32],
 ) {
-    if lo <= hi {
-        next[lo..=hi].fill(f64::INFINITY);
-    }
-    for &c in front {
+    for &c in order {
         let ch = &group.choices[c];
         let w = (ch.bytes / unit) as usize;
         let from = lo.max(w);
         if from > hi {
-            break;
+            continue;
         }
-        relax(
-            &table[from - w..=hi - w],
-            ch.cost_s,
-            &mut next[from..=hi],
-            pick,
-            from,
-            c as u32,
-        );
+        relax(&table[from - w..=hi - w], ch.cost_s, &mut next[from..=hi]);
     }
 }

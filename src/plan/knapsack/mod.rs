@@ -16,8 +16,8 @@
 //! their options are combined exactly as a sparse Pareto front of (bytes, time) pairs and each
 //! front point looks up the dense table at the capacity it leaves. Nothing is rounded: the
 //! dense table is indexed by `floor(remaining / gcd)`, which is exact because every regular
-//! combination is a multiple of the gcd. When every dense group is a plain list of choices,
-//! only the cells that can be read are filled (see `run`), with the same values. Where the
+//! combination is a multiple of the gcd. Only the cells that can be read are filled (see
+//! `dense`), with the same values as a full fill. Where the
 //! table would still be huge (compressed sizes carry per-block scales, which shrink the
 //! divisor), every group is combined sparsely instead, as Pareto fronts pruned with the linear
 //! relaxation (module `front`); also exact.
@@ -53,8 +53,9 @@ pub struct Group {
     /// Candidate choices (any order; dominated ones are pruned by the solver).
     pub choices: Vec<Choice>,
     /// Set when `choices[k]` (k in `0..=n`) is "keep k of n copies": bytes
-    /// `k step + [k < n] charge`, cost `(n - k) unit_cost`; the dense table then fills the
-    /// group in time linear in its capacity (a sliding-window minimum) instead of `n` passes.
+    /// `k step + [k < n] charge`, cost `(n - k) unit_cost`; with many copies the dense table
+    /// then fills the group in time linear in its capacity (a sliding-window minimum) instead
+    /// of one pass per choice.
     pub arith: Option<Arith>,
 }
 
@@ -307,6 +308,31 @@ mod tests {
                     prop_assert_eq!(bounds_keep(&keep_only, cap).upper_s, f64::INFINITY);
                 }
             }
+            if let (Some(g), Some(w)) = (got, want) {
+                check_selection(&groups, cap, &g, w)?;
+            }
+        }
+
+        #[test]
+        fn many_copies_with_odd_groups_match_brute_force(
+            spec in prop::collection::vec((20u32..34, 1u64..4, 0u64..3, 0.0f64..3.0), 1..3),
+            odd in prop::collection::vec(group_strategy(7), 0..3),
+            cap in 0u64..500,
+        ) {
+            // Keep groups in fours fill the dense table (over 24 choices by the sliding
+            // window, fewer by passes) from the least cell the odd groups' pairs read.
+            let mut groups: Vec<Group> = spec
+                .into_iter()
+                .map(|(n, step, charge, r)| {
+                    let a = Arith { n, step: 4 * step, charge: 4 * charge, unit_cost: r };
+                    Group::keep_of(a, |k| [k, 0, 0])
+                })
+                .collect();
+            groups.extend(odd);
+            let got = solve(&groups, cap);
+            let want = brute(&groups, cap);
+            prop_assert_eq!(got.is_some(), want.is_some());
+            prop_assert_eq!(min_cost(&groups, cap).is_some(), want.is_some());
             if let (Some(g), Some(w)) = (got, want) {
                 check_selection(&groups, cap, &g, w)?;
             }

@@ -54,15 +54,30 @@ pub(super) fn run_with(
     {
         return v;
     }
-    let levels = odd_front(groups, &fronts, &odd, capacity);
-    let last = levels.last().map(Vec::as_slice).unwrap_or(&[]);
-    let need_lo = last
-        .iter()
-        .map(|pt| scale.left_of(capacity, pt))
-        .min()
-        .unwrap_or(scale.cap_units);
+    // The odd groups but the last form a Pareto front; the last one's choices are paired
+    // with that front's points in `combine`, which needs no front of its own.
+    let (last_odd, front_odd) = match odd.split_last() {
+        Some((&g, rest)) => (Some(g), rest),
+        None => (None, &odd[..]),
+    };
+    let levels = odd_front(groups, &fronts, front_odd, capacity);
+    let origin = [Point {
+        bytes: 0,
+        cost: 0.0,
+        parent: 0,
+        pick: 0,
+    }];
+    let last_level = levels.last().map(Vec::as_slice).unwrap_or(&origin);
+    let pairs = Pairs {
+        prev: last_level,
+        group: last_odd.map(|g| (&groups[g], fronts[g].as_slice())),
+        capacity,
+    };
+    let need_lo = pairs
+        .cheapest()
+        .map_or(scale.cap_units, |pt| scale.left_of(capacity, &pt));
     let table = fill_table(groups, &fronts, &regular, scale, need_lo, want_picks);
-    let (cost_s, point, cap) = combine(last, &table.values, scale, capacity)?;
+    let (cost_s, point, cap) = pairs.combine(&table.values, scale, need_lo)?;
     if !want_picks {
         return Some(Selection {
             cost_s,
@@ -72,7 +87,7 @@ pub(super) fn run_with(
     }
     let (bytes, picks) = trace_back(
         groups,
-        (&odd, &levels, point),
+        (front_odd, last_odd, &levels, point),
         (&regular, &table),
         scale,
         cap,
@@ -229,37 +244,95 @@ fn total_key(x: f64) -> i64 {
     bits ^ (((bits >> 63) as u64) >> 1) as i64
 }
 
-/// Every odd front point with the best regular fill of what it leaves: the least total
-/// cost, the point and the cell it reads. `None` when nothing fits.
-fn combine(
-    last: &[Point],
-    table: &[f64],
-    scale: Scale,
+/// The last odd group's choices paired with the front of the odd groups before it (or, with
+/// no odd group, the empty selection alone), in the order of a merged front: bytes, then
+/// point of `prev`, then position in the group's front.
+struct Pairs<'a> {
+    /// The front of the odd groups before the last (level 0 alone when there are none).
+    prev: &'a [Point],
+    /// The last odd group and its Pareto front, if any.
+    group: Option<(&'a Group, &'a [usize])>,
+    /// The knapsack's capacity: pairs above it do not fit.
     capacity: u64,
-) -> Option<(f64, usize, usize)> {
-    let mut best: Option<(f64, usize, usize)> = None;
-    for (i, pt) in last.iter().enumerate() {
-        let left = scale.left_of(capacity, pt);
-        let v = pt.cost + table[left];
-        if v.is_finite() && best.is_none_or(|(b, _, _)| v < b) {
-            best = Some((v, i, left));
+}
+
+impl Pairs<'_> {
+    /// Every pair that fits, as a point (its parent in `prev`, its pick in the group).
+    fn each(&self, mut f: impl FnMut(Point)) {
+        for (pi, p) in self.prev.iter().enumerate() {
+            let Some((group, front)) = self.group else {
+                f(*p);
+                continue;
+            };
+            for &c in front {
+                let ch = &group.choices[c];
+                let bytes = p.bytes + ch.bytes;
+                if bytes > self.capacity {
+                    break;
+                }
+                f(Point {
+                    bytes,
+                    cost: p.cost + ch.cost_s,
+                    parent: pi,
+                    pick: c,
+                });
+            }
         }
     }
-    best
+
+    /// The first pair (in merged order) of least cost: the last point a merged front would
+    /// keep, and the one that leaves the regular groups the least room.
+    fn cheapest(&self) -> Option<Point> {
+        let mut best: Option<Point> = None;
+        self.each(|pt| {
+            if best.is_none_or(|b| pt.cost < b.cost || (pt.cost == b.cost && pt.bytes < b.bytes)) {
+                best = Some(pt);
+            }
+        });
+        best
+    }
+
+    /// Every pair with the best regular fill of what it leaves: the least total cost, the
+    /// pair and the cell it reads; among equal totals the first in merged order. Pairs
+    /// leaving less than `need_lo` cells are skipped: each costs no less than the cheapest
+    /// pair, which leaves `need_lo` and comes before it, and the table below `need_lo` is
+    /// not filled. (The pairs a merged front drops are never better either: each has a
+    /// kept point before it with no more bytes and no more cost.) `None` when nothing fits.
+    fn combine(&self, table: &[f64], scale: Scale, need_lo: usize) -> Option<(f64, Point, usize)> {
+        let mut best: Option<(f64, Point, usize)> = None;
+        self.each(|pt| {
+            let left = scale.left_of(self.capacity, &pt);
+            if left < need_lo {
+                return;
+            }
+            let v = pt.cost + table[left];
+            let better = best.is_none_or(|(b, q, _)| {
+                v < b || (v == b && (pt.bytes, pt.parent, pt.pick) < (q.bytes, q.parent, q.pick))
+            });
+            if v.is_finite() && better {
+                best = Some((v, pt, left));
+            }
+        });
+        best
+    }
 }
 
 /// The picks of the optimum (index per group) and their bytes: the odd groups from the
 /// front's parent links, the regular ones from the table's picks, last group first.
 fn trace_back(
     groups: &[Group],
-    (odd, levels, point): (&[usize], &[Vec<Point>], usize),
+    (odd, last_odd, levels, point): (&[usize], Option<usize>, &[Vec<Point>], Point),
     (regular, table): (&[usize], &Table),
     scale: Scale,
     mut cap: usize,
 ) -> (u64, Vec<usize>) {
     let mut out = vec![0usize; groups.len()];
     let mut bytes = 0u64;
-    let mut idx = point;
+    let mut idx = point.parent;
+    if let Some(g) = last_odd {
+        out[g] = point.pick;
+        bytes += groups[g].choices[point.pick].bytes;
+    }
     for (lvl, &g) in odd.iter().enumerate().rev() {
         let pt = levels[lvl + 1][idx];
         out[g] = pt.pick;
@@ -267,7 +340,7 @@ fn trace_back(
         idx = pt.parent;
     }
     for (k, &g) in regular.iter().enumerate().rev() {
-        let c = table.picks[k][cap.min(table.tops[k])] as usize;
+        let c = table.pick(k, &groups[g], scale.unit, cap).unwrap_or(0);
         out[g] = c;
         let ch = &groups[g].choices[c];
         bytes += ch.bytes;
