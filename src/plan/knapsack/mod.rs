@@ -238,6 +238,19 @@ mod tests {
         Ok(())
     }
 
+    /// A keep-k-of-n group tagged with the copies kept.
+    fn keep_group(n: u32, step: u64, charge: u64, unit_cost: f64) -> Group {
+        Group::keep_of(
+            Arith {
+                n,
+                step,
+                charge,
+                unit_cost,
+            },
+            |k| [k, 0, 0],
+        )
+    }
+
     fn group_strategy(scale: u64) -> impl Strategy<Value = Group> {
         prop::collection::vec((0u64..40, 0.0f64..10.0), 1..5).prop_map(move |v| Group {
             choices: v
@@ -284,7 +297,7 @@ mod tests {
         ) {
             let mut groups: Vec<Group> = spec
                 .into_iter()
-                .map(|(n, step, charge, r)| Group::keep_of(Arith { n, step, charge, unit_cost: r }, |k| [k, 0, 0]))
+                .map(|(n, step, charge, r)| keep_group(n, step, charge, r))
                 .collect();
             groups.extend(other);
             let got = solve(&groups, cap);
@@ -323,10 +336,7 @@ mod tests {
             // window, fewer by passes) from the least cell the odd groups' pairs read.
             let mut groups: Vec<Group> = spec
                 .into_iter()
-                .map(|(n, step, charge, r)| {
-                    let a = Arith { n, step: 4 * step, charge: 4 * charge, unit_cost: r };
-                    Group::keep_of(a, |k| [k, 0, 0])
-                })
+                .map(|(n, step, charge, r)| keep_group(n, 4 * step, 4 * charge, r))
                 .collect();
             groups.extend(odd);
             let got = solve(&groups, cap);
@@ -345,9 +355,7 @@ mod tests {
             cap in 0u64..200,
         ) {
             let mut groups = plain;
-            groups.extend(spec.into_iter().map(|(n, step, charge, r)| {
-                Group::keep_of(Arith { n, step, charge, unit_cost: r }, |k| [k, 0, 0])
-            }));
+            groups.extend(spec.into_iter().map(|(n, step, charge, r)| keep_group(n, step, charge, r)));
             let fronts: Vec<Vec<usize>> = groups.iter().map(pareto).collect();
             let upper = bounds(&groups, cap).upper_s;
             let got = front::solve(&groups, &fronts, cap, upper, true, usize::MAX).unwrap();
