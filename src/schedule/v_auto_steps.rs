@@ -132,8 +132,20 @@ pub(super) fn clear_invalid(rows: &mut Rows, m: usize) -> Option<()> {
 /// `squeeze_without_change_order`: every pass moves to the earliest slot after its
 /// predecessor (previous device for F/B, next device for f/b) and after the previous pass
 /// of its own device, keeping each device's order; rows are cut to the longest.
-#[allow(clippy::needless_range_loop)] // a column at a time, across the rows
 pub(super) fn squeeze(rows: &Rows, m: usize) -> Option<Rows> {
+    squeeze_from(rows, m, 0)
+}
+
+/// [`squeeze`] of rows whose first `settled` columns are those of rows it already squeezed
+/// (with the same `m`), edited only from that column on.
+///
+/// A squeeze leaves its own output as it is: each pass already sits in the earliest slot
+/// after the previous pass of its device and after its predecessor, which comes in an
+/// earlier column. The scan of a column depends only on the passes in earlier columns, so
+/// the scan of the first `settled` columns leaves each of their passes in its own slot; the
+/// state it would reach there is read off those columns, and the scan goes on from there.
+#[allow(clippy::needless_range_loop)] // a column at a time, across the rows
+fn squeeze_from(rows: &Rows, m: usize, settled: usize) -> Option<Rows> {
     let p = rows.len();
     let max_len = rows.first().map_or(0, Vec::len);
     // A shorter row is an assertion the source fails once the scan reaches its end.
@@ -155,7 +167,21 @@ pub(super) fn squeeze(rows: &Rows, m: usize) -> Option<Rows> {
     // at[c * p + i][k]: the new slot of device i's c-th pass of kind k (-1: not placed yet).
     let mut at = vec![[-1i32; 6]; p * m];
     let mut next = vec![0usize; p];
-    for j in lo..=hi {
+    let settled = settled.min(max_len).min(hi + 1);
+    for (i, row) in rows.iter().enumerate() {
+        for (j, &id) in row[..settled].iter().enumerate() {
+            if id == EMPTY {
+                continue;
+            }
+            let k = ix(id);
+            let c = cnt[i][k];
+            *at.get_mut(c * p + i)?.get_mut(k)? = i32::try_from(j).ok()?;
+            out[i][j] = id;
+            cnt[i][k] = c + 1;
+            next[i] = j + 1;
+        }
+    }
+    for j in lo.max(settled)..=hi {
         // Upper-case passes from the first device down, then lower-case from the last up.
         for dir in 0..2 {
             for step in 0..p {
@@ -293,7 +319,23 @@ fn py_index(len: usize, index: i64) -> Option<usize> {
 /// `process_cooldown`: after the last f, each device keeps `(peak+1)/2` b's and up to
 /// `min(i+1, peak - that)` B's at fixed tight positions, W's are cleared from the tail and
 /// re-added in the free slots after the last remaining W (or appended); then squeeze.
+///
+/// `rows` come out of a [`squeeze`] (as in the search): the edits only touch the rows'
+/// ends, so the last squeeze starts from the first column an edit changed.
 pub(super) fn process_cooldown(rows: &mut Rows, m: usize) -> Option<Rows> {
+    let squeezed = rows.clone();
+    cooldown_edit(rows, m)?;
+    let settled = rows
+        .iter()
+        .zip(&squeezed)
+        .map(|(a, b)| a.iter().zip(b).take_while(|(x, y)| x == y).count())
+        .min()
+        .unwrap_or(0);
+    squeeze_from(rows, m, settled)
+}
+
+/// [`process_cooldown`] before its squeeze: the rows edited in place.
+fn cooldown_edit(rows: &mut Rows, m: usize) -> Option<()> {
     let p = rows.len();
     let peak_mem = peak(rows);
     if peak_mem > 2 * p as i64 {
@@ -380,5 +422,62 @@ pub(super) fn process_cooldown(rows: &mut Rows, m: usize) -> Option<Rows> {
     for row in rows.iter_mut() {
         row.resize(max_len, EMPTY);
     }
-    squeeze(rows, m)
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::v_auto::{test_blocks, warmed_up};
+    use super::super::v_auto_finish::{release_w, remove_redundancy};
+    use super::*;
+
+    /// The cool-down's squeeze, started from the first column its edits changed, gives the
+    /// rows a squeeze of every column gives, on the rows of every block the search
+    /// squeezes before its cool-down (with all micro-batches, and cut to fewer).
+    #[test]
+    fn the_cooldown_squeezes_as_a_full_squeeze() {
+        let (mut compared, mut squeezed, mut skipped) = (0, 0, 0);
+        for p in 2..9 {
+            for m in [1, 2, 3, 5, 2 * p, 3 * p + 1] {
+                let redundant_m = m.max(2 * p);
+                for block in test_blocks(p) {
+                    let Some(mut rows) = warmed_up(&block, redundant_m) else {
+                        continue;
+                    };
+                    if m < redundant_m {
+                        remove_redundancy(&mut rows, m);
+                        release_w(&mut rows, 2 * p as i64);
+                        let len = rows.iter().map(Vec::len).max().unwrap_or(0);
+                        for row in &mut rows {
+                            row.resize(len, EMPTY);
+                        }
+                        let Some(cut) = squeeze(&rows, m) else {
+                            continue;
+                        };
+                        rows = cut;
+                    }
+                    let (mut edited, warm) = (rows.clone(), rows.clone());
+                    let fast = process_cooldown(&mut rows, m);
+                    if cooldown_edit(&mut edited, m).is_none() {
+                        assert_eq!(fast, None);
+                        continue;
+                    }
+                    let full = squeeze(&edited, m);
+                    assert_eq!(fast, full, "p={p} m={m} block {block:?}");
+                    compared += 1;
+                    squeezed += usize::from(full.is_some());
+                    // The columns the fast squeeze starts after (checked to be many).
+                    let same = |(a, b): (&Vec<u8>, &Vec<u8>)| {
+                        a.iter().zip(b).take_while(|(x, y)| x == y).count()
+                    };
+                    let settled = edited.iter().zip(&warm).map(same).min().unwrap_or(0);
+                    skipped += usize::from(2 * settled > edited[0].len());
+                }
+            }
+        }
+        assert!(
+            compared > 10_000 && squeezed > 5_000 && skipped > 5_000,
+            "{compared} {squeezed} {skipped}"
+        );
+    }
 }
