@@ -328,10 +328,25 @@ pub(super) fn process_cooldown(rows: &mut Rows, m: usize) -> Option<Rows> {
     let settled = rows
         .iter()
         .zip(&squeezed)
-        .map(|(a, b)| a.iter().zip(b).take_while(|(x, y)| x == y).count())
+        .map(|(a, b)| common_prefix(a, b))
         .min()
         .unwrap_or(0);
     squeeze_from(rows, m, settled)
+}
+
+/// How many leading bytes `a` and `b` share (compared 32 at a time, then one by one).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut same = 0;
+    while same + 32 <= n && a[same..same + 32] == b[same..same + 32] {
+        same += 32;
+    }
+    same + a[same..]
+        .iter()
+        .zip(&b[same..])
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// [`process_cooldown`] before its squeeze: the rows edited in place.
@@ -347,7 +362,12 @@ fn cooldown_edit(rows: &mut Rows, m: usize) -> Option<()> {
     for (i, row) in rows.iter_mut().enumerate() {
         let (mut c_b, mut c_bb, mut c_w, mut c_ww) = (0usize, 0usize, 0usize, 0usize);
         let mut last_ff: i64 = -1;
+        let most_b = (i + 1).min(max_b);
         for j in (0..row.len()).rev() {
+            // Nothing further to find or clear below this slot.
+            if last_ff != -1 && c_b >= most_b && c_bb >= max_bb {
+                break;
+            }
             let c = row[j];
             if c == b'f' && last_ff == -1 {
                 last_ff = j as i64;
@@ -397,7 +417,13 @@ fn cooldown_edit(rows: &mut Rows, m: usize) -> Option<()> {
     for row in rows.iter_mut() {
         let (mut c_w, mut c_ww) = (0i64, 0i64);
         let last_w = row.iter().rposition(|&c| c == b'W' || c == b'w');
-        for (j, slot) in row.iter_mut().enumerate() {
+        // Up to the last W nothing is put back: only the B's and W's are counted there.
+        let from = last_w.map_or(0, |l| l + 1);
+        for &c in &row[..from] {
+            c_w += i64::from(c == b'B') - i64::from(c == b'W');
+            c_ww += i64::from(c == b'b') - i64::from(c == b'w');
+        }
+        for (j, slot) in row.iter_mut().enumerate().skip(from) {
             match *slot {
                 b'B' => c_w += 1,
                 b'b' => c_ww += 1,
@@ -431,9 +457,101 @@ mod tests {
     use super::super::v_auto_finish::{release_w, remove_redundancy};
     use super::*;
 
-    /// The cool-down's squeeze, started from the first column its edits changed, gives the
-    /// rows a squeeze of every column gives, on the rows of every block the search
-    /// squeezes before its cool-down (with all micro-batches, and cut to fewer).
+    /// The cool-down's edits as first written (a scan of every slot of every row).
+    fn reference_edit(rows: &mut Rows, m: usize) -> Option<()> {
+        let p = rows.len();
+        let peak_mem = peak(rows);
+        if peak_mem > 2 * p as i64 {
+            return None;
+        }
+        let max_bb = (((peak_mem + 1) / 2) as usize).min(m);
+        let max_b = (peak_mem as usize).saturating_sub(max_bb).min(m);
+        let mut starting_index: i64 = -1;
+        for (i, row) in rows.iter_mut().enumerate() {
+            let (mut c_b, mut c_bb, mut c_w, mut c_ww) = (0usize, 0usize, 0usize, 0usize);
+            let mut last_ff: i64 = -1;
+            for j in (0..row.len()).rev() {
+                let c = row[j];
+                if c == b'f' && last_ff == -1 {
+                    last_ff = j as i64;
+                }
+                if c == b'B' && c_b < i + 1 && c_b < max_b {
+                    row[j] = EMPTY;
+                    c_b += 1;
+                }
+                if c == b'b' && c_bb < max_bb {
+                    row[j] = EMPTY;
+                    c_bb += 1;
+                }
+            }
+            for j in (0..row.len()).rev() {
+                if c_w >= c_b && c_ww >= c_bb && (c_w + c_ww) as i64 >= peak_mem {
+                    break;
+                }
+                match row[j] {
+                    b'W' => {
+                        row[j] = EMPTY;
+                        c_w += 1;
+                    }
+                    b'w' => {
+                        row[j] = EMPTY;
+                        c_ww += 1;
+                    }
+                    _ => {}
+                }
+            }
+            if i == 0 {
+                starting_index = last_ff;
+            }
+            let (ii, pp) = (i as i64, p as i64);
+            for k in 0..c_bb as i64 {
+                let at = py_index(row.len(), starting_index - ii + 2 * pp - 2 * k)?;
+                if row[at] != EMPTY {
+                    return None;
+                }
+                row[at] = b'b';
+            }
+            for k in 0..c_b as i64 {
+                let at = py_index(row.len(), starting_index + 1 + ii - 2 * k)?;
+                row[at] = b'B';
+            }
+        }
+        // Put W's back after the last remaining one.
+        for row in rows.iter_mut() {
+            let (mut c_w, mut c_ww) = (0i64, 0i64);
+            let last_w = row.iter().rposition(|&c| c == b'W' || c == b'w');
+            for (j, slot) in row.iter_mut().enumerate() {
+                match *slot {
+                    b'B' => c_w += 1,
+                    b'b' => c_ww += 1,
+                    b'W' => c_w -= 1,
+                    b'w' => c_ww -= 1,
+                    _ => {}
+                }
+                if *slot == EMPTY && last_w.is_none_or(|l| j > l) {
+                    if c_w > 0 {
+                        *slot = b'W';
+                        c_w -= 1;
+                    } else if c_ww > 0 {
+                        *slot = b'w';
+                        c_ww -= 1;
+                    }
+                }
+            }
+            row.extend(std::iter::repeat_n(b'W', c_w.max(0) as usize));
+            row.extend(std::iter::repeat_n(b'w', c_ww.max(0) as usize));
+        }
+        let max_len = rows.iter().map(Vec::len).max().unwrap_or(0);
+        for row in rows.iter_mut() {
+            row.resize(max_len, EMPTY);
+        }
+        Some(())
+    }
+
+    /// The cool-down edits the rows as first written, and its squeeze, started from the
+    /// first column its edits changed, gives the rows a squeeze of every column gives, on
+    /// the rows of every block the search squeezes before its cool-down (with all
+    /// micro-batches, and cut to fewer).
     #[test]
     fn the_cooldown_squeezes_as_a_full_squeeze() {
         let (mut compared, mut squeezed, mut skipped) = (0, 0, 0);
@@ -457,11 +575,15 @@ mod tests {
                         rows = cut;
                     }
                     let (mut edited, warm) = (rows.clone(), rows.clone());
+                    let mut slow = rows.clone();
                     let fast = process_cooldown(&mut rows, m);
-                    if cooldown_edit(&mut edited, m).is_none() {
+                    let edit = cooldown_edit(&mut edited, m);
+                    assert_eq!(edit, reference_edit(&mut slow, m), "p={p} m={m}");
+                    if edit.is_none() {
                         assert_eq!(fast, None);
                         continue;
                     }
+                    assert_eq!(edited, slow, "p={p} m={m} block {block:?}");
                     let full = squeeze(&edited, m);
                     assert_eq!(fast, full, "p={p} m={m} block {block:?}");
                     compared += 1;
