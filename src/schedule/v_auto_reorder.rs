@@ -251,7 +251,8 @@ mod tests {
                         continue;
                     };
                     let mut cooled = warm.clone();
-                    let cooled = process_cooldown(&mut cooled, redundant_m).unwrap_or_default();
+                    let cooled =
+                        process_cooldown(&mut cooled, redundant_m, peak(&warm)).unwrap_or_default();
                     for input in [warm, cooled] {
                         let (mut fast, mut slow) = (input.clone(), input);
                         reorder_greedily(&mut fast, redundant_m);

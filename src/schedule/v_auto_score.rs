@@ -133,7 +133,7 @@ mod tests {
                     };
                     let init_peak = peak(&warm);
                     let mut cooled = warm.clone();
-                    let cooled = process_cooldown(&mut cooled, m).unwrap_or_default();
+                    let cooled = process_cooldown(&mut cooled, m, init_peak).unwrap_or_default();
                     for rows in [warm, cooled] {
                         let fused = finish(rows.clone(), m, init_peak, &input, None);
                         let slow = step_by_step(rows, m, init_peak, &input);

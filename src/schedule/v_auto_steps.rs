@@ -238,10 +238,11 @@ fn squeeze_from(rows: &Rows, m: usize, settled: usize) -> Option<Rows> {
 
 /// `process_warmup_without_increasing_peak_mem`: everything before each device's first b is
 /// rewritten as `2(p-1-i)` slots of F's, `i+1` (F f) pairs, then (B W f-or-F) triples, with
-/// the F/f counts bounded by the peak (at most 2p).
-pub(super) fn process_warmup(rows: &mut Rows, m: usize) -> Option<()> {
+/// the F/f counts bounded by the peak (at most 2p). `peak_mem` is the rows' [`peak`] (the
+/// search knows it: a squeeze keeps each device's passes and their order).
+pub(super) fn process_warmup(rows: &mut Rows, m: usize, peak_mem: i64) -> Option<()> {
     let p = rows.len();
-    let peak_mem = peak(rows).min(2 * p as i64) as usize;
+    let peak_mem = peak_mem.min(2 * p as i64) as usize;
     for (i, row) in rows.iter_mut().enumerate() {
         let cnt_ff = (i + 1).min(peak_mem / 2).min(m);
         let cnt_f = peak_mem.saturating_sub(cnt_ff).min(m);
@@ -320,11 +321,12 @@ fn py_index(len: usize, index: i64) -> Option<usize> {
 /// `min(i+1, peak - that)` B's at fixed tight positions, W's are cleared from the tail and
 /// re-added in the free slots after the last remaining W (or appended); then squeeze.
 ///
-/// `rows` come out of a [`squeeze`] (as in the search): the edits only touch the rows'
-/// ends, so the last squeeze starts from the first column an edit changed.
-pub(super) fn process_cooldown(rows: &mut Rows, m: usize) -> Option<Rows> {
+/// `rows` come out of a [`squeeze`] (as in the search), with [`peak`] `peak_mem`: the edits
+/// only touch the rows' ends, so the last squeeze starts from the first column an edit
+/// changed.
+pub(super) fn process_cooldown(rows: &mut Rows, m: usize, peak_mem: i64) -> Option<Rows> {
     let squeezed = rows.clone();
-    cooldown_edit(rows, m)?;
+    cooldown_edit(rows, m, peak_mem)?;
     let settled = rows
         .iter()
         .zip(&squeezed)
@@ -350,9 +352,8 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 }
 
 /// [`process_cooldown`] before its squeeze: the rows edited in place.
-fn cooldown_edit(rows: &mut Rows, m: usize) -> Option<()> {
+fn cooldown_edit(rows: &mut Rows, m: usize, peak_mem: i64) -> Option<()> {
     let p = rows.len();
-    let peak_mem = peak(rows);
     if peak_mem > 2 * p as i64 {
         return None;
     }
@@ -576,8 +577,8 @@ mod tests {
                     }
                     let (mut edited, warm) = (rows.clone(), rows.clone());
                     let mut slow = rows.clone();
-                    let fast = process_cooldown(&mut rows, m);
-                    let edit = cooldown_edit(&mut edited, m);
+                    let fast = process_cooldown(&mut rows, m, peak(&warm));
+                    let edit = cooldown_edit(&mut edited, m, peak(&warm));
                     assert_eq!(edit, reference_edit(&mut slow, m), "p={p} m={m}");
                     if edit.is_none() {
                         assert_eq!(fast, None);
