@@ -181,13 +181,27 @@ fn squeeze_from(rows: &Rows, m: usize, settled: usize) -> Option<Rows> {
             next[i] = j + 1;
         }
     }
+    // The devices with a lower-case pass in the column being scanned, first device first.
+    let mut lower = Vec::with_capacity(p);
     for j in lo.max(settled)..=hi {
-        // Upper-case passes from the first device down, then lower-case from the last up.
+        // Upper-case passes from the first device down, then lower-case from the last up
+        // (the devices the first scan met them on, taken back in reverse).
+        lower.clear();
         for dir in 0..2 {
             for step in 0..p {
-                let i = if dir == 0 { step } else { p - 1 - step };
+                let i = if dir == 0 {
+                    step
+                } else if let Some(i) = lower.pop() {
+                    i
+                } else {
+                    break;
+                };
                 let id = rows[i][j];
-                if id == EMPTY || (dir == 0) == matches!(id, b'f' | b'b' | b'w') {
+                if id == EMPTY {
+                    continue;
+                }
+                if dir == 0 && matches!(id, b'f' | b'b' | b'w') {
+                    lower.push(i);
                     continue;
                 }
                 let k = ix(id);
@@ -457,6 +471,143 @@ mod tests {
     use super::super::v_auto::{test_blocks, warmed_up};
     use super::super::v_auto_finish::{release_w, remove_redundancy};
     use super::*;
+
+    /// The squeeze as first written: every slot of every column looked at twice (once per
+    /// scan), from the first busy column.
+    #[allow(clippy::needless_range_loop)] // a column at a time, across the rows
+    fn reference(rows: &Rows, m: usize) -> Option<Rows> {
+        let p = rows.len();
+        let max_len = rows.first().map_or(0, Vec::len);
+        // A shorter row is an assertion the source fails once the scan reaches its end.
+        if rows.iter().any(|r| r.len() < max_len) {
+            return None;
+        }
+        let mut out: Rows = rows.iter().map(|r| vec![EMPTY; r.len()]).collect();
+        // Columns with no pass change nothing: scan from the first busy one to the last.
+        let busy = |row: &Vec<u8>| row[..max_len].iter().position(|&c| c != EMPTY);
+        let Some(lo) = rows.iter().filter_map(busy).min() else {
+            return Some(out.into_iter().map(|_| Vec::new()).collect());
+        };
+        let hi = rows
+            .iter()
+            .filter_map(|row| row[..max_len].iter().rposition(|&c| c != EMPTY))
+            .max()
+            .unwrap_or(lo);
+        let mut cnt = vec![[0usize; 6]; p];
+        // at[c * p + i][k]: the new slot of device i's c-th pass of kind k (-1: not placed yet).
+        let mut at = vec![[-1i32; 6]; p * m];
+        let mut next = vec![0usize; p];
+        for j in lo..=hi {
+            // Upper-case passes from the first device down, then lower-case from the last up.
+            for dir in 0..2 {
+                for step in 0..p {
+                    let i = if dir == 0 { step } else { p - 1 - step };
+                    let id = rows[i][j];
+                    if id == EMPTY || (dir == 0) == matches!(id, b'f' | b'b' | b'w') {
+                        continue;
+                    }
+                    let k = ix(id);
+                    let c = cnt[i][k];
+                    if c >= m {
+                        return None;
+                    }
+                    let index = if id == b'W'
+                        || id == b'w'
+                        || (i == 0 && (id == b'F' || id == b'B'))
+                        || (i == p - 1 && (id == b'f' || id == b'b'))
+                    {
+                        let local = match (i, id) {
+                            (0, b'B') => Some(b'f'),
+                            (_, b'f') if i == p - 1 => Some(b'F'),
+                            (_, b'b') if i == p - 1 => Some(b'B'),
+                            _ => None,
+                        };
+                        if local.is_some_and(|l| at[c * p + i][ix(l)] < 0) {
+                            return None;
+                        }
+                        next[i]
+                    } else {
+                        let from = if id == b'F' || id == b'B' {
+                            i - 1
+                        } else {
+                            i + 1
+                        };
+                        let dep = at[c * p + from][k];
+                        if dep < 0 {
+                            return None;
+                        }
+                        (dep as usize + 1).max(next[i])
+                    };
+                    *out[i].get_mut(index)? = id;
+                    cnt[i][k] = c + 1;
+                    at[c * p + i][k] = i32::try_from(index).ok()?;
+                    next[i] = index + 1;
+                }
+            }
+        }
+        let new_len = next.iter().copied().max().unwrap_or(0);
+        for row in &mut out {
+            row.truncate(new_len);
+        }
+        Some(out)
+    }
+
+    /// The squeeze gives the rows (or the failure) of the squeeze as first written, on the
+    /// input of each of the search's squeezes, for every block: the repeated and cleared
+    /// rows, the rows after the warm-up, those rows cut to m micro-batches, and the rows the
+    /// cool-down edits.
+    #[test]
+    fn squeeze_matches_the_first_written() {
+        let (mut compared, mut squeezed) = (0, 0);
+        let mut check = |rows: &Rows, m: usize| {
+            let fast = squeeze(rows, m);
+            assert_eq!(fast, reference(rows, m), "rows {rows:?} m={m}");
+            compared += 1;
+            squeezed += usize::from(fast.is_some());
+            fast
+        };
+        for p in 2..9 {
+            for m in [1, 2, 5, 2 * p, 3 * p + 1] {
+                let redundant_m = m.max(2 * p);
+                for block in test_blocks(p) {
+                    let mut rows = repeat(&block, redundant_m);
+                    if clear_invalid(&mut rows, redundant_m).is_none() {
+                        continue;
+                    }
+                    let Some(mut rows) = check(&rows, redundant_m) else {
+                        continue;
+                    };
+                    let peak_mem = peak(&rows);
+                    if process_warmup(&mut rows, redundant_m, peak_mem).is_none() {
+                        continue;
+                    }
+                    let Some(mut rows) = check(&rows, redundant_m) else {
+                        continue;
+                    };
+                    if m < redundant_m {
+                        remove_redundancy(&mut rows, m);
+                        release_w(&mut rows, 2 * p as i64);
+                        let len = rows.iter().map(Vec::len).max().unwrap_or(0);
+                        for row in &mut rows {
+                            row.resize(len, EMPTY);
+                        }
+                        let Some(cut) = check(&rows, m) else {
+                            continue;
+                        };
+                        rows = cut;
+                    }
+                    let peak_mem = peak(&rows);
+                    if cooldown_edit(&mut rows, m, peak_mem).is_some() {
+                        check(&rows, m);
+                    }
+                }
+            }
+        }
+        assert!(
+            compared > 30_000 && squeezed > 20_000,
+            "{compared} {squeezed}"
+        );
+    }
 
     /// The cool-down's edits as first written (a scan of every slot of every row).
     fn reference_edit(rows: &mut Rows, m: usize) -> Option<()> {
