@@ -79,7 +79,8 @@ pub const MAX_V_GREEDY_WORK: u64 = 1 << 26;
 /// Largest `p x p x max(m, 2p)` for `v-zb`: its search builds some 60 x 10 x p blocks and,
 /// for each, orders about 6 max(m, 2p) slots on each of the p devices (fewer than 2p
 /// micro-batches are ordered as 2p, then cut), so its work grows with this product (p 16
-/// with m 128, or p 32 with m up to 64, at this limit: about a second).
+/// with m up to 256, or p 32 with m up to 64, at this limit: about two seconds of one core
+/// in the worst case; p 32 with m 128 would take about three).
 pub const MAX_V_ZB_WORK: u64 = 1 << 16;
 
 /// Checks that `p` devices, `m` micro-batches and the chunks `kind` runs with for a request

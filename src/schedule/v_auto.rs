@@ -219,7 +219,7 @@ fn layout_key(rows: &Rows) -> Option<Vec<u32>> {
             let k = ix(c);
             if first[k] == usize::MAX {
                 first[k] = j;
-            } else if (j - first[k]) % SLOTS != 0 || j - last[k] != SLOTS {
+            } else if j - last[k] != SLOTS {
                 return None;
             }
             last[k] = j;
@@ -245,11 +245,13 @@ fn build(
     init_peak: i64,
     max_mem: i64,
 ) -> Result<(Rows, i64), i64> {
+    // A squeeze keeps each device's passes in their order, and so its peak.
     let mut rows = squeeze(&rows, redundant_m).ok_or(0)?;
-    process_warmup(&mut rows, redundant_m).ok_or(0)?;
+    process_warmup(&mut rows, redundant_m, init_peak).ok_or(0)?;
     let mut rows = squeeze(&rows, redundant_m).ok_or(0)?;
     let mut init_peak = init_peak;
     let pk = peak(&rows);
+    let mut cooldown_peak = pk;
     if pk > init_peak {
         return Err(init_peak);
     }
@@ -267,8 +269,9 @@ fn build(
         if init_peak > max_mem {
             return Err(init_peak);
         }
+        cooldown_peak = init_peak;
     }
-    let rows = process_cooldown(&mut rows, m).ok_or(0)?;
+    let rows = process_cooldown(&mut rows, m, cooldown_peak).ok_or(0)?;
     Ok((rows, init_peak))
 }
 
@@ -341,7 +344,8 @@ pub(super) fn warmed_up(block: &[[i64; 6]], m: usize) -> Option<super::v_auto_st
     let mut rows = repeat(block, m);
     clear_invalid(&mut rows, m)?;
     let mut rows = squeeze(&rows, m)?;
-    process_warmup(&mut rows, m)?;
+    let peak_mem = peak(&rows);
+    process_warmup(&mut rows, m, peak_mem)?;
     squeeze(&rows, m)
 }
 

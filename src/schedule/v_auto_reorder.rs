@@ -62,6 +62,11 @@ impl Reorder {
         }
     }
 
+    /// Whether every device has `n` passes of each kind.
+    pub(super) fn has_each_kind(&self, n: usize) -> bool {
+        self.positions.iter().flatten().all(|list| list.len() == n)
+    }
+
     /// Settles slot `j` of device `i` (every earlier slot, and the earlier devices' slot
     /// `j`, are settled): an idle slot takes the first later pass that may move there, and
     /// the pass now in the slot is counted. Only later slots of the row change.
@@ -251,7 +256,8 @@ mod tests {
                         continue;
                     };
                     let mut cooled = warm.clone();
-                    let cooled = process_cooldown(&mut cooled, redundant_m).unwrap_or_default();
+                    let cooled =
+                        process_cooldown(&mut cooled, redundant_m, peak(&warm)).unwrap_or_default();
                     for input in [warm, cooled] {
                         let (mut fast, mut slow) = (input.clone(), input);
                         reorder_greedily(&mut fast, redundant_m);

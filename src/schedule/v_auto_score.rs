@@ -10,7 +10,7 @@
 use super::ScheduleInput;
 use super::v_auto_finish::check_correctness;
 use super::v_auto_reorder::Reorder;
-use super::v_auto_steps::{EMPTY, Rows, ix, peak};
+use super::v_auto_steps::{EMPTY, Rows, peak};
 use super::v_auto_time::Sweep;
 
 /// What became of a candidate's last steps.
@@ -37,18 +37,12 @@ pub(super) fn finish(
     bound: Option<f64>,
 ) -> Finish {
     let p = rows.len();
-    // The relabelling needs m passes of each kind on every device; reordering keeps counts.
-    for row in &rows {
-        let mut cnt = [0usize; 6];
-        for &c in row.iter().filter(|c| **c != EMPTY) {
-            cnt[ix(c)] += 1;
-        }
-        if cnt.iter().any(|&c| c != m) {
-            return Finish::Dropped;
-        }
-    }
     let max_len = rows.first().map_or(0, Vec::len);
     let mut reorder = Reorder::new(&rows, m);
+    // The relabelling needs m passes of each kind on every device; reordering keeps counts.
+    if !reorder.has_each_kind(m) {
+        return Finish::Dropped;
+    }
     let mut sweep = Sweep::new(input, p, m);
     let mut timed = true;
     // Per device, the W labels owed to the B's met so far (at most 2m), oldest first.
@@ -133,7 +127,7 @@ mod tests {
                     };
                     let init_peak = peak(&warm);
                     let mut cooled = warm.clone();
-                    let cooled = process_cooldown(&mut cooled, m).unwrap_or_default();
+                    let cooled = process_cooldown(&mut cooled, m, init_peak).unwrap_or_default();
                     for rows in [warm, cooled] {
                         let fused = finish(rows.clone(), m, init_peak, &input, None);
                         let slow = step_by_step(rows, m, init_peak, &input);
