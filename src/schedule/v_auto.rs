@@ -262,7 +262,7 @@ fn build(
         }
         let len = rows.iter().map(Vec::len).max().unwrap_or(0);
         for row in &mut rows {
-            row.resize(len, b' ');
+            row.resize(len, EMPTY);
         }
         rows = squeeze(&rows, m).ok_or(0)?;
         init_peak = peak(&rows);

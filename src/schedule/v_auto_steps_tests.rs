@@ -5,6 +5,24 @@ use super::super::v_auto::{test_blocks, warmed_up};
 use super::super::v_auto_finish::{release_w, remove_redundancy};
 use super::*;
 
+/// Warmed-up rows of `2p` micro-batches cut to `m` as the search cuts them (the redundant
+/// micro-batches dropped, W's released, rows padded to one length), then squeezed by
+/// `squeeze`.
+fn cut_to(
+    mut rows: Rows,
+    m: usize,
+    mut squeeze: impl FnMut(&Rows, usize) -> Option<Rows>,
+) -> Option<Rows> {
+    let p = rows.len();
+    remove_redundancy(&mut rows, m);
+    release_w(&mut rows, 2 * p as i64);
+    let len = rows.iter().map(Vec::len).max().unwrap_or(0);
+    for row in &mut rows {
+        row.resize(len, EMPTY);
+    }
+    squeeze(&rows, m)
+}
+
 /// The squeeze as first written: every slot of every column looked at twice (once per
 /// scan), from the first busy column.
 #[allow(clippy::needless_range_loop)] // a column at a time, across the rows
@@ -118,13 +136,7 @@ fn squeeze_matches_the_first_written() {
                     continue;
                 };
                 if m < redundant_m {
-                    remove_redundancy(&mut rows, m);
-                    release_w(&mut rows, 2 * p as i64);
-                    let len = rows.iter().map(Vec::len).max().unwrap_or(0);
-                    for row in &mut rows {
-                        row.resize(len, EMPTY);
-                    }
-                    let Some(cut) = check(&rows, m) else {
+                    let Some(cut) = cut_to(rows, m, &mut check) else {
                         continue;
                     };
                     rows = cut;
@@ -248,13 +260,7 @@ fn the_cooldown_squeezes_as_a_full_squeeze() {
                     continue;
                 };
                 if m < redundant_m {
-                    remove_redundancy(&mut rows, m);
-                    release_w(&mut rows, 2 * p as i64);
-                    let len = rows.iter().map(Vec::len).max().unwrap_or(0);
-                    for row in &mut rows {
-                        row.resize(len, EMPTY);
-                    }
-                    let Some(cut) = squeeze(&rows, m) else {
+                    let Some(cut) = cut_to(rows, m, squeeze) else {
                         continue;
                     };
                     rows = cut;

@@ -61,15 +61,8 @@ pub(super) fn run_with(
         None => (None, &odd[..]),
     };
     let levels = odd_front(groups, &fronts, front_odd, capacity);
-    let origin = [Point {
-        bytes: 0,
-        cost: 0.0,
-        parent: 0,
-        pick: 0,
-    }];
-    let last_level = levels.last().map(Vec::as_slice).unwrap_or(&origin);
     let pairs = Pairs {
-        prev: last_level,
+        prev: levels.last().map(Vec::as_slice).unwrap_or(&[]),
         group: last_odd.map(|g| (&groups[g], fronts[g].as_slice())),
         capacity,
     };
