@@ -21,6 +21,7 @@ mod v_auto;
 mod v_auto_finish;
 mod v_auto_reorder;
 mod v_auto_score;
+mod v_auto_squeeze;
 mod v_auto_steps;
 mod v_auto_time;
 mod v_greedy;

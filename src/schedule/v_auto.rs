@@ -15,8 +15,9 @@ use super::list_timing::time_schedule;
 use super::search_input::{check_basic, check_v_shape, mem_limit, op, schedule};
 use super::v_auto_finish::{release_w, remove_redundancy};
 use super::v_auto_score::{Finish, finish};
+use super::v_auto_squeeze::{Squeezed, squeeze_state};
 use super::v_auto_steps::{
-    EMPTY, Rows, SLOTS, clear_invalid, ix, peak, process_cooldown, process_warmup, repeat, squeeze,
+    EMPTY, Rows, SLOTS, clear_invalid, peak, process_cooldown, process_warmup, repeat,
 };
 use super::v_auto_time::exact_work_bound;
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
@@ -54,7 +55,8 @@ fn search(
     let max_mem = limit.floor().clamp(-1.0, 1e9) as i64;
     let two_p = 2 * p as i64;
     let mut best: Option<(f64, Rows)> = None;
-    // Peaks reported for the repeated rows already tried (keyed by `layout_key`).
+    // Peaks reported for the repeated rows already tried (keyed by the first slots that
+    // `clear_invalid` gives, which describe the rows whole).
     let mut seen = HashMap::new();
     // A candidate scoring this cannot be beaten: the search stops there.
     let floor = exact_work_bound(input, p, m).filter(|_| stop_early);
@@ -178,15 +180,14 @@ fn by_building_block(
     block: &[[i64; 6]],
     max_mem: i64,
     seen: &mut HashMap<Vec<u32>, i64>,
-) -> (Option<(Rows, i64)>, i64) {
+) -> (Option<(Squeezed, i64)>, i64) {
     let two_p = 2 * p as i64;
     let redundant_m = m.max(2 * p);
     let mut rows = repeat(block, redundant_m);
-    if clear_invalid(&mut rows, redundant_m).is_none() {
+    let Some(key) = clear_invalid(&mut rows, redundant_m) else {
         return (None, 0);
-    }
-    let key = layout_key(&rows);
-    if let Some(&reported) = key.as_ref().and_then(|k| seen.get(k)) {
+    };
+    if let Some(&reported) = seen.get(&key) {
         return (None, reported);
     }
     let init_peak = peak(&rows);
@@ -198,40 +199,8 @@ fn by_building_block(
             Err(reported) => (None, reported),
         }
     };
-    if let Some(key) = key {
-        seen.insert(key, reported);
-    }
+    seen.insert(key, reported);
     (rows, reported)
-}
-
-/// A short exact description of repeated-and-cleared rows: per device and kind of pass, its
-/// first and last slot and count. Each kind repeats every `SLOTS` slots from its first to
-/// its last (clearing removes a prefix and a suffix of the copies), so these three numbers
-/// give back the rows; `None` (no key) for rows that do not have that shape.
-fn layout_key(rows: &Rows) -> Option<Vec<u32>> {
-    let mut key = Vec::with_capacity(rows.len() * SLOTS * 3 + 1);
-    key.push(u32::try_from(rows.first().map_or(0, Vec::len)).ok()?);
-    for row in rows {
-        let mut first = [usize::MAX; SLOTS];
-        let mut last = [0usize; SLOTS];
-        let mut count = [0usize; SLOTS];
-        for (j, &c) in row.iter().enumerate().filter(|(_, c)| **c != EMPTY) {
-            let k = ix(c);
-            if first[k] == usize::MAX {
-                first[k] = j;
-            } else if j - last[k] != SLOTS {
-                return None;
-            }
-            last[k] = j;
-            count[k] += 1;
-        }
-        for k in 0..SLOTS {
-            for v in [first[k], last[k], count[k]] {
-                key.push(u32::try_from(v).unwrap_or(u32::MAX));
-            }
-        }
-    }
-    Some(key)
 }
 
 /// The steps after the first peak check up to the cool-down: the rows and the peak the last
@@ -244,18 +213,23 @@ fn build(
     rows: Rows,
     init_peak: i64,
     max_mem: i64,
-) -> Result<(Rows, i64), i64> {
+) -> Result<(Squeezed, i64), i64> {
     // A squeeze keeps each device's passes in their order, and so its peak.
-    let mut rows = squeeze(&rows, redundant_m).ok_or(0)?;
+    let first = squeeze_state(&rows, redundant_m, SLOTS).ok_or(0)?;
+    // The squeezed rows repeat every `period` columns in their middle, as the next
+    // squeeze's input does after the warm-up.
+    let period = first.period.unwrap_or(SLOTS);
+    let mut rows = first.rows;
     process_warmup(&mut rows, redundant_m, init_peak).ok_or(0)?;
-    let mut rows = squeeze(&rows, redundant_m).ok_or(0)?;
+    let mut squeezed = squeeze_state(&rows, redundant_m, period).ok_or(0)?;
     let mut init_peak = init_peak;
-    let pk = peak(&rows);
+    let pk = peak(&squeezed.rows);
     let mut cooldown_peak = pk;
     if pk > init_peak {
         return Err(init_peak);
     }
     if m < redundant_m {
+        let mut rows = squeezed.rows;
         remove_redundancy(&mut rows, m);
         if m <= p && 2 * m as i64 <= max_mem {
             release_w(&mut rows, (2 * p as i64).min(pk));
@@ -264,15 +238,16 @@ fn build(
         for row in &mut rows {
             row.resize(len, EMPTY);
         }
-        rows = squeeze(&rows, m).ok_or(0)?;
-        init_peak = peak(&rows);
+        let period = squeezed.period.unwrap_or(SLOTS);
+        squeezed = squeeze_state(&rows, m, period).ok_or(0)?;
+        init_peak = peak(&squeezed.rows);
         if init_peak > max_mem {
             return Err(init_peak);
         }
         cooldown_peak = init_peak;
     }
-    let rows = process_cooldown(&mut rows, m, cooldown_peak).ok_or(0)?;
-    Ok((rows, init_peak))
+    let squeezed = process_cooldown(&squeezed, m, cooldown_peak).ok_or(0)?;
+    Ok((squeezed, init_peak))
 }
 
 /// The rows as per-device ops: F/f forward of chunk 0/1, B/b backward of chunk 1/0, W/w
@@ -339,14 +314,16 @@ pub(super) fn test_blocks(p: usize) -> Vec<Vec<[i64; 6]>> {
 /// A building block's rows after the first steps (repeat, clear, squeeze, warm-up, squeeze),
 /// or `None` where a step rejects it: the input of the later steps' tests.
 #[cfg(test)]
-pub(super) fn warmed_up(block: &[[i64; 6]], m: usize) -> Option<super::v_auto_steps::Rows> {
-    use super::v_auto_steps::{clear_invalid, process_warmup, repeat, squeeze};
+pub(super) fn warmed_up(block: &[[i64; 6]], m: usize) -> Option<super::v_auto_squeeze::Squeezed> {
+    use super::v_auto_steps::{clear_invalid, process_warmup, repeat};
     let mut rows = repeat(block, m);
     clear_invalid(&mut rows, m)?;
-    let mut rows = squeeze(&rows, m)?;
+    let first = squeeze_state(&rows, m, SLOTS)?;
+    let period = first.period.unwrap_or(SLOTS);
+    let mut rows = first.rows;
     let peak_mem = peak(&rows);
     process_warmup(&mut rows, m, peak_mem)?;
-    squeeze(&rows, m)
+    squeeze_state(&rows, m, period)
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 //! scan. [`Reorder`] settles one slot at a time, so the search can time each settled slot
 //! at once and give up on a candidate early.
 
+use super::v_auto_squeeze::Squeezed;
 use super::v_auto_steps::{EMPTY, Rows, ix, mem_delta, peak};
 
 /// Moves passes into idle slots: an idle slot takes the first later pass of the same device
@@ -31,9 +32,12 @@ pub(super) fn reorder_greedily(rows: &mut Rows, m: usize) {
 pub(super) struct Reorder {
     p: usize,
     peak_mem: i64,
-    /// positions[i][k]: slots of kind k on device i, ascending.
-    positions: Vec<[Vec<usize>; 6]>,
-    /// next[i][k]: the first of positions[i][k] after the slot being settled.
+    /// positions[(i * 6 + k) * stride..][..len[i * 6 + k]]: the slots of kind k on device
+    /// i, ascending.
+    positions: Vec<usize>,
+    stride: usize,
+    len: Vec<usize>,
+    /// next[i][k]: the first of device i's slots of kind k after the slot being settled.
     next: Vec<[usize; 6]>,
     stage_mem: Vec<i64>,
     cnt: Vec<[usize; 6]>,
@@ -43,18 +47,66 @@ pub(super) struct Reorder {
 
 impl Reorder {
     /// The state before the first slot of `rows` (`m` passes of each kind per device).
+    #[cfg(test)]
     pub(super) fn new(rows: &Rows, m: usize) -> Self {
         let p = rows.len();
-        let mut positions = vec![[(); 6].map(|()| Vec::with_capacity(m)); p];
+        let mut len = vec![0usize; p * 6];
         for (i, row) in rows.iter().enumerate() {
-            for (j, &c) in row.iter().enumerate().filter(|(_, c)| **c != EMPTY) {
-                positions[i][ix(c)].push(j);
+            for &c in row.iter().filter(|c| **c != EMPTY) {
+                len[i * 6 + ix(c)] += 1;
             }
         }
+        let stride = len.iter().copied().max().unwrap_or(0);
+        let mut positions = vec![0; p * 6 * stride];
+        len.fill(0);
+        for (i, row) in rows.iter().enumerate() {
+            for (j, &c) in row.iter().enumerate().filter(|(_, c)| **c != EMPTY) {
+                let list = i * 6 + ix(c);
+                positions[list * stride + len[list]] = j;
+                len[list] += 1;
+            }
+        }
+        Self::with_positions(rows, m, positions, stride, len)
+    }
+
+    /// [`Reorder::new`] for a squeeze's output rows, taking the slots of each kind from the
+    /// squeeze instead of scanning the rows.
+    pub(super) fn squeezed(squeezed: &Squeezed, m: usize) -> Self {
+        let rows = &squeezed.rows;
+        let p = rows.len();
+        // The squeeze's lists hold up to its own micro-batch count.
+        let stride = if p > 0 { squeezed.slots(0, 0).len() } else { 0 };
+        let mut positions = vec![0; p * 6 * stride];
+        let mut len = vec![0usize; p * 6];
+        for (list, n) in len.iter_mut().enumerate() {
+            let slots = squeezed.slots(list / 6, list % 6);
+            for (to, &slot) in positions[list * stride..].iter_mut().zip(slots) {
+                let Ok(slot) = usize::try_from(slot) else {
+                    break;
+                };
+                *to = slot;
+                *n += 1;
+            }
+        }
+        Self::with_positions(rows, m, positions, stride, len)
+    }
+
+    /// The state before the first slot, given the slots of each kind (`len` of them in each
+    /// list of `stride` entries).
+    fn with_positions(
+        rows: &Rows,
+        m: usize,
+        positions: Vec<usize>,
+        stride: usize,
+        len: Vec<usize>,
+    ) -> Self {
+        let p = rows.len();
         Self {
             p,
             peak_mem: peak(rows),
             positions,
+            stride,
+            len,
             next: vec![[0usize; 6]; p],
             stage_mem: vec![0i64; p],
             cnt: vec![[0usize; 6]; p],
@@ -64,7 +116,7 @@ impl Reorder {
 
     /// Whether every device has `n` passes of each kind.
     pub(super) fn has_each_kind(&self, n: usize) -> bool {
-        self.positions.iter().flatten().all(|list| list.len() == n)
+        self.len.iter().all(|&len| len == n)
     }
 
     /// Settles slot `j` of device `i` (every earlier slot, and the earlier devices' slot
@@ -88,7 +140,8 @@ impl Reorder {
         };
         let (mut forward, mut other) = ((usize::MAX, 0usize), (usize::MAX, 0usize));
         for k in 0..6 {
-            let list = &self.positions[i][k];
+            let at = (i * 6 + k) * self.stride;
+            let list = &self.positions[at..at + self.len[i * 6 + k]];
             let next = &mut self.next[i][k];
             while *next < list.len() && list[*next] <= j {
                 *next += 1;
@@ -138,7 +191,7 @@ impl Reorder {
         rows[i][j] = id;
         rows[i][q] = EMPTY;
         let next = self.next[i][k];
-        self.positions[i][k][next] = j;
+        self.positions[(i * 6 + k) * self.stride + next] = j;
         self.next[i][k] = next + 1;
         self.count(i, k, id, j);
     }
@@ -255,10 +308,9 @@ mod tests {
                     let Some(warm) = warmed_up(&block, redundant_m) else {
                         continue;
                     };
-                    let mut cooled = warm.clone();
-                    let cooled =
-                        process_cooldown(&mut cooled, redundant_m, peak(&warm)).unwrap_or_default();
-                    for input in [warm, cooled] {
+                    let cooled = process_cooldown(&warm, redundant_m, peak(&warm.rows));
+                    let cooled = cooled.map(|s| s.rows).unwrap_or_default();
+                    for input in [warm.rows, cooled] {
                         let (mut fast, mut slow) = (input.clone(), input);
                         reorder_greedily(&mut fast, redundant_m);
                         reorder_by_scan(&mut slow, redundant_m);

@@ -10,6 +10,7 @@
 use super::ScheduleInput;
 use super::v_auto_finish::check_correctness;
 use super::v_auto_reorder::Reorder;
+use super::v_auto_squeeze::Squeezed;
 use super::v_auto_steps::{EMPTY, Rows, peak};
 use super::v_auto_time::Sweep;
 
@@ -25,20 +26,21 @@ pub(super) enum Finish {
     Done(Rows, Option<f64>),
 }
 
-/// Reorders greedily, relabels the W's in the order their B's ran, checks the result as the
-/// source does, and scores it; with `bound`, gives up once a device's span is sure to be at
-/// least `bound` (the best so far: only a smaller span replaces it). `init_peak` is the peak
-/// the reordered rows may not exceed.
+/// Reorders a squeeze's output rows greedily, relabels the W's in the order their B's ran,
+/// checks the result as the source does, and scores it; with `bound`, gives up once a
+/// device's span is sure to be at least `bound` (the best so far: only a smaller span
+/// replaces it). `init_peak` is the peak the reordered rows may not exceed.
 pub(super) fn finish(
-    mut rows: Rows,
+    squeezed: Squeezed,
     m: usize,
     init_peak: i64,
     input: &ScheduleInput,
     bound: Option<f64>,
 ) -> Finish {
+    let mut reorder = Reorder::squeezed(&squeezed, m);
+    let mut rows = squeezed.rows;
     let p = rows.len();
     let max_len = rows.first().map_or(0, Vec::len);
-    let mut reorder = Reorder::new(&rows, m);
     // The relabelling needs m passes of each kind on every device; reordering keeps counts.
     if !reorder.has_each_kind(m) {
         return Finish::Dropped;
@@ -125,12 +127,11 @@ mod tests {
                     let Some(warm) = warmed_up(&block, redundant_m) else {
                         continue;
                     };
-                    let init_peak = peak(&warm);
-                    let mut cooled = warm.clone();
-                    let cooled = process_cooldown(&mut cooled, m, init_peak).unwrap_or_default();
+                    let init_peak = peak(&warm.rows);
+                    let cooled = process_cooldown(&warm, m, init_peak).unwrap_or_default();
                     for rows in [warm, cooled] {
-                        let fused = finish(rows.clone(), m, init_peak, &input, None);
-                        let slow = step_by_step(rows, m, init_peak, &input);
+                        let slow = step_by_step(rows.rows.clone(), m, init_peak, &input);
+                        let fused = finish(rows, m, init_peak, &input, None);
                         match (fused, slow) {
                             (Finish::Dropped, Finish::Dropped) => {}
                             (Finish::Done(a, x), Finish::Done(b, y)) => {

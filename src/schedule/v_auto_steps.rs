@@ -7,9 +7,14 @@
 /// One row of slot characters per device.
 pub(super) type Rows = Vec<Vec<u8>>;
 
+use super::v_auto_squeeze::{Squeezed, squeeze_tail};
+#[cfg(test)]
+pub(super) use super::v_auto_squeeze::{squeeze, squeeze_state};
+
 /// Kinds of pass per device: F, B and W of each of the two chunks (`FfBbWw`).
 pub(super) const SLOTS: usize = 6;
-const NAMES: &[u8; 6] = b"FfBbWw";
+/// The pass characters in [`ix`] order.
+pub(super) const NAMES: &[u8; SLOTS] = b"FfBbWw";
 /// The character of an idle slot in a row.
 pub(super) const EMPTY: u8 = b' ';
 
@@ -93,8 +98,29 @@ fn clear_from(row: &mut [u8], pos: i64, step: i64) {
 /// `clear_invalid_index`: walking F down, f up, B down, b up from slot 6, each device's
 /// first pass of that kind at or after the running index becomes micro-batch 0: earlier
 /// copies and copies from micro-batch m on are cleared (with the W/w that follows a B/b).
-pub(super) fn clear_invalid(rows: &mut Rows, m: usize) -> Option<()> {
+///
+/// Gives each device's first slot of each kind (`[i * SLOTS + k]`, kinds in [`ix`] order)
+/// after the clearing, which describes the rows whole: the rows repeat their block every
+/// `SLOTS` slots, and a kind that was cleared keeps the copies from its first slot (at
+/// least `SLOTS`) until m of them or the row's end, one that was not keeps them all (its
+/// first slot is below `SLOTS`).
+pub(super) fn clear_invalid(rows: &mut Rows, m: usize) -> Option<Vec<u32>> {
     let p = rows.len();
+    let mut firsts = vec![u32::MAX; p * SLOTS];
+    for (i, row) in rows.iter().enumerate() {
+        for (j, &c) in row
+            .iter()
+            .take(SLOTS)
+            .enumerate()
+            .filter(|(_, c)| **c != EMPTY)
+        {
+            firsts[i * SLOTS + ix(c)] = j as u32;
+        }
+    }
+    let mut first = |i: usize, kind: u8, at: usize| -> Option<()> {
+        firsts[i * SLOTS + ix(kind)] = u32::try_from(at).ok()?;
+        Some(())
+    };
     let mut index = SLOTS;
     for id in *b"FfBb" {
         let order: Vec<usize> = if id == b'F' || id == b'B' {
@@ -105,6 +131,7 @@ pub(super) fn clear_invalid(rows: &mut Rows, m: usize) -> Option<()> {
         for i in order {
             for _ in 0..SLOTS {
                 if *rows[i].get(index)? == id {
+                    first(i, id, index)?;
                     let (at, span) = (index as i64, (SLOTS * m) as i64);
                     clear_from(&mut rows[i], at - SLOTS as i64, -1);
                     clear_from(&mut rows[i], at + span, 1);
@@ -113,6 +140,7 @@ pub(super) fn clear_invalid(rows: &mut Rows, m: usize) -> Option<()> {
                         let w = if id == b'B' { b'W' } else { b'w' };
                         for k in 0..SLOTS {
                             if *rows[i].get(index + k)? == w {
+                                first(i, w, index + k)?;
                                 let at = (index + k) as i64;
                                 clear_from(&mut rows[i], at - SLOTS as i64, -1);
                                 clear_from(&mut rows[i], at + span, 1);
@@ -126,128 +154,7 @@ pub(super) fn clear_invalid(rows: &mut Rows, m: usize) -> Option<()> {
             }
         }
     }
-    Some(())
-}
-
-/// `squeeze_without_change_order`: every pass moves to the earliest slot after its
-/// predecessor (previous device for F/B, next device for f/b) and after the previous pass
-/// of its own device, keeping each device's order; rows are cut to the longest.
-pub(super) fn squeeze(rows: &Rows, m: usize) -> Option<Rows> {
-    squeeze_from(rows, m, 0)
-}
-
-/// [`squeeze`] of rows whose first `settled` columns are those of rows it already squeezed
-/// (with the same `m`), edited only from that column on.
-///
-/// A squeeze leaves its own output as it is: each pass already sits in the earliest slot
-/// after the previous pass of its device and after its predecessor, which comes in an
-/// earlier column. The scan of a column depends only on the passes in earlier columns, so
-/// the scan of the first `settled` columns leaves each of their passes in its own slot; the
-/// state it would reach there is read off those columns, and the scan goes on from there.
-#[allow(clippy::needless_range_loop)] // a column at a time, across the rows
-fn squeeze_from(rows: &Rows, m: usize, settled: usize) -> Option<Rows> {
-    let p = rows.len();
-    let max_len = rows.first().map_or(0, Vec::len);
-    // A shorter row is an assertion the source fails once the scan reaches its end.
-    if rows.iter().any(|r| r.len() < max_len) {
-        return None;
-    }
-    let mut out: Rows = rows.iter().map(|r| vec![EMPTY; r.len()]).collect();
-    // Columns with no pass change nothing: scan from the first busy one to the last.
-    let busy = |row: &Vec<u8>| row[..max_len].iter().position(|&c| c != EMPTY);
-    let Some(lo) = rows.iter().filter_map(busy).min() else {
-        return Some(out.into_iter().map(|_| Vec::new()).collect());
-    };
-    let hi = rows
-        .iter()
-        .filter_map(|row| row[..max_len].iter().rposition(|&c| c != EMPTY))
-        .max()
-        .unwrap_or(lo);
-    let mut cnt = vec![[0usize; 6]; p];
-    // at[c * p + i][k]: the new slot of device i's c-th pass of kind k (-1: not placed yet).
-    let mut at = vec![[-1i32; 6]; p * m];
-    let mut next = vec![0usize; p];
-    let settled = settled.min(max_len).min(hi + 1);
-    for (i, row) in rows.iter().enumerate() {
-        for (j, &id) in row[..settled].iter().enumerate() {
-            if id == EMPTY {
-                continue;
-            }
-            let k = ix(id);
-            let c = cnt[i][k];
-            *at.get_mut(c * p + i)?.get_mut(k)? = i32::try_from(j).ok()?;
-            out[i][j] = id;
-            cnt[i][k] = c + 1;
-            next[i] = j + 1;
-        }
-    }
-    // The devices with a lower-case pass in the column being scanned, first device first.
-    let mut lower = Vec::with_capacity(p);
-    for j in lo.max(settled)..=hi {
-        // Upper-case passes from the first device down, then lower-case from the last up
-        // (the devices the first scan met them on, taken back in reverse).
-        lower.clear();
-        for dir in 0..2 {
-            for step in 0..p {
-                let i = if dir == 0 {
-                    step
-                } else if let Some(i) = lower.pop() {
-                    i
-                } else {
-                    break;
-                };
-                let id = rows[i][j];
-                if id == EMPTY {
-                    continue;
-                }
-                if dir == 0 && matches!(id, b'f' | b'b' | b'w') {
-                    lower.push(i);
-                    continue;
-                }
-                let k = ix(id);
-                let c = cnt[i][k];
-                if c >= m {
-                    return None;
-                }
-                let index = if id == b'W'
-                    || id == b'w'
-                    || (i == 0 && (id == b'F' || id == b'B'))
-                    || (i == p - 1 && (id == b'f' || id == b'b'))
-                {
-                    let local = match (i, id) {
-                        (0, b'B') => Some(b'f'),
-                        (_, b'f') if i == p - 1 => Some(b'F'),
-                        (_, b'b') if i == p - 1 => Some(b'B'),
-                        _ => None,
-                    };
-                    if local.is_some_and(|l| at[c * p + i][ix(l)] < 0) {
-                        return None;
-                    }
-                    next[i]
-                } else {
-                    let from = if id == b'F' || id == b'B' {
-                        i - 1
-                    } else {
-                        i + 1
-                    };
-                    let dep = at[c * p + from][k];
-                    if dep < 0 {
-                        return None;
-                    }
-                    (dep as usize + 1).max(next[i])
-                };
-                *out[i].get_mut(index)? = id;
-                cnt[i][k] = c + 1;
-                at[c * p + i][k] = i32::try_from(index).ok()?;
-                next[i] = index + 1;
-            }
-        }
-    }
-    let new_len = next.iter().copied().max().unwrap_or(0);
-    for row in &mut out {
-        row.truncate(new_len);
-    }
-    Some(out)
+    Some(firsts)
 }
 
 /// `process_warmup_without_increasing_peak_mem`: everything before each device's first b is
@@ -335,19 +242,19 @@ fn py_index(len: usize, index: i64) -> Option<usize> {
 /// `min(i+1, peak - that)` B's at fixed tight positions, W's are cleared from the tail and
 /// re-added in the free slots after the last remaining W (or appended); then squeeze.
 ///
-/// `rows` come out of a [`squeeze`] (as in the search), with [`peak`] `peak_mem`: the edits
-/// only touch the rows' ends, so the last squeeze starts from the first column an edit
-/// changed.
-pub(super) fn process_cooldown(rows: &mut Rows, m: usize, peak_mem: i64) -> Option<Rows> {
-    let squeezed = rows.clone();
-    cooldown_edit(rows, m, peak_mem)?;
-    let settled = rows
+/// `rows` come out of a squeeze (in the search, with `m` micro-batches), with [`peak`]
+/// `peak_mem`: the edits only touch the rows' ends, so the last squeeze starts from the
+/// first column an edit changed.
+pub(super) fn process_cooldown(rows: &Squeezed, m: usize, peak_mem: i64) -> Option<Squeezed> {
+    let mut edited = rows.rows.clone();
+    cooldown_edit(&mut edited, m, peak_mem)?;
+    let settled = edited
         .iter()
-        .zip(&squeezed)
+        .zip(&rows.rows)
         .map(|(a, b)| common_prefix(a, b))
         .min()
         .unwrap_or(0);
-    squeeze_from(rows, m, settled)
+    squeeze_tail(&edited, m, rows, settled)
 }
 
 /// How many leading bytes `a` and `b` share (compared 32 at a time, then one by one).

@@ -8,11 +8,11 @@ use super::*;
 /// Warmed-up rows of `2p` micro-batches cut to `m` as the search cuts them (the redundant
 /// micro-batches dropped, W's released, rows padded to one length), then squeezed by
 /// `squeeze`.
-fn cut_to(
+fn cut_to<T>(
     mut rows: Rows,
     m: usize,
-    mut squeeze: impl FnMut(&Rows, usize) -> Option<Rows>,
-) -> Option<Rows> {
+    mut squeeze: impl FnMut(&Rows, usize) -> Option<T>,
+) -> Option<T> {
     let p = rows.len();
     remove_redundancy(&mut rows, m);
     release_w(&mut rows, 2 * p as i64);
@@ -256,18 +256,20 @@ fn the_cooldown_squeezes_as_a_full_squeeze() {
         for m in [1, 2, 3, 5, 2 * p, 3 * p + 1] {
             let redundant_m = m.max(2 * p);
             for block in test_blocks(p) {
-                let Some(mut rows) = warmed_up(&block, redundant_m) else {
+                let Some(mut warmed) = warmed_up(&block, redundant_m) else {
                     continue;
                 };
                 if m < redundant_m {
-                    let Some(cut) = cut_to(rows, m, squeeze) else {
+                    let cut = cut_to(warmed.rows, m, |r, m| squeeze_state(r, m, SLOTS));
+                    let Some(cut) = cut else {
                         continue;
                     };
-                    rows = cut;
+                    warmed = cut;
                 }
+                let rows = &warmed.rows;
                 let (mut edited, warm) = (rows.clone(), rows.clone());
                 let mut slow = rows.clone();
-                let fast = process_cooldown(&mut rows, m, peak(&warm));
+                let fast = process_cooldown(&warmed, m, peak(&warm)).map(|s| s.rows);
                 let edit = cooldown_edit(&mut edited, m, peak(&warm));
                 assert_eq!(edit, reference_edit(&mut slow, m), "p={p} m={m}");
                 if edit.is_none() {
@@ -292,4 +294,35 @@ fn the_cooldown_squeezes_as_a_full_squeeze() {
         compared > 10_000 && squeezed > 5_000 && skipped > 5_000,
         "{compared} {squeezed} {skipped}"
     );
+}
+
+/// The first slots `clear_invalid` gives describe the cleared rows whole: two blocks get
+/// the same ones exactly when their rows are the same (the search skips a block whose
+/// first slots it has seen).
+#[test]
+fn the_first_slots_tell_the_rows_apart() {
+    use std::collections::HashMap;
+    let (mut blocks, mut repeats) = (0, 0);
+    for p in 2..7 {
+        for m in [1, 2 * p, 3 * p + 1] {
+            let redundant_m = m.max(2 * p);
+            let mut by_key: HashMap<Vec<u32>, Rows> = HashMap::new();
+            let mut by_rows: HashMap<Rows, Vec<u32>> = HashMap::new();
+            let mut tried = 0;
+            for block in test_blocks(p) {
+                let mut rows = repeat(&block, redundant_m);
+                let Some(key) = clear_invalid(&mut rows, redundant_m) else {
+                    continue;
+                };
+                let same_rows = by_key.entry(key.clone()).or_insert_with(|| rows.clone());
+                assert_eq!(*same_rows, rows, "p={p} m={m} block {block:?}");
+                let same_key = by_rows.entry(rows).or_insert_with(|| key.clone());
+                assert_eq!(*same_key, key, "p={p} m={m} block {block:?}");
+                tried += 1;
+            }
+            blocks += tried;
+            repeats += tried - by_key.len();
+        }
+    }
+    assert!(blocks > 5_000 && repeats > 1_000, "{blocks} {repeats}");
 }

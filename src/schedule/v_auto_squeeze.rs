@@ -1,0 +1,486 @@
+//! V-ZB's squeeze (`squeeze_without_change_order` in `scheduler/v_auto_schedule.py`): every
+//! pass moves to the earliest slot after its predecessor and after the previous pass of its
+//! own device, keeping each device's order. Rows as in `v_auto_steps`.
+//!
+//! The search squeezes each candidate three times, on rows of thousands of columns that
+//! repeat one pattern in their middle. Two things keep that cheap, both exact:
+//! - [`Squeezed`] keeps where each pass went, so that [`squeeze_tail`] (after the cool-down,
+//!   which edits only the rows' ends) starts from an earlier squeeze's state instead of
+//!   rescanning the columns that did not change;
+//! - once the scan's state repeats itself one period later, moved by a whole number of
+//!   slots, while the input repeats too, the scan of every later period is that period's
+//!   moved again: the scan writes those periods at once (see [`Scan::repeat_ahead`]).
+
+use super::v_auto_steps::{EMPTY, NAMES, Rows, SLOTS, ix};
+
+/// A squeeze's output rows, with the slot each pass went to.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Squeezed {
+    /// The squeezed rows (cut to the longest).
+    pub(super) rows: Rows,
+    /// The squeeze's micro-batch count: each kind has at most this many passes per device.
+    m: usize,
+    /// at[(i * SLOTS + k) * m + c]: the slot of device i's c-th pass of kind k, ascending in
+    /// c; -1 past the device's last pass of that kind.
+    at: Vec<i32>,
+    /// The columns one period of the rows' repeated middle spans, if the squeeze found it.
+    pub(super) period: Option<usize>,
+    /// Periods the squeeze wrote ahead without scanning them (for tests).
+    #[cfg(test)]
+    pub(super) ahead: usize,
+}
+
+impl Squeezed {
+    /// The slots of device `i`'s passes of kind `k` (in [`ix`] order), ascending, padded to
+    /// `m` entries with -1.
+    pub(super) fn slots(&self, i: usize, k: usize) -> &[i32] {
+        let at = (i * SLOTS + k) * self.m;
+        &self.at[at..at + self.m]
+    }
+}
+
+/// `squeeze_without_change_order`: every pass moves to the earliest slot after its
+/// predecessor (previous device for F/B, next device for f/b) and after the previous pass
+/// of its own device, keeping each device's order; rows are cut to the longest. `None` is
+/// an assertion the source fails: a pass met before its predecessor in the scan (column by
+/// column: upper-case passes from the first device down, then lower-case from the last
+/// up), more than `m` passes of a kind, or a row shorter than the first.
+#[cfg(test)]
+pub(super) fn squeeze(rows: &Rows, m: usize) -> Option<Rows> {
+    squeeze_state(rows, m, SLOTS).map(|s| s.rows)
+}
+
+/// [`squeeze`], keeping where each pass went; `period` is the number of columns in which
+/// the input's middle likely repeats (one of each kind of pass per device in each period),
+/// the period of the repeated building block for the first squeeze.
+pub(super) fn squeeze_state(rows: &Rows, m: usize, period: usize) -> Option<Squeezed> {
+    let mut scan = Scan::start(rows, m)?;
+    scan.run(rows, period)?;
+    Some(scan.finish())
+}
+
+/// [`squeeze`] of `rows` with `m` micro-batches, where `rows` equal `before.rows` on their
+/// first `settled` columns and `before` is a squeeze's output (the state is reused where
+/// `before` was squeezed with the same `m`).
+///
+/// The scan of those columns would leave each of their passes in its slot (a squeeze leaves
+/// its own output as it is, and the scan of a column depends only on the columns before
+/// it), so the state it reaches there is read off `before`, and the scan goes on from there.
+pub(super) fn squeeze_tail(
+    rows: &Rows,
+    m: usize,
+    before: &Squeezed,
+    settled: usize,
+) -> Option<Squeezed> {
+    let mut scan = Scan::start(rows, m)?;
+    let period = before.period.unwrap_or(SLOTS);
+    if before.m != m || before.rows.len() != rows.len() {
+        scan.run(rows, period)?;
+        return Some(scan.finish());
+    }
+    let settled = settled.min(scan.max_len).min(scan.hi + 1);
+    let limit = i32::try_from(settled).unwrap_or(i32::MAX);
+    for (i, row) in rows.iter().enumerate() {
+        let mut next = 0;
+        for k in 0..SLOTS {
+            let list = before.slots(i, k);
+            let c = list.partition_point(|&x| (0..limit).contains(&x));
+            let at = (i * SLOTS + k) * m;
+            scan.at[at..at + c].copy_from_slice(&list[..c]);
+            scan.cnt[i * SLOTS + k] = c;
+            if let Some(&last) = list[..c].last() {
+                next = next.max(last as usize + 1);
+            }
+        }
+        scan.next[i] = next;
+        let n = settled.min(row.len());
+        scan.out[i][..n].copy_from_slice(&row[..n]);
+    }
+    scan.lo = scan.lo.max(settled);
+    scan.run(rows, period)?;
+    Some(scan.finish())
+}
+
+/// Which half of a column's scan meets a slot: upper-case passes (F, B, W) on the way down
+/// the devices, lower-case ones (f, b, w) on the way back up.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Case {
+    Idle,
+    Upper,
+    Lower,
+}
+
+/// [`Case`] as a table over bytes.
+const CASE: [Case; 256] = {
+    let mut t = [Case::Idle; 256];
+    let mut k = 0;
+    while k < NAMES.len() {
+        t[NAMES[k] as usize] = if k % 2 == 0 { Case::Upper } else { Case::Lower };
+        k += 1;
+    }
+    t
+};
+
+/// A squeeze in progress: the rows it writes and where each pass went.
+struct Scan {
+    p: usize,
+    m: usize,
+    /// The first row's length: the columns scanned.
+    max_len: usize,
+    /// The first column to scan and the last with a pass.
+    lo: usize,
+    hi: usize,
+    /// Whether the rows have no pass at all.
+    idle: bool,
+    out: Rows,
+    /// cnt[i * SLOTS + k]: passes of kind k placed on device i.
+    cnt: Vec<usize>,
+    /// As in [`Squeezed`]; -1 for a pass not placed yet.
+    at: Vec<i32>,
+    /// The first free slot of each device.
+    next: Vec<usize>,
+    /// The slots one period moves by, once the scan has repeated a period.
+    period: Option<usize>,
+    /// Periods written ahead.
+    ahead: usize,
+}
+
+/// The scan's counts and free slots at a column boundary.
+struct Snapshot {
+    column: usize,
+    cnt: Vec<usize>,
+    next: Vec<usize>,
+}
+
+impl Scan {
+    /// The state before the first column of `rows`; `None` if a row is shorter than the
+    /// first.
+    fn start(rows: &Rows, m: usize) -> Option<Self> {
+        let p = rows.len();
+        let max_len = rows.first().map_or(0, Vec::len);
+        if rows.iter().any(|r| r.len() < max_len) {
+            return None;
+        }
+        // Columns with no pass change nothing: scan from the first busy one to the last.
+        let lo = rows
+            .iter()
+            .filter_map(|row| row[..max_len].iter().position(|&c| c != EMPTY))
+            .min()
+            .unwrap_or(usize::MAX);
+        let hi = rows
+            .iter()
+            .filter_map(|row| row[..max_len].iter().rposition(|&c| c != EMPTY))
+            .max()
+            .unwrap_or(0);
+        Some(Self {
+            p,
+            m,
+            max_len,
+            idle: lo > hi,
+            lo,
+            hi,
+            out: rows.iter().map(|r| vec![EMPTY; r.len()]).collect(),
+            cnt: vec![0; p * SLOTS],
+            at: vec![-1; p * SLOTS * m],
+            next: vec![0; p],
+            period: None,
+            ahead: 0,
+        })
+    }
+
+    /// Scans columns `lo..=hi`, writing ahead whole periods of `period` columns where the
+    /// scan repeats itself.
+    fn run(&mut self, rows: &Rows, period: usize) -> Option<()> {
+        let p = self.p;
+        // The state at the last column boundary checked for a repeat.
+        let mut last = Snapshot {
+            column: self.lo,
+            cnt: self.cnt.clone(),
+            next: self.next.clone(),
+        };
+        // The devices with a lower-case pass in the column being scanned, first device first.
+        let mut lower = Vec::with_capacity(p);
+        let mut j = self.lo;
+        while j <= self.hi {
+            if period > 0 && j == last.column + period {
+                j = self.repeat_ahead(rows, &last, j);
+                last.column = j;
+                last.cnt.copy_from_slice(&self.cnt);
+                last.next.copy_from_slice(&self.next);
+                if j > self.hi {
+                    break;
+                }
+            }
+            // Upper-case passes from the first device down, then lower-case from the last
+            // up (the devices the first scan met them on, taken back in reverse).
+            lower.clear();
+            for (i, row) in rows.iter().enumerate() {
+                let id = row[j];
+                match CASE[usize::from(id)] {
+                    Case::Upper => self.place(i, id)?,
+                    Case::Lower => lower.push(i),
+                    Case::Idle => {}
+                }
+            }
+            while let Some(i) = lower.pop() {
+                self.place(i, rows[i][j])?;
+            }
+            j += 1;
+        }
+        Some(())
+    }
+
+    /// At column boundary `j`, one period after `last`: if the state is `last`'s moved by
+    /// one micro-batch and `shift` slots, places the passes of the periods ahead in which
+    /// the input repeats, and gives the boundary after them (`j` if it does not repeat).
+    ///
+    /// Why that is exact: each device placed one pass of each kind in the last period, and
+    /// each later slot is a maximum of earlier slots plus one. If the input's columns from
+    /// `j` repeat those of the last period, and every slot the scan can still read (each
+    /// device's next free slot, and the neighbours' passes of micro-batches it has not
+    /// reached) is the one a period earlier plus `shift`, with the micro-batch one higher,
+    /// then the scan of the next period does what the last one did, one micro-batch higher
+    /// and `shift` slots later, and leaves the state moved once more: so on for every
+    /// period in which the input repeats. The checks the scan makes on the way (a
+    /// predecessor placed) move with it; the two that do not (at most `m` passes of a kind,
+    /// slots inside the row) bound the periods written, and the scan meets them itself.
+    fn repeat_ahead(&mut self, rows: &Rows, last: &Snapshot, j: usize) -> usize {
+        let (p, m, period) = (self.p, self.m, j - last.column);
+        if self.next[0] < last.next[0] {
+            return j;
+        }
+        let shift = self.next[0] - last.next[0];
+        let moved = |(&now, &then): (&usize, &usize)| now == then + shift;
+        if shift == 0 || !self.next.iter().zip(&last.next).all(moved) {
+            return j;
+        }
+        if !self
+            .cnt
+            .iter()
+            .zip(&last.cnt)
+            .all(|(&now, &then)| now == then + 1)
+        {
+            return j;
+        }
+        let Ok(shift32) = i32::try_from(shift) else {
+            return j;
+        };
+        // The neighbours' slots a later pass reads: the previous device's F and B, the
+        // next device's f and b, from the reader's own count on (the ends of the V read
+        // only whether a pass is placed, which the counts say).
+        for i in 0..p {
+            for (k, from) in [(0, i.wrapping_sub(1)), (2, i.wrapping_sub(1))]
+                .into_iter()
+                .chain([(1, i + 1), (3, i + 1)])
+            {
+                if from >= p {
+                    continue;
+                }
+                let theirs = self.cnt[from * SLOTS + k];
+                for c in self.cnt[i * SLOTS + k].max(1)..theirs {
+                    if self.slot(from, k, c) != self.slot(from, k, c - 1) + shift32 {
+                        return j;
+                    }
+                }
+            }
+        }
+        // Periods ahead in which the input repeats, within the counts and the rows.
+        let mut ahead = usize::MAX;
+        self.period = Some(shift);
+        for (i, row) in rows.iter().enumerate() {
+            let end = self.hi + 1;
+            let same = row[j..end]
+                .iter()
+                .zip(&row[j - period..end - period])
+                .take_while(|(a, b)| a == b)
+                .count();
+            let room = self.out[i].len().saturating_sub(self.next[i]) / shift;
+            ahead = ahead.min(same / period).min(room);
+        }
+        let most = self.cnt.iter().map(|&c| m - c.min(m)).min().unwrap_or(0);
+        let ahead = ahead.min(most);
+        if ahead == 0 {
+            return j;
+        }
+        for i in 0..p {
+            for (k, &name) in NAMES.iter().enumerate() {
+                let base = (i * SLOTS + k) * m;
+                let c = self.cnt[i * SLOTS + k];
+                let from = self.at[base + c - 1];
+                for t in 1..=ahead {
+                    let slot = from + shift32 * t as i32;
+                    self.at[base + c - 1 + t] = slot;
+                    self.out[i][slot as usize] = name;
+                }
+                self.cnt[i * SLOTS + k] = c + ahead;
+            }
+            self.next[i] += shift * ahead;
+        }
+        self.ahead += ahead;
+        j + period * ahead
+    }
+
+    /// The rows cut to the longest, with the slots.
+    fn finish(mut self) -> Squeezed {
+        if self.idle {
+            // No pass at all: the rows come out empty.
+            self.out.iter_mut().for_each(Vec::clear);
+        } else {
+            let new_len = self.next.iter().copied().max().unwrap_or(0);
+            for row in &mut self.out {
+                row.truncate(new_len);
+            }
+        }
+        Squeezed {
+            rows: self.out,
+            m: self.m,
+            at: self.at,
+            period: self.period,
+            #[cfg(test)]
+            ahead: self.ahead,
+        }
+    }
+
+    /// The slot of device `i`'s c-th pass of kind `k` (-1 if not placed yet).
+    #[inline(always)]
+    fn slot(&self, i: usize, k: usize, c: usize) -> i32 {
+        self.at[(i * SLOTS + k) * self.m + c]
+    }
+
+    /// Places pass `id` of device `i` in the earliest slot after the device's previous pass
+    /// and after its predecessor: F/B after the previous device's, f/b after the next
+    /// device's; at the ends of the V, after the same micro-batch's f (device 0's B), F (the
+    /// last device's f) or B (its b), which must be placed already. `None` where the source
+    /// fails an assertion: an m+1-th pass, a predecessor not placed yet, or a slot past the
+    /// row's end.
+    #[inline(always)]
+    fn place(&mut self, i: usize, id: u8) -> Option<()> {
+        let (p, m) = (self.p, self.m);
+        let k = ix(id);
+        let c = self.cnt[i * SLOTS + k];
+        if c >= m {
+            return None;
+        }
+        let next = self.next[i];
+        let index = match k {
+            // Device 0's F comes first in its row; its B after its own f.
+            0 if i == 0 => next,
+            2 if i == 0 => {
+                if self.slot(0, 1, c) < 0 {
+                    return None;
+                }
+                next
+            }
+            0 | 2 => after(self.slot(i - 1, k, c), next)?,
+            // The last device's f and b after its own F and B.
+            1 | 3 if i + 1 == p => {
+                if self.slot(i, k - 1, c) < 0 {
+                    return None;
+                }
+                next
+            }
+            1 | 3 => after(self.slot(i + 1, k, c), next)?,
+            _ => next,
+        };
+        *self.out[i].get_mut(index)? = id;
+        self.cnt[i * SLOTS + k] = c + 1;
+        self.at[(i * SLOTS + k) * m + c] = i32::try_from(index).ok()?;
+        self.next[i] = index + 1;
+        Some(())
+    }
+}
+
+/// The slot after predecessor slot `dep` (`None` if it is not placed), and not before `next`.
+#[inline(always)]
+fn after(dep: i32, next: usize) -> Option<usize> {
+    let dep = usize::try_from(dep).ok()?;
+    Some((dep + 1).max(next))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::v_auto::test_blocks;
+    use super::super::v_auto_steps::{clear_invalid, peak, process_warmup, repeat};
+    use super::*;
+
+    /// Writing repeated periods ahead gives the rows and slots of scanning every column, on
+    /// the input of the search's first and second squeezes with many micro-batches (where
+    /// the rows repeat for long), and it does write ahead there.
+    #[test]
+    fn periods_written_ahead_are_those_a_scan_gives() {
+        let (mut compared, mut ahead) = (0, 0);
+        for p in 2..9 {
+            for m in [24, 61] {
+                for block in test_blocks(p) {
+                    let mut rows = repeat(&block, m);
+                    if clear_invalid(&mut rows, m).is_none() {
+                        continue;
+                    }
+                    let scanned = squeeze_state(&rows, m, 0);
+                    let first = squeeze_state(&rows, m, SLOTS);
+                    assert_eq!(
+                        first.as_ref().map(|s| (&s.rows, &s.at)),
+                        scanned.as_ref().map(|s| (&s.rows, &s.at)),
+                        "p={p} m={m} block {block:?}"
+                    );
+                    compared += 1;
+                    let Some(first) = first else { continue };
+                    ahead += usize::from(first.ahead > 0);
+                    let mut warm = first.rows.clone();
+                    let peak_mem = peak(&warm);
+                    if process_warmup(&mut warm, m, peak_mem).is_none() {
+                        continue;
+                    }
+                    let period = first.period.unwrap_or(SLOTS);
+                    let second = squeeze_state(&warm, m, period);
+                    let scanned = squeeze_state(&warm, m, 0);
+                    assert_eq!(
+                        second.as_ref().map(|s| (&s.rows, &s.at)),
+                        scanned.as_ref().map(|s| (&s.rows, &s.at)),
+                        "p={p} m={m} block {block:?} (after the warm-up)"
+                    );
+                    compared += 1;
+                    ahead += second.is_some_and(|s| s.ahead > 0) as usize;
+                }
+            }
+        }
+        assert!(compared > 10_000 && ahead > 5_000, "{compared} {ahead}");
+    }
+
+    /// Squeezing the end of rows from an earlier squeeze's state gives a full squeeze's
+    /// result, also when that squeeze had another micro-batch count (then nothing is
+    /// reused).
+    #[test]
+    fn the_tail_squeeze_is_a_full_squeeze() {
+        let mut compared = 0;
+        for p in 2..7 {
+            for m in [3, 2 * p, 40] {
+                for block in test_blocks(p).into_iter().step_by(7) {
+                    let mut rows = repeat(&block, m);
+                    if clear_invalid(&mut rows, m).is_none() {
+                        continue;
+                    }
+                    let Some(before) = squeeze_state(&rows, m, SLOTS) else {
+                        continue;
+                    };
+                    // Edit the end of the rows: drop the last pass of every row.
+                    let mut edited = before.rows.clone();
+                    let mut settled = usize::MAX;
+                    for row in &mut edited {
+                        if let Some(last) = row.iter().rposition(|&c| c != EMPTY) {
+                            row[last] = EMPTY;
+                            settled = settled.min(last);
+                        }
+                    }
+                    for n in [m, m - 1, m + 1] {
+                        let full = squeeze_state(&edited, n, 0).map(|s| (s.rows, s.at));
+                        let tail = squeeze_tail(&edited, n, &before, settled);
+                        assert_eq!(tail.map(|s| (s.rows, s.at)), full, "p={p} m={m} n={n}");
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared > 500, "{compared}");
+    }
+}
