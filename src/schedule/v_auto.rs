@@ -223,7 +223,7 @@ fn build(
     process_warmup(&mut rows, redundant_m, init_peak).ok_or(0)?;
     let mut squeezed = squeeze_state(&rows, redundant_m, period).ok_or(0)?;
     let mut init_peak = init_peak;
-    let pk = peak(&squeezed.rows);
+    let pk = squeezed.peak();
     let mut cooldown_peak = pk;
     if pk > init_peak {
         return Err(init_peak);
@@ -240,7 +240,7 @@ fn build(
         }
         let period = squeezed.period.unwrap_or(SLOTS);
         squeezed = squeeze_state(&rows, m, period).ok_or(0)?;
-        init_peak = peak(&squeezed.rows);
+        init_peak = squeezed.peak();
         if init_peak > max_mem {
             return Err(init_peak);
         }

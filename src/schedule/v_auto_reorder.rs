@@ -10,7 +10,9 @@
 //! at once and give up on a candidate early.
 
 use super::v_auto_squeeze::Squeezed;
-use super::v_auto_steps::{EMPTY, Rows, ix, mem_delta, peak};
+#[cfg(test)]
+use super::v_auto_steps::peak;
+use super::v_auto_steps::{EMPTY, Rows, ix, mem_delta};
 
 /// Moves passes into idle slots: an idle slot takes the first later pass of the same device
 /// whose dependency is already done (in an earlier slot) and which, for F/f, does not raise
@@ -34,7 +36,7 @@ pub(super) struct Reorder {
     peak_mem: i64,
     /// positions[(i * 6 + k) * stride..][..len[i * 6 + k]]: the slots of kind k on device
     /// i, ascending.
-    positions: Vec<usize>,
+    positions: Vec<i32>,
     stride: usize,
     len: Vec<usize>,
     /// next[i][k]: the first of device i's slots of kind k after the slot being settled.
@@ -62,48 +64,40 @@ impl Reorder {
         for (i, row) in rows.iter().enumerate() {
             for (j, &c) in row.iter().enumerate().filter(|(_, c)| **c != EMPTY) {
                 let list = i * 6 + ix(c);
-                positions[list * stride + len[list]] = j;
+                positions[list * stride + len[list]] = i32::try_from(j).unwrap_or(i32::MAX);
                 len[list] += 1;
             }
         }
-        Self::with_positions(rows, m, positions, stride, len)
+        Self::with_positions(p, peak(rows), m, positions, stride, len)
     }
 
-    /// [`Reorder::new`] for a squeeze's output rows, taking the slots of each kind from the
-    /// squeeze instead of scanning the rows.
-    pub(super) fn squeezed(squeezed: &Squeezed, m: usize) -> Self {
-        let rows = &squeezed.rows;
+    /// [`Reorder::new`] for a squeeze's output rows (given back), taking the slots of each
+    /// kind and the peak from the squeeze instead of scanning the rows.
+    pub(super) fn squeezed(squeezed: Squeezed, m: usize) -> (Self, Rows) {
+        let peak_mem = squeezed.peak();
+        let (rows, stride, positions) = squeezed.into_parts();
         let p = rows.len();
-        // The squeeze's lists hold up to its own micro-batch count.
-        let stride = if p > 0 { squeezed.slots(0, 0).len() } else { 0 };
-        let mut positions = vec![0; p * 6 * stride];
-        let mut len = vec![0usize; p * 6];
-        for (list, n) in len.iter_mut().enumerate() {
-            let slots = squeezed.slots(list / 6, list % 6);
-            for (to, &slot) in positions[list * stride..].iter_mut().zip(slots) {
-                let Ok(slot) = usize::try_from(slot) else {
-                    break;
-                };
-                *to = slot;
-                *n += 1;
-            }
-        }
-        Self::with_positions(rows, m, positions, stride, len)
+        // Each list holds its slots, then -1 past the device's last pass of that kind.
+        let len = (0..p * 6)
+            .map(|list| positions[list * stride..][..stride].partition_point(|&x| x >= 0))
+            .collect();
+        let reorder = Self::with_positions(p, peak_mem, m, positions, stride, len);
+        (reorder, rows)
     }
 
-    /// The state before the first slot, given the slots of each kind (`len` of them in each
-    /// list of `stride` entries).
+    /// The state before the first slot, for `p` devices of peak `peak_mem`, given the slots
+    /// of each kind (`len` of them in each list of `stride` entries).
     fn with_positions(
-        rows: &Rows,
+        p: usize,
+        peak_mem: i64,
         m: usize,
-        positions: Vec<usize>,
+        positions: Vec<i32>,
         stride: usize,
         len: Vec<usize>,
     ) -> Self {
-        let p = rows.len();
         Self {
             p,
-            peak_mem: peak(rows),
+            peak_mem,
             positions,
             stride,
             len,
@@ -143,10 +137,11 @@ impl Reorder {
             let at = (i * 6 + k) * self.stride;
             let list = &self.positions[at..at + self.len[i * 6 + k]];
             let next = &mut self.next[i][k];
-            while *next < list.len() && list[*next] <= j {
+            while *next < list.len() && list[*next] as usize <= j {
                 *next += 1;
             }
             let Some(&q) = list.get(*next) else { continue };
+            let q = q as usize;
             let c = cnt[k];
             // Kinds in `FfBbWw` order: F f B b W w.
             let can_move = match k {
@@ -191,7 +186,7 @@ impl Reorder {
         rows[i][j] = id;
         rows[i][q] = EMPTY;
         let next = self.next[i][k];
-        self.positions[(i * 6 + k) * self.stride + next] = j;
+        self.positions[(i * 6 + k) * self.stride + next] = i32::try_from(j).unwrap_or(i32::MAX);
         self.next[i][k] = next + 1;
         self.count(i, k, id, j);
     }

@@ -37,8 +37,7 @@ pub(super) fn finish(
     input: &ScheduleInput,
     bound: Option<f64>,
 ) -> Finish {
-    let mut reorder = Reorder::squeezed(&squeezed, m);
-    let mut rows = squeezed.rows;
+    let (mut reorder, mut rows) = Reorder::squeezed(squeezed, m);
     let p = rows.len();
     let max_len = rows.first().map_or(0, Vec::len);
     // The relabelling needs m passes of each kind on every device; reordering keeps counts.

@@ -11,7 +11,7 @@
 //!   slots, while the input repeats too, the scan of every later period is that period's
 //!   moved again: the scan writes those periods at once (see [`Scan::repeat_ahead`]).
 
-use super::v_auto_steps::{EMPTY, NAMES, Rows, SLOTS, ix};
+use super::v_auto_steps::{EMPTY, NAMES, Rows, SLOTS, first_busy, ix, last_busy, mem_delta};
 
 /// A squeeze's output rows, with the slot each pass went to.
 #[derive(Clone, Debug, Default)]
@@ -25,12 +25,27 @@ pub(super) struct Squeezed {
     at: Vec<i32>,
     /// The columns one period of the rows' repeated middle spans, if the squeeze found it.
     pub(super) period: Option<usize>,
+    /// Each device's peak running activation count (as `peaks` counts it), and the first
+    /// slot where it is reached (0 for a peak of 0).
+    top: Vec<(i64, usize)>,
     /// Periods the squeeze wrote ahead without scanning them (for tests).
     #[cfg(test)]
     pub(super) ahead: usize,
 }
 
 impl Squeezed {
+    /// The rows' peak running activation count (`peak` of the rows: a squeeze keeps each
+    /// device's passes in their order, and the scan counts them).
+    pub(super) fn peak(&self) -> i64 {
+        self.top.iter().map(|t| t.0).max().unwrap_or(0)
+    }
+
+    /// The rows, the micro-batch count, and the slots (in the layout of [`Squeezed::slots`],
+    /// one list of `m` entries per device and kind).
+    pub(super) fn into_parts(self) -> (Rows, usize, Vec<i32>) {
+        (self.rows, self.m, self.at)
+    }
+
     /// The slots of device `i`'s passes of kind `k` (in [`ix`] order), ascending, padded to
     /// `m` entries with -1.
     pub(super) fn slots(&self, i: usize, k: usize) -> &[i32] {
@@ -95,6 +110,23 @@ pub(super) fn squeeze_tail(
         scan.next[i] = next;
         let n = settled.min(row.len());
         scan.out[i][..n].copy_from_slice(&row[..n]);
+        // The running count and its peak over the settled columns: the earlier squeeze's
+        // peak if it was first reached there, else counted again.
+        let count = |k: usize| scan.cnt[i * SLOTS + k] as i64;
+        scan.cur[i] = count(0) + count(1) - count(4) - count(5);
+        scan.top[i] = match before.top.get(i) {
+            Some(&(top, at)) if at < settled => (top, at),
+            _ => {
+                let (mut cur, mut top) = (0, (0, 0));
+                for (j, &c) in row[..n].iter().enumerate() {
+                    cur += mem_delta(c);
+                    if cur > top.0 {
+                        top = (cur, j);
+                    }
+                }
+                top
+            }
+        };
     }
     scan.lo = scan.lo.max(settled);
     scan.run(rows, period)?;
@@ -139,6 +171,10 @@ struct Scan {
     at: Vec<i32>,
     /// The first free slot of each device.
     next: Vec<usize>,
+    /// Each device's running activation count, and its peak so far with the first slot
+    /// where it was reached.
+    cur: Vec<i64>,
+    top: Vec<(i64, usize)>,
     /// The slots one period moves by, once the scan has repeated a period.
     period: Option<usize>,
     /// Periods written ahead.
@@ -164,12 +200,12 @@ impl Scan {
         // Columns with no pass change nothing: scan from the first busy one to the last.
         let lo = rows
             .iter()
-            .filter_map(|row| row[..max_len].iter().position(|&c| c != EMPTY))
+            .filter_map(|row| first_busy(&row[..max_len]))
             .min()
             .unwrap_or(usize::MAX);
         let hi = rows
             .iter()
-            .filter_map(|row| row[..max_len].iter().rposition(|&c| c != EMPTY))
+            .filter_map(|row| last_busy(&row[..max_len]))
             .max()
             .unwrap_or(0);
         Some(Self {
@@ -183,6 +219,8 @@ impl Scan {
             cnt: vec![0; p * SLOTS],
             at: vec![-1; p * SLOTS * m],
             next: vec![0; p],
+            cur: vec![0; p],
+            top: vec![(0, 0); p],
             period: None,
             ahead: 0,
         })
@@ -244,6 +282,8 @@ impl Scan {
     /// period in which the input repeats. The checks the scan makes on the way (a
     /// predecessor placed) move with it; the two that do not (at most `m` passes of a kind,
     /// slots inside the row) bound the periods written, and the scan meets them itself.
+    /// Each period adds one F, f, W and w to each device, so the running activation counts
+    /// repeat too, and their peaks stay.
     fn repeat_ahead(&mut self, rows: &Rows, last: &Snapshot, j: usize) -> usize {
         let (p, m, period) = (self.p, self.m, j - last.column);
         if self.next[0] < last.next[0] {
@@ -336,6 +376,7 @@ impl Scan {
             m: self.m,
             at: self.at,
             period: self.period,
+            top: self.top,
             #[cfg(test)]
             ahead: self.ahead,
         }
@@ -386,6 +427,10 @@ impl Scan {
         self.cnt[i * SLOTS + k] = c + 1;
         self.at[(i * SLOTS + k) * m + c] = i32::try_from(index).ok()?;
         self.next[i] = index + 1;
+        self.cur[i] += mem_delta(id);
+        if self.cur[i] > self.top[i].0 {
+            self.top[i] = (self.cur[i], index);
+        }
         Some(())
     }
 }
@@ -425,6 +470,7 @@ mod tests {
                     );
                     compared += 1;
                     let Some(first) = first else { continue };
+                    assert_eq!(first.peak(), peak(&first.rows));
                     ahead += usize::from(first.ahead > 0);
                     let mut warm = first.rows.clone();
                     let peak_mem = peak(&warm);
@@ -440,6 +486,9 @@ mod tests {
                         "p={p} m={m} block {block:?} (after the warm-up)"
                     );
                     compared += 1;
+                    if let Some(second) = &second {
+                        assert_eq!(second.peak(), peak(&second.rows));
+                    }
                     ahead += second.is_some_and(|s| s.ahead > 0) as usize;
                 }
             }
@@ -475,6 +524,9 @@ mod tests {
                     for n in [m, m - 1, m + 1] {
                         let full = squeeze_state(&edited, n, 0).map(|s| (s.rows, s.at));
                         let tail = squeeze_tail(&edited, n, &before, settled);
+                        if let Some(tail) = &tail {
+                            assert_eq!(tail.peak(), peak(&tail.rows), "p={p} m={m} n={n}");
+                        }
                         assert_eq!(tail.map(|s| (s.rows, s.at)), full, "p={p} m={m} n={n}");
                         compared += 1;
                     }

@@ -51,12 +51,40 @@ const DELTA: [i8; 256] = {
     t
 };
 
+/// Idle slots compared a block at a time (rows start and end with long idle stretches).
+const IDLE: [u8; 32] = [EMPTY; 32];
+
+/// The first slot of `row` with a pass.
+pub(super) fn first_busy(row: &[u8]) -> Option<usize> {
+    let idle = row
+        .chunks_exact(IDLE.len())
+        .take_while(|c| *c == IDLE)
+        .count();
+    let from = idle * IDLE.len();
+    row[from..]
+        .iter()
+        .position(|&c| c != EMPTY)
+        .map(|k| from + k)
+}
+
+/// The last slot of `row` with a pass.
+pub(super) fn last_busy(row: &[u8]) -> Option<usize> {
+    let idle = row
+        .rchunks_exact(IDLE.len())
+        .take_while(|c| *c == IDLE)
+        .count();
+    let to = row.len() - idle * IDLE.len();
+    row[..to].iter().rposition(|&c| c != EMPTY)
+}
+
 /// Peak running activation count per device (F/f +1, W/w -1).
 pub(super) fn peaks(rows: &Rows) -> Vec<i64> {
     rows.iter()
         .map(|row| {
             let (mut cur, mut peak) = (0, 0);
-            for &c in row {
+            // Idle slots at either end change nothing.
+            let busy = first_busy(row).zip(last_busy(row));
+            for &c in busy.map_or(&[][..], |(lo, hi)| &row[lo..=hi]) {
                 cur += mem_delta(c);
                 peak = peak.max(cur);
             }
@@ -337,14 +365,15 @@ fn cooldown_edit(rows: &mut Rows, m: usize, peak_mem: i64) -> Option<()> {
     }
     // Put W's back after the last remaining one.
     for row in rows.iter_mut() {
-        let (mut c_w, mut c_ww) = (0i64, 0i64);
         let last_w = row.iter().rposition(|&c| c == b'W' || c == b'w');
         // Up to the last W nothing is put back: only the B's and W's are counted there.
         let from = last_w.map_or(0, |l| l + 1);
+        let mut count = [0i64; 256];
         for &c in &row[..from] {
-            c_w += i64::from(c == b'B') - i64::from(c == b'W');
-            c_ww += i64::from(c == b'b') - i64::from(c == b'w');
+            count[usize::from(c)] += 1;
         }
+        let c = |kind: u8| count[usize::from(kind)];
+        let (mut c_w, mut c_ww) = (c(b'B') - c(b'W'), c(b'b') - c(b'w'));
         for (j, slot) in row.iter_mut().enumerate().skip(from) {
             match *slot {
                 b'B' => c_w += 1,

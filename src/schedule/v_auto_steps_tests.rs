@@ -326,3 +326,23 @@ fn the_first_slots_tell_the_rows_apart() {
     }
     assert!(blocks > 5_000 && repeats > 1_000, "{blocks} {repeats}");
 }
+
+/// The block-at-a-time searches find the slots a slot-by-slot search finds.
+#[test]
+fn busy_ends_match_a_plain_search() {
+    for len in [0, 1, 31, 32, 33, 64, 100] {
+        for at in [0, 1, 30, 31, 32, 33, 63, 64, 65, 99] {
+            let mut row = vec![EMPTY; len];
+            if let Some(slot) = row.get_mut(at) {
+                *slot = b'F';
+            }
+            let first = row.iter().position(|&c| c != EMPTY);
+            let last = row.iter().rposition(|&c| c != EMPTY);
+            assert_eq!(
+                (first_busy(&row), last_busy(&row)),
+                (first, last),
+                "{len} {at}"
+            );
+        }
+    }
+}
