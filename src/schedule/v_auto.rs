@@ -218,7 +218,7 @@ fn build(
     let first = squeeze_state(&rows, redundant_m, SLOTS).ok_or(0)?;
     // The squeezed rows repeat every `period` columns in their middle, as the next
     // squeeze's input does after the warm-up.
-    let period = first.period.unwrap_or(SLOTS);
+    let period = first.period();
     let mut rows = first.rows;
     process_warmup(&mut rows, redundant_m, init_peak).ok_or(0)?;
     let mut squeezed = squeeze_state(&rows, redundant_m, period).ok_or(0)?;
@@ -229,6 +229,7 @@ fn build(
         return Err(init_peak);
     }
     if m < redundant_m {
+        let period = squeezed.period();
         let mut rows = squeezed.rows;
         remove_redundancy(&mut rows, m);
         if m <= p && 2 * m as i64 <= max_mem {
@@ -238,7 +239,6 @@ fn build(
         for row in &mut rows {
             row.resize(len, EMPTY);
         }
-        let period = squeezed.period.unwrap_or(SLOTS);
         squeezed = squeeze_state(&rows, m, period).ok_or(0)?;
         init_peak = squeezed.peak();
         if init_peak > max_mem {
@@ -319,7 +319,7 @@ pub(super) fn warmed_up(block: &[[i64; 6]], m: usize) -> Option<super::v_auto_sq
     let mut rows = repeat(block, m);
     clear_invalid(&mut rows, m)?;
     let first = squeeze_state(&rows, m, SLOTS)?;
-    let period = first.period.unwrap_or(SLOTS);
+    let period = first.period();
     let mut rows = first.rows;
     let peak_mem = peak(&rows);
     process_warmup(&mut rows, m, peak_mem)?;

@@ -24,7 +24,7 @@ pub(super) struct Squeezed {
     /// c; -1 past the device's last pass of that kind.
     at: Vec<i32>,
     /// The columns one period of the rows' repeated middle spans, if the squeeze found it.
-    pub(super) period: Option<usize>,
+    period: Option<usize>,
     /// Each device's peak running activation count (as `peaks` counts it), and the first
     /// slot where it is reached (0 for a peak of 0).
     top: Vec<(i64, usize)>,
@@ -34,6 +34,12 @@ pub(super) struct Squeezed {
 }
 
 impl Squeezed {
+    /// The period to look for when squeezing these rows again (after an edit of their
+    /// ends): the one this squeeze found, else the building block's.
+    pub(super) fn period(&self) -> usize {
+        self.period.unwrap_or(SLOTS)
+    }
+
     /// The rows' peak running activation count (`peak` of the rows: a squeeze keeps each
     /// device's passes in their order, and the scan counts them).
     pub(super) fn peak(&self) -> i64 {
@@ -88,7 +94,7 @@ pub(super) fn squeeze_tail(
     settled: usize,
 ) -> Option<Squeezed> {
     let mut scan = Scan::start(rows, m)?;
-    let period = before.period.unwrap_or(SLOTS);
+    let period = before.period();
     if before.m != m || before.rows.len() != rows.len() {
         scan.run(rows, period)?;
         return Some(scan.finish());
@@ -178,6 +184,7 @@ struct Scan {
     /// The slots one period moves by, once the scan has repeated a period.
     period: Option<usize>,
     /// Periods written ahead.
+    #[cfg(test)]
     ahead: usize,
 }
 
@@ -222,6 +229,7 @@ impl Scan {
             cur: vec![0; p],
             top: vec![(0, 0); p],
             period: None,
+            #[cfg(test)]
             ahead: 0,
         })
     }
@@ -356,7 +364,10 @@ impl Scan {
             }
             self.next[i] += shift * ahead;
         }
-        self.ahead += ahead;
+        #[cfg(test)]
+        {
+            self.ahead += ahead;
+        }
         j + period * ahead
     }
 
@@ -477,7 +488,7 @@ mod tests {
                     if process_warmup(&mut warm, m, peak_mem).is_none() {
                         continue;
                     }
-                    let period = first.period.unwrap_or(SLOTS);
+                    let period = first.period();
                     let second = squeeze_state(&warm, m, period);
                     let scanned = squeeze_state(&warm, m, 0);
                     assert_eq!(
