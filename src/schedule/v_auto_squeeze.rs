@@ -11,7 +11,9 @@
 //!   slots, while the input repeats too, the scan of every later period is that period's
 //!   moved again: the scan writes those periods at once (see [`Scan::repeat_ahead`]).
 
-use super::v_auto_steps::{EMPTY, NAMES, Rows, SLOTS, first_busy, ix, last_busy, mem_delta};
+use super::v_auto_steps::{
+    EMPTY, NAMES, Rows, SLOTS, common_prefix, first_busy, ix, last_busy, mem_delta,
+};
 
 /// A squeeze's output rows, with the slot each pass went to.
 #[derive(Clone, Debug, Default)]
@@ -332,36 +334,37 @@ impl Scan {
                 }
             }
         }
-        // Periods ahead in which the input repeats, within the counts and the rows.
-        let mut ahead = usize::MAX;
+        // Periods ahead within the counts and the rows, then where the input repeats.
         self.period = Some(shift);
-        for (i, row) in rows.iter().enumerate() {
-            let end = self.hi + 1;
-            let same = row[j..end]
-                .iter()
-                .zip(&row[j - period..end - period])
-                .take_while(|(a, b)| a == b)
-                .count();
-            let room = self.out[i].len().saturating_sub(self.next[i]) / shift;
-            ahead = ahead.min(same / period).min(room);
+        let mut ahead = self.cnt.iter().map(|&c| m - c.min(m)).min().unwrap_or(0);
+        for (out, &next) in self.out.iter().zip(&self.next) {
+            ahead = ahead.min(out.len().saturating_sub(next) / shift);
         }
-        let most = self.cnt.iter().map(|&c| m - c.min(m)).min().unwrap_or(0);
-        let ahead = ahead.min(most);
+        let end = self.hi + 1;
+        for row in rows {
+            if ahead == 0 {
+                return j;
+            }
+            let want = (ahead * period).min(end - j);
+            let same = common_prefix(&row[j..j + want], &row[j - period..j - period + want]);
+            ahead = ahead.min(same / period);
+        }
         if ahead == 0 {
             return j;
         }
         for i in 0..p {
-            for (k, &name) in NAMES.iter().enumerate() {
+            let mut lasts = [0i32; SLOTS];
+            for (k, last) in lasts.iter_mut().enumerate() {
                 let base = (i * SLOTS + k) * m;
                 let c = self.cnt[i * SLOTS + k];
                 let from = self.at[base + c - 1];
-                for t in 1..=ahead {
-                    let slot = from + shift32 * t as i32;
-                    self.at[base + c - 1 + t] = slot;
-                    self.out[i][slot as usize] = name;
+                *last = from;
+                for (t, slot) in self.at[base + c..base + c + ahead].iter_mut().enumerate() {
+                    *slot = from + shift32 * (t as i32 + 1);
                 }
                 self.cnt[i * SLOTS + k] = c + ahead;
             }
+            write_periods(&mut self.out[i], self.next[i], shift, ahead, &lasts);
             self.next[i] += shift * ahead;
         }
         #[cfg(test)]
@@ -446,6 +449,34 @@ impl Scan {
     }
 }
 
+/// Writes `ahead` more periods of `shift` slots into an output row whose first free slot is
+/// `next`, where the last period placed each kind's pass in slot `lasts[k]` (the passes of
+/// a later period go `shift` slots further each time). Where the period before `next`
+/// holds just those passes, it is copied (doubling the copied stretch each time), else
+/// the passes are written one by one.
+fn write_periods(row: &mut [u8], next: usize, shift: usize, ahead: usize, lasts: &[i32; SLOTS]) {
+    let start = next.saturating_sub(shift);
+    let window = start as i64..next as i64;
+    let just_those = next >= shift
+        && lasts.iter().all(|&l| window.contains(&i64::from(l)))
+        && row[start..next].iter().filter(|&&c| c != EMPTY).count() == SLOTS;
+    if just_those {
+        let total = shift * (ahead + 1);
+        let mut filled = shift;
+        while filled < total {
+            let n = filled.min(total - filled);
+            row.copy_within(start..start + n, start + filled);
+            filled += n;
+        }
+        return;
+    }
+    for (&from, &name) in lasts.iter().zip(NAMES) {
+        for t in 1..=ahead {
+            row[from as usize + shift * t] = name;
+        }
+    }
+}
+
 /// The slot after predecessor slot `dep` (`None` if it is not placed), and not before `next`.
 #[inline(always)]
 fn after(dep: i32, next: usize) -> Option<usize> {
@@ -505,6 +536,48 @@ mod tests {
             }
         }
         assert!(compared > 10_000 && ahead > 5_000, "{compared} {ahead}");
+    }
+
+    /// Writing periods ahead gives the row that writing each pass gives: by copying the
+    /// last period where it holds just its passes, and also where a stray pass in it
+    /// rules the copy out.
+    #[test]
+    fn periods_written_ahead_are_the_passes_one_by_one() {
+        let mut compared = 0;
+        for shift in 6..12usize {
+            for offset in 0..shift {
+                // One period: each kind once, spread over `shift` slots, ending at `next`.
+                let next = 3 * shift + offset;
+                let mut lasts = [0i32; SLOTS];
+                let mut row = vec![EMPTY; next + shift * 9];
+                for (k, last) in lasts.iter_mut().enumerate() {
+                    let at = next - shift + (k * shift) / SLOTS;
+                    row[at] = NAMES[k];
+                    // An older pass of the kind, a period earlier.
+                    row[at - shift] = NAMES[k];
+                    *last = at as i32;
+                }
+                let mut stray = row.clone();
+                if let Some(idle) = stray[next - shift..next].iter().position(|&c| c == EMPTY) {
+                    stray[next - shift + idle] = b'F';
+                }
+                for ahead in [1, 2, 5, 8] {
+                    for row in [&row, &stray] {
+                        let mut fast = row.clone();
+                        write_periods(&mut fast, next, shift, ahead, &lasts);
+                        let mut slow = row.clone();
+                        for (&from, &name) in lasts.iter().zip(NAMES) {
+                            for t in 1..=ahead {
+                                slow[from as usize + shift * t] = name;
+                            }
+                        }
+                        assert_eq!(fast, slow, "shift {shift} offset {offset} ahead {ahead}");
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared > 300, "{compared}");
     }
 
     /// Squeezing the end of rows from an earlier squeeze's state gives a full squeeze's

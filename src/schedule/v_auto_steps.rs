@@ -286,7 +286,7 @@ pub(super) fn process_cooldown(rows: &Squeezed, m: usize, peak_mem: i64) -> Opti
 }
 
 /// How many leading bytes `a` and `b` share (compared 32 at a time, then one by one).
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+pub(super) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
     let mut same = 0;
