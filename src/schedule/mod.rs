@@ -79,10 +79,12 @@ pub const MAX_V_GREEDY_WORK: u64 = 1 << 26;
 
 /// Largest `p x p x max(m, 2p)` for `v-zb`: its search builds some 60 x 10 x p blocks and,
 /// for each, orders about 6 max(m, 2p) slots on each of the p devices (fewer than 2p
-/// micro-batches are ordered as 2p, then cut), so its work grows with this product. At
-/// this limit: p 16 with m up to 512 (0.8 s of one core), p 32 with m up to 128 (1.5 s),
-/// and at worst p 40 with m up to 81 (2.4 s).
-pub const MAX_V_ZB_WORK: u64 = 1 << 17;
+/// micro-batches are ordered as 2p, then cut), so its work grows with this product (p 16
+/// with m up to 256, or p 32 with m up to 64, at this limit: 1.2 s of one core in the worst
+/// case). A plan runs the search twice (with the even split's durations, then the plan's)
+/// and a comparison once more per strategy, which is why p 32 with m 128 (1.5 s alone) is
+/// still refused.
+pub const MAX_V_ZB_WORK: u64 = 1 << 16;
 
 /// Checks that `p` devices, `m` micro-batches and the chunks `kind` runs with for a request
 /// of `v` are at least one each, `p` at most [`MAX_STAGES`], at most [`MAX_CELLS`] cells

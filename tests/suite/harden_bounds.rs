@@ -13,10 +13,9 @@ fn huge_simulations_are_refused_with_the_limit_named() {
         (["v-half", "65536", "8"], "at most 1024 devices"),
         (["1f1b", "65536", "8"], "at most 1024 devices"),
         (["v-min", "1024", "1024"], "p x p x m x chunks at most"),
-        (["v-zb", "32", "129"], "p x p x max(m, 2p) at most 131072"),
-        (["v-zb", "41", "2"], "p x p x max(m, 2p) at most 131072"),
+        (["v-zb", "32", "128"], "p x p x max(m, 2p) at most 65536"),
         // Fewer than 2p micro-batches are ordered as 2p: minutes before this was counted.
-        (["v-zb", "128", "2"], "p x p x max(m, 2p) at most 131072"),
+        (["v-zb", "128", "2"], "p x p x max(m, 2p) at most 65536"),
     ] {
         let start = Instant::now();
         let (ok, _, err) = pipescope(&[
