@@ -28,4 +28,4 @@ mod solve;
 
 pub use outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount};
 pub use scenario::Scenario;
-pub use solve::{SolveError, solve, solve_cancellable};
+pub use solve::{ScheduleMemo, SolveError, solve, solve_cancellable, solve_shared};

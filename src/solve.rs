@@ -20,7 +20,7 @@ mod schedules;
 
 pub(crate) use peak::fixed_peak_bytes;
 
-pub(crate) use schedules::ScheduleMemo;
+pub use schedules::ScheduleMemo;
 use schedules::order_ignores_durations;
 
 /// Why a scenario could not be solved (invalid input; infeasibility is not an error).
@@ -53,7 +53,20 @@ pub fn solve_cancellable(scenario: &Scenario, cancel: &Cancel) -> Result<Outcome
     let start = Instant::now();
     cancel.check()?;
     let anatomy = Anatomy::build(scenario)?;
-    let mut out = solve_with_cancel(scenario, &anatomy, cancel)?;
+    let mut out = solve_with_cancel(scenario, &anatomy, cancel, None)?;
+    out.solve_time_s = start.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+/// [`solve`] for several solves of related scenarios (one scenario under several
+/// strategies, as `compare` asks): the schedules they generate are kept in `memo` and
+/// reused where another solve asks for the same one (each strategy's first schedule is
+/// generated from the same durations, and the baseline is the same). The outcome is
+/// exactly [`solve`]'s; the memo may be shared between threads.
+pub fn solve_shared(scenario: &Scenario, memo: &ScheduleMemo) -> Result<Outcome, SolveError> {
+    let start = Instant::now();
+    let anatomy = Anatomy::build(scenario)?;
+    let mut out = solve_with_cancel(scenario, &anatomy, &Cancel::never(), Some(memo))?;
     out.solve_time_s = start.elapsed().as_secs_f64();
     Ok(out)
 }
@@ -69,12 +82,13 @@ pub(crate) struct PlannedRun {
     pub host_link_slows: bool,
 }
 
-/// [`solve_cancellable`] with a given anatomy (no clock): the outcome with
-/// `solve_time_s = 0`.
+/// [`solve_cancellable`] with a given anatomy (no clock) and, optionally, a memo of
+/// generated schedules: the outcome with `solve_time_s = 0`.
 fn solve_with_cancel(
     scenario: &Scenario,
     anatomy: &Anatomy,
     cancel: &Cancel,
+    memo: Option<&ScheduleMemo>,
 ) -> Result<Outcome, SolveError> {
     let kind = scenario.plan.schedule;
     let main = run(
@@ -83,7 +97,7 @@ fn solve_with_cancel(
         kind,
         scenario.plan.strategy,
         cancel,
-        None,
+        memo,
     )?;
     let baseline = if kind == ScheduleKind::OneFOneB
         && scenario.plan.strategy == Strategy::Full
@@ -99,7 +113,7 @@ fn solve_with_cancel(
             ScheduleKind::OneFOneB,
             Strategy::Full,
             cancel,
-            None,
+            memo,
         )?
         .simulation
         .makespan

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use pipescope::plan::Strategy;
 use pipescope::scenario::GIB;
-use pipescope::{Outcome, solve};
+use pipescope::{Outcome, ScheduleMemo, solve_shared};
 
 use super::scenario_args::ScenarioArgs;
 
@@ -24,17 +24,20 @@ pub struct CompareArgs {
     pub json: bool,
 }
 
-/// Solves `scenario` under each strategy, in parallel, in the order given.
+/// Solves `scenario` under each strategy, in parallel, in the order given, the solves
+/// sharing the schedules they generate (each strategy's first schedule, and the baseline,
+/// are the same: a slow search such as v-zb's then runs once for them, not once each).
 pub fn compare(
     scenario: &pipescope::Scenario,
     strategies: &[Strategy],
 ) -> Result<Vec<Outcome>, String> {
+    let memo = ScheduleMemo::default();
     strategies
         .par_iter()
         .map(|&k| {
             let mut s = scenario.clone();
             s.plan.strategy = k;
-            solve(&s).map_err(|e| format!("{k}: {e}"))
+            solve_shared(&s, &memo).map_err(|e| format!("{k}: {e}"))
         })
         .collect()
 }

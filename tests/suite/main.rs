@@ -12,6 +12,7 @@ mod engine_cli_pipe;
 mod engine_presets;
 mod engine_proptest;
 mod engine_reference;
+mod engine_shared;
 mod export_cli;
 mod export_megatron;
 mod export_perfetto;

@@ -1,0 +1,40 @@
+//! `solve_shared`: solves sharing a memo of generated schedules (as `compare` runs its
+//! strategies) give exactly what separate solves give.
+
+use pipescope::plan::Strategy;
+use pipescope::scenario::{Catalog, ScheduleKind};
+use pipescope::{ScheduleMemo, solve, solve_shared};
+
+#[test]
+fn shared_solves_equal_separate_ones() {
+    let mut compared = 0;
+    for (kind, p, m) in [
+        (ScheduleKind::OneFOneB, 4, 8),
+        (ScheduleKind::ZbV, 4, 8),
+        (ScheduleKind::VZb, 4, 8),
+        (ScheduleKind::Interleaved, 4, 8),
+    ] {
+        let memo = ScheduleMemo::default();
+        // Twice over, so that the second round is answered from the memo.
+        for _ in 0..2 {
+            for &strategy in Strategy::ALL {
+                let mut sc = Catalog::builtin().scenario("gpt3-175b-16k").unwrap();
+                sc.plan.schedule = kind;
+                sc.plan.strategy = strategy;
+                sc.parallel.pp = p;
+                sc.batch.micro_batches = m;
+                let (alone, shared) = (solve(&sc), solve_shared(&sc, &memo));
+                let strip = |r: Result<pipescope::Outcome, _>| {
+                    r.map(|mut o| {
+                        o.solve_time_s = 0.0;
+                        serde_json::to_string(&o).unwrap()
+                    })
+                    .map_err(|e: pipescope::SolveError| e.to_string())
+                };
+                assert_eq!(strip(alone), strip(shared), "{kind} {strategy}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 40, "{compared}");
+}
