@@ -214,14 +214,7 @@ fn build(
     init_peak: i64,
     max_mem: i64,
 ) -> Result<(Squeezed, i64), i64> {
-    // A squeeze keeps each device's passes in their order, and so its peak.
-    let first = squeeze_state(&rows, redundant_m, SLOTS).ok_or(0)?;
-    // The squeezed rows repeat every `period` columns in their middle, as the next
-    // squeeze's input does after the warm-up.
-    let period = first.period();
-    let mut rows = first.rows;
-    process_warmup(&mut rows, redundant_m, init_peak).ok_or(0)?;
-    let mut squeezed = squeeze_state(&rows, redundant_m, period).ok_or(0)?;
+    let mut squeezed = warm_up(&rows, redundant_m, init_peak).ok_or(0)?;
     let mut init_peak = init_peak;
     let pk = squeezed.peak();
     let mut cooldown_peak = pk;
@@ -248,6 +241,19 @@ fn build(
     }
     let squeezed = process_cooldown(&squeezed, m, cooldown_peak).ok_or(0)?;
     Ok((squeezed, init_peak))
+}
+
+/// The first squeeze, the warm-up and the second squeeze of repeated, cleared rows with
+/// `m` micro-batches and peak `init_peak` (a squeeze keeps each device's passes in their
+/// order, and so its peak), or `None` where a step fails as the source would.
+fn warm_up(rows: &Rows, m: usize, init_peak: i64) -> Option<Squeezed> {
+    let first = squeeze_state(rows, m, SLOTS)?;
+    // The squeezed rows repeat every `period` columns in their middle, as the next
+    // squeeze's input does after the warm-up.
+    let period = first.period();
+    let mut rows = first.rows;
+    process_warmup(&mut rows, m, init_peak)?;
+    squeeze_state(&rows, m, period)
 }
 
 /// The rows as per-device ops: F/f forward of chunk 0/1, B/b backward of chunk 1/0, W/w
@@ -315,15 +321,9 @@ pub(super) fn test_blocks(p: usize) -> Vec<Vec<[i64; 6]>> {
 /// or `None` where a step rejects it: the input of the later steps' tests.
 #[cfg(test)]
 pub(super) fn warmed_up(block: &[[i64; 6]], m: usize) -> Option<super::v_auto_squeeze::Squeezed> {
-    use super::v_auto_steps::{clear_invalid, process_warmup, repeat};
     let mut rows = repeat(block, m);
     clear_invalid(&mut rows, m)?;
-    let first = squeeze_state(&rows, m, SLOTS)?;
-    let period = first.period();
-    let mut rows = first.rows;
-    let peak_mem = peak(&rows);
-    process_warmup(&mut rows, m, peak_mem)?;
-    squeeze_state(&rows, m, period)
+    warm_up(&rows, m, peak(&rows))
 }
 
 #[cfg(test)]
