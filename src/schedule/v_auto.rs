@@ -15,7 +15,7 @@ use super::list_timing::time_schedule;
 use super::search_input::{check_basic, check_v_shape, mem_limit, op, schedule};
 use super::v_auto_finish::{release_w, remove_redundancy};
 use super::v_auto_score::{Finish, finish};
-use super::v_auto_squeeze::{Squeezed, squeeze_state};
+use super::v_auto_squeeze::{Squeezed, squeeze_edited_head, squeeze_state};
 use super::v_auto_steps::{
     EMPTY, Rows, SLOTS, clear_invalid, peak, process_cooldown, process_warmup, repeat,
 };
@@ -249,11 +249,11 @@ fn build(
 fn warm_up(rows: &Rows, m: usize, init_peak: i64) -> Option<Squeezed> {
     let first = squeeze_state(rows, m, SLOTS)?;
     // The squeezed rows repeat every `period` columns in their middle, as the next
-    // squeeze's input does after the warm-up.
+    // squeeze's input does after the warm-up, which edits only the rows' heads.
     let period = first.period();
-    let mut rows = first.rows;
+    let mut rows = first.rows.clone();
     process_warmup(&mut rows, m, init_peak)?;
-    squeeze_state(&rows, m, period)
+    squeeze_edited_head(&rows, m, &first, period)
 }
 
 /// The rows as per-device ops: F/f forward of chunk 0/1, B/b backward of chunk 1/0, W/w

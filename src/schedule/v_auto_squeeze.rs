@@ -15,6 +15,10 @@ use super::v_auto_steps::{
     EMPTY, NAMES, Rows, SLOTS, common_prefix, first_busy, ix, last_busy, mem_delta,
 };
 
+#[path = "v_auto_squeeze_rejoin.rs"]
+mod rejoin;
+pub(super) use rejoin::squeeze_edited_head;
+
 /// A squeeze's output rows, with the slot each pass went to.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Squeezed {
@@ -33,6 +37,9 @@ pub(super) struct Squeezed {
     /// Periods the squeeze wrote ahead without scanning them (for tests).
     #[cfg(test)]
     pub(super) ahead: usize,
+    /// Whether the squeeze copied its rest from an earlier one (for tests).
+    #[cfg(test)]
+    pub(super) rejoined: bool,
 }
 
 impl Squeezed {
@@ -78,7 +85,7 @@ pub(super) fn squeeze(rows: &Rows, m: usize) -> Option<Rows> {
 /// the period of the repeated building block for the first squeeze.
 pub(super) fn squeeze_state(rows: &Rows, m: usize, period: usize) -> Option<Squeezed> {
     let mut scan = Scan::start(rows, m)?;
-    scan.run(rows, period)?;
+    scan.run(rows, period, None)?;
     Some(scan.finish())
 }
 
@@ -98,7 +105,7 @@ pub(super) fn squeeze_tail(
     let mut scan = Scan::start(rows, m)?;
     let period = before.period();
     if before.m != m || before.rows.len() != rows.len() {
-        scan.run(rows, period)?;
+        scan.run(rows, period, None)?;
         return Some(scan.finish());
     }
     let settled = settled.min(scan.max_len).min(scan.hi + 1);
@@ -137,7 +144,7 @@ pub(super) fn squeeze_tail(
         };
     }
     scan.lo = scan.lo.max(settled);
-    scan.run(rows, period)?;
+    scan.run(rows, period, None)?;
     Some(scan.finish())
 }
 
@@ -188,6 +195,9 @@ struct Scan {
     /// Periods written ahead.
     #[cfg(test)]
     ahead: usize,
+    /// Whether the scan rejoined an earlier squeeze and copied the rest from it.
+    #[cfg(test)]
+    rejoined: bool,
 }
 
 /// The scan's counts and free slots at a column boundary.
@@ -233,12 +243,21 @@ impl Scan {
             period: None,
             #[cfg(test)]
             ahead: 0,
+            #[cfg(test)]
+            rejoined: false,
         })
     }
 
     /// Scans columns `lo..=hi`, writing ahead whole periods of `period` columns where the
-    /// scan repeats itself.
-    fn run(&mut self, rows: &Rows, period: usize) -> Option<()> {
+    /// scan repeats itself; with `earlier` (a squeeze's output, and the column from which
+    /// `rows` equal its rows), copies the rest from it once the scan rejoins it (see
+    /// [`Scan::rejoin`]).
+    fn run(
+        &mut self,
+        rows: &Rows,
+        period: usize,
+        earlier: Option<(&Squeezed, usize)>,
+    ) -> Option<()> {
         let p = self.p;
         // The state at the last column boundary checked for a repeat.
         let mut last = Snapshot {
@@ -251,6 +270,9 @@ impl Scan {
         let mut j = self.lo;
         while j <= self.hi {
             if period > 0 && j == last.column + period {
+                if earlier.is_some_and(|(before, from)| j >= from && self.rejoin(before, j)) {
+                    break;
+                }
                 j = self.repeat_ahead(rows, &last, j);
                 last.column = j;
                 last.cnt.copy_from_slice(&self.cnt);
@@ -393,6 +415,8 @@ impl Scan {
             top: self.top,
             #[cfg(test)]
             ahead: self.ahead,
+            #[cfg(test)]
+            rejoined: self.rejoined,
         }
     }
 

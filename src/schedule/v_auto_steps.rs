@@ -67,6 +67,25 @@ pub(super) fn first_busy(row: &[u8]) -> Option<usize> {
         .map(|k| from + k)
 }
 
+/// How many bytes of `row` are `byte`, eight at a time: a byte of `x ^ byte-repeated` is
+/// zero exactly where `row` holds `byte`, and the bit trick below sets the top bit of
+/// exactly those bytes (adding 0x7f to the low seven bits carries into the top bit of every
+/// byte that is not zero, and cannot carry across bytes).
+pub(super) fn count_byte(row: &[u8], byte: u8) -> usize {
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let repeated = u64::from_ne_bytes([byte; 8]);
+    let chunks = row.chunks_exact(8);
+    let rest = chunks.remainder();
+    let mut n = 0;
+    for chunk in chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_ne_bytes(word) ^ repeated;
+        n += (!(((x & LOW) + LOW) | x | LOW)).count_ones() as usize;
+    }
+    n + rest.iter().filter(|&&c| c == byte).count()
+}
+
 /// The last slot of `row` with a pass.
 pub(super) fn last_busy(row: &[u8]) -> Option<usize> {
     let idle = row
@@ -368,11 +387,8 @@ fn cooldown_edit(rows: &mut Rows, m: usize, peak_mem: i64) -> Option<()> {
         let last_w = row.iter().rposition(|&c| c == b'W' || c == b'w');
         // Up to the last W nothing is put back: only the B's and W's are counted there.
         let from = last_w.map_or(0, |l| l + 1);
-        let mut count = [0i64; 256];
-        for &c in &row[..from] {
-            count[usize::from(c)] += 1;
-        }
-        let c = |kind: u8| count[usize::from(kind)];
+        let head = &row[..from];
+        let c = |kind: u8| count_byte(head, kind) as i64;
         let (mut c_w, mut c_ww) = (c(b'B') - c(b'W'), c(b'b') - c(b'w'));
         for (j, slot) in row.iter_mut().enumerate().skip(from) {
             match *slot {
