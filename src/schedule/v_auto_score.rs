@@ -76,10 +76,13 @@ pub(super) fn finish(
                 c => c,
             };
             if timed {
-                if sweep.pass(i, c).is_none() {
-                    timed = false;
-                } else if bound.is_some_and(|b| sweep.cannot_beat(i, b)) {
-                    return Finish::Beaten;
+                match sweep.pass(i, c) {
+                    None => timed = false,
+                    // Only a wait raises the bound (see `cannot_beat`).
+                    Some(true) if bound.is_some_and(|b| sweep.cannot_beat(i, b)) => {
+                        return Finish::Beaten;
+                    }
+                    Some(_) => {}
                 }
             }
         }

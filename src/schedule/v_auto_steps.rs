@@ -294,7 +294,7 @@ fn py_index(len: usize, index: i64) -> Option<usize> {
 /// first column an edit changed.
 pub(super) fn process_cooldown(rows: &Squeezed, m: usize, peak_mem: i64) -> Option<Squeezed> {
     let mut edited = rows.rows.clone();
-    cooldown_edit(&mut edited, m, peak_mem)?;
+    cooldown_edit(&mut edited, rows, m, peak_mem)?;
     let settled = edited
         .iter()
         .zip(&rows.rows)
@@ -319,8 +319,10 @@ pub(super) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
         .count()
 }
 
-/// [`process_cooldown`] before its squeeze: the rows edited in place.
-fn cooldown_edit(rows: &mut Rows, m: usize, peak_mem: i64) -> Option<()> {
+/// [`process_cooldown`] before its squeeze: the rows (a copy of `squeezed.rows`) edited in
+/// place. The source scans each row back from its end for the last f, B's, b's and W's;
+/// `squeezed` lists those slots, so they are read off its lists instead.
+fn cooldown_edit(rows: &mut Rows, squeezed: &Squeezed, m: usize, peak_mem: i64) -> Option<()> {
     let p = rows.len();
     if peak_mem > 2 * p as i64 {
         return None;
@@ -329,42 +331,37 @@ fn cooldown_edit(rows: &mut Rows, m: usize, peak_mem: i64) -> Option<()> {
     let max_b = (peak_mem as usize).saturating_sub(max_bb).min(m);
     let mut starting_index: i64 = -1;
     for (i, row) in rows.iter_mut().enumerate() {
-        let (mut c_b, mut c_bb, mut c_w, mut c_ww) = (0usize, 0usize, 0usize, 0usize);
-        let mut last_ff: i64 = -1;
-        let most_b = (i + 1).min(max_b);
-        for j in (0..row.len()).rev() {
-            // Nothing further to find or clear below this slot.
-            if last_ff != -1 && c_b >= most_b && c_bb >= max_bb {
-                break;
+        // Device i's slots of kind k, ascending.
+        let slots = |k: usize| {
+            let list = squeezed.slots(i, k);
+            &list[..list.partition_point(|&x| x >= 0)]
+        };
+        // From the end: the last f, and the last B's and b's (up to their counts) cleared.
+        let last_ff = slots(1).last().map_or(-1, |&j| i64::from(j));
+        let mut clear_last = |list: &[i32], most: usize| {
+            let n = most.min(list.len());
+            for &j in &list[list.len() - n..] {
+                row[j as usize] = EMPTY;
             }
-            let c = row[j];
-            if c == b'f' && last_ff == -1 {
-                last_ff = j as i64;
-            }
-            if c == b'B' && c_b < i + 1 && c_b < max_b {
-                row[j] = EMPTY;
-                c_b += 1;
-            }
-            if c == b'b' && c_bb < max_bb {
-                row[j] = EMPTY;
-                c_bb += 1;
-            }
-        }
-        for j in (0..row.len()).rev() {
-            if c_w >= c_b && c_ww >= c_bb && (c_w + c_ww) as i64 >= peak_mem {
-                break;
-            }
-            match row[j] {
-                b'W' => {
-                    row[j] = EMPTY;
-                    c_w += 1;
-                }
-                b'w' => {
-                    row[j] = EMPTY;
-                    c_ww += 1;
-                }
-                _ => {}
-            }
+            n
+        };
+        let c_b = clear_last(slots(2), (i + 1).min(max_b));
+        let c_bb = clear_last(slots(3), max_bb);
+        // Then W's and w's cleared from the end, latest first, until there are as many as
+        // B's and b's cleared and at least the peak in all.
+        let (ws, wws) = (slots(4), slots(5));
+        let (mut c_w, mut c_ww) = (0usize, 0usize);
+        while c_w < c_b || c_ww < c_bb || ((c_w + c_ww) as i64) < peak_mem {
+            let w = ws.len().checked_sub(c_w + 1).map(|k| ws[k]);
+            let ww = wws.len().checked_sub(c_ww + 1).map(|k| wws[k]);
+            let (slot, count) = match (w, ww) {
+                (None, None) => break,
+                (Some(w), Some(ww)) if ww > w => (ww, &mut c_ww),
+                (Some(w), _) => (w, &mut c_w),
+                (None, Some(ww)) => (ww, &mut c_ww),
+            };
+            row[slot as usize] = EMPTY;
+            *count += 1;
         }
         if i == 0 {
             starting_index = last_ff;

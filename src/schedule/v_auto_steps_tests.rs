@@ -142,7 +142,11 @@ fn squeeze_matches_the_first_written() {
                     rows = cut;
                 }
                 let peak_mem = peak(&rows);
-                if cooldown_edit(&mut rows, m, peak_mem).is_some() {
+                // The squeezed rows again, with their slots (a squeeze keeps its output).
+                let Some(state) = squeeze_state(&rows, m, SLOTS) else {
+                    continue;
+                };
+                if cooldown_edit(&mut rows, &state, m, peak_mem).is_some() {
                     check(&rows, m);
                 }
             }
@@ -270,7 +274,7 @@ fn the_cooldown_squeezes_as_a_full_squeeze() {
                 let (mut edited, warm) = (rows.clone(), rows.clone());
                 let mut slow = rows.clone();
                 let fast = process_cooldown(&warmed, m, peak(&warm)).map(|s| s.rows);
-                let edit = cooldown_edit(&mut edited, m, peak(&warm));
+                let edit = cooldown_edit(&mut edited, &warmed, m, peak(&warm));
                 assert_eq!(edit, reference_edit(&mut slow, m), "p={p} m={m}");
                 if edit.is_none() {
                     assert_eq!(fast, None);

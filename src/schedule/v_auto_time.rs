@@ -73,10 +73,12 @@ impl Sweep {
     }
 
     /// Times pass `c` (a slot character) on device `i`: it starts when the device is free
-    /// and its dependency has ended (plus the transfer time across devices). `None` when
-    /// the dependency is not timed yet or the kind already had `m` passes.
+    /// and its dependency has ended (plus the transfer time across devices). Says whether
+    /// the device waited for the dependency (only a wait raises the bound
+    /// [`Sweep::cannot_beat`] checks); `None` when the dependency is not timed yet or the
+    /// kind already had `m` passes.
     #[inline]
-    pub(super) fn pass(&mut self, i: usize, c: u8) -> Option<()> {
+    pub(super) fn pass(&mut self, i: usize, c: u8) -> Option<bool> {
         let p = self.p;
         let k = ix(c);
         let mb = self.cnt[i][k];
@@ -101,6 +103,7 @@ impl Sweep {
             return None;
         }
         let ready = if remote { dep + self.comm } else { dep };
+        let waited = ready > self.free[i];
         let t0 = self.free[i].max(ready);
         let cost = self.costs[i][k];
         let t1 = t0 + cost;
@@ -115,11 +118,15 @@ impl Sweep {
         if k >= 4 {
             self.last_w[i] = self.last_w[i].max(t1);
         }
-        Some(())
+        Some(waited)
     }
 
     /// Whether device `i`'s span, once every pass is timed, is sure to be at least `best`
     /// (so the candidate cannot replace a best of `best`: only a smaller span does).
+    /// The answer is sound whenever it is asked, so checking only after a pass that waited
+    /// (as the search does) can only give up later, never wrongly: without a wait the
+    /// device's free time grows by the pass's cost and its work left falls by as much, so
+    /// the bound moves by rounding alone.
     ///
     /// The device's last pass is a weight pass (each B has its W after it, or the candidate
     /// is dropped) and ends no earlier than the device is free now plus the work it has
@@ -159,7 +166,9 @@ pub(super) fn sweep_span(rows: &Rows, input: &ScheduleInput, m: usize) -> Option
     for j in 0..len {
         for (i, row) in rows.iter().enumerate() {
             match row.get(j) {
-                Some(&c) if c != EMPTY => sweep.pass(i, c)?,
+                Some(&c) if c != EMPTY => {
+                    sweep.pass(i, c)?;
+                }
                 _ => continue,
             }
         }
