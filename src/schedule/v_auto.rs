@@ -17,7 +17,7 @@ use super::v_auto_finish::{release_w, remove_redundancy};
 use super::v_auto_score::{Finish, finish};
 use super::v_auto_squeeze::{Squeezed, squeeze_edited_head, squeeze_state};
 use super::v_auto_steps::{
-    EMPTY, Rows, SLOTS, clear_invalid, peak, process_cooldown, process_warmup, repeat,
+    EMPTY, Rows, SLOTS, clear_invalid, cleared_peak, process_cooldown, process_warmup, repeat,
 };
 use super::v_auto_time::exact_work_bound;
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
@@ -190,7 +190,7 @@ fn by_building_block(
     if let Some(&reported) = seen.get(&key) {
         return (None, reported);
     }
-    let init_peak = peak(&rows);
+    let init_peak = cleared_peak(&key, rows.first().map_or(0, Vec::len), redundant_m);
     let (rows, reported) = if (m == redundant_m && init_peak > max_mem) || init_peak > two_p {
         (None, init_peak)
     } else {
@@ -323,7 +323,7 @@ pub(super) fn test_blocks(p: usize) -> Vec<Vec<[i64; 6]>> {
 pub(super) fn warmed_up(block: &[[i64; 6]], m: usize) -> Option<super::v_auto_squeeze::Squeezed> {
     let mut rows = repeat(block, m);
     clear_invalid(&mut rows, m)?;
-    warm_up(&rows, m, peak(&rows))
+    warm_up(&rows, m, super::v_auto_steps::peak(&rows))
 }
 
 #[cfg(test)]

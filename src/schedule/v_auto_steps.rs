@@ -204,6 +204,53 @@ pub(super) fn clear_invalid(rows: &mut Rows, m: usize) -> Option<Vec<u32>> {
     Some(firsts)
 }
 
+/// [`peak`] of the rows [`clear_invalid`] left (rows of `len` slots, `m` micro-batches),
+/// from the first slots it gave, without scanning them: each kind of each row holds copies
+/// every `SLOTS` slots from its first slot, up to `m` of them if it was cleared (first slot
+/// at least `SLOTS`) and up to the row's end in any case.
+///
+/// On the F's (or f's) of one row, the count of each kind's copies so far is a clamped
+/// line in the F's index (`t + d` held between 0 and that kind's copies), so the running
+/// count is piecewise linear there, and its largest value lies at an end or where a clamp
+/// starts or stops: only those indices are counted. The running count rises only at an F
+/// or f, so its peak is the largest count just after one (or 0).
+pub(super) fn cleared_peak(firsts: &[u32], len: usize, m: usize) -> i64 {
+    const SIGNED: [(usize, i64); 4] = [(0, 1), (1, 1), (4, -1), (5, -1)];
+    let mut best = 0;
+    for row in firsts.chunks_exact(SLOTS) {
+        let copies = |k: usize| -> (i64, i64) {
+            let first = row[k] as usize;
+            let fit = len.saturating_sub(first).div_ceil(SLOTS);
+            let n = if first >= SLOTS { fit.min(m) } else { fit };
+            (first as i64, n as i64)
+        };
+        for rise in [0, 1] {
+            let (at, n) = copies(rise);
+            if n == 0 {
+                continue;
+            }
+            // Kind k's copies up to the t-th copy of `rise` number clamp(t + d_k, 0, n_k).
+            let lines = SIGNED.map(|(k, sign)| {
+                let (first, n_k) = copies(k);
+                ((at - first).div_euclid(SLOTS as i64) + 1, n_k, sign)
+            });
+            let count = |t: i64| -> i64 {
+                lines
+                    .iter()
+                    .map(|&(d, n_k, sign)| sign * (t + d).clamp(0, n_k))
+                    .sum()
+            };
+            let kinks = lines.iter().flat_map(|&(d, n_k, _)| [-d, n_k - d]);
+            for t in [0, n - 1].into_iter().chain(kinks) {
+                if (0..n).contains(&t) {
+                    best = best.max(count(t));
+                }
+            }
+        }
+    }
+    best
+}
+
 /// `process_warmup_without_increasing_peak_mem`: everything before each device's first b is
 /// rewritten as `2(p-1-i)` slots of F's, `i+1` (F f) pairs, then (B W f-or-F) triples, with
 /// the F/f counts bounded by the peak (at most 2p). `peak_mem` is the rows' [`peak`] (the

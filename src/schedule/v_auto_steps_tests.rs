@@ -376,3 +376,29 @@ fn byte_counts_match_a_plain_count() {
         }
     }
 }
+
+/// The peak read off the first slots equals the peak counted slot by slot, on the cleared
+/// rows of every block of p 2-8 with few and many micro-batches.
+#[test]
+fn the_first_slots_give_the_peak() {
+    let mut compared = 0;
+    for p in 2..9 {
+        for m in [1, 3, 2 * p, 3 * p + 1, 40] {
+            let redundant_m = m.max(2 * p);
+            for block in test_blocks(p) {
+                let mut rows = repeat(&block, redundant_m);
+                let Some(firsts) = clear_invalid(&mut rows, redundant_m) else {
+                    continue;
+                };
+                let len = rows[0].len();
+                assert_eq!(
+                    cleared_peak(&firsts, len, redundant_m),
+                    peak(&rows),
+                    "p={p} m={m} block {block:?}"
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 20_000, "{compared}");
+}
