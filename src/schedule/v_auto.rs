@@ -326,6 +326,23 @@ pub(super) fn warmed_up(block: &[[i64; 6]], m: usize) -> Option<super::v_auto_sq
     warm_up(&rows, m, super::v_auto_steps::peak(&rows))
 }
 
+/// A building block's rows after the cool-down as the search builds them for `m`
+/// micro-batches on `p` devices with the default memory limit (the redundant micro-batches
+/// dropped where m is below 2p), with the peak the last steps may not exceed, or `None`
+/// where a step rejects it: the input of the last steps' tests.
+#[cfg(test)]
+pub(super) fn cooled_down(block: &[[i64; 6]], m: usize) -> Option<(Squeezed, i64)> {
+    let p = block.len();
+    let redundant_m = m.max(2 * p);
+    let mut rows = repeat(block, redundant_m);
+    let firsts = clear_invalid(&mut rows, redundant_m)?;
+    let init_peak = cleared_peak(&firsts, rows.first().map_or(0, Vec::len), redundant_m);
+    if init_peak > 2 * p as i64 {
+        return None;
+    }
+    build(p, m, redundant_m, rows, init_peak, 2 * p as i64).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::v_auto_time::sweep_span;
