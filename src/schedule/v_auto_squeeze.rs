@@ -3,10 +3,13 @@
 //! own device, keeping each device's order. Rows as in `v_auto_steps`.
 //!
 //! The search squeezes each candidate three times, on rows of thousands of columns that
-//! repeat one pattern in their middle. Two things keep that cheap, both exact:
+//! repeat one pattern in their middle. Three things keep that cheap, all exact:
 //! - [`Squeezed`] keeps where each pass went, so that [`squeeze_tail`] (after the cool-down,
 //!   which edits only the rows' ends) starts from an earlier squeeze's state instead of
 //!   rescanning the columns that did not change;
+//! - after the warm-up, which edits only the rows' heads, [`squeeze_edited_head`] copies
+//!   the rest of the rows from the first squeeze once its scan has caught up with it (see
+//!   `rejoin`);
 //! - once the scan's state repeats itself one period later, moved by a whole number of
 //!   slots, while the input repeats too, the scan of every later period is that period's
 //!   moved again: the scan writes those periods at once (see [`Scan::repeat_ahead`]).
