@@ -340,24 +340,10 @@ impl Scan {
         let Ok(shift32) = i32::try_from(shift) else {
             return j;
         };
-        // The neighbours' slots a later pass reads: the previous device's F and B, the
-        // next device's f and b, from the reader's own count on (the ends of the V read
-        // only whether a pass is placed, which the counts say).
-        for i in 0..p {
-            for (k, from) in [(0, i.wrapping_sub(1)), (2, i.wrapping_sub(1))]
-                .into_iter()
-                .chain([(1, i + 1), (3, i + 1)])
-            {
-                if from >= p {
-                    continue;
-                }
-                let theirs = self.cnt[from * SLOTS + k];
-                for c in self.cnt[i * SLOTS + k].max(1)..theirs {
-                    if self.slot(from, k, c) != self.slot(from, k, c - 1) + shift32 {
-                        return j;
-                    }
-                }
-            }
+        if !self.pending_reads_are(|from, k, c| {
+            c.checked_sub(1).map(|b| self.slot(from, k, b) + shift32)
+        }) {
+            return j;
         }
         // Periods ahead within the counts and the rows, then where the input repeats.
         self.period = Some(shift);
@@ -397,6 +383,30 @@ impl Scan {
             self.ahead += ahead;
         }
         j + period * ahead
+    }
+
+    /// Whether each neighbour's slot a later pass still reads is the one `expected` gives
+    /// for (device, kind, micro-batch), where it gives one: the previous device's F and B
+    /// and the next device's f and b, from the reader's own count on (the ends of the V
+    /// read only whether a pass is placed, which the counts say).
+    fn pending_reads_are(&self, expected: impl Fn(usize, usize, usize) -> Option<i32>) -> bool {
+        let p = self.p;
+        for i in 0..p {
+            for (k, from) in [(0, i.wrapping_sub(1)), (2, i.wrapping_sub(1))]
+                .into_iter()
+                .chain([(1, i + 1), (3, i + 1)])
+            {
+                if from >= p {
+                    continue;
+                }
+                for c in self.cnt[i * SLOTS + k]..self.cnt[from * SLOTS + k] {
+                    if expected(from, k, c).is_some_and(|want| self.slot(from, k, c) != want) {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
     }
 
     /// The rows cut to the longest, with the slots.

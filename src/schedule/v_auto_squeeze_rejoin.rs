@@ -88,21 +88,9 @@ impl Scan {
         let Ok(shift32) = i32::try_from(shift) else {
             return false;
         };
-        // The neighbours' slots a later pass reads (as in `repeat_ahead`).
-        for i in 0..p {
-            for (k, from) in [(0, i.wrapping_sub(1)), (2, i.wrapping_sub(1))]
-                .into_iter()
-                .chain([(1, i + 1), (3, i + 1)])
-            {
-                if from >= p {
-                    continue;
-                }
-                for c in self.cnt[i * SLOTS + k]..self.cnt[from * SLOTS + k] {
-                    if self.slot(from, k, c) != before.slots(from, k)[c] - shift32 {
-                        return false;
-                    }
-                }
-            }
+        // The neighbours' slots a later pass reads.
+        if !self.pending_reads_are(|from, k, c| Some(before.slots(from, k)[c] - shift32)) {
+            return false;
         }
         for i in 0..p {
             let then = self.next[i] + shift;
