@@ -82,8 +82,8 @@ pub const MAX_V_GREEDY_WORK: u64 = 1 << 26;
 /// micro-batches are ordered as 2p, then cut), so its work grows with this product (p 16
 /// with m up to 256, or p 32 with m up to 64, at this limit: 1.2 s of one core in the worst
 /// case). A plan runs the search twice (with the even split's durations, then the plan's)
-/// and a comparison once more per strategy, which is why p 32 with m 128 (1.5 s alone) is
-/// still refused.
+/// and a comparison once more per strategy, which is why p 32 with m 128 (1.2-1.4 s alone)
+/// is still refused.
 pub const MAX_V_ZB_WORK: u64 = 1 << 16;
 
 /// Checks that `p` devices, `m` micro-batches and the chunks `kind` runs with for a request
