@@ -50,12 +50,7 @@ pub fn solve(scenario: &Scenario) -> Result<Outcome, SolveError> {
 /// schedule searches, and before every exact stage knapsack of the partition search), for
 /// callers that may no longer want the result.
 pub fn solve_cancellable(scenario: &Scenario, cancel: &Cancel) -> Result<Outcome, SolveError> {
-    let start = Instant::now();
-    cancel.check()?;
-    let anatomy = Anatomy::build(scenario)?;
-    let mut out = solve_with_cancel(scenario, &anatomy, cancel, None)?;
-    out.solve_time_s = start.elapsed().as_secs_f64();
-    Ok(out)
+    solve_timed(scenario, cancel, None)
 }
 
 /// [`solve`] for several solves of related scenarios (one scenario under several
@@ -64,9 +59,19 @@ pub fn solve_cancellable(scenario: &Scenario, cancel: &Cancel) -> Result<Outcome
 /// generated from the same durations, and the baseline is the same). The outcome is
 /// exactly [`solve`]'s; the memo may be shared between threads.
 pub fn solve_shared(scenario: &Scenario, memo: &ScheduleMemo) -> Result<Outcome, SolveError> {
+    solve_timed(scenario, &Cancel::never(), Some(memo))
+}
+
+/// The public solves' common body: builds the anatomy, solves, and clocks the whole.
+fn solve_timed(
+    scenario: &Scenario,
+    cancel: &Cancel,
+    memo: Option<&ScheduleMemo>,
+) -> Result<Outcome, SolveError> {
     let start = Instant::now();
+    cancel.check()?;
     let anatomy = Anatomy::build(scenario)?;
-    let mut out = solve_with_cancel(scenario, &anatomy, &Cancel::never(), Some(memo))?;
+    let mut out = solve_with_cancel(scenario, &anatomy, cancel, memo)?;
     out.solve_time_s = start.elapsed().as_secs_f64();
     Ok(out)
 }
