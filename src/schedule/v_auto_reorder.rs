@@ -39,8 +39,6 @@ pub(super) struct Reorder {
     positions: Vec<i32>,
     stride: usize,
     len: Vec<usize>,
-    /// next[i][k]: the first of device i's slots of kind k after the slot being settled.
-    next: Vec<[usize; 6]>,
     stage_mem: Vec<i64>,
     cnt: Vec<[usize; 6]>,
     /// at[c * p + i][k]: the slot of device i's c-th pass of kind k (-1 before it is met).
@@ -101,7 +99,6 @@ impl Reorder {
             positions,
             stride,
             len,
-            next: vec![[0usize; 6]; p],
             stage_mem: vec![0i64; p],
             cnt: vec![[0usize; 6]; p],
             at: vec![[-1i32; 6]; p * m],
@@ -134,15 +131,14 @@ impl Reorder {
         };
         let (mut forward, mut other) = ((usize::MAX, 0usize), (usize::MAX, 0usize));
         for k in 0..6 {
+            // Every pass before slot `j` is settled and counted, and each list is in slot
+            // order, so the first pass of kind k after the idle slot `j` is the one after
+            // the `c` counted: the c-th in the list.
+            let c = cnt[k];
             let at = (i * 6 + k) * self.stride;
             let list = &self.positions[at..at + self.len[i * 6 + k]];
-            let next = &mut self.next[i][k];
-            while *next < list.len() && list[*next] as usize <= j {
-                *next += 1;
-            }
-            let Some(&q) = list.get(*next) else { continue };
+            let Some(&q) = list.get(c) else { continue };
             let q = q as usize;
-            let c = cnt[k];
             // Kinds in `FfBbWw` order: F f B b W w.
             let can_move = match k {
                 0 | 2 if i > 0 => done_before(i - 1, k, c),
@@ -185,9 +181,9 @@ impl Reorder {
         let id = rows[i][q];
         rows[i][j] = id;
         rows[i][q] = EMPTY;
-        let next = self.next[i][k];
-        self.positions[(i * 6 + k) * self.stride + next] = i32::try_from(j).unwrap_or(i32::MAX);
-        self.next[i][k] = next + 1;
+        // The moved pass was its kind's c-th (see above); its list stays in slot order.
+        let c = self.cnt[i][k];
+        self.positions[(i * 6 + k) * self.stride + c] = i32::try_from(j).unwrap_or(i32::MAX);
         self.count(i, k, id, j);
     }
 
