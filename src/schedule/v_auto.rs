@@ -17,7 +17,7 @@ use super::v_auto_finish::{release_w, remove_redundancy};
 use super::v_auto_score::{Finish, finish};
 use super::v_auto_squeeze::{Squeezed, squeeze_edited_head, squeeze_state};
 use super::v_auto_steps::{
-    EMPTY, Rows, SLOTS, clear_invalid, cleared_peak, process_cooldown, process_warmup, repeat,
+    Cooled, EMPTY, Rows, SLOTS, clear_invalid, cleared_peak, cooldown, process_warmup, repeat,
 };
 use super::v_auto_time::exact_work_bound;
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
@@ -180,7 +180,7 @@ fn by_building_block(
     block: &[[i64; 6]],
     max_mem: i64,
     seen: &mut HashMap<Vec<u32>, i64>,
-) -> (Option<(Squeezed, i64)>, i64) {
+) -> (Option<(Cooled, i64)>, i64) {
     let two_p = 2 * p as i64;
     let redundant_m = m.max(2 * p);
     let mut rows = repeat(block, redundant_m);
@@ -203,9 +203,11 @@ fn by_building_block(
     (rows, reported)
 }
 
-/// The steps after the first peak check up to the cool-down: the rows and the peak the last
-/// steps may not exceed, or `Err(peak)` to drop the candidate with the peak the source
-/// reports (0 where the source would fail an assertion instead).
+/// The steps after the first peak check up to the cool-down's edits (its squeeze is left to
+/// the last steps): the rows and the peak the last steps may not exceed, or `Err(peak)` to
+/// drop the candidate with the peak the source reports (0 where the source would fail an
+/// assertion instead; the last steps drop a candidate whose last squeeze fails, which the
+/// source reports the same way).
 fn build(
     p: usize,
     m: usize,
@@ -213,7 +215,7 @@ fn build(
     rows: Rows,
     init_peak: i64,
     max_mem: i64,
-) -> Result<(Squeezed, i64), i64> {
+) -> Result<(Cooled, i64), i64> {
     let mut squeezed = warm_up(&rows, redundant_m, init_peak).ok_or(0)?;
     let mut init_peak = init_peak;
     let pk = squeezed.peak();
@@ -239,8 +241,8 @@ fn build(
         }
         cooldown_peak = init_peak;
     }
-    let squeezed = process_cooldown(&squeezed, m, cooldown_peak).ok_or(0)?;
-    Ok((squeezed, init_peak))
+    let cooled = cooldown(squeezed, m, cooldown_peak).ok_or(0)?;
+    Ok((cooled, init_peak))
 }
 
 /// The first squeeze, the warm-up and the second squeeze of repeated, cleared rows with
@@ -331,7 +333,7 @@ pub(super) fn warmed_up(block: &[[i64; 6]], m: usize) -> Option<super::v_auto_sq
 /// dropped where m is below 2p), with the peak the last steps may not exceed, or `None`
 /// where a step rejects it: the input of the last steps' tests.
 #[cfg(test)]
-pub(super) fn cooled_down(block: &[[i64; 6]], m: usize) -> Option<(Squeezed, i64)> {
+pub(super) fn cooled_down(block: &[[i64; 6]], m: usize) -> Option<(Cooled, i64)> {
     let p = block.len();
     let redundant_m = m.max(2 * p);
     let mut rows = repeat(block, redundant_m);

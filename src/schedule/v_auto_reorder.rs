@@ -3,12 +3,13 @@
 //! the same device that can move there. Rows as in `v_auto_steps`.
 //!
 //! The source scans forward from every idle slot until it has met each kind of pass once;
-//! only the first later pass of each kind can move, so this keeps, per device and kind, the
-//! positions of that kind's passes and a cursor to the first one after the current slot, and
-//! picks among those (at most six) candidates as the scan would: the same choice without the
-//! scan. [`Reorder`] settles one slot at a time, so the search can time each settled slot
-//! at once and give up on a candidate early.
+//! only the first later pass of each kind can move, so this reads, per device and kind, the
+//! list of that kind's slots (a squeeze's [`Squeezed::slots`]) at the first one not yet
+//! counted, and picks among those (at most six) candidates as the scan would: the same
+//! choice without the scan. [`Reorder`] settles one slot at a time, so the search can time
+//! each settled slot at once and give up on a candidate early.
 
+#[cfg(doc)]
 use super::v_auto_squeeze::Squeezed;
 #[cfg(test)]
 use super::v_auto_steps::peak;
@@ -21,24 +22,26 @@ use super::v_auto_steps::{EMPTY, Rows, ix, mem_delta};
 #[cfg(test)]
 pub(super) fn reorder_greedily(rows: &mut Rows, m: usize) {
     let max_len = rows.first().map_or(0, Vec::len);
-    let mut reorder = Reorder::new(rows, m);
+    let (mut reorder, positions) = Reorder::new(rows, m);
     for j in 0..max_len {
         for i in 0..rows.len() {
-            reorder.settle(rows, j, i);
+            reorder.settle(rows, &positions, j, i, usize::MAX);
         }
     }
 }
 
 /// The state of [`reorder_greedily`] between slots, so that a caller can settle the slots
 /// one at a time (column by column, devices in order) and use each settled slot at once.
+///
+/// The rows' slot lists are given to each [`Reorder::settle`]: `positions[(i * 6 + k) *
+/// stride..][..stride]` holds the slots of device i's passes of kind k as they were before
+/// any move, ascending, then -1. A move takes the first pass of its kind not yet counted
+/// into the idle slot being settled, and counts it, so the entries a later settle reads
+/// (from each kind's count on) are never ones a move changed: the lists stay as given.
 pub(super) struct Reorder {
     p: usize,
     peak_mem: i64,
-    /// positions[(i * 6 + k) * stride..][..len[i * 6 + k]]: the slots of kind k on device
-    /// i, ascending.
-    positions: Vec<i32>,
     stride: usize,
-    len: Vec<usize>,
     stage_mem: Vec<i64>,
     cnt: Vec<[usize; 6]>,
     /// at[c * p + i][k]: the slot of device i's c-th pass of kind k (-1 before it is met).
@@ -46,9 +49,10 @@ pub(super) struct Reorder {
 }
 
 impl Reorder {
-    /// The state before the first slot of `rows` (`m` passes of each kind per device).
+    /// The state before the first slot of `rows` (`m` passes of each kind per device), and
+    /// the rows' slot lists.
     #[cfg(test)]
-    pub(super) fn new(rows: &Rows, m: usize) -> Self {
+    pub(super) fn new(rows: &Rows, m: usize) -> (Self, Vec<i32>) {
         let p = rows.len();
         let mut len = vec![0usize; p * 6];
         for (i, row) in rows.iter().enumerate() {
@@ -57,7 +61,7 @@ impl Reorder {
             }
         }
         let stride = len.iter().copied().max().unwrap_or(0);
-        let mut positions = vec![0; p * 6 * stride];
+        let mut positions = vec![-1; p * 6 * stride];
         len.fill(0);
         for (i, row) in rows.iter().enumerate() {
             for (j, &c) in row.iter().enumerate().filter(|(_, c)| **c != EMPTY) {
@@ -66,60 +70,54 @@ impl Reorder {
                 len[list] += 1;
             }
         }
-        Self::with_positions(p, peak(rows), m, positions, stride, len)
+        (Self::with_lists(p, peak(rows), m, stride), positions)
     }
 
-    /// [`Reorder::new`] for a squeeze's output rows (given back), taking the slots of each
-    /// kind and the peak from the squeeze instead of scanning the rows.
-    pub(super) fn squeezed(squeezed: Squeezed, m: usize) -> (Self, Rows) {
-        let peak_mem = squeezed.peak();
-        let (rows, stride, positions) = squeezed.into_parts();
-        let p = rows.len();
-        // Each list holds its slots, then -1 past the device's last pass of that kind.
-        let len = (0..p * 6)
-            .map(|list| positions[list * stride..][..stride].partition_point(|&x| x >= 0))
-            .collect();
-        let reorder = Self::with_positions(p, peak_mem, m, positions, stride, len);
-        (reorder, rows)
-    }
-
-    /// The state before the first slot, for `p` devices of peak `peak_mem`, given the slots
-    /// of each kind (`len` of them in each list of `stride` entries).
-    fn with_positions(
-        p: usize,
-        peak_mem: i64,
-        m: usize,
-        positions: Vec<i32>,
-        stride: usize,
-        len: Vec<usize>,
-    ) -> Self {
+    /// The state before the first slot, for `p` devices of peak `peak_mem`, whose slot
+    /// lists will have `stride` entries each.
+    pub(super) fn with_lists(p: usize, peak_mem: i64, m: usize, stride: usize) -> Self {
         Self {
             p,
             peak_mem,
-            positions,
             stride,
-            len,
             stage_mem: vec![0i64; p],
             cnt: vec![[0usize; 6]; p],
             at: vec![[-1i32; 6]; p * m],
         }
     }
 
-    /// Whether every device has `n` passes of each kind.
-    pub(super) fn has_each_kind(&self, n: usize) -> bool {
-        self.len.iter().all(|&len| len == n)
+    /// Whether every list in `positions` (laid out as [`Reorder`] reads them) holds `n`
+    /// slots.
+    pub(super) fn has_each_kind(&self, positions: &[i32], n: usize) -> bool {
+        positions.len() == self.p * 6 * self.stride
+            && positions.chunks_exact(self.stride.max(1)).all(|list| {
+                let len = list.partition_point(|&x| x >= 0);
+                len == n
+            })
     }
 
     /// Settles slot `j` of device `i` (every earlier slot, and the earlier devices' slot
     /// `j`, are settled): an idle slot takes the first later pass that may move there, and
     /// the pass now in the slot is counted. Only later slots of the row change.
+    ///
+    /// With a `limit`, the rows are known to be final before that column only: where the
+    /// choice would read a pass at or past it, nothing is settled and this says so (`false`).
     #[inline]
-    pub(super) fn settle(&mut self, rows: &mut Rows, j: usize, i: usize) {
+    pub(super) fn settle(
+        &mut self,
+        rows: &mut Rows,
+        positions: &[i32],
+        j: usize,
+        i: usize,
+        limit: usize,
+    ) -> bool {
         let p = self.p;
-        let Some(&id) = rows[i].get(j) else { return };
+        let Some(&id) = rows[i].get(j) else {
+            return true;
+        };
         if id != EMPTY {
             self.count(i, ix(id), id, j);
-            return;
+            return true;
         }
         // The first later pass of each kind that may move here: the earliest F or f and
         // the earliest other kind.
@@ -133,12 +131,14 @@ impl Reorder {
         for k in 0..6 {
             // Every pass before slot `j` is settled and counted, and each list is in slot
             // order, so the first pass of kind k after the idle slot `j` is the one after
-            // the `c` counted: the c-th in the list.
+            // the `c` counted: the c-th in the list (-1 once there are no more).
             let c = cnt[k];
-            let at = (i * 6 + k) * self.stride;
-            let list = &self.positions[at..at + self.len[i * 6 + k]];
-            let Some(&q) = list.get(c) else { continue };
-            let q = q as usize;
+            if c >= self.stride {
+                continue;
+            }
+            let Ok(q) = usize::try_from(positions[(i * 6 + k) * self.stride + c]) else {
+                continue;
+            };
             // Kinds in `FfBbWw` order: F f B b W w.
             let can_move = match k {
                 0 | 2 if i > 0 => done_before(i - 1, k, c),
@@ -165,6 +165,9 @@ impl Reorder {
         // before every other kind and is not refused, else the earliest other kind.
         let mut chosen = other;
         if forward.0 < other.0 {
+            if forward.0 >= limit {
+                return false;
+            }
             let (mut mem, mut peak_delta) = (0i64, 0i64);
             for &c in &rows[i][j + 1..forward.0] {
                 mem += mem_delta(c);
@@ -176,15 +179,16 @@ impl Reorder {
         }
         let (q, k) = chosen;
         if q == usize::MAX {
-            return;
+            return true;
+        }
+        if q >= limit {
+            return false;
         }
         let id = rows[i][q];
         rows[i][j] = id;
         rows[i][q] = EMPTY;
-        // The moved pass was its kind's c-th (see above); its list stays in slot order.
-        let c = self.cnt[i][k];
-        self.positions[(i * 6 + k) * self.stride + c] = i32::try_from(j).unwrap_or(i32::MAX);
         self.count(i, k, id, j);
+        true
     }
 
     /// Counts pass `id` (kind `k`) of device `i` in slot `j`.

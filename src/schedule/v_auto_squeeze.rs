@@ -58,10 +58,46 @@ impl Squeezed {
         self.top.iter().map(|t| t.0).max().unwrap_or(0)
     }
 
-    /// The rows, the micro-batch count, and the slots (in the layout of [`Squeezed::slots`],
-    /// one list of `m` entries per device and kind).
-    pub(super) fn into_parts(self) -> (Rows, usize, Vec<i32>) {
-        (self.rows, self.m, self.at)
+    /// Whether a squeeze of `rows` with `m` micro-batches may start from this one's state
+    /// at a column before which `rows` equal this one's (see [`squeeze_tail`]).
+    pub(super) fn reused_by(&self, rows: &Rows, m: usize) -> bool {
+        self.m == m && self.rows.len() == rows.len()
+    }
+
+    /// Device `i`'s running activation count after the passes this squeeze placed before
+    /// column `prefix.len()`, and its peak over those columns with the first slot where it
+    /// is reached (0 for a peak of 0); `prefix` holds those columns of a row equal to this
+    /// squeeze's row `i` there. The earlier peak is this squeeze's if it was first reached
+    /// there, else it is counted again.
+    pub(super) fn settled_count(&self, i: usize, prefix: &[u8]) -> (i64, (i64, usize)) {
+        let limit = i32::try_from(prefix.len()).unwrap_or(i32::MAX);
+        let count = |k: usize| {
+            // Each list is ascending, then -1 past the last pass.
+            let placed = self
+                .slots(i, k)
+                .partition_point(|&x| (0..limit).contains(&x));
+            placed as i64
+        };
+        let cur = count(0) + count(1) - count(4) - count(5);
+        let top = match self.top.get(i) {
+            Some(&(top, at)) if at < prefix.len() => (top, at),
+            _ => {
+                let (mut cur, mut top) = (0, (0, 0));
+                for (j, &c) in prefix.iter().enumerate() {
+                    cur += mem_delta(c);
+                    if cur > top.0 {
+                        top = (cur, j);
+                    }
+                }
+                top
+            }
+        };
+        (cur, top)
+    }
+
+    /// The rows, and all the slot lists (list `i * SLOTS + k` is [`Squeezed::slots`]`(i, k)`).
+    pub(super) fn rows_and_lists(&mut self) -> (&mut Rows, &[i32]) {
+        (&mut self.rows, &self.at)
     }
 
     /// The slots of device `i`'s passes of kind `k` (in [`ix`] order), ascending, padded to
@@ -107,7 +143,7 @@ pub(super) fn squeeze_tail(
 ) -> Option<Squeezed> {
     let mut scan = Scan::start(rows, m)?;
     let period = before.period();
-    if before.m != m || before.rows.len() != rows.len() {
+    if !before.reused_by(rows, m) {
         scan.run(rows, period, None)?;
         return Some(scan.finish());
     }
@@ -128,23 +164,7 @@ pub(super) fn squeeze_tail(
         scan.next[i] = next;
         let n = settled.min(row.len());
         scan.out[i][..n].copy_from_slice(&row[..n]);
-        // The running count and its peak over the settled columns: the earlier squeeze's
-        // peak if it was first reached there, else counted again.
-        let count = |k: usize| scan.cnt[i * SLOTS + k] as i64;
-        scan.cur[i] = count(0) + count(1) - count(4) - count(5);
-        scan.top[i] = match before.top.get(i) {
-            Some(&(top, at)) if at < settled => (top, at),
-            _ => {
-                let (mut cur, mut top) = (0, (0, 0));
-                for (j, &c) in row[..n].iter().enumerate() {
-                    cur += mem_delta(c);
-                    if cur > top.0 {
-                        top = (cur, j);
-                    }
-                }
-                top
-            }
-        };
+        (scan.cur[i], scan.top[i]) = before.settled_count(i, &row[..n]);
     }
     scan.lo = scan.lo.max(settled);
     scan.run(rows, period, None)?;

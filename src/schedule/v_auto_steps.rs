@@ -339,16 +339,92 @@ fn py_index(len: usize, index: i64) -> Option<usize> {
 /// `rows` come out of a squeeze (in the search, with `m` micro-batches), with [`peak`]
 /// `peak_mem`: the edits only touch the rows' ends, so the last squeeze starts from the
 /// first column an edit changed.
+#[cfg(test)]
 pub(super) fn process_cooldown(rows: &Squeezed, m: usize, peak_mem: i64) -> Option<Squeezed> {
+    cooldown(rows.clone(), m, peak_mem)?.squeeze()
+}
+
+/// A candidate's rows after the cool-down's edits, before their squeeze. The search's last
+/// steps squeeze them only once they need the rows' ends (see `v_auto_score`): most
+/// candidates are given up before.
+pub(super) struct Cooled {
+    /// The squeeze whose rows' ends the cool-down edited.
+    pub(super) before: Squeezed,
+    /// `before.rows` with the edits: equal to them on the first `settled` columns.
+    edited: Rows,
+    settled: usize,
+    m: usize,
+}
+
+impl Cooled {
+    /// Rows already squeezed, with nothing left to edit (the squeeze leaves them as they are).
+    #[cfg(test)]
+    pub(super) fn squeezed(rows: Squeezed, m: usize) -> Self {
+        let edited = rows.rows.clone();
+        let settled = edited.first().map_or(0, Vec::len);
+        Self {
+            before: rows,
+            edited,
+            settled,
+            m,
+        }
+    }
+
+    /// The squeeze of the edited rows: `process_cooldown`'s result.
+    pub(super) fn squeeze(&self) -> Option<Squeezed> {
+        squeeze_tail(&self.edited, self.m, &self.before, self.settled)
+    }
+
+    /// The first columns on which the squeeze's rows equal `before.rows`, on every device:
+    /// the squeeze starts at column `settled`, and places each device's passes from there
+    /// after its last pass before it, so every slot before that stays as it is.
+    pub(super) fn kept_columns(&self) -> usize {
+        if !self.before.reused_by(&self.edited, self.m) {
+            return 0;
+        }
+        self.before
+            .rows
+            .iter()
+            .map(|row| last_busy(&row[..self.settled.min(row.len())]).map_or(0, |j| j + 1))
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// The squeeze's [`peak`]: the edited rows' (a squeeze keeps each device's passes in
+    /// their order), counted on from the state at column `settled` that `before` gives.
+    pub(super) fn peak(&self) -> i64 {
+        let mut peak = 0;
+        for (i, row) in self.edited.iter().enumerate() {
+            let settled = self.settled.min(row.len());
+            let (mut cur, top) = self.before.settled_count(i, &row[..settled]);
+            let mut top = top.0;
+            for &c in &row[settled..] {
+                cur += mem_delta(c);
+                top = top.max(cur);
+            }
+            peak = peak.max(top);
+        }
+        peak
+    }
+}
+
+/// `process_cooldown` up to its squeeze: the edited rows, or `None` where the source fails
+/// an assertion.
+pub(super) fn cooldown(rows: Squeezed, m: usize, peak_mem: i64) -> Option<Cooled> {
     let mut edited = rows.rows.clone();
-    cooldown_edit(&mut edited, rows, m, peak_mem)?;
+    cooldown_edit(&mut edited, &rows, m, peak_mem)?;
     let settled = edited
         .iter()
         .zip(&rows.rows)
         .map(|(a, b)| common_prefix(a, b))
         .min()
         .unwrap_or(0);
-    squeeze_tail(&edited, m, rows, settled)
+    Some(Cooled {
+        before: rows,
+        edited,
+        settled,
+        m,
+    })
 }
 
 /// How many leading bytes `a` and `b` share (compared 32 at a time, then one by one).
