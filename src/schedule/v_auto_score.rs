@@ -67,6 +67,9 @@ pub(super) fn finish(
     let Some(mut after) = cooled.squeeze() else {
         return Finish::Dropped;
     };
+    if !walk.reorder.has_each_kind(after.rows_and_lists().1, m) {
+        return Finish::Dropped;
+    }
     // The walk changed only the first `kept` columns, which the squeeze left as they were.
     for (row, walked) in after.rows.iter_mut().zip(&cooled.before.rows) {
         let n = kept.min(row.len()).min(walked.len());
