@@ -111,7 +111,6 @@ impl Reorder {
         i: usize,
         limit: usize,
     ) -> bool {
-        let p = self.p;
         let Some(&id) = rows[i].get(j) else {
             return true;
         };
@@ -119,31 +118,16 @@ impl Reorder {
             self.count(i, ix(id), id, j);
             return true;
         }
-        let cnt = &self.cnt[i];
-        let at = &self.at;
-        let done_before = |stage: usize, k: usize, c: usize| {
-            at.get(c * p + stage)
-                .is_some_and(|a| a[k] > -1 && (a[k] as usize) < j)
-        };
-        // Whether device i's c-th pass of kind k (in `FfBbWw` order) may move to slot j:
-        // its dependency is done in an earlier slot.
-        let can_move = |k: usize, c: usize| match k {
-            0 | 2 if i > 0 => done_before(i - 1, k, c),
-            0 => true,
-            2 => cnt[1] > c,
-            1 | 3 if i + 1 < p => done_before(i + 1, k, c),
-            1 => cnt[0] > c,
-            3 => cnt[2] > c,
-            4 => cnt[2] > c,
-            _ => cnt[3] > c,
-        };
         // Most often (a hole moving right along a row as each pass moves up by one) the
         // next slot holds a pass that may move: it is the first later pass of its kind and
         // comes before every other kind's, so it wins unless it is an F or f the peak
         // refuses (with only idle slots between, the count there is the device's own).
         if let Some(&id) = rows[i].get(j + 1).filter(|_| j + 1 < limit) {
             let k = ix(id);
-            if id != EMPTY && can_move(k, cnt[k]) && (k >= 2 || self.stage_mem[i] < self.peak_mem) {
+            if id != EMPTY
+                && self.can_move(i, j, k, self.cnt[i][k])
+                && (k >= 2 || self.stage_mem[i] < self.peak_mem)
+            {
                 rows[i][j] = id;
                 rows[i][j + 1] = EMPTY;
                 self.count(i, k, id, j);
@@ -153,6 +137,7 @@ impl Reorder {
         // The first later pass of each kind that may move here: the earliest F or f and
         // the earliest other kind.
         let (mut forward, mut other) = ((usize::MAX, 0usize), (usize::MAX, 0usize));
+        let cnt = &self.cnt[i];
         for k in 0..6 {
             // Every pass before slot `j` is settled and counted, and each list is in slot
             // order, so the first pass of kind k after the idle slot `j` is the one after
@@ -164,7 +149,7 @@ impl Reorder {
             let Ok(q) = usize::try_from(positions[(i * 6 + k) * self.stride + c]) else {
                 continue;
             };
-            if !can_move(k, c) {
+            if !self.can_move(i, j, k, c) {
                 continue;
             }
             let best = if k < 2 { &mut forward } else { &mut other };
@@ -203,6 +188,29 @@ impl Reorder {
         rows[i][q] = EMPTY;
         self.count(i, k, id, j);
         true
+    }
+
+    /// Whether device i's c-th pass of kind k (in `FfBbWw` order) may move to slot j: its
+    /// dependency is done, in an earlier slot.
+    #[inline(always)]
+    fn can_move(&self, i: usize, j: usize, k: usize, c: usize) -> bool {
+        let p = self.p;
+        let done_before = |stage: usize| {
+            self.at
+                .get(c * p + stage)
+                .is_some_and(|a| a[k] > -1 && (a[k] as usize) < j)
+        };
+        let cnt = &self.cnt[i];
+        match k {
+            0 | 2 if i > 0 => done_before(i - 1),
+            0 => true,
+            2 => cnt[1] > c,
+            1 | 3 if i + 1 < p => done_before(i + 1),
+            1 => cnt[0] > c,
+            3 => cnt[2] > c,
+            4 => cnt[2] > c,
+            _ => cnt[3] > c,
+        }
     }
 
     /// Counts pass `id` (kind `k`) of device `i` in slot `j`.
