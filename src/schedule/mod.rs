@@ -80,10 +80,10 @@ pub const MAX_V_GREEDY_WORK: u64 = 1 << 26;
 /// Largest `p x p x max(m, 2p)` for `v-zb`: its search builds some 60 x 10 x p blocks and,
 /// for each, orders about 6 max(m, 2p) slots on each of the p devices (fewer than 2p
 /// micro-batches are ordered as 2p, then cut), so its work grows with this product (p 16
-/// with m up to 256, or p 32 with m up to 64, at this limit: 1.2 s of one core in the worst
-/// case). A plan runs the search twice (with the even split's durations, then the plan's)
-/// and a comparison once more per strategy, which is why p 32 with m 128 (1.2-1.4 s alone)
-/// is still refused.
+/// with m up to 256, or p 32 with m up to 64, at this limit: about 1 s of one core in the
+/// worst case). A plan runs the search twice (with the even split's durations, then the
+/// plan's) and a comparison once more per strategy, which is why p 32 with m 128 (1.0-1.2 s
+/// alone) is still refused.
 pub const MAX_V_ZB_WORK: u64 = 1 << 16;
 
 /// Checks that `p` devices, `m` micro-batches and the chunks `kind` runs with for a request
