@@ -288,8 +288,9 @@ impl Scan {
             cnt: self.cnt.clone(),
             next: self.next.clone(),
         };
-        // The devices with a lower-case pass in the column being scanned, first device first.
-        let mut lower = Vec::with_capacity(p);
+        // The devices with a lower-case pass in the column being scanned, first device first
+        // (the first `lowers` entries).
+        let mut lower = vec![0usize; p];
         let mut j = self.lo;
         while j <= self.hi {
             if period > 0 && j == last.column + period {
@@ -306,16 +307,19 @@ impl Scan {
             }
             // Upper-case passes from the first device down, then lower-case from the last
             // up (the devices the first scan met them on, taken back in reverse).
-            lower.clear();
+            let mut lowers = 0;
             for (i, row) in rows.iter().enumerate() {
                 let id = row[j];
                 match CASE[usize::from(id)] {
                     Case::Upper => self.place(i, id)?,
-                    Case::Lower => lower.push(i),
+                    Case::Lower => {
+                        lower[lowers] = i;
+                        lowers += 1;
+                    }
                     Case::Idle => {}
                 }
             }
-            while let Some(i) = lower.pop() {
+            for &i in lower[..lowers].iter().rev() {
                 self.place(i, rows[i][j])?;
             }
             j += 1;
