@@ -79,18 +79,23 @@ pub const MAX_V_GREEDY_WORK: u64 = 1 << 26;
 
 /// Largest `p x p x max(m, 2p)` for `v-zb`: its search builds some 60 x 10 x p blocks and,
 /// for each, orders about 6 max(m, 2p) slots on each of the p devices (fewer than 2p
-/// micro-batches are ordered as 2p, then cut), so its work grows with this product (p 16
-/// with m up to 256, or p 32 with m up to 64, at this limit: about 1 s of one core in the
-/// worst case). A plan runs the search twice (with the even split's durations, then the
-/// plan's) and a comparison once more per strategy, which is why p 32 with m 128 (1.0-1.2 s
-/// alone) is still refused.
-pub const MAX_V_ZB_WORK: u64 = 1 << 16;
+/// micro-batches are ordered as 2p, then cut), so its work grows with this product. At this
+/// limit (p 16 with m up to 512, p 24 with m up to 227, p 32 with m up to 128) one search
+/// takes about 0.5, 0.8 and 1.1-1.7 s of one core depending on the costs; a plan runs it
+/// twice (with the even split's durations, then the plan's) and a comparison once more per
+/// strategy, which stays within seconds.
+pub const MAX_V_ZB_WORK: u64 = 1 << 17;
+
+/// Most devices `v-zb` may have: each block's ramps grow with p too, so beyond p 32 the
+/// search costs more than the product above says (p 40 with m 80: about 2 s; p 45 with m 64:
+/// 4 s).
+pub const MAX_V_ZB_STAGES: u32 = 32;
 
 /// Checks that `p` devices, `m` micro-batches and the chunks `kind` runs with for a request
 /// of `v` are at least one each, `p` at most [`MAX_STAGES`], at most [`MAX_CELLS`] cells
 /// together, and within the search limits of the slow schedules ([`MAX_V_GREEDY_WORK`],
-/// [`MAX_V_ZB_WORK`]), so that what is accepted finishes in seconds. Call it before
-/// allocating per-(device, chunk) inputs from user-given sizes.
+/// [`MAX_V_ZB_WORK`], [`MAX_V_ZB_STAGES`]), so that what is accepted finishes in seconds.
+/// Call it before allocating per-(device, chunk) inputs from user-given sizes.
 pub fn check_size(kind: ScheduleKind, p: u32, m: u32, v: u32) -> Result<(), ScheduleError> {
     let chunks = kind.chunks(v);
     let cells = u64::from(p) * u64::from(m) * u64::from(chunks);
@@ -116,6 +121,9 @@ pub fn check_size(kind: ScheduleKind, p: u32, m: u32, v: u32) -> Result<(), Sche
         ScheduleKind::VHalf | ScheduleKind::VMin if work > MAX_V_GREEDY_WORK => refuse(format!(
             "p x p x m x chunks at most {MAX_V_GREEDY_WORK} for its search to finish in \
              seconds (got {p} x {p} x {m} x {chunks} = {work})"
+        )),
+        ScheduleKind::VZb if p > MAX_V_ZB_STAGES => refuse(format!(
+            "at most {MAX_V_ZB_STAGES} devices for its search to finish in seconds (got p={p})"
         )),
         ScheduleKind::VZb if v_zb_work > MAX_V_ZB_WORK => refuse(format!(
             "p x p x max(m, 2p) at most {MAX_V_ZB_WORK} for its search to finish in seconds \

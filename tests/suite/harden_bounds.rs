@@ -13,9 +13,12 @@ fn huge_simulations_are_refused_with_the_limit_named() {
         (["v-half", "65536", "8"], "at most 1024 devices"),
         (["1f1b", "65536", "8"], "at most 1024 devices"),
         (["v-min", "1024", "1024"], "p x p x m x chunks at most"),
-        (["v-zb", "32", "128"], "p x p x max(m, 2p) at most 65536"),
-        // Fewer than 2p micro-batches are ordered as 2p: minutes before this was counted.
-        (["v-zb", "128", "2"], "p x p x max(m, 2p) at most 65536"),
+        (["v-zb", "32", "129"], "p x p x max(m, 2p) at most 131072"),
+        (["v-zb", "16", "513"], "p x p x max(m, 2p) at most 131072"),
+        // Fewer than 2p micro-batches cost as much as 2p: minutes before the devices were
+        // bounded.
+        (["v-zb", "33", "2"], "at most 32 devices"),
+        (["v-zb", "128", "2"], "at most 32 devices"),
     ] {
         let start = Instant::now();
         let (ok, _, err) = pipescope(&[
@@ -96,4 +99,23 @@ fn a_huge_rayon_thread_count_is_clamped() {
     };
     assert_eq!(strip(&plain), strip(&many));
     assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+/// Issue 14's goal size for v-zb (p 32, m 128) is accepted, and the limits sit right above
+/// it (the search's time there is measured in `benches/search.rs`).
+#[test]
+fn v_zb_accepts_its_goal_size_and_nothing_much_larger() {
+    use pipescope::schedule::{ScheduleKind, check_size};
+    for (p, m) in [(32, 128), (16, 512), (24, 227), (8, 2048)] {
+        assert!(
+            check_size(ScheduleKind::VZb, p, m, 2).is_ok(),
+            "p={p} m={m}"
+        );
+    }
+    for (p, m) in [(32, 129), (16, 513), (33, 1), (40, 80)] {
+        assert!(
+            check_size(ScheduleKind::VZb, p, m, 2).is_err(),
+            "p={p} m={m}"
+        );
+    }
 }
