@@ -19,7 +19,6 @@ pub mod scenario;
 pub mod schedule;
 pub mod sim;
 pub mod sweep;
-/// The terminal UI (the default `tui` feature); the engine never imports it.
 #[cfg(feature = "tui")]
 pub mod tui;
 

@@ -13,7 +13,7 @@
 //!   brings it), and hides under the tensor-parallel collectives of its backward
 //!   (`tp_b_s`, plus `tp_w_s` when B and W are fused): its span is only what exceeds them;
 //! - offloaded bytes (`offload_bytes > 0`) never delay compute (PipeOffload's rule): the
-//!   copies are fitted around the compute timeline afterwards ([`copies`]). A
+//!   copies are fitted around the compute timeline afterwards (the `copies` module). A
 //!   micro-batch-chunk goes to the host only when its forward-to-backward gap holds the
 //!   round trip and the device's single copy lane has a slot for the D2H after the F and for
 //!   the H2D before the recomputation or backward that reads the bytes; otherwise it stays

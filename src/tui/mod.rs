@@ -1,5 +1,6 @@
-//! The interactive terminal UI: app state, actions, a pure update function, a solver
-//! worker thread and views that only read state.
+//! The interactive terminal UI (the default `tui` feature; the engine never imports it):
+//! app state, actions, a pure update function, a solver worker thread and views that only
+//! read state.
 //!
 //! - [`app`]: the state ([`App`]); [`action`]: the one [`Action`] enum and the [`Effect`]s;
 //!   [`update`]: `update(&mut App, Action) -> Vec<Effect>`, pure.
