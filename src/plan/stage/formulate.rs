@@ -8,11 +8,11 @@ use crate::plan::knapsack::{self, Choice, Group};
 
 use super::{BlockCounts, KINDS, KindDecision, KnapsackMode, StageEnv, keep_all};
 
-/// Cheap bounds of [`knapsack_added_in`](super::knapsack_added_in)'s answer, from the knapsack's linear relaxation
-/// (no table): `lower_s` is a lower bound (infinite only when the stage cannot fit),
-/// `upper_s` an upper bound (finite only when it can). With offload allowed the lower bound
-/// is 0 (an offload assignment may beat the relaxation without it) and the upper bound is the
-/// one without offload (offload only ever lowers the answer).
+/// Cheap bounds of [`knapsack_added_in`](super::knapsack_added_in)'s answer, from the
+/// knapsack's linear relaxation (no table): `lower_s` is a lower bound (infinite only when
+/// the stage cannot fit), `upper_s` an upper bound (finite only when it can). With offload
+/// allowed the lower bound is 0 (an offload assignment may beat the relaxation without it)
+/// and the upper bound is the one without offload (offload only ever lowers the answer).
 pub fn knapsack_added_bounds(
     anatomy: &Anatomy,
     counts: BlockCounts,
