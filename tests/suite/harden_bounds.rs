@@ -15,8 +15,8 @@ fn huge_simulations_are_refused_with_the_limit_named() {
         (["v-min", "1024", "1024"], "p x p x m x chunks at most"),
         (["v-zb", "32", "129"], "p x p x max(m, 2p) at most 131072"),
         (["v-zb", "16", "513"], "p x p x max(m, 2p) at most 131072"),
-        // Fewer than 2p micro-batches cost as much as 2p: minutes before the devices were
-        // bounded.
+        // Fewer than 2p micro-batches cost as much as 2p (minutes before that was counted):
+        // many devices with a few micro-batches are refused.
         (["v-zb", "33", "2"], "at most 32 devices"),
         (["v-zb", "128", "2"], "at most 32 devices"),
     ] {
