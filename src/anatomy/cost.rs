@@ -141,19 +141,27 @@ impl<'a> Machine<'a> {
         self.fp8
     }
 
-    /// Matrix-unit work of `flops` that moves `bytes`: compute time plus memory time.
+    /// Matrix-unit work of `flops` that moves `bytes`: compute time plus memory time (or
+    /// the larger of the two where the GPU's kernels overlap them).
     pub fn compute(&self, flops: f64, bytes: f64) -> Work {
         let tc = if flops > 0.0 {
             flops / (self.peak_flops * self.eff.matrix_at(flops))
         } else {
             0.0
         };
+        self.kernel(flops, bytes, tc)
+    }
+
+    /// A matrix-unit kernel of `flops` moving `bytes` whose math takes `math_s`: the math
+    /// plus the memory time, or the larger of the two where the GPU overlaps them.
+    fn kernel(&self, flops: f64, bytes: f64, math_s: f64) -> Work {
         let tm = self.mem(bytes).s;
-        Work {
-            flops,
-            bytes,
-            s: tc + tm,
-        }
+        let s = if self.eff.gemm_memory_overlap {
+            math_s.max(tm)
+        } else {
+            math_s + tm
+        };
+        Work { flops, bytes, s }
     }
 
     /// Memory-bound (elementwise) work moving `bytes`.
@@ -189,12 +197,7 @@ impl<'a> Machine<'a> {
     pub fn gemm_fp8(&self, m: f64, k: f64, n: f64) -> Work {
         let flops = 2.0 * m * k * n;
         let tc = flops / (self.fp8_peak_flops * self.eff.matrix_fp8_at(flops));
-        let bytes = m * k + k * n + 2.0 * m * n;
-        Work {
-            flops,
-            bytes,
-            s: tc + self.mem(bytes).s,
-        }
+        self.kernel(flops, m * k + k * n + 2.0 * m * n, tc)
     }
 
     /// A transformer layer's linear layer `[m, k] x [k, n]` as Transformer Engine runs it:
@@ -243,16 +246,8 @@ impl<'a> Machine<'a> {
         let back = 2.5 * flops;
         let bwd = at(back, self.eff.attention_backward_at(back));
         Piece {
-            fwd: Work {
-                flops,
-                bytes,
-                s: fwd + self.mem(bytes).s,
-            },
-            b: Work {
-                flops: back,
-                bytes: 2.0 * bytes,
-                s: bwd + self.mem(2.0 * bytes).s,
-            },
+            fwd: self.kernel(flops, bytes, fwd),
+            b: self.kernel(back, 2.0 * bytes, bwd),
             w: Work::default(),
         }
     }

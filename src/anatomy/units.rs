@@ -321,7 +321,8 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         ModelStyle::Gpt => Piece::default(),
     };
     // One fused QKV GEMM, split by output so that q, k and v are units of their own; the
-    // fp8 input's transpose is charged once, with q.
+    // fp8 input's transpose is charged once, with q. (Each part is timed as a GEMM of its
+    // own size, which the A100 calibration was set with.)
     let q = m.layer_linear(d.tokens, d.h, d.q_width, InputCast::FromNorm) + rope(d.q_width);
     let kk = m.layer_linear(d.tokens, d.h, d.kv_width, InputCast::Elsewhere) + rope(d.kv_width);
     let v = m.layer_linear(d.tokens, d.h, d.kv_width, InputCast::Elsewhere);

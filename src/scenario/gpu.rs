@@ -25,6 +25,11 @@ pub struct EfficiencyCurve {
     /// the `attention` steps.
     #[serde(default)]
     pub attention_backward: Option<Vec<(f64, f64)>>,
+    /// Whether a GEMM's (and FlashAttention's) HBM traffic overlaps its math, so that it
+    /// takes the longer of the two (Hopper's and Blackwell's kernels load through the TMA
+    /// asynchronously), or adds to it (`false`, the A100 calibration's rule).
+    #[serde(default)]
+    pub gemm_memory_overlap: bool,
 }
 
 /// One GPU model.
@@ -79,6 +84,7 @@ impl EfficiencyCurve {
             matrix_fp8: None,
             attention: None,
             attention_backward: None,
+            gemm_memory_overlap: false,
         }
     }
 
@@ -102,6 +108,7 @@ impl EfficiencyCurve {
             matrix_fp8: None,
             attention: None,
             attention_backward: None,
+            gemm_memory_overlap: false,
         }
     }
 

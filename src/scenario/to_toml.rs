@@ -60,6 +60,10 @@ fn gpu_table(g: &GpuSpec) -> Table {
     e.insert("matrix".into(), steps(&g.efficiency.matrix));
     e.insert("memory".into(), steps(&g.efficiency.memory));
     e.insert("link".into(), Value::Float(g.efficiency.link));
+    e.insert(
+        "gemm_memory_overlap".into(),
+        Value::Boolean(g.efficiency.gemm_memory_overlap),
+    );
     for (key, curve) in [
         ("matrix_fp8", &g.efficiency.matrix_fp8),
         ("attention", &g.efficiency.attention),

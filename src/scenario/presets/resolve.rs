@@ -67,6 +67,7 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
             matrix_fp8: e.matrix_fp8.clone(),
             attention: e.attention.clone(),
             attention_backward: e.attention_backward.clone(),
+            gemm_memory_overlap: e.gemm_memory_overlap.unwrap_or(default.gemm_memory_overlap),
         },
     };
     let spec = GpuSpec {

@@ -36,6 +36,7 @@ pub struct EfficiencyToml {
     pub matrix_fp8: Option<Vec<(f64, f64)>>,
     pub attention: Option<Vec<(f64, f64)>>,
     pub attention_backward: Option<Vec<(f64, f64)>>,
+    pub gemm_memory_overlap: Option<bool>,
 }
 
 /// A `[gpu]` table.
