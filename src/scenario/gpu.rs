@@ -69,6 +69,15 @@ impl GpuSpec {
     pub fn memory_bytes(&self) -> u64 {
         (self.memory_gib * super::GIB).round() as u64
     }
+
+    /// The dense peak MFU and HFU are measured against, TFLOP/s: the peak of the format the
+    /// layers' GEMMs run in (fp8's under the fp8 recipe, as NVIDIA reports fp8 MFU).
+    pub fn peak_tflops(&self, precision: super::Precision) -> f64 {
+        match (precision, self.fp8_tflops) {
+            (super::Precision::Fp8, Some(fp8)) => fp8,
+            _ => self.bf16_tflops,
+        }
+    }
 }
 
 impl EfficiencyCurve {

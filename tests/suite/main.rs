@@ -25,6 +25,7 @@ mod harden_props;
 mod harden_small;
 #[cfg(feature = "tui")]
 mod harden_tui;
+mod job_h100;
 mod job_heldout;
 mod job_model;
 mod job_scenario;
