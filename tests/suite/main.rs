@@ -10,6 +10,7 @@ mod engine_calibration;
 mod engine_calibration_h100;
 mod engine_cli;
 mod engine_cli_pipe;
+mod engine_precision;
 mod engine_presets;
 mod engine_proptest;
 mod engine_reference;
