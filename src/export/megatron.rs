@@ -262,6 +262,12 @@ pub fn export(scenario: &Scenario, outcome: &Outcome) -> String {
         out.push_str("--use-distributed-optimizer\n");
     }
     out.push_str("--overlap-grad-reduce\n");
+    if par.precision.is_fp8() {
+        // Transformer Engine's delayed-scaling recipe, E4M3 forward and E5M2 gradients, as
+        // pipescope models fp8.
+        out.push_str("--fp8-format hybrid\n--fp8-recipe delayed\n");
+        out.push_str("--fp8-amax-history-len 1024\n--fp8-amax-compute-algo max\n");
+    }
     out.push_str(recompute);
     out
 }

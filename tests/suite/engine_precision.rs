@@ -237,6 +237,12 @@ fn precision_reaches_the_json_and_round_trips() {
     assert!(ok, "{err}");
     let units: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(units["precision"], "fp8");
+    let (ok, out, err) = pipescope(&[&["export", "megatron"][..], &args[..4]].concat());
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("--fp8-format hybrid\n--fp8-recipe delayed\n"),
+        "{out}"
+    );
     let (ok, out, _) = pipescope(&["plan", "--json"]);
     assert!(ok);
     let plan: serde_json::Value = serde_json::from_str(&out).unwrap();
