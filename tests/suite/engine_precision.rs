@@ -243,6 +243,30 @@ fn precision_reaches_the_json_and_round_trips() {
         out.contains("--fp8-format hybrid\n--fp8-recipe delayed\n"),
         "{out}"
     );
+    let sweep = [
+        "sweep",
+        "--gpu",
+        "h100-80gb",
+        "--model",
+        "llama3.1-8b",
+        "--gpus",
+        "8",
+        "--global-batch",
+        "16",
+        "-s",
+        "2048",
+        "--strategies",
+        "full",
+        "--schedules",
+        "1f1b",
+        "--precision",
+        "fp8",
+        "--json",
+    ];
+    let (ok, out, err) = pipescope(&sweep);
+    assert!(ok, "{err}");
+    let result: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(result["best"]["precision"], "fp8");
     let (ok, out, _) = pipescope(&["plan", "--json"]);
     assert!(ok);
     let plan: serde_json::Value = serde_json::from_str(&out).unwrap();
