@@ -221,7 +221,9 @@ pub fn render(format: Format, built: &Built, palette: &Palette) -> Result<String
             export::torchtitan::export(&built.schedule).map_err(|e| e.to_string())
         }
         Format::Megatron => match &built.planned {
-            Some((scenario, outcome)) => Ok(export::megatron::export(scenario, outcome)),
+            Some((scenario, outcome)) => {
+                export::megatron::export(scenario, outcome).map_err(|e| e.to_string())
+            }
             None => Err(
                 "megatron export needs a planned scenario (scenario flags), \
                  not an abstract run: drop --costs"
