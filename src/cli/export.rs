@@ -1,5 +1,5 @@
 //! `pipescope export FORMAT`: the planned scenario, or an abstract schedule with `--costs`,
-//! as a Perfetto trace, an SVG figure, Megatron-LM arguments or a torchtitan schedule CSV
+//! as a Perfetto trace, an SVG figure, a Megatron-LM launch script or a torchtitan schedule CSV
 //! (docs/cli.md). No `-o`, or `-o -`, writes to stdout; a file is written
 //! atomically (a new temporary file beside it, then renamed over it).
 
@@ -23,7 +23,7 @@ pub enum Format {
     Perfetto,
     /// A standalone SVG figure.
     Svg,
-    /// Megatron-LM arguments (planned scenarios only).
+    /// Megatron-LM launch script (planned scenarios only).
     Megatron,
     /// torch.distributed.pipelining schedule CSV (compute_only).
     Torchtitan,

@@ -348,3 +348,27 @@ fn cli_writes_megatron_and_refuses_abstract_runs() {
         "{err}"
     );
 }
+
+/// A V-shape schedule whose micro-batches are not a multiple of p: Megatron's nearest
+/// schedule (interleaved) refuses it at its first step; the script says so, and the rules
+/// find exactly that.
+#[test]
+fn interleaving_with_m_not_a_multiple_of_p_is_said() {
+    let mut s = preset("tiny-4x8");
+    s.plan.schedule = ScheduleKind::ZbV;
+    s.batch.micro_batches = 6;
+    let (text, l) = export(&s);
+    assert!(
+        text.contains(
+            "# interleaving: Megatron's interleaved schedule needs the micro-batches (6)"
+        ),
+        "{text}"
+    );
+    let problems = check_rules(&l);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains("contiguous micro-batches"));
+    s.batch.micro_batches = 8;
+    let (text, l) = export(&s);
+    assert!(!text.contains("# interleaving"));
+    assert!(check_rules(&l).is_empty());
+}

@@ -1,10 +1,17 @@
 //! The arguments of Megatron-LM's `pretrain_gpt.py` for a scenario, one group per concern,
 //! each written as a bash array (`MODEL_PARALLEL_ARGS=( ... )`) as Megatron's own example
-//! scripts are. A new dimension of the scenario is one line in its group's function (for
-//! example `g.value_if(p.cp > 1, "--context-parallel-size", p.cp)` in [`model_parallel`]).
-//! Every flag written here is in Megatron's parser (CI checks the list in
-//! `tests/megatron/flags.txt`, kept from Megatron's `arguments.py`) and the set passes the
-//! cross-flag rules of its `validate_args`.
+//! scripts are. A new dimension of the scenario is a line in its group's function, written
+//! with [`Group::switch_if`] / [`Group::value_if`] so that a default writes nothing (for
+//! example `.value_if(p.cp > 1, "--context-parallel-size", p.cp)` in [`model_parallel`]):
+//! parallel sizes (context, expert) in [`model_parallel`], the model's shape (experts, latent
+//! attention, head size) in [`model`], number formats (fp8) in [`precision`], sharding and
+//! the data-parallel overlaps in [`data_parallel`], variables Megatron reads from the
+//! environment in [`environment`].
+//!
+//! Every flag written here must be in Megatron's parser and the set must pass the cross-flag
+//! rules of its `validate_args`: the tests check both (the flag list in
+//! `tests/megatron/flags.txt`, kept from Megatron's `arguments.py`; the rules in
+//! `tests/suite/megatron_common`), over every preset.
 
 use std::fmt::Display;
 

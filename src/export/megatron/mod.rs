@@ -100,12 +100,18 @@ fn notes(
     if kind.placement() == Placement::Chimera {
         out.push_str("# chimera replicates the stages (one copy per direction); the layout is one direction's\n");
     }
+    // Chain positions are virtual stages when devices hold several chunks.
+    let stage = if chain.len() > outcome.stages.len() {
+        "virtual stage"
+    } else {
+        "stage"
+    };
     for (s, &[first, _]) in chain.iter().enumerate() {
         if first > 0 && first % 2 == 0 && first <= 2 * scenario.model.layers as usize {
             let _ = writeln!(
                 out,
-                "# stage {s} starts inside layer {}: its attention block is on the stage before \
-                 (Megatron splits only between layers; the layout counts the layer there)",
+                "# {stage} {s} starts inside layer {}: its attention block is on the {stage} \
+                 before (Megatron splits only between layers; the layout counts the layer there)",
                 first / 2 - 1
             );
         }
@@ -231,7 +237,7 @@ pub fn export(scenario: &Scenario, outcome: &Outcome) -> Result<String, InvalidF
     }
     out.push_str(&notes(scenario, outcome, &chain, &rc));
 
-    let gpus = u64::from(par.tp) * u64::from(par.pp) * u64::from(par.dp);
+    let gpus = outcome.gpus;
     let (per_node, nodes) = args::nodes(gpus, scenario.gpu.node_gpus);
     out.push_str(
         "#\n# Run from a Megatron-LM checkout, on every node (NODE_RANK 0, 1, ...; MASTER_ADDR the \
