@@ -2,7 +2,7 @@
 
 Run from a Megatron-LM checkout with torch importable (a CPU build is enough):
 
-    PYTHONPATH=/path/to/Megatron-LM python tests/megatron/dump_flags.py COMMIT > tests/megatron/flags.txt
+    PYTHONPATH=/path/to/Megatron-LM python tests/megatron/dump_flags.py COMMIT DATE > tests/megatron/flags.txt
 
 It builds the parser exactly as `megatron.training.arguments.parse_args` does and prints one
 line per option string: the flag, then `switch` (takes no value), or the value's type, `list`
@@ -33,8 +33,10 @@ def kind(action):
 
 def main():
     commit = sys.argv[1] if len(sys.argv) > 1 else "unknown"
+    date = sys.argv[2] if len(sys.argv) > 2 else "unknown"
     parser = add_megatron_arguments(argparse.ArgumentParser(allow_abbrev=False))
     print(f"# Megatron-LM {commit}: megatron/training/arguments.py, add_megatron_arguments")
+    print(f"# commit of {date}, written by tests/megatron/dump_flags.py")
     print("# flag, then `switch` (no value) or the value's type; choices in braces")
     lines = set()
     for action in parser._actions:
