@@ -1,5 +1,4 @@
-//! V-ZB: the zero-bubble repo's building-block search for V-shape schedules
-//! (`scheduler/v_auto_schedule.py`, `schedule(p, m, costs, max_mem)`).
+//! The search loop (`schedule` in `scheduler/v_auto_schedule.py`) and its first steps.
 //!
 //! Enumerates device 0's 6-slot pattern (F at 0; f, B, b anywhere else; W/w in the next free
 //! slot after B/b) and uniform device-to-device offsets `[k, -1, k, -1]` (k = 1..5) in two
@@ -11,17 +10,19 @@
 
 use std::collections::HashMap;
 
-use super::list_timing::time_schedule;
-use super::search_input::{check_basic, check_v_shape, mem_limit, op, schedule};
-use super::v_auto_finish::{release_w, remove_redundancy};
-use super::v_auto_score::{Finish, finish};
-use super::v_auto_squeeze::{Squeezed, squeeze_edited_head, squeeze_state};
-use super::v_auto_steps::{
+use super::finish::{release_w, remove_redundancy};
+use super::score::{Finish, finish};
+use super::squeeze::{Squeezed, squeeze_edited_head, squeeze_state};
+use super::steps::{
     Cooled, EMPTY, Rows, SLOTS, clear_invalid, cleared_peak, cooldown, process_warmup, repeat,
 };
-use super::v_auto_time::exact_work_bound;
-use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
+use super::time::exact_work_bound;
 use crate::cancel::Cancel;
+use crate::schedule::list_timing::time_schedule;
+use crate::schedule::search_input::{check_basic, check_v_shape, mem_limit, op, schedule};
+use crate::schedule::{
+    Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind,
+};
 
 const OFFSETS: [[i64; 4]; 5] = [
     [1, -1, 1, -1],
@@ -322,10 +323,10 @@ pub(super) fn test_blocks(p: usize) -> Vec<Vec<[i64; 6]>> {
 /// A building block's rows after the first steps (repeat, clear, squeeze, warm-up, squeeze),
 /// or `None` where a step rejects it: the input of the later steps' tests.
 #[cfg(test)]
-pub(super) fn warmed_up(block: &[[i64; 6]], m: usize) -> Option<super::v_auto_squeeze::Squeezed> {
+pub(super) fn warmed_up(block: &[[i64; 6]], m: usize) -> Option<super::squeeze::Squeezed> {
     let mut rows = repeat(block, m);
     clear_invalid(&mut rows, m)?;
-    warm_up(&rows, m, super::v_auto_steps::peak(&rows))
+    warm_up(&rows, m, super::steps::peak(&rows))
 }
 
 /// A building block's rows after the cool-down as the search builds them for `m`
@@ -347,7 +348,7 @@ pub(super) fn cooled_down(block: &[[i64; 6]], m: usize) -> Option<(Cooled, i64)>
 
 #[cfg(test)]
 mod tests {
-    use super::super::v_auto_time::sweep_span;
+    use super::super::time::sweep_span;
     use super::*;
 
     /// The one-sweep scorer gives the list-scheduling timer's span, to the bit, on every
