@@ -43,5 +43,6 @@ mod search;
 mod squeeze;
 mod steps;
 mod time;
+mod v_half_floor;
 
 pub(crate) use search::generate;

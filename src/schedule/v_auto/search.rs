@@ -17,6 +17,7 @@ use super::steps::{
     Cooled, EMPTY, Rows, SLOTS, clear_invalid, cleared_peak, cooldown, process_warmup, repeat,
 };
 use super::time::exact_work_bound;
+use super::v_half_floor::at_least_v_half;
 use crate::cancel::Cancel;
 use crate::schedule::list_timing::time_schedule;
 use crate::schedule::search_input::{check_basic, check_v_shape, mem_limit, op, schedule};
@@ -33,9 +34,20 @@ const OFFSETS: [[i64; 4]; 5] = [
 ];
 
 /// Generates `v-zb`, checking `cancel` between candidates (each takes at most milliseconds
-/// within the size limit).
+/// within the size limit): the search's winner, or V-Half's order where that is faster
+/// (see [`at_least_v_half`]).
 pub(crate) fn generate(input: &ScheduleInput, cancel: &Cancel) -> Result<Schedule, ScheduleError> {
-    search(input, cancel, true, true)
+    let searched = search(input, cancel, true, true);
+    match mem_limit(ScheduleKind::VZb, input, 2.0 * f64::from(input.p)) {
+        Ok(limit) => at_least_v_half(input, whole_peak(limit), searched),
+        Err(_) => searched,
+    }
+}
+
+/// The largest whole peak within `limit` chunk-activations (peaks are whole numbers, so a
+/// fractional limit rounds down).
+fn whole_peak(limit: f64) -> i64 {
+    limit.floor().clamp(-1.0, 1e9) as i64
 }
 
 /// The search; with `stop_early`, it stops at a candidate no later one can beat (see
@@ -52,8 +64,7 @@ fn search(
     check_v_shape(kind, input)?;
     let (p, m) = (input.p as usize, input.m as usize);
     let limit = mem_limit(kind, input, 2.0 * p as f64)?;
-    // Peaks are whole chunk-activations: a fractional limit rounds down.
-    let max_mem = limit.floor().clamp(-1.0, 1e9) as i64;
+    let max_mem = whole_peak(limit);
     let two_p = 2 * p as i64;
     let mut best: Option<(f64, Rows)> = None;
     // Peaks reported for the repeated rows already tried (keyed by the first slots that
