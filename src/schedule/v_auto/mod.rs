@@ -20,6 +20,10 @@
 //! 4. the last steps in one left-to-right walk ([`score`]): the greedy hole filling
 //!    ([`reorder`]), the W relabelling and the timing ([`time`]), slot by slot.
 //!
+//! The winner is then timed against V-Half's order, which is taken where it fits the limit
+//! and ends earlier ([`v_half_floor`], pipescope's addition), so `v-zb` is never slower
+//! than `v-half`.
+//!
 //! **What keeps it fast, all exact** (the tests compare each shortcut with the plain step):
 //! candidates that clear to rows already seen reuse the first one's answer; the squeezes
 //! reuse each other's work on the rows' repeated middle; the walk gives up on a candidate
