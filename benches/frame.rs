@@ -103,5 +103,38 @@ fn frame(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, frame);
+/// A frame of the main view at 4,096 micro-batches (`tiny-4x8`, real engine): what is drawn
+/// per frame must stay linear in the ops (the timeline is walked once for the Gantt; every
+/// derived figure comes computed with the outcome), so this stays in the milliseconds.
+fn frame_large_m(c: &mut Criterion) {
+    let catalog = Catalog::builtin();
+    let Ok(mut scenario) = catalog.scenario("tiny-4x8") else {
+        return;
+    };
+    scenario.batch.micro_batches = 4096;
+    let mut app = App::new(scenario, choices_of(&catalog), Theme::builtin("dark"));
+    app.size = (200, 60);
+    for effect in pipescope::tui::update::resolve(&mut app) {
+        if let Effect::Solve(job) = effect {
+            let results = job.scenarios.iter().map(engine_solve).collect();
+            update(
+                &mut app,
+                Action::Solved(JobResult {
+                    generation: job.generation,
+                    kind: job.kind,
+                    results,
+                }),
+            );
+        }
+    }
+    assert!(app.solved.is_some(), "tiny-4x8 at m 4096 solves");
+    let Ok(mut terminal) = Terminal::new(TestBackend::new(200, 60));
+    c.bench_function("frame only 200x60, m 4096", |b| {
+        b.iter(|| {
+            let _ = terminal.draw(|f| view::draw(f, &app));
+        })
+    });
+}
+
+criterion_group!(benches, frame, frame_large_m);
 criterion_main!(benches);

@@ -63,8 +63,13 @@ pub struct StageOutcome {
     /// Optimizer state of `static_bytes` (fp32 master weights, Adam's moments; sharded over
     /// `d` with the distributed optimizer), bytes.
     pub optimizer_bytes: u64,
-    /// Peak memory in the simulation, bytes.
+    /// Peak memory in the simulation, bytes: the figure that decides whether the stage fits
+    /// (`feasible`, `infeasible_reason`) and the one the tables show.
     pub peak_memory_bytes: u64,
+    /// The planner's estimate of the peak, bytes (whole micro-batch-chunks in flight, so at
+    /// or above the simulated peak for multi-chunk schedules); shown beside
+    /// `peak_memory_bytes`, never deciding feasibility.
+    pub planned_peak_bytes: u64,
     /// Memory budget, bytes.
     pub budget_bytes: u64,
     /// Peak micro-batch-chunks alive at once.
@@ -77,6 +82,10 @@ pub struct StageOutcome {
     pub recompute_s: f64,
     /// Bytes per micro-batch moved to host.
     pub offload_bytes: u64,
+    /// This device's iteration by cause (the parts of [`Outcome::time_breakdown_s`], for
+    /// this device; a device that ends early counts the rest as bubble); adds up to the
+    /// iteration time. Computed once per solve, so views read it instead of the timeline.
+    pub time_breakdown_s: TimeBreakdown,
     /// Per unit kind, counts of blocks by decision.
     pub units: Vec<UnitCount>,
     /// Per block, its decisions (not in the JSON contract; for the unit grid).

@@ -84,3 +84,51 @@ fn invalid_edits_show_the_engines_message_and_keep_the_outcome() {
     assert_eq!(app.solved, before);
     assert!(render(&mut app, 120, 30).to_string().contains("✗"));
 }
+
+/// The header's second line and the stage details overlay show one time split of the
+/// selected stage (the engine's, computed once with the outcome): every part the header
+/// names, with its value, is in the overlay too. They once came from two computations
+/// (the engine's per-device breakdown, and one read off the timeline that counted waits on
+/// transfers apart from the bubble) and disagreed.
+#[test]
+fn the_header_and_the_stage_details_give_one_time_split() {
+    let mut app = real_app("tiny-4x8");
+    act_real(&mut app, Action::NextStage);
+    act_real(&mut app, Action::Commit);
+    let screen = render(&mut app, 200, 60).to_string();
+    let header = screen
+        .lines()
+        .find(|l| l.contains("stage 1 time:"))
+        .unwrap_or_else(|| panic!("no stage line\n{screen}"));
+    let o = &app.solved.as_ref().unwrap().outcome;
+    let t = o.stages[1].time_breakdown_s;
+    let parts = [
+        ("compute", t.compute),
+        ("recompute", t.recompute),
+        ("bubble", t.bubble),
+        ("tp_comm", t.tp_comm),
+        ("pp_comm", t.pp_comm),
+        ("dp_comm", t.dp_comm),
+        ("optimizer", t.optimizer),
+    ];
+    let details: String = screen
+        .lines()
+        .skip_while(|l| !l.contains("stage s1"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!details.is_empty(), "no details overlay\n{screen}");
+    for (name, value) in parts {
+        let item = format!("{name} {}", format::time(value));
+        assert!(header.contains(&item), "header lacks {item}: {header}");
+        // The overlay leaves out the parts that are zero.
+        assert!(
+            value == 0.0 || details.contains(&item),
+            "details lack {item}\n{details}"
+        );
+    }
+}
+
+fn act_real(app: &mut App, action: Action) {
+    let effects = update(app, action);
+    run(app, effects);
+}

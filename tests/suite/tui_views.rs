@@ -138,7 +138,13 @@ fn stage_details() -> App {
 fn enter_shows_the_stage_breakdown_at_every_size() {
     for (w, h) in SIZES {
         let screen = render(&mut stage_details(), w, h).to_string();
-        for needle in ["stage s1", "static", "kept activations", "compute", "idle"] {
+        for needle in [
+            "stage s1",
+            "static",
+            "kept activations",
+            "compute",
+            "bubble",
+        ] {
             assert!(screen.contains(needle), "{needle} at {w}x{h}\n{screen}");
         }
     }
