@@ -252,7 +252,7 @@ pub fn export(scenario: &Scenario, outcome: &Outcome) -> String {
         layout(&layers)
     );
     let _ = writeln!(out, "--micro-batch-size {}", batch.micro_batch_size);
-    let global = batch.micro_batch_size * u64::from(batch.micro_batches) * u64::from(par.dp);
+    let global = batch.global_batch(par.dp);
     let _ = writeln!(out, "--global-batch-size {global}");
     let _ = writeln!(out, "--seq-length {}", batch.seq_len);
     if par.sequence_parallel && par.tp > 1 {

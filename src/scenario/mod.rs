@@ -29,7 +29,7 @@ pub use model::{ModelSpec, ModelStyle};
 pub use overrides::ScenarioOverrides;
 pub use presets::{Catalog, PresetError, PresetInfo, PresetKind};
 pub use profile::{MeasuredProfile, UnitMeasurement};
-pub use settings::{Batch, Parallel, PlanSettings};
+pub use settings::{Batch, Parallel, PlanSettings, micro_batches_for};
 pub use to_toml::to_toml;
 pub use units::{GIB, GIB_BYTES};
 pub use validate::{limits, validate_gpu, validate_model};

@@ -110,9 +110,7 @@ pub(super) fn outcome(
     let feasible = reasons.is_empty();
     let par = &scenario.parallel;
     let gpus = u64::from(par.tp) * u64::from(par.pp) * u64::from(par.dp);
-    let global_batch = u64::from(scenario.batch.micro_batches)
-        * scenario.batch.micro_batch_size
-        * u64::from(par.dp);
+    let global_batch = scenario.batch.global_batch(par.dp);
     let tokens_per_s = if makespan > 0.0 {
         (global_batch * scenario.batch.seq_len) as f64 / makespan
     } else {

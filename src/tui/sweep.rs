@@ -52,9 +52,7 @@ impl SweepInputs {
     pub fn of(sc: &Scenario) -> SweepInputs {
         let par = &sc.parallel;
         let gpus = par.tp.saturating_mul(par.pp).saturating_mul(par.dp);
-        let global_batch = u64::from(sc.batch.micro_batches)
-            .saturating_mul(sc.batch.micro_batch_size)
-            .saturating_mul(u64::from(par.dp));
+        let global_batch = sc.batch.global_batch(par.dp);
         let reset = Config {
             gpus,
             t: 1,
