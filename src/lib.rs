@@ -13,6 +13,7 @@
 pub mod anatomy;
 pub mod cancel;
 pub mod export;
+pub mod files;
 pub mod plan;
 pub mod reference;
 pub mod scenario;

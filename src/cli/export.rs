@@ -270,7 +270,7 @@ pub fn run(args: &ExportArgs) -> Result<(), String> {
     let text = render(args.format, &built, &palette)?;
     match args.output.as_deref() {
         None | Some("-") => super::output::emit(&text),
-        Some(path) => export::write_atomic(Path::new(path), &text)
+        Some(path) => pipescope::files::write_atomic(Path::new(path), &text)
             .map(|_| ())
             .map_err(|e| format!("-o {e}")),
     }

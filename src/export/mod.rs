@@ -7,15 +7,12 @@
 //! - [`torchtitan`]: torch.distributed.pipelining's `compute_only` schedule CSV.
 //!
 //! Every export is a pure function from the engine's schedule, simulation and outcome to a
-//! `String`; [`write_atomic`] writes one to a file for the CLI and the TUI.
+//! `String`; [`crate::files::write_atomic`] writes one to a file for the CLI and the TUI.
 
 pub mod megatron;
 pub mod perfetto;
 pub mod svg;
 pub mod torchtitan;
-mod write;
-
-pub use write::write_atomic;
 
 use std::collections::HashMap;
 

@@ -83,7 +83,7 @@ pub fn export_dir(config_dir: Option<&Path>) -> Result<PathBuf, String> {
 pub fn write_files(dir: &Path, files: &[(String, String)]) -> Result<Vec<PathBuf>, String> {
     files
         .iter()
-        .map(|(name, text)| export::write_atomic(&dir.join(name), text))
+        .map(|(name, text)| crate::files::write_atomic(&dir.join(name), text))
         .collect()
 }
 

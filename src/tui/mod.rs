@@ -187,7 +187,7 @@ pub fn run(opts: Options) -> Result<(), String> {
                 }
                 Effect::Save { file_name, text } => {
                     let result = match &presets_dir {
-                        Some(dir) => preset_io::write_atomic(dir, &file_name, &text),
+                        Some(dir) => preset_io::save_new(dir, &file_name, &text),
                         None => Err("no config folder (set XDG_CONFIG_HOME or HOME)".into()),
                     };
                     pending.extend(update::update(&mut app, Action::Saved(result)));
