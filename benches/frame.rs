@@ -82,7 +82,7 @@ fn frame(c: &mut Criterion) {
     for effect in update(&mut app, Action::OpenSweep) {
         if let Effect::Sweep(job) = effect {
             generation = job.generation;
-            let cancel = std::sync::atomic::AtomicBool::new(false);
+            let cancel = pipescope::Cancel::never();
             let space = job.inputs.space();
             let result = engine_sweep(&job.inputs.base, &space, &|_, _| {}, &cancel)
                 .unwrap_or_else(|_| fixture::sweep::result(&job.inputs.base, 64, 64));

@@ -5,7 +5,6 @@
 //! longer than a benchmark sample should.
 
 use std::hint::black_box;
-use std::sync::atomic::AtomicBool;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pipescope::Scenario;
@@ -45,7 +44,7 @@ fn bench(c: &mut Criterion) {
                     &space,
                     SweepOptions::default(),
                     &|_, _| {},
-                    &AtomicBool::new(false),
+                    &pipescope::Cancel::never(),
                 )
             })
         });
@@ -72,7 +71,7 @@ fn bench(c: &mut Criterion) {
                     &space,
                     SweepOptions::default(),
                     &|_, _| {},
-                    &AtomicBool::new(false),
+                    &pipescope::Cancel::never(),
                 )
             })
         });

@@ -26,6 +26,7 @@ pub mod tui;
 mod outcome;
 mod solve;
 
+pub use cancel::{Cancel, Cancelled};
 pub use outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount};
 pub use scenario::Scenario;
-pub use solve::{ScheduleMemo, SolveError, solve, solve_cancellable, solve_shared};
+pub use solve::{ScheduleMemo, SolveError, SolveOptions, solve, solve_with};

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use pipescope::plan::Strategy;
 use pipescope::scenario::GIB;
-use pipescope::{Outcome, ScheduleMemo, solve_shared};
+use pipescope::{Outcome, ScheduleMemo, SolveOptions, solve_with};
 
 use super::scenario_args::ScenarioArgs;
 
@@ -37,7 +37,11 @@ pub fn compare(
         .map(|&k| {
             let mut s = scenario.clone();
             s.plan.strategy = k;
-            solve_shared(&s, &memo).map_err(|e| format!("{k}: {e}"))
+            let options = SolveOptions {
+                memo: Some(&memo),
+                ..SolveOptions::default()
+            };
+            solve_with(&s, &options).map_err(|e| format!("{k}: {e}"))
         })
         .collect()
 }

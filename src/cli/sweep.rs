@@ -3,7 +3,6 @@
 //! object with `--json`, one CSV row per configuration with `--csv`.
 
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use clap::Args;
@@ -164,7 +163,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<(Scenario, SweepResult), String> {
         top: args.top,
         exhaustive: args.exhaustive,
     };
-    let cancel = AtomicBool::new(false);
+    let cancel = pipescope::Cancel::never();
     let progress: &(dyn Fn(usize, usize) + Sync) = if std::io::stderr().is_terminal() {
         &progress_line
     } else {

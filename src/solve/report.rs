@@ -147,7 +147,8 @@ pub(super) fn outcome(
         strategy: scenario.plan.strategy,
         schedule: schedule.kind,
         baseline_iteration_time_s: baseline_s,
-        speedup: (feasible && makespan > 0.0).then(|| baseline_s / makespan),
+        speedup: (feasible && makespan > 0.0 && baseline_s.is_finite())
+            .then(|| baseline_s / makespan),
         estimated_iteration_time_s: plan.estimate_s + tail_s,
         solve_time_s: 0.0,
         notes,

@@ -69,7 +69,11 @@ pub fn engine_solve(scenario: &Scenario) -> Result<Solved, String> {
 
 /// [`engine_solve`] that stops early once `cancel` is set (what the TUI's worker runs).
 pub fn engine_solve_cancellable(scenario: &Scenario, cancel: &Cancel) -> Result<Solved, String> {
-    let outcome = crate::solve_cancellable(scenario, cancel).map_err(|e| e.to_string())?;
+    let options = crate::SolveOptions {
+        cancel: cancel.clone(),
+        ..Default::default()
+    };
+    let outcome = crate::solve_with(scenario, &options).map_err(|e| e.to_string())?;
     let units = Anatomy::build(scenario)
         .map(|a| unit_tables(&a))
         .unwrap_or_default();

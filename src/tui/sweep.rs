@@ -4,9 +4,8 @@
 //! sequence length, budget and every other setting the sweep does not enumerate. It runs on
 //! its own thread ([`super::sweep_worker`]); an edit that changes these inputs cancels it.
 
-use std::sync::atomic::AtomicBool;
-
 use crate::Scenario;
+use crate::cancel::Cancel;
 use crate::sweep::{Config, SweepOptions, SweepResult, SweepSpace};
 
 /// Length of the ranked list the view shows (the sweep stays exact for it).
@@ -18,7 +17,7 @@ pub type SweepFn = fn(
     &Scenario,
     &SweepSpace,
     &(dyn Fn(usize, usize) + Sync),
-    &AtomicBool,
+    &Cancel,
 ) -> Result<SweepResult, String>;
 
 /// The engine's sweep with the view's ranked-list length, pruned by proven bounds.
@@ -26,7 +25,7 @@ pub fn engine_sweep(
     base: &Scenario,
     space: &SweepSpace,
     progress: &(dyn Fn(usize, usize) + Sync),
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<SweepResult, String> {
     let options = SweepOptions {
         top: TOP,

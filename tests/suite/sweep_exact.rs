@@ -2,8 +2,6 @@
 //! that rules a configuration out is never wrong, and pruning leaves the answer (best,
 //! ranked, front) exactly as solving every configuration gives it.
 
-use std::sync::atomic::AtomicBool;
-
 use pipescope::plan::Strategy;
 use pipescope::scenario::{Catalog, ScheduleKind};
 use pipescope::sweep::{Status, SweepOptions, SweepResult, SweepSpace, scenario_for, sweep};
@@ -17,7 +15,14 @@ fn tiny(budget_gib: f64) -> Scenario {
 
 fn run(base: &Scenario, space: &SweepSpace, top: usize, exhaustive: bool) -> SweepResult {
     let options = SweepOptions { top, exhaustive };
-    sweep(base, space, options, &|_, _| {}, &AtomicBool::new(false)).unwrap()
+    sweep(
+        base,
+        space,
+        options,
+        &|_, _| {},
+        &pipescope::Cancel::never(),
+    )
+    .unwrap()
 }
 
 fn space(gpus: &[u32], batch: u64) -> SweepSpace {
