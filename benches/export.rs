@@ -1,11 +1,11 @@
 //! Exports of the default scenario (GPT-3 175B, 16k, p 8, m 64, 1f1b, adapipe): the
-//! Perfetto trace (goal < 50 ms, rebuilding the schedule from the timeline included), the
-//! SVG figure and the torchtitan CSV. The solve itself is outside the timed loop.
+//! Perfetto trace (goal < 50 ms), the SVG figure and the torchtitan CSV, from the schedule
+//! and simulation the outcome carries. The solve itself is outside the timed loop.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipescope::export::{self, Run, Units};
+use pipescope::export::{self, Run};
 use pipescope::scenario::default_scenario;
 
 fn bench(c: &mut Criterion) {
@@ -13,33 +13,18 @@ fn bench(c: &mut Criterion) {
     let Ok(outcome) = pipescope::solve(&scenario) else {
         return;
     };
-    let v = scenario.plan.schedule.chunks(scenario.parallel.chunks);
-    let m = scenario.batch.micro_batches;
+    let run = Run::planned(&outcome);
     let mut g = c.benchmark_group("export");
     g.sample_size(20);
     g.bench_function("perfetto_default", |b| {
-        b.iter(|| {
-            let sched = export::schedule_of(scenario.plan.schedule, m, v, &outcome.simulation);
-            let run = Run {
-                schedule: &sched,
-                simulation: &outcome.simulation,
-                units: Units::Seconds,
-            };
-            black_box(export::perfetto::export(&run))
-        });
+        b.iter(|| black_box(export::perfetto::export(&run)));
     });
-    let sched = export::schedule_of(scenario.plan.schedule, m, v, &outcome.simulation);
-    let run = Run {
-        schedule: &sched,
-        simulation: &outcome.simulation,
-        units: Units::Seconds,
-    };
     let palette = export::svg::Palette::light();
     g.bench_function("svg_default", |b| {
         b.iter(|| black_box(export::svg::export(&run, &palette)));
     });
     g.bench_function("torchtitan_default", |b| {
-        b.iter(|| black_box(export::torchtitan::export(&sched)));
+        b.iter(|| black_box(export::torchtitan::export(&outcome.op_order)));
     });
     g.finish();
 }

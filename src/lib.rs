@@ -27,6 +27,7 @@ mod outcome;
 mod solve;
 
 pub use cancel::{Cancel, Cancelled};
-pub use outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount};
+pub use outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount, UnitTable};
 pub use scenario::Scenario;
+pub use sim::{AbstractOutcome, AbstractRun, AbstractRunError};
 pub use solve::{ScheduleMemo, SolveError, SolveOptions, solve, solve_with};

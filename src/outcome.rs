@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::anatomy::BlockKind;
 use crate::plan::{Decision, Strategy};
-use crate::schedule::ScheduleKind;
+use crate::schedule::{Schedule, ScheduleKind};
 use crate::sim::Simulation;
 use crate::sim::job::TimeBreakdown;
 
@@ -24,6 +24,20 @@ pub struct UnitCount {
     pub compress: u32,
     /// Blocks that offload it.
     pub offload: u32,
+}
+
+/// The computation units of one block kind, in the block's unit order (the order of
+/// [`BlockDecisions::decisions`]): what the unit grid names and sizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnitTable {
+    /// Which block kind these units belong to.
+    pub kind: BlockKind,
+    /// Unit names (`ln_out`, `q`, ...).
+    pub names: Vec<String>,
+    /// Bytes of one copy per micro-batch, per unit.
+    pub size_bytes: Vec<u64>,
+    /// Forward time of the producing piece (the cost of recomputing it), per unit.
+    pub recompute_s: Vec<f64>,
 }
 
 /// The decisions of one block of a stage (for the unit grid).
@@ -138,6 +152,14 @@ pub struct Outcome {
     /// The full simulation (timeline and memory curves); not in the JSON contract.
     #[serde(skip)]
     pub simulation: Simulation,
+    /// The schedule that was simulated: every device's op order (what the exports draw);
+    /// not in the JSON contract.
+    #[serde(skip)]
+    pub op_order: Schedule,
+    /// The units of every block kind of the model (embedding, attention, MLP, head); not in
+    /// the JSON contract.
+    #[serde(skip)]
+    pub unit_tables: Vec<UnitTable>,
 }
 
 impl Outcome {
@@ -148,5 +170,10 @@ impl Outcome {
             .map(|s| s.peak_memory_bytes)
             .max()
             .unwrap_or(0)
+    }
+
+    /// The units of block kind `kind`, if known.
+    pub fn units_of(&self, kind: BlockKind) -> Option<&UnitTable> {
+        self.unit_tables.iter().find(|u| u.kind == kind)
     }
 }

@@ -1,7 +1,7 @@
 //! Turns a solved plan and its simulation into the [`Outcome`] the views draw.
 
-use crate::anatomy::Anatomy;
-use crate::outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount};
+use crate::anatomy::{Anatomy, BlockKind};
+use crate::outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount, UnitTable};
 use crate::scenario::Scenario;
 
 use super::PlannedRun;
@@ -154,5 +154,28 @@ pub(super) fn outcome(
         notes,
         stages,
         simulation,
+        op_order: schedule,
+        unit_tables: unit_tables(anatomy),
     }
+}
+
+/// The unit tables of an anatomy, one per block kind.
+fn unit_tables(anatomy: &Anatomy) -> Vec<UnitTable> {
+    [
+        BlockKind::Embedding,
+        BlockKind::Attention,
+        BlockKind::Mlp,
+        BlockKind::Head,
+    ]
+    .into_iter()
+    .map(|kind| {
+        let block = anatomy.block_of(kind);
+        UnitTable {
+            kind,
+            names: block.units.iter().map(|u| u.name.clone()).collect(),
+            size_bytes: block.units.iter().map(|u| u.size_bytes).collect(),
+            recompute_s: block.units.iter().map(|u| u.forward_s).collect(),
+        }
+    })
+    .collect()
 }

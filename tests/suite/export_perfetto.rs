@@ -219,18 +219,7 @@ fn sends_and_copies_get_named_threads() {
 fn planned_scenario_in_seconds_and_gib() {
     let scenario = default_scenario();
     let outcome = pipescope::solve(&scenario).unwrap();
-    let v = scenario.plan.schedule.chunks(scenario.parallel.chunks);
-    let sched = export::schedule_of(
-        scenario.plan.schedule,
-        scenario.batch.micro_batches,
-        v,
-        &outcome.simulation,
-    );
-    let run = Run {
-        schedule: &sched,
-        simulation: &outcome.simulation,
-        units: Units::Seconds,
-    };
+    let run = Run::planned(&outcome);
     let text = export::perfetto::export(&run);
     let c = validate(&text);
     // Every op, plus the end-of-iteration steps (gradient reduction, tied embedding,

@@ -167,18 +167,7 @@ fn later_chunks_are_lighter_and_dark_theme_is_dark() {
 fn planned_scenario_figure_in_milliseconds() {
     let scenario = pipescope::scenario::default_scenario();
     let outcome = pipescope::solve(&scenario).unwrap();
-    let v = scenario.plan.schedule.chunks(scenario.parallel.chunks);
-    let sched = pipescope::export::schedule_of(
-        scenario.plan.schedule,
-        scenario.batch.micro_batches,
-        v,
-        &outcome.simulation,
-    );
-    let run = Run {
-        schedule: &sched,
-        simulation: &outcome.simulation,
-        units: Units::Seconds,
-    };
+    let run = Run::planned(&outcome);
     let svg = export(&run, &Palette::light());
     let compute = outcome
         .simulation

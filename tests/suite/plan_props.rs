@@ -176,3 +176,71 @@ fn feasibility_is_decided_by_the_peak_each_stage_shows() {
         o.infeasible_reason
     );
 }
+
+/// The outcome carries the schedule it simulated (what the exports draw, so that nobody
+/// rebuilds it from the timeline) and the unit tables of the model's block kinds (what the
+/// unit grid names, so that nobody rebuilds the anatomy): every device's ops are its compute
+/// spans in start order, and the tables name the units `units --json` lists.
+#[test]
+fn the_outcome_carries_its_schedule_and_unit_tables() {
+    use pipescope::anatomy::{Anatomy, BlockKind};
+    use pipescope::schedule::OpKind;
+    use pipescope::sim::{Lane, SpanKind};
+    let base = preset("tiny-4x8");
+    for kind in [
+        ScheduleKind::OneFOneB,
+        ScheduleKind::Interleaved,
+        ScheduleKind::ZbV,
+        ScheduleKind::GisOffload,
+    ] {
+        let mut s = base.clone();
+        s.plan.schedule = kind;
+        let o = solve(&s).unwrap();
+        assert_eq!(o.op_order.kind, kind);
+        assert_eq!(o.op_order.p, s.parallel.pp);
+        for (d, ops) in o.op_order.devices.iter().enumerate() {
+            let mut spans: Vec<_> = o
+                .simulation
+                .timeline
+                .spans
+                .iter()
+                .filter(|x| x.device as usize == d && x.lane == Lane::Compute)
+                .filter(|x| x.kind != SpanKind::R)
+                .collect();
+            spans.sort_by(|a, b| a.start.total_cmp(&b.start));
+            let from_spans: Vec<_> = spans
+                .iter()
+                .map(|x| {
+                    let k = match x.kind {
+                        SpanKind::F => OpKind::F,
+                        SpanKind::B => OpKind::B,
+                        SpanKind::W => OpKind::W,
+                        _ => OpKind::BW,
+                    };
+                    (k, x.micro_batch, x.chunk)
+                })
+                .collect();
+            let from_order: Vec<_> = ops
+                .iter()
+                .map(|op| (op.kind, op.micro_batch, op.chunk))
+                .collect();
+            assert_eq!(from_order, from_spans, "{kind} device {d}");
+        }
+        let anatomy = Anatomy::build(&s).unwrap();
+        for block in [
+            BlockKind::Embedding,
+            BlockKind::Attention,
+            BlockKind::Mlp,
+            BlockKind::Head,
+        ] {
+            let table = o.units_of(block).unwrap();
+            let names: Vec<_> = anatomy
+                .block_of(block)
+                .units
+                .iter()
+                .map(|u| &u.name)
+                .collect();
+            assert_eq!(table.names.iter().collect::<Vec<_>>(), names, "{block:?}");
+        }
+    }
+}
