@@ -5,8 +5,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipescope::export::{self, Run};
-use pipescope::scenario::default_scenario;
+use pipescope::{Palette, Run, default_scenario, perfetto_trace, svg_figure, torchtitan_csv};
 
 fn bench(c: &mut Criterion) {
     let scenario = default_scenario();
@@ -17,14 +16,14 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("export");
     g.sample_size(20);
     g.bench_function("perfetto_default", |b| {
-        b.iter(|| black_box(export::perfetto::export(&run)));
+        b.iter(|| black_box(perfetto_trace(&run)));
     });
-    let palette = export::svg::Palette::light();
+    let palette = Palette::light();
     g.bench_function("svg_default", |b| {
-        b.iter(|| black_box(export::svg::export(&run, &palette)));
+        b.iter(|| black_box(svg_figure(&run, &palette)));
     });
     g.bench_function("torchtitan_default", |b| {
-        b.iter(|| black_box(export::torchtitan::export(&outcome.op_order)));
+        b.iter(|| black_box(torchtitan_csv(&outcome.op_order)));
     });
     g.finish();
 }

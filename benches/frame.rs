@@ -4,16 +4,11 @@
 //! the sweep view with the engine's sweep of that scenario.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipescope::scenario::{Catalog, default_scenario};
-use pipescope::tui::action::{Action, Effect, JobResult};
-use pipescope::tui::app::App;
-use pipescope::tui::fields::Field;
-use pipescope::tui::preset_io::choices_of;
-use pipescope::tui::solved::{SolveFn, engine_solve};
-use pipescope::tui::sweep::{SweepEvent, engine_sweep};
-use pipescope::tui::theme::Theme;
-use pipescope::tui::update::update;
-use pipescope::tui::{fixture, view};
+use pipescope::tui::{
+    Action, App, Effect, Field, JobResult, SolveFn, SweepEvent, Theme, choices_of, draw,
+    engine_solve, engine_sweep, fixture, update,
+};
+use pipescope::{Catalog, default_scenario};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -68,12 +63,12 @@ fn frame(c: &mut Criterion) {
                 },
             );
             up = !up;
-            let _ = terminal.draw(|f| view::draw(f, &app));
+            let _ = terminal.draw(|f| draw(f, &app));
         })
     });
     c.bench_function("frame only 200x60", |b| {
         b.iter(|| {
-            let _ = terminal.draw(|f| view::draw(f, &app));
+            let _ = terminal.draw(|f| draw(f, &app));
         })
     });
     // The sweep view with the engine's answer for the default scenario (thousands of
@@ -98,7 +93,7 @@ fn frame(c: &mut Criterion) {
     assert!(generation > 0 && app.sweep.answer().is_some());
     c.bench_function("sweep view frame 200x60", |b| {
         b.iter(|| {
-            let _ = terminal.draw(|f| view::draw(f, &app));
+            let _ = terminal.draw(|f| draw(f, &app));
         })
     });
 }
@@ -114,7 +109,7 @@ fn frame_large_m(c: &mut Criterion) {
     scenario.batch.micro_batches = 4096;
     let mut app = App::new(scenario, choices_of(&catalog), Theme::builtin("dark"));
     app.size = (200, 60);
-    for effect in pipescope::tui::update::resolve(&mut app) {
+    for effect in pipescope::tui::resolve(&mut app) {
         if let Effect::Solve(job) = effect {
             let results = job.scenarios.iter().map(engine_solve).collect();
             update(
@@ -131,7 +126,7 @@ fn frame_large_m(c: &mut Criterion) {
     let Ok(mut terminal) = Terminal::new(TestBackend::new(200, 60));
     c.bench_function("frame only 200x60, m 4096", |b| {
         b.iter(|| {
-            let _ = terminal.draw(|f| view::draw(f, &app));
+            let _ = terminal.draw(|f| draw(f, &app));
         })
     });
 }

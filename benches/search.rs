@@ -3,7 +3,7 @@
 //! search 0.21 s at p=16, m=128 with costs 1, 1.1, 0.9).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipescope::schedule::{ScheduleInput, ScheduleKind, generate};
+use pipescope::{ScheduleInput, ScheduleKind, generate};
 use std::hint::black_box;
 
 fn bench(c: &mut Criterion, name: &str, kind: ScheduleKind, input: ScheduleInput) {

@@ -7,9 +7,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipescope::Scenario;
-use pipescope::scenario::{Catalog, ScenarioOverrides, ScheduleKind};
-use pipescope::sweep::{SweepOptions, SweepSpace, sweep};
+use pipescope::{
+    Catalog, Scenario, ScenarioOverrides, ScheduleKind, SweepOptions, SweepSpace, sweep,
+};
 
 /// The binary's allocator (src/main.rs), so that the bench measures what users run.
 #[global_allocator]

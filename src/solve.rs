@@ -194,7 +194,7 @@ fn options_for(m: u32, overlap: bool, peak: f64, replicated: bool) -> SimOptions
 /// transient), the planner's and simulator's common memory model.
 fn peaks(anatomy: &Anatomy, plan: &Plan, schedule: &Schedule) -> Vec<u64> {
     let acts = simcosts::chunk_act_bytes(anatomy, plan);
-    let live = schedule::inflight::peak_weighted(schedule, &acts);
+    let live = schedule.peak_weighted_in_flight(&acts);
     plan.devices
         .iter()
         .zip(live)
@@ -493,7 +493,7 @@ fn in_flight(
     ranges: &[(usize, usize)],
 ) -> Vec<u32> {
     if sched.v == 1 {
-        return schedule::inflight::peak_in_flight(sched);
+        return sched.peak_in_flight();
     }
     let weights: Vec<Vec<u64>> = stage_of
         .iter()
@@ -507,7 +507,7 @@ fn in_flight(
                 .collect()
         })
         .collect();
-    let live = schedule::inflight::peak_weighted(sched, &weights);
+    let live = sched.peak_weighted_in_flight(&weights);
     live.iter()
         .zip(&weights)
         .map(|(&l, w)| {

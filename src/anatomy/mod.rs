@@ -19,5 +19,4 @@ mod units;
 
 pub use crate::scenario::params;
 pub use crate::scenario::{MeasuredProfile, UnitMeasurement};
-pub use profile::{BLOCK_KINDS, UNIT_NAMES};
 pub use types::{Anatomy, Block, BlockKind, Unit};

@@ -4,11 +4,8 @@
 use clap::Args;
 use rayon::prelude::*;
 
-use pipescope::plan::Strategy;
-use pipescope::scenario::GIB;
-use pipescope::{Outcome, ScheduleMemo, SolveOptions, solve_with};
-
 use super::scenario_args::ScenarioArgs;
+use pipescope::{GIB, Outcome, ScheduleMemo, SolveOptions, Strategy, solve_with};
 
 /// Arguments of `pipescope compare`.
 #[derive(Debug, Args)]

@@ -7,14 +7,12 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 
-use pipescope::export::svg::Palette;
-use pipescope::export::{self, Run, Units};
-use pipescope::scenario::ScheduleKind;
-use pipescope::schedule::{self, Schedule, ScheduleError, ScheduleInput};
-use pipescope::sim::Simulation;
-use pipescope::{AbstractRun, AbstractRunError, Cancel, Outcome, Scenario, solve};
-
 use super::scenario_args::ScenarioArgs;
+use pipescope::{
+    AbstractRun, AbstractRunError, Cancel, Outcome, Palette, Run, Scenario, Schedule,
+    ScheduleError, ScheduleInput, ScheduleKind, Simulation, Units, generate, megatron_args,
+    perfetto_trace, solve, svg_figure, torchtitan_csv,
+};
 
 /// The export formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -110,12 +108,12 @@ fn no_fit_message(
     kind: ScheduleKind,
     input: &ScheduleInput,
     limit: f64,
-    e: &schedule::ScheduleError,
+    e: &ScheduleError,
 ) -> String {
     let fits = |l: f64| {
         let mut i = input.clone();
         i.mem_limit = Some(l);
-        schedule::generate(kind, &i).is_ok()
+        generate(kind, &i).is_ok()
     };
     let mut low = limit.max(0.0).floor();
     let mut high = (low * 2.0).max(1.0);
@@ -211,13 +209,11 @@ pub fn planned_run(s: &ScenarioArgs) -> Result<Built, String> {
 /// The text of `format` for `built`.
 pub fn render(format: Format, built: &Built, palette: &Palette) -> Result<String, String> {
     match format {
-        Format::Perfetto => Ok(export::perfetto::export(&built.run())),
-        Format::Svg => Ok(export::svg::export(&built.run(), palette)),
-        Format::Torchtitan => {
-            export::torchtitan::export(&built.schedule).map_err(|e| e.to_string())
-        }
+        Format::Perfetto => Ok(perfetto_trace(&built.run())),
+        Format::Svg => Ok(svg_figure(&built.run(), palette)),
+        Format::Torchtitan => torchtitan_csv(&built.schedule).map_err(|e| e.to_string()),
         Format::Megatron => match &built.planned {
-            Some((scenario, outcome)) => Ok(export::megatron::export(scenario, outcome)),
+            Some((scenario, outcome)) => Ok(megatron_args(scenario, outcome)),
             None => Err(
                 "megatron export needs a planned scenario (scenario flags), \
                  not an abstract run: drop --costs"
@@ -266,7 +262,7 @@ pub fn run(args: &ExportArgs) -> Result<(), String> {
     let text = render(args.format, &built, &palette)?;
     match args.output.as_deref() {
         None | Some("-") => super::output::emit(&text),
-        Some(path) => pipescope::files::write_atomic(Path::new(path), &text)
+        Some(path) => pipescope::write_atomic(Path::new(path), &text)
             .map(|_| ())
             .map_err(|e| format!("-o {e}")),
     }

@@ -3,14 +3,14 @@
 //!
 //! Hand-written schedules' order does not depend on durations; the searched ones
 //! (zero-bubble heuristics, V-ZB) take the per-op durations and a memory limit in
-//! [`ScheduleInput`], as their sources do. [`inflight`] derives, from an op order alone,
+//! [`ScheduleInput`], as their sources do. `inflight` derives, from an op order alone,
 //! how many micro-batch-chunks each device holds at its peak.
 
 mod chimera;
 mod dualpipe_v;
 mod gis;
 mod gpipe;
-pub mod inflight;
+mod inflight;
 mod interleaved;
 mod kind;
 mod list_timing;
@@ -31,6 +31,7 @@ mod zbv;
 
 use crate::cancel::Cancel;
 
+pub use inflight::InFlight;
 pub use types::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
 /// Generates the per-device op order of `kind` for the given sizes and durations.

@@ -71,15 +71,6 @@ fn parse_text(path: &Path, is_theme: bool, text: Result<String, String>) -> Relo
     }
 }
 
-/// Parses one changed file (regular files of at most 1 MiB only).
-pub fn parse(path: &Path) -> Option<Reload> {
-    let is_theme = classify(path)?;
-    if !path.exists() {
-        return None;
-    }
-    Some(parse_text(path, is_theme, read_text_file(path)))
-}
-
 /// What the watcher has read: each file's text (or read error) as last seen, so that an
 /// event whose file still holds the same bytes (an open, a `touch`, our own reads) is
 /// dropped.
@@ -334,7 +325,8 @@ mod tests {
         fs::create_dir_all(&themes).unwrap();
         let path = themes.join("bad.toml");
         fs::write(&path, "[colors]\nforward = \"nope\"\n").unwrap();
-        match parse(&path) {
+        let is_theme = classify(&path).unwrap();
+        match Some(parse_text(&path, is_theme, read_text_file(&path))) {
             Some(Reload::Theme(p, Err(e))) => {
                 assert_eq!(p, path);
                 assert!(e.contains("bad.toml:2:11"), "{e}");

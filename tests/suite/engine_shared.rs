@@ -1,9 +1,7 @@
 //! Solves sharing a memo of generated schedules ([`SolveOptions::memo`], as `compare` runs
 //! its strategies) give exactly what separate solves give.
 
-use pipescope::plan::Strategy;
-use pipescope::scenario::{Catalog, ScheduleKind};
-use pipescope::{ScheduleMemo, SolveOptions, solve, solve_with};
+use pipescope::{Catalog, ScheduleKind, ScheduleMemo, SolveOptions, Strategy, solve, solve_with};
 
 #[test]
 fn shared_solves_equal_separate_ones() {

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crate::cli_common::pipescope;
-use pipescope::scenario::Catalog;
+use pipescope::{Catalog, ScheduleKind, check_size};
 
 #[test]
 fn huge_simulations_are_refused_with_the_limit_named() {
@@ -105,7 +105,6 @@ fn a_huge_rayon_thread_count_is_clamped() {
 /// it (the search's time there is measured in `benches/search.rs`).
 #[test]
 fn v_zb_accepts_its_goal_size_and_nothing_much_larger() {
-    use pipescope::schedule::{ScheduleKind, check_size};
     for (p, m) in [(32, 128), (16, 512), (24, 227), (8, 2048)] {
         assert!(
             check_size(ScheduleKind::VZb, p, m, 2).is_ok(),

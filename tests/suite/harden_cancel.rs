@@ -2,11 +2,8 @@
 //! instead of running to its end (the TUI cancels the running solve when a newer edit
 //! arrives, and a sweep the solves of a cancelled sweep).
 
+use pipescope::{Cancel, Catalog, Scenario, ScheduleKind, SolveError, SolveOptions, solve_with};
 use std::time::{Duration, Instant};
-
-use pipescope::cancel::Cancel;
-use pipescope::scenario::{Catalog, ScheduleKind};
-use pipescope::{Scenario, SolveError, SolveOptions, solve_with};
 
 fn solve_cancellable(
     scenario: &Scenario,

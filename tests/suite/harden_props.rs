@@ -4,11 +4,9 @@
 //! arbitrary bytes as a preset or theme file never panic the parsers and their errors carry
 //! `file:line:column`.
 
-use pipescope::plan::Strategy as MemStrategy;
-use pipescope::scenario::{Catalog, ModelStyle, Scenario};
-use pipescope::schedule::ScheduleKind;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use pipescope::{Catalog, ModelStyle, Scenario, ScheduleKind, Strategy as MemStrategy};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -204,7 +202,7 @@ proptest! {
     #[test]
     fn arbitrary_theme_text_never_panics_and_errors_are_located(text in toml_ish()) {
         let path = std::path::Path::new("t.toml");
-        if let Err(e) = pipescope::tui::theme::Theme::parse(&text, path) {
+        if let Err(e) = pipescope::tui::Theme::parse(&text, path) {
             prop_assert!(located(&e, "t.toml"), "{}", e);
         }
     }

@@ -11,7 +11,6 @@ mod engine_cli;
 mod engine_cli_pipe;
 mod engine_presets;
 mod engine_proptest;
-mod engine_reference;
 mod engine_shared;
 mod export_cli;
 mod export_megatron;

@@ -2,9 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use pipescope::plan::Strategy;
-use pipescope::scenario::Catalog;
-use pipescope::{Outcome, Scenario, solve};
+use pipescope::{Catalog, Outcome, Scenario, Strategy, solve};
 
 const GIB: f64 = (1u64 << 30) as f64;
 

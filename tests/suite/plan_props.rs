@@ -3,10 +3,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use pipescope::plan::Strategy;
-use pipescope::scenario::Catalog;
-use pipescope::schedule::ScheduleKind;
-use pipescope::{Scenario, SolveError, solve};
+use pipescope::{
+    Anatomy, BlockKind, Catalog, Lane, OpKind, Scenario, ScheduleKind, SolveError, SpanKind,
+    Strategy, solve,
+};
 
 fn preset(name: &str) -> Scenario {
     Catalog::builtin().scenario(name).unwrap()
@@ -106,13 +106,13 @@ fn infeasible_scenario_reports_need_and_budget_per_stage() {
 #[test]
 fn objective_adapipe_reproduces_the_artifact_recurrence() {
     let mut s = preset("gpt3-175b-16k");
-    s.plan.objective = pipescope::scenario::Objective::AdaPipe;
+    s.plan.objective = pipescope::Objective::AdaPipe;
     let o = solve(&s).unwrap();
     assert!(o.feasible);
     // The estimate is AdaPipe's recurrence on the chosen stages' F and B.
     let f: Vec<f64> = o.stages.iter().map(|st| st.forward_s).collect();
     let b: Vec<f64> = o.stages.iter().map(|st| st.backward_s).collect();
-    let rec = pipescope::sim::estimate::adapipe_recurrence(&f, &b, s.batch.micro_batches);
+    let rec = pipescope::adapipe_recurrence(&f, &b, s.batch.micro_batches);
     // Stage times in the outcome exclude transfers; the recurrence's include them.
     assert!(o.estimated_iteration_time_s >= rec);
     assert!(
@@ -183,9 +183,6 @@ fn feasibility_is_decided_by_the_peak_each_stage_shows() {
 /// spans in start order, and the tables name the units `units --json` lists.
 #[test]
 fn the_outcome_carries_its_schedule_and_unit_tables() {
-    use pipescope::anatomy::{Anatomy, BlockKind};
-    use pipescope::schedule::OpKind;
-    use pipescope::sim::{Lane, SpanKind};
     let base = preset("tiny-4x8");
     for kind in [
         ScheduleKind::OneFOneB,

@@ -219,7 +219,7 @@ fn preset_file_edits_reload_and_a_broken_file_keeps_the_last_good_one() {
     t.wait_text("saved");
     let saved = home.join("pipescope").join("presets").join("my-mine.toml");
     let text = std::fs::read_to_string(&saved).expect("saved preset");
-    let back = pipescope::scenario::Catalog::builtin()
+    let back = pipescope::Catalog::builtin()
         .scenario_from_text("my-mine.toml", &text)
         .expect("the saved preset parses");
     assert_eq!(back.batch.micro_batches, 16);

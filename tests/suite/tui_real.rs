@@ -6,14 +6,10 @@
 
 use crate::tui_common;
 
-use pipescope::scenario::Catalog;
-use pipescope::tui::action::{Action, Effect};
-use pipescope::tui::app::App;
-use pipescope::tui::preset_io::choices_of;
-use pipescope::tui::solved::engine_solve;
-use pipescope::tui::theme::Theme;
-use pipescope::tui::update::{resolve, update};
-use pipescope::tui::view::format;
+use pipescope::Catalog;
+use pipescope::tui::{
+    Action, App, Effect, Theme, choices_of, engine_solve, format, resolve, update,
+};
 use tui_common::render;
 
 fn run(app: &mut App, effects: Vec<Effect>) {
@@ -73,7 +69,7 @@ fn real_presets_render_their_figures_in_every_mode() {
 fn invalid_edits_show_the_engines_message_and_keep_the_outcome() {
     let mut app = real_app("gpt3-175b-16k");
     let before = app.solved.clone();
-    app.field = pipescope::tui::fields::Field::Tp;
+    app.field = pipescope::tui::Field::Tp;
     for c in "7".chars() {
         update(&mut app, Action::Type(c));
     }

@@ -5,12 +5,8 @@
 use crate::tui_common;
 
 use insta::assert_snapshot;
-use pipescope::plan::Strategy;
-use pipescope::schedule::ScheduleKind;
-use pipescope::tui::action::Action;
-use pipescope::tui::app::{App, Details};
-use pipescope::tui::theme::Theme;
-use pipescope::tui::update::resolve;
+use pipescope::tui::{Action, App, Details, Theme, resolve};
+use pipescope::{ScheduleKind, Strategy};
 use tui_common::{act, render, run_effects, solved_app};
 
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
@@ -285,7 +281,7 @@ fn lesson_at(step: usize) -> App {
 #[test]
 fn the_lesson_shows_formulas_beside_the_simulation_at_every_size() {
     for (w, h) in SIZES {
-        for step in 0..pipescope::tui::lesson::LESSON.len() {
+        for step in 0..pipescope::tui::LESSON.len() {
             let mut app = lesson_at(step);
             let screen = render(&mut app, w, h).to_string();
             assert!(
@@ -301,7 +297,7 @@ fn the_lesson_shows_formulas_beside_the_simulation_at_every_size() {
 #[test]
 fn lesson_p_and_m_are_edited_in_the_lesson() {
     let mut app = lesson_at(1);
-    assert_eq!(app.field, pipescope::tui::fields::Field::Stages);
+    assert_eq!(app.field, pipescope::tui::Field::Stages);
     act(&mut app, Action::Increase);
     assert_eq!(app.lesson_size, (5, 8));
     // 1F1B: (p-1)/(m+p-1) = 4/12.
