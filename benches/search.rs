@@ -1,5 +1,5 @@
-//! Speed of the searched schedules' generators (issue 3's goals against the zero-bubble
-//! repo's Python generators: V-Half 0.84 s at p=8, m=64 and 4.5 s at p=16, m=128; the ZB
+//! Speed of the searched schedules' generators (the goals are the zero-bubble repo's own
+//! Python generators: V-Half 0.84 s at p=8, m=64 and 4.5 s at p=16, m=128; the ZB
 //! search 0.21 s at p=16, m=128 with costs 1, 1.1, 0.9).
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -37,8 +37,7 @@ fn searches(c: &mut Criterion) {
     );
 }
 
-/// V-ZB's building-block search (issue 14: 21 s at p=32, m=128 before it was sped up; the
-/// Python source takes 74 s at p=8, m=64). With unit costs it stops at the first zero-bubble
+/// V-ZB's building-block search (the Python source takes 74 s at p=8, m=64). With unit costs it stops at the first zero-bubble
 /// candidate; with other costs it builds every block and gives up on each candidate once it
 /// cannot beat the best so far (the last two cases).
 fn v_zb(c: &mut Criterion) {
@@ -51,7 +50,7 @@ fn v_zb(c: &mut Criterion) {
         });
     }
     // Durations that are not exact binary fractions: no early stop, every block is tried.
-    // p=32 with m=128 (issue 14's goal: under 1 s) is the largest m the size limit accepts
+    // p=32 with m=128 (goal: under 1 s) is the largest m the size limit accepts
     // at p=32 (MAX_V_ZB_WORK).
     for (p, m) in [(16, 128), (32, 64), (32, 128)] {
         let input = ScheduleInput::uniform(p, m, 2, 1.0, 1.1, 0.9, 0.0);

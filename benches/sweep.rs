@@ -1,7 +1,7 @@
 //! `sweep` (docs/cli.md): the teaching model's default space on 16 GPUs, and
 //! GPT-3 175B on 1,024 A100s (global batch 1,536, s 2048) with t 8 and the single-chunk
 //! schedules, both exact (pruned by proven bounds). The whole default space of the latter is
-//! timed with the release binary (see the closing note of issue 10), not here: it runs for
+//! timed with the release binary (`time pipescope sweep ...`), not here: it runs for
 //! longer than a benchmark sample should.
 
 use std::hint::black_box;

@@ -221,7 +221,7 @@ impl ScenarioArgs {
                 .validate()
                 .map_err(|e| name_flags(&e.to_string()))?;
         }
-        // Broken user presets are said, not silently skipped (issue 14 item 7).
+        // Broken user presets are said, not silently skipped: the user meant them to load.
         for err in catalog.errors() {
             let err = super::output::printable(&err.to_string());
             eprintln!("pipescope: warning: user preset not loaded: {err}");

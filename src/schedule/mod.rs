@@ -71,25 +71,24 @@ pub fn generate_cancellable(
 pub const MAX_CELLS: u64 = 1 << 22;
 
 /// Most devices a schedule may have: generation and simulation then finish within seconds
-/// and a few hundred MB for every schedule (issue 14: p 65536 asked for 68 GB).
+/// and a few hundred MB for every schedule (the per-device tables grow with p squared).
 pub const MAX_STAGES: u32 = 1024;
 
 /// Largest `p x p x m x chunks` for `v-half` and `v-min`, whose greedy search grows with
-/// p squared times m (p 512, m 256 at this limit: seconds).
+/// p squared times m (at this limit it takes seconds: benches/search.rs).
 pub const MAX_V_GREEDY_WORK: u64 = 1 << 26;
 
 /// Largest `p x p x max(m, 2p)` for `v-zb`: its search builds some 60 x 10 x p blocks and,
 /// for each, orders about 6 max(m, 2p) slots on each of the p devices (fewer than 2p
 /// micro-batches are ordered as 2p, then cut), so its work grows with this product. At this
 /// limit (p 16 with m up to 512, p 24 with m up to 227, p 32 with m up to 128) one search
-/// takes about 0.5, 0.8 and 1.1-1.7 s of one core depending on the costs; a plan runs it
-/// twice (with the even split's durations, then the plan's) and a comparison once more per
-/// strategy, which stays within seconds.
+/// takes about a second of one core (docs/model.md has the measured times,
+/// benches/search.rs measures them); a plan runs it twice (with the even split's durations,
+/// then the plan's) and a comparison once more per strategy, which stays within seconds.
 pub const MAX_V_ZB_WORK: u64 = 1 << 17;
 
 /// Most devices `v-zb` may have: each block's ramps grow with p too, so beyond p 32 the
-/// search costs more than the product above says (p 40 with m 80: about 2 s; p 45 with m 64:
-/// 4 s).
+/// search costs more than the product above says (docs/model.md).
 pub const MAX_V_ZB_STAGES: u32 = 32;
 
 /// Checks that `p` devices, `m` micro-batches and the chunks `kind` runs with for a request

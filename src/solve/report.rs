@@ -117,7 +117,7 @@ pub(super) fn outcome(
         0.0
     };
     // A measured profile faster than the GPU's peak gives a utilisation above 1: not a
-    // fraction, so it is reported as null with a note (issue 14).
+    // fraction, so it is reported as null with a note (a number above 1 would mislead).
     let fraction = |x: Option<f64>| x.filter(|v| v.is_finite() && (0.0..=1.0).contains(v));
     if fraction(simulation.mfu).is_none() && simulation.mfu.is_some_and(|v| v > 1.0)
         || fraction(simulation.hfu).is_none() && simulation.hfu.is_some_and(|v| v > 1.0)

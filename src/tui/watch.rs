@@ -7,7 +7,8 @@
 //!
 //! Only content changes count: access and open events are ignored, and a file is parsed
 //! again only when its bytes differ from what was last read (parsing a preset reads the
-//! whole config folder, and those reads must not trigger another reload: issue 14).
+//! whole config folder, and those reads must not trigger another reload, or a reload would
+//! trigger itself forever).
 //! When the config folder is deleted and created again, its watch is set up again.
 
 use std::collections::{BTreeMap, BTreeSet};

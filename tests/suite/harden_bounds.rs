@@ -1,5 +1,5 @@
-//! Issue 14 item 3: every size that validation accepts finishes in seconds and bounded
-//! memory, or is refused with the limit named; validation and the planner agree on p.
+//! Sizes: every size that validation accepts finishes in seconds and bounded memory, or is
+//! refused with the limit named; validation and the planner agree on p.
 
 use std::time::{Duration, Instant};
 
@@ -67,8 +67,9 @@ fn a_huge_model_on_many_stages_is_refused_not_aborted() {
     assert!(start.elapsed() < Duration::from_secs(5));
 }
 
-/// `RAYON_NUM_THREADS=5000` made `compare` start 5,000 threads and take 40 s: the global pool
-/// is clamped to the available parallelism, so the answer is the same and as quick as ever.
+/// `RAYON_NUM_THREADS=5000` would start 5,000 threads for `compare`, which only add
+/// switching: the global pool is clamped to the available parallelism, so the answer is the
+/// same and as quick as ever.
 #[test]
 fn a_huge_rayon_thread_count_is_clamped() {
     let run = |threads: Option<&str>| {
@@ -101,7 +102,8 @@ fn a_huge_rayon_thread_count_is_clamped() {
     assert!(took < Duration::from_secs(20), "{took:?}");
 }
 
-/// Issue 14's goal size for v-zb (p 32, m 128) is accepted, and the limits sit right above
+/// The size v-zb is meant to serve (p 32, m 128, as large as its source's experiments) is
+/// accepted, and the limits sit right above
 /// it (the search's time there is measured in `benches/search.rs`).
 #[test]
 fn v_zb_accepts_its_goal_size_and_nothing_much_larger() {

@@ -1,4 +1,4 @@
-//! Issue 14: hostile config folders (FIFOs, huge files, links out of the folder and in
+//! Hostile config folders (FIFOs, huge files, links out of the folder and in
 //! loops), silent loss of broken presets, and a reload that keeps the user's edits.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]

@@ -1,4 +1,4 @@
-//! Issue 14 item 7, the proof: random scenarios through `solve` never panic and every
+//! The proof that no input panics: random scenarios through `solve` never panic and every
 //! outcome keeps its invariants (a slice of 200 cases here; `harden_props_100k`, ignored,
 //! runs 100,000: `cargo test --release --test suite harden_props_100k -- --ignored`), and
 //! arbitrary bytes as a preset or theme file never panic the parsers and their errors carry
@@ -122,7 +122,8 @@ fn random_scenarios_solve_without_panics_and_keep_the_invariants() {
     run(200);
 }
 
-/// The benchmark-sized run (issue 14: at least 100,000 scenarios). `PIPESCOPE_PROP_CASES`
+/// The benchmark-sized run (100,000 scenarios, enough to reach the rare corners of the
+/// space). `PIPESCOPE_PROP_CASES`
 /// sets another count.
 #[test]
 #[ignore = "benchmark-sized: run in release with --ignored"]

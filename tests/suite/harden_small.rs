@@ -1,5 +1,5 @@
-//! Issue 14 item 8: long and hostile preset names, escape sequences, flag errors that say
-//! what is allowed, utilisation never above 1.
+//! What a hostile or careless user meets: long and hostile preset names, escape sequences,
+//! flag errors that say what is allowed, utilisation never above 1.
 
 use std::process::Command;
 

@@ -1,4 +1,5 @@
-//! The AdaPipe chain on the GPT-3 175B long-sequence preset (issue 4).
+//! The AdaPipe chain on the GPT-3 175B long-sequence preset: memory imbalance, adaptive
+//! recomputation, compute imbalance, adaptive partitioning.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,4 +1,4 @@
-//! Snapshots and checks of the views added for issue 12: every stage reachable, the
+//! Snapshots and checks of the views that show every stage: every stage reachable, the
 //! chunks of a V told apart, time bars, the details overlay, infeasible plans and
 //! compare with a pinned side A. Each view at 80x24, 120x40 and 200x60, and in mono.
 
