@@ -56,8 +56,8 @@ pub use solve::{ScheduleMemo, SolveError, SolveOptions, solve, solve_with};
 
 // A schedule on its own: generation and simulation.
 pub use schedule::{
-    InFlight, MAX_CELLS, MAX_STAGES, MAX_V_GREEDY_WORK, MAX_V_ZB_STAGES, MAX_V_ZB_WORK, Op, OpKind,
-    Placement, Schedule, ScheduleError, ScheduleInput, check_size, generate,
+    InFlight, MAX_CELLS, MAX_STAGES, MAX_V_GREEDY_WORK, MAX_V_ZB_WORK, Op, OpKind, Placement,
+    Schedule, ScheduleError, ScheduleInput, check_size, generate,
 };
 pub use sim::estimate::{adapipe_recurrence, classic_estimate};
 pub use sim::{
