@@ -14,7 +14,7 @@ use pipescope::schedule::{self, Schedule, ScheduleInput};
 use pipescope::sim::{self, SimCosts, Simulation};
 use pipescope::{Outcome, Scenario, solve};
 
-use super::scenario_args::ScenarioArgs;
+use super::scenario_args::{ScenarioArgs, cost};
 
 /// The export formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -36,10 +36,11 @@ pub struct AbstractArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub costs: Option<String>,
     /// Transfer time between two devices (abstract runs; default 0).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, value_name = "C", value_parser = cost, allow_negative_numbers = true)]
     pub comm: Option<f64>,
-    /// One-way host transfer time of one chunk-activation (abstract runs; default: F).
-    #[arg(long, allow_negative_numbers = true)]
+    /// One-way host transfer time of one chunk-activation for gis-offload (abstract runs;
+    /// default: F).
+    #[arg(long, value_name = "X", value_parser = cost, allow_negative_numbers = true)]
     pub offload_cost: Option<f64>,
 }
 
@@ -154,30 +155,40 @@ pub fn abstract_run(s: &ScenarioArgs, a: &AbstractArgs, costs: &str) -> Result<B
     if let Some(x) = a.offload_cost {
         check_non_negative("--offload-cost", x)?;
     }
-    if let Some(x) = s.mem_limit {
+    if let Some(flag) = super::simulate::planned_only_flag(s) {
+        return Err(format!(
+            "{flag}: an abstract run (--costs) has no model, GPU or plan, so it would do \
+             nothing; drop --costs, --comm and --offload-cost to simulate the planned scenario"
+        ));
+    }
+    let (layout, settings) = (&s.layout, &s.settings);
+    if let Some(x) = settings.mem_limit {
         check_non_negative("--mem-limit", x)?;
     }
     for (flag, value) in [
-        ("--chunks", s.chunks),
-        ("--group-size", s.group_size),
-        ("--offload-chunks", s.offload_chunks),
+        ("--chunks", layout.chunks),
+        ("--group-size", settings.group_size),
+        ("--offload-chunks", settings.offload_chunks),
     ] {
         if value == Some(0) {
             return Err(format!("{flag} 0: must be at least 1"));
         }
     }
     let need = |flag: &str| format!("{flag} is required for an abstract run (--costs)");
-    let kind = s.schedule.ok_or_else(|| need("--schedule"))?;
-    let p = s.pp.ok_or_else(|| need("-p/--stages"))?;
-    let m = s.micro_batches.ok_or_else(|| need("-m/--microbatches"))?;
-    let requested = s.chunks.unwrap_or(2);
+    let kind = layout.schedule.ok_or_else(|| need("--schedule"))?;
+    let p = layout.pp.ok_or_else(|| need("-p/--stages"))?;
+    let m = layout
+        .micro_batches
+        .ok_or_else(|| need("-m/--microbatches"))?;
+    super::unused_flags::check_schedule(kind, layout, settings, a.offload_cost.is_some())?;
+    let requested = layout.chunks.unwrap_or(2);
     schedule::check_size(kind, p, m, requested).map_err(|e| e.to_string())?;
     let v = kind.chunks(requested);
     let offload_s = a.offload_cost.unwrap_or(f);
     let mut input = ScheduleInput::uniform(p, m, v, f, b, w, comm);
-    input.mem_limit = s.mem_limit;
-    input.group_size = s.group_size;
-    input.offload_chunks = s.offload_chunks;
+    input.mem_limit = settings.mem_limit;
+    input.group_size = settings.group_size;
+    input.offload_chunks = settings.offload_chunks;
     input.offload_cost = Some(offload_s);
     let sched = schedule::generate(kind, &input).map_err(|e| match e {
         schedule::ScheduleError::NoFit { limit, .. } => no_fit_message(kind, &input, limit, &e),

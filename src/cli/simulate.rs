@@ -31,30 +31,102 @@ pub struct SimulateArgs {
     pub ops: bool,
 }
 
-/// Whether the flags ask for an abstract run: `--costs`, `--comm` or `--offload-cost`
-/// given, or `--schedule`, `-p` and `-m` given without any flag only a planned scenario
-/// has (the form `simulate --schedule NAME -p P -m M` keeps its abstract meaning).
-fn is_abstract(s: &ScenarioArgs, a: &AbstractArgs) -> bool {
-    if a.costs.is_some() || a.comm.is_some() || a.offload_cost.is_some() {
-        return true;
+/// The first flag given that only a planned scenario uses (a model, a GPU, a batch, a
+/// budget, a strategy...): every scenario flag but the schedule, `-p`, `-m`, `--chunks` and the
+/// schedule's limits, which an abstract run takes too.
+pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
+    let mut rest = s.clone();
+    rest.layout.schedule = None;
+    rest.layout.pp = None;
+    rest.layout.micro_batches = None;
+    rest.layout.chunks = None;
+    rest.settings.mem_limit = None;
+    rest.settings.group_size = None;
+    rest.settings.offload_chunks = None;
+    if rest.is_empty() {
+        return None;
     }
-    let planned_only = s.preset.is_some()
-        || s.model.is_some()
-        || s.gpu.is_some()
-        || s.tp.is_some()
-        || s.dp.is_some()
-        || s.sp
-        || s.no_sp
-        || s.micro_batch_size.is_some()
-        || s.seq_len.is_some()
-        || s.budget_gib.is_some()
-        || s.strategy.is_some()
-        || s.flash
-        || s.no_flash
-        || s.objective.is_some()
-        || s.overlap_recompute
-        || s.profile.is_some();
-    s.schedule.is_some() && s.pp.is_some() && s.micro_batches.is_some() && !planned_only
+    let src = &rest.source;
+    let (l, st) = (&rest.layout, &rest.settings);
+    let flags: [(&'static str, bool); 21] = [
+        ("--preset", src.preset.is_some()),
+        ("--model", src.model.is_some()),
+        ("--gpu", src.gpu.is_some()),
+        ("--profile", src.profile.is_some()),
+        ("-t/--tp", l.tp.is_some()),
+        ("-d/--dp", l.dp.is_some()),
+        ("--sp/--no-sp", l.sp || l.no_sp),
+        ("-b/--micro-batch-size", l.micro_batch_size.is_some()),
+        ("--global-batch", l.global_batch.is_some()),
+        ("--strategy", l.strategy.is_some()),
+        (
+            "--distributed-optimizer",
+            l.distributed_optimizer || l.no_distributed_optimizer,
+        ),
+        ("-s/--seq", st.seq_len.is_some()),
+        ("--budget-gib", st.budget_gib.is_some()),
+        ("--reserve-gib", st.reserve_gib.is_some()),
+        ("--flash/--no-flash", st.flash || st.no_flash),
+        ("--objective", st.objective.is_some()),
+        ("--overlap-recompute", st.overlap_recompute),
+        (
+            "--overlap-grad-reduce",
+            st.overlap_grad_reduce || st.no_overlap_grad_reduce,
+        ),
+        ("--partition", st.partition.is_some()),
+        ("--grad-bytes", st.grad_bytes.is_some()),
+        ("--recompute-units", st.recompute_units.is_some()),
+    ];
+    Some(
+        flags
+            .iter()
+            .find(|(_, given)| *given)
+            .map_or("a scenario flag", |(flag, _)| flag),
+    )
+}
+
+/// Whether the flags ask for an abstract run (cost units): `--costs`, `--comm` or
+/// `--offload-cost` given, or `--schedule`, `-p` and `-m` with no flag that only a planned
+/// scenario has. A planned run (seconds) is asked for by a planned-only flag, or by no flag of
+/// an abstract run at all. Anything in between is refused: some of an abstract run's flags
+/// without the rest would otherwise turn into a planned run of the default scenario, in
+/// seconds, without saying so.
+fn is_abstract(s: &ScenarioArgs, a: &AbstractArgs) -> Result<bool, String> {
+    if a.costs.is_some() || a.comm.is_some() || a.offload_cost.is_some() {
+        return Ok(true);
+    }
+    if planned_only_flag(s).is_some() {
+        return Ok(false);
+    }
+    let (l, st) = (&s.layout, &s.settings);
+    let missing: Vec<&str> = [
+        ("--schedule", l.schedule.is_none()),
+        ("-p", l.pp.is_none()),
+        ("-m", l.micro_batches.is_none()),
+    ]
+    .iter()
+    .filter(|(_, absent)| *absent)
+    .map(|(flag, _)| *flag)
+    .collect();
+    if missing.is_empty() {
+        return Ok(true);
+    }
+    let some_given = l.schedule.is_some()
+        || l.pp.is_some()
+        || l.micro_batches.is_some()
+        || l.chunks.is_some()
+        || st.mem_limit.is_some()
+        || st.group_size.is_some()
+        || st.offload_chunks.is_some();
+    if !some_given {
+        return Ok(false);
+    }
+    Err(format!(
+        "an abstract run (cost units) needs --schedule, -p and -m: {} missing; to simulate \
+         a planned scenario instead (real costs, in seconds), name it with --preset NAME or \
+         --model NAME",
+        missing.join(" and ")
+    ))
 }
 
 #[derive(Serialize)]
@@ -91,7 +163,7 @@ struct JsonOp {
 
 /// Runs the subcommand.
 pub fn run(args: &SimulateArgs) -> Result<(), String> {
-    let built = if is_abstract(&args.scenario, &args.run) {
+    let built = if is_abstract(&args.scenario, &args.run)? {
         let costs = args.run.costs.as_deref().unwrap_or("1,1,1");
         abstract_run(&args.scenario, &args.run, costs)?
     } else {

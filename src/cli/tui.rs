@@ -41,11 +41,11 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
     // A test hook: debug (and test) builds only, so a release build always shows the engine.
     let fixture_mode =
         cfg!(debug_assertions) && std::env::var_os("PIPESCOPE_FIXTURE").is_some_and(|v| v == "1");
-    let (scenario, catalog) = args.to_scenario()?;
+    let (scenario, catalog) = args.to_tui_scenario()?;
     let config = user_config_dir();
     // The file the scenario came from, reloaded when it changes: `--preset FILE`, or the
     // user preset file that defines the named scenario.
-    let preset_source = match &args.preset {
+    let preset_source = match &args.source.preset {
         Some(p) if Path::new(p).is_file() => std::fs::canonicalize(p).ok(),
         _ => catalog
             .scenarios()

@@ -6,6 +6,7 @@
 //! [`presets`] loads the TOML presets, [`ScenarioOverrides`] applies command-line flags and
 //! TUI edits, and [`to_toml`] writes a scenario back as a preset.
 
+mod budget;
 mod codec;
 mod default;
 mod gpu;
@@ -21,6 +22,7 @@ mod units;
 mod validate;
 mod vocabulary;
 
+pub use budget::{budget_bytes, budget_of, reserve_bytes};
 pub use codec::{CODEC_KEYS, CodecSpec};
 pub use default::{DEFAULT_SCENARIO, default_scenario};
 pub use gpu::{EfficiencyCurve, GpuSpec, a100_links};

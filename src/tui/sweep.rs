@@ -7,7 +7,7 @@
 use std::sync::atomic::AtomicBool;
 
 use crate::Scenario;
-use crate::sweep::{Config, SweepOptions, SweepResult, SweepSpace};
+use crate::sweep::{SweepOptions, SweepResult, SweepSpace};
 
 /// Length of the ranked list the view shows (the sweep stays exact for it).
 pub const TOP: usize = 40;
@@ -55,21 +55,8 @@ impl SweepInputs {
         let global_batch = u64::from(sc.batch.micro_batches)
             .saturating_mul(sc.batch.micro_batch_size)
             .saturating_mul(u64::from(par.dp));
-        let reset = Config {
-            gpus,
-            t: 1,
-            p: 1,
-            d: 1,
-            b: 1,
-            m: 1,
-            chunks: 1,
-            sp: false,
-            distributed_optimizer: false,
-            schedule: crate::scenario::ScheduleKind::OneFOneB,
-            strategy: crate::plan::Strategy::None,
-        };
         SweepInputs {
-            base: crate::sweep::scenario_for(sc, &reset),
+            base: crate::sweep::starting_scenario(sc),
             gpus,
             global_batch,
         }

@@ -14,9 +14,9 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
+pub use crate::scenario::budget::{budget_bytes, reserve_bytes};
 pub use error::{PresetError, edit_distance, line_column, nearest};
 pub use files::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
-pub use resolve::{budget_bytes, reserve_bytes};
 
 use super::{GpuSpec, ModelSpec, Scenario};
 use schema::{GpuFile, ModelFile, ScenarioToml};

@@ -5,6 +5,7 @@ use super::schema::{GpuRef, GpuToml, ModelRef, ModelToml, ScenarioToml};
 use super::{Catalog, PresetError};
 use crate::scenario::MeasuredProfile;
 use crate::scenario::ScheduleKind;
+use crate::scenario::budget::budget_of;
 use crate::scenario::gpu::a100_links;
 use crate::scenario::validate::{validate_gpu, validate_model};
 use crate::scenario::{
@@ -101,34 +102,6 @@ fn parse_name<T: std::str::FromStr<Err = String>>(
     })
 }
 
-/// Converts a budget in GiB to bytes, refusing zero, negative and non-finite values.
-pub fn budget_bytes(field: &str, gib: f64) -> Result<u64, InvalidField> {
-    if !(gib.is_finite() && gib > 0.0 && gib <= 1.0e9) {
-        return Err(InvalidField::new(
-            field,
-            gib,
-            "a budget in GiB greater than 0 (and at most 1e9)",
-        ));
-    }
-    Ok(((gib * crate::scenario::GIB).round() as u64).max(1))
-}
-
-/// Converts a reserve in GiB to bytes: at least 0 and less than `gpu`'s memory.
-pub fn reserve_bytes(field: &str, gib: f64, gpu: &GpuSpec) -> Result<u64, InvalidField> {
-    let bytes = gib * crate::scenario::GIB;
-    if !(gib.is_finite() && gib >= 0.0 && (bytes.round() as u64) < gpu.memory_bytes()) {
-        return Err(InvalidField::new(
-            field,
-            gib,
-            format!(
-                "memory kept free in GiB, at least 0 and less than the GPU's memory ({}: {} GiB)",
-                gpu.name, gpu.memory_gib
-            ),
-        ));
-    }
-    Ok(bytes.round() as u64)
-}
-
 impl Catalog {
     /// Resolves a parsed scenario preset into a validated scenario.
     pub(crate) fn resolve(&self, file: &str, t: &ScenarioToml) -> Result<Scenario, PresetError> {
@@ -178,24 +151,13 @@ impl Catalog {
             Some(s) => parse_name::<Partition>("plan.partition", s).map_err(inv)?,
             None => Partition::Even,
         };
-        let (memory_budget_bytes, reserve_bytes) = match (pl.memory_budget_gib, pl.reserve_gib) {
-            (Some(_), Some(_)) => {
-                return Err(inv(InvalidField::new(
-                    "plan.reserve_gib",
-                    "given with plan.memory_budget_gib",
-                    "one of reserve_gib (memory kept free) or memory_budget_gib (absolute)",
-                )));
-            }
-            (Some(gib), None) => (
-                budget_bytes("plan.memory_budget_gib", gib).map_err(inv)?,
-                None,
-            ),
-            (None, reserve) => {
-                let r =
-                    reserve_bytes("plan.reserve_gib", reserve.unwrap_or(0.0), &gpu).map_err(inv)?;
-                (gpu.memory_bytes() - r, Some(r))
-            }
-        };
+        let (memory_budget_bytes, reserve_bytes) = budget_of(
+            pl.memory_budget_gib,
+            pl.reserve_gib,
+            &gpu,
+            ("plan.memory_budget_gib", "plan.reserve_gib"),
+        )
+        .map_err(inv)?;
         let plan = PlanSettings {
             schedule,
             strategy,

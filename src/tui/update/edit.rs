@@ -146,27 +146,6 @@ fn cycle_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {
 fn step_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {
     app.field = field;
     app.typing = None;
-    // Cycling the GPU keeps the user's headroom below the GPU's memory.
-    let headroom = app
-        .scenario
-        .gpu
-        .memory_bytes()
-        .saturating_sub(app.scenario.plan.memory_budget_bytes);
-    let gpu = app.scenario.gpu.name.clone();
     app.note = fields::step(&mut app.scenario, field, delta, &app.choices);
-    if field == Field::Gpu && gpu != app.scenario.gpu.name && headroom > 0 {
-        let memory = app.scenario.gpu.memory_bytes();
-        if headroom < memory {
-            app.scenario.plan.memory_budget_bytes = memory - headroom;
-            app.note = Some(format!(
-                "budget {:.1} GiB: the GPU's memory less the same {:.1} GiB headroom",
-                app.scenario.plan.memory_budget_bytes as f64 / GIB,
-                headroom as f64 / GIB
-            ));
-        }
-    }
     resolve(app)
 }
-
-/// Bytes in a GiB.
-use crate::scenario::GIB;
