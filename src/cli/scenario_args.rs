@@ -183,6 +183,11 @@ const KEY_FLAGS: [(&str, &str); 14] = [
 /// as well as the preset key.
 pub fn name_flags(message: &str) -> String {
     let mut out = message.to_string();
+    for (name, flag) in [("model", "--model"), ("gpu", "--gpu")] {
+        if let Some(rest) = out.strip_prefix(&format!("invalid {name} = ")) {
+            out = format!("invalid {name} ({flag}) = {rest}");
+        }
+    }
     for (key, flag) in KEY_FLAGS {
         let tagged = format!("{key} ({flag})");
         if !out.contains(&tagged) {

@@ -87,18 +87,17 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
 
 /// Whether the flags ask for an abstract run (cost units): `--costs`, `--comm` or
 /// `--offload-cost` given, or `--schedule`, `-p` and `-m` with no flag that only a planned
-/// scenario has. A planned run (seconds) is asked for by a planned-only flag, or by no flag of
-/// an abstract run at all. Anything in between is refused: some of an abstract run's flags
-/// without the rest would otherwise turn into a planned run of the default scenario, in
-/// seconds, without saying so.
-fn is_abstract(s: &ScenarioArgs, a: &AbstractArgs) -> Result<bool, String> {
+/// scenario has. Otherwise the run is the planned scenario's, in seconds; when some of an
+/// abstract run's flags were given without the rest, a note on standard error says so (the
+/// run would otherwise switch units without a word).
+fn is_abstract(s: &ScenarioArgs, a: &AbstractArgs) -> bool {
     if a.costs.is_some() || a.comm.is_some() || a.offload_cost.is_some() {
-        return Ok(true);
+        return true;
     }
     if planned_only_flag(s).is_some() {
-        return Ok(false);
+        return false;
     }
-    let (l, st) = (&s.layout, &s.settings);
+    let l = &s.layout;
     let missing: Vec<&str> = [
         ("--schedule", l.schedule.is_none()),
         ("-p", l.pp.is_none()),
@@ -109,24 +108,16 @@ fn is_abstract(s: &ScenarioArgs, a: &AbstractArgs) -> Result<bool, String> {
     .map(|(flag, _)| *flag)
     .collect();
     if missing.is_empty() {
-        return Ok(true);
+        return true;
     }
-    let some_given = l.schedule.is_some()
-        || l.pp.is_some()
-        || l.micro_batches.is_some()
-        || l.chunks.is_some()
-        || st.mem_limit.is_some()
-        || st.group_size.is_some()
-        || st.offload_chunks.is_some();
-    if !some_given {
-        return Ok(false);
+    if missing.len() < 3 {
+        eprintln!(
+            "pipescope: note: simulating the planned scenario (real costs, times in seconds); \
+             an abstract run in cost units needs --schedule, -p and -m ({} not given) or --costs",
+            missing.join(", ")
+        );
     }
-    Err(format!(
-        "an abstract run (cost units) needs --schedule, -p and -m: {} missing; to simulate \
-         a planned scenario instead (real costs, in seconds), name it with --preset NAME or \
-         --model NAME",
-        missing.join(" and ")
-    ))
+    false
 }
 
 #[derive(Serialize)]
@@ -163,7 +154,7 @@ struct JsonOp {
 
 /// Runs the subcommand.
 pub fn run(args: &SimulateArgs) -> Result<(), String> {
-    let built = if is_abstract(&args.scenario, &args.run)? {
+    let built = if is_abstract(&args.scenario, &args.run) {
         let costs = args.run.costs.as_deref().unwrap_or("1,1,1");
         abstract_run(&args.scenario, &args.run, costs)?
     } else {
@@ -229,8 +220,12 @@ fn peak_activation(units: Units, d: &DeviceMetrics, v: u32) -> f64 {
 fn text_report(kind: ScheduleKind, sim: &Simulation, v: u32, units: Units) -> String {
     let mut out = String::new();
     let p = sim.devices.len();
+    let unit = match units {
+        Units::Seconds => " s",
+        Units::Abstract => "",
+    };
     out.push_str(&format!(
-        "{kind}: p={p} makespan {:.3}  bubble {:.1}%\n",
+        "{kind}: p={p} makespan {:.3}{unit}  bubble {:.1}%\n",
         sim.makespan,
         sim.bubble_rate * 100.0
     ));

@@ -97,6 +97,7 @@ impl ScenarioOverrides {
                 scenario.gpu = gpu.clone();
             } else {
                 let reserve = scenario.plan.reserve_bytes.unwrap_or(0) as f64 / GIB;
+                let budget = scenario.plan.memory_budget_bytes as f64 / GIB;
                 let capped = scenario.change_gpu(gpu.clone()).map_err(|_| {
                     InvalidField::new(
                         "gpu",
@@ -107,13 +108,14 @@ impl ScenarioOverrides {
                         ),
                     )
                 })?;
-                if let Some(note) = capped {
+                if capped.is_some() {
                     return Err(InvalidField::new(
                         "gpu",
                         name,
                         format!(
-                            "a GPU the scenario's absolute budget fits ({note}); \
-                             or set budget_gib or reserve_gib"
+                            "a GPU with at least the scenario's absolute budget of {budget:.1} GiB \
+                             ({name} has {} GiB); or set budget_gib or reserve_gib",
+                            gpu.memory_gib
                         ),
                     ));
                 }

@@ -267,9 +267,30 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
         }
         Field::Chunks => {
             sc.parallel.chunks = to_u32(step_linear(u64::from(sc.parallel.chunks), delta, 1));
+            return unused_note(sc, field);
         }
     }
     None
+}
+
+/// Why an edit of `field` changes nothing the schedule runs, if it does not: the chunks of a
+/// schedule that runs a fixed number of them (the value is kept for the schedules that take
+/// it, and the status line says so).
+pub fn unused_note(sc: &Scenario, field: Field) -> Option<String> {
+    let kind = sc.plan.schedule;
+    let (asked, used) = (sc.parallel.chunks, kind.chunks(sc.parallel.chunks));
+    if field != Field::Chunks || asked == used {
+        return None;
+    }
+    Some(if kind.takes_chunks() {
+        format!("chunks {asked}: {kind} runs at least 2 chunks per device, so it runs {used}")
+    } else {
+        format!(
+            "chunks {asked} changes nothing here: {kind} always runs {used} per device \
+             (chunks sets {})",
+            ScheduleKind::names_where(ScheduleKind::takes_chunks)
+        )
+    })
 }
 
 /// Puts the scenario on the GPU `g` by the scenario's budget rule, and says what became of
@@ -382,9 +403,12 @@ mod tests {
         assert_eq!(sc.model.name, "llama2-70b");
         step(&mut sc, Field::Model, 1, &c);
         assert_eq!(sc.model.name, "gpt3-175b");
+        // A typed budget (the fixture's 70 GiB) stays as typed on the new GPU.
+        let budget = sc.plan.memory_budget_bytes;
         assert!(step(&mut sc, Field::Gpu, 1, &c).is_some());
         assert_eq!(sc.gpu.name, "h100-80gb");
-        assert_eq!(sc.plan.memory_budget_bytes, sc.gpu.memory_bytes());
+        assert_eq!(sc.plan.memory_budget_bytes, budget);
+        assert_eq!(sc.plan.reserve_bytes, None);
         step(&mut sc, Field::Schedule, -1, &c);
         assert_eq!(sc.plan.schedule, ScheduleKind::Gpipe);
         step(&mut sc, Field::Strategy, 1, &c);

@@ -108,8 +108,14 @@ fn unknown_field_hint(message: &str) -> Option<String> {
     nearest(field, &known).map(|k| format!("; did you mean `{k}`?"))
 }
 
-/// The known word closest to `word` by edit distance, if it is reasonably close.
+/// The known word closest to `word`: the first that starts with it (`h100` for
+/// `h100-80gb`), else the nearest by edit distance, if it is reasonably close.
 pub fn nearest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    if word.chars().count() >= 2
+        && let Some(k) = known.iter().find(|k| k.starts_with(word))
+    {
+        return Some(k);
+    }
     known
         .iter()
         .map(|k| (edit_distance(word, k), *k))

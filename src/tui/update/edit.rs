@@ -59,7 +59,10 @@ fn move_field(app: &mut App, delta: i32) -> Vec<Effect> {
 
 fn type_char(app: &mut App, c: char) {
     if !app.field.numeric() {
-        app.note = Some(format!("{} takes no number: use ← →", app.field.label()));
+        app.note = Some(format!(
+            "{} takes no number: ← → (or +/-) step through its choices",
+            app.field.label()
+        ));
     } else if app.typing.as_ref().is_some_and(|t| t.len() >= MAX_TYPED) {
         app.note = Some("number too long".into());
     } else {
@@ -77,7 +80,10 @@ fn commit(app: &mut App) -> Vec<Effect> {
     match app.typing.take() {
         Some(text) if !text.is_empty() => {
             match fields::set_number(&mut app.scenario, app.field, &text) {
-                Ok(()) => resolve(app),
+                Ok(()) => {
+                    app.note = fields::unused_note(&app.scenario, app.field);
+                    resolve(app)
+                }
                 Err(e) => {
                     app.error = Some(e);
                     Vec::new()
