@@ -12,7 +12,7 @@ use pipescope::export::{self, Run, Units};
 use pipescope::scenario::ScheduleKind;
 use pipescope::schedule::{self, Schedule, ScheduleInput};
 use pipescope::sim::{self, SimCosts, Simulation};
-use pipescope::{Outcome, Scenario, solve};
+use pipescope::{Outcome, Scenario};
 
 use super::scenario_args::{ScenarioArgs, cost};
 
@@ -105,38 +105,19 @@ fn parse_costs(text: &str) -> Result<[f64; 3], String> {
     Ok(out)
 }
 
-/// A `NoFit` error that names the flag and the smallest whole limit that fits (searched by
-/// doubling, then halving: at most about 2 log2(limit) generations).
+/// A `NoFit` error that names the flag and the smallest whole limit that fits.
 fn no_fit_message(
     kind: ScheduleKind,
     input: &ScheduleInput,
     limit: f64,
     e: &schedule::ScheduleError,
 ) -> String {
-    let fits = |l: f64| {
+    let ceiling = 4.0 * f64::from(input.p) * f64::from(input.v.max(1)) + 4.0;
+    super::no_fit::message(e, limit, ceiling, "--mem-limit", |l| {
         let mut i = input.clone();
         i.mem_limit = Some(l);
         schedule::generate(kind, &i).is_ok()
-    };
-    let mut low = limit.max(0.0).floor();
-    let mut high = (low * 2.0).max(1.0);
-    let ceiling = 4.0 * f64::from(input.p) * f64::from(input.v.max(1)) + 4.0;
-    while !fits(high) {
-        if high >= ceiling {
-            return format!("{e} (set by --mem-limit; none up to {ceiling} fits either)");
-        }
-        low = high;
-        high = (high * 2.0).min(ceiling);
-    }
-    while high - low > 1.0 {
-        let mid = ((low + high) / 2.0).floor();
-        if fits(mid) {
-            high = mid;
-        } else {
-            low = mid;
-        }
-    }
-    format!("{e} (set by --mem-limit; the smallest limit that fits is {high})")
+    })
 }
 
 fn check_non_negative(name: &str, x: f64) -> Result<(), String> {
@@ -207,7 +188,7 @@ pub fn abstract_run(s: &ScenarioArgs, a: &AbstractArgs, costs: &str) -> Result<B
 /// Plans and simulates the scenario the flags describe.
 pub fn planned_run(s: &ScenarioArgs) -> Result<Built, String> {
     let (scenario, _) = s.to_scenario()?;
-    let outcome = solve(&scenario).map_err(|e| e.to_string())?;
+    let outcome = super::no_fit::solve_explained(&scenario, s.settings.mem_limit.is_some())?;
     let v = scenario.plan.schedule.chunks(scenario.parallel.chunks);
     let sched = export::schedule_of(
         scenario.plan.schedule,

@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod export;
+pub mod no_fit;
 pub mod output;
 pub mod plan;
 pub mod presets;

@@ -3,8 +3,8 @@
 
 use clap::Args;
 
+use pipescope::Outcome;
 use pipescope::scenario::GIB;
-use pipescope::{Outcome, solve};
 
 use super::scenario_args::ScenarioArgs;
 
@@ -83,7 +83,8 @@ pub fn table(o: &Outcome) -> String {
 /// Runs the subcommand.
 pub fn run(args: &PlanArgs) -> Result<(), String> {
     let (scenario, _) = args.scenario.to_scenario()?;
-    let outcome = solve(&scenario).map_err(|e| e.to_string())?;
+    let outcome =
+        super::no_fit::solve_explained(&scenario, args.scenario.settings.mem_limit.is_some())?;
     if args.json {
         let text = serde_json::to_string_pretty(&outcome).map_err(|e| e.to_string())?;
         super::output::emit_line(&text)

@@ -160,7 +160,7 @@ impl ScenarioArgs {
 }
 
 /// The scenario's keys and the command-line flags that set them.
-const KEY_FLAGS: [(&str, &str); 14] = [
+const KEY_FLAGS: [(&str, &str); 17] = [
     ("parallel.pp", "-p/--stages"),
     ("parallel.tp", "-t/--tp"),
     ("parallel.dp", "-d/--dp"),
@@ -172,6 +172,9 @@ const KEY_FLAGS: [(&str, &str); 14] = [
     ("plan.memory_budget_gib", "--budget-gib"),
     ("plan.reserve_gib", "--reserve-gib"),
     ("plan.recompute_units", "--recompute-units"),
+    ("plan.mem_limit", "--mem-limit"),
+    ("plan.group_size", "--group-size"),
+    ("plan.offload_chunks", "--offload-chunks"),
     // Fields of the command line's own overrides (after the keys that contain them).
     ("reserve_gib", "--reserve-gib"),
     ("budget_gib", "--budget-gib"),

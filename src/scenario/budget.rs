@@ -10,6 +10,7 @@
 //! scenario). Preset files, command-line flags, the TUI's fields and the sweep all set the
 //! budget through the functions here.
 
+use super::ranges::number_text;
 use super::{GIB, GpuSpec, InvalidField, Scenario};
 
 /// The largest absolute budget accepted, in GiB (far above any device).
@@ -20,7 +21,7 @@ pub fn budget_bytes(field: &str, gib: f64) -> Result<u64, InvalidField> {
     if !(gib.is_finite() && gib > 0.0 && gib <= MAX_BUDGET_GIB) {
         return Err(InvalidField::new(
             field,
-            gib,
+            number_text(gib),
             "a budget in GiB greater than 0 (and at most 1e9)",
         ));
     }
@@ -33,7 +34,7 @@ pub fn reserve_bytes(field: &str, gib: f64, gpu: &GpuSpec) -> Result<u64, Invali
     if !(gib.is_finite() && gib >= 0.0 && (bytes.round() as u64) < gpu.memory_bytes()) {
         return Err(InvalidField::new(
             field,
-            gib,
+            number_text(gib),
             format!(
                 "memory kept free in GiB, at least 0 and less than the GPU's memory ({}: {} GiB)",
                 gpu.name, gpu.memory_gib
@@ -57,7 +58,7 @@ pub fn budget_of(
     match (absolute_gib, reserve_gib) {
         (Some(_), Some(r)) => Err(InvalidField::new(
             reserve_field,
-            r,
+            number_text(r),
             format!(
                 "either {reserve_field} (memory kept free) or {absolute_field} (absolute), not both"
             ),

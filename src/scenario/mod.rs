@@ -16,6 +16,7 @@ mod overrides;
 pub mod params;
 pub mod presets;
 mod profile;
+pub mod ranges;
 mod settings;
 mod to_toml;
 mod units;

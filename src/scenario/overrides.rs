@@ -1,7 +1,7 @@
 //! [`ScenarioOverrides`]: the command-line flags (and the TUI's edits) on top of a preset.
 
 use super::budget::budget_of;
-use super::presets::Catalog;
+use super::presets::{Catalog, PresetKind};
 use super::{GIB, InvalidField, Objective, Partition, Scenario};
 use crate::scenario::ScheduleKind;
 use crate::scenario::Strategy;
@@ -75,6 +75,7 @@ impl ScenarioOverrides {
     /// `scenario` may be partly changed; apply to a clone to keep the old one.
     pub fn apply(&self, scenario: &mut Scenario, catalog: &Catalog) -> Result<(), InvalidField> {
         if let Some(name) = &self.model {
+            unusable(catalog, PresetKind::Model, "model", name)?;
             let model = catalog.model(name).ok_or_else(|| {
                 InvalidField::new(
                     "model",
@@ -85,6 +86,7 @@ impl ScenarioOverrides {
             scenario.model = model.clone();
         }
         if let Some(name) = &self.gpu {
+            unusable(catalog, PresetKind::Gpu, "gpu", name)?;
             let gpu = catalog.gpu(name).ok_or_else(|| {
                 InvalidField::new(
                     "gpu",
@@ -204,6 +206,24 @@ fn micro_batches_of(global: u64, b: u64, d: u32) -> Result<u32, InvalidField> {
 fn set<T: Copy>(field: &mut T, value: Option<T>) {
     if let Some(v) = value {
         *field = v;
+    }
+}
+
+/// Refuses a model or GPU name that a user file claims but cannot give (broken, or defined
+/// twice), naming the file.
+fn unusable(
+    catalog: &Catalog,
+    kind: PresetKind,
+    field: &str,
+    name: &str,
+) -> Result<(), InvalidField> {
+    match catalog.unusable(kind, name) {
+        Some(e) => Err(InvalidField::new(
+            field,
+            name,
+            format!("a preset that loads: {e}"),
+        )),
+        None => Ok(()),
     }
 }
 

@@ -83,6 +83,12 @@ impl PresetError {
         if let Some(hint) = unknown_field_hint(&message) {
             message.push_str(&hint);
         }
+        if let Some(explained) = e
+            .span()
+            .and_then(|span| super::toml_error::explain(text, span, &message))
+        {
+            message = explained;
+        }
         match e.span() {
             Some(span) => Self::at(file, text, span.start, message),
             None => Self::new(file, message),

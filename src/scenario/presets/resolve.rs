@@ -192,12 +192,18 @@ impl Catalog {
     }
 
     fn model_or_err(&self, file: &str, name: &str) -> Result<ModelSpec, PresetError> {
+        if let Some(e) = self.unusable(super::PresetKind::Model, name) {
+            return Err(e);
+        }
         self.model(name)
             .cloned()
             .ok_or_else(|| PresetError::new(file, unknown_name("model", name, &self.model_names())))
     }
 
     fn gpu_or_err(&self, file: &str, name: &str) -> Result<GpuSpec, PresetError> {
+        if let Some(e) = self.unusable(super::PresetKind::Gpu, name) {
+            return Err(e);
+        }
         self.gpu(name)
             .cloned()
             .ok_or_else(|| PresetError::new(file, unknown_name("gpu", name, &self.gpu_names())))
