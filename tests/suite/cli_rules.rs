@@ -341,3 +341,48 @@ fn unknown_names_suggest_the_nearest() {
     let err = refused(&["plan", "--gpu", "h100"]);
     assert!(err.contains("did you mean 'h100-80gb'"), "{err}");
 }
+
+#[test]
+fn plan_names_the_smallest_memory_limit_that_fits() {
+    let err = refused(&[
+        "plan",
+        "--preset",
+        "tiny-4x8",
+        "--schedule",
+        "v-zb",
+        "--mem-limit",
+        "2",
+    ]);
+    assert!(
+        err.contains("--mem-limit") && err.contains("the smallest limit that fits is"),
+        "{err}"
+    );
+    let smallest = err
+        .split("the smallest limit that fits is ")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .unwrap()
+        .to_string();
+    let (ok, _, err) = pipescope(&[
+        "plan",
+        "--preset",
+        "tiny-4x8",
+        "--schedule",
+        "v-zb",
+        "--mem-limit",
+        &smallest,
+    ]);
+    assert!(ok, "{smallest}: {err}");
+}
+
+#[test]
+fn huge_numbers_are_printed_short() {
+    for args in [
+        &["plan", "--budget-gib", "1e308"][..],
+        &["plan", "--reserve-gib", "1e308"],
+        &["plan", "--schedule", "zb-auto", "--mem-limit", "1e308"],
+    ] {
+        let err = refused(args);
+        assert!(err.contains("1e308") && err.len() < 300, "{err}");
+    }
+}

@@ -35,6 +35,7 @@ mod plan_cli;
 mod plan_costing;
 mod plan_gis_offload;
 mod plan_props;
+mod preset_rules;
 mod sched_cli;
 mod sched_closed_forms;
 mod sched_common;

@@ -68,7 +68,8 @@ impl PresetError {
             .message
             .strip_prefix("invalid ")
             .and_then(|r| r.split(" = ").next())
-            .map(str::to_string);
+            // An entry of an array (`matrix[1]`) is found at its key.
+            .map(|f| f.split('[').next().unwrap_or(f).to_string());
         if let Some(offset) = field.and_then(|f| find_key(text, &f)) {
             let (line, column) = line_column(text, offset);
             self.line = Some(line);
