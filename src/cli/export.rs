@@ -231,9 +231,15 @@ pub fn palette(theme: Option<&str>) -> Result<Palette, String> {
         Some("high-contrast") => include_str!("../../themes/high-contrast.toml"),
         Some("mono") => include_str!("../../themes/mono.toml"),
         Some(path) if Path::new(path).is_file() => {
-            return std::fs::read_to_string(path)
-                .map_err(|e| format!("--theme {path}: {e}"))
-                .and_then(|t| Palette::from_theme_toml(&t));
+            let text = pipescope::scenario::presets::read_text_file(Path::new(path))
+                .map_err(|e| format!("--theme {path}: {e}"))?;
+            // The UI's reading of a theme refuses an unknown key or a value that is not a
+            // colour, with its place in the file (a build without the UI reads the colours
+            // it can use and leaves the rest).
+            #[cfg(feature = "tui")]
+            pipescope::tui::Theme::parse(&text, Path::new(path))
+                .map_err(|e| format!("--theme {e}"))?;
+            return Palette::from_theme_toml(&text);
         }
         Some(other) => {
             return Err(format!(

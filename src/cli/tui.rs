@@ -12,20 +12,31 @@ use pipescope::tui::{self, Theme, fixture, preset_io};
 
 use super::scenario_args::ScenarioArgs;
 
-fn user_themes(dir: Option<&PathBuf>) -> Vec<Theme> {
+/// The user's theme files: those that load, and the others with their errors (they stay in
+/// the `T` cycle with the error shown, instead of vanishing).
+fn user_themes(dir: Option<&PathBuf>) -> (Vec<Theme>, Vec<(PathBuf, String)>) {
     let Some(dir) = dir.map(|d| d.join("themes")) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
-    paths
+    let (mut themes, mut errors) = (Vec::new(), Vec::new());
+    for p in paths
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .filter_map(|p| Theme::parse(&read_text_file(p).ok()?, p).ok())
-        .collect()
+    {
+        let parsed = read_text_file(p)
+            .map_err(|e| format!("{}: cannot read the theme: {e}", p.display()))
+            .and_then(|text| Theme::parse(&text, p));
+        match parsed {
+            Ok(t) => themes.push(t),
+            Err(e) => errors.push((p.clone(), e)),
+        }
+    }
+    (themes, errors)
 }
 
 /// Opens the TUI on the scenario the flags describe.
@@ -66,13 +77,18 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
         watch_dirs.push(file.clone());
     }
     let no_color = std::env::var("NO_COLOR").ok();
+    let (user_themes, theme_errors) = user_themes(config.as_ref());
+    if let Some(presets) = config.as_ref().map(|c| c.join("presets")) {
+        preset_io::remove_stale_temp_files(&presets);
+    }
     tui::run(tui::Options {
         scenario,
         choices: preset_io::choices_of(&catalog),
         preset_source,
         watch_dirs,
         presets_dir: config.as_ref().map(|c| c.join("presets")),
-        user_themes: user_themes(config.as_ref()),
+        user_themes,
+        theme_errors,
         theme: Theme::initial(no_color.as_deref()),
         // PIPESCOPE_NO_MOUSE=1 leaves the mouse to the terminal (text selection); `v` toggles.
         mouse: std::env::var_os("PIPESCOPE_NO_MOUSE").is_none_or(|v| v.is_empty() || v == "0"),

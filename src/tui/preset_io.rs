@@ -78,6 +78,47 @@ fn temp_name(file_name: &str) -> String {
     format!(".{file_name}.{:016x}.tmp", h.finish())
 }
 
+/// How old a temporary file of a save must be to count as left behind: a save takes
+/// milliseconds, so one this old belongs to a save that was killed (SIGKILL, a power cut).
+pub const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Whether `name` is the name of a save's temporary file (`.my-x.toml.<hex>.tmp`).
+fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp") && name.contains(".toml.")
+}
+
+/// Removes from `dir` the temporary files of saves that never finished (a save killed
+/// between writing its temporary file and linking it): files named as [`temp_name`] names
+/// them and older than [`STALE_TEMP_AGE`] (a younger one may be another instance's save in
+/// flight). Returns how many were removed; a folder that cannot be read removes none.
+pub fn remove_stale_temp_files(dir: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let now = std::time::SystemTime::now();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Ok(meta) = fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        let age = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .unwrap_or_default();
+        let plain = meta.file_type().is_file() || meta.file_type().is_symlink();
+        if is_temp_name(&name)
+            && plain
+            && age >= STALE_TEMP_AGE
+            && fs::remove_file(entry.path()).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// The `n`th candidate name for `file_name` (`my-x.toml`, then `my-x-2.toml`, ...).
 fn candidate(file_name: &str, n: u32) -> String {
     if n <= 1 {
@@ -213,6 +254,34 @@ mod tests {
                 .file_type()
                 .is_symlink()
         );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn stale_temp_files_of_killed_saves_are_removed_and_fresh_ones_kept() {
+        let dir = std::env::temp_dir().join(format!("pipescope-stale-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let old = dir.join(temp_name("my-a.toml"));
+        let fresh = dir.join(temp_name("my-b.toml"));
+        let preset = dir.join("my-a.toml");
+        let other = dir.join(".notes.tmp");
+        for f in [&old, &fresh, &preset, &other] {
+            fs::write(f, "x").unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - 2 * STALE_TEMP_AGE;
+        for f in [&old, &preset, &other] {
+            fs::File::options()
+                .write(true)
+                .open(f)
+                .unwrap()
+                .set_modified(long_ago)
+                .unwrap();
+        }
+        assert_eq!(remove_stale_temp_files(&dir), 1);
+        assert!(!old.exists());
+        assert!(fresh.exists() && preset.exists() && other.exists());
+        assert_eq!(remove_stale_temp_files(&dir.join("missing")), 0);
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -29,6 +29,7 @@ macro_rules! theme_keys {
             $(#[doc = concat!("`", stringify!($field), "`")] pub $field: $ty,)*
         }
         #[derive(Debug, Default, Deserialize)]
+        #[serde(deny_unknown_fields)]
         struct $raw {
             $($field: Option<$rawty>,)*
         }
@@ -98,9 +99,15 @@ theme_keys!(
     ]
 );
 
+/// A theme file; an unknown key anywhere is refused (a misspelt colour would otherwise be
+/// ignored without a word).
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawTheme {
     name: Option<String>,
+    /// Free text about the theme (not shown).
+    #[allow(dead_code)]
+    description: Option<String>,
     base: Option<String>,
     #[serde(default)]
     colors: RawColors,
@@ -346,5 +353,19 @@ mod tests {
         assert!(e.starts_with("t.toml:1:"), "{e}");
         let e = Theme::parse("[glyphs]\nforward = \"ab\"\n", Path::new("t.toml")).unwrap_err();
         assert!(e.contains("exactly one character"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_with_the_nearest_known_one() {
+        let e = Theme::parse("[colors]\nforwrad = \"red\"\n", Path::new("t.toml")).unwrap_err();
+        assert!(
+            e.starts_with("t.toml:2:1:") && e.contains("`forward`"),
+            "{e}"
+        );
+        let e = Theme::parse("[colours]\nforward = \"red\"\n", Path::new("t.toml")).unwrap_err();
+        assert!(e.starts_with("t.toml:1:") && e.contains("`colors`"), "{e}");
+        let e = Theme::parse("[glyphs]\nidel = \".\"\n", Path::new("t.toml")).unwrap_err();
+        assert!(e.contains("`idle`"), "{e}");
+        assert!(Theme::parse("name = \"x\"\ndescription = \"d\"\n", Path::new("t.toml")).is_ok());
     }
 }

@@ -339,6 +339,39 @@ fn a_reserve_follows_the_gpu_and_is_saved_as_a_reserve() {
 }
 
 #[test]
+fn a_reload_keeps_the_edited_reserve_and_its_budget_together() {
+    let mut app = solved_app("gpt3");
+    let path = std::path::PathBuf::from("/cfg/pipescope/presets/mine.toml");
+    let mut file = fixture::scenario("gpt3");
+    file.keep_free(10 << 30).unwrap();
+    app.scenario = file.clone();
+    app.preset_source = Some(path.clone());
+    app.preset_base = Some(file.clone());
+    // The user keeps 12 GiB free; the file then changes the sequence length.
+    app.field = Field::Reserve;
+    for c in "12".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    let mut changed = file;
+    changed.batch.seq_len /= 2;
+    act(
+        &mut app,
+        Action::Reloaded(Box::new(Reload::Preset(
+            path,
+            Ok(Box::new(parsed(changed))),
+        ))),
+    );
+    let plan = &app.scenario.plan;
+    assert_eq!(plan.reserve_bytes, Some(12 << 30));
+    assert_eq!(
+        plan.memory_budget_bytes,
+        app.scenario.gpu.memory_bytes() - (12 << 30)
+    );
+    assert_eq!(app.scenario.batch.seq_len, 8192);
+}
+
+#[test]
 fn an_edit_that_changes_nothing_says_why_on_the_status_line() {
     let mut app = solved_app("gpt3");
     // Chunks on a one-chunk schedule.
