@@ -26,8 +26,9 @@ pub struct SimulateArgs {
     /// Print JSON instead of a Gantt and a table.
     #[arg(long)]
     pub json: bool,
-    /// With --json, list every op with its start and end.
-    #[arg(long)]
+    /// With --json, list every op with its start and end (a run has at most
+    /// `schedule::MAX_CELLS` micro-batch-chunks, so at most a few hundred thousand ops).
+    #[arg(long, requires = "json")]
     pub ops: bool,
 }
 
@@ -164,6 +165,7 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
     let result = &built.simulation;
     let kind = sched.kind;
     let v = sched.v.max(1);
+
     if args.json {
         let out = JsonOut {
             schedule: kind.name(),

@@ -386,3 +386,38 @@ fn huge_numbers_are_printed_short() {
         assert!(err.contains("1e308") && err.len() < 300, "{err}");
     }
 }
+
+#[test]
+fn sizes_beyond_the_named_limit_are_refused_by_every_command() {
+    // The default scenario has p 8: 8 x 16,385 micro-batch-chunks is past MAX_CELLS (2^17).
+    for cmd in ["plan", "compare", "simulate"] {
+        let err = refused(&[cmd, "--preset", "gpt3-175b-16k", "-m", "16385"]);
+        assert!(
+            err.contains("MAX_CELLS") && err.contains("131072"),
+            "{cmd}: {err}"
+        );
+    }
+    let err = refused(&["simulate", "--schedule", "zb-v", "-p", "4", "-m", "16385"]);
+    assert!(
+        err.contains("MAX_CELLS") && err.contains("4 x 16385 x 2"),
+        "{err}"
+    );
+    // At the limit it runs.
+    let (ok, _, err) = pipescope(&["simulate", "--schedule", "1f1b", "-p", "8", "-m", "16384"]);
+    assert!(ok, "{err}");
+}
+
+#[test]
+fn ops_without_json_is_refused() {
+    let err = refused(&[
+        "simulate",
+        "--schedule",
+        "1f1b",
+        "-p",
+        "4",
+        "-m",
+        "8",
+        "--ops",
+    ]);
+    assert!(err.contains("--json"), "{err}");
+}
