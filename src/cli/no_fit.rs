@@ -66,6 +66,6 @@ pub fn solve_explained(scenario: &Scenario, flag: bool) -> Result<Outcome, Strin
                 )
             }))
         }
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(super::scenario_args::name_flags(&e.to_string())),
     }
 }

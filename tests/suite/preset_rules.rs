@@ -282,6 +282,44 @@ fn two_user_presets_with_one_name_are_said_and_the_name_is_not_used() {
     assert!(c.unusable(PresetKind::Model, "twin").is_some());
     let (ok, _, err) = cfg.run(&["plan", "--model", "twin"]);
     assert!(!ok && err.contains("'twin' again"), "{err}");
-    let (ok, _, err) = cfg.run(&["presets"]);
+    let (ok, out, err) = cfg.run(&["presets"]);
     assert!(ok && err.contains("'twin' again"), "{err}");
+    let line = out.lines().find(|l| l.trim_start().starts_with("twin")).unwrap();
+    assert!(line.contains("not used"), "{out}");
+}
+
+#[test]
+fn preset_values_suggest_the_nearest_name() {
+    let c = Catalog::builtin();
+    for (text, hint) in [
+        (
+            "name = \"x\"\n[plan]\nschedule = \"1f1bb\"\n",
+            "did you mean '1f1b'",
+        ),
+        (
+            "name = \"x\"\n[plan]\nstrategy = \"adapip\"\n",
+            "did you mean 'adapipe'",
+        ),
+        (
+            "name = \"x\"\n[plan]\npartition = \"balance\"\n",
+            "did you mean 'balanced'",
+        ),
+        (
+            "name = \"x\"\nmodel = \"llama3-7b\"\n",
+            "did you mean 'llama",
+        ),
+        ("name = \"x\"\ngpu = \"h100\"\n", "did you mean 'h100-80gb'"),
+        (
+            "[model]\nname = \"m\"\nstyle = \"lama\"\nlayers = 2\nhidden = 64\nheads = 2\nvocab = 10\nffn = 128\n",
+            "did you mean \"llama\"",
+        ),
+    ] {
+        let e = c.clone().add_text("x.toml", text).unwrap_err().to_string();
+        assert!(e.contains(hint), "{text}: {e}");
+    }
+    let mut s = c.scenario("tiny-4x8").unwrap();
+    s.plan.strategy = pipescope::plan::Strategy::Named;
+    s.plan.recompute_units = vec!["ln_ot".into()];
+    let e = pipescope::solve(&s).unwrap_err().to_string();
+    assert!(e.contains("did you mean") && e.contains("ln_out"), "{e}");
 }

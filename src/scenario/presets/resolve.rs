@@ -20,10 +20,13 @@ pub fn model_spec(t: &ModelToml) -> Result<ModelSpec, InvalidField> {
         None | Some("gpt") => ModelStyle::Gpt,
         Some("llama") => ModelStyle::Llama,
         Some(other) => {
+            let hint = super::nearest(other, &["gpt", "llama"])
+                .map(|n| format!(" (did you mean \"{n}\"?)"))
+                .unwrap_or_default();
             return Err(InvalidField::new(
                 "model.style",
                 other,
-                "\"gpt\" or \"llama\"",
+                format!("\"gpt\" or \"llama\"{hint}"),
             ));
         }
     };
@@ -94,10 +97,17 @@ fn parse_name<T: std::str::FromStr<Err = String>>(
     value: &str,
 ) -> Result<T, InvalidField> {
     value.parse::<T>().map_err(|e| {
-        let allowed = e
-            .split_once(": ")
-            .map_or(e.as_str(), |(_, a)| a)
-            .to_string();
+        // "unknown strategy 'x' (did you mean 'y'?): expected one of ...": the field is
+        // named by the error already; the hint and the list are what is allowed.
+        let (head, list) = e.split_once(": ").unwrap_or(("", e.as_str()));
+        let hint = head
+            .find(" (did you mean")
+            .map_or("", |i| head[i..].trim_start());
+        let allowed = if hint.is_empty() {
+            list.to_string()
+        } else {
+            format!("{list} {hint}")
+        };
         InvalidField::new(field, value, allowed)
     })
 }
