@@ -306,7 +306,7 @@ fn change_gpu(sc: &mut Scenario, g: GpuSpec) -> String {
                 gib(r)
             ),
             None => format!(
-                "budget {:.1} GiB kept (typed; the reserve follows the GPU once set)",
+                "budget {:.1} GiB kept (typed)",
                 gib(sc.plan.memory_budget_bytes)
             ),
         },

@@ -21,6 +21,27 @@ pub const BUILTIN: [(&str, &str); 4] = [
     ("mono", include_str!("../../themes/mono.toml")),
 ];
 
+/// The colour names a theme may use (besides `#rrggbb` and 0-255), for "did you mean".
+const COLOR_NAMES: [&str; 17] = [
+    "reset",
+    "black",
+    "red",
+    "green",
+    "yellow",
+    "blue",
+    "magenta",
+    "cyan",
+    "gray",
+    "darkgray",
+    "lightred",
+    "lightgreen",
+    "lightyellow",
+    "lightblue",
+    "lightmagenta",
+    "lightcyan",
+    "white",
+];
+
 macro_rules! theme_keys {
     ($name:ident, $raw:ident, $ty:ty, $rawty:ty, [$($field:ident),* $(,)?]) => {
         /// One value per theme key.
@@ -164,8 +185,11 @@ impl Theme {
             if let Some(v) = value {
                 let color = v.get_ref().parse::<Color>().map_err(|_| {
                     let (l, c) = span_location(text, v.span().start);
+                    let hint = crate::scenario::presets::nearest(v.get_ref(), &COLOR_NAMES)
+                        .map(|n| format!(" (did you mean \"{n}\"?)"))
+                        .unwrap_or_default();
                     format!(
-                        "{}:{l}:{c}: colour {key} = \"{}\" is not a colour name, #rrggbb, 0-255 or reset",
+                        "{}:{l}:{c}: colour {key} = \"{}\" is not a colour name, #rrggbb, 0-255 or reset{hint}",
                         path.display(),
                         v.get_ref()
                     )
@@ -364,6 +388,8 @@ mod tests {
         );
         let e = Theme::parse("[colours]\nforward = \"red\"\n", Path::new("t.toml")).unwrap_err();
         assert!(e.starts_with("t.toml:1:") && e.contains("`colors`"), "{e}");
+        let e = Theme::parse("[colors]\nforward = \"blu\"\n", Path::new("t.toml")).unwrap_err();
+        assert!(e.contains("did you mean \"blue\""), "{e}");
         let e = Theme::parse("[glyphs]\nidel = \".\"\n", Path::new("t.toml")).unwrap_err();
         assert!(e.contains("`idle`"), "{e}");
         assert!(Theme::parse("name = \"x\"\ndescription = \"d\"\n", Path::new("t.toml")).is_ok());

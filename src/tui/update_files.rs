@@ -168,16 +168,10 @@ pub(super) fn keep_edits(
         merged.plan.reserve_bytes = o.reserve_bytes;
         kept.push(Field::Budget.label());
     }
-    match merged.plan.reserve_bytes {
-        Some(r) => {
-            if merged.keep_free(r).is_err() {
-                let _ = merged.keep_free(0);
-            }
-        }
-        None => {
-            let memory = merged.gpu.memory_bytes();
-            merged.plan.memory_budget_bytes = merged.plan.memory_budget_bytes.min(memory);
-        }
+    let gpu = merged.gpu.clone();
+    if merged.change_gpu(gpu).is_err() {
+        // A reserve the merged GPU cannot keep: nothing is kept free.
+        let _ = merged.keep_free(0);
     }
     (merged, kept)
 }

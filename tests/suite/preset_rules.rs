@@ -284,7 +284,10 @@ fn two_user_presets_with_one_name_are_said_and_the_name_is_not_used() {
     assert!(!ok && err.contains("'twin' again"), "{err}");
     let (ok, out, err) = cfg.run(&["presets"]);
     assert!(ok && err.contains("'twin' again"), "{err}");
-    let line = out.lines().find(|l| l.trim_start().starts_with("twin")).unwrap();
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("twin"))
+        .unwrap();
     assert!(line.contains("not used"), "{out}");
 }
 
