@@ -114,15 +114,15 @@ pub fn check_size(kind: ScheduleKind, p: u32, m: u32, v: u32) -> Result<(), Sche
             "at least one device and one micro-batch (got p={p}, m={m})"
         ));
     }
+    if p > MAX_STAGES {
+        return refuse(format!("at most {MAX_STAGES} devices (got p={p})"));
+    }
     if cells > MAX_CELLS {
         return refuse(format!(
             "p x m x chunks at most {MAX_CELLS} micro-batch-chunks (MAX_CELLS: a solve keeps \
              every op, so this keeps a plan within seconds and a few hundred MB; got {p} x \
              {m} x {chunks} = {cells}): fewer micro-batches or stages"
         ));
-    }
-    if p > MAX_STAGES {
-        return refuse(format!("at most {MAX_STAGES} devices (got p={p})"));
     }
     let work = u64::from(p) * cells;
     let v_zb_slots = u64::from(m.max(p.saturating_mul(2)));

@@ -88,8 +88,8 @@ fn is_temp_name(name: &str) -> bool {
 }
 
 /// Removes from `dir` the temporary files of saves that never finished (a save killed
-/// between writing its temporary file and linking it): files named as [`temp_name`] names
-/// them and older than [`STALE_TEMP_AGE`] (a younger one may be another instance's save in
+/// between writing its temporary file and linking it): hidden `.NAME.toml.*.tmp` files
+/// older than [`STALE_TEMP_AGE`] (a younger one may be another instance's save in
 /// flight). Returns how many were removed; a folder that cannot be read removes none.
 pub fn remove_stale_temp_files(dir: &Path) -> usize {
     let Ok(entries) = fs::read_dir(dir) else {
