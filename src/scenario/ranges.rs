@@ -65,6 +65,15 @@ impl Range {
         )
     }
 
+    /// Refuses a whole number `value` outside the range, showing it exactly.
+    pub fn check_count(&self, value: u64) -> Result<(), InvalidField> {
+        // The bounds are far below 2^53, so the comparison in f64 is exact where it matters.
+        if (value as f64) >= self.min && (value as f64) <= self.max {
+            return Ok(());
+        }
+        Err(InvalidField::new(self.field, value, self.allowed()))
+    }
+
     /// Refuses `value` outside the range (or fractional for a whole number; NaN always).
     pub fn check(&self, value: f64) -> Result<(), InvalidField> {
         let inside = value >= self.min && value <= self.max;
@@ -93,8 +102,8 @@ pub fn number_text(x: f64) -> String {
 /// A GPU field read as a number (`None`: an optional field that is not set).
 pub type GpuField = fn(&GpuSpec) -> Option<f64>;
 
-/// A model field read as a number (`None`: an optional field that is not set).
-pub type ModelField = fn(&ModelSpec) -> Option<f64>;
+/// A model field read as a whole number (`None`: an optional field that is not set).
+pub type ModelField = fn(&ModelSpec) -> Option<u64>;
 
 /// Every number of a GPU and its range. Rates span today's devices many times over (an A100
 /// has 312 TFLOP/s and 2039 GB/s; the bounds are 1 to 1e5 TFLOP/s and 10 to 1e6 GB/s).
@@ -141,25 +150,17 @@ pub const EFFICIENCY: Range = Range::real("efficiency", 0.001, 1.0, "");
 /// Every single-field number of a model and its range (`validate::limits` holds the bounds).
 pub const MODEL_RANGES: &[(Range, ModelField)] = &[
     (Range::count("model.layers", 1.0, LAYERS), |m| {
-        Some(f64::from(m.layers))
+        Some(u64::from(m.layers))
     }),
-    (Range::count("model.hidden", 1.0, WIDTH), |m| {
-        Some(m.hidden as f64)
-    }),
-    (Range::count("model.heads", 1.0, HEADS), |m| {
-        Some(m.heads as f64)
-    }),
+    (Range::count("model.hidden", 1.0, WIDTH), |m| Some(m.hidden)),
+    (Range::count("model.heads", 1.0, HEADS), |m| Some(m.heads)),
     (Range::count("model.kv_heads", 1.0, HEADS), |m| {
-        Some(m.kv_heads as f64)
+        Some(m.kv_heads)
     }),
-    (Range::count("model.ffn", 1.0, WIDTH), |m| {
-        Some(m.ffn as f64)
-    }),
-    (Range::count("model.vocab", 1.0, WIDTH), |m| {
-        Some(m.vocab as f64)
-    }),
+    (Range::count("model.ffn", 1.0, WIDTH), |m| Some(m.ffn)),
+    (Range::count("model.vocab", 1.0, WIDTH), |m| Some(m.vocab)),
     (Range::count("model.max_positions", 1.0, SEQ), |m| {
-        m.max_positions.map(|p| p as f64)
+        m.max_positions
     }),
 ];
 
@@ -231,7 +232,7 @@ pub fn check_gpu(gpu: &GpuSpec) -> Result<(), InvalidField> {
 pub fn check_model(model: &ModelSpec) -> Result<(), InvalidField> {
     for (range, read) in MODEL_RANGES {
         if let Some(value) = read(model) {
-            range.check(value)?;
+            range.check_count(value)?;
         }
     }
     Ok(())

@@ -111,7 +111,7 @@ impl Scenario {
         // Attention and MLP blocks: the planner gives each stage at least one (the embedding
         // and the head ride with the first and last stage), so 2L is the most stages.
         let blocks = 2 * u64::from(m.layers);
-        ranges::TP.check(f64::from(par.tp))?;
+        ranges::TP.check_count(u64::from(par.tp))?;
         let t = u64::from(par.tp);
         if !m.heads.is_multiple_of(t) {
             return Err(InvalidField::new(
@@ -137,7 +137,7 @@ impl Scenario {
                 format!("a divisor of model.ffn ({})", m.ffn),
             ));
         }
-        ranges::PP.check(f64::from(par.pp))?;
+        ranges::PP.check_count(u64::from(par.pp))?;
         if u64::from(par.pp) > blocks {
             return Err(InvalidField::new(
                 "parallel.pp",
@@ -147,8 +147,8 @@ impl Scenario {
                 ),
             ));
         }
-        ranges::DP.check(f64::from(par.dp))?;
-        ranges::CHUNKS.check(f64::from(par.chunks))?;
+        ranges::DP.check_count(u64::from(par.dp))?;
+        ranges::CHUNKS.check_count(u64::from(par.chunks))?;
         let v = u64::from(self.plan.schedule.chunks(par.chunks));
         let layer_stages = u64::from(m.layers) * u64::from(par.pp) * v;
         if layer_stages > limits::LAYER_STAGES {
@@ -176,9 +176,9 @@ impl Scenario {
             ));
         }
         let b = &self.batch;
-        ranges::SEQ_LEN.check(b.seq_len as f64)?;
-        ranges::MICRO_BATCH_SIZE.check(b.micro_batch_size as f64)?;
-        ranges::MICRO_BATCHES.check(f64::from(b.micro_batches))?;
+        ranges::SEQ_LEN.check_count(b.seq_len)?;
+        ranges::MICRO_BATCH_SIZE.check_count(b.micro_batch_size)?;
+        ranges::MICRO_BATCHES.check_count(u64::from(b.micro_batches))?;
         if par.sequence_parallel && !b.seq_len.is_multiple_of(t) {
             return Err(InvalidField::new(
                 "batch.seq_len",
@@ -229,10 +229,10 @@ impl Scenario {
             memory_limit("plan.mem_limit", limit)?;
         }
         if let Some(g) = plan.group_size {
-            ranges::GROUP_SIZE.check(f64::from(g))?;
+            ranges::GROUP_SIZE.check_count(u64::from(g))?;
         }
         if let Some(k) = plan.offload_chunks {
-            ranges::OFFLOAD_CHUNKS.check(f64::from(k))?;
+            ranges::OFFLOAD_CHUNKS.check_count(u64::from(k))?;
         }
         if let Some(profile) = &self.profile {
             profile.validate()?;

@@ -326,3 +326,26 @@ fn preset_values_suggest_the_nearest_name() {
     let e = pipescope::solve(&s).unwrap_err().to_string();
     assert!(e.contains("did you mean") && e.contains("ln_out"), "{e}");
 }
+
+#[test]
+fn huge_whole_numbers_and_overflowing_floats_are_shown_as_written() {
+    let c = Catalog::builtin();
+    let e = c
+        .clone()
+        .add_text(
+            "v.toml",
+            "name = \"x\"\n[batch]\nseq_len = 9223372036854775807\n",
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("= 9223372036854775807:"), "{e}");
+    let e = c
+        .clone()
+        .add_text("v.toml", "name = \"x\"\n[plan]\nmem_limit = 1e400\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("v.toml:3:13: invalid plan.mem_limit = 1e400:"),
+        "{e}"
+    );
+}

@@ -54,6 +54,10 @@ fn type_allowed(message: &str) -> Option<String> {
             format!("a whole number of at most {} (TOML's largest)", i64::MAX),
         ),
         (
+            "overflowed",
+            "a finite number (at most about 1.8e308)".to_string(),
+        ),
+        (
             "recurse",
             "arrays or tables nested less deeply (the TOML reader stops at its depth limit)"
                 .to_string(),
@@ -67,6 +71,7 @@ fn type_allowed(message: &str) -> Option<String> {
     let wanted = message.starts_with("invalid type")
         || message.starts_with("invalid value")
         || message.contains("too large")
+        || message.contains("overflowed")
         || message.contains("recurs");
     if !wanted {
         return None;
