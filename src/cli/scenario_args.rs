@@ -42,6 +42,7 @@ pub fn setting_overrides(source: &SourceFlags, s: &SettingFlags) -> ScenarioOver
         overlap_grad_reduce: flag_pair(s.overlap_grad_reduce, s.no_overlap_grad_reduce),
         partition: s.partition,
         grad_bytes: s.grad_bytes,
+        precision: s.precision,
         recompute_units: s.recompute_units.clone(),
         ..ScenarioOverrides::default()
     }
@@ -160,8 +161,9 @@ impl ScenarioArgs {
 }
 
 /// The scenario's keys and the command-line flags that set them.
-const KEY_FLAGS: [(&str, &str); 17] = [
+const KEY_FLAGS: [(&str, &str); 18] = [
     ("parallel.pp", "-p/--stages"),
+    ("parallel.precision", "--precision"),
     ("parallel.tp", "-t/--tp"),
     ("parallel.dp", "-d/--dp"),
     ("parallel.chunks", "--chunks"),

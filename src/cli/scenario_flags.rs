@@ -7,7 +7,7 @@
 use clap::Args;
 
 use pipescope::plan::Strategy;
-use pipescope::scenario::{Objective, Partition};
+use pipescope::scenario::{Objective, Partition, Precision};
 use pipescope::schedule::ScheduleKind;
 
 /// Where the scenario starts from: a preset, a model, a GPU, a measured profile.
@@ -131,6 +131,10 @@ pub struct SettingFlags {
     /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
     #[arg(long = "grad-bytes", value_name = "2|4", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub grad_bytes: Option<u32>,
+    /// Number format of the transformer layers' GEMMs: bf16, or fp8 as Transformer Engine
+    /// runs it (needs a GPU with fp8 tensor cores).
+    #[arg(long, value_name = "bf16|fp8")]
+    pub precision: Option<Precision>,
     /// Units the named strategy recomputes (names as in `units --json`, e.g. ln_out,gelu_out).
     #[arg(
         long = "recompute-units",

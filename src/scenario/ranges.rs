@@ -107,31 +107,17 @@ pub type ModelField = fn(&ModelSpec) -> Option<u64>;
 
 /// Every number of a GPU and its range. Rates span today's devices many times over (an A100
 /// has 312 TFLOP/s and 2039 GB/s; the bounds are 1 to 1e5 TFLOP/s and 10 to 1e6 GB/s).
+#[rustfmt::skip]
 pub const GPU_RANGES: &[(Range, GpuField)] = &[
-    (Range::real("gpu.memory_gib", 1.0, 1e5, "GiB"), |g| {
-        Some(g.memory_gib)
-    }),
-    (Range::real("gpu.bf16_tflops", 1.0, 1e5, "TFLOP/s"), |g| {
-        Some(g.bf16_tflops)
-    }),
-    (Range::real("gpu.hbm_gbps", 10.0, 1e6, "GB/s"), |g| {
-        Some(g.hbm_gbps)
-    }),
-    (Range::real("gpu.link_gbps", 0.1, 1e5, "GB/s"), |g| {
-        Some(g.link_gbps)
-    }),
-    (Range::count("gpu.node_gpus", 1.0, 65536.0), |g| {
-        Some(f64::from(g.node_gpus))
-    }),
-    (Range::real("gpu.inter_node_gbps", 0.01, 1e5, "GB/s"), |g| {
-        Some(g.inter_node_gbps)
-    }),
-    (Range::real("gpu.host_gbps", 0.01, 1e5, "GB/s"), |g| {
-        Some(g.host_gbps)
-    }),
-    (Range::real("gpu.efficiency.link", 0.01, 1.0, ""), |g| {
-        Some(g.efficiency.link)
-    }),
+    (Range::real("gpu.memory_gib", 1.0, 1e5, "GiB"), |g| Some(g.memory_gib)),
+    (Range::real("gpu.bf16_tflops", 1.0, 1e5, "TFLOP/s"), |g| Some(g.bf16_tflops)),
+    (Range::real("gpu.fp8_tflops", 1.0, 2e5, "TFLOP/s"), |g| g.fp8_tflops),
+    (Range::real("gpu.hbm_gbps", 10.0, 1e6, "GB/s"), |g| Some(g.hbm_gbps)),
+    (Range::real("gpu.link_gbps", 0.1, 1e5, "GB/s"), |g| Some(g.link_gbps)),
+    (Range::count("gpu.node_gpus", 1.0, 65536.0), |g| Some(f64::from(g.node_gpus))),
+    (Range::real("gpu.inter_node_gbps", 0.01, 1e5, "GB/s"), |g| Some(g.inter_node_gbps)),
+    (Range::real("gpu.host_gbps", 0.01, 1e5, "GB/s"), |g| Some(g.host_gbps)),
+    (Range::real("gpu.efficiency.link", 0.01, 1.0, ""), |g| Some(g.efficiency.link)),
 ];
 
 /// A measured time of a profile (`profile.BLOCK.forward_s`, ...), in seconds: one block of one
@@ -148,20 +134,16 @@ pub const EFFICIENCY_THRESHOLD: Range = Range::real("threshold", 0.0, 1e18, "");
 pub const EFFICIENCY: Range = Range::real("efficiency", 0.001, 1.0, "");
 
 /// Every single-field number of a model and its range (`validate::limits` holds the bounds).
+#[rustfmt::skip]
 pub const MODEL_RANGES: &[(Range, ModelField)] = &[
-    (Range::count("model.layers", 1.0, LAYERS), |m| {
-        Some(u64::from(m.layers))
-    }),
+    (Range::count("model.layers", 1.0, LAYERS), |m| Some(u64::from(m.layers))),
     (Range::count("model.hidden", 1.0, WIDTH), |m| Some(m.hidden)),
     (Range::count("model.heads", 1.0, HEADS), |m| Some(m.heads)),
-    (Range::count("model.kv_heads", 1.0, HEADS), |m| {
-        Some(m.kv_heads)
-    }),
+    (Range::count("model.head_dim", 1.0, WIDTH), |m| m.head_dim),
+    (Range::count("model.kv_heads", 1.0, HEADS), |m| Some(m.kv_heads)),
     (Range::count("model.ffn", 1.0, WIDTH), |m| Some(m.ffn)),
     (Range::count("model.vocab", 1.0, WIDTH), |m| Some(m.vocab)),
-    (Range::count("model.max_positions", 1.0, SEQ), |m| {
-        m.max_positions
-    }),
+    (Range::count("model.max_positions", 1.0, SEQ), |m| m.max_positions),
 ];
 
 /// Stages `p`.
@@ -225,7 +207,17 @@ pub fn check_gpu(gpu: &GpuSpec) -> Result<(), InvalidField> {
     }
     let eff = &gpu.efficiency;
     check_steps("gpu.efficiency.matrix", &eff.matrix)?;
-    check_steps("gpu.efficiency.memory", &eff.memory)
+    check_steps("gpu.efficiency.memory", &eff.memory)?;
+    for (field, steps) in [
+        ("gpu.efficiency.matrix_fp8", &eff.matrix_fp8),
+        ("gpu.efficiency.attention", &eff.attention),
+        ("gpu.efficiency.attention_backward", &eff.attention_backward),
+    ] {
+        if let Some(steps) = steps {
+            check_steps(field, steps)?;
+        }
+    }
+    Ok(())
 }
 
 /// Checks every number of `model` against [`MODEL_RANGES`].
@@ -334,6 +326,7 @@ mod tests {
         match field {
             "gpu.memory_gib" => g.memory_gib = value,
             "gpu.bf16_tflops" => g.bf16_tflops = value,
+            "gpu.fp8_tflops" => g.fp8_tflops = Some(value),
             "gpu.hbm_gbps" => g.hbm_gbps = value,
             "gpu.link_gbps" => g.link_gbps = value,
             "gpu.node_gpus" => g.node_gpus = u32::MAX,

@@ -3,7 +3,7 @@
 //! error (it makes the outcome infeasible), so it is not checked here.
 
 use super::magnitude::{check_activations, check_parameters};
-use super::{GpuSpec, InvalidField, ModelSpec, ModelStyle, Scenario, ranges};
+use super::{GpuSpec, InvalidField, ModelSpec, Scenario, ranges};
 
 /// Upper bounds of single fields, far above any real training set-up. Products of fields
 /// are bounded jointly in `magnitude.rs` (model parameters, activation bytes).
@@ -80,7 +80,12 @@ pub fn validate_model(m: &ModelSpec) -> Result<(), InvalidField> {
     check_name("model.name", &m.name)?;
     super::ranges::check_model(m)?;
     positive("model.heads", m.heads, limits::HEADS.min(m.hidden))?;
-    divides("model.hidden", m.hidden, m.heads, "model.heads")?;
+    match m.head_dim {
+        None => divides("model.hidden", m.hidden, m.heads, "model.heads")?,
+        Some(d) => {
+            positive("model.head_dim", d, limits::WIDTH / m.heads)?;
+        }
+    }
     positive("model.kv_heads", m.kv_heads, m.heads)?;
     if !m.heads.is_multiple_of(m.kv_heads) {
         return Err(InvalidField::new(
@@ -186,8 +191,7 @@ impl Scenario {
                 format!("a multiple of parallel.tp ({t}) with sequence parallelism"),
             ));
         }
-        if m.style == ModelStyle::Gpt
-            && let Some(pos) = m.max_positions
+        if let Some(pos) = m.max_positions
             && pos < b.seq_len
         {
             return Err(InvalidField::new(
@@ -215,6 +219,16 @@ impl Scenario {
                 format!(
                     "at most the GPU's memory ({}: {} GiB)",
                     self.gpu.name, self.gpu.memory_gib
+                ),
+            ));
+        }
+        if par.precision.is_fp8() && self.gpu.fp8_tflops.is_none() {
+            return Err(InvalidField::new(
+                "parallel.precision",
+                par.precision,
+                format!(
+                    "bf16 on {}: it has no fp8 tensor cores (its preset gives no gpu.fp8_tflops)",
+                    self.gpu.name
                 ),
             ));
         }

@@ -228,6 +228,23 @@ fn the_data_parallel_flags_follow_the_scenario() {
 }
 
 #[test]
+fn the_fp8_flags_follow_the_precision() {
+    let mut s = preset("tiny-4x8");
+    s.gpu = Catalog::builtin().gpu("h100-80gb").unwrap().clone();
+    s.plan.memory_budget_bytes = s.gpu.memory_bytes();
+    assert!(!export(&s).1.has("--fp8-format"));
+    s.parallel.precision = pipescope::scenario::Precision::Fp8;
+    let (text, l) = export(&s);
+    let problems: Vec<String> = check_flags(&l).into_iter().chain(check_rules(&l)).collect();
+    assert!(problems.is_empty(), "{problems:?}\n{text}");
+    assert_eq!(l.one("--fp8-format"), Some("hybrid"));
+    assert_eq!(l.one("--fp8-recipe"), Some("delayed"));
+    assert_eq!(l.int("--fp8-amax-history-len", 0), 1024);
+    assert_eq!(l.one("--fp8-amax-compute-algo"), Some("max"));
+    assert!(l.has("--bf16"));
+}
+
+#[test]
 fn a_job_larger_than_a_node_spans_nodes() {
     let mut s = default_scenario();
     s.parallel.dp = 3;

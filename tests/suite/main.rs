@@ -8,8 +8,10 @@ mod cli_common;
 mod cli_rules;
 mod engine_anatomy;
 mod engine_calibration;
+mod engine_calibration_h100;
 mod engine_cli;
 mod engine_cli_pipe;
+mod engine_precision;
 mod engine_presets;
 mod engine_proptest;
 mod engine_reference;
@@ -28,6 +30,7 @@ mod harden_props;
 mod harden_small;
 #[cfg(feature = "tui")]
 mod harden_tui;
+mod job_h100;
 mod job_heldout;
 mod job_model;
 mod job_scenario;
