@@ -4,7 +4,7 @@
 use clap::Args;
 
 use super::scenario_args::ScenarioArgs;
-use pipescope::{GIB, Outcome, solve};
+use pipescope::{GIB, Outcome};
 
 /// Arguments of `pipescope plan`.
 #[derive(Debug, Args)]
@@ -81,7 +81,8 @@ pub fn table(o: &Outcome) -> String {
 /// Runs the subcommand.
 pub fn run(args: &PlanArgs) -> Result<(), String> {
     let (scenario, _) = args.scenario.to_scenario()?;
-    let outcome = solve(&scenario).map_err(|e| e.to_string())?;
+    let outcome =
+        super::no_fit::solve_explained(&scenario, args.scenario.settings.mem_limit.is_some())?;
     if args.json {
         let text = serde_json::to_string_pretty(&outcome).map_err(|e| e.to_string())?;
         super::output::emit_line(&text)

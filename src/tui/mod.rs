@@ -78,6 +78,8 @@ pub struct Options {
     pub presets_dir: Option<PathBuf>,
     /// User themes found at start.
     pub user_themes: Vec<Theme>,
+    /// User theme files that did not load at start, with their errors (`file:line:column`).
+    pub theme_errors: Vec<(PathBuf, String)>,
     /// Theme to start with.
     pub theme: Theme,
     /// Capture the mouse.
@@ -109,6 +111,9 @@ pub fn run(opts: Options) -> Result<(), String> {
             Some(x) => *x = t,
             None => app.themes.push(t),
         }
+    }
+    for (path, e) in opts.theme_errors {
+        update_files::theme_failed(&mut app, path, e);
     }
     let worker_tx = tx.clone();
     let worker = worker::Worker::start(opts.solve, move |r| {

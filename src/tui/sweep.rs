@@ -6,7 +6,7 @@
 
 use crate::Scenario;
 use crate::cancel::Cancel;
-use crate::sweep::{Config, SweepOptions, SweepResult, SweepSpace};
+use crate::sweep::{SweepOptions, SweepResult, SweepSpace};
 
 /// Length of the ranked list the view shows (the sweep stays exact for it).
 pub const TOP: usize = 40;
@@ -52,21 +52,8 @@ impl SweepInputs {
         let par = &sc.parallel;
         let gpus = par.tp.saturating_mul(par.pp).saturating_mul(par.dp);
         let global_batch = sc.batch.global_batch(par.dp);
-        let reset = Config {
-            gpus,
-            t: 1,
-            p: 1,
-            d: 1,
-            b: 1,
-            m: 1,
-            chunks: 1,
-            sp: false,
-            distributed_optimizer: false,
-            schedule: crate::scenario::ScheduleKind::OneFOneB,
-            strategy: crate::plan::Strategy::None,
-        };
         SweepInputs {
-            base: crate::sweep::scenario_for(sc, &reset),
+            base: crate::sweep::starting_scenario(sc),
             gpus,
             global_batch,
         }

@@ -183,3 +183,42 @@ fn planned_scenario_figure_in_milliseconds() {
     let img = render(&svg);
     assert!(luma(pixel(&img, 2.0, 2.0)) > 2400);
 }
+
+#[cfg(feature = "tui")]
+#[test]
+fn a_theme_file_with_an_unknown_key_or_a_bad_colour_is_refused_with_its_place() {
+    let dir = std::env::temp_dir().join(format!("pipescope-svg-theme-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (text, place, needle) in [
+        (
+            "name = \"t\"\n[colors]\nforwrad = \"#ff0000\"\n",
+            ":3:1:",
+            "forward",
+        ),
+        (
+            "name = \"t\"\n[colors]\nforward = \"nope\"\n",
+            ":3:11:",
+            "not a colour",
+        ),
+    ] {
+        let file = dir.join("t.toml");
+        std::fs::write(&file, text).unwrap();
+        let (ok, _, err) = crate::cli_common::pipescope(&[
+            "export",
+            "svg",
+            "--schedule",
+            "1f1b",
+            "-p",
+            "2",
+            "-m",
+            "4",
+            "--costs",
+            "1,1,1",
+            "--theme",
+            file.to_str().unwrap(),
+        ]);
+        assert!(!ok, "{text}");
+        assert!(err.contains(place) && err.contains(needle), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -159,6 +159,16 @@ fn sigterm_sighup_sigint_and_sigquit_restore_the_terminal() {
     }
 }
 
+#[test]
+fn every_other_terminating_signal_restores_the_terminal_too() {
+    if skip_without_tmux() {
+        return;
+    }
+    for signal in ["USR1", "USR2", "ALRM", "VTALRM", "PROF", "XCPU", "XFSZ"] {
+        ends_restored(signal);
+    }
+}
+
 /// The UI started from an interactive bash in the pane (tmux itself continues a pane's
 /// own process when it stops; a job-control shell keeps it stopped until `fg`). Returns the
 /// tmux server and the program's pid.
@@ -248,5 +258,59 @@ fn ctrl_z_stops_without_running_a_program() {
     t.keys(&["C-z"]);
     stopped_restored_then_back(&t, &pid);
     assert!(!mark.exists(), "Ctrl-Z ran `kill` from PATH");
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn a_broken_user_theme_stays_in_the_cycle_and_a_killed_save_is_cleaned_up() {
+    if skip_without_tmux() {
+        return;
+    }
+    let home = temp_dir("h-theme-start");
+    let config = home.join("pipescope");
+    // An unknown key in a user theme (a misspelt colour name).
+    write(
+        &config.join("themes/mine.toml"),
+        "name = \"mine\"\n[colors]\nforwrad = \"red\"\n",
+    );
+    // The temporary file of a save killed before it was linked, a while ago.
+    let stale = config.join("presets/.my-x.toml.0123456789abcdef.tmp");
+    write(&stale, "name = \"my-x\"\n");
+    let long_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(long_ago)
+        .unwrap();
+    let home_s = home.display().to_string();
+    let t = Tmux::start(
+        &[],
+        &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
+        200,
+        60,
+    );
+    let screen = t.wait_text("mine.toml:3:1");
+    assert!(
+        screen.contains("forwrad") && screen.contains("forward"),
+        "{screen}"
+    );
+    assert!(
+        !stale.exists(),
+        "the killed save's temporary file is removed at start"
+    );
+    // dark, light, high-contrast, mono, then the broken theme under its file's name.
+    t.keys(&["T", "T", "T", "T"]);
+    let screen = t.wait_text("theme mine");
+    assert!(screen.contains("mine.toml:3:1"), "{screen}");
+    // Fixed on disk: reloaded, the error goes.
+    write(
+        &config.join("themes/mine.toml"),
+        "name = \"mine\"\n[colors]\nforward = \"red\"\n",
+    );
+    t.wait_for("the error to go", |s| {
+        s.contains("reloaded") && !s.contains("mine.toml:3:1")
+    });
+    t.keys(&["q"]);
     let _ = std::fs::remove_dir_all(&home);
 }

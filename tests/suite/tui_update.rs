@@ -283,6 +283,128 @@ fn save_without_a_toml_writer_reports_or_saves() {
     assert!(app.error.as_deref().unwrap().contains("disk full"));
 }
 
+/// The text the `w` key would save.
+fn saved_text(app: &mut pipescope::tui::App) -> String {
+    match update(app, Action::SavePreset).as_slice() {
+        [Effect::Save { text, .. }] => text.clone(),
+        other => panic!("expected a save, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_typed_budget_stays_typed_when_the_gpu_cycles_and_is_saved_as_typed() {
+    let mut app = solved_app("gpt3");
+    app.field = Field::Budget;
+    for c in "60".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    assert_eq!(app.scenario.plan.memory_budget_bytes, 60 << 30);
+    act(&mut app, Action::CycleGpu(1));
+    assert_eq!(app.scenario.gpu.name, "h100-80gb");
+    // The budget is the one typed, and the reserve says so (it is not a reserve of 0).
+    assert_eq!(app.scenario.plan.memory_budget_bytes, 60 << 30);
+    assert_eq!(app.scenario.plan.reserve_bytes, None);
+    assert_eq!(Field::Reserve.value(&app.scenario), "– (budget)");
+    let text = saved_text(&mut app);
+    assert!(text.contains("memory_budget_gib = 60.0"), "{text}");
+    assert!(!text.contains("reserve_gib"), "{text}");
+    let saved: toml::Table = toml::from_str(&text).unwrap();
+    assert_eq!(saved["plan"]["memory_budget_gib"].as_float(), Some(60.0));
+    let screen = format!("{}", render(&mut app, 80, 24));
+    assert!(
+        screen.contains("60.0 GiB") && screen.contains("(budget)"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_reserve_follows_the_gpu_and_is_saved_as_a_reserve() {
+    let mut app = solved_app("gpt3");
+    app.field = Field::Reserve;
+    for c in "12".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    act(&mut app, Action::CycleGpu(1));
+    let memory = app.scenario.gpu.memory_bytes();
+    assert_eq!(app.scenario.plan.reserve_bytes, Some(12 << 30));
+    assert_eq!(app.scenario.plan.memory_budget_bytes, memory - (12 << 30));
+    let text = saved_text(&mut app);
+    assert!(text.contains("reserve_gib = 12.0"), "{text}");
+    assert!(!text.contains("memory_budget_gib"), "{text}");
+}
+
+#[test]
+fn a_reload_keeps_the_edited_reserve_and_its_budget_together() {
+    let mut app = solved_app("gpt3");
+    let path = std::path::PathBuf::from("/cfg/pipescope/presets/mine.toml");
+    let mut file = fixture::scenario("gpt3");
+    file.keep_free(10 << 30).unwrap();
+    app.scenario = file.clone();
+    app.preset_source = Some(path.clone());
+    app.preset_base = Some(file.clone());
+    // The user keeps 12 GiB free; the file then changes the sequence length.
+    app.field = Field::Reserve;
+    for c in "12".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    let mut changed = file;
+    changed.batch.seq_len /= 2;
+    act(
+        &mut app,
+        Action::Reloaded(Box::new(Reload::Preset(
+            path,
+            Ok(Box::new(parsed(changed))),
+        ))),
+    );
+    let plan = &app.scenario.plan;
+    assert_eq!(plan.reserve_bytes, Some(12 << 30));
+    assert_eq!(
+        plan.memory_budget_bytes,
+        app.scenario.gpu.memory_bytes() - (12 << 30)
+    );
+    assert_eq!(app.scenario.batch.seq_len, 8192);
+}
+
+#[test]
+fn an_edit_that_changes_nothing_says_why_on_the_status_line() {
+    let mut app = solved_app("gpt3");
+    // Chunks on a one-chunk schedule.
+    app.field = Field::Chunks;
+    for c in "200".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    let note = app.note.clone().unwrap_or_default();
+    assert!(
+        note.contains("changes nothing") && note.contains("1f1b"),
+        "{note}"
+    );
+    let screen = format!("{}", render(&mut app, 200, 60));
+    assert!(screen.contains("changes nothing"), "{screen}");
+    act(&mut app, Action::Increase);
+    assert!(
+        app.note
+            .clone()
+            .unwrap_or_default()
+            .contains("changes nothing")
+    );
+    // A number typed on the GPU field.
+    app.field = Field::Gpu;
+    act(&mut app, Action::Type('4'));
+    let note = app.note.clone().unwrap_or_default();
+    assert!(note.contains("gpu takes no number"), "{note}");
+    // + on the tensor size at the node size.
+    app.field = Field::Tp;
+    app.scenario.parallel.tp = 8;
+    act(&mut app, Action::Increase);
+    let note = app.note.clone().unwrap_or_default();
+    assert!(note.contains("node size"), "{note}");
+    assert_eq!(app.scenario.parallel.tp, 8);
+}
+
 #[test]
 fn theme_cycles_through_the_builtins() {
     let mut app = solved_app("gpt3");

@@ -332,20 +332,20 @@ fn lesson_zb_v_200x60_mono() {
 }
 
 #[test]
-fn cycling_keys_say_what_they_changed_and_the_gpu_keeps_the_headroom() {
+fn cycling_keys_say_what_they_changed_and_the_gpu_keeps_the_reserve() {
     let mut app = solved_app("gpt3-175b-16k");
     act(&mut app, Action::CycleSchedule(1));
     let note = app.note.clone().unwrap_or_default();
     assert!(note.starts_with("schedule → "), "{note}");
-    let gpu_bytes = app.scenario.gpu.memory_bytes();
-    let headroom = gpu_bytes - app.scenario.plan.memory_budget_bytes;
-    assert!(headroom > 0);
+    app.scenario.keep_free(10 << 30).unwrap();
     act(&mut app, Action::CycleGpu(1));
     let note = app.note.clone().unwrap_or_default();
     assert!(note.starts_with("gpu → "), "{note}");
+    assert!(note.contains("less the 10.0 GiB reserve"), "{note}");
+    assert_eq!(app.scenario.plan.reserve_bytes, Some(10 << 30));
     assert_eq!(
         app.scenario.gpu.memory_bytes() - app.scenario.plan.memory_budget_bytes,
-        headroom,
+        10 << 30,
         "{note}"
     );
 }

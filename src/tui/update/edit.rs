@@ -59,7 +59,10 @@ fn move_field(app: &mut App, delta: i32) -> Vec<Effect> {
 
 fn type_char(app: &mut App, c: char) {
     if !app.field.numeric() {
-        app.note = Some(format!("{} takes no number: use ← →", app.field.label()));
+        app.note = Some(format!(
+            "{} takes no number: ← → (or +/-) step through its choices",
+            app.field.label()
+        ));
     } else if app.typing.as_ref().is_some_and(|t| t.len() >= MAX_TYPED) {
         app.note = Some("number too long".into());
     } else {
@@ -77,7 +80,10 @@ fn commit(app: &mut App) -> Vec<Effect> {
     match app.typing.take() {
         Some(text) if !text.is_empty() => {
             match fields::set_number(&mut app.scenario, app.field, &text) {
-                Ok(()) => resolve(app),
+                Ok(()) => {
+                    app.note = fields::unused_note(&app.scenario, app.field);
+                    resolve(app)
+                }
                 Err(e) => {
                     app.error = Some(e);
                     Vec::new()
@@ -146,27 +152,6 @@ fn cycle_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {
 fn step_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {
     app.field = field;
     app.typing = None;
-    // Cycling the GPU keeps the user's headroom below the GPU's memory.
-    let headroom = app
-        .scenario
-        .gpu
-        .memory_bytes()
-        .saturating_sub(app.scenario.plan.memory_budget_bytes);
-    let gpu = app.scenario.gpu.name.clone();
     app.note = fields::step(&mut app.scenario, field, delta, &app.choices);
-    if field == Field::Gpu && gpu != app.scenario.gpu.name && headroom > 0 {
-        let memory = app.scenario.gpu.memory_bytes();
-        if headroom < memory {
-            app.scenario.plan.memory_budget_bytes = memory - headroom;
-            app.note = Some(format!(
-                "budget {:.1} GiB: the GPU's memory less the same {:.1} GiB headroom",
-                app.scenario.plan.memory_budget_bytes as f64 / GIB,
-                headroom as f64 / GIB
-            ));
-        }
-    }
     resolve(app)
 }
-
-/// Bytes in a GiB.
-use crate::scenario::GIB;

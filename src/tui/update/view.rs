@@ -65,7 +65,18 @@ fn cycle_theme(app: &mut App) {
         .unwrap_or(0);
     if let Some(t) = app.themes.get((i + 1) % n) {
         app.theme = t.clone();
-        app.note = Some(format!("theme {}", app.theme.name));
+        let broken = app
+            .reload_errors
+            .iter()
+            .find(|(path, _)| path.file_stem().is_some_and(|s| *s == *app.theme.name));
+        app.note = Some(match broken {
+            Some((_, e)) => format!(
+                "theme {}: its file did not load ({}); the last good version is shown",
+                app.theme.name,
+                super::super::view::status::short_paths(e)
+            ),
+            None => format!("theme {}", app.theme.name),
+        });
     }
 }
 

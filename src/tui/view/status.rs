@@ -25,6 +25,11 @@ pub fn short_paths(msg: &str) -> String {
 /// The left-hand message and its style.
 pub fn message(app: &App) -> (String, Style) {
     let theme = &app.theme;
+    // The answer to the last key first (it goes at the next one); then a file that did not
+    // reload, which stays until it is fixed.
+    if let Some(n) = app.note.as_ref().filter(|_| !app.reload_errors.is_empty()) {
+        return (n.clone(), theme.text());
+    }
     if let Some(e) = app.reload_errors.values().next() {
         return (
             format!("✗ {} (last good version kept)", short_paths(e)),
