@@ -107,7 +107,10 @@ fn compare_pins_a_and_shows_b_edits_against_it() {
     });
     t.keys(&["c"]);
     t.wait_text("A pinned");
-    t.wait_text("strategy adapipe→full");
+    // B starts as A: nothing changed until the user changes it.
+    t.wait_text("B (no change)");
+    t.keys(&["b"]);
+    t.wait_text("strategy adapipe→offload");
     // Edit B: one more micro-batch.
     t.keys(&["j", "j", "j", "j", "l"]);
     let screen = t.wait_text("micro 64→65");

@@ -54,7 +54,7 @@ fn real_presets_render_their_figures_in_every_mode() {
             app.compare.as_ref().map(|c| c.as_ref().err())
         );
         let screen = render(&mut app, 160, 48).to_string();
-        assert!(screen.contains("→full): 1f1b · full"), "{screen}");
+        assert!(screen.contains("B (no change)"), "{screen}");
         let effects = update(&mut app, Action::ToggleStory);
         run(&mut app, effects);
         assert!(

@@ -221,14 +221,14 @@ fn compare_mode_solves_both_sides() {
     let effects = update(&mut app, Action::ToggleCompare);
     let job = solve_job(&effects);
     assert_eq!(job.kind, JobKind::Compare);
-    // B (edited) first, the pinned A second.
-    assert_eq!(job.scenarios[0].plan.strategy, Strategy::Full);
+    // B (edited) first, the pinned A second; B starts as A.
+    assert_eq!(job.scenarios[0], job.scenarios[1]);
     assert_eq!(job.scenarios[1].plan.strategy, Strategy::AdaPipe);
     tui_common::run_effects(&mut app, effects);
     assert!(app.compare_solved().is_some());
     act(&mut app, Action::CycleCompare);
     assert_eq!(app.mode, Mode::Compare);
-    assert_eq!(app.scenario.plan.strategy, Strategy::Selective);
+    assert_eq!(app.scenario.plan.strategy, Strategy::Offload);
     // Any edit changes B only; A stays pinned and the change is listed.
     let effects = update(&mut app, Action::CycleSchedule(1));
     let job = solve_job(&effects);
@@ -239,7 +239,7 @@ fn compare_mode_solves_both_sides() {
     assert_eq!(job.scenarios[1].plan.strategy, Strategy::AdaPipe);
     tui_common::run_effects(&mut app, effects);
     let changed = pipescope::tui::view::compare::changed(&app);
-    assert!(changed.contains("strategy adapipe→selective"), "{changed}");
+    assert!(changed.contains("strategy adapipe→offload"), "{changed}");
     assert!(changed.contains("schedule 1f1b→"), "{changed}");
     act(&mut app, Action::ToggleCompare);
     assert!(app.pinned.is_none());

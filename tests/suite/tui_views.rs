@@ -227,6 +227,87 @@ fn compare_between_two_infeasible_plans_claims_no_speed_up() {
     assert!(screen.contains("schedule 1f1b→"), "{screen}");
 }
 
+/// The "B is ..." verdict for a pinned A and a B with the strategies given (fixture gpt3:
+/// `none` does not fit the budget, `full` fits).
+fn verdict_of(a: Strategy, b: Strategy) -> String {
+    let mut app = edited(solved_app("gpt3-175b-16k"), |x| {
+        x.scenario.plan.strategy = a
+    });
+    act(&mut app, Action::ToggleCompare);
+    app.scenario.plan.strategy = b;
+    let effects = resolve(&mut app);
+    run_effects(&mut app, effects);
+    assert_eq!(
+        app.compare_solved().unwrap().outcome.feasible,
+        a != Strategy::None
+    );
+    assert_eq!(app.shown().unwrap().outcome.feasible, b != Strategy::None);
+    let screen = render(&mut app, 200, 60).to_string();
+    let line = screen.lines().nth(1).unwrap();
+    let at = line.find("B is ").unwrap_or_else(|| panic!("{line}"));
+    line[at..]
+        .trim_end()
+        .trim_end_matches('"')
+        .trim_end()
+        .to_string()
+}
+
+#[test]
+fn compare_verdict_names_the_side_that_fits_in_all_four_cases() {
+    assert_eq!(
+        verdict_of(Strategy::Full, Strategy::None),
+        "B is infeasible, A fits"
+    );
+    assert_eq!(
+        verdict_of(Strategy::None, Strategy::Full),
+        "B is feasible, A is not"
+    );
+    assert_eq!(
+        verdict_of(Strategy::None, Strategy::None),
+        "B is infeasible, as A"
+    );
+    let both = verdict_of(Strategy::Full, Strategy::AdaPipe);
+    assert!(both.ends_with("× faster"), "{both}");
+    let both = verdict_of(Strategy::AdaPipe, Strategy::Full);
+    assert!(both.ends_with("× slower"), "{both}");
+}
+
+#[test]
+fn compare_starts_with_b_equal_to_a_and_says_so() {
+    for strategy in [Strategy::Full, Strategy::AdaPipe, Strategy::None] {
+        let mut app = edited(solved_app("gpt3-175b-16k"), |x| {
+            x.scenario.plan.strategy = strategy;
+        });
+        let before = app.scenario.clone();
+        act(&mut app, Action::ToggleCompare);
+        assert_eq!(app.scenario, before, "B is the pinned A");
+        assert_eq!(app.pinned.as_ref(), Some(&before));
+        assert!(app.note.as_deref().unwrap().contains("B starts equal to A"));
+        for (w, h) in SIZES {
+            let screen = render(&mut app, w, h).to_string();
+            assert!(screen.contains("B (no change)"), "{w}x{h}\n{screen}");
+        }
+    }
+}
+
+#[test]
+fn the_compare_header_shows_each_side_layout_at_every_size() {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::ToggleCompare);
+    act(
+        &mut app,
+        Action::SelectField(pipescope::tui::fields::Field::Dp),
+    );
+    act(&mut app, Action::Increase);
+    for (w, h) in SIZES {
+        let screen = render(&mut app, w, h).to_string();
+        let mut lines = screen.lines();
+        let (a, b) = (lines.next().unwrap(), lines.next().unwrap());
+        assert!(a.contains("t8 p8 d1 64 GPUs"), "{w}x{h}: {a}");
+        assert!(b.contains("t8 p8 d2 128 GPUs"), "{w}x{h}: {b}");
+    }
+}
+
 #[test]
 fn compare_pinned_a_edited_b_200x60() {
     let mut app = solved_app("gpt3-175b-16k");

@@ -77,8 +77,8 @@ pub(super) fn help_filter_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
     Vec::new()
 }
 
-/// `c` and `b`. Entering compare pins the scenario as side A and gives side B (the one
-/// edited from then on) another strategy; leaving keeps B.
+/// `c` and `b`. Entering compare pins the scenario as side A; side B (the one edited from
+/// then on) starts equal to it. Leaving keeps B.
 pub(super) fn compare(app: &mut App, action: Action) -> Vec<Effect> {
     match (action, app.mode) {
         (Action::ToggleCompare, Mode::Compare) => {
@@ -88,12 +88,11 @@ pub(super) fn compare(app: &mut App, action: Action) -> Vec<Effect> {
             resolve(app)
         }
         (Action::ToggleCompare, _) => {
-            let a = app.scenario.plan.strategy;
+            // B starts as A and changes only when the user changes it.
             app.pinned = Some(app.scenario.clone());
-            app.scenario.plan.strategy = default_other(a);
             app.mode = Mode::Compare;
             app.compare = None;
-            app.note = Some("A pinned: edit B freely (b cycles B's strategy)".into());
+            app.note = Some("A pinned; B starts equal to A: edit B (b cycles B's strategy)".into());
             resolve(app)
         }
         (Action::CycleCompare, Mode::Compare) => {
@@ -120,15 +119,6 @@ fn toggle_story_from_lesson(app: &mut App) -> Vec<Effect> {
     app.mode = Mode::Story { step: 0 };
     app.lesson = None;
     resolve(app)
-}
-
-/// The strategy side B starts with.
-fn default_other(current: Strategy) -> Strategy {
-    if current == Strategy::Full {
-        Strategy::AdaPipe
-    } else {
-        Strategy::Full
-    }
 }
 
 /// `i`: into the lesson (from any mode) or out of it.
