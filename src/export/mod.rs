@@ -7,7 +7,8 @@
 //! - [`torchtitan`]: torch.distributed.pipelining's `compute_only` schedule CSV.
 //!
 //! Every export is a pure function from the engine's schedule, simulation and outcome to a
-//! `String`; [`write_atomic`] writes one to a file for the CLI and the TUI.
+//! `String`; [`write_atomic`] writes one to a file for the CLI, [`write_new`] for the TUI
+//! (never replacing a file).
 
 pub mod megatron;
 pub mod perfetto;
@@ -15,7 +16,7 @@ pub mod svg;
 pub mod torchtitan;
 mod write;
 
-pub use write::write_atomic;
+pub use write::{write_atomic, write_new};
 
 use std::collections::HashMap;
 

@@ -187,7 +187,8 @@ pub enum Effect {
         /// TOML text.
         text: String,
     },
-    /// Write these `(file name, text)` exports into the current folder, each atomically.
+    /// Write these `(file name, text)` exports into the export folder, never replacing a
+    /// file (numbered names `-2`, `-3` ... when the names are taken).
     Export(Vec<(String, String)>),
     /// Start this sweep on the sweep worker (cancelling the one running).
     Sweep(Box<SweepJob>),
