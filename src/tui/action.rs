@@ -105,6 +105,10 @@ actions! {
     SweepLoad,
     /// Help: scroll by this many lines
     HelpScroll(i32),
+    /// Show the status line's messages whole (reload errors, why the plan does not fit)
+    ToggleMessages,
+    /// Messages: scroll by this many lines
+    MessagesScroll(i32),
     /// The sweep worker reported (internal)
     Sweep(Box<SweepEvent>),
     /// Save the scenario as a preset (user presets folder)

@@ -130,6 +130,10 @@ pub struct App {
     pub help_typing: bool,
     /// Lines the help overlay is scrolled down by.
     pub help_scroll: u16,
+    /// Whether the messages overlay (`!`: the status line's messages whole) is open.
+    pub messages: bool,
+    /// Lines the messages overlay is scrolled down by.
+    pub messages_scroll: u16,
     /// The sweep view and the latest sweep.
     pub sweep: super::sweep::SweepState,
     /// Latest good solve of the main scenario (kept while a new one runs or fails).
@@ -193,6 +197,8 @@ impl App {
             help_query: String::new(),
             help_typing: false,
             help_scroll: 0,
+            messages: false,
+            messages_scroll: 0,
             sweep: super::sweep::SweepState::default(),
             solved: None,
             solved_scenario: None,

@@ -219,6 +219,11 @@ pub static TABLE: &[&[Binding]] = &[
         Action::ToggleMouse,
         "Mouse off (the terminal selects text) or back on",
     )],
+    &[b(
+        &[Code(Char('!'))],
+        Action::ToggleMessages,
+        "Messages: the status line whole (reload errors, why it does not fit)",
+    )],
     &[
         b(
             &[Code(Char('?'))],
@@ -280,6 +285,22 @@ pub static HELP_KEYS: &[Binding] = &[
     b(&[Code(KeyCode::PageDown)], Action::HelpScroll(10), ""),
 ];
 
+/// Keys of the messages overlay, tried before [`TABLE`] while it is open.
+pub static MESSAGE_KEYS: &[Binding] = &[
+    b(
+        &[Code(KeyCode::Up), Code(Char('k'))],
+        Action::MessagesScroll(-1),
+        "Messages: ↑↓ PgUp PgDn scroll them",
+    ),
+    b(
+        &[Code(KeyCode::Down), Code(Char('j'))],
+        Action::MessagesScroll(1),
+        "",
+    ),
+    b(&[Code(KeyCode::PageUp)], Action::MessagesScroll(-10), ""),
+    b(&[Code(KeyCode::PageDown)], Action::MessagesScroll(10), ""),
+];
+
 /// Every binding, in table order.
 pub fn bindings() -> impl Iterator<Item = &'static Binding> {
     TABLE.iter().flat_map(|line| line.iter())
@@ -295,12 +316,12 @@ pub struct HelpLine {
 }
 
 /// The help overlay's lines, generated from [`TABLE`], then one line for each context
-/// table ([`SWEEP_KEYS`], [`HELP_KEYS`]).
+/// table ([`SWEEP_KEYS`], [`HELP_KEYS`], [`MESSAGE_KEYS`]).
 pub fn help_lines() -> Vec<HelpLine> {
     TABLE
         .iter()
         .copied()
-        .chain([SWEEP_KEYS, HELP_KEYS])
+        .chain([SWEEP_KEYS, HELP_KEYS, MESSAGE_KEYS])
         .map(|line| HelpLine {
             keys: line
                 .iter()
@@ -389,8 +410,12 @@ mod tests {
     #[test]
     fn every_binding_is_in_the_help_with_its_keys() {
         let lines = help_lines();
-        assert_eq!(lines.len(), TABLE.len() + 2);
-        for b in bindings().chain(SWEEP_KEYS).chain(HELP_KEYS) {
+        assert_eq!(lines.len(), TABLE.len() + 3);
+        for b in bindings()
+            .chain(SWEEP_KEYS)
+            .chain(HELP_KEYS)
+            .chain(MESSAGE_KEYS)
+        {
             assert!(lines.iter().any(|l| l.text.contains(b.description)
                 && b.keys.iter().all(|k| l.keys.contains(&k.label()))));
         }
@@ -400,7 +425,7 @@ mod tests {
 
     #[test]
     fn context_keys_are_each_bound_once_in_their_table() {
-        for table in [SWEEP_KEYS, HELP_KEYS] {
+        for table in [SWEEP_KEYS, HELP_KEYS, MESSAGE_KEYS] {
             let mut seen: Vec<Key> = Vec::new();
             for b in table {
                 for k in b.keys {

@@ -30,10 +30,13 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     effects
 }
 
-/// The key's action in the context open (help overlay, sweep view), if that binds it.
+/// The key's action in the context open (help or messages overlay, sweep view), if that
+/// binds it.
 fn context_action(app: &App, key: crossterm::event::KeyEvent) -> Option<Action> {
     if app.help {
         keymap::context_action_for(keymap::HELP_KEYS, key)
+    } else if app.messages {
+        keymap::context_action_for(keymap::MESSAGE_KEYS, key)
     } else if app.sweep.open && app.typing.is_none() {
         keymap::context_action_for(keymap::SWEEP_KEYS, key)
     } else {
@@ -70,6 +73,16 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
         Action::OpenSweep | Action::SweepSelect(_) | Action::SweepLoad => sweep::sweep(app, action),
         Action::Sweep(e) => {
             sweep::event(app, *e);
+            Vec::new()
+        }
+        Action::ToggleMessages => {
+            app.messages = !app.messages;
+            app.messages_scroll = 0;
+            Vec::new()
+        }
+        Action::MessagesScroll(delta) => {
+            let s = i32::from(app.messages_scroll) + delta;
+            app.messages_scroll = u16::try_from(s.clamp(0, 1000)).unwrap_or(0);
             Vec::new()
         }
         Action::HelpScroll(delta) => {

@@ -233,7 +233,7 @@ fn in_tmux_the_sweep_runs_is_cancelled_by_an_edit_and_enter_loads_a_configuratio
     // An edit while it runs: a new model, so the sweep starts again for it.
     t.keys(&["m"]);
     t.wait_for("the cancelled sweep", |s| {
-        s.contains("sweep · ")
+        s.contains("┌ sweep · ")
             && !s.contains("sweep · gpt3-175b")
             && s.contains("1 earlier sweep cancelled")
     });
@@ -243,7 +243,7 @@ fn in_tmux_the_sweep_runs_is_cancelled_by_an_edit_and_enter_loads_a_configuratio
     assert!(done.contains("t×p×d"), "{done}");
     t.keys(&["j", "Enter"]);
     let loaded = t.wait_for("the loaded configuration", |s| {
-        s.contains("loaded t") && !s.contains("sweep · ")
+        s.contains("loaded t") && !s.contains("┌ sweep")
     });
     assert!(loaded.contains("gantt"), "{loaded}");
     t.keys(&["q"]);

@@ -449,16 +449,21 @@ fn mouse_toggle_and_suspend_ask_the_runner() {
 }
 
 #[test]
-fn a_long_error_takes_the_whole_status_line() {
+fn a_long_error_wraps_above_the_hints() {
     let mut app = solved_app("gpt3");
     app.error = Some(format!(
         "invalid parallel.pp = 9999: {} END",
         "y".repeat(30)
     ));
     let screen = render(&mut app, 100, 30).to_string();
-    let last = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
-    assert!(last.contains("END"), "{last}");
-    assert!(!last.contains("q quit"), "{last}");
+    let mut lines = screen
+        .lines()
+        .rev()
+        .filter(|l| !l.trim_matches('"').trim().is_empty());
+    let last = lines.next().unwrap();
+    let above = lines.next().unwrap();
+    assert!(last.contains("q quit"), "{last}");
+    assert!(above.contains("END") && above.contains("9999"), "{above}");
 }
 
 #[test]

@@ -335,17 +335,115 @@ fn story_shows_the_step_strategy_and_names_the_compute_imbalance() {
     assert!(screen.contains("strategy full"), "{screen}");
 }
 
+/// The status bar's text (every row under the body), joined with single spaces.
+fn status_text(screen: &str, rows: usize) -> String {
+    let lines: Vec<&str> = screen.lines().collect();
+    lines[lines.len() - rows..]
+        .iter()
+        .map(|l| l.trim_matches('"'))
+        .collect::<Vec<_>>()
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The text inside the overlay whose top border starts with `title`, rows joined with
+/// single spaces.
+fn overlay_text(screen: &str, title: &str) -> String {
+    let lines: Vec<Vec<char>> = screen
+        .lines()
+        .map(|l| l.trim_matches('"').chars().collect())
+        .collect();
+    let title: Vec<char> = title.chars().collect();
+    let (top, x) = lines
+        .iter()
+        .enumerate()
+        .find_map(|(y, l)| {
+            l.windows(title.len())
+                .position(|w| w == title.as_slice())
+                .map(|x| (y, x))
+        })
+        .unwrap_or_else(|| panic!("no overlay\n{screen}"));
+    let right = x + lines[top][x..].iter().position(|&c| c == '┐').unwrap();
+    let mut text = Vec::new();
+    for l in &lines[top + 1..] {
+        if l[x] == '└' {
+            break;
+        }
+        text.push(l[x + 1..right].iter().collect::<String>());
+    }
+    text.join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 fn no_word_is_cut_in_the_status_bar_at_80_columns() {
     let mut app = solved_app("gpt3-175b-16k");
-    app.error =
-        Some("invalid parallel.pp = 400: at most 96 (one layer per stage) for this model".into());
+    let msg = "invalid parallel.pp = 400: at most 96 (one layer per stage) for this model";
+    app.error = Some(msg.into());
     let screen = render(&mut app, 80, 24).to_string();
-    let status = screen.lines().last().unwrap().trim_matches('"').trim_end();
-    assert!(
-        status.ends_with('…') || status.ends_with("model"),
-        "{status}"
-    );
+    assert!(status_text(&screen, 2).contains(msg), "{screen}");
+}
+
+/// A reload error as serde and the preset reader write it (the path, the location, the
+/// fields expected and the suggestion).
+fn reload_error() -> String {
+    "/home/someone/.config/pipescope/presets/trial.toml:20:1: unknown field `micro_batchs`, \
+     expected one of `description`, `seq_len`, `micro_batch_size`, `micro_batches`; did you \
+     mean `micro_batches`?"
+        .to_string()
+}
+
+#[test]
+fn a_reload_error_is_shown_whole_at_80_and_160_columns() {
+    for (w, h) in [(80, 24), (160, 48), (200, 60)] {
+        let mut app = solved_app("gpt3-175b-16k");
+        app.reload_errors
+            .insert("/x/trial.toml".into(), reload_error());
+        let screen = render(&mut app, w, h).to_string();
+        let status = status_text(&screen, 4);
+        for piece in [
+            "presets/trial.toml:20:1: unknown field `micro_batchs`",
+            "did you mean `micro_batches`? (last good version kept)",
+        ] {
+            assert!(status.contains(piece), "{w}x{h}: {piece}\n{screen}");
+        }
+        assert!(screen.contains("q quit"), "{w}x{h}\n{screen}");
+    }
+}
+
+#[test]
+fn a_message_too_long_for_the_status_bar_ends_in_an_ellipsis_and_shows_whole_with_bang() {
+    let mut app = solved_app("gpt3-175b-16k");
+    let long: Vec<String> = (0..60).map(|i| format!("word{i}")).collect();
+    let long = long.join(" ");
+    app.error = Some(long.clone());
+    let screen = render(&mut app, 80, 24).to_string();
+    // At most a sixth of the height (4 rows at 24), the last ending in the pointer to `!`.
+    let status = status_text(&screen, 5);
+    assert!(status.contains("… ! shows all"), "{screen}");
+    assert!(!status.contains("word59"), "{screen}");
+    act(&mut app, Action::ToggleMessages);
+    let screen = render(&mut app, 80, 24).to_string();
+    let overlay = overlay_text(&screen, "┌ messages");
+    assert!(overlay.contains(&format!("✗ {long}")), "{screen}");
+    act(&mut app, Action::Close);
+    assert!(!app.messages);
+}
+
+#[test]
+fn the_messages_overlay_lists_every_stage_that_does_not_fit() {
+    let mut app = infeasible();
+    act(&mut app, Action::ToggleMessages);
+    let o = app.solved.as_ref().unwrap().outcome.clone();
+    let screen = render(&mut app, 80, 24).to_string();
+    for part in o.infeasible_reason.as_deref().unwrap().split("; ") {
+        assert!(screen.contains(part), "{part}\n{screen}");
+    }
+    assert!(screen.contains("messages"), "{screen}");
 }
 
 fn lesson_at(step: usize) -> App {
@@ -427,4 +525,27 @@ fn cycling_keys_say_what_they_changed_and_the_gpu_keeps_the_headroom() {
         headroom,
         "{note}"
     );
+}
+
+#[test]
+fn the_header_gives_gpus_and_batch_and_the_footer_o_i_e_at_every_size() {
+    for (w, h) in [(80, 24), (100, 30), (120, 40), (160, 48), (200, 60)] {
+        for mut app in [solved_app("gpt3-175b-16k"), infeasible()] {
+            let o = app.solved.as_ref().unwrap().outcome.clone();
+            let screen = render(&mut app, w, h).to_string();
+            let header = screen.lines().next().unwrap();
+            assert!(
+                header.contains(&format!("GPUs {}", o.gpus)),
+                "{w}x{h}: {header}"
+            );
+            assert!(
+                header.contains(&format!("batch {}", o.global_batch)),
+                "{w}x{h}: {header}"
+            );
+            let footer = screen.lines().last().unwrap();
+            for hint in ["o sweep", "i lesson", "e export", "? help", "q quit"] {
+                assert!(footer.contains(hint), "{w}x{h}: {footer}");
+            }
+        }
+    }
 }

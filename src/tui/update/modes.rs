@@ -40,6 +40,8 @@ fn close(app: &mut App) -> Vec<Effect> {
         app.help = false;
         app.help_query.clear();
         app.help_typing = false;
+    } else if app.messages {
+        app.messages = false;
     } else if app.typing.is_some() {
         app.typing = None;
     } else if app.sweep.open {

@@ -104,6 +104,48 @@ pub fn tick(t: f64, step: f64) -> String {
     format!("{v:.decimals$} {unit}")
 }
 
+/// `text` broken at spaces into rows of at most `width` columns. A word longer than a row
+/// (a path) continues on the next row: every character of `text` is kept.
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    use ratatui::text::Line;
+    let width = width.max(1);
+    let mut rows = Vec::new();
+    let mut row = String::new();
+    let mut row_w = 0;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let mut word = word.to_string();
+        let mut word_w = Line::from(word.as_str()).width();
+        while word_w > width {
+            if !row.is_empty() {
+                rows.push(std::mem::take(&mut row));
+            }
+            let cut: String = word.chars().take(width).collect();
+            let cut_len = cut.len();
+            rows.push(cut);
+            word = word[cut_len..].to_string();
+            word_w = Line::from(word.as_str()).width();
+            row_w = 0;
+        }
+        if word.is_empty() {
+            continue;
+        }
+        let gap = usize::from(!row.is_empty());
+        if row_w + gap + word_w > width {
+            rows.push(std::mem::take(&mut row));
+            row_w = 0;
+        } else if gap == 1 {
+            row.push(' ');
+            row_w += 1;
+        }
+        row.push_str(&word);
+        row_w += word_w;
+    }
+    if !row.is_empty() || rows.is_empty() {
+        rows.push(row);
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

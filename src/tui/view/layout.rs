@@ -88,7 +88,9 @@ pub fn regions(area: Rect, app: &App) -> Regions {
     // Two header lines (the metrics, then the selected stage's time), one in the lesson.
     let lesson = matches!(app.mode, Mode::Lesson { .. });
     let (metrics, rest) = split_v(area, if lesson { 1 } else { 2 });
-    let (body, status) = split_v(rest, rest.height.saturating_sub(1));
+    // The status bar grows to show a long message whole (up to a sixth of the height).
+    let status_h = crate::tui::view::status::height(app, area.width, area.height);
+    let (body, status) = split_v(rest, rest.height.saturating_sub(status_h));
     let params_w = if area.width >= 120 { 27 } else { 23 };
     let (left, right) = split_h(body, params_w);
     let (params, legend) = split_v(left, PARAMS_HEIGHT);
@@ -204,7 +206,7 @@ pub const GANTT_LABEL: u16 = 4;
 /// Maps a mouse position to what is drawn there.
 pub fn hit(app: &App, x: u16, y: u16) -> Option<Hit> {
     let area = Rect::new(0, 0, app.size.0, app.size.1);
-    if too_small(area) || app.help {
+    if too_small(area) || app.help || app.messages {
         return None;
     }
     let r = regions(area, app);

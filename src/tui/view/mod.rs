@@ -28,6 +28,7 @@ pub mod layout;
 pub mod legend;
 pub mod lesson;
 pub mod memory;
+pub mod messages;
 pub mod metrics;
 pub mod params;
 pub mod stage_time;
@@ -124,9 +125,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                     ..r.body
                 };
                 sweep::render(right, buf, app);
-                if app.help {
-                    help::render(area, buf, app);
-                }
+                overlays(area, buf, app);
                 return;
             }
             story::render(r.story, buf, app);
@@ -144,6 +143,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         }
     }
     details::render(r.body, buf, app);
+    overlays(area, buf, app);
+}
+
+/// The overlays over everything: the messages (`!`), then the help (`?`) on top.
+fn overlays(area: Rect, buf: &mut Buffer, app: &App) {
+    if app.messages {
+        messages::render(area, buf, app);
+    }
     if app.help {
         help::render(area, buf, app);
     }
