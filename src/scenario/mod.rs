@@ -26,7 +26,7 @@ pub use default::{DEFAULT_SCENARIO, default_scenario};
 pub use gpu::{EfficiencyCurve, GpuSpec, a100_links};
 pub use magnitude::{MAX_ITERATION_BYTES, MAX_MICRO_BATCH_BYTES, MAX_PARAMETERS};
 pub use model::{ModelSpec, ModelStyle};
-pub use overrides::ScenarioOverrides;
+pub use overrides::{ScenarioOverrides, micro_batches_of};
 pub use presets::{Catalog, PresetError, PresetInfo, PresetKind};
 pub use profile::{MeasuredProfile, UnitMeasurement};
 pub use settings::{Batch, Parallel, PlanSettings};

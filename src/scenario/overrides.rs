@@ -162,8 +162,9 @@ impl ScenarioOverrides {
     }
 }
 
-/// `m = B / (b d)` for a global batch of `global` sequences, refused when not whole.
-fn micro_batches_of(global: u64, b: u64, d: u32) -> Result<u32, InvalidField> {
+/// `m = B / (b d)` for a global batch of `global` sequences, refused when not whole (the
+/// `--global-batch` flag, a preset's `global_batch` and the TUI's `global B` field).
+pub fn micro_batches_of(global: u64, b: u64, d: u32) -> Result<u32, InvalidField> {
     let per_step = b.max(1) * u64::from(d.max(1));
     if global == 0 || !global.is_multiple_of(per_step) {
         return Err(InvalidField::new(

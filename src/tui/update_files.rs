@@ -129,7 +129,15 @@ pub(super) fn keep_edits(
     keep!(Field::MicroBatchSize.label(), batch.micro_batch_size);
     keep!(Field::SeqLen.label(), batch.seq_len);
     keep!(Field::Budget.label(), plan.memory_budget_bytes);
+    keep!(Field::Reserve.label(), plan.reserve_bytes);
     keep!(Field::Schedule.label(), plan.schedule);
     keep!(Field::Strategy.label(), plan.strategy);
+    keep!("recompute units", plan.recompute_units);
+    keep!(Field::DistOpt.label(), parallel.distributed_optimizer);
+    keep!(Field::Flash.label(), plan.flash_attention);
+    keep!(Field::Partition.label(), plan.partition);
+    keep!(Field::Objective.label(), plan.objective);
+    keep!(Field::OverlapGradReduce.label(), plan.overlap_grad_reduce);
+    keep!(Field::GradBytes.label(), parallel.grad_bytes);
     (merged, kept)
 }

@@ -329,10 +329,10 @@ fn story_shows_the_step_strategy_and_names_the_compute_imbalance() {
     act(&mut app, Action::StoryNext);
     let screen = render(&mut app, 200, 60).to_string();
     assert!(screen.contains("compute imbalance"), "{screen}");
-    assert!(screen.contains("strategy adaptive"), "{screen}");
+    assert!(screen.contains("strategy  adaptive"), "{screen}");
     act(&mut app, Action::StoryPrev);
     let screen = render(&mut app, 120, 40).to_string();
-    assert!(screen.contains("strategy full"), "{screen}");
+    assert!(screen.contains("strategy  full"), "{screen}");
 }
 
 /// The status bar's text (every row under the body), joined with single spaces.

@@ -73,8 +73,12 @@ fn split_v(r: Rect, top: u16) -> (Rect, Rect) {
     )
 }
 
-/// Height the parameters panel wants.
+/// Height the parameters panel wants (every field and its borders).
 pub const PARAMS_HEIGHT: u16 = Field::ALL.len() as u16 + 2;
+/// Rows the legend keeps under a parameters panel that scrolls.
+const LEGEND_MIN: u16 = 4;
+/// Fewest rows of the parameters panel (it scrolls below its full height).
+const MIN_PARAMS: u16 = 5;
 
 /// Computes the regions of a frame of `area` for `app`.
 pub fn regions(area: Rect, app: &App) -> Regions {
@@ -91,9 +95,11 @@ pub fn regions(area: Rect, app: &App) -> Regions {
     // The status bar grows to show a long message whole (up to a sixth of the height).
     let status_h = crate::tui::view::status::height(app, area.width, area.height);
     let (body, status) = split_v(rest, rest.height.saturating_sub(status_h));
-    let params_w = if area.width >= 120 { 27 } else { 23 };
+    let params_w = if area.width >= 120 { 28 } else { 24 };
     let (left, right) = split_h(body, params_w);
-    let (params, legend) = split_v(left, PARAMS_HEIGHT);
+    // Every field when there is room, else the panel scrolls and the legend keeps 4 rows.
+    let params_h = PARAMS_HEIGHT.min(left.height.saturating_sub(LEGEND_MIN));
+    let (params, legend) = split_v(left, params_h.max(left.height.min(MIN_PARAMS)));
     // The narration's height follows its length (wrapped to the panel's width).
     let story_h = match app.mode {
         Mode::Story { step } => {
@@ -211,9 +217,11 @@ pub fn hit(app: &App, x: u16, y: u16) -> Option<Hit> {
     }
     let r = regions(area, app);
     let p = app.devices();
-    if inside(r.params, x, y) && y > r.params.y {
+    if inside(r.params, x, y) && y > r.params.y && y + 1 < r.params.bottom() {
+        let rows = usize::from(r.params.height.saturating_sub(2));
+        let first = crate::tui::view::params::first_shown(app.field, rows);
         return Field::ALL
-            .get((y - r.params.y - 1) as usize)
+            .get(first + usize::from(y - r.params.y - 1))
             .copied()
             .map(Hit::Field);
     }
