@@ -109,6 +109,8 @@ actions! {
     ToggleMessages,
     /// Messages: scroll by this many lines
     MessagesScroll(i32),
+    /// Lesson: scroll its narration by this many lines
+    LessonScroll(i32),
     /// The sweep worker reported (internal)
     Sweep(Box<SweepEvent>),
     /// Save the scenario as a preset (user presets folder)

@@ -146,6 +146,8 @@ pub struct App {
     pub story: Vec<Option<Result<Solved, String>>>,
     /// The lesson's sizes (p, m), edited with the `stages p` and `micro m` fields there.
     pub lesson_size: (u32, u32),
+    /// Rows the lesson's narration is scrolled down by (PgUp PgDn, when it is cut).
+    pub lesson_scroll: u16,
     /// The lesson's current step, simulated (kept in step with mode and sizes by `update`).
     pub lesson: Option<crate::tui::lesson::LessonRun>,
     /// Why the latest edit could not be solved (shown in the status bar).
@@ -205,6 +207,7 @@ impl App {
             compare: None,
             story: vec![None; STORY.len()],
             lesson_size: (4, 8),
+            lesson_scroll: 0,
             lesson: None,
             error: None,
             note: None,

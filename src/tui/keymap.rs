@@ -301,6 +301,16 @@ pub static MESSAGE_KEYS: &[Binding] = &[
     b(&[Code(KeyCode::PageDown)], Action::MessagesScroll(10), ""),
 ];
 
+/// Keys of the lesson, tried before [`TABLE`] while it is open.
+pub static LESSON_KEYS: &[Binding] = &[
+    b(
+        &[Code(KeyCode::PageUp)],
+        Action::LessonScroll(-3),
+        "Lesson: PgUp PgDn scroll a narration taller than its panel",
+    ),
+    b(&[Code(KeyCode::PageDown)], Action::LessonScroll(3), ""),
+];
+
 /// Every binding, in table order.
 pub fn bindings() -> impl Iterator<Item = &'static Binding> {
     TABLE.iter().flat_map(|line| line.iter())
@@ -316,12 +326,12 @@ pub struct HelpLine {
 }
 
 /// The help overlay's lines, generated from [`TABLE`], then one line for each context
-/// table ([`SWEEP_KEYS`], [`HELP_KEYS`], [`MESSAGE_KEYS`]).
+/// table ([`SWEEP_KEYS`], [`HELP_KEYS`], [`MESSAGE_KEYS`], [`LESSON_KEYS`]).
 pub fn help_lines() -> Vec<HelpLine> {
     TABLE
         .iter()
         .copied()
-        .chain([SWEEP_KEYS, HELP_KEYS, MESSAGE_KEYS])
+        .chain([SWEEP_KEYS, HELP_KEYS, MESSAGE_KEYS, LESSON_KEYS])
         .map(|line| HelpLine {
             keys: line
                 .iter()
@@ -410,11 +420,12 @@ mod tests {
     #[test]
     fn every_binding_is_in_the_help_with_its_keys() {
         let lines = help_lines();
-        assert_eq!(lines.len(), TABLE.len() + 3);
+        assert_eq!(lines.len(), TABLE.len() + 4);
         for b in bindings()
             .chain(SWEEP_KEYS)
             .chain(HELP_KEYS)
             .chain(MESSAGE_KEYS)
+            .chain(LESSON_KEYS)
         {
             assert!(lines.iter().any(|l| l.text.contains(b.description)
                 && b.keys.iter().all(|k| l.keys.contains(&k.label()))));
@@ -425,7 +436,7 @@ mod tests {
 
     #[test]
     fn context_keys_are_each_bound_once_in_their_table() {
-        for table in [SWEEP_KEYS, HELP_KEYS, MESSAGE_KEYS] {
+        for table in [SWEEP_KEYS, HELP_KEYS, MESSAGE_KEYS, LESSON_KEYS] {
             let mut seen: Vec<Key> = Vec::new();
             for b in table {
                 for k in b.keys {

@@ -39,6 +39,8 @@ fn context_action(app: &App, key: crossterm::event::KeyEvent) -> Option<Action> 
         keymap::context_action_for(keymap::MESSAGE_KEYS, key)
     } else if app.sweep.open && app.typing.is_none() {
         keymap::context_action_for(keymap::SWEEP_KEYS, key)
+    } else if matches!(app.mode, super::app::Mode::Lesson { .. }) {
+        keymap::context_action_for(keymap::LESSON_KEYS, key)
     } else {
         None
     }
@@ -83,6 +85,11 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
         Action::MessagesScroll(delta) => {
             let s = i32::from(app.messages_scroll) + delta;
             app.messages_scroll = u16::try_from(s.clamp(0, 1000)).unwrap_or(0);
+            Vec::new()
+        }
+        Action::LessonScroll(delta) => {
+            let s = i32::from(app.lesson_scroll) + delta;
+            app.lesson_scroll = u16::try_from(s.clamp(0, 100)).unwrap_or(0);
             Vec::new()
         }
         Action::HelpScroll(delta) => {

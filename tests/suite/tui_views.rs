@@ -471,6 +471,44 @@ fn the_lesson_shows_formulas_beside_the_simulation_at_every_size() {
     }
 }
 
+/// The text of the lesson's narration panel on `screen`, rows joined with single spaces.
+fn narration_text(screen: &str) -> String {
+    overlay_text(screen, "┌ lesson ")
+}
+
+#[test]
+fn the_lesson_narration_is_never_cut_it_scrolls_when_it_is_taller_than_its_panel() {
+    use pipescope::tui::lesson::{LESSON, textbook};
+    for (w, h) in SIZES {
+        for step in 0..LESSON.len() {
+            let mut app = lesson_at(step);
+            let t = textbook(step, 4, 8);
+            // Scroll through the whole narration (PgDn), collecting what is shown.
+            let mut seen = String::new();
+            for _ in 0..10 {
+                let screen = render(&mut app, w, h).to_string();
+                seen.push(' ');
+                seen.push_str(&narration_text(&screen));
+                act(&mut app, Action::LessonScroll(3));
+            }
+            let seen = seen.split_whitespace().collect::<Vec<_>>().join(" ");
+            for piece in [t.why, t.bubble.0, t.peak.0, "simulated", "textbook"] {
+                // Each piece's words, in order, across the rows (a long formula may wrap).
+                let words: Vec<&str> = piece.split_whitespace().collect();
+                let mut at = 0;
+                for word in words {
+                    let found = seen[at..].find(word);
+                    assert!(
+                        found.is_some(),
+                        "{w}x{h} step {step}: {word} of {piece}\n{seen}"
+                    );
+                    at += found.unwrap_or(0) + word.len();
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn lesson_p_and_m_are_edited_in_the_lesson() {
     let mut app = lesson_at(1);

@@ -132,6 +132,7 @@ pub(super) fn toggle_lesson(app: &mut App) -> Vec<Effect> {
     app.pinned = None;
     app.compare = None;
     app.details = None;
+    app.lesson_scroll = 0;
     refresh_lesson(app);
     resolve(app)
 }
@@ -161,6 +162,7 @@ pub(super) fn story(app: &mut App, action: Action) -> Vec<Effect> {
             _ => return toggle_story_from_lesson(app),
         };
         app.mode = Mode::Lesson { step };
+        app.lesson_scroll = 0;
         refresh_lesson(app);
         return Vec::new();
     }

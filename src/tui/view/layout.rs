@@ -108,7 +108,16 @@ pub fn regions(area: Rect, app: &App) -> Regions {
             let lines = text.chars().count().div_ceil(inner) + 1;
             u16::try_from(lines + 2).unwrap_or(8).clamp(4, 8)
         }
-        Mode::Lesson { .. } => crate::tui::view::lesson::HEIGHT.min(right.height / 3),
+        Mode::Lesson { .. } => {
+            // The whole narration when the Gantt keeps a row per device; it scrolls below.
+            let p = app.lesson.as_ref().map_or(4, |r| r.p).min(64) as u16;
+            // The Gantt keeps a row per device, the peak panel at least one.
+            let others = (p + 3) + 3;
+            crate::tui::view::lesson::wanted_height(app, right.width)
+                .min(crate::tui::view::lesson::HEIGHT.max(right.height / 3))
+                .min(right.height.saturating_sub(others))
+                .max(4)
+        }
         _ => 0,
     };
     let (story_r, right) = if story {
@@ -142,6 +151,22 @@ pub fn regions(area: Rect, app: &App) -> Regions {
         r.gantt_b = gb;
         r.memory = ma;
         r.memory_b = mb;
+        r.lanes = lanes;
+        return r;
+    }
+    if lesson {
+        // The lesson: its Gantt keeps a row per device (two when there is room for the
+        // memory lane too), the peak panel below takes the rest.
+        let lanes = if avail >= 2 * p + 3 + p + 2 { 2 } else { 1 };
+        let g = (lanes * p + 3).min(avail.saturating_sub(3));
+        let (gantt, bottom) = split_v(right, g);
+        r.gantt = gantt;
+        r.memory = bottom;
+        r.units = Rect {
+            x: bottom.right(),
+            width: 0,
+            ..bottom
+        };
         r.lanes = lanes;
         return r;
     }
