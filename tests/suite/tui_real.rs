@@ -44,7 +44,10 @@ fn real_presets_render_their_figures_in_every_mode() {
             );
             assert!(screen.contains(&format::pct(o.bubble_rate)), "{screen}");
             assert!(screen.contains("s0 "), "{screen}");
-            assert!(screen.contains("stage 0 units"), "{screen}");
+            assert!(
+                screen.contains("stage 0 units") || screen.contains("s0 units"),
+                "{screen}"
+            );
         }
         let effects = update(&mut app, Action::ToggleCompare);
         run(&mut app, effects);

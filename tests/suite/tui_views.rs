@@ -587,3 +587,46 @@ fn the_header_gives_gpus_and_batch_and_the_footer_o_i_e_at_every_size() {
         }
     }
 }
+
+#[test]
+fn the_unit_grid_at_80x24_cuts_only_with_an_ellipsis() {
+    use pipescope::tui::view::layout::regions;
+    let mut app = solved_app("gpt3-175b-16k");
+    let screen = render(&mut app, 80, 24).to_string();
+    let r = regions(ratatui::layout::Rect::new(0, 0, 80, 24), &app).units;
+    let lines: Vec<Vec<char>> = screen
+        .lines()
+        .map(|l| l.trim_matches('"').chars().collect())
+        .collect();
+    let (x0, x1) = (usize::from(r.x), usize::from(r.right()) - 1);
+    // The title: whole, or ending in "…".
+    let top: String = lines[usize::from(r.y)][x0..=x1].iter().collect();
+    assert!(
+        top.contains("stage 0 units") || top.contains("s0 units"),
+        "{top}"
+    );
+    for y in r.y + 1..r.bottom() - 1 {
+        let row = &lines[usize::from(y)][x0 + 1..x1];
+        let last = row.iter().rev().find(|c| **c != ' ').copied();
+        let full = row.last().is_some_and(|c| *c != ' ');
+        // A row that reaches the border is either grid glyphs or cut with "…".
+        if full {
+            assert!(
+                matches!(last, Some('…' | 'K' | 'R' | 'C' | 'O')),
+                "row {y}: {}",
+                row.iter().collect::<String>()
+            );
+        }
+        let text: String = row.iter().collect();
+        let name = text.split_whitespace().next().unwrap_or("");
+        // Unit names longer than their column end in "…".
+        if name.contains('.') && !name.ends_with('…') {
+            assert!(
+                ["emb.", "attn.", "mlp.", "head."]
+                    .iter()
+                    .any(|k| name.starts_with(k)),
+                "{name}"
+            );
+        }
+    }
+}

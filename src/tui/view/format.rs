@@ -104,6 +104,37 @@ pub fn tick(t: f64, step: f64) -> String {
     format!("{v:.decimals$} {unit}")
 }
 
+/// `line` cut to `width` columns with "…" as its last character when it is wider (the
+/// styles kept), so that a cut is always visible.
+pub fn clip_line(line: ratatui::text::Line<'static>, width: usize) -> ratatui::text::Line<'static> {
+    use ratatui::text::{Line, Span};
+    if line.width() <= width {
+        return line;
+    }
+    let mut left = width.saturating_sub(1);
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut last_style = ratatui::style::Style::default();
+    for span in line.spans {
+        last_style = span.style;
+        if left == 0 {
+            break;
+        }
+        let n = span.content.chars().count();
+        if n <= left {
+            left -= n;
+            spans.push(span);
+        } else {
+            let head: String = span.content.chars().take(left).collect();
+            spans.push(Span::styled(head, span.style));
+            left = 0;
+        }
+    }
+    if width > 0 {
+        spans.push(Span::styled("…", last_style));
+    }
+    Line::from(spans)
+}
+
 /// `text` broken at spaces into rows of at most `width` columns. A word longer than a row
 /// (a path) continues on the next row: every character of `text` is kept.
 pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
