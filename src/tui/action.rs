@@ -111,6 +111,8 @@ actions! {
     MessagesScroll(i32),
     /// Lesson: scroll its narration by this many lines
     LessonScroll(i32),
+    /// Details: the stage's next (+1) or previous (-1) op (from a stage: the first or last in view)
+    OpStep(i32),
     /// The sweep worker reported (internal)
     Sweep(Box<SweepEvent>),
     /// Save the scenario as a preset (user presets folder)

@@ -311,6 +311,20 @@ pub static LESSON_KEYS: &[Binding] = &[
     b(&[Code(KeyCode::PageDown)], Action::LessonScroll(3), ""),
 ];
 
+/// Keys of the details overlay, tried before [`TABLE`] while it is open.
+pub static DETAILS_KEYS: &[Binding] = &[
+    b(
+        &[Code(KeyCode::Left), Code(Char('h'))],
+        Action::OpStep(-1),
+        "Details (⏎): ← → step through the stage's ops, [ ] other stages",
+    ),
+    b(
+        &[Code(KeyCode::Right), Code(Char('l'))],
+        Action::OpStep(1),
+        "",
+    ),
+];
+
 /// Every binding, in table order.
 pub fn bindings() -> impl Iterator<Item = &'static Binding> {
     TABLE.iter().flat_map(|line| line.iter())
@@ -326,12 +340,19 @@ pub struct HelpLine {
 }
 
 /// The help overlay's lines, generated from [`TABLE`], then one line for each context
-/// table ([`SWEEP_KEYS`], [`HELP_KEYS`], [`MESSAGE_KEYS`], [`LESSON_KEYS`]).
+/// table ([`SWEEP_KEYS`], [`HELP_KEYS`], [`MESSAGE_KEYS`], [`LESSON_KEYS`],
+/// [`DETAILS_KEYS`]).
 pub fn help_lines() -> Vec<HelpLine> {
     TABLE
         .iter()
         .copied()
-        .chain([SWEEP_KEYS, HELP_KEYS, MESSAGE_KEYS, LESSON_KEYS])
+        .chain([
+            SWEEP_KEYS,
+            HELP_KEYS,
+            MESSAGE_KEYS,
+            LESSON_KEYS,
+            DETAILS_KEYS,
+        ])
         .map(|line| HelpLine {
             keys: line
                 .iter()
@@ -420,12 +441,13 @@ mod tests {
     #[test]
     fn every_binding_is_in_the_help_with_its_keys() {
         let lines = help_lines();
-        assert_eq!(lines.len(), TABLE.len() + 4);
+        assert_eq!(lines.len(), TABLE.len() + 5);
         for b in bindings()
             .chain(SWEEP_KEYS)
             .chain(HELP_KEYS)
             .chain(MESSAGE_KEYS)
             .chain(LESSON_KEYS)
+            .chain(DETAILS_KEYS)
         {
             assert!(lines.iter().any(|l| l.text.contains(b.description)
                 && b.keys.iter().all(|k| l.keys.contains(&k.label()))));
@@ -436,7 +458,13 @@ mod tests {
 
     #[test]
     fn context_keys_are_each_bound_once_in_their_table() {
-        for table in [SWEEP_KEYS, HELP_KEYS, MESSAGE_KEYS, LESSON_KEYS] {
+        for table in [
+            SWEEP_KEYS,
+            HELP_KEYS,
+            MESSAGE_KEYS,
+            LESSON_KEYS,
+            DETAILS_KEYS,
+        ] {
             let mut seen: Vec<Key> = Vec::new();
             for b in table {
                 for k in b.keys {

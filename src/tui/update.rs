@@ -30,8 +30,8 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     effects
 }
 
-/// The key's action in the context open (help or messages overlay, sweep view), if that
-/// binds it.
+/// The key's action in the context open (help or messages overlay, sweep view, details,
+/// lesson), if that binds it.
 fn context_action(app: &App, key: crossterm::event::KeyEvent) -> Option<Action> {
     if app.help {
         keymap::context_action_for(keymap::HELP_KEYS, key)
@@ -39,6 +39,8 @@ fn context_action(app: &App, key: crossterm::event::KeyEvent) -> Option<Action> 
         keymap::context_action_for(keymap::MESSAGE_KEYS, key)
     } else if app.sweep.open && app.typing.is_none() {
         keymap::context_action_for(keymap::SWEEP_KEYS, key)
+    } else if app.details.is_some() && app.typing.is_none() {
+        keymap::context_action_for(keymap::DETAILS_KEYS, key)
     } else if matches!(app.mode, super::app::Mode::Lesson { .. }) {
         keymap::context_action_for(keymap::LESSON_KEYS, key)
     } else {

@@ -189,6 +189,79 @@ fn a_click_on_an_op_shows_its_details() {
     assert_snapshot!(screen);
 }
 
+/// A key press through the keymap, as the terminal sends it.
+fn key(app: &mut App, code: crossterm::event::KeyCode) {
+    act(app, Action::Key(crossterm::event::KeyEvent::from(code)));
+}
+
+#[test]
+fn op_details_are_reached_and_stepped_from_the_keyboard() {
+    use crossterm::event::KeyCode;
+    let mut app = solved_app("llama2-70b-4k");
+    let ops = |app: &App, d: u32| {
+        let mut v: Vec<_> = app
+            .solved
+            .as_ref()
+            .unwrap()
+            .outcome
+            .simulation
+            .timeline
+            .spans
+            .iter()
+            .filter(|s| s.device == d && s.lane == pipescope::sim::Lane::Compute)
+            .copied()
+            .collect();
+        v.sort_by(|a, b| a.start.total_cmp(&b.start));
+        v
+    };
+    // Enter: the stage; → its first op, → the next, ← back.
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(app.details, Some(Details::Stage(0)));
+    let field = app.field;
+    let scenario = app.scenario.clone();
+    key(&mut app, KeyCode::Right);
+    assert_eq!(app.details, Some(Details::Op(ops(&app, 0)[0])));
+    key(&mut app, KeyCode::Char('l'));
+    assert_eq!(app.details, Some(Details::Op(ops(&app, 0)[1])));
+    key(&mut app, KeyCode::Left);
+    assert_eq!(app.details, Some(Details::Op(ops(&app, 0)[0])));
+    // The arrows moved through ops, not the parameters.
+    assert_eq!((app.field, &app.scenario), (field, &scenario));
+    // ] moves to the op of the next stage nearest in time.
+    key(&mut app, KeyCode::Char(']'));
+    let Some(Details::Op(op)) = app.details else {
+        panic!("{:?}", app.details)
+    };
+    assert_eq!(op.device, 1);
+    let screen = render(&mut app, 80, 24).to_string();
+    assert!(screen.contains("op on s1"), "{screen}");
+    assert!(screen.contains("micro-batch"), "{screen}");
+    // Zoomed in, stepping to the last op pans the Gantt to it.
+    act(&mut app, Action::Close);
+    for _ in 0..6 {
+        act(&mut app, Action::ZoomIn);
+    }
+    let span = app.viewport.span;
+    key(&mut app, KeyCode::Enter);
+    for _ in 0..ops(&app, 1).len() {
+        key(&mut app, KeyCode::Right);
+    }
+    let last = *ops(&app, 1).last().unwrap();
+    assert_eq!(app.details, Some(Details::Op(last)));
+    let m = app
+        .solved
+        .as_ref()
+        .unwrap()
+        .outcome
+        .simulation
+        .timeline
+        .makespan;
+    let vp = app.viewport;
+    assert!((vp.span - span).abs() < 1e-12, "the zoom stays");
+    assert!(vp.start * m <= last.start + 1e-9 && last.end <= (vp.start + vp.span) * m + 1e-9);
+    assert_snapshot!(render(&mut app, 80, 24));
+}
+
 fn infeasible() -> App {
     edited(solved_app("gpt3-175b-16k"), |a| {
         a.scenario.plan.strategy = Strategy::None;

@@ -22,11 +22,14 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let o = &solved.outcome;
     let (title, lines) = match details {
         Details::Op(span) => (
-            format!(" op on s{} · Esc closes ", span.device),
+            format!(
+                " op on s{} · ← → ops · [ ] stages · Esc closes ",
+                span.device
+            ),
             op(o, &span),
         ),
         Details::Stage(s) => (
-            format!(" stage s{s} · [ ] other stages · Esc closes "),
+            format!(" stage s{s} · → its ops · [ ] other stages · Esc closes "),
             stage(o, s),
         ),
     };
