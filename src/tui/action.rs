@@ -111,6 +111,12 @@ actions! {
     MessagesScroll(i32),
     /// Lesson: scroll its narration by this many lines
     LessonScroll(i32),
+    /// Named strategy: pick the units it recomputes
+    TogglePicker,
+    /// Picker: move the cursor by this many units
+    PickerMove(i32),
+    /// Picker: recompute the unit under the cursor, or keep it again
+    PickerToggle,
     /// Details: the stage's next (+1) or previous (-1) op (from a stage: the first or last in view)
     OpStep(i32),
     /// The sweep worker reported (internal)

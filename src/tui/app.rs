@@ -130,6 +130,8 @@ pub struct App {
     pub help_typing: bool,
     /// Lines the help overlay is scrolled down by.
     pub help_scroll: u16,
+    /// The units picker of the `named` strategy (`u`), when open: its cursor.
+    pub picker: Option<usize>,
     /// Whether the messages overlay (`!`: the status line's messages whole) is open.
     pub messages: bool,
     /// Lines the messages overlay is scrolled down by.
@@ -199,6 +201,7 @@ impl App {
             help_query: String::new(),
             help_typing: false,
             help_scroll: 0,
+            picker: None,
             messages: false,
             messages_scroll: 0,
             sweep: super::sweep::SweepState::default(),

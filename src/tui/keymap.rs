@@ -36,6 +36,7 @@ impl Key {
                 KeyCode::Esc => "Esc".into(),
                 KeyCode::PageUp => "PgUp".into(),
                 KeyCode::PageDown => "PgDn".into(),
+                KeyCode::Char(' ') => "space".into(),
                 KeyCode::Char(c) => c.to_string(),
                 other => format!("{other:?}"),
             },
@@ -188,6 +189,11 @@ pub static TABLE: &[&[Binding]] = &[
         "Sweep: every layout on these GPUs, its front and ranking",
     )],
     &[b(
+        &[Code(Char('u'))],
+        Action::TogglePicker,
+        "Units the named strategy recomputes: a picker",
+    )],
+    &[b(
         &[Code(Char('w'))],
         Action::SavePreset,
         "Save the scenario as a preset (user presets folder)",
@@ -325,6 +331,25 @@ pub static DETAILS_KEYS: &[Binding] = &[
     ),
 ];
 
+/// Keys of the units picker, tried before [`TABLE`] while it is open.
+pub static PICKER_KEYS: &[Binding] = &[
+    b(
+        &[Code(KeyCode::Up), Code(Char('k'))],
+        Action::PickerMove(-1),
+        "Units picker (u): ↑↓ move, space or ⏎ recompute the unit or keep it",
+    ),
+    b(
+        &[Code(KeyCode::Down), Code(Char('j'))],
+        Action::PickerMove(1),
+        "",
+    ),
+    b(
+        &[Code(Char(' ')), Code(KeyCode::Enter)],
+        Action::PickerToggle,
+        "",
+    ),
+];
+
 /// Every binding, in table order.
 pub fn bindings() -> impl Iterator<Item = &'static Binding> {
     TABLE.iter().flat_map(|line| line.iter())
@@ -341,7 +366,7 @@ pub struct HelpLine {
 
 /// The help overlay's lines, generated from [`TABLE`], then one line for each context
 /// table ([`SWEEP_KEYS`], [`HELP_KEYS`], [`MESSAGE_KEYS`], [`LESSON_KEYS`],
-/// [`DETAILS_KEYS`]).
+/// [`DETAILS_KEYS`], [`PICKER_KEYS`]).
 pub fn help_lines() -> Vec<HelpLine> {
     TABLE
         .iter()
@@ -352,6 +377,7 @@ pub fn help_lines() -> Vec<HelpLine> {
             MESSAGE_KEYS,
             LESSON_KEYS,
             DETAILS_KEYS,
+            PICKER_KEYS,
         ])
         .map(|line| HelpLine {
             keys: line
@@ -441,13 +467,14 @@ mod tests {
     #[test]
     fn every_binding_is_in_the_help_with_its_keys() {
         let lines = help_lines();
-        assert_eq!(lines.len(), TABLE.len() + 5);
+        assert_eq!(lines.len(), TABLE.len() + 6);
         for b in bindings()
             .chain(SWEEP_KEYS)
             .chain(HELP_KEYS)
             .chain(MESSAGE_KEYS)
             .chain(LESSON_KEYS)
             .chain(DETAILS_KEYS)
+            .chain(PICKER_KEYS)
         {
             assert!(lines.iter().any(|l| l.text.contains(b.description)
                 && b.keys.iter().all(|k| l.keys.contains(&k.label()))));
@@ -464,6 +491,7 @@ mod tests {
             MESSAGE_KEYS,
             LESSON_KEYS,
             DETAILS_KEYS,
+            PICKER_KEYS,
         ] {
             let mut seen: Vec<Key> = Vec::new();
             for b in table {

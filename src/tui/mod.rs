@@ -9,6 +9,7 @@
 //! - [`worker`]: latest-wins solver thread; [`sweep_worker`]: the sweep view's thread
 //!   ([`sweep`] holds its state); [`watch`]: hot reload of presets and themes;
 //!   [`terminal`]: raw mode / alternate screen / mouse guard, synchronized draws.
+//! - [`picker`]: the `named` strategy's units picker.
 //! - [`fixture`]: hand-built scenarios and a synthetic solver for tests and benchmarks.
 //!
 //! The loop ([`run`]) blocks on one channel fed by the input thread, the worker and the
@@ -23,6 +24,7 @@ pub mod fixture;
 pub mod keymap;
 pub mod lesson;
 mod location;
+pub mod picker;
 pub mod preset_io;
 pub mod solved;
 pub mod story;

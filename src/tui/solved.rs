@@ -17,6 +17,9 @@ pub struct KindUnits {
     pub size_bytes: Vec<u64>,
     /// Forward time of the producing piece (the cost of recomputing it), per unit.
     pub recompute_s: Vec<f64>,
+    /// Whether the unit may be dropped and recomputed (a block's input is always kept),
+    /// per unit: the units the `named` strategy's picker offers.
+    pub droppable: Vec<bool>,
 }
 
 /// One solved scenario as the views need it.
@@ -57,6 +60,7 @@ pub fn unit_tables(anatomy: &Anatomy) -> Vec<KindUnits> {
             names: block.units.iter().map(|u| u.name.clone()).collect(),
             size_bytes: block.units.iter().map(|u| u.size_bytes).collect(),
             recompute_s: block.units.iter().map(|u| u.forward_s).collect(),
+            droppable: block.units.iter().map(|u| !u.forced).collect(),
         }
     })
     .collect()

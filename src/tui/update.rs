@@ -30,13 +30,15 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     effects
 }
 
-/// The key's action in the context open (help or messages overlay, sweep view, details,
-/// lesson), if that binds it.
+/// The key's action in the context open (help, messages or units picker overlay, sweep
+/// view, details, lesson), if that binds it.
 fn context_action(app: &App, key: crossterm::event::KeyEvent) -> Option<Action> {
     if app.help {
         keymap::context_action_for(keymap::HELP_KEYS, key)
     } else if app.messages {
         keymap::context_action_for(keymap::MESSAGE_KEYS, key)
+    } else if app.picker.is_some() {
+        keymap::context_action_for(keymap::PICKER_KEYS, key)
     } else if app.sweep.open && app.typing.is_none() {
         keymap::context_action_for(keymap::SWEEP_KEYS, key)
     } else if app.details.is_some() && app.typing.is_none() {
@@ -78,6 +80,9 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Sweep(e) => {
             sweep::event(app, *e);
             Vec::new()
+        }
+        Action::TogglePicker | Action::PickerMove(_) | Action::PickerToggle => {
+            edit::picker(app, action)
         }
         Action::ToggleMessages => {
             app.messages = !app.messages;

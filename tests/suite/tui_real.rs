@@ -87,3 +87,41 @@ fn invalid_edits_show_the_engines_message_and_keep_the_outcome() {
     assert_eq!(app.solved, before);
     assert!(render(&mut app, 120, 30).to_string().contains("✗"));
 }
+
+#[test]
+fn a_unit_picked_for_the_named_strategy_is_recomputed_by_the_engine() {
+    let mut app = real_app("gpt3-175b-16k");
+    let entries = pipescope::tui::picker::entries(app.solved.as_ref().unwrap());
+    let gelu = entries
+        .iter()
+        .position(|e| e.qualified() == "mlp.gelu_out")
+        .expect("gelu_out is offered");
+    assert!(entries.iter().all(|e| e.unit != "input"), "inputs are kept");
+    let effects = update(&mut app, Action::TogglePicker);
+    run(&mut app, effects);
+    for _ in 0..gelu {
+        let effects = update(&mut app, Action::PickerMove(1));
+        run(&mut app, effects);
+    }
+    let effects = update(&mut app, Action::PickerToggle);
+    run(&mut app, effects);
+    assert_eq!(app.error, None);
+    let o = &app.solved.as_ref().unwrap().outcome;
+    assert_eq!(o.strategy, pipescope::plan::Strategy::Named);
+    let gelus = o
+        .stages
+        .iter()
+        .flat_map(|st| &st.units)
+        .filter(|u| u.name == "mlp.gelu_out" && u.recompute > 0)
+        .count();
+    assert_eq!(gelus, o.stages.len(), "every stage recomputes it");
+    for st in &o.stages {
+        for u in &st.units {
+            if u.name == "mlp.gelu_out" {
+                assert_eq!(u.keep, 0, "stage {}: {u:?}", st.stage);
+            } else if u.name.starts_with("mlp.") || u.name.starts_with("attention.") {
+                assert_eq!(u.recompute, 0, "stage {}: {u:?}", st.stage);
+            }
+        }
+    }
+}

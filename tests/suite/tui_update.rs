@@ -656,3 +656,60 @@ fn the_command_line_settings_are_fields_of_the_panel() {
     let note = app.note.clone().unwrap();
     assert!(note.contains("global B 98 = m 49 x b 2 x d 1"), "{note}");
 }
+
+fn press(app: &mut pipescope::tui::App, code: crossterm::event::KeyCode) {
+    act(app, Action::Key(crossterm::event::KeyEvent::from(code)));
+}
+
+#[test]
+fn the_units_picker_makes_the_named_strategy_usable() {
+    use crossterm::event::KeyCode;
+    let mut app = solved_app("gpt3");
+    // Cycling onto `named` says how to pick its units.
+    act(&mut app, Action::SelectField(Field::Strategy));
+    while app.scenario.plan.strategy != Strategy::Named {
+        act(&mut app, Action::Increase);
+    }
+    assert!(app.note.as_deref().unwrap().contains("u"), "{:?}", app.note);
+    act(&mut app, Action::SelectField(Field::Strategy));
+    act(&mut app, Action::Decrease);
+    let before = app.scenario.plan.strategy;
+    assert_ne!(before, Strategy::Named);
+    // u opens the picker; the arrows move in it, space picks a unit.
+    press(&mut app, KeyCode::Char('u'));
+    assert_eq!(app.picker, Some(0));
+    let field = app.field;
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.picker, Some(2));
+    assert_eq!(
+        app.field, field,
+        "the arrows move the picker, not the fields"
+    );
+    let entries = pipescope::tui::picker::entries(app.solved.as_ref().unwrap());
+    let effects = update(&mut app, Action::Key(KeyCode::Char(' ').into()));
+    let job = solve_job(&effects);
+    assert_eq!(job.scenarios[0].plan.strategy, Strategy::Named);
+    assert_eq!(
+        job.scenarios[0].plan.recompute_units,
+        vec![entries[2].qualified()]
+    );
+    tui_common::run_effects(&mut app, effects);
+    let note = app.note.clone().unwrap();
+    assert!(
+        note.contains(&format!("strategy {before} → named")),
+        "the switch is said: {note}"
+    );
+    let screen = render(&mut app, 80, 24).to_string();
+    assert!(
+        screen.contains(&format!("[R] {}", entries[2].qualified())),
+        "{screen}"
+    );
+    insta::assert_snapshot!(screen);
+    // Enter toggles too; the unit is kept again.
+    press(&mut app, KeyCode::Enter);
+    assert!(app.scenario.plan.recompute_units.is_empty());
+    assert!(app.note.as_deref().unwrap().ends_with("kept"));
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.picker, None);
+}

@@ -42,6 +42,8 @@ fn close(app: &mut App) -> Vec<Effect> {
         app.help_typing = false;
     } else if app.messages {
         app.messages = false;
+    } else if app.picker.is_some() {
+        app.picker = None;
     } else if app.typing.is_some() {
         app.typing = None;
     } else if app.sweep.open {
