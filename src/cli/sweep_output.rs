@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use pipescope::sweep::{Row, SweepResult};
+use pipescope::sweep::{Row, SweepResult, front};
 use pipescope::{Outcome, Scenario};
 
 use super::sweep::SweepArgs;
@@ -116,10 +116,50 @@ pub fn csv(result: &SweepResult) -> String {
     s
 }
 
+/// Decimals that tell apart every two neighbours of `values` (sorted) that differ: at least
+/// `min`, at most `max`.
+fn decimals_apart(values: &[f64], min: usize, max: usize) -> usize {
+    (min..=max)
+        .find(|&d| {
+            values
+                .windows(2)
+                .all(|w| w[0] == w[1] || format!("{:.d$}", w[0]) != format!("{:.d$}", w[1]))
+        })
+        .unwrap_or(max)
+}
+
+/// The table of `idx` (rows in the sweep's total order): one line per configuration, those
+/// that differ only in their strategy and tie on time and memory merged into one line
+/// listing the strategies; times with the decimals that tell different times apart.
 fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
+    let groups = front::tie_groups(&result.rows, idx);
+    let strategies: Vec<String> = groups
+        .iter()
+        .map(|g| {
+            g.iter()
+                .map(|&i| result.rows[i].config.strategy.name())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    let gw = strategies.iter().map(String::len).max().unwrap_or(0).max(9);
+    let times: Vec<f64> = groups
+        .iter()
+        .map(|g| result.rows[g[0]].iteration_time_s)
+        .collect();
+    let td = decimals_apart(&times, 3, 9);
+    let peaks: Vec<f64> = groups
+        .iter()
+        .map(|g| result.rows[g[0]].peak_memory_bytes as f64 / GIB)
+        .collect();
+    let mut sorted_peaks = peaks.clone();
+    sorted_peaks.sort_by(f64::total_cmp);
+    let pd = decimals_apart(&sorted_peaks, 2, 6);
+    let tw = (td + 6).max(9);
+    let pw = (pd + 6).max(9);
     let _ = writeln!(
         s,
-        "{:>3} {:>5} {:>3} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<11} {:<9} {:>9} {:>9} {:>6} {:>9}",
+        "{:>3} {:>5} {:>3} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<11} {:<gw$} {:>tw$} {:>9} {:>6} {:>pw$}",
         "#",
         "gpus",
         "t",
@@ -137,13 +177,13 @@ fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
         "MFU",
         "peak GiB"
     );
-    for (n, &i) in idx.iter().enumerate() {
-        let r = &result.rows[i];
+    for (n, (g, strategy)) in groups.iter().zip(&strategies).enumerate() {
+        let r = &result.rows[g[0]];
         let c = &r.config;
         let yn = |b: bool| if b { "on" } else { "-" };
         let _ = writeln!(
             s,
-            "{:>3} {:>5} {:>3} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<11} {:<9} {:>9.3} {:>9.0} {:>5.1}% {:>9.2}",
+            "{:>3} {:>5} {:>3} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<11} {:<gw$} {:>tw$.td$} {:>9.0} {:>5.1}% {:>pw$.pd$}",
             n + 1,
             c.gpus,
             c.t,
@@ -155,7 +195,7 @@ fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
             yn(c.sp),
             yn(c.distributed_optimizer),
             c.schedule.name(),
-            c.strategy.name(),
+            strategy,
             r.iteration_time_s,
             r.tokens_per_s_per_gpu,
             100.0 * r.mfu,
@@ -211,12 +251,26 @@ pub fn table(
         let _ = writeln!(s, "no feasible configuration");
         return s;
     }
-    let _ = writeln!(s, "\nranked (top {}):", result.ranked.len());
+    let merged = |idx: &[usize]| {
+        let lines = front::tie_groups(&result.rows, idx).len();
+        if lines < idx.len() {
+            format!(" ({} on {lines} lines: those equal in time and memory share one)", idx.len())
+        } else {
+            String::new()
+        }
+    };
+    let _ = writeln!(
+        s,
+        "\nranked (top {}){}:",
+        result.ranked.len(),
+        merged(&result.ranked)
+    );
     rows_table(&mut s, result, &result.ranked);
     let _ = writeln!(
         s,
-        "\nPareto front (iteration time against peak memory{}):",
-        if args.gpus.len() > 1 { " and GPUs" } else { "" }
+        "\nPareto front (iteration time against peak memory{}){}:",
+        if args.gpus.len() > 1 { " and GPUs" } else { "" },
+        merged(&result.pareto)
     );
     rows_table(&mut s, result, &result.pareto);
     if let Some(o) = best {
