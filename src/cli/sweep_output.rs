@@ -116,16 +116,28 @@ pub fn csv(result: &SweepResult) -> String {
     s
 }
 
-/// Decimals that tell apart every two neighbours of `values` (sorted) that differ: at least
-/// `min`, at most `max`.
-fn decimals_apart(values: &[f64], min: usize, max: usize) -> usize {
-    (min..=max)
+/// Decimals for a column of `values` (neighbours in table order): at least `min`, and at
+/// least three significant figures of the smallest value, more until every two neighbours
+/// that differ (beyond floating-point noise) print differently; at most six more.
+fn decimals_apart(values: &[f64], min: usize) -> usize {
+    let smallest = values
+        .iter()
+        .map(|v| v.abs())
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    let three = if smallest.is_finite() {
+        (2.0 - smallest.log10().floor()).clamp(0.0, 12.0) as usize
+    } else {
+        0
+    };
+    let base = min.max(three);
+    (base..=base + 6)
         .find(|&d| {
-            values
-                .windows(2)
-                .all(|w| w[0] == w[1] || format!("{:.d$}", w[0]) != format!("{:.d$}", w[1]))
+            values.windows(2).all(|w| {
+                front::same_time(w[0], w[1]) || format!("{:.d$}", w[0]) != format!("{:.d$}", w[1])
+            })
         })
-        .unwrap_or(max)
+        .unwrap_or(base + 6)
 }
 
 /// The table of `idx` (rows in the sweep's total order): one line per configuration, those
@@ -147,14 +159,14 @@ fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
         .iter()
         .map(|g| result.rows[g[0]].iteration_time_s)
         .collect();
-    let td = decimals_apart(&times, 3, 9);
+    let td = decimals_apart(&times, 3);
     let peaks: Vec<f64> = groups
         .iter()
         .map(|g| result.rows[g[0]].peak_memory_bytes as f64 / GIB)
         .collect();
     let mut sorted_peaks = peaks.clone();
     sorted_peaks.sort_by(f64::total_cmp);
-    let pd = decimals_apart(&sorted_peaks, 2, 6);
+    let pd = decimals_apart(&sorted_peaks, 2);
     let tw = (td + 6).max(9);
     let pw = (pd + 6).max(9);
     let _ = writeln!(
@@ -254,7 +266,10 @@ pub fn table(
     let merged = |idx: &[usize]| {
         let lines = front::tie_groups(&result.rows, idx).len();
         if lines < idx.len() {
-            format!(" ({} on {lines} lines: those equal in time and memory share one)", idx.len())
+            format!(
+                " ({} on {lines} lines: those equal in time and memory share one)",
+                idx.len()
+            )
         } else {
             String::new()
         }

@@ -70,13 +70,20 @@ pub fn ranked(rows: &[Row], k: usize) -> Vec<usize> {
     idx
 }
 
+/// Whether two simulated times are the same up to floating-point noise (a relative
+/// difference of at most 1e-9): what a table shows as a tie.
+pub fn same_time(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
+}
+
 /// `idx` (in the [`total_order`]) cut into runs of configurations that differ only in their
-/// strategy and have the same iteration time and peak memory: one line of a table each
+/// strategy and have the same iteration time ([`same_time`]) and peak memory: one line of a
+/// table each
 /// (the JSON keeps every configuration).
 pub fn tie_groups(rows: &[Row], idx: &[usize]) -> Vec<Vec<usize>> {
     let same = |a: &Row, b: &Row| {
         let strategy = a.config.strategy;
-        a.iteration_time_s == b.iteration_time_s
+        same_time(a.iteration_time_s, b.iteration_time_s)
             && a.peak_memory_bytes == b.peak_memory_bytes
             && Config {
                 strategy,

@@ -28,6 +28,28 @@ pub fn time(s: f64) -> String {
     }
 }
 
+/// A duration with `sig` significant figures (at least; whole numbers keep every digit) and
+/// the unit [`time`] would choose: `177.2 s`, `82.54 s`, `840.3 ms`.
+pub fn time_sig(s: f64, sig: usize) -> String {
+    let a = s.abs();
+    if !s.is_finite() {
+        return "-".into();
+    }
+    if a == 0.0 {
+        return "0 s".into();
+    }
+    let (v, unit) = if a >= 1.0 {
+        (s, "s")
+    } else if a >= 1e-3 {
+        (s * 1e3, "ms")
+    } else {
+        (s * 1e6, "µs")
+    };
+    let int_digits = (v.abs().log10().floor() as i64 + 1).max(1) as usize;
+    let decimals = sig.saturating_sub(int_digits);
+    format!("{v:.decimals$} {unit}")
+}
+
 /// Bytes in GiB with one decimal, no unit.
 pub fn gib(bytes: u64) -> String {
     format!("{:.1}", bytes as f64 / GIB)
@@ -195,5 +217,9 @@ mod tests {
         assert_eq!(nice_step(1.2), 2.0);
         assert_eq!(tick(1.5, 0.5), "1.5 s");
         assert_eq!(tick(0.02, 0.01), "20 ms");
+        assert_eq!(time_sig(177.234, 3), "177 s");
+        assert_eq!(time_sig(177.234, 4), "177.2 s");
+        assert_eq!(time_sig(7.891, 3), "7.89 s");
+        assert_eq!(time_sig(0.8403, 4), "840.3 ms");
     }
 }
