@@ -73,6 +73,9 @@ pub struct Built {
     pub units: Units,
     /// The scenario and its outcome (planned runs only).
     pub planned: Option<(Scenario, Box<Outcome>)>,
+    /// The memory budget per device in the run's memory unit (the scenario's budget in
+    /// bytes, or `--mem-limit` in chunk-activations), when there is one.
+    pub memory_limit: Option<f64>,
 }
 
 impl Built {
@@ -190,6 +193,7 @@ pub fn abstract_run(s: &ScenarioArgs, a: &AbstractArgs, costs: &str) -> Result<B
         simulation,
         units: Units::Abstract,
         planned: None,
+        memory_limit: s.mem_limit,
     })
 }
 
@@ -208,6 +212,7 @@ pub fn planned_run(s: &ScenarioArgs) -> Result<Built, String> {
         schedule: sched,
         simulation: outcome.simulation.clone(),
         units: Units::Seconds,
+        memory_limit: Some(scenario.plan.memory_budget_bytes as f64),
         planned: Some((scenario, Box::new(outcome))),
     })
 }
@@ -216,7 +221,13 @@ pub fn planned_run(s: &ScenarioArgs) -> Result<Built, String> {
 pub fn render(format: Format, built: &Built, palette: &Palette) -> Result<String, String> {
     match format {
         Format::Perfetto => Ok(export::perfetto::export(&built.run())),
-        Format::Svg => Ok(export::svg::export(&built.run(), palette)),
+        Format::Svg => Ok(export::svg::export_with(
+            &built.run(),
+            palette,
+            export::svg::Extras {
+                memory_limit: built.memory_limit,
+            },
+        )),
         Format::Torchtitan => {
             export::torchtitan::export(&built.schedule).map_err(|e| e.to_string())
         }

@@ -28,7 +28,13 @@ pub fn files(scenario: &Scenario, outcome: &Outcome) -> Vec<(String, String)> {
     let mut out = vec![
         (
             format!("{stem}.svg"),
-            export::svg::export(&run, &Palette::light()),
+            export::svg::export_with(
+                &run,
+                &Palette::light(),
+                export::svg::Extras {
+                    memory_limit: Some(scenario.plan.memory_budget_bytes as f64),
+                },
+            ),
         ),
         (format!("{stem}.trace.json"), export::perfetto::export(&run)),
         (
