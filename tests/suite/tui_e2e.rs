@@ -232,6 +232,43 @@ fn preset_file_edits_reload_and_a_broken_file_keeps_the_last_good_one() {
 }
 
 #[test]
+fn at_80x24_a_reload_error_is_shown_whole_and_bang_lists_it() {
+    if crate::tmux_common::skip_without_tmux() {
+        return;
+    }
+    let home = temp_dir("e2e-reload-80");
+    let preset = home.join("pipescope").join("presets").join("mine.toml");
+    write(&preset, &PRESET.replace("MB", "8"));
+    let home_s = home.display().to_string();
+    let t = Tmux::start(
+        &["--preset", "mine"],
+        &[("XDG_CONFIG_HOME", &home_s)],
+        80,
+        24,
+    );
+    t.wait_text("micro m   8 ");
+    // A misspelt key: the whole message (location, what is expected, the suggestion) is on
+    // the screen, wrapped above the key hints.
+    write(
+        &preset,
+        &PRESET.replace("micro_batches = MB", "micro_batchs = 8"),
+    );
+    let screen = t.wait_for("the whole error", |s| {
+        let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        flat.contains("mine.toml:")
+            && flat.contains("micro_batches")
+            && flat.contains("last good version kept")
+    });
+    assert!(screen.contains("q quit"), "{screen}");
+    t.keys(&["!"]);
+    t.wait_text("messages");
+    t.keys(&["Escape"]);
+    t.wait_for("overlay closed", |s| !s.contains("┌ messages"));
+    t.keys(&["q"]);
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
 fn without_a_terminal_it_refuses_and_points_to_plan_and_simulate() {
     let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
         .stdin(Stdio::null())
