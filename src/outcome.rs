@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::anatomy::BlockKind;
 use crate::plan::{Decision, Strategy};
+use crate::scenario::Precision;
 use crate::schedule::ScheduleKind;
 use crate::sim::Simulation;
 use crate::sim::job::TimeBreakdown;
@@ -114,6 +115,8 @@ pub struct Outcome {
     pub strategy: Strategy,
     /// Schedule used.
     pub schedule: ScheduleKind,
+    /// Number format of the transformer layers' GEMMs (`bf16` or `fp8`).
+    pub precision: Precision,
     /// Iteration time of 1F1B, full recomputation, even partition.
     pub baseline_iteration_time_s: f64,
     /// `baseline_iteration_time_s / iteration_time_s` (`None` when infeasible).

@@ -280,7 +280,7 @@ pub(crate) fn run(
     let m = scenario.batch.micro_batches;
     let v = kind.chunks(scenario.parallel.chunks);
     let budget = scenario.plan.memory_budget_bytes;
-    let peak_flops = scenario.gpu.bf16_tflops * 1e12;
+    let peak_flops = scenario.gpu.peak_tflops(scenario.parallel.precision) * 1e12;
     // 1. The schedule from the `none` strategy's durations on the even partition.
     let stages = kind.stages(p, scenario.parallel.chunks) as usize;
     let partition = scenario.plan.partition;

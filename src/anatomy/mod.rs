@@ -7,11 +7,13 @@
 //!
 //! Files: `types.rs` (the data), `build.rs` ([`Anatomy::build`]), `units.rs` (the units of
 //! the layer blocks), `outer.rs` (embedding and head), `cost.rs` (the roofline cost model), `params.rs` (parameters and static
-//! memory), `profile.rs` (measured profiles).
+//! memory), `profile.rs` (measured profiles), `megatron_modules.rs` (the units each of
+//! Megatron-LM's `--recompute-modules` recomputes).
 
 mod build;
 pub mod cluster;
 pub mod cost;
+pub mod megatron_modules;
 mod outer;
 mod profile;
 mod types;

@@ -1,5 +1,5 @@
 //! `pipescope export FORMAT`: the planned scenario, or an abstract schedule with `--costs`,
-//! as a Perfetto trace, an SVG figure, Megatron-LM arguments or a torchtitan schedule CSV
+//! as a Perfetto trace, an SVG figure, a Megatron-LM launch script or a torchtitan schedule CSV
 //! (docs/cli.md). No `-o`, or `-o -`, writes to stdout; a file is written
 //! atomically (a new temporary file beside it, then renamed over it).
 
@@ -23,7 +23,7 @@ pub enum Format {
     Perfetto,
     /// A standalone SVG figure.
     Svg,
-    /// Megatron-LM arguments (planned scenarios only).
+    /// Megatron-LM launch script (planned scenarios only).
     Megatron,
     /// torch.distributed.pipelining schedule CSV (compute_only).
     Torchtitan,
@@ -232,7 +232,9 @@ pub fn render(format: Format, built: &Built, palette: &Palette) -> Result<String
             export::torchtitan::export(&built.schedule).map_err(|e| e.to_string())
         }
         Format::Megatron => match &built.planned {
-            Some((scenario, outcome)) => Ok(export::megatron::export(scenario, outcome)),
+            Some((scenario, outcome)) => {
+                export::megatron::export(scenario, outcome).map_err(|e| e.to_string())
+            }
             None => Err(
                 "megatron export needs a planned scenario (scenario flags), \
                  not an abstract run: drop --costs"

@@ -7,7 +7,7 @@ use clap::Args;
 use pipescope::anatomy::MeasuredProfile;
 use pipescope::plan::Strategy;
 use pipescope::scenario::{
-    Catalog, DEFAULT_SCENARIO, Objective, Partition, Scenario, ScenarioOverrides,
+    Catalog, DEFAULT_SCENARIO, Objective, Partition, Precision, Scenario, ScenarioOverrides,
 };
 use pipescope::schedule::ScheduleKind;
 
@@ -117,6 +117,10 @@ pub struct ScenarioArgs {
     /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
     #[arg(long = "grad-bytes", value_name = "2|4", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub grad_bytes: Option<u32>,
+    /// Number format of the transformer layers' GEMMs: bf16, or fp8 as Transformer Engine
+    /// runs it (needs a GPU with fp8 tensor cores).
+    #[arg(long, value_name = "bf16|fp8")]
+    pub precision: Option<Precision>,
     /// Units the named strategy recomputes (names as in `units --json`, e.g. ln_out,gelu_out).
     #[arg(
         long = "recompute-units",
@@ -184,6 +188,7 @@ impl ScenarioArgs {
             global_batch: self.global_batch,
             reserve_gib: self.reserve_gib,
             grad_bytes: self.grad_bytes,
+            precision: self.precision,
             recompute_units: self.recompute_units.clone(),
         }
     }
@@ -234,8 +239,9 @@ impl ScenarioArgs {
 }
 
 /// The scenario's keys and the command-line flags that set them.
-const KEY_FLAGS: [(&str, &str); 14] = [
+const KEY_FLAGS: [(&str, &str); 15] = [
     ("parallel.pp", "-p/--stages"),
+    ("parallel.precision", "--precision"),
     ("parallel.tp", "-t/--tp"),
     ("parallel.dp", "-d/--dp"),
     ("parallel.chunks", "--chunks"),

@@ -9,7 +9,7 @@ use std::time::Instant;
 use clap::Args;
 
 use pipescope::plan::Strategy;
-use pipescope::scenario::{Objective, Scenario, ScheduleKind};
+use pipescope::scenario::{Objective, Precision, Scenario, ScheduleKind};
 use pipescope::solve;
 use pipescope::sweep::{self, SweepOptions, SweepResult, SweepSpace};
 
@@ -89,6 +89,9 @@ pub struct SweepArgs {
     /// Measured profile (TOML) replacing the cost model's estimates.
     #[arg(long, value_name = "FILE")]
     pub profile: Option<String>,
+    /// Number format of the layers' GEMMs for every configuration: bf16 or fp8.
+    #[arg(long, value_name = "bf16|fp8")]
+    pub precision: Option<Precision>,
 }
 
 impl SweepArgs {
@@ -112,6 +115,7 @@ impl SweepArgs {
             objective: self.objective,
             overlap_recompute: self.overlap_recompute,
             profile: self.profile.clone(),
+            precision: self.precision,
             ..ScenarioArgs::default()
         };
         let (mut scenario, _) = args.to_scenario()?;

@@ -3,7 +3,7 @@
 //!
 //! - [`perfetto`]: Chrome trace-event JSON for Perfetto and `chrome://tracing`;
 //! - [`svg`]: a standalone figure in the style of the schedule papers;
-//! - [`megatron`]: the Megatron-LM arguments that run a plan;
+//! - [`megatron`]: the Megatron-LM launch script that runs a plan;
 //! - [`torchtitan`]: torch.distributed.pipelining's `compute_only` schedule CSV.
 //!
 //! Every export is a pure function from the engine's schedule, simulation and outcome to a

@@ -1,7 +1,7 @@
 //! [`ScenarioOverrides`]: the command-line flags (and the TUI's edits) on top of a preset.
 
 use super::presets::{Catalog, budget_bytes, reserve_bytes};
-use super::{InvalidField, Objective, Partition, Scenario};
+use super::{InvalidField, Objective, Partition, Precision, Scenario};
 use crate::scenario::ScheduleKind;
 use crate::scenario::Strategy;
 
@@ -58,6 +58,8 @@ pub struct ScenarioOverrides {
     pub reserve_gib: Option<f64>,
     /// Bytes per gradient element (2 or 4).
     pub grad_bytes: Option<u32>,
+    /// Number format of the transformer layers' GEMMs (bf16 or fp8).
+    pub precision: Option<Precision>,
     /// Units the `named` strategy recomputes.
     pub recompute_units: Option<Vec<String>>,
 }
@@ -102,6 +104,7 @@ impl ScenarioOverrides {
         set(&mut par.chunks, self.chunks);
         set(&mut par.distributed_optimizer, self.distributed_optimizer);
         set(&mut par.grad_bytes, self.grad_bytes);
+        set(&mut par.precision, self.precision);
         let batch = &mut scenario.batch;
         set(&mut batch.micro_batches, self.micro_batches);
         set(&mut batch.micro_batch_size, self.micro_batch_size);

@@ -1,7 +1,7 @@
 //! Parallel layout, batch and plan settings of a scenario.
 
 use crate::scenario::ScheduleKind;
-use crate::scenario::{Objective, Partition, Strategy};
+use crate::scenario::{Objective, Partition, Precision, Strategy};
 
 /// How the model is split over devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +21,9 @@ pub struct Parallel {
     /// Bytes per gradient element kept and reduced over `d`: 4 (fp32, Megatron's default)
     /// or 2 (16-bit gradients: 16 bytes/param, half the data-parallel traffic).
     pub grad_bytes: u32,
+    /// The number format of the transformer layers' GEMMs: bf16, or Transformer Engine's fp8
+    /// (needs a GPU with `fp8_tflops`).
+    pub precision: Precision,
 }
 
 /// The batch of one iteration.

@@ -63,11 +63,16 @@ pub(super) fn outcome(
             })
             .collect();
         let (first, last) = d.ranges.first().copied().unwrap_or((0, 0));
+        // The fp8 weight cache (fp8 recipe only) counts with the weights.
+        let fp8_weights = u64::from(d.counts.attention) * anatomy.attention.fp8_weight_bytes
+            + u64::from(d.counts.mlp) * anatomy.mlp.fp8_weight_bytes;
+        let fp8_weights = fp8_weights.min(d.costs.static_bytes);
         let (weights_bytes, grads_bytes, optimizer_bytes) = crate::anatomy::params::static_split(
             params.get(d.device).copied().unwrap_or(0),
-            d.costs.static_bytes,
+            d.costs.static_bytes - fp8_weights,
             scenario.parallel.grad_bytes,
         );
+        let weights_bytes = weights_bytes + fp8_weights;
         stages.push(StageOutcome {
             stage: d.device as u32,
             first_block: first,
@@ -141,6 +146,7 @@ pub(super) fn outcome(
             .unwrap_or_default(),
         strategy: scenario.plan.strategy,
         schedule: schedule.kind,
+        precision: scenario.parallel.precision,
         baseline_iteration_time_s: baseline_s,
         speedup: (feasible && makespan > 0.0).then(|| baseline_s / makespan),
         estimated_iteration_time_s: plan.estimate_s + tail_s,

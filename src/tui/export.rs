@@ -13,7 +13,7 @@ use super::action::Effect;
 use super::app::App;
 
 /// The files of one export: `(file name, text)`, for the outcome of `scenario`: the SVG
-/// figure, the Perfetto trace, the Megatron-LM arguments and, when torch has the
+/// figure, the Perfetto trace, the Megatron-LM launch script and, when torch has the
 /// schedule, the torchtitan CSV.
 pub fn files(scenario: &Scenario, outcome: &Outcome) -> Vec<(String, String)> {
     let kind = outcome.schedule;
@@ -37,11 +37,10 @@ pub fn files(scenario: &Scenario, outcome: &Outcome) -> Vec<(String, String)> {
             ),
         ),
         (format!("{stem}.trace.json"), export::perfetto::export(&run)),
-        (
-            format!("{stem}.megatron.txt"),
-            export::megatron::export(scenario, outcome),
-        ),
     ];
+    if let Ok(script) = export::megatron::export(scenario, outcome) {
+        out.push((format!("{stem}.megatron.sh"), script));
+    }
     if let Ok(csv) = export::torchtitan::export(&sched) {
         out.push((format!("{stem}.torchtitan.csv"), csv));
     }
