@@ -22,8 +22,14 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let entries = picker::entries(solved);
     let names = &app.scenario.plan.recompute_units;
     let picked = entries.iter().filter(|e| e.named_in(names)).count();
-    let w = area.width.saturating_sub(4).min(60);
+    let w = area.width.saturating_sub(4).min(64);
     let inner_w = usize::from(w.saturating_sub(2));
+    let name_w = entries
+        .iter()
+        .map(|e| e.qualified().chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let strategy = app.scenario.plan.strategy;
     let head = if strategy == Strategy::Named {
         format!(
@@ -38,7 +44,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         Line::styled(
             format::clip_line(
                 Line::from(format!(
-                    "    {:<22} {:>9} {:>9}",
+                    "    {:<name_w$} {:>9} {:>9}",
                     "unit", "per mb", "recompute"
                 )),
                 inner_w,
@@ -50,7 +56,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     for (i, e) in entries.iter().enumerate() {
         let mark = if e.named_in(names) { "[R]" } else { "[ ]" };
         let text = format!(
-            "{mark} {:<22} {:>9} {:>9}",
+            "{mark} {:<name_w$} {:>9} {:>9}",
             e.qualified(),
             format::bytes(e.size_bytes),
             format::time(e.recompute_s)
