@@ -10,8 +10,8 @@ use clap::{Args, ValueEnum};
 use super::scenario_args::{ScenarioArgs, cost};
 use pipescope::{
     AbstractRun, AbstractRunError, Cancel, Outcome, Palette, Run, Scenario, Schedule,
-    ScheduleError, ScheduleInput, ScheduleKind, Simulation, Units, generate, megatron_args,
-    perfetto_trace, svg_figure, torchtitan_csv,
+    ScheduleError, ScheduleInput, ScheduleKind, Simulation, SvgExtras, Units, generate,
+    megatron_args, perfetto_trace, svg_figure_with, torchtitan_csv,
 };
 
 /// The export formats.
@@ -72,6 +72,9 @@ pub struct Built {
     pub units: Units,
     /// The scenario and its outcome (planned runs only).
     pub planned: Option<(Scenario, Box<Outcome>)>,
+    /// The memory budget per device in the run's memory unit (the scenario's budget in
+    /// bytes, or `--mem-limit` in chunk-activations), when there is one.
+    pub memory_limit: Option<f64>,
 }
 
 impl Built {
@@ -183,6 +186,7 @@ pub fn abstract_run(s: &ScenarioArgs, a: &AbstractArgs, costs: &str) -> Result<B
         simulation: out.simulation,
         units: Units::Abstract,
         planned: None,
+        memory_limit: settings.mem_limit,
     })
 }
 
@@ -194,6 +198,7 @@ pub fn planned_run(s: &ScenarioArgs) -> Result<Built, String> {
         schedule: outcome.op_order.clone(),
         simulation: outcome.simulation.clone(),
         units: Units::Seconds,
+        memory_limit: Some(scenario.plan.memory_budget_bytes as f64),
         planned: Some((scenario, Box::new(outcome))),
     })
 }
@@ -202,7 +207,13 @@ pub fn planned_run(s: &ScenarioArgs) -> Result<Built, String> {
 pub fn render(format: Format, built: &Built, palette: &Palette) -> Result<String, String> {
     match format {
         Format::Perfetto => Ok(perfetto_trace(&built.run())),
-        Format::Svg => Ok(svg_figure(&built.run(), palette)),
+        Format::Svg => Ok(svg_figure_with(
+            &built.run(),
+            palette,
+            SvgExtras {
+                memory_limit: built.memory_limit,
+            },
+        )),
         Format::Torchtitan => torchtitan_csv(&built.schedule).map_err(|e| e.to_string()),
         Format::Megatron => match &built.planned {
             Some((scenario, outcome)) => {

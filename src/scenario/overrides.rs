@@ -139,7 +139,9 @@ impl ScenarioOverrides {
         set(&mut batch.micro_batch_size, self.micro_batch_size);
         set(&mut batch.seq_len, self.seq_len);
         if let Some(global) = self.global_batch {
-            batch.micro_batches = micro_batches_of(global, batch.micro_batch_size, par.dp)?;
+            // A zero b or d counts as 1 here: validation then names that field itself.
+            batch.micro_batches =
+                super::micro_batches_for(global, batch.micro_batch_size.max(1), par.dp.max(1))?;
             if let Some(m) = self.micro_batches.filter(|&m| m != batch.micro_batches) {
                 return Err(InvalidField::new(
                     "global_batch",
@@ -187,21 +189,6 @@ impl ScenarioOverrides {
         }
         scenario.validate()
     }
-}
-
-/// `m = B / (b d)` for a global batch of `global` sequences, refused when not whole.
-fn micro_batches_of(global: u64, b: u64, d: u32) -> Result<u32, InvalidField> {
-    let (b, d) = (b.max(1), d.max(1));
-    let per_step = b.saturating_mul(u64::from(d));
-    if let Some(m) = super::micro_batches_for(global, b, d) {
-        return Ok(m);
-    }
-    let allowed = if global == 0 || !global.is_multiple_of(per_step) {
-        format!("a positive multiple of micro_batch_size x dp ({b} x {d} = {per_step} sequences)")
-    } else {
-        format!("at most {} x {per_step} sequences", u32::MAX)
-    };
-    Err(InvalidField::new("global_batch", global, allowed))
 }
 
 fn set<T: Copy>(field: &mut T, value: Option<T>) {

@@ -1,8 +1,13 @@
 //! The editable parameters of the left panel: their labels, how they are shown, and how a
 //! step (left/right, +/-) or a typed number changes the scenario.
+//!
+//! To add a parameter: a variant of [`Field`], its place in [`Field::ALL`] (the panel,
+//! the mouse, compare's change list and the field cycle follow that list; the panel scrolls
+//! when the fields outnumber its rows), and its arms in [`Field::label`], [`Field::value`],
+//! [`step`] and, for a number, [`set_number`].
 
 use crate::plan::Strategy;
-use crate::scenario::{GpuSpec, ModelSpec, Scenario};
+use crate::scenario::{GpuSpec, ModelSpec, Objective, Partition, Scenario};
 use crate::schedule::ScheduleKind;
 
 use crate::scenario::GIB;
@@ -41,11 +46,23 @@ pub enum Field {
     Strategy,
     /// Virtual chunks per device.
     Chunks,
+    /// Sequences per iteration over all replicas, `B = m x b x d` (an edit sets `m`).
+    GlobalBatch,
+    /// FlashAttention (fused core attention) on/off.
+    Flash,
+    /// Layer split of the baselines and non-partitioning strategies (even, balanced).
+    Partition,
+    /// Objective of the partition DP (estimate, adapipe).
+    Objective,
+    /// Megatron's overlap of the data-parallel gradient reduction with the backward on/off.
+    OverlapGradReduce,
+    /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
+    GradBytes,
 }
 
 impl Field {
     /// Every field, top to bottom.
-    pub const ALL: [Field; 15] = [
+    pub const ALL: [Field; 21] = [
         Field::Model,
         Field::Gpu,
         Field::Stages,
@@ -54,6 +71,7 @@ impl Field {
         Field::SequenceParallel,
         Field::MicroBatches,
         Field::MicroBatchSize,
+        Field::GlobalBatch,
         Field::SeqLen,
         Field::Budget,
         Field::Reserve,
@@ -61,6 +79,11 @@ impl Field {
         Field::Strategy,
         Field::Chunks,
         Field::DistOpt,
+        Field::Flash,
+        Field::Partition,
+        Field::Objective,
+        Field::OverlapGradReduce,
+        Field::GradBytes,
     ];
 
     /// Short label shown in the panel.
@@ -81,6 +104,12 @@ impl Field {
             Field::Schedule => "schedule",
             Field::Strategy => "strategy",
             Field::Chunks => "chunks",
+            Field::GlobalBatch => "global B",
+            Field::Flash => "flash",
+            Field::Partition => "partition",
+            Field::Objective => "objective",
+            Field::OverlapGradReduce => "overlap",
+            Field::GradBytes => "grad size",
         }
     }
 
@@ -94,11 +123,16 @@ impl Field {
                 | Field::SequenceParallel
                 | Field::Schedule
                 | Field::Strategy
+                | Field::Flash
+                | Field::Partition
+                | Field::Objective
+                | Field::OverlapGradReduce
         )
     }
 
     /// The field's current value as shown.
     pub fn value(self, sc: &Scenario) -> String {
+        let on = |b: bool| if b { "on" } else { "off" }.to_string();
         match self {
             Field::Model => sc.model.name.clone(),
             Field::Gpu => sc.gpu.name.clone(),
@@ -135,8 +169,21 @@ impl Field {
                     format!("{} (uses {used})", sc.parallel.chunks)
                 }
             }
+            Field::GlobalBatch => global_batch(sc).to_string(),
+            Field::Flash => on(sc.plan.flash_attention),
+            Field::Partition => sc.plan.partition.name().into(),
+            Field::Objective => sc.plan.objective.name().into(),
+            Field::OverlapGradReduce => on(sc.plan.overlap_grad_reduce),
+            Field::GradBytes => format!("{} bytes", sc.parallel.grad_bytes),
         }
     }
+}
+
+/// Sequences per iteration over all replicas, `m x b x d`.
+pub fn global_batch(sc: &Scenario) -> u64 {
+    u64::from(sc.batch.micro_batches)
+        .saturating_mul(sc.batch.micro_batch_size)
+        .saturating_mul(u64::from(sc.parallel.dp))
 }
 
 /// The presets the model and GPU fields cycle through.
@@ -269,6 +316,33 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
             sc.parallel.chunks = to_u32(step_linear(u64::from(sc.parallel.chunks), delta, 1));
             return unused_note(sc, field);
         }
+        Field::GlobalBatch => {
+            // One micro-batch more or less per replica: B moves by b x d.
+            sc.batch.micro_batches =
+                to_u32(step_linear(u64::from(sc.batch.micro_batches), delta, 1));
+            return Some(format!(
+                "global B {} = m {} x b {} x d {} (the step changes m)",
+                global_batch(sc),
+                sc.batch.micro_batches,
+                sc.batch.micro_batch_size,
+                sc.parallel.dp
+            ));
+        }
+        Field::Flash => sc.plan.flash_attention = !sc.plan.flash_attention,
+        Field::Partition => {
+            if let Some(p) = cycle(Partition::ALL, &sc.plan.partition, delta) {
+                sc.plan.partition = p;
+            }
+        }
+        Field::Objective => {
+            if let Some(o) = cycle(Objective::ALL, &sc.plan.objective, delta) {
+                sc.plan.objective = o;
+            }
+        }
+        Field::OverlapGradReduce => sc.plan.overlap_grad_reduce = !sc.plan.overlap_grad_reduce,
+        Field::GradBytes => {
+            sc.parallel.grad_bytes = if sc.parallel.grad_bytes == 4 { 2 } else { 4 };
+        }
     }
     None
 }
@@ -359,6 +433,19 @@ pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), Str
         .trim()
         .parse()
         .map_err(|_| bad("expected a whole number"))?;
+    if field == Field::GradBytes {
+        if n != 2 && n != 4 {
+            return Err(bad("2 (16-bit gradients) or 4 (fp32)"));
+        }
+        sc.parallel.grad_bytes = n as u32;
+        return Ok(());
+    }
+    if field == Field::GlobalBatch {
+        let m = crate::scenario::micro_batches_for(n, sc.batch.micro_batch_size, sc.parallel.dp)
+            .map_err(|e| bad(&e.allowed))?;
+        sc.batch.micro_batches = m;
+        return Ok(());
+    }
     if n == 0 {
         return Err(bad("must be at least 1"));
     }

@@ -114,7 +114,7 @@ pub struct SweepState {
     pub progress: (usize, usize),
     /// The latest sweep's answer.
     pub result: Option<Result<Box<SweepResult>, String>>,
-    /// Index into the ranked list.
+    /// Index into the ranked list's lines ([`SweepState::lines`]).
     pub selected: usize,
     /// Sweeps cancelled by edits since the app started.
     pub cancelled: u32,
@@ -129,9 +129,18 @@ impl SweepState {
         }
     }
 
-    /// The selected configuration's row, if any.
+    /// The ranked list's lines: configurations that differ only in their strategy and tie
+    /// on time and memory share one (indices into the rows, in the total order).
+    pub fn lines(&self) -> Vec<Vec<usize>> {
+        self.answer()
+            .map(|r| crate::sweep::front::tie_groups(&r.rows, &r.ranked))
+            .unwrap_or_default()
+    }
+
+    /// The selected line's first configuration (the first of its strategies), if any.
     pub fn selected_row(&self) -> Option<&crate::sweep::Row> {
         let r = self.answer()?;
-        r.ranked.get(self.selected).and_then(|&i| r.rows.get(i))
+        let lines = self.lines();
+        lines.get(self.selected).and_then(|l| r.rows.get(l[0]))
     }
 }

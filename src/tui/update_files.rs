@@ -160,6 +160,13 @@ pub(super) fn keep_edits(
     keep!(Field::SeqLen.label(), batch.seq_len);
     keep!(Field::Schedule.label(), plan.schedule);
     keep!(Field::Strategy.label(), plan.strategy);
+    keep!("recompute units", plan.recompute_units);
+    keep!(Field::DistOpt.label(), parallel.distributed_optimizer);
+    keep!(Field::Flash.label(), plan.flash_attention);
+    keep!(Field::Partition.label(), plan.partition);
+    keep!(Field::Objective.label(), plan.objective);
+    keep!(Field::OverlapGradReduce.label(), plan.overlap_grad_reduce);
+    keep!(Field::GradBytes.label(), parallel.grad_bytes);
     // The budget and the reserve are one setting (`scenario::budget`): kept together, and a
     // reserve's budget follows the merged GPU.
     let (o, b) = (&ours.plan, &base.plan);

@@ -79,11 +79,11 @@ fn a_touch_neither_reverts_an_edit_nor_starts_a_reload_loop() {
         &format!("'{}' --preset '{}'", bin(), preset.display()),
         &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
     );
-    t.wait_text("micro m  8 ");
+    t.wait_text("micro m   8 ");
     t.wait_for("solved", solved);
     // Edit micro-batches (stages -> tp -> dp -> sp -> micro, then +1).
     t.keys(&["j", "j", "j", "j", "l"]);
-    t.wait_text("micro m  9 ");
+    t.wait_text("micro m   9 ");
     t.wait_for("solved", solved);
     // `touch` (and our own reads) change no content: nothing is reloaded.
     let status = Command::new("touch").arg(&preset).status().unwrap();
@@ -91,7 +91,7 @@ fn a_touch_neither_reverts_an_edit_nor_starts_a_reload_loop() {
     sleep(Duration::from_millis(1200));
     let screen = t.capture();
     assert!(
-        screen.contains("micro m  9 "),
+        screen.contains("micro m   9 "),
         "the edit survives: {screen}"
     );
     assert!(!screen.contains("reloaded"), "no reload: {screen}");
@@ -105,8 +105,8 @@ fn a_touch_neither_reverts_an_edit_nor_starts_a_reload_loop() {
     write(&project.join("Cargo.toml"), "[package\n");
     // A real change reloads, keeps the edit and says so.
     write(&preset, &PRESET.replace("PP", "6"));
-    let screen = t.wait_text("stages p 6");
-    assert!(screen.contains("micro m  9 "), "{screen}");
+    let screen = t.wait_text("stages p  6");
+    assert!(screen.contains("micro m   9 "), "{screen}");
     let screen = t.wait_text("kept your edits");
     assert!(screen.contains("micro m"), "{screen}");
     assert!(!screen.contains("Cargo.toml"), "{screen}");
@@ -204,7 +204,7 @@ fn stopped_restored_then_back(t: &Tmux, pid: &str) {
     wait_until("the alternate screen again", || {
         t.pane("alternate_on") == "1"
     });
-    t.wait_text("micro m  64");
+    t.wait_text("micro m   64");
     wait_until("raw again after SIGCONT", || !cooked(&t.stty()));
     wait_until("mouse captured again", || t.pane("mouse_any_flag") == "1");
     t.keys(&["q"]);

@@ -2,6 +2,7 @@
 //! numbers.
 
 use super::resolve;
+use crate::Strategy;
 use crate::tui::action::{Action, Effect};
 use crate::tui::app::{App, Mode};
 use crate::tui::fields::{self, Field};
@@ -153,5 +154,66 @@ fn step_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {
     app.field = field;
     app.typing = None;
     app.note = fields::step(&mut app.scenario, field, delta, &app.choices);
+    if field == Field::Strategy && app.scenario.plan.strategy == Strategy::Named {
+        let units = &app.scenario.plan.recompute_units;
+        app.note = Some(if units.is_empty() {
+            "named recomputes the units picked with u (none yet: it keeps every unit)".into()
+        } else {
+            format!("named recomputes {} (u picks others)", units.join(", "))
+        });
+    }
     resolve(app)
+}
+
+/// `u` and the picker's keys: open or close it, move its cursor, toggle a unit (which
+/// makes the strategy `named` when it is not, and says so).
+pub(super) fn picker(app: &mut App, action: Action) -> Vec<Effect> {
+    let entries = app
+        .solved
+        .as_ref()
+        .map(crate::tui::picker::entries)
+        .unwrap_or_default();
+    match action {
+        Action::TogglePicker => {
+            app.picker = match (app.picker, entries.is_empty()) {
+                (Some(_), _) => None,
+                (None, true) => {
+                    app.note = Some("the units are known once the scenario is solved".into());
+                    None
+                }
+                (None, false) => Some(0),
+            };
+            Vec::new()
+        }
+        Action::PickerMove(delta) => {
+            if let Some(i) = app.picker {
+                let n = entries.len().max(1) as i64;
+                app.picker = Some((i as i64 + i64::from(delta)).rem_euclid(n) as usize);
+            }
+            Vec::new()
+        }
+        Action::PickerToggle => {
+            let Some(i) = app.picker else {
+                return Vec::new();
+            };
+            let Some(entry) = entries.get(i) else {
+                return Vec::new();
+            };
+            let on = crate::tui::picker::toggle(&mut app.scenario, &entries, i);
+            let what = format!(
+                "{} {}",
+                entry.qualified(),
+                if on { "recomputed" } else { "kept" }
+            );
+            let was = app.scenario.plan.strategy;
+            app.note = Some(if was == Strategy::Named {
+                what
+            } else {
+                app.scenario.plan.strategy = Strategy::Named;
+                format!("{what}; strategy {was} → named (it recomputes the units picked)")
+            });
+            resolve(app)
+        }
+        _ => Vec::new(),
+    }
 }
