@@ -39,6 +39,9 @@ pub struct UnitTable {
     pub size_bytes: Vec<u64>,
     /// Forward time of the producing piece (the cost of recomputing it), per unit.
     pub recompute_s: Vec<f64>,
+    /// Whether the unit may be dropped and recomputed (a block's input is always kept),
+    /// per unit: the units the `named` strategy may name.
+    pub droppable: Vec<bool>,
 }
 
 /// The decisions of one block of a stage (for the unit grid).

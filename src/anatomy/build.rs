@@ -136,10 +136,19 @@ impl Anatomy {
                     })
                     .collect();
                 known.dedup();
+                let names: Vec<&str> = known.iter().map(String::as_str).collect();
+                let bare: Vec<&str> = names
+                    .iter()
+                    .map(|n| n.split_once('.').map_or(*n, |(_, u)| u))
+                    .collect();
+                let hint = crate::scenario::presets::nearest(name, &names)
+                    .or_else(|| crate::scenario::presets::nearest(name, &bare))
+                    .map(|n| format!(" (did you mean '{n}'?)"))
+                    .unwrap_or_default();
                 return Err(InvalidField::new(
                     "plan.recompute_units",
                     name,
-                    format!("droppable units of this model: {}", known.join(", ")),
+                    format!("droppable units of this model{hint}: {}", known.join(", ")),
                 ));
             }
         }

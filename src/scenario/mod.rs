@@ -6,6 +6,7 @@
 //! [`presets`] loads the TOML presets, [`ScenarioOverrides`] applies command-line flags and
 //! TUI edits, and [`to_toml`] writes a scenario back as a preset.
 
+mod budget;
 mod codec;
 mod default;
 mod gpu;
@@ -15,12 +16,16 @@ mod overrides;
 pub mod params;
 pub mod presets;
 mod profile;
+pub mod ranges;
 mod settings;
 mod to_toml;
 mod units;
 mod validate;
 mod vocabulary;
 
+/// A typed budget or reserve in GiB as bytes, checked (the TUI's fields take them).
+#[cfg(feature = "tui")]
+pub(crate) use budget::{budget_bytes, reserve_bytes};
 pub use codec::CodecSpec;
 pub use default::{DEFAULT_SCENARIO, default_scenario};
 pub use gpu::{EfficiencyCurve, GpuSpec};

@@ -207,6 +207,47 @@ impl ScheduleKind {
         }
     }
 
+    /// Whether the user's chunk count (`--chunks`, `parallel.chunks`) sets this schedule's
+    /// chunks per device (at least 2); the others run a fixed count ([`ScheduleKind::chunks`]).
+    pub fn takes_chunks(self) -> bool {
+        matches!(
+            self,
+            ScheduleKind::Interleaved | ScheduleKind::Gis | ScheduleKind::GisOffload
+        )
+    }
+
+    /// Whether a memory limit (`--mem-limit`, `plan.mem_limit`) shapes this schedule's order:
+    /// the searched schedules `zb-auto`, `zb-v` and `v-zb` (`zb-h2`'s limit is 2p by its
+    /// definition).
+    pub fn takes_mem_limit(self) -> bool {
+        matches!(
+            self,
+            ScheduleKind::ZbAuto | ScheduleKind::ZbV | ScheduleKind::VZb
+        )
+    }
+
+    /// Whether a group size (`--group-size`, `plan.group_size`) applies: `gis` and
+    /// `gis-offload`.
+    pub fn takes_group_size(self) -> bool {
+        matches!(self, ScheduleKind::Gis | ScheduleKind::GisOffload)
+    }
+
+    /// Whether the schedule itself moves activations to the host and back (`gis-offload`),
+    /// so that `--offload-chunks` and `--offload-cost` apply to it.
+    pub fn offloads(self) -> bool {
+        self == ScheduleKind::GisOffload
+    }
+
+    /// The names of the schedules for which `pred` holds, comma separated (for messages).
+    pub fn names_where(pred: fn(ScheduleKind) -> bool) -> String {
+        let names: Vec<&str> = Self::ALL
+            .iter()
+            .filter(|k| pred(**k))
+            .map(|k| k.name())
+            .collect();
+        names.join(", ")
+    }
+
     /// Whether the backward is split into B (input gradient) and W (weight gradient).
     pub fn splits_backward(self) -> bool {
         !matches!(

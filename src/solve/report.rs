@@ -181,6 +181,7 @@ fn unit_tables(anatomy: &Anatomy) -> Vec<UnitTable> {
             names: block.units.iter().map(|u| u.name.clone()).collect(),
             size_bytes: block.units.iter().map(|u| u.size_bytes).collect(),
             recompute_s: block.units.iter().map(|u| u.forward_s).collect(),
+            droppable: block.units.iter().map(|u| !u.forced).collect(),
         }
     })
     .collect()
