@@ -76,7 +76,7 @@ pub fn same_time(a: f64, b: f64) -> bool {
     a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
 }
 
-/// `idx` (in the [`total_order`]) cut into runs of configurations that differ only in their
+/// `idx` (in the sweep's total order) cut into runs of configurations that differ only in their
 /// strategy and have the same iteration time ([`same_time`]) and peak memory: one line of a
 /// table each
 /// (the JSON keeps every configuration).
