@@ -20,6 +20,8 @@ pub struct UnitCount {
     pub keep: u32,
     /// Blocks that recompute it.
     pub recompute: u32,
+    /// Of those, the blocks that recompute it early in a communication window (Lynx).
+    pub overlap: u32,
     /// Blocks that keep it compressed.
     pub compress: u32,
     /// Blocks that offload it.
@@ -75,6 +77,9 @@ pub struct StageOutcome {
     pub backward_s: f64,
     /// Recomputation time per micro-batch, summed over chunks.
     pub recompute_s: f64,
+    /// Of `recompute_s`, what the communication windows hide per micro-batch in the
+    /// planner's model (Lynx: the mean over the device's backwards); 0 for other strategies.
+    pub hidden_recompute_s: f64,
     /// Bytes per micro-batch moved to host.
     pub offload_bytes: u64,
     /// Per unit kind, counts of blocks by decision.

@@ -14,6 +14,7 @@ use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, S
 use crate::sim::{self, SimError, Simulation};
 
 mod job;
+mod lynx;
 mod peak;
 mod report;
 mod schedules;
@@ -78,6 +79,7 @@ fn solve_timed(
 
 /// One schedule + strategy planned and simulated: the plan, the schedule it ran on and the
 /// simulation (what `report` turns into an [`Outcome`]).
+#[derive(Clone)]
 pub(crate) struct PlannedRun {
     pub plan: Plan,
     pub schedule: Schedule,
@@ -197,7 +199,11 @@ fn plan_durations(anatomy: &Anatomy, plan: &Plan, comm: &[f64], m: u32) -> [Vec<
             .map(|row| row.iter().map(g).collect())
             .collect()
     };
-    [grid(&|c| c.f_s), grid(&|c| c.b_s + c.r_s), grid(&|c| c.w_s)]
+    [
+        grid(&|c| c.f_s),
+        grid(&|c| c.b_s + c.r_s + c.r_overlap_s),
+        grid(&|c| c.w_s),
+    ]
 }
 
 fn options_for(m: u32, overlap: bool, peak: f64, replicated: bool) -> SimOptions {
@@ -262,6 +268,7 @@ pub(crate) fn none_request<'a>(
         budget_bytes: scenario.plan.memory_budget_bytes,
         comm_s: Vec::new(),
         offload_scale: 1.0,
+        lynx: Default::default(),
         cache: Default::default(),
     }
 }
@@ -318,6 +325,13 @@ pub(crate) fn run(
     req.in_flight = in_flight(anatomy, &sched, &req.stage_of, &even);
     let replicated = sched.placement == Placement::Chimera;
     let opts = options_for(m, scenario.plan.overlap_recompute, peak_flops, replicated);
+    let lynx = matches!(strategy, Strategy::Lynx | Strategy::LynxHeuristic);
+    if lynx {
+        // Lynx's first windows: the waits when nothing is recomputed, the timing that a
+        // recomputation hidden everywhere keeps.
+        req.lynx.fused = !kind.splits_backward();
+        req.lynx.waits_s = lynx::waits(anatomy, &none_plan, &sched, &req.comm_s, opts)?;
+    }
     let offloads = matches!(strategy, Strategy::Offload | Strategy::Unified);
     let scales: &[f64] = if offloads {
         &[1.0, 0.5, 0.25, 0.0]
@@ -335,6 +349,11 @@ pub(crate) fn run(
         else {
             continue;
         };
+        if lynx {
+            solved = lynx::settle(&mut req, anatomy, solved, opts, budget, |r| {
+                plan_and_simulate(r, anatomy, scenario, &sched, opts, cancel, memo)
+            })?;
+        }
         if scale < 1.0 {
             solved.plan.notes.push(format!(
                 "offload limited to {:.0}% of the host-link window (the simulation decides)",

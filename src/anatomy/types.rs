@@ -51,6 +51,11 @@ pub struct Unit {
     /// Part of core attention (softmax, its dropout, or FlashAttention's `core_attn`): what
     /// Megatron's selective recomputation drops.
     pub core_attention: bool,
+    /// Kept, yet re-run by Megatron's selective recomputation: its checkpoint wraps the
+    /// whole core attention (QK^T, softmax, dropout, attention x V and the context's
+    /// permute), so the re-run ends with this tensor (the context) although the
+    /// out-projection keeps its own copy. Costs time under `selective`, saves no memory.
+    pub selective_rerun: bool,
     /// Named by the scenario's `recompute_units` (recomputed by the `named` strategy).
     #[serde(skip)]
     pub named: bool,

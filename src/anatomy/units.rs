@@ -57,6 +57,8 @@ pub(super) struct Keep {
     pub(super) needed_by_w: bool,
     /// Part of core attention: what `selective` recomputes.
     pub(super) core_attention: bool,
+    /// Kept, but re-run by `selective` with the rest of core attention (attention x V).
+    pub(super) selective_rerun: bool,
 }
 
 /// A kept bf16 activation of `bytes` (all of it compressible).
@@ -140,6 +142,7 @@ impl<'a> Builder<'a> {
             backward_s: piece.b.s + piece.w.s,
             needed_by_w: keep.needed_by_w,
             core_attention: keep.core_attention,
+            selective_rerun: keep.selective_rerun,
             named: false,
             compressed_bytes: compressed.round() as u64,
             codec_s: codec,
@@ -337,15 +340,19 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         }
         let av_io = 2.0 * scores + 2.0 * d.tokens * (d.q_width + d.q_width);
         let av = m.compute(bmm_flops, av_io);
+        // The context leaves attention x V as [b, heads, s, d] and is permuted to [s, b, h]
+        // (a read and a write of it), and its gradient is permuted back.
+        let permute = m.mem(2.0 * 2.0 * d.tokens * d.q_width);
         let context = Piece {
-            fwd: av,
-            b: av * 2.0,
+            fwd: av + permute,
+            b: av * 2.0 + permute,
             w: Work::default(),
         };
         k.unit(
             "context",
             Keep {
                 needed_by_w: true,
+                selective_rerun: true,
                 ..act(2.0 * d.tokens * d.q_width)
             },
             context,

@@ -16,6 +16,7 @@ pub fn unit(name: &str, size: u64, forced: bool, fwd: f64) -> Unit {
         backward_s: 2.0 * fwd,
         needed_by_w: !forced,
         core_attention: name == "core_attn",
+        selective_rerun: false,
         named: false,
         compressed_bytes: if mask { size } else { size / 2 + size / 64 + 3 },
         codec_s: if mask { 0.0 } else { fwd * 0.2 },

@@ -3,7 +3,8 @@
 //! partition otherwise, and `uniform`'s search over keep sets.
 //!
 //! Files: this one builds a plan from stage ranges and picks the candidates; `search` is the
-//! partition search's memoised stage-time oracle; `uniform` is `uniform`'s keep-set search.
+//! partition search's memoised stage-time oracle; `uniform` is `uniform`'s keep-set search;
+//! `lynx` holds Lynx's windows and its heuristic's shared policies.
 
 use crate::anatomy::Anatomy;
 use crate::cancel::{Cancel, Cancelled};
@@ -15,9 +16,11 @@ use crate::plan::memo::KnapsackCache;
 
 use crate::plan::stage::{self, BlockCounts, KnapsackMode, StageEnv};
 
+mod lynx;
 mod search;
 mod uniform;
 
+pub use lynx::{LynxWaits, windows_for};
 use search::search;
 use uniform::uniform;
 
@@ -46,6 +49,8 @@ pub struct PlanRequest<'a> {
     pub comm_s: Vec<f64>,
     /// Share of the host-link window offload may use (1 normally).
     pub offload_scale: f64,
+    /// The schedule's timing as Lynx's strategies see it (their communication windows).
+    pub lynx: LynxWaits,
     /// Stage knapsack answers already computed for this request (a pure cache: the answers
     /// depend only on their keys, so re-plans with other in-flight counts or offload scales
     /// reuse them; start it empty).
@@ -151,6 +156,10 @@ pub fn plan_ranges(req: &PlanRequest, stage_ranges: &[(usize, usize)]) -> Plan {
             let counts = ranges.iter().fold(BlockCounts::default(), |c, &(a, e)| {
                 c.plus(BlockCounts::of_range(req.anatomy, a, e))
             });
+            if matches!(req.strategy, Strategy::Lynx | Strategy::LynxHeuristic) {
+                let windows = windows_for(req, d, counts);
+                return decide::decide_lynx(req.anatomy, d, &ranges, env, &windows, None);
+            }
             let mode = mode_for(req, counts, env.in_flight);
             decide::decide_in(&req.cache, req.anatomy, d, &ranges, env, req.strategy, mode)
         })
@@ -163,6 +172,17 @@ pub fn plan_ranges(req: &PlanRequest, stage_ranges: &[(usize, usize)]) -> Plan {
     };
     if req.strategy == Strategy::Uniform {
         uniform(req, &mut plan);
+    }
+    if req.strategy == Strategy::LynxHeuristic {
+        lynx::share_policies(req, &mut plan.devices);
+    }
+    if matches!(req.strategy, Strategy::Lynx | Strategy::LynxHeuristic)
+        && req.stage_of.iter().any(|c| c.len() > 1)
+    {
+        plan.notes.push(format!(
+            "{} places recomputation in the windows of single-chunk schedules only; on this              multi-chunk schedule it recomputes on demand",
+            req.strategy
+        ));
     }
     plan.estimate_s = estimate(req, &plan);
     plan
@@ -197,7 +217,7 @@ fn estimate(req: &PlanRequest, plan: &Plan) -> f64 {
 }
 
 /// Candidate plans, the search's best first (the caller simulates them all and keeps the
-/// fastest). Single-chunk schedules with `adapipe` or `unified` search the partition, and the
+/// fastest). Single-chunk schedules with `adapipe`, `unified` or `lynx` search the partition, and the
 /// even partition joins the candidates when it fits (under the estimate objective);
 /// everything else uses the even partition.
 pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
@@ -216,10 +236,13 @@ pub fn plan_cancellable(
         return Ok(None);
     };
     let single = req.stage_of.iter().all(|c| c.len() == 1) && req.stages == req.stage_of.len();
-    let searched = matches!(req.strategy, Strategy::AdaPipe | Strategy::Unified);
+    let searched = matches!(
+        req.strategy,
+        Strategy::AdaPipe | Strategy::Unified | Strategy::Lynx
+    );
     if !searched || !single {
         let mut p = plan_ranges(req, &even);
-        if searched {
+        if searched && req.strategy != Strategy::Lynx {
             p.notes.push(format!(
                 "{} uses the even partition per chunk on multi-chunk schedules (adapipe equals adaptive here)",
                 req.strategy
@@ -276,6 +299,7 @@ mod tests {
             budget_bytes: budget,
             comm_s: vec![0.01; p - 1],
             offload_scale: 1.0,
+            lynx: LynxWaits::default(),
             cache: KnapsackCache::default(),
         }
     }
@@ -330,6 +354,75 @@ mod tests {
                 proptest::prop_assert!((g.objective_s - w).abs() < 1e-9 * w, "{} vs {w}", g.objective_s);
             }
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+        /// Lynx's recomputation-aware partition (the exposed time balanced, windows per
+        /// stage) against every partition.
+        #[test]
+        fn lynx_partition_matches_enumeration(
+            layers in 2u32..5,
+            p in 2usize..4,
+            m in 2u32..8,
+            budget in 60u64..400,
+            wait in 0.0f64..3.0,
+        ) {
+            let x = 1u64 << 20;
+            let a = testkit::gpt_like(layers, x, 4 * x);
+            proptest::prop_assume!(a.num_blocks() >= p);
+            let mut req = request(&a, p, m, budget * x, Strategy::Lynx);
+            req.lynx.waits_s = (0..p)
+                .map(|s| (0..m).map(|j| wait * f64::from((j + s as u32) % 3)).collect())
+                .collect();
+            let want = best_by_enumeration(&req, p, a.num_blocks());
+            let got = search(&req, 1, &Cancel::never()).unwrap();
+            proptest::prop_assert_eq!(!got.is_empty(), want.is_some());
+            if let (Some(g), Some(w)) = (got.first(), want) {
+                proptest::prop_assert!((g.objective_s - w).abs() < 1e-9 * w, "{} vs {w}", g.objective_s);
+            }
+        }
+    }
+
+    /// Lynx's heuristic (one policy per class of identical stages) is never better than its
+    /// optimal policy on any stage, is the same where a class has one member, and hides
+    /// recomputation in the windows.
+    #[test]
+    fn the_heuristic_never_beats_the_optimal_policy() {
+        let x = 1u64 << 20;
+        let a = testkit::gpt_like(8, x, 4 * x);
+        let (p, m) = (4usize, 8u32);
+        let even = crate::plan::layout::even_partition(8, p).unwrap();
+        let mut hidden = 0.0;
+        for budget in [150u64, 200, 250, 300] {
+            for wait in [0.0, 0.5, 2.0] {
+                let mut opt = request(&a, p, m, budget * x, Strategy::Lynx);
+                opt.lynx.waits_s = (0..p)
+                    .map(|s| {
+                        (0..m)
+                            .map(|j| wait * f64::from((j + s as u32) % 4))
+                            .collect()
+                    })
+                    .collect();
+                let mut heu = opt.clone();
+                heu.strategy = Strategy::LynxHeuristic;
+                let (o, h) = (plan_ranges(&opt, &even), plan_ranges(&heu, &even));
+                for (od, hd) in o.devices.iter().zip(&h.devices) {
+                    if !hd.fits {
+                        continue;
+                    }
+                    assert!(od.fits);
+                    let (ot, ht) = (od.costs.compute_s(), hd.costs.compute_s());
+                    assert!(ot <= ht + 1e-12, "budget {budget} wait {wait}: {ot} > {ht}");
+                    hidden += od.costs.hidden_s;
+                }
+                // Stage 0 holds the embedding, stage 3 the head: classes of one.
+                for d in [0, 3] {
+                    assert_eq!(o.devices[d].decisions, h.devices[d].decisions);
+                }
+            }
+        }
+        assert!(hidden > 0.0);
     }
 
     #[test]
