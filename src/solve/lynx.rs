@@ -61,10 +61,13 @@ pub(super) fn settle(
     let mut last_waits = req.lynx.waits_s.clone();
     let mut current = best.clone();
     let mut converged = false;
-    for _ in 0..=ROUNDS {
+    for round in 0..=ROUNDS {
         let measured = waits(anatomy, &current.plan, &current.schedule, &req.comm_s, opts)?;
         if same(&measured, &last_waits, current.simulation.makespan) {
             converged = current.plan == best.plan && current.schedule == best.schedule;
+            break;
+        }
+        if round == ROUNDS {
             break;
         }
         req.lynx.waits_s = measured.clone();

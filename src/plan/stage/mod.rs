@@ -13,6 +13,7 @@ use crate::anatomy::{Anatomy, BlockKind};
 mod choose;
 mod formulate;
 mod lynx;
+mod lynx_search;
 mod offload_search;
 
 pub use choose::{KnapsackMode, KnapsackPlan, knapsack, knapsack_added_in, knapsack_in};
