@@ -62,20 +62,14 @@ pub fn share_policies(req: &PlanRequest, devices: &mut [DevicePlan]) {
             logits,
         };
         let windows = tightest(req, &members, devices, counts);
-        let Some(policy) = stage::lynx_knapsack(req.anatomy, counts, &env, &windows) else {
-            continue;
-        };
+        // A class that cannot fit recomputes every optional unit on demand.
+        let policy = stage::lynx_knapsack(req.anatomy, counts, &env, &windows)
+            .map_or_else(|| decide::drop_all(req.anatomy, counts), |k| k.decisions);
         for &k in &members {
             let d = &devices[k];
             let own = windows_for(req, d.device, counts);
-            devices[k] = decide::decide_lynx(
-                req.anatomy,
-                d.device,
-                &d.ranges,
-                d.env,
-                &own,
-                Some(&policy.decisions),
-            );
+            devices[k] =
+                decide::decide_lynx(req.anatomy, d.device, &d.ranges, d.env, &own, Some(&policy));
         }
     }
 }

@@ -158,7 +158,17 @@ pub fn plan_ranges(req: &PlanRequest, stage_ranges: &[(usize, usize)]) -> Plan {
             });
             if matches!(req.strategy, Strategy::Lynx | Strategy::LynxHeuristic) {
                 let windows = windows_for(req, d, counts);
-                return decide::decide_lynx(req.anatomy, d, &ranges, env, &windows, None);
+                // The heuristic's policies are decided per class below.
+                let keep = (req.strategy == Strategy::LynxHeuristic)
+                    .then(|| stage::keep_all(req.anatomy, counts));
+                return decide::decide_lynx(
+                    req.anatomy,
+                    d,
+                    &ranges,
+                    env,
+                    &windows,
+                    keep.as_deref(),
+                );
             }
             let mode = mode_for(req, counts, env.in_flight);
             decide::decide_in(&req.cache, req.anatomy, d, &ranges, env, req.strategy, mode)
