@@ -85,3 +85,32 @@ fn korthikanti_table4_recompute_overheads() {
     );
     assert!(sel_err.abs() <= 0.05 && full_err.abs() <= 0.05);
 }
+
+/// `selective` re-runs what Megatron's checkpoint of core attention re-runs, attention x V
+/// included (the context, which stays kept): per micro-batch, every attention block adds the
+/// forward of its core-attention units and of the context, and no memory for the context.
+#[test]
+fn selective_reruns_attention_times_v_without_dropping_it() {
+    let catalog = Catalog::builtin();
+    let s = catalog.scenario("korthikanti-22b").unwrap();
+    let a = Anatomy::build(&s).unwrap();
+    let out = pipescope::solve(&s).unwrap();
+    let per_block: f64 = a
+        .attention
+        .units
+        .iter()
+        .filter(|u| u.core_attention || u.selective_rerun)
+        .map(|u| u.forward_s)
+        .sum();
+    let context = a.attention.unit("context").unwrap();
+    assert!(context.selective_rerun && !context.core_attention);
+    let stage = &out.stages[0];
+    let want = f64::from(stage.attention_blocks) * per_block;
+    assert!((stage.recompute_s - want).abs() < 1e-12 * want, "{} vs {want}", stage.recompute_s);
+    let kept = stage
+        .units
+        .iter()
+        .find(|u| u.name == "attention.context")
+        .unwrap();
+    assert_eq!((kept.keep, kept.recompute), (stage.attention_blocks, 0));
+}
