@@ -24,6 +24,8 @@ pub struct UnitCount {
     pub overlap: u32,
     /// Blocks that keep it compressed.
     pub compress: u32,
+    /// The codec of the compressed copies (one of the GPU's `[[gpu.codecs]]`), when any.
+    pub codec: Option<String>,
     /// Blocks that offload it.
     pub offload: u32,
 }

@@ -20,4 +20,4 @@ mod units;
 pub use crate::scenario::params;
 pub use crate::scenario::{MeasuredProfile, UnitMeasurement};
 pub use profile::{BLOCK_KINDS, UNIT_NAMES};
-pub use types::{Anatomy, Block, BlockKind, Unit};
+pub use types::{Anatomy, Block, BlockKind, Unit, UnitCodec};

@@ -67,6 +67,25 @@ pub struct Unit {
     /// codec's throughput, or memory-bound passes: read 2n, write the compressed form; and
     /// back); 0 when nothing shrinks.
     pub codec_s: f64,
+    /// Sensitive to activation outliers (the norm outputs, and q and k, whose errors the
+    /// softmax exponentiates): only codecs that keep outliers may hold it
+    /// ([`crate::scenario::Codec::keeps_outliers`]).
+    pub outlier_sensitive: bool,
+    /// Per codec of the GPU's set ([`Anatomy::codec_names`], same order): its compressed
+    /// size and codec time, or `None` when that codec may not hold this unit (it does not
+    /// shrink it, or the unit is outlier-sensitive and the codec keeps no outliers).
+    /// `compressed_bytes` and `codec_s` above are the first codec's (the unit's size and 0
+    /// where it may not hold it).
+    pub codecs: Vec<Option<UnitCodec>>,
+}
+
+/// One codec's figures for one unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct UnitCodec {
+    /// Bytes kept per micro-batch when compressed with this codec.
+    pub compressed_bytes: u64,
+    /// Compressing in the forward plus decompressing in the backward.
+    pub codec_s: f64,
 }
 
 /// One block kind's units, parameters and times.
@@ -147,6 +166,8 @@ pub struct Anatomy {
     pub host_bytes_per_s: f64,
     /// GPUs per node (stage boundaries at multiples of it cross nodes).
     pub node_gpus: u32,
+    /// Names of the GPU's codecs (or the profile's one), in the order of `Unit::codecs`.
+    pub codec_names: Vec<String>,
 }
 
 impl Anatomy {

@@ -7,7 +7,7 @@ use crate::sim::{ChunkCosts, SimCosts};
 use super::Decision;
 use super::decide::DevicePlan;
 use super::planner::Plan;
-use super::stage::RecomputeRule;
+use super::stage::{RecomputeRule, codec_of};
 
 /// One chunk's costs and its recomputation FLOPs per micro-batch.
 fn chunk_costs(anatomy: &Anatomy, dev: &DevicePlan, range: (usize, usize)) -> (ChunkCosts, f64) {
@@ -30,13 +30,19 @@ fn chunk_costs(anatomy: &Anatomy, dev: &DevicePlan, range: (usize, usize)) -> (C
             c.r_s += b.forward_s;
             recompute_flops += b.model_forward_flops;
         }
-        for (u, d) in b.units.iter().zip(decs) {
+        for (ui, (u, d)) in b.units.iter().zip(decs).enumerate() {
             let kept = match d {
                 Decision::Keep => u.size_bytes,
                 Decision::Compress => {
-                    c.f_s += u.codec_s / 2.0;
-                    c.b_s += u.codec_s / 2.0;
-                    u.compressed_bytes
+                    let codec = dev
+                        .decisions
+                        .iter()
+                        .find(|k| k.block == Some(*kind) && k.unit == ui)
+                        .map_or(0, |k| k.codec);
+                    let (bytes, codec_s) = codec_of(u, codec);
+                    c.f_s += codec_s / 2.0;
+                    c.b_s += codec_s / 2.0;
+                    bytes
                 }
                 Decision::Offload => {
                     c.offload_bytes += u.size_bytes;

@@ -55,7 +55,16 @@ fn gpu_table(g: &GpuSpec) -> Table {
     e.insert("memory".into(), steps(&g.efficiency.memory));
     e.insert("link".into(), Value::Float(g.efficiency.link));
     t.insert("efficiency".into(), Value::Table(e));
-    t.insert("codec".into(), Value::Table(g.codec.to_table()));
+    if g.codecs.is_empty() {
+        t.insert("codec".into(), Value::Table(g.codec.to_table()));
+    } else {
+        let list = g
+            .codecs
+            .iter()
+            .map(|c| Value::Table(c.to_table()))
+            .collect();
+        t.insert("codecs".into(), Value::Array(list));
+    }
     t
 }
 

@@ -98,6 +98,16 @@ pub fn validate_gpu(g: &GpuSpec) -> Result<(), InvalidField> {
     positive_f64("gpu.inter_node_gbps", g.inter_node_gbps)?;
     positive_f64("gpu.host_gbps", g.host_gbps)?;
     g.codec.validate("gpu.codec")?;
+    for (i, c) in g.codecs.iter().enumerate() {
+        c.validate(&format!("gpu.codecs[{i}]"))?;
+        if g.codecs[..i].iter().any(|o| o.name == c.name) {
+            return Err(InvalidField::new(
+                format!("gpu.codecs[{i}].name"),
+                &c.name,
+                "a name no other codec of the GPU has",
+            ));
+        }
+    }
     positive("gpu.node_gpus", u64::from(g.node_gpus), limits::DEGREE)?;
     let eff = &g.efficiency;
     for (field, steps) in [

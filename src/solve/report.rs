@@ -50,6 +50,9 @@ pub(super) fn outcome(
                     recompute: k.recompute,
                     overlap: k.overlap,
                     compress: k.compress,
+                    codec: (k.compress > 0)
+                        .then(|| anatomy.codec_names.get(k.codec as usize).cloned())
+                        .flatten(),
                     offload: k.offload,
                 })
             })

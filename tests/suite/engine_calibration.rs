@@ -106,7 +106,11 @@ fn selective_reruns_attention_times_v_without_dropping_it() {
     assert!(context.selective_rerun && !context.core_attention);
     let stage = &out.stages[0];
     let want = f64::from(stage.attention_blocks) * per_block;
-    assert!((stage.recompute_s - want).abs() < 1e-12 * want, "{} vs {want}", stage.recompute_s);
+    assert!(
+        (stage.recompute_s - want).abs() < 1e-12 * want,
+        "{} vs {want}",
+        stage.recompute_s
+    );
     let kept = stage
         .units
         .iter()

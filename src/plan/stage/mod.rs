@@ -109,6 +109,9 @@ pub struct KindDecision {
     pub overlap: u32,
     /// Copies kept compressed.
     pub compress: u32,
+    /// The codec of the compressed copies: an index into the GPU's codecs
+    /// ([`Anatomy::codec_names`](crate::anatomy::Anatomy::codec_names)).
+    pub codec: u32,
     /// Copies offloaded to host.
     pub offload: u32,
 }
@@ -180,6 +183,16 @@ pub fn keep_all(anatomy: &Anatomy, counts: BlockCounts) -> Vec<KindDecision> {
     out
 }
 
+/// A unit's compressed size and codec time under codec `codec` (the unit's size and no time
+/// when that codec may not hold it).
+pub fn codec_of(u: &crate::anatomy::Unit, codec: u32) -> (u64, f64) {
+    u.codecs
+        .get(codec as usize)
+        .copied()
+        .flatten()
+        .map_or((u.size_bytes, 0.0), |c| (c.compressed_bytes, c.codec_s))
+}
+
 /// How a stage's recomputation time is counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RecomputeRule {
@@ -217,7 +230,8 @@ pub fn costs(
     for d in decisions {
         let Some(kind) = d.block else { continue };
         let u = &anatomy.block_of(kind).units[d.unit];
-        let kept = u64::from(d.keep) * u.size_bytes + u64::from(d.compress) * u.compressed_bytes;
+        let (compressed_bytes, codec_s) = codec_of(u, d.codec);
+        let kept = u64::from(d.keep) * u.size_bytes + u64::from(d.compress) * compressed_bytes;
         c.act_bytes += kept;
         if u.needed_by_w {
             c.w_bytes += kept;
@@ -235,7 +249,7 @@ pub fn costs(
         if rule == RecomputeRule::CoreAttention && u.selective_rerun {
             c.recompute_s += f64::from(d.count) * u.forward_s;
         }
-        let codec = f64::from(d.compress) * u.codec_s / 2.0;
+        let codec = f64::from(d.compress) * codec_s / 2.0;
         c.forward_s += codec;
         c.backward_b_s += codec;
     }
@@ -253,6 +267,9 @@ pub fn costs(
     c.peak_bytes = c.static_bytes + u64::from(env.in_flight) * c.act_bytes + c.transient_bytes;
     c
 }
+
+#[cfg(test)]
+mod codec_tests;
 
 #[cfg(test)]
 mod tests {
