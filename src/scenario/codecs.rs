@@ -138,6 +138,34 @@ impl Codec {
     }
 }
 
+/// The codecs of every built-in GPU preset: `int8` (8 bits, a scale per 128 values),
+/// `int4` (4 bits, a scale per 64) and `int4-outliers` (the same with 1 % of the values at
+/// 16 bits).
+pub fn builtin_codecs() -> Vec<Codec> {
+    let four = CodecSpec {
+        bits: 4,
+        group: 64,
+        gbps: None,
+    };
+    vec![
+        Codec {
+            name: "int8".into(),
+            spec: CodecSpec::default(),
+            outlier_fraction: 0.0,
+        },
+        Codec {
+            name: "int4".into(),
+            spec: four,
+            outlier_fraction: 0.0,
+        },
+        Codec {
+            name: "int4-outliers".into(),
+            spec: four,
+            outlier_fraction: 0.01,
+        },
+    ]
+}
+
 /// Reads a `[[gpu.codecs]]` list: every entry valid, names distinct, at least one entry.
 pub fn codecs_from_tables(tables: &[toml::Table]) -> Result<Vec<Codec>, InvalidField> {
     if tables.is_empty() {

@@ -23,7 +23,7 @@ mod validate;
 mod vocabulary;
 
 pub use codec::{CODEC_KEYS, CodecSpec};
-pub use codecs::{CODECS_KEYS, Codec, MAX_OUTLIER_FRACTION, codecs_from_tables};
+pub use codecs::{CODECS_KEYS, Codec, MAX_OUTLIER_FRACTION, builtin_codecs, codecs_from_tables};
 pub use default::{DEFAULT_SCENARIO, default_scenario};
 pub use gpu::{EfficiencyCurve, GpuSpec, a100_links};
 pub use magnitude::{MAX_ITERATION_BYTES, MAX_MICRO_BATCH_BYTES, MAX_PARAMETERS};
