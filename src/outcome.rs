@@ -129,7 +129,7 @@ pub struct Outcome {
     pub estimated_iteration_time_s: f64,
     /// Measured wall time of the solve (the only field that varies between runs).
     pub solve_time_s: f64,
-    /// Remarks for the user (e.g. "adapipe equals adaptive for multi-chunk schedules").
+    /// Remarks for the user (e.g. that `adapipe` equals `adaptive` on Chimera's replicas).
     pub notes: Vec<String>,
     /// One entry per device.
     pub stages: Vec<StageOutcome>,

@@ -89,6 +89,38 @@ pub fn peak_weighted(schedule: &Schedule, weights: &[Vec<u64>]) -> Vec<u64> {
         .collect()
 }
 
+/// Per device, the live micro-batches of each chunk at every moment that can set a
+/// weighted peak (after each F), keeping only the vectors no other one covers: for any
+/// non-negative chunk weights, the device's [`peak_weighted`] is the largest weighted sum of
+/// one of them.
+pub fn live_vectors(schedule: &Schedule) -> Vec<Vec<Vec<u32>>> {
+    let v = schedule.v as usize;
+    schedule
+        .devices
+        .iter()
+        .map(|ops| {
+            let mut live = vec![0u32; v];
+            let mut out: Vec<Vec<u32>> = Vec::new();
+            for op in ops {
+                let c = (op.chunk as usize).min(v.saturating_sub(1));
+                match op.kind {
+                    OpKind::F => {
+                        live[c] += 1;
+                        let covered = |o: &Vec<u32>| o.iter().zip(&live).all(|(a, b)| a >= b);
+                        if !out.iter().any(covered) {
+                            out.retain(|o| !o.iter().zip(&live).all(|(a, b)| a <= b));
+                            out.push(live.clone());
+                        }
+                    }
+                    OpKind::B => {}
+                    OpKind::W | OpKind::BW => live[c] = live[c].saturating_sub(1),
+                }
+            }
+            out
+        })
+        .collect()
+}
+
 fn clamp_u32(x: i64) -> u32 {
     u32::try_from(x.max(0)).unwrap_or(u32::MAX)
 }

@@ -1,10 +1,12 @@
 //! From a layout, in-flight counts and a strategy to candidate plans: the partition DP with
-//! the nested knapsack for `adapipe` and `unified` on single-chunk schedules, the even
+//! the nested knapsack for `adapipe`, `unified` and `lynx` on single-chunk schedules, the
+//! device-level partition search for `adapipe` and `unified` on multi-chunk ones, the even
 //! partition otherwise, and `uniform`'s search over keep sets.
 //!
 //! Files: this one builds a plan from stage ranges and picks the candidates; `search` is the
-//! partition search's memoised stage-time oracle; `uniform` is `uniform`'s keep-set search;
-//! `lynx` holds Lynx's windows and its heuristic's shared policies.
+//! partition search's memoised stage-time oracle; `chunked` is the multi-chunk search;
+//! `uniform` is `uniform`'s keep-set search; `lynx` holds Lynx's windows and its heuristic's
+//! shared policies.
 
 use crate::anatomy::Anatomy;
 use crate::cancel::{Cancel, Cancelled};
@@ -16,6 +18,7 @@ use crate::plan::memo::KnapsackCache;
 
 use crate::plan::stage::{self, BlockCounts, KnapsackMode, StageEnv};
 
+mod chunked;
 mod lynx;
 mod search;
 mod uniform;
@@ -31,7 +34,8 @@ pub struct PlanRequest<'a> {
     pub anatomy: &'a Anatomy,
     /// Memory strategy.
     pub strategy: Strategy,
-    /// Partition objective (single-chunk schedules, `adapipe` and `unified`).
+    /// Partition objective of `adapipe` and `unified` (single-chunk schedules; the
+    /// multi-chunk search always uses the estimate).
     pub objective: Objective,
     /// Layer split of the non-partitioning strategies (and the searched ones' candidate).
     pub partition: Partition,
@@ -51,6 +55,10 @@ pub struct PlanRequest<'a> {
     pub offload_scale: f64,
     /// The schedule's timing as Lynx's strategies see it (their communication windows).
     pub lynx: LynxWaits,
+    /// Per device of a multi-chunk schedule, the live micro-batches per chunk at each moment
+    /// that can set its peak (`schedule::inflight::live_vectors`): a plan's chunk sizes
+    /// weight them into its time-coincident peak. Empty: `in_flight` alone.
+    pub live: Vec<Vec<Vec<u32>>>,
     /// Stage knapsack answers already computed for this request (a pure cache: the answers
     /// depend only on their keys, so re-plans with other in-flight counts or offload scales
     /// reuse them; start it empty).
@@ -137,10 +145,42 @@ fn mode_for(req: &PlanRequest, counts: BlockCounts, in_flight: u32) -> KnapsackM
 
 fn env_for(req: &PlanRequest, device: usize, ranges: &[(usize, usize)]) -> StageEnv {
     let n = req.anatomy.num_blocks();
+    let weights: Vec<u64> = ranges
+        .iter()
+        .map(|&(a, e)| u64::from(BlockCounts::of_range(req.anatomy, a, e).total()))
+        .collect();
+    device_env(
+        req,
+        device,
+        &weights,
+        ranges.iter().any(|&(_, e)| e == n - 1),
+    )
+}
+
+/// A device's environment with chunks of `weights` blocks (in local chunk order): its
+/// in-flight count is the request's, or on a multi-chunk schedule with its live vectors at
+/// least the time-coincident peak of those chunks in device-worths (rounded up).
+fn device_env(req: &PlanRequest, device: usize, weights: &[u64], logits: bool) -> StageEnv {
+    let mut in_flight = req.in_flight.get(device).copied().unwrap_or(1).max(1);
+    if let Some(vectors) = req.live.get(device).filter(|_| weights.len() > 1) {
+        let total = weights.iter().sum::<u64>().max(1);
+        let peak = vectors
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .zip(weights)
+                    .map(|(&x, &w)| u64::from(x) * w)
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0);
+        let worths = u32::try_from(peak.div_ceil(total)).unwrap_or(u32::MAX);
+        in_flight = in_flight.max(worths);
+    }
     StageEnv {
-        in_flight: req.in_flight.get(device).copied().unwrap_or(1).max(1),
+        in_flight,
         budget_bytes: req.budget_bytes,
-        logits: ranges.iter().any(|&(_, e)| e == n - 1),
+        logits,
     }
 }
 
@@ -190,7 +230,8 @@ pub fn plan_ranges(req: &PlanRequest, stage_ranges: &[(usize, usize)]) -> Plan {
         && req.stage_of.iter().any(|c| c.len() > 1)
     {
         plan.notes.push(format!(
-            "{} places recomputation in the windows of single-chunk schedules only; on this              multi-chunk schedule it recomputes on demand",
+            "{} places recomputation in the windows of single-chunk schedules only; on this \
+             multi-chunk schedule it recomputes on demand",
             req.strategy
         ));
     }
@@ -227,9 +268,10 @@ fn estimate(req: &PlanRequest, plan: &Plan) -> f64 {
 }
 
 /// Candidate plans, the search's best first (the caller simulates them all and keeps the
-/// fastest). Single-chunk schedules with `adapipe`, `unified` or `lynx` search the partition, and the
-/// even partition joins the candidates when it fits (under the estimate objective);
-/// everything else uses the even partition.
+/// fastest). Single-chunk schedules with `adapipe`, `unified` or `lynx` search the partition,
+/// multi-chunk ones (not Chimera's replicas) with `adapipe` or `unified` search the layers
+/// per device, and the even partition joins the candidates when it fits (under the estimate
+/// objective); everything else uses the even partition.
 pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
     plan_cancellable(req, keep, &Cancel::never()).unwrap_or_default()
 }
@@ -250,17 +292,27 @@ pub fn plan_cancellable(
         req.strategy,
         Strategy::AdaPipe | Strategy::Unified | Strategy::Lynx
     );
-    if !searched || !single {
+    // Multi-chunk schedules whose chunks are distinct stages: the device-level search
+    // (`chunked`); Chimera's replicas and Lynx keep the even partition.
+    let chunked = !single
+        && req.stage_of.iter().flatten().count() == req.stages
+        && req.strategy != Strategy::Lynx;
+    if !searched || (!single && !chunked) {
         let mut p = plan_ranges(req, &even);
         if searched && req.strategy != Strategy::Lynx {
             p.notes.push(format!(
-                "{} uses the even partition per chunk on multi-chunk schedules (adapipe equals adaptive here)",
+                "{} uses the even partition per chunk here (Chimera's replicated stages), so \
+                 it equals adaptive",
                 req.strategy
             ));
         }
         return Ok(Some(vec![p]));
     }
-    let parts = search(req, keep, cancel).ok_or(Cancelled)?;
+    let parts = if chunked {
+        chunked::search(req, keep, cancel).ok_or(Cancelled)?
+    } else {
+        search(req, keep, cancel).ok_or(Cancelled)?
+    };
     if parts.is_empty() {
         let mut p = plan_ranges(req, &even);
         p.notes
@@ -275,6 +327,13 @@ pub fn plan_cancellable(
             // adds compression or refines its offload); AdaPipe's recurrence is shown as is.
             if req.objective == Objective::AdaPipe {
                 p.estimate_s = part.objective_s;
+                if chunked {
+                    p.notes.push(
+                        "AdaPipe's recurrence is for single-chunk schedules: the multi-chunk \
+                         partition search minimises the pipeline estimate"
+                            .into(),
+                    );
+                }
             }
             p
         })
@@ -310,6 +369,7 @@ mod tests {
             comm_s: vec![0.01; p - 1],
             offload_scale: 1.0,
             lynx: LynxWaits::default(),
+            live: Vec::new(),
             cache: KnapsackCache::default(),
         }
     }
