@@ -117,8 +117,33 @@ pub(super) fn search(req: &PlanRequest, keep: usize, cancel: &Cancel) -> Option<
         }
         times.push(row);
     }
-    let m = f64::from(req.m.max(1));
-    let lowest = least_sum(&times, v, total, f64::INFINITY).map_or(f64::INFINITY, |r| r.0);
+    let found = best_vectors(&times, v, total, req.m, keep);
+    Some(
+        found
+            .into_iter()
+            .filter_map(|(objective_s, layers)| {
+                ranges_of(req, &layers).map(|ranges| Partition {
+                    ranges,
+                    objective_s,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// The best layer vectors (up to `keep`, best first, with their objectives) for
+/// `times[d][x - v]`, device d's time holding x layers (`None`: it cannot): the first
+/// minimises `(m - 1) max + sum` exactly, every distinct device time tried as the
+/// bottleneck in increasing order with the least sum under it.
+fn best_vectors(
+    times: &[Vec<Option<f64>>],
+    v: u32,
+    total: u32,
+    m: u32,
+    keep: usize,
+) -> Vec<(f64, Vec<u32>)> {
+    let m = f64::from(m.max(1));
+    let lowest = least_sum(times, v, total, f64::INFINITY).map_or(f64::INFINITY, |r| r.0);
     let mut bottlenecks: Vec<f64> = times.iter().flatten().flatten().copied().collect();
     bottlenecks.sort_by(f64::total_cmp);
     bottlenecks.dedup();
@@ -132,7 +157,7 @@ pub(super) fn search(req: &PlanRequest, keep: usize, cancel: &Cancel) -> Option<
         if (m - 1.0) * b + lowest >= worst_kept {
             break;
         }
-        let Some((sum, layers)) = least_sum(&times, v, total, b) else {
+        let Some((sum, layers)) = least_sum(times, v, total, b) else {
             continue;
         };
         let max = layers
@@ -148,17 +173,7 @@ pub(super) fn search(req: &PlanRequest, keep: usize, cancel: &Cancel) -> Option<
         found.sort_by(|a, b| a.0.total_cmp(&b.0));
         found.truncate(keep.max(1));
     }
-    Some(
-        found
-            .into_iter()
-            .filter_map(|(objective_s, layers)| {
-                ranges_of(req, &layers).map(|ranges| Partition {
-                    ranges,
-                    objective_s,
-                })
-            })
-            .collect(),
-    )
+    found
 }
 
 /// The least sum of device times with every time at most `cap` and the layers summing to
@@ -334,6 +349,47 @@ mod tests {
             100.0 * worst_gap
         );
         assert!(worst_gap < 0.25, "{worst_gap}");
+    }
+
+    /// The bottleneck sweep finds the least `(m - 1) max + sum` of every layer vector, on
+    /// random time tables with holes (splits that do not fit).
+    #[test]
+    fn best_vectors_match_brute_force() {
+        use proptest::prelude::*;
+        let table = (1usize..=4, 1u32..=3, 0u32..=4).prop_flat_map(|(p, v, spare)| {
+            let total = v * p as u32 + spare;
+            let width = (spare + 1) as usize;
+            let cell =
+                prop_oneof![1 => Just(None), 4 => (1u32..=50).prop_map(|t| Some(f64::from(t)))];
+            (
+                Just(v),
+                Just(total),
+                proptest::collection::vec(proptest::collection::vec(cell, width), p),
+                1u32..=8,
+            )
+        });
+        proptest!(ProptestConfig::with_cases(400), |((v, total, times, m) in table)| {
+            let p = times.len();
+            let mut want: Option<f64> = None;
+            for l in vectors(p, v, total) {
+                let ts: Option<Vec<f64>> =
+                    l.iter().enumerate().map(|(d, &x)| times[d][(x - v) as usize]).collect();
+                if let Some(ts) = ts {
+                    let o = f64::from(m - 1) * ts.iter().copied().fold(0.0, f64::max)
+                        + ts.iter().sum::<f64>();
+                    want = Some(want.map_or(o, |w: f64| w.min(o)));
+                }
+            }
+            let got = best_vectors(&times, v, total, m, 3);
+            prop_assert_eq!(got.is_empty(), want.is_none());
+            if let (Some((o, l)), Some(w)) = (got.first(), want) {
+                prop_assert!((o - w).abs() < 1e-9, "{} vs {}", o, w);
+                prop_assert_eq!(l.iter().sum::<u32>(), total);
+            }
+            for pair in got.windows(2) {
+                prop_assert!(pair[0].0 <= pair[1].0 && pair[0].1 != pair[1].1);
+            }
+        });
     }
 
     /// The live vectors give every weighted peak the order's own walk gives.
