@@ -322,10 +322,15 @@ pub(crate) fn run(
     req.stage_of = sched.placement.stage_map(sched.p, sched.v);
     req.comm_s = boundary_comm(scenario, anatomy, &sched);
     req.strategy = strategy;
-    // 2. In-flight counts from the order (device-worths for several chunks, rounded up).
-    req.in_flight = in_flight(anatomy, &sched, &req.stage_of, &even);
+    // 2. In-flight counts from the order. For several chunks the live micro-batches per
+    // chunk give each device's time-coincident peak for whatever chunk sizes a plan has (in
+    // device-worths, rounded up); the counts are then only a floor, which the exact-peak
+    // check below raises.
     if sched.v > 1 {
         req.live = schedule::inflight::live_vectors(&sched);
+        req.in_flight = vec![1; sched.p as usize];
+    } else {
+        req.in_flight = schedule::inflight::peak_in_flight(&sched);
     }
     let replicated = sched.placement == Placement::Chimera;
     let opts = options_for(m, scenario.plan.overlap_recompute, peak_flops, replicated);
@@ -524,39 +529,6 @@ fn offload_marked_chunks(sched: &Schedule, costs: &mut sim::SimCosts) -> bool {
         }
     }
     any
-}
-
-/// Peak in-flight per device: the count for one chunk; for several, the time-coincident peak
-/// weighted by each chunk's blocks, in device-worths, rounded up.
-fn in_flight(
-    anatomy: &Anatomy,
-    sched: &Schedule,
-    stage_of: &[Vec<usize>],
-    ranges: &[(usize, usize)],
-) -> Vec<u32> {
-    if sched.v == 1 {
-        return schedule::inflight::peak_in_flight(sched);
-    }
-    let weights: Vec<Vec<u64>> = stage_of
-        .iter()
-        .map(|cs| {
-            cs.iter()
-                .map(|&s| {
-                    let (a, e) = ranges[s];
-                    let c = crate::plan::stage::BlockCounts::of_range(anatomy, a, e);
-                    u64::from(c.total())
-                })
-                .collect()
-        })
-        .collect();
-    let live = schedule::inflight::peak_weighted(sched, &weights);
-    live.iter()
-        .zip(&weights)
-        .map(|(&l, w)| {
-            let total: u64 = w.iter().sum::<u64>().max(1);
-            u32::try_from(l.div_ceil(total)).unwrap_or(u32::MAX).max(1)
-        })
-        .collect()
 }
 
 #[cfg(test)]
