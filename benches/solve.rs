@@ -11,9 +11,7 @@ use std::hint::black_box;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipescope::plan::Strategy;
-use pipescope::scenario::{Catalog, ScenarioOverrides};
-use pipescope::{Scenario, solve};
+use pipescope::{Catalog, Scenario, ScenarioOverrides, Strategy, solve};
 
 fn gpt3() -> Option<Scenario> {
     let c = Catalog::builtin();
@@ -65,7 +63,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| solve(black_box(&l)).map(|o| o.iteration_time_s))
     });
     let mut interleaved = g.clone();
-    interleaved.plan.schedule = pipescope::schedule::ScheduleKind::Interleaved;
+    interleaved.plan.schedule = pipescope::ScheduleKind::Interleaved;
     c.bench_function("solve gpt3-175b s16k p8 m64 interleaved adapipe", |b| {
         b.iter(|| solve(black_box(&interleaved)).map(|o| o.iteration_time_s))
     });

@@ -7,17 +7,23 @@
 //!
 //! Files: `types.rs` (the data), `build.rs` ([`Anatomy::build`]), `units.rs` (the units of
 //! the layer blocks), `outer.rs` (embedding and head), `cost.rs` (the roofline cost model), `params.rs` (parameters and static
-//! memory), `profile.rs` (measured profiles).
+//! memory), `profile.rs` (measured profiles), `megatron_modules.rs` (the units each of
+//! Megatron-LM's `--recompute-modules` recomputes).
 
 mod build;
 pub mod cluster;
 pub mod cost;
+pub mod megatron_modules;
 mod outer;
 mod profile;
 mod types;
 mod units;
 
+#[cfg(test)]
+mod calibration_h100_tests;
+#[cfg(test)]
+mod precision_tests;
+
 pub use crate::scenario::params;
 pub use crate::scenario::{MeasuredProfile, UnitMeasurement};
-pub use profile::{BLOCK_KINDS, UNIT_NAMES};
 pub use types::{Anatomy, Block, BlockKind, Unit, UnitCodec};

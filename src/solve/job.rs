@@ -1,6 +1,7 @@
 //! The job's end-of-iteration costs of a plan (docs/model.md): per device, the
-//! data-parallel gradient reduction, the tied embedding's all-reduce, the optimizer step and
-//! the tensor-parallel share of its compute, from the cluster's placement and links.
+//! data-parallel gradient reduction, the tied embedding's all-reduce, the optimizer step
+//! (with, under the fp8 recipe, the once-per-iteration cast of the weights to fp8) and the
+//! tensor-parallel share of its compute, from the cluster's placement and links.
 
 use crate::anatomy::cluster::Cluster;
 use crate::anatomy::cost::Machine;
@@ -40,14 +41,17 @@ pub(crate) fn device_params(anatomy: &Anatomy, plan: &Plan) -> Vec<u64> {
 /// Tensor-parallel collective time of one layer block's forward and backward per
 /// micro-batch that is exposed (the collectives `anatomy/units.rs` charges: with SP two
 /// all-gathers or reduce-scatters forward and one backward; without, one all-reduce forward;
-/// the backward's column-parallel collectives are taken as hidden under its GEMMs).
+/// the backward's column-parallel collectives are taken as hidden under its GEMMs). Under the
+/// fp8 recipe the forward's all-gather and the backward's gather move 1-byte elements.
 fn tp_block_s(scenario: &Scenario) -> f64 {
-    let machine = Machine::new(&scenario.gpu, scenario.parallel.tp);
-    let full = 2.0
-        * (scenario.batch.seq_len * scenario.batch.micro_batch_size) as f64
+    let par = &scenario.parallel;
+    let machine = Machine::new(&scenario.gpu, par.tp).with_precision(par.precision);
+    let elements = (scenario.batch.seq_len * scenario.batch.micro_batch_size) as f64
         * scenario.model.hidden as f64;
-    if scenario.parallel.sequence_parallel {
-        3.0 * machine.gather(full).s
+    let full = 2.0 * elements;
+    if par.sequence_parallel {
+        let cast = machine.gathered_bytes_per_element() * elements;
+        machine.gather(full).s + 2.0 * machine.gather(cast).s
     } else {
         machine.all_reduce(full).s
     }
@@ -92,6 +96,11 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
                 nf
             };
             let layers = f64::from(dev.counts.attention + dev.counts.mlp);
+            // Under the fp8 recipe the weights are cast once per iteration: read the bf16
+            // weight, write its fp8 copy and transpose (twice the cached bytes).
+            let fp8_weight_bytes = u64::from(dev.counts.attention)
+                * anatomy.attention.fp8_weight_bytes
+                + u64::from(dev.counts.mlp) * anatomy.mlp.fp8_weight_bytes;
             DeviceJob {
                 grad_reduce_s,
                 param_gather_s,
@@ -104,7 +113,8 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
                 },
                 optimizer_s: machine
                     .mem(shard * optimizer_bytes_per_param(par.grad_bytes))
-                    .s,
+                    .s
+                    + machine.mem(2.0 * fp8_weight_bytes as f64).s,
                 tp_comm_s: m * layers * tp_block,
             }
         })

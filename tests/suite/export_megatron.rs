@@ -1,89 +1,51 @@
-//! The Megatron-LM export: the layout decoded with Megatron's grammar (commas ignored,
-//! `(X)*n` and `x*n` expanded, `|` between virtual stages in virtual-stage-major order, `E`
-//! first, `L` last) gives exactly the plan's layers per stage of the model chain.
+//! The Megatron-LM export: a bash launch script whose layout, decoded with Megatron's
+//! grammar (commas ignored, `(X)*n` and `x*n` expanded, `|` between virtual stages in
+//! virtual-stage-major order, `E` first, `L` last), gives exactly the plan's layers per
+//! stage of the model chain; whose flags are all Megatron's (the list kept from its
+//! `arguments.py`) and pass the cross-flag rules of its `validate_args`; and which says the
+//! model's shape, the precision, the GPU count and the environment.
 
 #![allow(clippy::unwrap_used)]
 
-use pipescope::export::megatron::{self, StageLayers};
-use pipescope::scenario::{Strategy, default_scenario};
-use pipescope::schedule::{Placement, ScheduleKind};
-
 use crate::cli_common;
+use crate::megatron_common::{Launch, check_flags, check_rules, decode, expand, flag_list, launch};
+use pipescope::{
+    Catalog, ModelStyle, Placement, Scenario, ScheduleKind, Strategy, default_scenario,
+    megatron_args,
+};
 
-/// Expands `(X)*n` (innermost first) and then `x*n` for single characters.
-fn expand(layout: &str) -> String {
-    let mut s: String = layout.chars().filter(|&c| c != ',' && c != ' ').collect();
-    while let Some(close) = s.find(')') {
-        let open = s[..close].rfind('(').expect("matching (");
-        let inner = s[open + 1..close].to_string();
-        let rest = &s[close + 1..];
-        let (n, used) = count_after_star(rest);
-        s = format!("{}{}{}", &s[..open], inner.repeat(n), &rest[used..]);
-    }
-    let chars: Vec<char> = s.chars().collect();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let rest: String = chars[i + 1..].iter().collect();
-        let (n, used) = count_after_star(&rest);
-        out.push_str(&c.to_string().repeat(n));
-        i += 1 + rest[..used].chars().count();
-    }
-    out
+/// One stage of the model chain as the layout describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StageLayers {
+    embedding: bool,
+    layers: u32,
+    head: bool,
 }
 
-/// `*n` at the start of `rest`: (n, bytes used); (1, 0) when absent.
-fn count_after_star(rest: &str) -> (usize, usize) {
-    let Some(tail) = rest.strip_prefix('*') else {
-        return (1, 0);
-    };
-    let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
-    assert!(!digits.is_empty(), "* without a count in {rest}");
-    (digits.parse().unwrap(), 1 + digits.len())
+fn export(scenario: &Scenario) -> (String, Launch) {
+    let outcome = pipescope::solve(scenario).unwrap();
+    let text = megatron_args(scenario, &outcome).unwrap();
+    let l = launch(&text);
+    (text, l)
 }
 
-/// Megatron's decoding: one entry per virtual stage.
-fn decode(layout: &str) -> Vec<StageLayers> {
-    let stages: Vec<String> = expand(layout).split('|').map(str::to_string).collect();
-    let last = stages.len() - 1;
-    stages
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            assert!(
-                s.chars().all(|c| "EtL".contains(c)),
-                "unknown layer type in {s}"
-            );
-            let e = s.contains('E');
-            let l = s.contains('L');
-            assert!(
-                !e || (i == 0 && s.starts_with('E')),
-                "E not first: {layout}"
-            );
-            assert!(
-                !l || (i == last && s.ends_with('L')),
-                "L not last: {layout}"
-            );
-            StageLayers {
-                embedding: e,
-                layers: s.matches('t').count() as u32,
-                head: l,
-            }
+fn preset(name: &str) -> Scenario {
+    Catalog::builtin().scenario(name).unwrap()
+}
+
+fn as_stage_layers(layout: &str) -> Vec<StageLayers> {
+    decode(layout)
+        .into_iter()
+        .map(|d| StageLayers {
+            embedding: d.embedding,
+            layers: d.layers,
+            head: d.loss,
         })
         .collect()
 }
 
-fn layout_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .find_map(|l| l.strip_prefix("--pipeline-model-parallel-layout "))
-        .expect("layout always written");
-    line.trim_matches('"').to_string()
-}
-
 #[test]
-fn grammar_round_trip() {
+fn the_decoder_reads_megatrons_grammar() {
     let st = |e, n, l| StageLayers {
         embedding: e,
         layers: n,
@@ -97,9 +59,7 @@ fn grammar_round_trip() {
         st(false, 1, false),
         st(false, 0, true),
     ];
-    let text = megatron::layout(&stages);
-    assert_eq!(text, "Et*3|(t*4|)*3t|L");
-    assert_eq!(decode(&text), stages);
+    assert_eq!(as_stage_layers("Et*3|(t*4|)*3t|L"), stages);
     assert_eq!(expand("Et*3|(tt|)*2,m|L"), "Ettt|tt|tt|m|L");
 }
 
@@ -117,8 +77,9 @@ fn layout_decodes_to_the_plans_layers_for_every_placement() {
         scenario.plan.schedule = kind;
         scenario.plan.strategy = strategy;
         let outcome = pipescope::solve(&scenario).unwrap();
-        let text = megatron::export(&scenario, &outcome);
-        let decoded = decode(&layout_line(&text));
+        let text = megatron_args(&scenario, &outcome).unwrap();
+        let l = launch(&text);
+        let decoded = as_stage_layers(l.one("--pipeline-model-parallel-layout").unwrap());
         // The plan's chain stages, independently: device d's chunk c sits at the placement's
         // stage; a layer counts where its attention block (2l + 1) is.
         let p = scenario.parallel.pp;
@@ -150,18 +111,13 @@ fn layout_decodes_to_the_plans_layers_for_every_placement() {
             }
         }
         let want: Vec<StageLayers> = want.into_iter().map(Option::unwrap).collect();
-        assert_eq!(decoded, want, "{kind}/{strategy}: {}", layout_line(&text));
+        assert_eq!(decoded, want, "{kind}/{strategy}");
         let total: u32 = decoded.iter().map(|s| s.layers).sum();
         assert_eq!(total, scenario.model.layers);
-        assert!(text.contains(&format!("--num-layers {}", scenario.model.layers)));
-        assert!(text.contains(&format!("--pipeline-model-parallel-size {p}")));
-        // Every line is an argument or a comment.
-        assert!(
-            text.lines()
-                .all(|l| l.starts_with("--") || l.starts_with('#'))
-        );
+        assert_eq!(l.int("--num-layers", 0), u64::from(scenario.model.layers));
+        assert_eq!(l.int("--pipeline-model-parallel-size", 0), u64::from(p));
         if strategy == Strategy::Full {
-            assert!(text.contains("--recompute-granularity full"));
+            assert_eq!(l.one("--recompute-granularity"), Some("full"), "{text}");
         }
         if matches!(kind, ScheduleKind::ZbV | ScheduleKind::Chimera) {
             assert!(text.contains(&format!("# schedule: {kind} is not in upstream")));
@@ -180,10 +136,220 @@ fn layout_decodes_to_the_plans_layers_for_every_placement() {
 }
 
 #[test]
+fn the_flag_list_names_its_megatron_commit() {
+    let (commit, flags) = flag_list();
+    assert_eq!(commit.len(), 40, "a full commit hash: {commit}");
+    assert!(commit.chars().all(|c| c.is_ascii_hexdigit()));
+    assert!(flags.len() > 500);
+    assert_eq!(flags["--bf16"].kind, "switch");
+    assert_eq!(flags["--num-layers"].kind, "int");
+}
+
+/// Every preset, on its own schedule and on the three placements that need the layout to
+/// be right: every flag is Megatron's, every rule of validate_args holds, and the script
+/// says the whole job.
+#[test]
+fn every_preset_passes_megatrons_flag_list_and_rules() {
+    let catalog = Catalog::builtin();
+    for name in catalog.scenario_names() {
+        for kind in [
+            None,
+            Some(ScheduleKind::Interleaved),
+            Some(ScheduleKind::ZbV),
+        ] {
+            let mut s = catalog.scenario(name).unwrap();
+            if let Some(kind) = kind {
+                s.plan.schedule = kind;
+            }
+            let Ok(outcome) = pipescope::solve(&s) else {
+                // A schedule this preset's shape does not allow (a V-shape at p 1).
+                assert!(kind.is_some(), "{name}");
+                continue;
+            };
+            let text = megatron_args(&s, &outcome).unwrap();
+            let l = launch(&text);
+            let problems: Vec<String> =
+                check_flags(&l).into_iter().chain(check_rules(&l)).collect();
+            assert!(problems.is_empty(), "{name} {kind:?}: {problems:?}\n{text}");
+            let par = &s.parallel;
+            assert_eq!(
+                l.world(),
+                u64::from(par.tp) * u64::from(par.pp) * u64::from(par.dp),
+                "{name}"
+            );
+            assert!(l.per_node <= u64::from(s.gpu.node_gpus));
+            assert!(text.contains(&format!("# WORLD_SIZE={}", l.world())));
+            assert_eq!(l.script, "pretrain_gpt.py");
+            assert!(l.has("--bf16"));
+            let m = &s.model;
+            assert_eq!(l.int("--hidden-size", 0), m.hidden);
+            assert_eq!(l.int("--num-attention-heads", 0), m.heads);
+            assert_eq!(l.int("--num-query-groups", m.heads), m.kv_heads);
+            assert_eq!(l.int("--ffn-hidden-size", 0), m.ffn);
+            assert_eq!(l.int("--vocab-size", 0), m.vocab);
+            assert_eq!(l.int("--seq-length", 0), s.batch.seq_len);
+            let llama = m.style == ModelStyle::Llama;
+            assert_eq!(l.has("--swiglu"), llama);
+            assert_eq!(l.has("--disable-bias-linear"), llama);
+            assert_eq!(
+                l.one("--normalization"),
+                Some(if llama { "RMSNorm" } else { "LayerNorm" })
+            );
+            assert_eq!(
+                l.has("--untie-embeddings-and-output-weights"),
+                !m.tied_embeddings
+            );
+            assert_eq!(
+                l.int("--global-batch-size", 0),
+                s.batch.micro_batch_size * u64::from(s.batch.micro_batches) * u64::from(par.dp)
+            );
+            assert_eq!(
+                l.connections.as_deref(),
+                (par.tp > 1).then_some("1"),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_data_parallel_flags_follow_the_scenario() {
+    // Before: `--overlap-grad-reduce` was written whatever the scenario said.
+    for overlap in [false, true] {
+        for sharded in [false, true] {
+            let mut s = preset("tiny-4x8");
+            s.parallel.dp = 2;
+            s.plan.overlap_grad_reduce = overlap;
+            s.parallel.distributed_optimizer = sharded;
+            let (_, l) = export(&s);
+            assert_eq!(l.has("--overlap-grad-reduce"), overlap);
+            assert_eq!(l.has("--use-distributed-optimizer"), sharded);
+            assert_eq!(l.world(), 8);
+        }
+    }
+    let mut s = preset("tiny-4x8");
+    s.parallel.grad_bytes = 2;
+    assert!(export(&s).1.has("--grad-reduce-in-bf16"));
+}
+
+#[test]
+fn the_fp8_flags_follow_the_precision() {
+    let mut s = preset("tiny-4x8");
+    s.gpu = Catalog::builtin().gpu("h100-80gb").unwrap().clone();
+    s.plan.memory_budget_bytes = s.gpu.memory_bytes();
+    assert!(!export(&s).1.has("--fp8-format"));
+    s.parallel.precision = pipescope::Precision::Fp8;
+    let (text, l) = export(&s);
+    let problems: Vec<String> = check_flags(&l).into_iter().chain(check_rules(&l)).collect();
+    assert!(problems.is_empty(), "{problems:?}\n{text}");
+    assert_eq!(l.one("--fp8-format"), Some("hybrid"));
+    assert_eq!(l.one("--fp8-recipe"), Some("delayed"));
+    assert_eq!(l.int("--fp8-amax-history-len", 0), 1024);
+    assert_eq!(l.one("--fp8-amax-compute-algo"), Some("max"));
+    assert!(l.has("--bf16"));
+}
+
+#[test]
+fn a_job_larger_than_a_node_spans_nodes() {
+    let mut s = default_scenario();
+    s.parallel.dp = 3;
+    let (_, l) = export(&s);
+    assert_eq!((l.per_node, l.nodes), (8, 24));
+}
+
+#[test]
+fn the_rules_refuse_what_megatron_refuses() {
+    let base = "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --num-layers 4 \
+                --hidden-size 64 --num-attention-heads 8 --max-position-embeddings 128 \
+                --seq-length 128 --micro-batch-size 1 --global-batch-size 8 \
+                --pipeline-model-parallel-layout Et*2|t*2L";
+    let ok = Launch::from_words(Some("1"), 8, base);
+    assert!(check_rules(&ok).is_empty(), "{:?}", check_rules(&ok));
+    assert!(check_flags(&ok).is_empty(), "{:?}", check_flags(&ok));
+    let refused = [
+        (Some("1"), 6, ""),
+        (None, 8, ""),
+        (Some("1"), 8, "--global-batch-size 7"),
+        (Some("1"), 8, "--pipeline-model-parallel-layout Et*2|t*1L"),
+        (Some("1"), 8, "--pipeline-model-parallel-layout Et|t|tL"),
+        (Some("1"), 8, "--num-attention-heads 7"),
+        (Some("1"), 8, "--num-query-groups 3"),
+        (
+            Some("1"),
+            8,
+            "--recompute-granularity selective --recompute-method block",
+        ),
+        (Some("1"), 8, "--recompute-granularity full"),
+        (
+            Some("1"),
+            8,
+            "--recompute-granularity selective --recompute-modules moe_act",
+        ),
+        (Some("1"), 8, "--overlap-param-gather --overlap-grad-reduce"),
+        (Some("1"), 8, "--tp-comm-overlap"),
+        (
+            Some("1"),
+            8,
+            "--context-parallel-size 2 --seq-length 126 --max-position-embeddings 126",
+        ),
+        (Some("1"), 8, "--expert-model-parallel-size 2"),
+        (
+            Some("1"),
+            8,
+            "--use-megatron-fsdp --ckpt-format fsdp_dtensor",
+        ),
+        (Some("1"), 8, "--bf16 --fp16"),
+        (Some("1"), 8, "--max-position-embeddings 64"),
+    ];
+    for (connections, world, extra) in refused {
+        // A later flag replaces an earlier one, as argparse does.
+        let mut l = Launch::from_words(connections, world, base);
+        for (flag, values) in Launch::from_words(None, 1, extra).args {
+            l.args.retain(|(f, _)| *f != flag);
+            l.args.push((flag, values));
+        }
+        assert!(
+            !check_rules(&l).is_empty(),
+            "not refused: {extra} (world {world})"
+        );
+    }
+    let bad = Launch::from_words(
+        None,
+        1,
+        "--num-layers x --bf16 1 --normalization Foo --no-such-flag",
+    );
+    assert_eq!(check_flags(&bad).len(), 4, "{:?}", check_flags(&bad));
+}
+
+#[test]
+fn the_script_is_the_exported_text() {
+    let (text, _) = export(&preset("tiny-4x8"));
+    assert!(text.starts_with("#!/usr/bin/env bash\n# pipescope: "));
+    assert!(
+        !text.contains("CUDA_DEVICE_MAX_CONNECTIONS"),
+        "t 1 needs no single connection"
+    );
+    let (text, l) = export(&default_scenario());
+    assert!(text.contains("export CUDA_DEVICE_MAX_CONNECTIONS=1\n"));
+    assert_eq!(l.connections.as_deref(), Some("1"));
+}
+
+#[test]
 fn cli_writes_megatron_and_refuses_abstract_runs() {
     let (ok, out, _) = cli_common::pipescope(&["export", "megatron", "-p", "4"]);
     assert!(ok);
-    assert!(out.contains("--pipeline-model-parallel-size 4"));
+    assert_eq!(launch(&out).int("--pipeline-model-parallel-size", 0), 4);
+    let (ok, out, _) = cli_common::pipescope(&[
+        "export",
+        "megatron",
+        "--preset",
+        "tiny-4x8",
+        "-d",
+        "2",
+        "--no-overlap-grad-reduce",
+    ]);
+    assert!(ok);
+    assert!(!launch(&out).has("--overlap-grad-reduce"));
     let (ok, _, err) = cli_common::pipescope(&[
         "export",
         "megatron",
@@ -201,4 +367,28 @@ fn cli_writes_megatron_and_refuses_abstract_runs() {
         err.contains("megatron export needs a planned scenario"),
         "{err}"
     );
+}
+
+/// A V-shape schedule whose micro-batches are not a multiple of p: Megatron's nearest
+/// schedule (interleaved) refuses it at its first step; the script says so, and the rules
+/// find exactly that.
+#[test]
+fn interleaving_with_m_not_a_multiple_of_p_is_said() {
+    let mut s = preset("tiny-4x8");
+    s.plan.schedule = ScheduleKind::ZbV;
+    s.batch.micro_batches = 6;
+    let (text, l) = export(&s);
+    assert!(
+        text.contains(
+            "# interleaving: Megatron's interleaved schedule needs the micro-batches (6)"
+        ),
+        "{text}"
+    );
+    let problems = check_rules(&l);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains("contiguous micro-batches"));
+    s.batch.micro_batches = 8;
+    let (text, l) = export(&s);
+    assert!(!text.contains("# interleaving"));
+    assert!(check_rules(&l).is_empty());
 }

@@ -3,10 +3,7 @@
 
 use crate::tui_common;
 
-use pipescope::tui::action::{Action, Effect};
-use pipescope::tui::export::write_files;
-use pipescope::tui::keymap::action_for;
-use pipescope::tui::update::update;
+use pipescope::tui::{Action, Effect, action_for, update, write_files};
 use tui_common::{act, solved_app};
 
 #[test]
@@ -23,7 +20,7 @@ fn e_exports_what_is_shown_and_says_where() {
     let stem = format!("pipescope-{}-{}", outcome.schedule, outcome.strategy);
     assert_eq!(names[0], format!("{stem}.svg"));
     assert!(names.contains(&format!("{stem}.trace.json").as_str()));
-    assert!(names.contains(&format!("{stem}.megatron.txt").as_str()));
+    assert!(names.contains(&format!("{stem}.megatron.sh").as_str()));
     let trace = &files.iter().find(|(n, _)| n.ends_with(".json")).unwrap().1;
     let json: serde_json::Value = serde_json::from_str(trace).unwrap();
     let slices = json["traceEvents"]

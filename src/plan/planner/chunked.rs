@@ -251,7 +251,7 @@ mod tests {
             comm_s: vec![0.01; 2 * p as usize - 1],
             offload_scale: 1.0,
             lynx: LynxWaits::default(),
-            live: schedule::inflight::live_vectors(&sched),
+            live: sched.live_vectors(),
             cache: KnapsackCache::default(),
         }
     }
@@ -403,10 +403,10 @@ mod tests {
             let sched =
                 schedule::generate(kind, &ScheduleInput::uniform(4, 8, 2, 1.0, 1.0, 1.0, 0.0))
                     .unwrap();
-            let vectors = schedule::inflight::live_vectors(&sched);
+            let vectors = sched.live_vectors();
             for w in [[1u64, 1], [5, 2], [2, 9], [0, 3]] {
                 let weights = vec![w.to_vec(); 4];
-                let want = schedule::inflight::peak_weighted(&sched, &weights);
+                let want = sched.peak_weighted_in_flight(&weights);
                 for (d, vs) in vectors.iter().enumerate() {
                     let got = vs
                         .iter()

@@ -56,7 +56,7 @@ pub struct PlanRequest<'a> {
     /// The schedule's timing as Lynx's strategies see it (their communication windows).
     pub lynx: LynxWaits,
     /// Per device of a multi-chunk schedule, the live micro-batches per chunk at each moment
-    /// that can set its peak (`schedule::inflight::live_vectors`): a plan's chunk sizes
+    /// that can set its peak (`Schedule::live_vectors`): a plan's chunk sizes
     /// weight them into its time-coincident peak. Empty: `in_flight` alone.
     pub live: Vec<Vec<Vec<u32>>>,
     /// Stage knapsack answers already computed for this request (a pure cache: the answers
@@ -271,13 +271,8 @@ fn estimate(req: &PlanRequest, plan: &Plan) -> f64 {
 /// fastest). Single-chunk schedules with `adapipe`, `unified` or `lynx` search the partition,
 /// multi-chunk ones (not Chimera's replicas) with `adapipe` or `unified` search the layers
 /// per device, and the even partition joins the candidates when it fits (under the estimate
-/// objective); everything else uses the even partition.
-pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
-    plan_cancellable(req, keep, &Cancel::never()).unwrap_or_default()
-}
-
-/// [`plan`] that stops with [`Cancelled`] soon after `cancel` is set: the partition search
-/// checks it before every exact stage solve.
+/// objective); everything else uses the even partition. Stops with [`Cancelled`] soon after
+/// `cancel` is set: the partition search checks it before every exact stage solve.
 pub fn plan_cancellable(
     req: &PlanRequest,
     keep: usize,
@@ -353,6 +348,10 @@ pub fn plan_cancellable(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
+        plan_cancellable(req, keep, &Cancel::never()).unwrap_or_default()
+    }
     use crate::plan::testkit;
 
     fn request(a: &Anatomy, p: usize, m: u32, budget: u64, strategy: Strategy) -> PlanRequest<'_> {

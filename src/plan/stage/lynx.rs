@@ -101,7 +101,13 @@ pub fn lynx_knapsack(
     let plain = KnapsackMode::default();
     let (_, owners, capacity) = formulate(anatomy, counts, env, plain, &base, &vec![0; base.len()]);
     let capacity = capacity?;
-    let plain_plan = super::knapsack(anatomy, counts, env, plain)?;
+    let plain_plan = super::knapsack_in(
+        &crate::plan::memo::KnapsackCache::default(),
+        anatomy,
+        counts,
+        env,
+        plain,
+    )?;
     let i = u64::from(env.in_flight);
     // Groups with the most recomputation time first: their choices decide most, so the
     // bounds below prune early.

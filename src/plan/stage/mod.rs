@@ -16,7 +16,7 @@ mod lynx;
 mod lynx_search;
 mod offload_search;
 
-pub use choose::{KnapsackMode, KnapsackPlan, knapsack, knapsack_added_in, knapsack_in};
+pub use choose::{KnapsackMode, KnapsackPlan, knapsack_added_in, knapsack_in};
 #[cfg(test)]
 use formulate::formulate;
 pub use formulate::knapsack_added_bounds;
@@ -270,6 +270,23 @@ pub fn costs(
 
 #[cfg(test)]
 mod codec_tests;
+
+/// [`knapsack_in`] with a cache of its own (tests ask one question at a time).
+#[cfg(test)]
+pub(crate) fn knapsack(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+) -> Option<KnapsackPlan> {
+    knapsack_in(
+        &crate::plan::memo::KnapsackCache::default(),
+        anatomy,
+        counts,
+        env,
+        mode,
+    )
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,237 @@
+//! The arguments of Megatron-LM's `pretrain_gpt.py` for a scenario, one group per concern,
+//! each written as a bash array (`MODEL_PARALLEL_ARGS=( ... )`) as Megatron's own example
+//! scripts are. A new dimension of the scenario is a line in its group's function, written
+//! with [`Group::switch_if`] / [`Group::value_if`] so that a default writes nothing (for
+//! example `.value_if(p.cp > 1, "--context-parallel-size", p.cp)` in [`model_parallel`]):
+//! parallel sizes (context, expert) in [`model_parallel`], the model's shape (experts, latent
+//! attention, head size) in [`model`], number formats (fp8) in [`precision`], sharding and
+//! the data-parallel overlaps in [`data_parallel`], variables Megatron reads from the
+//! environment in [`environment`].
+//!
+//! Every flag written here must be in Megatron's parser and the set must pass the cross-flag
+//! rules of its `validate_args`: the tests check both (the flag list in
+//! `tests/megatron/flags.txt`, kept from Megatron's `arguments.py`; the rules in
+//! `tests/suite/megatron_common`), over every preset.
+
+use std::fmt::Display;
+
+use crate::scenario::{ModelStyle, Scenario};
+
+/// One argument: a flag and its values (none for a switch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arg {
+    /// The flag, `--num-layers`.
+    pub flag: &'static str,
+    /// Its values, each one shell word.
+    pub values: Vec<String>,
+}
+
+/// A named group of arguments: one bash array of the script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// The array's name, `MODEL_PARALLEL_ARGS`.
+    pub name: &'static str,
+    /// Its arguments, in order.
+    pub args: Vec<Arg>,
+}
+
+impl Group {
+    /// An empty group called `name`.
+    pub fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            args: Vec::new(),
+        }
+    }
+
+    /// Adds the switch `flag`.
+    pub fn switch(&mut self, flag: &'static str) -> &mut Self {
+        self.args.push(Arg {
+            flag,
+            values: Vec::new(),
+        });
+        self
+    }
+
+    /// Adds the switch `flag` when `on`.
+    pub fn switch_if(&mut self, on: bool, flag: &'static str) -> &mut Self {
+        if on {
+            self.switch(flag);
+        }
+        self
+    }
+
+    /// Adds `flag value`.
+    pub fn value(&mut self, flag: &'static str, value: impl Display) -> &mut Self {
+        self.values(flag, [value])
+    }
+
+    /// Adds `flag value` when `on`.
+    pub fn value_if(&mut self, on: bool, flag: &'static str, value: impl Display) -> &mut Self {
+        if on {
+            self.value(flag, value);
+        }
+        self
+    }
+
+    /// Adds `flag value value ...`.
+    pub fn values<T: Display>(
+        &mut self,
+        flag: &'static str,
+        values: impl IntoIterator<Item = T>,
+    ) -> &mut Self {
+        self.args.push(Arg {
+            flag,
+            values: values.into_iter().map(|v| v.to_string()).collect(),
+        });
+        self
+    }
+}
+
+/// Parallel sizes and the layer layout of the pipeline.
+pub fn model_parallel(s: &Scenario, layout: &str) -> Group {
+    let p = &s.parallel;
+    let mut g = Group::new("MODEL_PARALLEL_ARGS");
+    g.value("--tensor-model-parallel-size", p.tp)
+        .value("--pipeline-model-parallel-size", p.pp)
+        .value("--pipeline-model-parallel-layout", layout)
+        // Megatron turns sequence parallelism off itself at t = 1 (with a warning).
+        .switch_if(p.sequence_parallel && p.tp > 1, "--sequence-parallel");
+    g
+}
+
+/// The model's shape: sizes, attention, MLP, norms, positions, embeddings.
+pub fn model(s: &Scenario) -> Group {
+    let m = &s.model;
+    let llama = m.style == ModelStyle::Llama;
+    let (positions, norm, dropout) = match m.style {
+        ModelStyle::Gpt => ("learned_absolute", "LayerNorm", "0.1"),
+        ModelStyle::Llama => ("rope", "RMSNorm", "0.0"),
+    };
+    let mut g = Group::new("GPT_MODEL_ARGS");
+    g.value("--num-layers", m.layers)
+        .value("--hidden-size", m.hidden)
+        .value("--num-attention-heads", m.heads)
+        .switch_if(m.kv_heads != m.heads, "--group-query-attention")
+        .value_if(m.kv_heads != m.heads, "--num-query-groups", m.kv_heads)
+        .value("--ffn-hidden-size", m.ffn)
+        .switch_if(llama, "--swiglu")
+        .switch_if(llama, "--disable-bias-linear")
+        .value("--normalization", norm)
+        .value("--position-embedding-type", positions)
+        .value("--seq-length", s.batch.seq_len)
+        .value(
+            "--max-position-embeddings",
+            m.max_positions.unwrap_or(s.batch.seq_len),
+        )
+        .value("--attention-dropout", dropout)
+        .value("--hidden-dropout", dropout)
+        .switch_if(!m.tied_embeddings, "--untie-embeddings-and-output-weights")
+        // FlashAttention-style fused attention (Transformer Engine picks flash or cuDNN's
+        // fused kernel), or the softmax materialised.
+        .value(
+            "--attention-backend",
+            if s.plan.flash_attention {
+                "auto"
+            } else {
+                "unfused"
+            },
+        );
+    g
+}
+
+/// Number formats: bf16 weights and activations; 16-bit gradients with `--grad-bytes 2`;
+/// under the fp8 recipe Transformer Engine's delayed scaling with E4M3 forward and E5M2
+/// gradients (`hybrid`), as pipescope models it.
+pub fn precision(s: &Scenario) -> Group {
+    let fp8 = s.parallel.precision.is_fp8();
+    let mut g = Group::new("MIXED_PRECISION_ARGS");
+    g.switch("--bf16")
+        .switch_if(s.parallel.grad_bytes == 2, "--grad-reduce-in-bf16")
+        .value_if(fp8, "--fp8-format", "hybrid")
+        .value_if(fp8, "--fp8-recipe", "delayed")
+        .value_if(fp8, "--fp8-amax-history-len", 1024)
+        .value_if(fp8, "--fp8-amax-compute-algo", "max");
+    g
+}
+
+/// Batch sizes and the length of the run.
+pub fn training(s: &Scenario) -> Group {
+    let b = &s.batch;
+    let global = b.global_batch(s.parallel.dp);
+    let mut g = Group::new("TRAINING_ARGS");
+    g.value("--micro-batch-size", b.micro_batch_size)
+        .value("--global-batch-size", global)
+        .value("--train-iters", RUN_ITERATIONS)
+        .value("--lr", "1.0e-4");
+    g
+}
+
+/// Iterations of the timing run the script starts (mock data).
+pub const RUN_ITERATIONS: u32 = 10;
+
+/// The data-parallel side: optimizer sharding and the overlap of the gradient reduction.
+pub fn data_parallel(s: &Scenario) -> Group {
+    let mut g = Group::new("DATA_PARALLEL_ARGS");
+    g.switch_if(
+        s.parallel.distributed_optimizer,
+        "--use-distributed-optimizer",
+    )
+    .switch_if(s.plan.overlap_grad_reduce, "--overlap-grad-reduce");
+    g
+}
+
+/// Mock data with the model's vocabulary (Megatron pads it to a multiple of `128 t` as
+/// pipescope does), and a line of log per iteration to read the time from.
+pub fn data(s: &Scenario) -> Group {
+    let mut g = Group::new("DATA_ARGS");
+    g.switch("--mock-data")
+        .value("--tokenizer-type", "NullTokenizer")
+        .value("--vocab-size", s.model.vocab)
+        .value("--log-interval", 1);
+    g
+}
+
+/// The environment `pretrain_gpt.py` needs: `(name, value, why)`.
+pub fn environment(s: &Scenario) -> Vec<(&'static str, String, &'static str)> {
+    let mut env = Vec::new();
+    // validate_args asserts it before Blackwell whenever t (or cp) > 1: the tensor-parallel
+    // collectives are ordered against their GEMMs through a single connection.
+    if s.parallel.tp > 1 {
+        env.push((
+            "CUDA_DEVICE_MAX_CONNECTIONS",
+            "1".to_string(),
+            "tensor parallelism: Megatron requires one connection (before Blackwell)",
+        ));
+    }
+    env
+}
+
+/// The launcher's shape for `gpus` ranks on nodes of `node_gpus`: `(per node, nodes)`.
+/// torchrun starts the same number of ranks on every node, so a job that does not fill
+/// whole nodes uses the largest count that divides it.
+pub fn nodes(gpus: u64, node_gpus: u32) -> (u64, u64) {
+    let node = u64::from(node_gpus.max(1));
+    if gpus <= node {
+        return (gpus.max(1), 1);
+    }
+    let (mut a, mut b) = (gpus, node);
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    (a, gpus / a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// torchrun starts as many ranks on every node: a job larger than a node takes the
+    /// largest count that divides it.
+    #[test]
+    fn a_job_spans_whole_nodes_of_equal_size() {
+        assert_eq!(nodes(12, 8), (4, 3));
+        assert_eq!(nodes(4, 8), (4, 1));
+        assert_eq!(nodes(64, 8), (8, 8));
+    }
+}
