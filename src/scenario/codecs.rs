@@ -80,7 +80,7 @@ impl Codec {
         Ok(())
     }
 
-    /// Reads one `[[gpu.codecs]]` table (keys [`CODECS_KEYS`]; `name` required, the others
+    /// Reads one `[[gpu.codecs]]` table (keys `CODECS_KEYS`; `name` required, the others
     /// default as in [`CodecSpec::default`] and no outliers), validated.
     pub fn from_table(table: &str, t: &toml::Table) -> Result<Self, InvalidField> {
         let mut spec_table = toml::Table::new();
