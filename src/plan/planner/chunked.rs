@@ -392,6 +392,26 @@ mod tests {
         });
     }
 
+    /// With more chunks than layers the search cannot give each chunk a whole layer: the
+    /// even partition (which splits a layer) is planned and the note says why, not that
+    /// nothing fits.
+    #[test]
+    fn more_chunks_than_layers_keep_the_even_partition() {
+        let x = 1u64 << 20;
+        let a = testkit::gpt_like(3, x, 6 * x);
+        let req = request(&a, ScheduleKind::Interleaved, 2, 4, 400 * x);
+        let plans = super::super::plan_cancellable(&req, 3, &Cancel::never())
+            .unwrap()
+            .unwrap();
+        assert_eq!(plans.len(), 1);
+        assert!(plans[0].fits());
+        assert!(
+            plans[0].notes.iter().any(|n| n.contains("whole layers")),
+            "{:?}",
+            plans[0].notes
+        );
+    }
+
     /// The live vectors give every weighted peak the order's own walk gives.
     #[test]
     fn live_vectors_reproduce_weighted_peaks() {

@@ -303,6 +303,17 @@ pub fn plan_cancellable(
         }
         return Ok(Some(vec![p]));
     }
+    // The multi-chunk search gives every chunk whole layers: with more chunks than layers
+    // some chunk holds half a layer, which only the even partition does.
+    if chunked && (req.anatomy.layers as usize) < req.stages {
+        let mut p = plan_ranges(req, &even);
+        p.notes.push(format!(
+            "{} gives every chunk whole layers, and {} chunks share {} layers here: it uses \
+             the even partition, so it equals adaptive",
+            req.strategy, req.stages, req.anatomy.layers
+        ));
+        return Ok(Some(vec![p]));
+    }
     let parts = if chunked {
         chunked::search(req, keep, cancel).ok_or(Cancelled)?
     } else {
