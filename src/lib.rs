@@ -38,14 +38,14 @@ pub mod tui;
 // The scenario: what is trained, where, how it is split; presets and overrides.
 pub use scenario::presets::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
 pub use scenario::{
-    Batch, Catalog, CodecSpec, DEFAULT_SCENARIO, EfficiencyCurve, GIB, GpuSpec, InvalidField,
-    MeasuredProfile, ModelSpec, ModelStyle, Objective, Parallel, Partition, PlanSettings,
-    Precision, PresetError, PresetInfo, PresetKind, Scenario, ScenarioOverrides, ScheduleKind,
-    Strategy, UnitMeasurement, default_scenario, limits, micro_batches_for, to_toml,
+    Batch, Catalog, Codec, CodecSpec, DEFAULT_SCENARIO, EfficiencyCurve, GIB, GpuSpec,
+    InvalidField, MeasuredProfile, ModelSpec, ModelStyle, Objective, Parallel, Partition,
+    PlanSettings, Precision, PresetError, PresetInfo, PresetKind, Scenario, ScenarioOverrides,
+    ScheduleKind, Strategy, UnitMeasurement, default_scenario, limits, micro_batches_for, to_toml,
 };
 
 // The model as blocks of computation units, with their bytes and times.
-pub use anatomy::{Anatomy, Block, BlockKind, Unit};
+pub use anatomy::{Anatomy, Block, BlockKind, Unit, UnitCodec};
 
 // Solving: the outcome and what it is made of.
 pub use cancel::{Cancel, Cancelled};

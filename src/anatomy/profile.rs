@@ -267,8 +267,17 @@ impl MeasuredProfile {
                 } else {
                     1.0
                 };
+                let old = unit.size_bytes;
                 unit.size_bytes = size;
                 unit.compressed_bytes = (size as f64 * ratio).round() as u64;
+                for c in unit.codecs.iter_mut().flatten() {
+                    let r = if old > 0 {
+                        c.compressed_bytes as f64 / old as f64
+                    } else {
+                        1.0
+                    };
+                    c.compressed_bytes = (size as f64 * r).round() as u64;
+                }
             }
         }
     }

@@ -8,6 +8,7 @@
 
 mod budget;
 mod codec;
+mod codecs;
 mod default;
 mod gpu;
 pub(crate) mod magnitude;
@@ -27,6 +28,7 @@ mod vocabulary;
 #[cfg(feature = "tui")]
 pub(crate) use budget::{budget_bytes, reserve_bytes};
 pub use codec::CodecSpec;
+pub use codecs::{Codec, builtin_codecs, codecs_from_tables};
 pub use default::{DEFAULT_SCENARIO, default_scenario};
 pub use gpu::{EfficiencyCurve, GpuSpec};
 pub use model::{ModelSpec, ModelStyle};

@@ -102,7 +102,18 @@ pub fn validate_model(m: &ModelSpec) -> Result<(), InvalidField> {
 pub fn validate_gpu(g: &GpuSpec) -> Result<(), InvalidField> {
     check_name("gpu.name", &g.name)?;
     super::ranges::check_gpu(g)?;
-    g.codec.validate("gpu.codec")
+    g.codec.validate("gpu.codec")?;
+    for (i, c) in g.codecs.iter().enumerate() {
+        c.validate(&format!("gpu.codecs[{i}]"))?;
+        if g.codecs[..i].iter().any(|o| o.name == c.name) {
+            return Err(InvalidField::new(
+                format!("gpu.codecs[{i}].name"),
+                &c.name,
+                "a name no other codec of the GPU has",
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Scenario {

@@ -114,6 +114,17 @@ pub enum Strategy {
     /// `--recompute-modules`), keep the rest (with no names, keep everything).
     #[strum(serialize = "named")]
     Named,
+    /// Lynx's optimal policy: per stage, which units to recompute and whether each runs in
+    /// the schedule's communication windows (the wait for the gradient, the backward's
+    /// tensor-parallel collectives) or on demand, charged only its exposed time; nested in a
+    /// recomputation-aware partition search.
+    #[strum(serialize = "lynx")]
+    Lynx,
+    /// Lynx's heuristic: one such policy per class of identical stages (the most
+    /// constrained stage's), on the even partition.
+    #[serde(rename = "lynx-heuristic")]
+    #[strum(serialize = "lynx-heuristic")]
+    LynxHeuristic,
 }
 
 /// Every schedule pipescope knows, named as on the command line (docs/model.md).

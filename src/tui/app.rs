@@ -13,11 +13,12 @@ use super::solved::Solved;
 use super::theme::{BUILTIN, Theme};
 
 /// The story's steps, in order (docs/model.md: the AdaPipe chain).
-pub const STORY: [Strategy; 4] = [
+pub const STORY: [Strategy; 5] = [
     Strategy::None,
     Strategy::Full,
     Strategy::Adaptive,
     Strategy::AdaPipe,
+    Strategy::Lynx,
 ];
 
 /// Which screen is shown.

@@ -254,13 +254,13 @@ fn story_mode_steps_through_the_chain() {
     assert_eq!(app.mode, Mode::Story { step: 0 });
     assert!(app.story.iter().all(|s| matches!(s, Some(Ok(_)))));
     assert_eq!(app.shown().unwrap().outcome.strategy, Strategy::None);
-    for _ in 0..5 {
+    for _ in 0..6 {
         act(&mut app, Action::StoryNext);
     }
-    assert_eq!(app.mode, Mode::Story { step: 3 });
-    assert_eq!(app.shown().unwrap().outcome.strategy, Strategy::AdaPipe);
+    assert_eq!(app.mode, Mode::Story { step: 4 });
+    assert_eq!(app.shown().unwrap().outcome.strategy, Strategy::Lynx);
     act(&mut app, Action::StoryPrev);
-    assert_eq!(app.mode, Mode::Story { step: 2 });
+    assert_eq!(app.mode, Mode::Story { step: 3 });
     act(&mut app, Action::ToggleStory);
     assert_eq!(app.mode, Mode::Normal);
 }

@@ -90,6 +90,17 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
             None => CodecSpec::default(),
             Some(c) => CodecSpec::from_table("gpu.codec", c)?,
         },
+        codecs: match &t.codecs {
+            None => Vec::new(),
+            Some(_) if t.codec.is_some() => {
+                return Err(InvalidField::new(
+                    "gpu.codecs",
+                    "[[gpu.codecs]] with [gpu.codec]",
+                    "one of them: a [gpu.codec] table (one codec) or [[gpu.codecs]] tables",
+                ));
+            }
+            Some(list) => crate::scenario::codecs_from_tables(list)?,
+        },
     };
     validate_gpu(&spec)?;
     Ok(spec)

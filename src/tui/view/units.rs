@@ -19,7 +19,7 @@ fn decision_style(theme: &Theme, d: Decision) -> Style {
     let c = &theme.colors;
     let color = match d {
         Decision::Keep => c.activation,
-        Decision::Recompute => c.recompute,
+        Decision::Recompute | Decision::Overlap => c.recompute,
         Decision::Compress => c.buffer,
         Decision::Offload => c.offload,
     };
