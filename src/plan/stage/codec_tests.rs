@@ -87,17 +87,8 @@ fn brute(a: &Anatomy, counts: BlockCounts, env: &StageEnv) -> Option<f64> {
                 best = Some(t);
             }
         }
-        let mut k = 0;
-        loop {
-            if k == idx.len() {
-                return best;
-            }
-            idx[k] += 1;
-            if idx[k] < opts[k].len() {
-                break;
-            }
-            idx[k] = 0;
-            k += 1;
+        if !crate::plan::stage::next_choice(&mut idx, &opts) {
+            return best;
         }
     }
 }

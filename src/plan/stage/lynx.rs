@@ -244,17 +244,8 @@ mod tests {
                     best = Some(t);
                 }
             }
-            let mut k = 0;
-            loop {
-                if k == idx.len() {
-                    return best;
-                }
-                idx[k] += 1;
-                if idx[k] < opts[k].len() {
-                    break;
-                }
-                idx[k] = 0;
-                k += 1;
+            if !crate::plan::stage::next_choice(&mut idx, &opts) {
+                return best;
             }
         }
     }

@@ -271,6 +271,20 @@ pub fn costs(
 #[cfg(test)]
 mod codec_tests;
 
+/// Steps the brute-force tests' odometer `idx` (one position per unit kind, counting up to
+/// `opts[k].len()`) to the next combination; `false` once every combination was visited.
+#[cfg(test)]
+pub(crate) fn next_choice<T>(idx: &mut [usize], opts: &[Vec<T>]) -> bool {
+    for (i, options) in idx.iter_mut().zip(opts) {
+        *i += 1;
+        if *i < options.len() {
+            return true;
+        }
+        *i = 0;
+    }
+    false
+}
+
 /// [`knapsack_in`] with a cache of its own (tests ask one question at a time).
 #[cfg(test)]
 pub(crate) fn knapsack(
@@ -347,17 +361,8 @@ mod tests {
                     best = Some(t);
                 }
             }
-            let mut k = 0;
-            loop {
-                if k == idx.len() {
-                    return best;
-                }
-                idx[k] += 1;
-                if idx[k] < opts[k].len() {
-                    break;
-                }
-                idx[k] = 0;
-                k += 1;
+            if !crate::plan::stage::next_choice(&mut idx, &opts) {
+                return best;
             }
         }
     }
