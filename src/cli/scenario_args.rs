@@ -7,7 +7,7 @@ use clap::Args;
 use pipescope::anatomy::MeasuredProfile;
 use pipescope::plan::Strategy;
 use pipescope::scenario::{
-    Catalog, DEFAULT_SCENARIO, Objective, Partition, Precision, Scenario, ScenarioOverrides,
+    Catalog, DEFAULT_SCENARIO, Objective, Partition, Precision, Scenario, ScenarioOverrides, Zero,
 };
 use pipescope::schedule::ScheduleKind;
 
@@ -81,13 +81,21 @@ pub struct ScenarioArgs {
     /// Chunks offloaded by gis-offload (default 1).
     #[arg(long = "offload-chunks", value_name = "K", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub offload_chunks: Option<u32>,
-    /// Distributed optimizer on (fp32 master weights and Adam moments sharded over d).
+    /// Context-parallel size cp: each sequence split over cp ranks (ring attention as
+    /// Megatron and Transformer Engine run it; s a multiple of 2 x cp).
+    #[arg(long = "cp", value_name = "CP", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub cp: Option<u32>,
+    /// ZeRO stage over the d x cp data-parallel ranks: 0 (plain), 1 (distributed optimizer)
+    /// or 3 (Megatron-FSDP: weights, gradients and optimizer sharded).
+    #[arg(long, value_name = "0|1|3")]
+    pub zero: Option<Zero>,
+    /// Distributed optimizer on: an alias of --zero 1.
     #[arg(
         long = "distributed-optimizer",
         conflicts_with = "no_distributed_optimizer"
     )]
     pub distributed_optimizer: bool,
-    /// Distributed optimizer off.
+    /// Distributed optimizer off: an alias of --zero 0.
     #[arg(
         long = "no-distributed-optimizer",
         conflicts_with = "distributed_optimizer"
@@ -105,6 +113,14 @@ pub struct ScenarioArgs {
         conflicts_with = "overlap_grad_reduce"
     )]
     pub no_overlap_grad_reduce: bool,
+    /// Overlap the distributed optimizer's parameter all-gather with the next iteration's
+    /// first forward (needs --zero 1 or 3 and --overlap-grad-reduce).
+    #[arg(long = "overlap-param-gather")]
+    pub overlap_param_gather: bool,
+    /// Pipeline the tensor-parallel collectives with their GEMMs as Transformer Engine's
+    /// userbuffers do (needs sequence parallelism).
+    #[arg(long = "tp-comm-overlap")]
+    pub tp_comm_overlap: bool,
     /// Layer split of the baselines and non-partitioning strategies: even or balanced.
     #[arg(long, value_name = "even|balanced")]
     pub partition: Option<Partition>,
@@ -184,6 +200,10 @@ impl ScenarioArgs {
                 self.no_distributed_optimizer,
             ),
             overlap_grad_reduce: flag_pair(self.overlap_grad_reduce, self.no_overlap_grad_reduce),
+            zero: self.zero,
+            cp: self.cp,
+            overlap_param_gather: self.overlap_param_gather.then_some(true),
+            tp_comm_overlap: self.tp_comm_overlap.then_some(true),
             partition: self.partition,
             global_batch: self.global_batch,
             reserve_gib: self.reserve_gib,
@@ -239,13 +259,19 @@ impl ScenarioArgs {
 }
 
 /// The scenario's keys and the command-line flags that set them.
-const KEY_FLAGS: [(&str, &str); 15] = [
+const KEY_FLAGS: [(&str, &str); 21] = [
     ("parallel.pp", "-p/--stages"),
     ("parallel.precision", "--precision"),
     ("parallel.tp", "-t/--tp"),
     ("parallel.dp", "-d/--dp"),
     ("parallel.chunks", "--chunks"),
     ("parallel.grad_bytes", "--grad-bytes"),
+    ("parallel.cp", "--cp"),
+    ("parallel.zero", "--zero"),
+    ("parallel.distributed_optimizer", "--distributed-optimizer"),
+    ("plan.overlap_param_gather", "--overlap-param-gather"),
+    ("plan.tp_comm_overlap", "--tp-comm-overlap"),
+    ("plan.overlap_grad_reduce", "--overlap-grad-reduce"),
     ("batch.seq_len", "-s/--seq"),
     ("batch.micro_batches", "-m/--microbatches"),
     ("batch.micro_batch_size", "-b/--micro-batch-size"),

@@ -19,6 +19,7 @@ mod settings;
 mod to_toml;
 mod units;
 mod validate;
+mod validate_job;
 mod vocabulary;
 
 pub use codec::{CODEC_KEYS, CodecSpec};
@@ -33,7 +34,7 @@ pub use settings::{Batch, Parallel, PlanSettings};
 pub use to_toml::to_toml;
 pub use units::{GIB, GIB_BYTES};
 pub use validate::{limits, validate_gpu, validate_model};
-pub use vocabulary::{Objective, Partition, Precision, ScheduleKind, Strategy, parse_name};
+pub use vocabulary::{Objective, Partition, Precision, ScheduleKind, Strategy, Zero, parse_name};
 
 /// One complete, validated description of a training set-up to plan and simulate.
 #[derive(Debug, Clone, PartialEq)]

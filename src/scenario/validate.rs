@@ -99,6 +99,9 @@ pub fn validate_gpu(g: &GpuSpec) -> Result<(), InvalidField> {
     }
     positive_f64("gpu.bf16_tflops", g.bf16_tflops)?;
     positive_f64("gpu.hbm_gbps", g.hbm_gbps)?;
+    if let Some(sms) = g.sms {
+        positive("gpu.sms", u64::from(sms), limits::DEGREE)?;
+    }
     positive_f64("gpu.link_gbps", g.link_gbps)?;
     positive_f64("gpu.inter_node_gbps", g.inter_node_gbps)?;
     positive_f64("gpu.host_gbps", g.host_gbps)?;
@@ -303,6 +306,7 @@ impl Scenario {
         if let Some(k) = plan.offload_chunks {
             positive("plan.offload_chunks", u64::from(k), limits::DEGREE)?;
         }
+        super::validate_job::check_job(self)?;
         if let Some(profile) = &self.profile {
             profile.validate()?;
         }

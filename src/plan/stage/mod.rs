@@ -179,7 +179,10 @@ pub fn costs(
     decisions: &[KindDecision],
     whole_layer_recompute: bool,
 ) -> StageCosts {
-    let mut c = StageCosts::default();
+    let mut c = StageCosts {
+        static_bytes: anatomy.device_bytes,
+        ..StageCosts::default()
+    };
     for kind in KINDS {
         let n = f64::from(counts.of(kind));
         let b = anatomy.block_of(kind);
