@@ -9,7 +9,7 @@ use std::time::Instant;
 use clap::Args;
 
 use pipescope::plan::Strategy;
-use pipescope::scenario::{Objective, Precision, Scenario, ScheduleKind};
+use pipescope::scenario::{Objective, Precision, Scenario, ScheduleKind, Zero};
 use pipescope::solve;
 use pipescope::sweep::{self, SweepOptions, SweepResult, SweepSpace};
 
@@ -89,9 +89,27 @@ pub struct SweepArgs {
     /// Measured profile (TOML) replacing the cost model's estimates.
     #[arg(long, value_name = "FILE")]
     pub profile: Option<String>,
-    /// Number format of the layers' GEMMs for every configuration: bf16 or fp8.
-    #[arg(long, value_name = "bf16|fp8")]
-    pub precision: Option<Precision>,
+    /// Number formats of the layers' GEMMs (default: the preset's, bf16 unless it says).
+    #[arg(long, value_delimiter = ',', value_name = "bf16|fp8,...")]
+    pub precision: Vec<Precision>,
+    /// Context-parallel sizes (default: 1 and the divisors of N up to 8 whose 2 cp divides
+    /// the sequence).
+    #[arg(long, value_delimiter = ',', value_name = "CP,...", value_parser = whole::<u32>)]
+    pub cp: Vec<u32>,
+    /// ZeRO stages (default: 0,1; 3 only when listed).
+    #[arg(long, value_delimiter = ',', value_name = "0|1|3,...")]
+    pub zero: Vec<Zero>,
+    /// Overlap the data-parallel gradient reduction with the backward in every configuration.
+    #[arg(long = "overlap-grad-reduce")]
+    pub overlap_grad_reduce: bool,
+    /// Overlap the distributed optimizer's parameter all-gather with the next forward where a
+    /// configuration shards (zero 1 or 3; needs --overlap-grad-reduce).
+    #[arg(long = "overlap-param-gather")]
+    pub overlap_param_gather: bool,
+    /// Pipeline the tensor-parallel collectives with their GEMMs where a configuration runs
+    /// sequence parallelism inside a node.
+    #[arg(long = "tp-comm-overlap")]
+    pub tp_comm_overlap: bool,
 }
 
 impl SweepArgs {
@@ -115,10 +133,21 @@ impl SweepArgs {
             objective: self.objective,
             overlap_recompute: self.overlap_recompute,
             profile: self.profile.clone(),
-            precision: self.precision,
+            precision: self.precision.first().copied(),
+            overlap_grad_reduce: self.overlap_grad_reduce,
             ..ScenarioArgs::default()
         };
+        if self.overlap_param_gather && !self.overlap_grad_reduce {
+            return Err(
+                "invalid --overlap-param-gather: it needs --overlap-grad-reduce as well \
+                 (Megatron: --overlap-param-gather needs --overlap-grad-reduce)"
+                    .to_string(),
+            );
+        }
         let (mut scenario, _) = args.to_scenario()?;
+        // Applied to each configuration that allows them (`sweep::scenario_for`).
+        scenario.plan.overlap_param_gather = self.overlap_param_gather;
+        scenario.plan.tp_comm_overlap = self.tp_comm_overlap;
         if let Some(reserve) = self.reserve_gib {
             let memory = scenario.gpu.memory_gib;
             if !(reserve.is_finite() && reserve >= 0.0 && reserve < memory) {
@@ -145,6 +174,9 @@ impl SweepArgs {
             chunks: self.chunks.clone(),
             schedules: self.schedules.clone(),
             strategies: self.strategies.clone(),
+            cp: self.cp.clone(),
+            zero: self.zero.clone(),
+            precision: self.precision.clone(),
         }
     }
 }

@@ -14,7 +14,7 @@ use super::bounds::{Bounds, bounds};
 use super::front::{self, Incumbents, Point};
 use super::{Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate};
 use crate::anatomy::Anatomy;
-use crate::scenario::Scenario;
+use crate::scenario::{Precision, Scenario, Zero};
 use crate::solve::{ScheduleMemo, fixed_peak_bytes, solve_without_baseline};
 
 use crate::scenario::GIB;
@@ -28,7 +28,15 @@ pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
     s.parallel.dp = c.d;
     s.parallel.sequence_parallel = c.sp;
     s.parallel.chunks = c.chunks;
-    s.parallel.distributed_optimizer = c.distributed_optimizer;
+    s.parallel.cp = c.cp;
+    s.parallel.set_zero(c.zero);
+    s.parallel.precision = c.precision;
+    // The overlaps the base asks for, where the configuration allows them.
+    s.plan.tp_comm_overlap =
+        base.plan.tp_comm_overlap && c.sp && c.t > 1 && c.t <= base.gpu.node_gpus;
+    s.plan.overlap_param_gather = base.plan.overlap_param_gather
+        && c.zero != crate::scenario::Zero::Off
+        && base.plan.overlap_grad_reduce;
     s.batch.micro_batch_size = c.b;
     s.batch.micro_batches = c.m;
     s.plan.schedule = c.schedule;
@@ -37,10 +45,10 @@ pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
 }
 
 /// What the anatomy depends on: everything but the schedule, strategy, chunks and m.
-type GroupKey = (u32, u32, u32, u32, u64, bool, bool);
+type GroupKey = (u32, u32, u32, u32, u32, u64, bool, Zero, Precision);
 
 fn group_key(c: &Config) -> GroupKey {
-    (c.gpus, c.t, c.p, c.d, c.b, c.sp, c.distributed_optimizer)
+    (c.gpus, c.t, c.cp, c.p, c.d, c.b, c.sp, c.zero, c.precision)
 }
 
 fn unsolved(config: Config, b: Bounds, status: Status) -> Row {

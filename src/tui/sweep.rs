@@ -41,7 +41,7 @@ pub fn engine_sweep(
 pub struct SweepInputs {
     /// The scenario with its layout, batch split, schedule and strategy reset.
     pub base: Scenario,
-    /// GPUs of the job, `t x p x d`.
+    /// GPUs of the job, `t x cp x p x d`.
     pub gpus: u32,
     /// Sequences per iteration, `m x b x d`.
     pub global_batch: u64,
@@ -51,13 +51,18 @@ impl SweepInputs {
     /// The inputs of a sweep for scenario `sc`.
     pub fn of(sc: &Scenario) -> SweepInputs {
         let par = &sc.parallel;
-        let gpus = par.tp.saturating_mul(par.pp).saturating_mul(par.dp);
+        let gpus = par
+            .tp
+            .saturating_mul(par.cp)
+            .saturating_mul(par.pp)
+            .saturating_mul(par.dp);
         let global_batch = u64::from(sc.batch.micro_batches)
             .saturating_mul(sc.batch.micro_batch_size)
             .saturating_mul(u64::from(par.dp));
         let reset = Config {
             gpus,
             t: 1,
+            cp: 1,
             p: 1,
             d: 1,
             b: 1,
@@ -65,11 +70,17 @@ impl SweepInputs {
             chunks: 1,
             sp: false,
             distributed_optimizer: false,
+            zero: crate::scenario::Zero::Off,
+            precision: par.precision,
             schedule: crate::scenario::ScheduleKind::OneFOneB,
             strategy: crate::plan::Strategy::None,
         };
+        let mut base = crate::sweep::scenario_for(sc, &reset);
+        // The overlaps the scenario asks for, which each configuration takes where it can.
+        base.plan.tp_comm_overlap = sc.plan.tp_comm_overlap;
+        base.plan.overlap_param_gather = sc.plan.overlap_param_gather;
         SweepInputs {
-            base: crate::sweep::scenario_for(sc, &reset),
+            base,
             gpus,
             global_batch,
         }
