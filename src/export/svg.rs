@@ -201,7 +201,8 @@ pub fn export(run: &Run<'_>, palette: &Palette) -> String {
     // Ops.
     for s in &sim.timeline.spans {
         let d = s.device as usize;
-        if d >= p || s.lane == Lane::Send {
+        // Sends and the collectives inside the ops are not drawn (the ops hold their time).
+        if d >= p || matches!(s.lane, Lane::Send | Lane::Comm) {
             continue;
         }
         let (x0, x1) = (x(s.start), x(s.end));

@@ -26,6 +26,7 @@
 //! - a SEND span (producer's send lane) covers each transfer between two devices when the
 //!   transfer time is positive; sends do not queue behind each other.
 
+pub mod collectives;
 mod copies;
 mod engine;
 pub mod estimate;

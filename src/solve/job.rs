@@ -10,6 +10,7 @@ use crate::anatomy::cost::Machine;
 use crate::anatomy::{Anatomy, params};
 use crate::plan::planner::Plan;
 use crate::scenario::Scenario;
+use crate::sim::collectives::ChunkComm;
 use crate::sim::job::{DeviceJob, JobCosts};
 
 /// Megatron's gradient bucket: `max(40M, 1M x D)` parameters, `D = d x cp` the ranks of the
@@ -175,4 +176,30 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
         overlap_grad_reduce: scenario.plan.overlap_grad_reduce,
         m: scenario.batch.micro_batches,
     }
+}
+
+/// Per device and local chunk of `plan`, the link time of the collectives inside its ops
+/// per micro-batch (the comm lane's spans): the K/V exchange, ZeRO-3's gathers of the
+/// chunk's layers and the reduce-scatters of their gradients.
+pub(crate) fn chunk_comm(anatomy: &Anatomy, plan: &Plan) -> Vec<Vec<ChunkComm>> {
+    plan.devices
+        .iter()
+        .map(|d| {
+            d.ranges
+                .iter()
+                .map(|&(a, e)| {
+                    let mut c = ChunkComm::default();
+                    for i in a..=e {
+                        let b = anatomy.block(i);
+                        c.kv_forward_s += b.cp_comm.forward_s;
+                        c.kv_backward_s += b.cp_comm.backward_s;
+                        c.gather_forward_s += b.dp_comm.forward_s;
+                        c.gather_backward_s += b.dp_comm.forward_s;
+                        c.scatter_s += b.dp_comm.backward_s - b.dp_comm.forward_s;
+                    }
+                    c
+                })
+                .collect()
+        })
+        .collect()
 }

@@ -186,14 +186,7 @@ pub fn enumerate(
                             chunks: &chunk_list,
                             strategies: &strategies,
                         };
-                        push_batch(
-                            base,
-                            shape,
-                            (b, m),
-                            lists,
-                            &mut configs,
-                            &mut rejected,
-                        );
+                        push_batch(base, shape, (b, m), lists, &mut configs, &mut rejected);
                     }
                 }
             }
@@ -243,7 +236,11 @@ fn push_batch(
             continue;
         }
         // ZeRO 1 and 3 shard over d x cp ranks: with one, they are plain data parallelism.
-        for &zero in lists.zeros.iter().filter(|&&z| z == Zero::Off || shards > 1) {
+        for &zero in lists
+            .zeros
+            .iter()
+            .filter(|&&z| z == Zero::Off || shards > 1)
+        {
             for &precision in lists.precisions {
                 if precision.is_fp8() && base.gpu.fp8_tflops.is_none() {
                     reject(rejected, FP8_GPU);

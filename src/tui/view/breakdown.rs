@@ -37,7 +37,7 @@ pub fn time_breakdowns(o: &Outcome) -> Vec<TimeBreakdown> {
         match s.lane {
             Lane::Compute => d.push(s),
             Lane::Send => sends[s.device as usize].push(s),
-            Lane::Copy => {}
+            Lane::Copy | Lane::Comm => {}
         }
     }
     (0..n)
