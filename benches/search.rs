@@ -4,7 +4,7 @@
 //! every solve must be at least as fast as the tool users would otherwise run.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipescope::schedule::{ScheduleInput, ScheduleKind, generate};
+use pipescope::{ScheduleInput, ScheduleKind, generate};
 use std::hint::black_box;
 
 fn bench(c: &mut Criterion, name: &str, kind: ScheduleKind, input: ScheduleInput) {

@@ -52,11 +52,6 @@ impl Cluster {
         }
     }
 
-    /// GPUs of the job, `t x cp x p x d`.
-    pub fn gpus(&self) -> u64 {
-        self.t * self.cp * self.p * self.d
-    }
-
     /// Ranks that hold copies of one stage and share its data-parallel collectives, `d x cp`.
     pub fn shard_ranks(&self) -> u64 {
         self.d * self.cp
@@ -97,19 +92,13 @@ impl Cluster {
         if shift >= self.node_gpus {
             return true;
         }
-        let lo = a.min(b) * width;
-        (lo..lo + width).any(|r| self.node_of(r) != self.node_of(r + shift))
-    }
-
-    /// Time to send `bytes` from pipeline stage `a` to stage `b` (zero on the same stage).
-    pub fn p2p_s(&self, a: u64, b: u64, bytes: f64) -> f64 {
-        if a == b {
-            0.0
-        } else if self.crosses_nodes(a, b) {
-            bytes / self.inter_bytes_per_s
-        } else {
-            bytes / self.intra_bytes_per_s
-        }
+        (0..self.t).any(|tp| {
+            (0..self.cp).any(|cp| {
+                (0..self.d).any(|dp| {
+                    self.node_of(self.rank(tp, cp, dp, a)) != self.node_of(self.rank(tp, cp, dp, b))
+                })
+            })
+        })
     }
 
     /// `(k, n)` of the data-parallel group (its `d x cp` ranks): members per node and nodes
@@ -202,7 +191,6 @@ mod tests {
         assert_eq!(c.rank(0, 0, 1, 0), 2);
         assert_eq!(c.rank(0, 0, 0, 1), 8);
         assert_eq!(c.rank(1, 0, 3, 2), 1 + 2 * (3 + 4 * 2));
-        assert_eq!(c.gpus(), 24);
         // With context parallelism the cp rank sits between tensor and data (tp-cp-dp-pp):
         // t 2, cp 2, d 4, p 3: rank = tp + 2 (cp + 2 (dp + 4 pp)).
         let c = Cluster {
@@ -213,7 +201,6 @@ mod tests {
         assert_eq!(c.rank(0, 0, 1, 0), 4);
         assert_eq!(c.rank(0, 0, 0, 1), 16);
         assert_eq!(c.rank(1, 1, 3, 2), 1 + 2 * (1 + 2 * (3 + 4 * 2)));
-        assert_eq!(c.gpus(), 48);
         assert_eq!(c.shard_ranks(), 8);
     }
 
@@ -264,13 +251,10 @@ mod tests {
         // t 8: a stage fills a node; every boundary crosses.
         let c = cluster(8, 1, 8);
         assert!(c.crosses_nodes(0, 1));
-        assert_eq!(c.p2p_s(0, 1, 20e9), 1.0);
         // t 2, d 1: four stages per node; 3 -> 4 crosses, 0 -> 1 does not.
         let c = cluster(2, 1, 8);
         assert!(!c.crosses_nodes(0, 1));
         assert!(c.crosses_nodes(3, 4));
-        assert_eq!(c.p2p_s(0, 1, 200e9), 1.0);
-        assert_eq!(c.p2p_s(2, 2, 1e9), 0.0);
         // t 1, d 3: stage 2 spans ranks 6..9; its rank 6 -> 9 stays, 7 -> 10 crosses.
         let c = cluster(1, 3, 4);
         assert!(c.crosses_nodes(2, 3));

@@ -3,13 +3,10 @@
 use std::path::Path;
 
 use clap::Args;
-
-use pipescope::anatomy::MeasuredProfile;
-use pipescope::plan::Strategy;
-use pipescope::scenario::{
-    Catalog, DEFAULT_SCENARIO, Objective, Partition, Precision, Scenario, ScenarioOverrides, Zero,
+use pipescope::{
+    Catalog, DEFAULT_SCENARIO, MeasuredProfile, Objective, Partition, Precision, Scenario,
+    ScenarioOverrides, ScheduleKind, Strategy, Zero,
 };
-use pipescope::schedule::ScheduleKind;
 
 /// Flags that pick a preset and override its fields.
 #[derive(Debug, Clone, Default, Args)]
@@ -220,7 +217,7 @@ impl ScenarioArgs {
         let name = match &self.preset {
             Some(p) if Path::new(p).is_file() => {
                 let info = catalog.add_file(Path::new(p)).map_err(|e| e.to_string())?;
-                if info.kind != pipescope::scenario::PresetKind::Scenario {
+                if info.kind != pipescope::PresetKind::Scenario {
                     return Err(format!(
                         "{p}: --preset needs a scenario file (top-level `name`, model, gpu, ...)"
                     ));
@@ -241,7 +238,7 @@ impl ScenarioArgs {
             .apply(&mut scenario, &catalog)
             .map_err(|e| name_flags(&e.to_string()))?;
         if let Some(path) = &self.profile {
-            let text = pipescope::scenario::presets::read_text_file(Path::new(path))
+            let text = pipescope::read_text_file(Path::new(path))
                 .map_err(|e| format!("{path}: cannot read the profile: {e}"))?;
             let profile = MeasuredProfile::from_toml_str(path, &text).map_err(|e| e.to_string())?;
             scenario.profile = Some(profile);
@@ -249,7 +246,7 @@ impl ScenarioArgs {
                 .validate()
                 .map_err(|e| name_flags(&e.to_string()))?;
         }
-        // Broken user presets are said, not silently skipped (issue 14 item 7).
+        // Broken user presets are said, not silently skipped: the user meant them to load.
         for err in catalog.errors() {
             let err = super::output::printable(&err.to_string());
             eprintln!("pipescope: warning: user preset not loaded: {err}");

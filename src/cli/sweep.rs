@@ -3,18 +3,16 @@
 //! object with `--json`, one CSV row per configuration with `--csv`.
 
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use clap::Args;
 
-use pipescope::plan::Strategy;
-use pipescope::scenario::{Objective, Precision, Scenario, ScheduleKind, Zero};
-use pipescope::solve;
-use pipescope::sweep::{self, SweepOptions, SweepResult, SweepSpace};
-
 use super::scenario_args::{ScenarioArgs, whole};
 use super::sweep_output as out;
+use pipescope::{
+    Objective, Precision, Scenario, ScheduleKind, Strategy, SweepOptions, SweepResult, SweepSpace,
+    Zero, solve, sweep, sweep_scenario,
+};
 
 /// Arguments of `pipescope sweep`.
 #[derive(Debug, Args)]
@@ -158,7 +156,7 @@ impl SweepArgs {
                 ));
             }
             scenario.plan.memory_budget_bytes =
-                ((memory - reserve) * pipescope::scenario::GIB).round() as u64;
+                ((memory - reserve) * pipescope::GIB).round() as u64;
         }
         Ok(scenario)
     }
@@ -200,14 +198,14 @@ pub fn run_sweep(args: &SweepArgs) -> Result<(Scenario, SweepResult), String> {
         top: args.top,
         exhaustive: args.exhaustive,
     };
-    let cancel = AtomicBool::new(false);
+    let cancel = pipescope::Cancel::never();
     let progress: &(dyn Fn(usize, usize) + Sync) = if std::io::stderr().is_terminal() {
         &progress_line
     } else {
         &quiet
     };
-    let result = sweep::sweep(&base, &args.space(), options, progress, &cancel)
-        .map_err(|e| e.to_string())?;
+    let result =
+        sweep(&base, &args.space(), options, progress, &cancel).map_err(|e| e.to_string())?;
     Ok((base, result))
 }
 
@@ -221,7 +219,7 @@ pub fn run(args: &SweepArgs) -> Result<(), String> {
     }
     let best = match result.best() {
         Some(row) => Some(
-            solve(&sweep::scenario_for(&base, &row.config))
+            solve(&sweep_scenario(&base, &row.config))
                 .map_err(|e| format!("solving the best configuration again: {e}"))?,
         ),
         None => None,

@@ -4,10 +4,9 @@
 use clap::Args;
 use serde::Serialize;
 
-use pipescope::anatomy::{Anatomy, Block, BlockKind};
-
 use super::output::{emit, emit_line};
 use super::scenario_args::ScenarioArgs;
+use pipescope::{Anatomy, Block, BlockKind};
 
 /// Arguments of `pipescope units`.
 #[derive(Debug, Args)]

@@ -137,7 +137,11 @@ impl ScenarioOverrides {
                     global,
                     format!(
                         "a global batch that agrees with micro_batches ({m}): B = m x b x d = {}",
-                        u64::from(m) * batch.micro_batch_size * u64::from(par.dp)
+                        super::Batch {
+                            micro_batches: m,
+                            ..*batch
+                        }
+                        .global_batch(par.dp)
                     ),
                 ));
             }
@@ -189,23 +193,17 @@ impl ScenarioOverrides {
 
 /// `m = B / (b d)` for a global batch of `global` sequences, refused when not whole.
 fn micro_batches_of(global: u64, b: u64, d: u32) -> Result<u32, InvalidField> {
-    let per_step = b.max(1) * u64::from(d.max(1));
-    if global == 0 || !global.is_multiple_of(per_step) {
-        return Err(InvalidField::new(
-            "global_batch",
-            global,
-            format!(
-                "a positive multiple of micro_batch_size x dp ({b} x {d} = {per_step} sequences)"
-            ),
-        ));
+    let (b, d) = (b.max(1), d.max(1));
+    let per_step = b.saturating_mul(u64::from(d));
+    if let Some(m) = super::micro_batches_for(global, b, d) {
+        return Ok(m);
     }
-    u32::try_from(global / per_step).map_err(|_| {
-        InvalidField::new(
-            "global_batch",
-            global,
-            format!("at most {} x {per_step} sequences", u32::MAX),
-        )
-    })
+    let allowed = if global == 0 || !global.is_multiple_of(per_step) {
+        format!("a positive multiple of micro_batch_size x dp ({b} x {d} = {per_step} sequences)")
+    } else {
+        format!("at most {} x {per_step} sequences", u32::MAX)
+    };
+    Err(InvalidField::new("global_batch", global, allowed))
 }
 
 fn set<T: Copy>(field: &mut T, value: Option<T>) {

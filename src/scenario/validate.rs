@@ -23,7 +23,7 @@ pub mod limits {
     /// Largest parallel degree (p, t, d, chunks).
     pub const DEGREE: u64 = 1 << 16;
     /// Largest layers x pp x chunks: the planner's tables grow with it (about 300 bytes
-    /// each; 100,000 layers at p 512 asked for 15 GB and aborted, issue 14).
+    /// each), so beyond it a plan would ask for more memory than a machine has.
     pub const LAYER_STAGES: u64 = 1 << 21;
 }
 

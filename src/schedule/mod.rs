@@ -3,14 +3,14 @@
 //!
 //! Hand-written schedules' order does not depend on durations; the searched ones
 //! (zero-bubble heuristics, V-ZB) take the per-op durations and a memory limit in
-//! [`ScheduleInput`], as their sources do. [`inflight`] derives, from an op order alone,
+//! [`ScheduleInput`], as their sources do. `inflight` derives, from an op order alone,
 //! how many micro-batch-chunks each device holds at its peak.
 
 mod chimera;
 mod dualpipe_v;
 mod gis;
 mod gpipe;
-pub mod inflight;
+mod inflight;
 mod interleaved;
 mod kind;
 mod list_timing;
@@ -25,6 +25,7 @@ mod zbv;
 
 use crate::cancel::Cancel;
 
+pub use inflight::InFlight;
 pub use types::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
 /// Generates the per-device op order of `kind` for the given sizes and durations.
@@ -69,7 +70,7 @@ pub const MAX_CELLS: u64 = 1 << 22;
 pub const MAX_STAGES: u32 = 1024;
 
 /// Largest `p x p x m x chunks` for `v-half` and `v-min`, whose greedy search grows with
-/// p squared times m (p 512, m 256 at this limit: seconds).
+/// p squared times m (at this limit it takes seconds: benches/search.rs).
 pub const MAX_V_GREEDY_WORK: u64 = 1 << 26;
 
 /// Largest `p x p x max(m, 2p)` for `v-zb`, whose search time grows with this product: it

@@ -26,6 +26,7 @@
 //! - a SEND span (producer's send lane) covers each transfer between two devices when the
 //!   transfer time is positive; sends do not queue behind each other.
 
+mod abstract_run;
 pub mod collectives;
 mod copies;
 mod engine;
@@ -35,6 +36,7 @@ mod metrics;
 mod types;
 mod validate;
 
+pub use abstract_run::{AbstractOutcome, AbstractRun, AbstractRunError};
 pub use types::{
     ChunkCosts, DeviceMetrics, Lane, MemoryCurve, SimCosts, SimError, Simulation, Span, SpanKind,
     Timeline,

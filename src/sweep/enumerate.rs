@@ -9,7 +9,9 @@ use super::{
     Config, DEFAULT_CHUNKS, DEFAULT_MAX_CP, DEFAULT_MICRO_BATCH_SIZES, DEFAULT_SCHEDULES,
     DEFAULT_STRATEGIES, DEFAULT_ZERO, SweepSpace,
 };
-use crate::scenario::{InvalidField, Precision, Scenario, ScheduleKind, Strategy, Zero, limits};
+use crate::scenario::{
+    InvalidField, Precision, Scenario, ScheduleKind, Strategy, Zero, limits, micro_batches_for,
+};
 
 /// Rejection reason: `t` does not divide the query heads.
 pub const T_HEADS: &str = "t does not divide the heads";
@@ -169,13 +171,7 @@ pub fn enumerate(
                     let d = (u64::from(gpus) / tcp) as u32;
                     let shape = Shape { gpus, t, cp, p, d };
                     for &b in &mbs {
-                        let per_micro_batch = b * u64::from(d);
-                        if !space.global_batch.is_multiple_of(per_micro_batch) {
-                            reject(&mut rejected, M_WHOLE);
-                            continue;
-                        }
-                        let m64 = space.global_batch / per_micro_batch;
-                        let Ok(m) = u32::try_from(m64) else {
+                        let Some(m) = micro_batches_for(space.global_batch, b, d) else {
                             reject(&mut rejected, M_WHOLE);
                             continue;
                         };

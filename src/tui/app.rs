@@ -32,9 +32,9 @@ pub enum Mode {
         /// Index into the lesson's schedules.
         step: usize,
     },
-    /// The story: step `step` of [`STORY`].
+    /// The story: step `step` of the AdaPipe chain (none, full, adaptive, adapipe).
     Story {
-        /// Index into [`STORY`].
+        /// Index of the step.
         step: usize,
     },
 }
@@ -138,7 +138,7 @@ pub struct App {
     pub solved_scenario: Option<Scenario>,
     /// Compare mode: side A's (the pinned scenario's) result.
     pub compare: Option<Result<Solved, String>>,
-    /// Story mode: one result per step of [`STORY`].
+    /// Story mode: one result per step of the story.
     pub story: Vec<Option<Result<Solved, String>>>,
     /// The lesson's sizes (p, m), edited with the `stages p` and `micro m` fields there.
     pub lesson_size: (u32, u32),

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::cli_common::pipescope;
-use pipescope::scenario::Catalog;
+use pipescope::{Catalog, ScheduleKind, check_size};
 
 #[test]
 fn huge_simulations_are_refused_with_the_limit_named() {
@@ -68,8 +68,9 @@ fn a_huge_model_on_many_stages_is_refused_not_aborted() {
     assert!(start.elapsed() < Duration::from_secs(5));
 }
 
-/// `RAYON_NUM_THREADS=5000` made `compare` start 5,000 threads and take 40 s: the global pool
-/// is clamped to the available parallelism, so the answer is the same and as quick as ever.
+/// `RAYON_NUM_THREADS=5000` would start 5,000 threads for `compare`, which only add
+/// switching: the global pool is clamped to the available parallelism, so the answer is the
+/// same and as quick as ever.
 #[test]
 fn a_huge_rayon_thread_count_is_clamped() {
     let run = |threads: Option<&str>| {
@@ -107,7 +108,6 @@ fn a_huge_rayon_thread_count_is_clamped() {
 /// `benches/search.rs`).
 #[test]
 fn v_zb_accepts_the_papers_largest_run_and_nothing_much_larger() {
-    use pipescope::schedule::{ScheduleKind, check_size};
     for (p, m) in [
         (40, 160),
         (40, 163),

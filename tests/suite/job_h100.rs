@@ -15,10 +15,8 @@
 //! the forward. Runs that need context parallelism, ZeRO-3/FSDP or a model pipescope cannot
 //! describe are recorded in [`LATER`] with their published figures, not run.
 
-use pipescope::scenario::{
-    Catalog, Partition, Precision, ScenarioOverrides, ScheduleKind, Strategy,
-};
 use pipescope::solve;
+use pipescope::{Catalog, Partition, Precision, ScenarioOverrides, ScheduleKind, Strategy};
 
 /// One published run.
 struct Run {

@@ -5,11 +5,11 @@
 
 use crate::search_util;
 
-use pipescope::schedule::{Placement, ScheduleError, ScheduleKind, generate};
+use pipescope::{Placement, ScheduleError, ScheduleKind, generate};
 use proptest::prelude::*;
 use search_util::{assert_complete, peaks, time, uniform, varied};
 
-fn gis_input(p: u32, m: u32, v: u32, g: Option<u32>) -> pipescope::schedule::ScheduleInput {
+fn gis_input(p: u32, m: u32, v: u32, g: Option<u32>) -> pipescope::ScheduleInput {
     let mut input = uniform(p, m, v, 1.0, 1.0, 1.0, 0.0);
     input.group_size = g;
     input

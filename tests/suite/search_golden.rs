@@ -10,7 +10,7 @@
 
 use crate::search_util;
 
-use pipescope::schedule::{OpKind, Placement, Schedule, ScheduleKind, generate};
+use pipescope::{OpKind, Placement, Schedule, ScheduleKind, generate};
 use search_util::{assert_complete, time, uniform};
 
 fn notation(s: &Schedule) -> Vec<String> {
@@ -42,7 +42,7 @@ fn notation(s: &Schedule) -> Vec<String> {
 
 fn check(
     kind: ScheduleKind,
-    mut input: pipescope::schedule::ScheduleInput,
+    mut input: pipescope::ScheduleInput,
     limit: Option<f64>,
     group: Option<u32>,
     want: &[&str],

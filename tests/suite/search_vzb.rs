@@ -6,7 +6,7 @@
 
 use crate::search_util;
 
-use pipescope::schedule::{ScheduleError, ScheduleKind, generate};
+use pipescope::{ScheduleError, ScheduleKind, generate};
 use proptest::prelude::*;
 use search_util::{assert_complete, peaks, time, uniform, varied};
 
@@ -58,7 +58,7 @@ fn lower_limits_are_respected_or_do_not_fit() {
 /// Costs drawn from a fixed xorshift sequence: equal costs, then transfer times, then
 /// other equal F/B/W, then per-device and per-chunk spread (the uneven costs that make the
 /// source's winner end later than V-Half's order at fewer than 2p micro-batches).
-fn drawn_inputs(p: u32, m: u32, state: &mut u64) -> Vec<pipescope::schedule::ScheduleInput> {
+fn drawn_inputs(p: u32, m: u32, state: &mut u64) -> Vec<pipescope::ScheduleInput> {
     let mut draw = |lo: f64, hi: f64| {
         *state ^= *state << 13;
         *state ^= *state >> 7;

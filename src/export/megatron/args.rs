@@ -165,7 +165,7 @@ pub fn precision(s: &Scenario) -> Group {
 /// Batch sizes and the length of the run.
 pub fn training(s: &Scenario) -> Group {
     let b = &s.batch;
-    let global = b.micro_batch_size * u64::from(b.micro_batches) * u64::from(s.parallel.dp);
+    let global = b.global_batch(s.parallel.dp);
     let mut g = Group::new("TRAINING_ARGS");
     g.value("--micro-batch-size", b.micro_batch_size)
         .value("--global-batch-size", global)
@@ -245,4 +245,18 @@ pub fn nodes(gpus: u64, node_gpus: u32) -> (u64, u64) {
         (a, b) = (b, a % b);
     }
     (a, gpus / a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// torchrun starts as many ranks on every node: a job larger than a node takes the
+    /// largest count that divides it.
+    #[test]
+    fn a_job_spans_whole_nodes_of_equal_size() {
+        assert_eq!(nodes(12, 8), (4, 3));
+        assert_eq!(nodes(4, 8), (4, 1));
+        assert_eq!(nodes(64, 8), (8, 8));
+    }
 }

@@ -8,7 +8,6 @@
 //! search's result is timed against V-Half's: V-Half's order is used when it fits the
 //! memory limit and ends strictly earlier, or when no candidate of the search fits.
 
-use crate::schedule::inflight::peak_in_flight;
 use crate::schedule::list_timing::time_schedule;
 use crate::schedule::search_input::cost;
 use crate::schedule::v_greedy;
@@ -35,7 +34,8 @@ pub(super) fn at_least_v_half(
     let Ok(mut half) = v_greedy::generate(ScheduleKind::VHalf, input) else {
         return searched;
     };
-    let fits = peak_in_flight(&half)
+    let fits = half
+        .peak_in_flight()
         .iter()
         .all(|&peak| i64::from(peak) <= max_mem);
     let Some(half_makespan) = makespan(&half, input).filter(|_| fits) else {

@@ -5,8 +5,8 @@
 //! isolated kernels is the preset's in-training factor. Run with `--nocapture` to see the
 //! table.
 
-use pipescope::anatomy::cost::Machine;
-use pipescope::scenario::{Catalog, GpuSpec};
+use crate::anatomy::cost::Machine;
+use crate::scenario::{Catalog, GpuSpec};
 
 /// Kernels in a training step run at this fraction of their isolated rate (the preset's
 /// in-training factor): the model's time times it is the isolated kernel's time.
