@@ -306,11 +306,18 @@ mod tests {
         let (configs, rejected) = enumerate(&base, &space(16, 32)).unwrap();
         assert!(!configs.is_empty());
         for c in &configs {
-            assert_eq!(c.t * c.p * c.d, 16);
+            assert_eq!(c.t * c.cp * c.p * c.d, 16);
             assert_eq!(u64::from(c.m) * c.b * u64::from(c.d), 32);
             assert!(c.p <= 8);
             assert!(!c.sp || c.t > 1);
-            assert!(!c.distributed_optimizer || c.d > 1);
+            assert!(!c.distributed_optimizer || c.d * c.cp > 1);
+            assert_eq!(c.distributed_optimizer, c.zero != Zero::Off);
+            // By default cp is 1 or a divisor of 16 up to 8 whose 2 cp divides s (4096).
+            assert!([1, 2, 4, 8].contains(&c.cp), "{c:?}");
+            assert_ne!(c.zero, Zero::Full, "zero 3 only when asked");
+        }
+        for cp in [1, 2, 4, 8] {
+            assert!(configs.iter().any(|c| c.cp == cp), "cp {cp} enumerated");
         }
         // 16 heads: t = 3, 5, 6, 7 (of 1..=8) do not divide them.
         assert_eq!(rejected.get(T_HEADS), Some(&4));
@@ -324,6 +331,24 @@ mod tests {
         {
             assert_eq!(c.m % c.p, 0);
         }
+    }
+
+    #[test]
+    fn listed_cp_zero_and_precision_are_enumerated_or_rejected_with_the_rule() {
+        let base = Catalog::builtin().scenario("tiny-4x8").unwrap();
+        let mut s = space(16, 32);
+        // s 4096: cp 3 does not divide 16 (d not whole), cp 4096 puts 2 cp above s.
+        s.cp = vec![1, 3, 4096];
+        s.zero = vec![Zero::Off, Zero::Full];
+        s.precision = vec![Precision::Bf16, Precision::Fp8];
+        let (configs, rejected) = enumerate(&base, &s).unwrap();
+        assert!(configs.iter().all(|c| c.cp == 1));
+        assert!(rejected.get(CP_SEQ).copied().unwrap_or(0) > 0);
+        assert!(configs.iter().any(|c| c.zero == Zero::Full && c.d > 1));
+        assert!(configs.iter().all(|c| c.zero != Zero::Full || c.d * c.cp > 1));
+        // The tiny preset's A100 has no fp8: every fp8 combination is rejected, by reason.
+        assert!(configs.iter().all(|c| c.precision == Precision::Bf16));
+        assert!(rejected.get(FP8_GPU).copied().unwrap_or(0) > 0);
     }
 
     #[test]
