@@ -345,7 +345,11 @@ mod tests {
         assert!(configs.iter().all(|c| c.cp == 1));
         assert!(rejected.get(CP_SEQ).copied().unwrap_or(0) > 0);
         assert!(configs.iter().any(|c| c.zero == Zero::Full && c.d > 1));
-        assert!(configs.iter().all(|c| c.zero != Zero::Full || c.d * c.cp > 1));
+        assert!(
+            configs
+                .iter()
+                .all(|c| c.zero != Zero::Full || c.d * c.cp > 1)
+        );
         // The tiny preset's A100 has no fp8: every fp8 combination is rejected, by reason.
         assert!(configs.iter().all(|c| c.precision == Precision::Bf16));
         assert!(rejected.get(FP8_GPU).copied().unwrap_or(0) > 0);
