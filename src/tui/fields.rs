@@ -258,9 +258,7 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
             }
         }
         Field::Precision => {
-            let Some(p) = cycle(PRECISIONS, &sc.parallel.precision, delta) else {
-                return None;
-            };
+            let p = cycle(PRECISIONS, &sc.parallel.precision, delta)?;
             if p.is_fp8() && sc.gpu.fp8_tflops.is_none() {
                 // Refused here rather than left for the engine: the step would only fail.
                 return Some(format!(
