@@ -9,7 +9,9 @@ use pipescope::{
     Catalog, DEFAULT_SCENARIO, MeasuredProfile, PresetKind, Scenario, ScenarioOverrides,
 };
 
-pub use super::scenario_flags::{LayoutFlags, SettingFlags, SourceFlags, cost, flag_pair, whole};
+pub use super::scenario_flags::{
+    LayoutFlags, SettingFlags, SourceFlags, cost, degree, flag_pair, whole,
+};
 
 /// Every scenario flag: where the scenario comes from, its layout, and its other settings.
 #[derive(Debug, Clone, Default, PartialEq, Args)]

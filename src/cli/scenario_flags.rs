@@ -6,7 +6,7 @@
 
 use clap::Args;
 
-use pipescope::{Objective, Partition, Precision, ScheduleKind, Strategy, Zero};
+use pipescope::{Objective, Partition, Precision, ScheduleKind, Strategy, Zero, limits};
 
 /// Where the scenario starts from: a preset, a model, a GPU, a measured profile.
 #[derive(Debug, Clone, Default, PartialEq, Args)]
@@ -30,13 +30,13 @@ pub struct SourceFlags {
 #[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct LayoutFlags {
     /// Pipeline stages p.
-    #[arg(short = 'p', long = "stages", value_name = "P", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(short = 'p', long = "stages", value_name = "P", value_parser = degree, allow_negative_numbers = true)]
     pub pp: Option<u32>,
     /// Tensor-parallel size t.
-    #[arg(short = 't', long = "tp", value_name = "T", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(short = 't', long = "tp", value_name = "T", value_parser = degree, allow_negative_numbers = true)]
     pub tp: Option<u32>,
     /// Data-parallel size d.
-    #[arg(short = 'd', long = "dp", value_name = "D", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(short = 'd', long = "dp", value_name = "D", value_parser = degree, allow_negative_numbers = true)]
     pub dp: Option<u32>,
     /// Sequence parallelism on.
     #[arg(long, conflicts_with = "no_sp")]
@@ -60,11 +60,11 @@ pub struct LayoutFlags {
     #[arg(long)]
     pub strategy: Option<Strategy>,
     /// Virtual chunks per device for interleaved, gis and gis-offload (2 or more).
-    #[arg(long, value_name = "V", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(long, value_name = "V", value_parser = degree, allow_negative_numbers = true)]
     pub chunks: Option<u32>,
     /// Context-parallel size cp: each sequence split over cp ranks (ring attention as
     /// Megatron and Transformer Engine run it; s a multiple of 2 x cp).
-    #[arg(long = "cp", value_name = "CP", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(long = "cp", value_name = "CP", value_parser = degree, allow_negative_numbers = true)]
     pub cp: Option<u32>,
     /// ZeRO stage over the d x cp data-parallel ranks: 0 (plain), 1 (distributed optimizer)
     /// or 3 (Megatron-FSDP: weights, gradients and optimizer sharded).
@@ -119,10 +119,10 @@ pub struct SettingFlags {
     #[arg(long = "mem-limit", value_name = "X", value_parser = mem_limit, allow_negative_numbers = true)]
     pub mem_limit: Option<f64>,
     /// Group size of gis / gis-offload (default p).
-    #[arg(long = "group-size", value_name = "G", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(long = "group-size", value_name = "G", value_parser = degree, allow_negative_numbers = true)]
     pub group_size: Option<u32>,
     /// Chunks offloaded by gis-offload (default 1).
-    #[arg(long = "offload-chunks", value_name = "K", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(long = "offload-chunks", value_name = "K", value_parser = degree, allow_negative_numbers = true)]
     pub offload_chunks: Option<u32>,
     /// Overlap the data-parallel gradient reduction with the backward (Megatron's buckets).
     #[arg(
@@ -167,6 +167,16 @@ pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
         .map_err(|_| "a whole number written in digits, like 4096".to_string())
 }
 
+/// Parses a parallel degree or count of chunks (`-t`, `-p`, `-d`, `--cp`, `--chunks`,
+/// `--group-size`, `--offload-chunks`): anything that is not a whole number in the range
+/// every such setting shares, 1 to [`limits::DEGREE`], says that range (a number too large
+/// for the flag's type included); the scenario's validation then names the field.
+pub fn degree(text: &str) -> Result<u32, String> {
+    let allowed = || format!("a whole number from 1 to {}", limits::DEGREE);
+    let value: u64 = text.trim().parse().map_err(|_| allowed())?;
+    u32::try_from(value).map_err(|_| allowed())
+}
+
 /// Parses a GiB flag (`--budget-gib`, `--reserve-gib`) so that `70GiB` says what is allowed.
 pub fn gib(text: &str) -> Result<f64, String> {
     text.trim()
@@ -207,5 +217,12 @@ mod tests {
         assert!(cost("1s").unwrap_err().contains("cost units"));
         assert!(gib("70GiB").unwrap_err().contains("GiB"));
         assert_eq!(mem_limit(" 8 "), Ok(8.0));
+        for bad in ["99999999999", "-1", "2.5", "x"] {
+            assert_eq!(
+                degree(bad),
+                Err("a whole number from 1 to 65536".to_string())
+            );
+        }
+        assert_eq!(degree(" 4 "), Ok(4));
     }
 }

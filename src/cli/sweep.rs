@@ -8,7 +8,7 @@ use std::time::Instant;
 use clap::Args;
 
 use super::scenario_args::{
-    SettingFlags, SourceFlags, finish_scenario, setting_overrides, starting_scenario, whole,
+    SettingFlags, SourceFlags, degree, finish_scenario, setting_overrides, starting_scenario, whole,
 };
 use super::sweep_output as out;
 use super::unused_flags;
@@ -36,16 +36,16 @@ pub struct SweepArgs {
     #[arg(long = "global-batch", value_name = "B", value_parser = whole::<u64>, required = true)]
     pub global_batch: u64,
     /// Tensor-parallel sizes (default: every t up to the GPU's node size that divides the heads).
-    #[arg(short = 't', long, value_delimiter = ',', value_name = "T,...", value_parser = whole::<u32>)]
+    #[arg(short = 't', long, value_delimiter = ',', value_name = "T,...", value_parser = degree)]
     pub tp: Vec<u32>,
     /// Pipeline sizes (default: 1 to the layers).
-    #[arg(short = 'p', long, visible_alias = "stages", value_delimiter = ',', value_name = "P,...", value_parser = whole::<u32>)]
+    #[arg(short = 'p', long, visible_alias = "stages", value_delimiter = ',', value_name = "P,...", value_parser = degree)]
     pub pp: Vec<u32>,
     /// Micro-batch sizes (default: 1,2,4,8).
     #[arg(short = 'b', long, visible_alias = "micro-batch-size", value_delimiter = ',', value_name = "B,...", value_parser = whole::<u64>)]
     pub mbs: Vec<u64>,
     /// Chunks for the schedules that take them (default: 2).
-    #[arg(long, value_delimiter = ',', value_name = "V,...", value_parser = whole::<u32>)]
+    #[arg(long, value_delimiter = ',', value_name = "V,...", value_parser = degree)]
     pub chunks: Vec<u32>,
     /// Schedules (default: 1f1b,interleaved,zb-h1,zb-v,v-half).
     #[arg(
@@ -80,7 +80,7 @@ pub struct SweepArgs {
     pub precision: Vec<Precision>,
     /// Context-parallel sizes (default: 1 and the divisors of N up to 8 whose 2 cp divides
     /// the sequence).
-    #[arg(long, value_delimiter = ',', value_name = "CP,...", value_parser = whole::<u32>)]
+    #[arg(long, value_delimiter = ',', value_name = "CP,...", value_parser = degree)]
     pub cp: Vec<u32>,
     /// ZeRO stages (default: 0,1; 3 only when listed).
     #[arg(long, value_delimiter = ',', value_name = "0|1|3,...")]

@@ -253,4 +253,35 @@ mod tests {
         let e = check_sweep(&[ScheduleKind::ZbV], &[3], &settings()).unwrap_err();
         assert!(e.contains("--chunks"), "{e}");
     }
+
+    #[test]
+    fn a_sweep_refuses_an_overlap_no_swept_configuration_could_use() {
+        let mut base = pipescope::Catalog::builtin()
+            .scenario("gpt3-175b-16k")
+            .unwrap();
+        base.plan.overlap_grad_reduce = true;
+        let mut s = settings();
+        s.overlap_param_gather = true;
+        assert!(check_sweep_overlaps(&base, &[], &[], &s).is_ok());
+        assert!(check_sweep_overlaps(&base, &[], &[Zero::Off, Zero::Full], &s).is_ok());
+        let e = check_sweep_overlaps(&base, &[], &[Zero::Off], &s).unwrap_err();
+        assert!(
+            e.contains("--overlap-param-gather") && e.contains("zero 1 or 3"),
+            "{e}"
+        );
+        base.plan.overlap_grad_reduce = false;
+        let e = check_sweep_overlaps(&base, &[], &[], &s).unwrap_err();
+        assert!(e.contains("--overlap-grad-reduce"), "{e}");
+        let mut s = settings();
+        s.tp_comm_overlap = true;
+        assert!(check_sweep_overlaps(&base, &[1, 8], &[], &s).is_ok());
+        let e = check_sweep_overlaps(&base, &[1], &[], &s).unwrap_err();
+        assert!(
+            e.contains("--tp-comm-overlap") && e.contains("--tp 1"),
+            "{e}"
+        );
+        base.gpu.sms = None;
+        let e = check_sweep_overlaps(&base, &[], &[], &s).unwrap_err();
+        assert!(e.contains("gpu.sms") && e.contains(&base.gpu.name), "{e}");
+    }
 }

@@ -142,10 +142,10 @@ fn context_parallelism_and_zero_3_show_in_the_header_the_fields_and_the_gantt() 
     for (zero, field, glyphs) in [
         (
             pipescope::Zero::Optimizer,
-            "zero     1 dist opt",
+            "zero      1 dist opt",
             &['≈'][..],
         ),
-        (pipescope::Zero::Full, "zero     3 full", &['▾', '▴'][..]),
+        (pipescope::Zero::Full, "zero      3 full", &['▾', '▴'][..]),
     ] {
         let mut scenario = catalog.scenario("gpt3-175b-16k").unwrap();
         scenario.parallel.dp = 2;
@@ -159,7 +159,7 @@ fn context_parallelism_and_zero_3_show_in_the_header_the_fields_and_the_gantt() 
         let screen = render(&mut app, 200, 60).to_string();
         assert!(screen.contains("GPUs 256 = t8×cp2×p8×d2"), "{screen}");
         assert!(screen.contains("cp_comm "), "{screen}");
-        for field in [field, "ctx cp   2", "prec     bf16"] {
+        for field in [field, "ctx cp    2", "prec      bf16"] {
             assert!(screen.contains(field), "no {field:?}\n{screen}");
         }
         // The Gantt's rows (right of the parameters and the legend).
