@@ -9,7 +9,7 @@ use crate::outcome::Outcome;
 use crate::plan::planner::{self, Plan, PlanRequest};
 use crate::plan::simcosts::{self, SimOptions};
 use crate::plan::{Strategy, split};
-use crate::scenario::{InvalidField, Scenario};
+use crate::scenario::{InvalidField, P2p, Scenario};
 use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 use crate::sim::{self, SimError, Simulation};
 
@@ -187,6 +187,7 @@ fn options_for(m: u32, overlap: bool, peak: f64, replicated: bool) -> SimOptions
         overlap_recompute: overlap,
         peak_flops_per_device: peak,
         replicated,
+        blocking_sends: false,
     }
 }
 
@@ -298,7 +299,10 @@ pub(crate) fn run(
     // 2. In-flight counts from the order (device-worths for several chunks, rounded up).
     req.in_flight = in_flight(anatomy, &sched, &req.stage_of, &even);
     let replicated = sched.placement == Placement::Chimera;
-    let opts = options_for(m, scenario.plan.overlap_recompute, peak_flops, replicated);
+    let opts = SimOptions {
+        blocking_sends: scenario.plan.p2p == P2p::Blocking,
+        ..options_for(m, scenario.plan.overlap_recompute, peak_flops, replicated)
+    };
     let offloads = matches!(strategy, Strategy::Offload | Strategy::Unified);
     let scales: &[f64] = if offloads {
         &[1.0, 0.5, 0.25, 0.0]

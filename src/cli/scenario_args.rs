@@ -182,6 +182,8 @@ impl ScenarioArgs {
             ),
             overlap_grad_reduce: flag_pair(self.overlap_grad_reduce, self.no_overlap_grad_reduce),
             partition: self.partition,
+            p2p: None,
+            layout: None,
             global_batch: self.global_batch,
             reserve_gib: self.reserve_gib,
             grad_bytes: self.grad_bytes,

@@ -36,7 +36,7 @@ pub use units::GIB;
 pub use validate::limits;
 #[cfg(test)]
 pub(crate) use validate::validate_model;
-pub use vocabulary::{Objective, Partition, Precision, ScheduleKind, Strategy};
+pub use vocabulary::{Objective, P2p, Partition, Precision, ScheduleKind, Strategy};
 
 /// One complete, validated description of a training set-up to plan and simulate.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! [`ScenarioOverrides`]: the command-line flags (and the TUI's edits) on top of a preset.
 
 use super::presets::{Catalog, budget_bytes, reserve_bytes};
-use super::{InvalidField, Objective, Partition, Precision, Scenario};
+use super::{InvalidField, Objective, P2p, Partition, PipelineLayout, Precision, Scenario};
 use crate::scenario::ScheduleKind;
 use crate::scenario::Strategy;
 
@@ -52,6 +52,10 @@ pub struct ScenarioOverrides {
     pub overlap_grad_reduce: Option<bool>,
     /// Layer split of the baselines and non-partitioning strategies.
     pub partition: Option<Partition>,
+    /// Whether stage-to-stage sends block their sender.
+    pub p2p: Option<P2p>,
+    /// Pipeline layout in Megatron's grammar (an empty text clears it).
+    pub layout: Option<String>,
     /// Sequences per iteration over all replicas; sets `m = B / (b d)`.
     pub global_batch: Option<u64>,
     /// Memory kept free per device, GiB (budget = the GPU's memory minus it).
@@ -147,6 +151,16 @@ impl ScenarioOverrides {
             (None, None) => {}
         }
         set(&mut plan.partition, self.partition);
+        set(&mut plan.p2p, self.p2p);
+        if let Some(text) = &self.layout {
+            plan.layout = if text.is_empty() {
+                None
+            } else {
+                Some(PipelineLayout::parse(text).map_err(|e| {
+                    InvalidField::new("layout", text, e.to_string())
+                })?)
+            };
+        }
         if let Some(units) = &self.recompute_units {
             plan.recompute_units = units.clone();
         }

@@ -1,7 +1,7 @@
 //! Parallel layout, batch and plan settings of a scenario.
 
-use crate::scenario::ScheduleKind;
-use crate::scenario::{Objective, Partition, Precision, Strategy};
+use crate::scenario::{PipelineLayout, ScheduleKind};
+use crate::scenario::{Objective, P2p, Partition, Precision, Strategy};
 
 /// How the model is split over devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +74,12 @@ pub struct PlanSettings {
     pub recompute_units: Vec<String>,
     /// Layer split of the baselines and the non-partitioning strategies.
     pub partition: Partition,
+    /// Whether a stage-to-stage send holds its sender (`blocking`, Megatron-LM's published
+    /// runs) or runs beside its next ops (`overlapped`).
+    pub p2p: P2p,
+    /// Pipeline layout in Megatron's grammar (each virtual stage's layers); `None`: the
+    /// split follows `partition`.
+    pub layout: Option<PipelineLayout>,
     /// Megatron's bucketed overlap of the data-parallel gradient reduction with the backward.
     pub overlap_grad_reduce: bool,
     /// FlashAttention (fused core attention) instead of a materialised softmax.

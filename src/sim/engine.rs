@@ -10,6 +10,7 @@
 use crate::schedule::{OpKind, Schedule};
 
 use super::copies::{self, Candidate};
+use super::transfers::{Slot, Transfer, Transfers, later};
 use super::types::{Lane, SimCosts, SimError, Span, SpanKind};
 
 /// A change of a device's memory at one instant.
@@ -66,6 +67,7 @@ struct Engine<'a> {
     stages: u32,
     comm: &'a [f64],
     overlap_recompute: bool,
+    tx: Transfers,
     f_end: Vec<f64>,
     b_end: Vec<f64>,
     /// Per cell, when offloading: start of the first op that reads the kept bytes again.
@@ -119,6 +121,7 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         stages,
         comm: &costs.comm_s,
         overlap_recompute: costs.overlap_recompute,
+        tx: Transfers::new(sched, costs.blocking_sends),
         f_end: vec![PENDING; cells],
         b_end: vec![PENDING; cells],
         need: vec![PENDING; offload_cells],
@@ -142,6 +145,12 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
     while let Some(d) = queue.pop() {
         queued[d as usize] = false;
         e.advance(d, &mut queue, &mut queued);
+    }
+    if let Some(d) = (0..p).find(|&d| e.tx.is_waiting(d as u32)) {
+        return Err(SimError::Deadlock {
+            device: d as u32,
+            op: "a blocking send whose receiver never comes".into(),
+        });
     }
     if let Some(d) = (0..p).find(|&d| e.ptr[d] < sched.devices[d].len()) {
         let op = sched.devices[d][e.ptr[d]];
@@ -179,21 +188,25 @@ impl Engine<'_> {
                 if stage == 0 {
                     return 0.0;
                 }
-                let t = self.f_end[self.cell(stage - 1, mb)];
+                let cell = self.cell(stage - 1, mb);
                 let (pd, _) = self.sched.locate(stage - 1, mb);
                 if pd != d {
-                    t + self.comm_at(stage - 1)
+                    self.tx.forward_arrival(cell)
                 } else {
-                    t
+                    self.f_end[cell]
                 }
             }
             OpKind::B | OpKind::BW => {
                 if stage + 1 == self.stages {
                     return self.f_end[self.cell(stage, mb)];
                 }
-                let t = self.b_end[self.cell(stage + 1, mb)];
+                let cell = self.cell(stage + 1, mb);
                 let (pd, _) = self.sched.locate(stage + 1, mb);
-                if pd != d { t + self.comm_at(stage) } else { t }
+                if pd != d {
+                    self.tx.backward_arrival(cell)
+                } else {
+                    self.b_end[cell]
+                }
             }
             OpKind::W => self.b_end[self.cell(stage, mb)],
         }
@@ -204,7 +217,18 @@ impl Engine<'_> {
         let di = d as usize;
         let sched = self.sched;
         let ops = &sched.devices[di];
-        while self.ptr[di] < ops.len() {
+        loop {
+            // A device whose blocking send waits for its receiver goes on only after it.
+            let (hold, woken) = self.tx.resolve(d, &mut self.runs[di].send);
+            if let Some(h) = hold {
+                self.free[di] = self.free[di].max(h);
+            }
+            for q in woken {
+                wake(q, queue, queued);
+            }
+            if self.tx.is_waiting(d) || self.ptr[di] >= ops.len() {
+                return;
+            }
             let op = ops[self.ptr[di]];
             let stage = self.sched.stage_of(d, op.chunk, op.micro_batch);
             let ready = self.ready_at(d, op.kind, stage, op.micro_batch);
@@ -217,6 +241,8 @@ impl Engine<'_> {
             let chunk = op.chunk;
             let mut start = self.free[di].max(ready);
             let end;
+            // When the device may run its next op, if a blocking send holds it past `end`.
+            let mut hold = None;
             match op.kind {
                 OpKind::F => {
                     end = start + c.f;
@@ -234,8 +260,23 @@ impl Engine<'_> {
                     if stage + 1 < self.stages {
                         let (nd, _) = self.sched.locate(stage + 1, mb);
                         if nd != d {
-                            self.send(d, mb, chunk, end, self.comm_at(stage));
-                            wake(nd, queue, queued);
+                            let t = Transfer {
+                                to: nd,
+                                reader: self.cell(stage + 1, mb),
+                                at: end,
+                                comm: self.comm_at(stage),
+                                slot: Slot::Forward(cell),
+                                mb,
+                                chunk,
+                            };
+                            let next_is_backward = ops
+                                .get(self.ptr[di] + 1)
+                                .is_some_and(|o| matches!(o.kind, OpKind::B | OpKind::BW));
+                            if self.tx.defers_forward(d, next_is_backward) {
+                                self.tx.defer(d, t);
+                            } else {
+                                hold = later(hold, self.transfer(d, t, queue, queued));
+                            }
                         }
                     }
                 }
@@ -278,9 +319,20 @@ impl Engine<'_> {
                     if stage > 0 {
                         let (nd, _) = self.sched.locate(stage - 1, mb);
                         if nd != d {
-                            self.send(d, mb, chunk, end, self.comm_at(stage - 1));
-                            wake(nd, queue, queued);
+                            let t = Transfer {
+                                to: nd,
+                                reader: self.cell(stage - 1, mb),
+                                at: end,
+                                comm: self.comm_at(stage - 1),
+                                slot: Slot::Backward(cell),
+                                mb,
+                                chunk,
+                            };
+                            hold = later(hold, self.transfer(d, t, queue, queued));
                         }
+                    }
+                    if let Some(t) = self.tx.take_deferred(d, end) {
+                        hold = later(hold, self.transfer(d, t, queue, queued));
                     }
                 }
                 OpKind::W => {
@@ -294,7 +346,10 @@ impl Engine<'_> {
                     });
                 }
             }
-            self.free[di] = end;
+            self.free[di] = hold.unwrap_or(end);
+            for q in self.tx.op_done(d, self.ptr[di], end) {
+                wake(q, queue, queued);
+            }
             self.ptr[di] += 1;
         }
     }
@@ -357,18 +412,20 @@ impl Engine<'_> {
             .push(span(d, Lane::Copy, kind, mb, chunk, start, end));
     }
 
-    fn send(&mut self, d: u32, mb: u32, chunk: u32, at: f64, dur: f64) {
-        if dur > 0.0 {
-            self.runs[d as usize].send.push(span(
-                d,
-                Lane::Send,
-                SpanKind::Send,
-                mb,
-                chunk,
-                at,
-                at + dur,
-            ));
+    /// Places a transfer from `d` and wakes its receiver; returns when `d` may go on if
+    /// the send holds it.
+    fn transfer(
+        &mut self,
+        d: u32,
+        t: Transfer,
+        queue: &mut Vec<u32>,
+        queued: &mut [bool],
+    ) -> Option<f64> {
+        let (hold, woke) = self.tx.send(d, t, &mut self.runs[d as usize].send);
+        if woke {
+            wake(t.to, queue, queued);
         }
+        hold
     }
 }
 

@@ -32,6 +32,7 @@ mod engine;
 pub mod estimate;
 pub mod job;
 mod metrics;
+mod transfers;
 mod types;
 mod validate;
 

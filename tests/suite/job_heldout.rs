@@ -27,6 +27,8 @@ struct Run {
     layout: (u32, u32, u32),
     /// (micro-batch size, global batch)
     batch: (u64, u64),
+    /// Virtual chunks per device (1: plain 1F1B; more: Megatron's interleaved schedule).
+    chunks: u32,
     /// Distributed optimizer (ZeRO-1) and gradient bytes.
     zero1: bool,
     grad_bytes: u32,
@@ -43,15 +45,18 @@ const fn narayanan(
     label: &'static str,
     shape: (u32, u64, u64),
     run: (u32, u32, u64),
+    config: (u64, u32),
     tflops: f64,
 ) -> Run {
     let (l, h, a) = shape;
     let (p, gpus, batch) = run;
+    let (b, chunks) = config;
     Run {
         label,
         shape: (l, h, a, 51200),
         layout: (8, p, gpus / (8 * p)),
-        batch: (1, batch),
+        batch: (b, batch),
+        chunks,
         zero1: false,
         grad_bytes: 2,
         partition: Partition::Even,
@@ -66,6 +71,7 @@ const fn mt_nlg(label: &'static str, d: u32, seconds: f64) -> Run {
         shape: (105, 20480, 128, 51200),
         layout: (8, 35, d),
         batch: (1, 1920),
+        chunks: 1,
         zero1: true,
         grad_bytes: 4,
         partition: Partition::Even,
@@ -74,18 +80,15 @@ const fn mt_nlg(label: &'static str, d: u32, seconds: f64) -> Run {
     }
 }
 
-/// Megatron-LM runs (Narayanan et al. 2021, Table 1).
-const MEGATRON: [Run; 5] = [
-    narayanan("76B, 1024 GPUs", (60, 10240, 80), (4, 1024, 1792), 140.0),
-    narayanan("146B, 1536 GPUs", (80, 12288, 96), (8, 1536, 2304), 148.0),
-    narayanan("310B, 1920 GPUs", (96, 16384, 128), (16, 1920, 2160), 155.0),
-    narayanan(
-        "530B, 2520 GPUs",
-        (105, 20480, 128),
-        (35, 2520, 2520),
-        163.0,
-    ),
-    narayanan("1T, 3072 GPUs", (128, 25600, 160), (64, 3072, 3072), 163.0),
+/// Megatron-LM runs (Narayanan et al. 2021, Table 1) with the micro-batch sizes and
+/// interleaving of their published scripts (Megatron-LM's `examples/sc21`).
+const MEGATRON: [Run; 6] = [
+    narayanan("39B, 512 GPUs", (48, 8192, 64), (2, 512, 1536), (4, 1), 138.0),
+    narayanan("76B, 1024 GPUs", (60, 10240, 80), (4, 1024, 1792), (2, 3), 140.0),
+    narayanan("146B, 1536 GPUs", (80, 12288, 96), (8, 1536, 2304), (2, 2), 148.0),
+    narayanan("310B, 1920 GPUs", (96, 16384, 128), (16, 1920, 2160), (1, 2), 155.0),
+    narayanan("530B, 2520 GPUs", (105, 20480, 128), (35, 2520, 2520), (1, 3), 163.0),
+    narayanan("1T, 3072 GPUs", (128, 25600, 160), (64, 3072, 3072), (1, 1), 163.0),
 ];
 
 /// DeepSpeed pipeline-engine runs.
@@ -98,6 +101,7 @@ const DEEPSPEED: [Run; 4] = [
         shape: (70, 14336, 112, 250880),
         layout: (4, 12, 8),
         batch: (2, 2048),
+        chunks: 1,
         zero1: true,
         grad_bytes: 4,
         partition: Partition::Balanced,
@@ -130,8 +134,12 @@ fn error_of(run: &Run) -> (f64, f64, f64) {
         pp: Some(p),
         dp: Some(d),
         sp: Some(false),
-        chunks: Some(1),
-        schedule: Some(ScheduleKind::OneFOneB),
+        chunks: Some(run.chunks),
+        schedule: Some(if run.chunks > 1 {
+            ScheduleKind::Interleaved
+        } else {
+            ScheduleKind::OneFOneB
+        }),
         strategy: Some(Strategy::Full),
         micro_batch_size: Some(b),
         micro_batches: Some(u32::try_from(batch / (b * u64::from(d))).unwrap()),
