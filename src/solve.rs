@@ -95,6 +95,7 @@ pub(crate) fn solve_on(
 ) -> Result<Outcome, SolveError> {
     let (cancel, memo) = (&options.cancel, options.memo);
     let kind = scenario.plan.schedule;
+    split::check_layout(scenario)?;
     let main = run(
         scenario,
         anatomy,
@@ -226,7 +227,7 @@ fn generate(
 /// in flight per device: what the first schedule is generated from (step 1 of [`run`], and
 /// of the sweep's exact peaks).
 pub(crate) fn none_request<'a>(
-    scenario: &Scenario,
+    scenario: &'a Scenario,
     anatomy: &'a Anatomy,
     kind: ScheduleKind,
     stages: usize,
@@ -237,6 +238,7 @@ pub(crate) fn none_request<'a>(
         strategy: Strategy::None,
         objective: scenario.plan.objective,
         partition: scenario.plan.partition,
+        layout: scenario.plan.layout.as_ref(),
         stage_of: kind.stage_map(p, scenario.parallel.chunks),
         stages,
         m: scenario.batch.micro_batches,
@@ -266,7 +268,8 @@ pub(crate) fn run(
     // 1. The schedule from the `none` strategy's durations on the even partition.
     let stages = kind.stages(p, scenario.parallel.chunks) as usize;
     let partition = scenario.plan.partition;
-    let even = split::default_partition(anatomy.layers, stages, partition).ok_or_else(|| {
+    let layout = scenario.plan.layout.as_ref();
+    let even = split::chain_split(anatomy.layers, stages, partition, layout).ok_or_else(|| {
         InvalidField::new(
             "parallel.pp",
             p,

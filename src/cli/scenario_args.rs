@@ -4,7 +4,7 @@ use std::path::Path;
 
 use clap::Args;
 use pipescope::{
-    Catalog, DEFAULT_SCENARIO, MeasuredProfile, Objective, Partition, Precision, Scenario,
+    Catalog, DEFAULT_SCENARIO, MeasuredProfile, Objective, P2p, Partition, Precision, Scenario,
     ScenarioOverrides, ScheduleKind, Strategy,
 };
 
@@ -105,6 +105,13 @@ pub struct ScenarioArgs {
     /// Layer split of the baselines and non-partitioning strategies: even or balanced.
     #[arg(long, value_name = "even|balanced")]
     pub partition: Option<Partition>,
+    /// Pipeline layout in Megatron's --pipeline-model-parallel-layout grammar, e.g.
+    /// "Et*8|t*8|t*8|t*8L" (E embedding, t layer, L loss, `|` between virtual stages).
+    #[arg(long, value_name = "LAYOUT")]
+    pub layout: Option<String>,
+    /// Stage-to-stage sends: blocking (Megatron-LM's published runs) or overlapped.
+    #[arg(long, value_name = "blocking|overlapped")]
+    pub p2p: Option<P2p>,
     /// Sequences per iteration over all replicas (sets m = B / (b x d)).
     #[arg(long = "global-batch", value_name = "B", value_parser = whole::<u64>, allow_negative_numbers = true)]
     pub global_batch: Option<u64>,
@@ -182,8 +189,8 @@ impl ScenarioArgs {
             ),
             overlap_grad_reduce: flag_pair(self.overlap_grad_reduce, self.no_overlap_grad_reduce),
             partition: self.partition,
-            p2p: None,
-            layout: None,
+            p2p: self.p2p,
+            layout: self.layout.clone(),
             global_batch: self.global_batch,
             reserve_gib: self.reserve_gib,
             grad_bytes: self.grad_bytes,

@@ -247,7 +247,19 @@ pub enum Partition {
 
 /// How stage-to-stage sends (activations forward, gradients back) meet the compute
 /// (docs/model.md, "Stage-to-stage transfers").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, strum::IntoStaticStr, strum::VariantArray)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum P2p {
     /// As Megatron-LM ran them in its published 2021-2022 runs: each exchange is a batched
     /// send/receive followed by a device synchronisation, so the sender waits until its send

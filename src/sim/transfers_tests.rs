@@ -27,3 +27,31 @@ fn megatron_schedules_never_deadlock_with_blocking_sends() {
         }
     }
 }
+
+/// 1F1B on 2 devices, 2 micro-batches, F 1 s, fused BW 2 s, transfers 0.1 s, worked by hand:
+/// overlapped ends at 9.2 s; blocking at 9.3 s, because device 0's last backward waits for
+/// the gradient transfer, which starts only once device 0 has posted its receive (after its
+/// first backward, at 6.2 s) and device 1 has finished (7.2 s).
+#[test]
+fn one_f_one_b_rendezvous_matches_the_hand_timeline() {
+    let over = run(ScheduleKind::OneFOneB, 2, 2, 1, 0.1, false);
+    let block = run(ScheduleKind::OneFOneB, 2, 2, 1, 0.1, true);
+    assert!((over - 9.2).abs() < 1e-9, "{over}");
+    assert!((block - 9.3).abs() < 1e-9, "{block}");
+}
+
+/// Blocking never makes a Megatron schedule faster, and without transfer time it changes
+/// nothing.
+#[test]
+fn blocking_costs_time_only_with_transfer_time() {
+    for (kind, v) in [(ScheduleKind::OneFOneB, 1), (ScheduleKind::Interleaved, 2)] {
+        for p in 2..=4 {
+            let m = 2 * p;
+            let over = run(kind, p, m, v, 0.2, false);
+            let block = run(kind, p, m, v, 0.2, true);
+            assert!(block >= over - 1e-9, "{kind:?} p {p}: {block} < {over}");
+            let free = run(kind, p, m, v, 0.0, true);
+            assert!((free - run(kind, p, m, v, 0.0, false)).abs() < 1e-9);
+        }
+    }
+}

@@ -7,6 +7,7 @@ mod arch_layers;
 mod cli_common;
 mod engine_anatomy;
 mod engine_calibration;
+mod engine_layout;
 mod engine_cli;
 mod engine_cli_pipe;
 mod engine_precision;
