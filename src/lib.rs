@@ -39,9 +39,10 @@ pub mod tui;
 pub use scenario::presets::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
 pub use scenario::{
     Batch, Catalog, CodecSpec, DEFAULT_SCENARIO, EfficiencyCurve, GIB, GpuSpec, InvalidField,
-    LayoutError, LayoutLayer, LayoutStage, MeasuredProfile, ModelSpec, ModelStyle, Objective,
-    P2p, Parallel, Partition, PipelineLayout, PlanSettings, Precision, PresetError, PresetInfo, PresetKind, Scenario, ScenarioOverrides, ScheduleKind,
-    Strategy, UnitMeasurement, default_scenario, limits, micro_batches_for, to_toml,
+    LayoutError, LayoutLayer, LayoutStage, MeasuredProfile, ModelSpec, ModelStyle, Objective, P2p,
+    Parallel, Partition, PipelineLayout, PlanSettings, Precision, PresetError, PresetInfo,
+    PresetKind, Scenario, ScenarioOverrides, ScheduleKind, Strategy, UnitMeasurement,
+    default_scenario, limits, micro_batches_for, to_toml,
 };
 
 // The model as blocks of computation units, with their bytes and times.

@@ -156,9 +156,10 @@ impl ScenarioOverrides {
             plan.layout = if text.is_empty() {
                 None
             } else {
-                Some(PipelineLayout::parse(text).map_err(|e| {
-                    InvalidField::new("layout", text, e.to_string())
-                })?)
+                Some(
+                    PipelineLayout::parse(text)
+                        .map_err(|e| InvalidField::new("layout", text, e.to_string()))?,
+                )
             };
         }
         if let Some(units) = &self.recompute_units {

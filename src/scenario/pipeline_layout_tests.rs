@@ -40,7 +40,10 @@ fn deepseek_v3_layout_unrolls_to_32_stages() {
 #[test]
 fn the_quirks_megatron_has_are_kept() {
     // Commas are deleted first, anywhere.
-    assert_eq!(stages("Et*1,2L"), vec!["E".to_string() + &"t".repeat(12) + "L"]);
+    assert_eq!(
+        stages("Et*1,2L"),
+        vec!["E".to_string() + &"t".repeat(12) + "L"]
+    );
     // `*N` repeats any single character, `|` included, and may be 0.
     assert_eq!(stages("E|*2tL"), vec!["E", "", "tL"]);
     assert_eq!(stages("Et*0|tL"), vec!["E", "tL"]);
@@ -86,7 +89,10 @@ fn chain_gives_each_stage_its_blocks() {
     assert_eq!(c, vec![(0, 6), (7, 14), (15, 22), (23, 33)]);
     // Embedding and loss on stages of their own.
     let l = PipelineLayout::parse("E|t*2|t*2|L").unwrap();
-    assert_eq!(l.chain(4, 0, 4).unwrap(), vec![(0, 0), (1, 4), (5, 8), (9, 9)]);
+    assert_eq!(
+        l.chain(4, 0, 4).unwrap(),
+        vec![(0, 0), (1, 4), (5, 8), (9, 9)]
+    );
     assert_eq!(
         l.per_rank(2),
         vec!["E | t*2".to_string(), "t*2 | L".to_string()]
@@ -99,7 +105,10 @@ fn chain_refuses_what_megatron_refuses() {
     // Stage count: more stages point at the first extra one, fewer at the end.
     let e = l.chain(16, 0, 2).unwrap_err();
     assert_eq!(e.column, 9, "{e}");
-    assert!(e.reason.contains("4 stages") && e.reason.contains("runs 2"), "{e}");
+    assert!(
+        e.reason.contains("4 stages") && e.reason.contains("runs 2"),
+        "{e}"
+    );
     let e = l.chain(16, 0, 8).unwrap_err();
     assert_eq!(e.column, 18);
     // Layer count: too many points at the first extra `t`, too few at the end.
@@ -110,20 +119,41 @@ fn chain_refuses_what_megatron_refuses() {
     assert_eq!(e.column, 18);
     assert!(e.reason.contains("16 `t`"), "{e}");
     // Embedding first, loss last, each once.
-    let e = PipelineLayout::parse("tE|tL").unwrap().chain(2, 0, 2).unwrap_err();
+    let e = PipelineLayout::parse("tE|tL")
+        .unwrap()
+        .chain(2, 0, 2)
+        .unwrap_err();
     assert_eq!((e.column, e.reason.contains("first")), (1, true));
-    let e = PipelineLayout::parse("Et|Lt").unwrap().chain(2, 0, 2).unwrap_err();
+    let e = PipelineLayout::parse("Et|Lt")
+        .unwrap()
+        .chain(2, 0, 2)
+        .unwrap_err();
     assert_eq!((e.column, e.reason.contains("last")), (5, true));
-    let e = PipelineLayout::parse("EtE|tL").unwrap().chain(2, 0, 2).unwrap_err();
+    let e = PipelineLayout::parse("EtE|tL")
+        .unwrap()
+        .chain(2, 0, 2)
+        .unwrap_err();
     assert_eq!((e.column, e.reason.contains("once")), (3, true));
-    let e = PipelineLayout::parse("EtL|tL").unwrap().chain(2, 0, 2).unwrap_err();
+    let e = PipelineLayout::parse("EtL|tL")
+        .unwrap()
+        .chain(2, 0, 2)
+        .unwrap_err();
     assert_eq!(e.column, 6);
     // An MTP layer, and an empty stage.
-    let e = PipelineLayout::parse("Et|tm|L").unwrap().chain(2, 0, 3).unwrap_err();
+    let e = PipelineLayout::parse("Et|tm|L")
+        .unwrap()
+        .chain(2, 0, 3)
+        .unwrap_err();
     assert_eq!((e.column, e.reason.contains("MTP")), (5, true));
-    let e = PipelineLayout::parse("Et||tL").unwrap().chain(2, 0, 3).unwrap_err();
+    let e = PipelineLayout::parse("Et||tL")
+        .unwrap()
+        .chain(2, 0, 3)
+        .unwrap_err();
     assert_eq!((e.column, e.reason.contains("stage 2 is empty")), (3, true));
-    let e = PipelineLayout::parse("").unwrap().chain(2, 0, 1).unwrap_err();
+    let e = PipelineLayout::parse("")
+        .unwrap()
+        .chain(2, 0, 1)
+        .unwrap_err();
     assert_eq!(e.column, 1);
 }
 

@@ -1,7 +1,7 @@
 //! Parallel layout, batch and plan settings of a scenario.
 
-use crate::scenario::{PipelineLayout, ScheduleKind};
 use crate::scenario::{Objective, P2p, Partition, Precision, Strategy};
+use crate::scenario::{PipelineLayout, ScheduleKind};
 
 /// How the model is split over devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -116,9 +116,7 @@ impl Transfers {
                     let cell = stage as usize * m + op.micro_batch as usize;
                     // An interleaved round (a forward, then a backward, then the exchange)
                     // receives its backward's gradient in the exchange before the round.
-                    let round_start = t.rounds[d]
-                        && i > 0
-                        && ops[i - 1].kind == OpKind::F;
+                    let round_start = t.rounds[d] && i > 0 && ops[i - 1].kind == OpKind::F;
                     match op.kind {
                         OpKind::F => t.f_pos[cell] = index(i),
                         OpKind::B | OpKind::BW if round_start => t.b_pos[cell] = index(i - 1),

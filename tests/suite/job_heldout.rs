@@ -85,12 +85,48 @@ const fn mt_nlg(label: &'static str, d: u32, seconds: f64) -> Run {
 /// Megatron-LM runs (Narayanan et al. 2021, Table 1) with the micro-batch sizes and
 /// interleaving of their published scripts (Megatron-LM's `examples/sc21`).
 const MEGATRON: [Run; 6] = [
-    narayanan("39B, 512 GPUs", (48, 8192, 64), (2, 512, 1536), (4, 1), 138.0),
-    narayanan("76B, 1024 GPUs", (60, 10240, 80), (4, 1024, 1792), (2, 3), 140.0),
-    narayanan("146B, 1536 GPUs", (80, 12288, 96), (8, 1536, 2304), (2, 2), 148.0),
-    narayanan("310B, 1920 GPUs", (96, 16384, 128), (16, 1920, 2160), (1, 2), 155.0),
-    narayanan("530B, 2520 GPUs", (105, 20480, 128), (35, 2520, 2520), (1, 3), 163.0),
-    narayanan("1T, 3072 GPUs", (128, 25600, 160), (64, 3072, 3072), (1, 1), 163.0),
+    narayanan(
+        "39B, 512 GPUs",
+        (48, 8192, 64),
+        (2, 512, 1536),
+        (4, 1),
+        138.0,
+    ),
+    narayanan(
+        "76B, 1024 GPUs",
+        (60, 10240, 80),
+        (4, 1024, 1792),
+        (2, 3),
+        140.0,
+    ),
+    narayanan(
+        "146B, 1536 GPUs",
+        (80, 12288, 96),
+        (8, 1536, 2304),
+        (2, 2),
+        148.0,
+    ),
+    narayanan(
+        "310B, 1920 GPUs",
+        (96, 16384, 128),
+        (16, 1920, 2160),
+        (1, 2),
+        155.0,
+    ),
+    narayanan(
+        "530B, 2520 GPUs",
+        (105, 20480, 128),
+        (35, 2520, 2520),
+        (1, 3),
+        163.0,
+    ),
+    narayanan(
+        "1T, 3072 GPUs",
+        (128, 25600, 160),
+        (64, 3072, 3072),
+        (1, 1),
+        163.0,
+    ),
 ];
 
 /// DeepSpeed pipeline-engine runs.

@@ -190,9 +190,10 @@ impl Catalog {
             None => P2p::Blocking,
         };
         let layout = match &pl.layout {
-            Some(s) => Some(PipelineLayout::parse(s).map_err(|e| {
-                inv(InvalidField::new("plan.layout", s, e.to_string()))
-            })?),
+            Some(s) => Some(
+                PipelineLayout::parse(s)
+                    .map_err(|e| inv(InvalidField::new("plan.layout", s, e.to_string())))?,
+            ),
             None => None,
         };
         let (memory_budget_bytes, reserve_bytes) = match (pl.memory_budget_gib, pl.reserve_gib) {
