@@ -75,7 +75,7 @@ pub(crate) fn built_in_code() -> Scenario {
             reserve_bytes: Some(10 << 30),
             recompute_units: Vec::new(),
             partition: Partition::Even,
-            p2p: P2p::Blocking,
+            p2p: P2p::Overlapped,
             layout: None,
             overlap_grad_reduce: false,
             flash_attention: true,

@@ -74,8 +74,8 @@ pub struct PlanSettings {
     pub recompute_units: Vec<String>,
     /// Layer split of the baselines and the non-partitioning strategies.
     pub partition: Partition,
-    /// Whether a stage-to-stage send holds its sender (`blocking`, Megatron-LM's published
-    /// runs) or runs beside its next ops (`overlapped`).
+    /// Whether a stage-to-stage send holds its sender (`blocking`, Megatron-LM's 2021-2022
+    /// runs) or runs beside its next ops (`overlapped`, the default).
     pub p2p: P2p,
     /// Pipeline layout in Megatron's grammar (each virtual stage's layers); `None`: the
     /// split follows `partition`.

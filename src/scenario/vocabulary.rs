@@ -264,11 +264,11 @@ pub enum P2p {
     /// As Megatron-LM ran them in its published 2021-2022 runs: each exchange is a batched
     /// send/receive followed by a device synchronisation, so the sender waits until its send
     /// has ended before its next op.
-    #[default]
     #[strum(serialize = "blocking")]
     Blocking,
-    /// Sends run beside the sender's next ops (Megatron-Core's `--overlap-p2p-comm`); only the
-    /// receiver waits for them.
+    /// Sends run beside the sender's next ops (Megatron-Core's `--overlap-p2p-comm`, the
+    /// default of today's interleaved schedule); only the receiver waits for them.
+    #[default]
     #[strum(serialize = "overlapped")]
     Overlapped,
 }

@@ -42,7 +42,7 @@ fn stages_hold_the_layers_the_layout_gives_them() {
     assert_eq!(out.layout.as_deref(), Some(text.as_str()));
     let json = serde_json::to_value(&out).unwrap();
     assert_eq!(json["layout"], text.as_str());
-    assert_eq!(json["p2p"], "blocking");
+    assert_eq!(json["p2p"], "overlapped");
 }
 
 #[test]

@@ -9,7 +9,8 @@
 //!   the achieved TFLOP/s per GPU. Micro-batch sizes and interleaving as in the published
 //!   scripts (Megatron-LM `examples/sc21`): 39B micro-batch 4 and 1T micro-batch 1 on plain
 //!   1F1B; 76B and 146B micro-batch 2, 310B and 530B micro-batch 1, interleaved with 3, 2, 2
-//!   and 3 chunks. Stage-to-stage sends block as that Megatron's did (the default `p2p`).
+//!   and 3 chunks. Stage-to-stage sends block as that Megatron's did (`p2p = "blocking"`, from
+//!   the `korthikanti-175b` preset the runs start from).
 //! - Runs on DeepSpeed's pipeline engine (Megatron-DeepSpeed), printed beside them: MT-NLG
 //!   530B (Smith et al. 2022; t 8, p 35, ZeRO-1, global batch 1920, iteration times on 280,
 //!   350 and 420 nodes) and BLOOM-176B (BigScience 2022; t 4, p 12, d 8, micro-batch 2,

@@ -187,7 +187,7 @@ impl Catalog {
         };
         let p2p = match &pl.p2p {
             Some(s) => parse_name::<P2p>("plan.p2p", s).map_err(inv)?,
-            None => P2p::Blocking,
+            None => P2p::Overlapped,
         };
         let layout = match &pl.layout {
             Some(s) => Some(
