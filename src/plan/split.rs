@@ -45,9 +45,19 @@ pub fn check_layout(scenario: &Scenario) -> Result<(), InvalidField> {
         return Ok(());
     };
     let plan = &scenario.plan;
-    if matches!(plan.strategy, Strategy::AdaPipe | Strategy::Unified) {
+    let stages = plan
+        .schedule
+        .stages(scenario.parallel.pp, scenario.parallel.chunks) as usize;
+    // The text against the pipeline and the model first: its errors point at a column.
+    layout
+        .chain(scenario.model.layers, 0, stages)
+        .map_err(|e| InvalidField::new("plan.layout", layout, e.to_string()))?;
+    // Lynx searches the partition where every device holds one stage (elsewhere it keeps
+    // the given split); AdaPipe and unified search it everywhere.
+    let lynx_searches = plan.strategy == Strategy::Lynx && stages == scenario.parallel.pp as usize;
+    if matches!(plan.strategy, Strategy::AdaPipe | Strategy::Unified) || lynx_searches {
         return Err(InvalidField::new(
-            "layout",
+            "plan.layout",
             layout,
             format!(
                 "a layout with a strategy that keeps the given split (strategy {} chooses \
@@ -58,7 +68,7 @@ pub fn check_layout(scenario: &Scenario) -> Result<(), InvalidField> {
     }
     if plan.partition != Partition::Even {
         return Err(InvalidField::new(
-            "layout",
+            "plan.layout",
             layout,
             format!(
                 "a layout or partition {}, not both (a layout is the whole split)",
@@ -66,13 +76,7 @@ pub fn check_layout(scenario: &Scenario) -> Result<(), InvalidField> {
             ),
         ));
     }
-    let stages = plan
-        .schedule
-        .stages(scenario.parallel.pp, scenario.parallel.chunks) as usize;
-    layout
-        .chain(scenario.model.layers, 0, stages)
-        .map(|_| ())
-        .map_err(|e| InvalidField::new("layout", layout, e.to_string()))
+    Ok(())
 }
 
 /// The balanced split, `None` when there are fewer units (`L + 2`) than stages.

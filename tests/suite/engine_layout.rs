@@ -85,3 +85,14 @@ fn layouts_that_do_not_fit_are_refused_with_the_column() {
     .unwrap_err();
     assert!(err.to_string().contains("column 6"), "{err}");
 }
+
+#[test]
+fn lynx_on_one_stage_per_device_refuses_a_layout_and_a_sweep_drops_it() {
+    let (mut s, _) = uneven();
+    s.plan.strategy = Strategy::Lynx;
+    let e = solve(&s).unwrap_err().to_string();
+    assert!(e.contains("plan.layout") && e.contains("lynx"), "{e}");
+    // A preset's layout fixes its own stages; the sweep gives every configuration its own.
+    let (s, _) = uneven();
+    assert!(pipescope::sweep_starting_scenario(&s).plan.layout.is_none());
+}
