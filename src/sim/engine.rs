@@ -9,6 +9,7 @@
 
 use crate::schedule::{OpKind, Schedule};
 
+use super::chunk_costs::ChunkCosts;
 use super::copies::{self, Candidate};
 use super::transfers::{Slot, Transfer, Transfers, later};
 use super::types::{BackwardWait, Lane, SimCosts, SimError, Span, SpanKind};
@@ -46,24 +47,6 @@ pub(crate) struct DeviceRun {
 /// Not finished yet.
 const PENDING: f64 = f64::INFINITY;
 
-/// One (device, chunk)'s op durations and activation sizes, copied once into a flat table.
-#[derive(Debug, Clone, Copy, Default)]
-struct ChunkCosts {
-    f: f64,
-    b: f64,
-    w: f64,
-    /// Recomputation on demand, right before the backward.
-    r: f64,
-    /// Recomputation in the windows before the backward (Lynx).
-    r_overlap: f64,
-    act: i64,
-    b_free: i64,
-    off: i64,
-    copy: f64,
-    tp_b: f64,
-    tp_w: f64,
-}
-
 struct Engine<'a> {
     sched: &'a Schedule,
     costs: Vec<ChunkCosts>,
@@ -89,39 +72,7 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
     let v = sched.v as usize;
     let m = sched.m as usize;
     let stages = sched.stages();
-    let bw = costs.host_bytes_per_s;
-    let mut table = Vec::with_capacity(p * v);
-    let mut any_offload = false;
-    for d in 0..p {
-        for c in 0..v {
-            let cc = &costs.chunks[d][c];
-            let off = i64::try_from(cc.offload_bytes).unwrap_or(i64::MAX);
-            any_offload |= off > 0;
-            // With `overlap_recompute` every recomputation goes to the windows.
-            let (r, r_overlap) = if costs.overlap_recompute {
-                (0.0, cc.r_s + cc.r_overlap_s)
-            } else {
-                (cc.r_s, cc.r_overlap_s)
-            };
-            table.push(ChunkCosts {
-                f: cc.f_s,
-                b: cc.b_s,
-                w: cc.w_s,
-                r,
-                r_overlap,
-                act: i64::try_from(cc.act_bytes).unwrap_or(i64::MAX),
-                b_free: i64::try_from(cc.b_free_bytes).unwrap_or(i64::MAX),
-                off,
-                copy: if off > 0 && bw > 0.0 && bw.is_finite() {
-                    cc.offload_bytes as f64 / bw
-                } else {
-                    0.0
-                },
-                tp_b: cc.tp_b_s,
-                tp_w: cc.tp_w_s,
-            });
-        }
-    }
+    let (table, any_offload) = ChunkCosts::table(costs, p, v);
     let cells = stages as usize * m;
     let offload_cells = if any_offload { cells } else { 0 };
     let mut e = Engine {

@@ -30,6 +30,7 @@
 //!   schedules the send also waits for its receiver (the `transfers` module).
 
 mod abstract_run;
+mod chunk_costs;
 mod copies;
 mod engine;
 pub mod estimate;
