@@ -96,3 +96,102 @@ fn lynx_on_one_stage_per_device_refuses_a_layout_and_a_sweep_drops_it() {
     let (s, _) = uneven();
     assert!(pipescope::sweep_starting_scenario(&s).plan.layout.is_none());
 }
+
+/// The command line's answer to `args`: its JSON on success, its error otherwise.
+fn cli(args: &[&str]) -> Result<serde_json::Value, String> {
+    let (ok, out, err) = crate::cli_common::pipescope(args);
+    assert!(!err.contains("panicked"), "{err}");
+    if ok {
+        Ok(serde_json::from_str(&out).unwrap_or(serde_json::Value::String(out)))
+    } else {
+        Err(err)
+    }
+}
+
+/// `(first, last)` block of every stage of a `plan --json` answer.
+fn stage_blocks(v: &serde_json::Value) -> Vec<(u64, u64)> {
+    v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["first_block"].as_u64().unwrap(),
+                s["last_block"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn plan_json_and_the_megatron_export_round_trip_a_layout() {
+    let (s, text) = uneven();
+    let p = s.parallel.pp.to_string();
+    let base = ["--strategy", "full", "-p", p.as_str()];
+    let plan = |layout: &str| {
+        let mut args = vec!["plan", "--json", "--layout", layout];
+        args.extend(base);
+        cli(&args).unwrap()
+    };
+    let first = plan(&text);
+    assert_eq!(first["layout"], text.as_str());
+    // What `plan --json` says it ran, given back, runs the same.
+    let again = plan(first["layout"].as_str().unwrap());
+    assert_eq!(stage_blocks(&again), stage_blocks(&first));
+    assert_eq!(again["iteration_time_s"], first["iteration_time_s"]);
+    // The export's layout (folded into Megatron's groups) decodes to the same stages.
+    let mut args = vec!["export", "megatron", "-o", "-", "--layout", text.as_str()];
+    args.extend(base);
+    let script = cli(&args).unwrap();
+    let script = script.as_str().unwrap();
+    let written = script
+        .split_whitespace()
+        .skip_while(|w| *w != "--pipeline-model-parallel-layout")
+        .nth(1)
+        .unwrap()
+        .trim_matches(|c| c == '\'' || c == '"');
+    assert_ne!(written, text, "the export folds the runs");
+    let exported = plan(written);
+    assert_eq!(stage_blocks(&exported), stage_blocks(&first));
+    assert_eq!(exported["iteration_time_s"], first["iteration_time_s"]);
+}
+
+#[test]
+fn hostile_layouts_are_refused_with_the_flag_the_column_and_the_reason() {
+    let refused = |layout: &str, extra: &[&str]| {
+        let mut args = vec!["plan", "--strategy", "full", "--layout", layout];
+        args.extend(extra);
+        cli(&args).unwrap_err()
+    };
+    // Megatron's unrolling of `(t|)*3` leaves 5 stages for the pipeline's 8.
+    let e = refused("E|(t|)*3", &[]);
+    assert!(e.contains("--layout") && e.contains("column 9"), "{e}");
+    assert!(e.contains("5 stages") && e.contains("runs 8"), "{e}");
+    let e = refused("E(t*4|", &[]);
+    assert!(e.contains("column 2") && e.contains("(...)*N"), "{e}");
+    let e = refused("Et*24|t*24|t*24|t*24|t*24L", &["-p", "4"]);
+    assert!(e.contains("column 21") && e.contains("5 stages"), "{e}");
+    let e = refused(
+        "Et*12|t*12|t*12|t*12|t*12|t*12|t*12|t*12L",
+        &["--partition", "even"],
+    );
+    assert!(
+        e.contains("--partition even") && e.contains("--layout"),
+        "{e}"
+    );
+    // The sweep chooses every configuration's split: it says so instead of ignoring it.
+    let e = cli(&[
+        "sweep",
+        "--gpus",
+        "64",
+        "--global-batch",
+        "64",
+        "--layout",
+        "Et*48|t*48L",
+    ])
+    .unwrap_err();
+    assert!(
+        e.contains("--layout Et*48|t*48L") && e.contains("sweep chooses"),
+        "{e}"
+    );
+}
