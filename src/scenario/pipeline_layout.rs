@@ -194,9 +194,10 @@ impl PipelineLayout {
             return Err(LayoutError {
                 column,
                 reason: format!(
-                    "the layout has {} stages, the pipeline runs {stages} (p x chunks); stages \
-                     are separated by `|`",
-                    self.stages.len()
+                    "the layout has {} stage{}, the pipeline runs {stages} (p x chunks); \
+                     stages are separated by `|`",
+                    self.stages.len(),
+                    if self.stages.len() == 1 { "" } else { "s" }
                 ),
             });
         }

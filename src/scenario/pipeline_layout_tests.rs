@@ -111,6 +111,9 @@ fn chain_refuses_what_megatron_refuses() {
     );
     let e = l.chain(16, 0, 8).unwrap_err();
     assert_eq!(e.column, 18);
+    let one = PipelineLayout::parse("Et*16L").unwrap();
+    let e = one.chain(16, 0, 2).unwrap_err();
+    assert!(e.reason.starts_with("the layout has 1 stage,"), "{e}");
     // Layer count: too many points at the first extra `t`, too few at the end.
     let e = l.chain(15, 0, 4).unwrap_err();
     assert_eq!(e.column, 14, "{e}");
