@@ -52,6 +52,7 @@ pub use anatomy::{Anatomy, Block, BlockKind, Unit, UnitCodec};
 pub use cancel::{Cancel, Cancelled};
 pub use outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount, UnitTable};
 pub use plan::Decision;
+pub use plan::split::searches_own_split;
 pub use sim::job::{DeviceTail, JobTimes, TimeBreakdown};
 pub use solve::{ScheduleMemo, SolveError, SolveOptions, solve, solve_with};
 

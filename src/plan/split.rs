@@ -37,6 +37,21 @@ pub fn chain_split(
         .or_else(|| default_partition(layers, stages, partition))
 }
 
+/// Whether the scenario's strategy searches its own layer split (and so cannot take a
+/// layout): AdaPipe and unified everywhere, Lynx where every device holds one stage
+/// (elsewhere it keeps the given split).
+pub fn searches_own_split(scenario: &Scenario) -> bool {
+    let plan = &scenario.plan;
+    let stages = plan
+        .schedule
+        .stages(scenario.parallel.pp, scenario.parallel.chunks);
+    match plan.strategy {
+        Strategy::AdaPipe | Strategy::Unified => true,
+        Strategy::Lynx => stages == scenario.parallel.pp,
+        _ => false,
+    }
+}
+
 /// Refuses a layout that does not fit the scenario: its stages against `p x chunks` of the
 /// schedule, its layers against the model (with the column and the reason), a partitioning
 /// strategy (which chooses its own split) and `partition balanced` beside it.
@@ -52,10 +67,7 @@ pub fn check_layout(scenario: &Scenario) -> Result<(), InvalidField> {
     layout
         .chain(scenario.model.layers, 0, stages)
         .map_err(|e| InvalidField::new("plan.layout", layout, e.to_string()))?;
-    // Lynx searches the partition where every device holds one stage (elsewhere it keeps
-    // the given split); AdaPipe and unified search it everywhere.
-    let lynx_searches = plan.strategy == Strategy::Lynx && stages == scenario.parallel.pp as usize;
-    if matches!(plan.strategy, Strategy::AdaPipe | Strategy::Unified) || lynx_searches {
+    if searches_own_split(scenario) {
         return Err(InvalidField::new(
             "plan.layout",
             layout,

@@ -9,8 +9,8 @@
 
 use crate::schedule::{OpKind, Schedule};
 
-use super::chunk_costs::ChunkCosts;
 use super::copies::{self, Candidate};
+use super::op_costs::OpCosts;
 use super::transfers::{Slot, Transfer, Transfers, later};
 use super::types::{BackwardWait, Lane, SimCosts, SimError, Span, SpanKind};
 
@@ -49,7 +49,7 @@ const PENDING: f64 = f64::INFINITY;
 
 struct Engine<'a> {
     sched: &'a Schedule,
-    costs: Vec<ChunkCosts>,
+    costs: Vec<OpCosts>,
     v: usize,
     m: usize,
     stages: u32,
@@ -72,7 +72,7 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
     let v = sched.v as usize;
     let m = sched.m as usize;
     let stages = sched.stages();
-    let (table, any_offload) = ChunkCosts::table(costs, p, v);
+    let (table, any_offload) = OpCosts::table(costs, p, v);
     let cells = stages as usize * m;
     let offload_cells = if any_offload { cells } else { 0 };
     let mut e = Engine {

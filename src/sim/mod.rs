@@ -30,12 +30,12 @@
 //!   schedules the send also waits for its receiver (the `transfers` module).
 
 mod abstract_run;
-mod chunk_costs;
 mod copies;
 mod engine;
 pub mod estimate;
 pub mod job;
 mod metrics;
+mod op_costs;
 mod transfers;
 mod types;
 mod validate;

@@ -195,3 +195,29 @@ fn hostile_layouts_are_refused_with_the_flag_the_column_and_the_reason() {
         "{e}"
     );
 }
+
+#[test]
+fn compare_with_a_layout_leaves_out_the_strategies_that_search_their_own_split() {
+    let (s, text) = uneven();
+    let p = s.parallel.pp.to_string();
+    let (ok, out, err) =
+        crate::cli_common::pipescope(&["compare", "--json", "-p", &p, "--layout", &text]);
+    assert!(ok, "{err}");
+    assert!(err.contains("leaves out adapipe, unified, lynx"), "{err}");
+    let rows: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert!(rows.iter().all(|r| r["layout"] == text.as_str()));
+    assert!(rows.iter().all(|r| r["strategy"] != "adapipe"), "{out}");
+    // Named, they are refused with the flag.
+    let e = cli(&[
+        "compare",
+        "--strategies",
+        "full,adapipe",
+        "-p",
+        &p,
+        "--layout",
+        &text,
+    ])
+    .unwrap_err();
+    assert!(e.contains("adapipe") && e.contains("(--layout)"), "{e}");
+}

@@ -7,7 +7,7 @@ use super::types::SimCosts;
 
 /// One (device, chunk)'s op durations and activation sizes, copied once into a flat table.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct ChunkCosts {
+pub(super) struct OpCosts {
     /// Forward time.
     pub(super) f: f64,
     /// Backward (input gradient) time.
@@ -32,10 +32,10 @@ pub(super) struct ChunkCosts {
     pub(super) tp_w: f64,
 }
 
-impl ChunkCosts {
+impl OpCosts {
     /// The table for `p` devices of `v` chunks, indexed `d * v + chunk`, and whether any
     /// chunk offloads.
-    pub(super) fn table(costs: &SimCosts, p: usize, v: usize) -> (Vec<ChunkCosts>, bool) {
+    pub(super) fn table(costs: &SimCosts, p: usize, v: usize) -> (Vec<OpCosts>, bool) {
         let bw = costs.host_bytes_per_s;
         let mut table = Vec::with_capacity(p * v);
         let mut any_offload = false;
@@ -50,7 +50,7 @@ impl ChunkCosts {
                 } else {
                     (cc.r_s, cc.r_overlap_s)
                 };
-                table.push(ChunkCosts {
+                table.push(OpCosts {
                     f: cc.f_s,
                     b: cc.b_s,
                     w: cc.w_s,
