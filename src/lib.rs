@@ -42,11 +42,11 @@ pub use scenario::{
     InvalidField, LayoutError, LayoutLayer, LayoutStage, MeasuredProfile, ModelSpec, ModelStyle,
     Objective, P2p, Parallel, Partition, PipelineLayout, PlanSettings, Precision, PresetError,
     PresetInfo, PresetKind, Scenario, ScenarioOverrides, ScheduleKind, Strategy, UnitMeasurement,
-    default_scenario, limits, micro_batches_for, to_toml,
+    Zero, default_scenario, limits, micro_batches_for, to_toml,
 };
 
 // The model as blocks of computation units, with their bytes and times.
-pub use anatomy::{Anatomy, Block, BlockKind, Unit, UnitCodec};
+pub use anatomy::{Anatomy, Block, BlockKind, CommTimes, Unit, UnitCodec};
 
 // Solving: the outcome and what it is made of.
 pub use cancel::{Cancel, Cancelled};

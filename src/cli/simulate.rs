@@ -46,7 +46,7 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
     }
     let src = &rest.source;
     let (l, st) = (&rest.layout, &rest.settings);
-    let flags: [(&'static str, bool); 24] = [
+    let flags: [(&'static str, bool); 28] = [
         ("--preset", src.preset.is_some()),
         ("--model", src.model.is_some()),
         ("--gpu", src.gpu.is_some()),
@@ -74,7 +74,11 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
         ("--partition", st.partition.is_some()),
         ("--layout", st.layout.is_some()),
         ("--p2p", st.p2p.is_some()),
-        ("--precision", st.precision.is_some()),
+        ("--precision", l.precision.is_some()),
+        ("--cp", l.cp.is_some()),
+        ("--zero", l.zero.is_some()),
+        ("--overlap-param-gather", st.overlap_param_gather),
+        ("--tp-comm-overlap", st.tp_comm_overlap),
         ("--grad-bytes", st.grad_bytes.is_some()),
         ("--recompute-units", st.recompute_units.is_some()),
     ];
@@ -298,7 +302,12 @@ fn glyph(kind: SpanKind, chunk: u32) -> char {
         SpanKind::W => 'W',
         SpanKind::BW => 'X',
         SpanKind::R => 'R',
-        SpanKind::D2H | SpanKind::H2D | SpanKind::Send => '~',
+        SpanKind::D2H
+        | SpanKind::H2D
+        | SpanKind::Send
+        | SpanKind::Kv
+        | SpanKind::Gather
+        | SpanKind::Scatter => '~',
     };
     if chunk == 0 {
         c

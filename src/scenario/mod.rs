@@ -23,6 +23,7 @@ mod settings;
 mod to_toml;
 mod units;
 mod validate;
+mod validate_job;
 mod vocabulary;
 
 /// A typed budget or reserve in GiB as bytes, checked (the TUI's fields take them).
@@ -43,7 +44,7 @@ pub use units::GIB;
 pub use validate::limits;
 #[cfg(test)]
 pub(crate) use validate::validate_model;
-pub use vocabulary::{Objective, P2p, Partition, Precision, ScheduleKind, Strategy};
+pub use vocabulary::{Objective, P2p, Partition, Precision, ScheduleKind, Strategy, Zero};
 
 /// One complete, validated description of a training set-up to plan and simulate.
 #[derive(Debug, Clone, PartialEq)]

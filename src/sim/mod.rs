@@ -30,6 +30,7 @@
 //!   schedules the send also waits for its receiver (the `transfers` module).
 
 mod abstract_run;
+pub mod collectives;
 mod copies;
 mod engine;
 pub mod estimate;
