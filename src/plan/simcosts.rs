@@ -123,6 +123,7 @@ pub fn sim_costs(anatomy: &Anatomy, plan: &Plan, comm_s: &[f64], opt: SimOptions
             })
             .collect(),
         host_bytes_per_s: anatomy.host_bytes_per_s,
+        host_solo_bytes_per_s: 0.0,
         overlap_recompute: opt.overlap_recompute,
         model_flops: Some(model),
         hardware_flops: Some(model + recompute_flops * mf * share),

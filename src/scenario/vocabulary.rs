@@ -187,15 +187,27 @@ pub enum ScheduleKind {
     #[serde(rename = "gis-offload")]
     #[strum(serialize = "gis-offload")]
     GisOffload,
+    /// PipeOffload's PO-H: the uniform-repeating building block with the shortest useful
+    /// group, the longest-lived half of every device's chunks offloaded on one copy stream
+    /// that a pair of devices interleaves.
+    #[serde(rename = "po-h")]
+    #[strum(serialize = "po-h")]
+    PoH,
+    /// PipeOffload's PO-F: as PO-H with every chunk offloaded.
+    #[serde(rename = "po-f")]
+    #[strum(serialize = "po-f")]
+    PoF,
 }
 
 impl ScheduleKind {
     /// Chunks per device this schedule runs with, given the user's `--chunks`.
     pub fn chunks(self, requested: u32) -> u32 {
         match self {
-            ScheduleKind::Interleaved | ScheduleKind::Gis | ScheduleKind::GisOffload => {
-                requested.max(2)
-            }
+            ScheduleKind::Interleaved
+            | ScheduleKind::Gis
+            | ScheduleKind::GisOffload
+            | ScheduleKind::PoH
+            | ScheduleKind::PoF => requested.max(2),
             ScheduleKind::ZbV
             | ScheduleKind::VHalf
             | ScheduleKind::VMin

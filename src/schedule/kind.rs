@@ -14,9 +14,11 @@ impl ScheduleKind {
             | ScheduleKind::ZbH1
             | ScheduleKind::ZbH2
             | ScheduleKind::ZbAuto => Placement::Single,
-            ScheduleKind::Interleaved | ScheduleKind::Gis | ScheduleKind::GisOffload => {
-                Placement::Looped
-            }
+            ScheduleKind::Interleaved
+            | ScheduleKind::Gis
+            | ScheduleKind::GisOffload
+            | ScheduleKind::PoH
+            | ScheduleKind::PoF => Placement::Looped,
             ScheduleKind::ZbV
             | ScheduleKind::VHalf
             | ScheduleKind::VMin
@@ -39,6 +41,22 @@ impl ScheduleKind {
                 | ScheduleKind::VMin
                 | ScheduleKind::VZb
         )
+    }
+
+    /// Whether the schedule itself moves activations to the host and back (`gis-offload`,
+    /// `po-h`, `po-f`), whatever the memory strategy.
+    pub fn offloads(self) -> bool {
+        matches!(
+            self,
+            ScheduleKind::GisOffload | ScheduleKind::PoH | ScheduleKind::PoF
+        )
+    }
+
+    /// Whether the schedule's copies to the host and back run on PipeOffload's paired copy
+    /// slots (`po-h`, `po-f`): devices (2k, 2k+1) share a host link and interleave their
+    /// device-to-host and host-to-device copies, each on its one copy stream.
+    pub fn pairs_host_copies(self) -> bool {
+        matches!(self, ScheduleKind::PoH | ScheduleKind::PoF)
     }
 
     /// The stage of every (device, chunk) for `p` devices and the user's `requested` chunks,

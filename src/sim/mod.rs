@@ -31,6 +31,8 @@ mod engine;
 pub mod estimate;
 pub mod job;
 mod metrics;
+mod offload_pass;
+mod paired;
 mod types;
 mod validate;
 
