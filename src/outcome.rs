@@ -54,7 +54,8 @@ pub struct StageOutcome {
     pub mlp_blocks: u32,
     /// Weights, gradients and optimizer state, bytes.
     pub static_bytes: u64,
-    /// Kept tensors at the device's peak, bytes.
+    /// Kept tensors resident on the device at its peak (what is on the host at that moment
+    /// not counted), bytes.
     pub activation_bytes: u64,
     /// bf16 weights of `static_bytes`, bytes.
     pub weights_bytes: u64,
@@ -75,8 +76,13 @@ pub struct StageOutcome {
     pub backward_s: f64,
     /// Recomputation time per micro-batch, summed over chunks.
     pub recompute_s: f64,
-    /// Bytes per micro-batch moved to host.
+    /// The most bytes of the device's activations held on the host at once (offload).
     pub offload_bytes: u64,
+    /// PipeOffload's copy-to-compute ratio `k` of the device's offloaded chunks: one
+    /// micro-batch-chunk's round trip to the host (D2H + H2D) over its F + B + W, the largest
+    /// over its chunks; absent when it offloads nothing. At most 1, every copy keeps pace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_ratio: Option<f64>,
     /// Per unit kind, counts of blocks by decision.
     pub units: Vec<UnitCount>,
     /// Per block, its decisions (not in the JSON contract; for the unit grid).

@@ -138,8 +138,18 @@ pub struct Anatomy {
     pub p2p_intra_s: f64,
     /// Time of one point-to-point transfer between nodes.
     pub p2p_inter_s: f64,
-    /// Host link bandwidth in bytes/s (offload).
+    /// Host link bandwidth of one GPU's copies, bytes/s per direction, when the GPUs that
+    /// share a PCIe switch copy without taking turns (the `offload` and `unified`
+    /// strategies, `gis-offload`): the switch's one-way rate shared by its `pcie_pair` GPUs.
     pub host_bytes_per_s: f64,
+    /// The same for PipeOffload's paired copies (`po-h`, `po-f`): where the two GPUs of a
+    /// switch are neighbouring pipeline stages (no tensor or data parallelism) they
+    /// interleave, one sending while the other receives, and each copy runs at the link's
+    /// rate with both directions busy; where they are peers of one stage they copy in step
+    /// and halve the one-way rate.
+    pub host_paired_bytes_per_s: f64,
+    /// A paired copy alone on the link (the pair's warm-up sends), bytes/s.
+    pub host_solo_bytes_per_s: f64,
     /// GPUs per node (stage boundaries at multiples of it cross nodes).
     pub node_gpus: u32,
 }

@@ -95,6 +95,8 @@ pub fn gpt_like(layers: u32, x: u64, static_bytes: u64) -> Anatomy {
         p2p_intra_s: 0.01,
         p2p_inter_s: 0.05,
         host_bytes_per_s: x as f64 * 4.0,
+        host_paired_bytes_per_s: x as f64 * 4.0,
+        host_solo_bytes_per_s: x as f64 * 4.0,
         node_gpus: 8,
     }
 }

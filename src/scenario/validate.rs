@@ -97,6 +97,28 @@ pub fn validate_gpu(g: &GpuSpec) -> Result<(), InvalidField> {
     positive_f64("gpu.link_gbps", g.link_gbps)?;
     positive_f64("gpu.inter_node_gbps", g.inter_node_gbps)?;
     positive_f64("gpu.host_gbps", g.host_gbps)?;
+    positive_f64("gpu.host_duplex_gbps", g.host_duplex_gbps)?;
+    if g.host_duplex_gbps > g.host_gbps {
+        return Err(InvalidField::new(
+            "gpu.host_duplex_gbps",
+            g.host_duplex_gbps,
+            format!(
+                "at most host_gbps ({}): a direction shared with the other one carries no more \
+                 than alone",
+                g.host_gbps
+            ),
+        ));
+    }
+    if !(1..=2).contains(&g.pcie_pair) {
+        return Err(InvalidField::new(
+            "gpu.pcie_pair",
+            g.pcie_pair,
+            "1 (each GPU has its own uplink to the host) or 2 (two GPUs share a PCIe switch)",
+        ));
+    }
+    if let Some(h) = g.host_memory_gib {
+        positive_f64("gpu.host_memory_gib", h)?;
+    }
     g.codec.validate("gpu.codec")?;
     positive("gpu.node_gpus", u64::from(g.node_gpus), limits::DEGREE)?;
     let eff = &g.efficiency;

@@ -30,7 +30,9 @@ impl ScheduleKind {
 
     /// Whether the op order depends on the durations (and memory limit) it is generated with:
     /// the searched schedules (zero-bubble's heuristic, the V-shape greedy and auto
-    /// schedules). `solve` regenerates these once with the plan's durations.
+    /// schedules), and PipeOffload's, whose default group grows until one group's work
+    /// covers a sweep through the devices. `solve` regenerates these once with the plan's
+    /// durations.
     pub fn uses_durations(self) -> bool {
         matches!(
             self,
@@ -40,6 +42,8 @@ impl ScheduleKind {
                 | ScheduleKind::VHalf
                 | ScheduleKind::VMin
                 | ScheduleKind::VZb
+                | ScheduleKind::PoH
+                | ScheduleKind::PoF
         )
     }
 

@@ -127,6 +127,12 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         for c in 0..v {
             let cc = &costs.chunks[d][c];
             let off = i64::try_from(cc.offload_bytes).unwrap_or(i64::MAX);
+            // A copy's link also carries the chunk's cross-node transfers.
+            let carried = if cc.offload_bytes > 0 {
+                cc.offload_bytes.saturating_add(cc.link_bytes)
+            } else {
+                0
+            };
             any_offload |= off > 0;
             table.push(ChunkCosts {
                 f: cc.f_s,
@@ -136,8 +142,8 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
                 act: i64::try_from(cc.act_bytes).unwrap_or(i64::MAX),
                 b_free: i64::try_from(cc.b_free_bytes).unwrap_or(i64::MAX),
                 off,
-                copy: copy_time(cc.offload_bytes, bw),
-                copy_solo: copy_time(cc.offload_bytes, solo_bw),
+                copy: copy_time(carried, bw),
+                copy_solo: copy_time(carried, solo_bw),
                 tp_b: cc.tp_b_s,
                 tp_w: cc.tp_w_s,
             });

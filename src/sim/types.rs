@@ -21,6 +21,10 @@ pub struct ChunkCosts {
     pub b_free_bytes: u64,
     /// Bytes moved to host after F and brought back before B (on the copy lane).
     pub offload_bytes: u64,
+    /// Bytes of this chunk's cross-node pipeline transfers per micro-batch in each direction:
+    /// they pass through the device's PCIe switch on their way to the network card, so each
+    /// of its copies carries them too (zero inside a node).
+    pub link_bytes: u64,
     /// Tensor-parallel collectives inside `b_s`: with [`SimCosts::overlap_recompute`]
     /// (Lynx) the recomputation hides under them.
     pub tp_b_s: f64,
@@ -100,6 +104,7 @@ impl SimCosts {
                             act_bytes: 1,
                             b_free_bytes: 0,
                             offload_bytes: u64::from(off),
+                            link_bytes: 0,
                             tp_b_s: 0.0,
                             tp_w_s: 0.0,
                         }

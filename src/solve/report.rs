@@ -18,8 +18,10 @@ pub(super) fn outcome(
         plan,
         schedule,
         simulation,
+        copy_ratio,
         ..
     } = solved;
+    let host_peaks = super::host::host_peaks(&simulation);
     let budget = scenario.plan.memory_budget_bytes;
     let params = super::job::device_params(anatomy, &plan);
     let tail_s = crate::sim::job::estimate_tail_s(&super::job::job_costs(scenario, anatomy, &plan));
@@ -86,11 +88,13 @@ pub(super) fn outcome(
             forward_s: d.costs.forward_s,
             backward_s: d.costs.backward_b_s + d.costs.backward_w_s + d.costs.recompute_s,
             recompute_s: d.costs.recompute_s,
-            offload_bytes: d.costs.offload_bytes,
+            offload_bytes: host_peaks.get(d.device).copied().unwrap_or(0),
+            copy_ratio: copy_ratio.get(d.device).copied().flatten(),
             units,
             blocks,
         });
     }
+    reasons.extend(super::host::host_memory_reasons(scenario, &simulation));
     let mut notes = plan.notes.clone();
     if scenario.plan.overlap_recompute {
         notes.push(

@@ -46,6 +46,7 @@ mod sched_sim;
 mod search_gis;
 mod search_golden;
 mod search_inputs;
+mod search_po;
 mod search_util;
 mod search_vgreedy;
 mod search_vzb;

@@ -78,6 +78,12 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
         node_gpus: t.node_gpus.unwrap_or(a100_links::NODE_GPUS),
         inter_node_gbps: t.inter_node_gbps.unwrap_or(a100_links::INTER_NODE_GBPS),
         host_gbps: t.host_gbps.unwrap_or(a100_links::HOST_GBPS),
+        host_duplex_gbps: t
+            .host_duplex_gbps
+            .or(t.host_gbps)
+            .unwrap_or(a100_links::HOST_DUPLEX_GBPS),
+        pcie_pair: t.pcie_pair.unwrap_or(1),
+        host_memory_gib: t.host_memory_gib,
         efficiency,
         codec: match &t.codec {
             None => CodecSpec::default(),

@@ -47,6 +47,9 @@ pub struct GpuToml {
     pub node_gpus: Option<u32>,
     pub inter_node_gbps: Option<f64>,
     pub host_gbps: Option<f64>,
+    pub host_duplex_gbps: Option<f64>,
+    pub pcie_pair: Option<u32>,
+    pub host_memory_gib: Option<f64>,
     pub efficiency: Option<EfficiencyToml>,
     /// `[gpu.codec]`: read by `CodecSpec::from_table`, which names bad keys.
     pub codec: Option<toml::Table>,
