@@ -453,7 +453,8 @@ fn plan_and_simulate(
         }
         host::add_link_bytes(scenario, anatomy, &sched, &mut costs);
         let copy_ratio = host::copy_ratios(&costs);
-        let mut simulation = sim::simulate(&sched, &costs)?;
+        let mut simulation = sim::simulate(&sched, &costs)
+            .map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
         let pipeline_s = simulation.makespan;
         sim::job::finish(&mut simulation, &job::job_costs(scenario, anatomy, &plan));
         if best

@@ -6,8 +6,10 @@
 use crate::anatomy::Anatomy;
 use crate::anatomy::cluster::Cluster;
 use crate::scenario::{GIB, Scenario};
-use crate::schedule::Schedule;
-use crate::sim::{SimCosts, Simulation};
+use crate::schedule::{Schedule, ScheduleError};
+use crate::sim::{SimCosts, SimError, Simulation};
+
+use super::SolveError;
 
 /// Applies the offload the schedule itself asks for (`gis-offload`, `po-h`, `po-f`): every
 /// kept byte of a marked chunk goes to the host between its F and its B, and PipeOffload's
@@ -148,4 +150,31 @@ pub(super) fn host_memory_reasons(scenario: &Scenario, sim: &Simulation) -> Vec<
         }
     }
     reasons
+}
+
+/// The solve's error for a failed simulation: PipeOffload's copies that cannot be placed are
+/// the schedule refusing these rates (with the device's `k`), anything else is a simulator
+/// error.
+pub(super) fn refusal(sched: &Schedule, copy_ratio: &[Option<f64>], e: SimError) -> SolveError {
+    match e {
+        SimError::OffloadUnschedulable { device, copy_s } => {
+            let k = copy_ratio
+                .get(device as usize)
+                .copied()
+                .flatten()
+                .map_or(String::new(), |k| format!(", k = {k:.2}"));
+            SolveError::Schedule(ScheduleError::Unsupported {
+                schedule: sched.kind,
+                requirement: format!(
+                    "copies to the host that keep pace with compute: on device {device} a \
+                     reload would start before its copy to the host ended (one copy {:.2} ms \
+                     each way{k}; PipeOffload needs k = (D2H + H2D) / (F + B + W) at most 1 \
+                     and room in its copy slots); offload less (po-h instead of po-f), keep \
+                     fewer bytes (recompute LayerNorm, GeLU and dropout), or a faster host link",
+                    copy_s * 1e3
+                ),
+            })
+        }
+        e => SolveError::Sim(e),
+    }
 }
