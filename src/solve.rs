@@ -280,6 +280,14 @@ pub(crate) fn run(
     cancel: &Cancel,
     memo: Option<&ScheduleMemo>,
 ) -> Result<PlannedRun, SolveError> {
+    let split;
+    let anatomy = match kind.splits_backward().then(|| anatomy.for_split_backward()) {
+        Some(Some(a)) => {
+            split = a;
+            &split
+        }
+        _ => anatomy,
+    };
     let p = scenario.parallel.pp;
     let m = scenario.batch.micro_batches;
     let v = kind.chunks(scenario.parallel.chunks);
@@ -453,8 +461,8 @@ fn plan_and_simulate(
         }
         host::add_link_bytes(scenario, anatomy, &sched, &mut costs);
         let copy_ratio = host::copy_ratios(&costs);
-        let mut simulation = sim::simulate(&sched, &costs)
-            .map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
+        let mut simulation =
+            sim::simulate(&sched, &costs).map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
         let pipeline_s = simulation.makespan;
         sim::job::finish(&mut simulation, &job::job_costs(scenario, anatomy, &plan));
         if best

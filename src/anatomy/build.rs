@@ -78,6 +78,11 @@ impl Anatomy {
             host_solo_bytes_per_s: host.solo,
             node_gpus: scenario.gpu.node_gpus,
         };
+        if scenario.plan.device_max_connections > 1 {
+            // Without the launch order one connection gives, nothing guarantees the
+            // collectives start before the GEMMs meant to hide them: charged exposed.
+            anatomy.expose_hidden_collectives();
+        }
         if let Some(profile) = &scenario.profile {
             profile.apply(&mut anatomy);
         }

@@ -82,11 +82,21 @@ pub struct Block {
     pub backward_b_s: f64,
     /// Backward time for the weight gradient (ZB's W).
     pub backward_w_s: f64,
+    /// Tensor-parallel collectives inside `forward_s`.
+    pub forward_comm_s: f64,
     /// Tensor-parallel collectives inside `backward_b_s` (what Lynx hides recomputation
     /// under).
     pub backward_b_comm_s: f64,
     /// Tensor-parallel collectives inside `backward_w_s`.
     pub backward_w_comm_s: f64,
+    /// Tensor-parallel collective time of B that a fused backward hides under the weight
+    /// GEMMs (Megatron's asynchronous column-parallel backward), not in `backward_b_s`: a
+    /// split backward, whose B has no weight GEMM to run under, pays it
+    /// ([`Anatomy::for_split_backward`]).
+    pub backward_b_hidden_s: f64,
+    /// The same for W (the re-gather of a sequence-parallel shard, hidden under the
+    /// input-gradient GEMM when B and W run as one).
+    pub backward_w_hidden_s: f64,
     /// Model FLOPs of the forward per device (Megatron's MFU convention: causal s^2 halved).
     pub model_forward_flops: f64,
 }
@@ -109,6 +119,17 @@ impl Block {
     /// Whole backward per micro-batch (B + W).
     pub fn backward_s(&self) -> f64 {
         self.backward_b_s + self.backward_w_s
+    }
+
+    /// Charges the backward's hidden collectives (they run exposed): each joins its
+    /// backward's time and its collectives.
+    pub fn expose_hidden_collectives(&mut self) {
+        self.backward_b_s += self.backward_b_hidden_s;
+        self.backward_b_comm_s += self.backward_b_hidden_s;
+        self.backward_w_s += self.backward_w_hidden_s;
+        self.backward_w_comm_s += self.backward_w_hidden_s;
+        self.backward_b_hidden_s = 0.0;
+        self.backward_w_hidden_s = 0.0;
     }
 
     /// The unit called `name`.
@@ -155,6 +176,36 @@ pub struct Anatomy {
 }
 
 impl Anatomy {
+    /// The anatomy as a schedule with a split backward (B and W apart) runs it: B has no
+    /// weight GEMM to hide its input-gradient collective under, and the zero-bubble
+    /// runtime's W gathers its input synchronously, so every collective a fused backward
+    /// hides runs exposed. `None` when nothing is hidden (no tensor parallelism, or already
+    /// exposed by `CUDA_DEVICE_MAX_CONNECTIONS` above 1).
+    pub fn for_split_backward(&self) -> Option<Anatomy> {
+        let blocks = [&self.embedding, &self.attention, &self.mlp, &self.head];
+        if blocks
+            .iter()
+            .all(|b| b.backward_b_hidden_s == 0.0 && b.backward_w_hidden_s == 0.0)
+        {
+            return None;
+        }
+        let mut split = self.clone();
+        split.expose_hidden_collectives();
+        Some(split)
+    }
+
+    /// Charges every block's hidden backward collectives ([`Block::expose_hidden_collectives`]).
+    pub fn expose_hidden_collectives(&mut self) {
+        for b in [
+            &mut self.embedding,
+            &mut self.attention,
+            &mut self.mlp,
+            &mut self.head,
+        ] {
+            b.expose_hidden_collectives();
+        }
+    }
+
     /// Number of blocks in the chain, `2L + 2`.
     pub fn num_blocks(&self) -> usize {
         2 * self.layers as usize + 2

@@ -88,6 +88,8 @@ pub(super) struct Builder<'a> {
     pub(super) other: Piece,
     /// Tensor-parallel collectives among them (counted in `other` too).
     comm: Piece,
+    /// Collective time the backward's GEMMs hide (in no time above).
+    hidden: Piece,
     /// Model FLOPs of one forward (MFU's numerator, causal s^2 term halved).
     pub(super) model_flops: f64,
 }
@@ -103,6 +105,7 @@ impl<'a> Builder<'a> {
             units_total: Piece::default(),
             other: Piece::default(),
             comm: Piece::default(),
+            hidden: Piece::default(),
             model_flops: 0.0,
         }
     }
@@ -169,8 +172,11 @@ impl<'a> Builder<'a> {
             forward_s: total.fwd.s,
             backward_b_s: total.b.s,
             backward_w_s: total.w.s,
+            forward_comm_s: self.comm.fwd.s,
             backward_b_comm_s: self.comm.b.s,
             backward_w_comm_s: self.comm.w.s,
+            backward_b_hidden_s: self.hidden.b.s,
+            backward_w_hidden_s: self.hidden.w.s,
             model_forward_flops: self.model_flops,
             params,
             static_bytes,
@@ -186,25 +192,46 @@ impl<'a> Builder<'a> {
 /// the input-gradient GEMM and the reduce-scatter of the input gradient under the
 /// weight-gradient GEMM; without SP, the all-reduce of the input gradient runs under the
 /// weight-gradient GEMM. Only what a GEMM cannot hide is charged (B carries the input
-/// gradient's collective, W the re-gather).
-pub(super) fn gather_in(m: &Machine, d: &Dims, col: &Piece) -> Piece {
+/// gradient's collective, W the re-gather); returns that and the part hidden.
+pub(super) fn gather_in(m: &Machine, d: &Dims, col: &Piece) -> (Piece, Piece) {
     let full = 2.0 * d.tokens * d.h;
-    let exposed = |comm: Work, hide: f64| Work {
-        s: (comm.s - hide).max(0.0),
-        ..comm
+    let split = |comm: Work, hide: f64| {
+        let exposed = (comm.s - hide).max(0.0);
+        (
+            Work { s: exposed, ..comm },
+            Work {
+                s: comm.s - exposed,
+                ..Work::default()
+            },
+        )
     };
     if d.sp {
-        Piece {
-            fwd: m.gather(full),
-            b: exposed(m.gather(full), col.w.s),
-            w: exposed(m.gather(full), col.b.s),
-        }
+        let (b, hb) = split(m.gather(full), col.w.s);
+        let (w, hw) = split(m.gather(full), col.b.s);
+        (
+            Piece {
+                fwd: m.gather(full),
+                b,
+                w,
+            },
+            Piece {
+                b: hb,
+                w: hw,
+                ..Piece::default()
+            },
+        )
     } else {
-        Piece {
-            fwd: Work::default(),
-            b: exposed(m.all_reduce(full), col.w.s),
-            w: Work::default(),
-        }
+        let (b, hb) = split(m.all_reduce(full), col.w.s);
+        (
+            Piece {
+                b,
+                ..Piece::default()
+            },
+            Piece {
+                b: hb,
+                ..Piece::default()
+            },
+        )
     }
 }
 
@@ -233,7 +260,9 @@ pub(super) fn norm_then_gather(k: &mut Builder, m: &Machine, d: &Dims, name: &st
         ..act(2.0 * d.tokens_sp * d.h)
     };
     k.unit(name, keep, norm(m, d));
-    k.collective(gather_in(m, d, col));
+    let (exposed, hidden) = gather_in(m, d, col);
+    k.collective(exposed);
+    k.hidden += hidden;
 }
 
 /// Norm (LayerNorm or RMSNorm) over the sequence-sharded activations: read + write forward,

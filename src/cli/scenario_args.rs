@@ -81,6 +81,11 @@ pub struct ScenarioArgs {
     /// Chunks offloaded by gis-offload (default 1).
     #[arg(long = "offload-chunks", value_name = "K", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub offload_chunks: Option<u32>,
+    /// CUDA_DEVICE_MAX_CONNECTIONS of the run: 1 (default) lets Megatron hide the backward's
+    /// tensor-parallel collectives under its GEMMs; more (the zero-bubble runtime uses 8)
+    /// leaves them exposed.
+    #[arg(long = "device-max-connections", value_name = "N", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub device_max_connections: Option<u32>,
     /// Distributed optimizer on (fp32 master weights and Adam moments sharded over d).
     #[arg(
         long = "distributed-optimizer",
@@ -175,6 +180,7 @@ impl ScenarioArgs {
             mem_limit: self.mem_limit,
             group_size: self.group_size,
             offload_chunks: self.offload_chunks,
+            device_max_connections: self.device_max_connections,
             distributed_optimizer: flag_pair(
                 self.distributed_optimizer,
                 self.no_distributed_optimizer,

@@ -53,6 +53,7 @@ fn is_abstract(s: &ScenarioArgs, a: &AbstractArgs) -> bool {
         || s.no_flash
         || s.objective.is_some()
         || s.overlap_recompute
+        || s.device_max_connections.is_some()
         || s.profile.is_some();
     s.schedule.is_some() && s.pp.is_some() && s.micro_batches.is_some() && !planned_only
 }

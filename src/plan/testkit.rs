@@ -31,8 +31,11 @@ fn block(kind: BlockKind, units: Vec<Unit>, static_bytes: u64, f: f64) -> Block 
         forward_s: f,
         backward_b_s: f,
         backward_w_s: f,
+        forward_comm_s: 0.0,
         backward_b_comm_s: 0.0,
         backward_w_comm_s: 0.0,
+        backward_b_hidden_s: 0.0,
+        backward_w_hidden_s: 0.0,
         model_forward_flops: f * 1e12,
     }
 }

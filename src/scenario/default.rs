@@ -81,6 +81,7 @@ pub(crate) fn built_in_code() -> Scenario {
             overlap_recompute: false,
             mem_limit: None,
             group_size: None,
+            device_max_connections: 1,
             offload_chunks: None,
         },
         profile: None,

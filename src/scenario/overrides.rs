@@ -46,6 +46,8 @@ pub struct ScenarioOverrides {
     pub group_size: Option<u32>,
     /// Chunks offloaded by `gis-offload`.
     pub offload_chunks: Option<u32>,
+    /// `CUDA_DEVICE_MAX_CONNECTIONS` of the run.
+    pub device_max_connections: Option<u32>,
     /// Distributed optimizer (ZeRO-1 over `d`) on or off.
     pub distributed_optimizer: Option<bool>,
     /// Overlap of the data-parallel gradient reduction with the backward on or off.
@@ -158,6 +160,10 @@ impl ScenarioOverrides {
         if self.offload_chunks.is_some() {
             plan.offload_chunks = self.offload_chunks;
         }
+        set(
+            &mut plan.device_max_connections,
+            self.device_max_connections,
+        );
         scenario.validate()
     }
 }

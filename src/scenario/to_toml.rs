@@ -137,6 +137,12 @@ pub fn to_toml(s: &Scenario) -> String {
     if let Some(k) = pl.offload_chunks {
         plan.insert("offload_chunks".into(), int(u64::from(k)));
     }
+    if pl.device_max_connections != 1 {
+        plan.insert(
+            "device_max_connections".into(),
+            int(u64::from(pl.device_max_connections)),
+        );
+    }
     root.insert("plan".into(), Value::Table(plan));
     if let Some(profile) = &s.profile {
         root.insert("profile".into(), Value::Table(profile.to_table()));

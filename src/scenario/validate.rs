@@ -297,6 +297,13 @@ impl Scenario {
         if let Some(k) = plan.offload_chunks {
             positive("plan.offload_chunks", u64::from(k), limits::DEGREE)?;
         }
+        if !(1..=32).contains(&plan.device_max_connections) {
+            return Err(InvalidField::new(
+                "plan.device_max_connections",
+                plan.device_max_connections,
+                "1 to 32 (CUDA_DEVICE_MAX_CONNECTIONS)",
+            ));
+        }
         if let Some(profile) = &self.profile {
             profile.validate()?;
         }

@@ -38,19 +38,15 @@ pub(crate) fn device_params(anatomy: &Anatomy, plan: &Plan) -> Vec<u64> {
 }
 
 /// Tensor-parallel collective time of one layer block's forward and backward per
-/// micro-batch that is exposed (the collectives `anatomy/units.rs` charges: with SP two
-/// all-gathers or reduce-scatters forward and one backward; without, one all-reduce forward;
-/// the backward's column-parallel collectives are taken as hidden under its GEMMs).
-fn tp_block_s(scenario: &Scenario) -> f64 {
-    let machine = Machine::new(&scenario.gpu, scenario.parallel.tp);
-    let full = 2.0
-        * (scenario.batch.seq_len * scenario.batch.micro_batch_size) as f64
-        * scenario.model.hidden as f64;
-    if scenario.parallel.sequence_parallel {
-        3.0 * machine.gather(full).s
-    } else {
-        machine.all_reduce(full).s
-    }
+/// micro-batch that is exposed, the mean of the attention and MLP blocks (what
+/// `anatomy/units.rs` charges: with SP two all-gathers or reduce-scatters forward and one
+/// backward, without one all-reduce forward, plus whatever part of the backward's
+/// column-parallel collectives its GEMMs do not hide; all of them with a split backward or
+/// more than one device connection).
+fn tp_block_s(anatomy: &Anatomy) -> f64 {
+    let comm =
+        |b: &crate::anatomy::Block| b.forward_comm_s + b.backward_b_comm_s + b.backward_w_comm_s;
+    (comm(&anatomy.attention) + comm(&anatomy.mlp)) / 2.0
 }
 
 /// The end-of-iteration costs of every device of `plan`.
@@ -75,7 +71,7 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
     } else {
         0.0
     };
-    let tp_block = tp_block_s(scenario);
+    let tp_block = tp_block_s(anatomy);
     let m = f64::from(scenario.batch.micro_batches);
     let devices = plan
         .devices

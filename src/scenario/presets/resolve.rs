@@ -216,6 +216,7 @@ impl Catalog {
             mem_limit: pl.mem_limit,
             group_size: pl.group_size,
             offload_chunks: pl.offload_chunks,
+            device_max_connections: pl.device_max_connections.unwrap_or(1),
         };
         let profile = match &t.profile {
             Some(table) => Some(MeasuredProfile::from_table(table).map_err(inv)?),

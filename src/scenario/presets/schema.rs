@@ -100,6 +100,7 @@ pub struct PlanToml {
     pub mem_limit: Option<f64>,
     pub group_size: Option<u32>,
     pub offload_chunks: Option<u32>,
+    pub device_max_connections: Option<u32>,
 }
 
 /// `model = "name"` or an inline `[model]` table.
