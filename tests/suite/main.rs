@@ -36,6 +36,7 @@ mod plan_chain;
 mod plan_cli;
 mod plan_costing;
 mod plan_gis_offload;
+mod plan_pipeoffload;
 mod plan_props;
 mod sched_cli;
 mod sched_closed_forms;
