@@ -7,17 +7,69 @@ use std::path::PathBuf;
 
 use crate::Scenario;
 use crate::plan::Strategy;
+use crate::scenario::ScheduleKind;
 
 use super::fields::{Choices, Field};
 use super::solved::Solved;
 use super::theme::{BUILTIN, Theme};
 
-/// The story's steps, in order (docs/model.md: the AdaPipe chain).
-pub const STORY: [Strategy; 4] = [
-    Strategy::None,
-    Strategy::Full,
-    Strategy::Adaptive,
-    Strategy::AdaPipe,
+/// One step of the story: the memory strategy it plans with and, for PipeOffload's steps,
+/// the schedule it runs instead of the scenario's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoryStep {
+    /// Memory strategy of the step.
+    pub strategy: Strategy,
+    /// Schedule of the step (`None`: the scenario's).
+    pub schedule: Option<ScheduleKind>,
+}
+
+impl StoryStep {
+    const fn strategy(strategy: Strategy) -> Self {
+        Self {
+            strategy,
+            schedule: None,
+        }
+    }
+
+    const fn offload(schedule: ScheduleKind) -> Self {
+        Self {
+            strategy: Strategy::None,
+            schedule: Some(schedule),
+        }
+    }
+
+    /// The step's name: its schedule's for PipeOffload's steps, else its strategy's.
+    pub fn name(self) -> &'static str {
+        self.schedule
+            .map_or(self.strategy.name(), ScheduleKind::name)
+    }
+
+    /// The scenario of this step: `base` with the step's strategy and, for PipeOffload's
+    /// steps, its schedule with at least two chunks per device (and the schedule's own
+    /// group and offload choice).
+    pub fn scenario(self, base: &Scenario) -> Scenario {
+        let mut sc = base.clone();
+        sc.plan.strategy = self.strategy;
+        if let Some(kind) = self.schedule {
+            sc.plan.schedule = kind;
+            sc.parallel.chunks = sc.parallel.chunks.max(2);
+            sc.plan.group_size = None;
+            sc.plan.offload_chunks = None;
+        }
+        sc
+    }
+}
+
+/// The story's steps, in order (docs/model.md): the AdaPipe chain (keep everything, full
+/// recomputation, adaptive recomputation, adaptive partitioning), then PipeOffload's answer
+/// to the same memory (keep everything, on the host: half the stages, then all).
+pub const STORY: [StoryStep; 6] = [
+    StoryStep::strategy(Strategy::None),
+    StoryStep::strategy(Strategy::Full),
+    StoryStep::strategy(Strategy::Adaptive),
+    StoryStep::strategy(Strategy::AdaPipe),
+    StoryStep::offload(ScheduleKind::PoH),
+    StoryStep::offload(ScheduleKind::PoF),
 ];
 
 /// Which screen is shown.
