@@ -3,8 +3,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipescope::anatomy::Anatomy;
-use pipescope::scenario::{Catalog, default_scenario};
+use pipescope::{Anatomy, Catalog, default_scenario};
 
 fn bench(c: &mut Criterion) {
     let s = default_scenario();

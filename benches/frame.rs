@@ -4,16 +4,11 @@
 //! the sweep view with the engine's sweep of that scenario.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipescope::scenario::{Catalog, default_scenario};
-use pipescope::tui::action::{Action, Effect, JobResult};
-use pipescope::tui::app::App;
-use pipescope::tui::fields::Field;
-use pipescope::tui::preset_io::choices_of;
-use pipescope::tui::solved::{SolveFn, engine_solve};
-use pipescope::tui::sweep::{SweepEvent, engine_sweep};
-use pipescope::tui::theme::Theme;
-use pipescope::tui::update::update;
-use pipescope::tui::{fixture, view};
+use pipescope::tui::{
+    Action, App, Effect, Field, JobResult, SolveFn, SweepEvent, Theme, choices_of, draw,
+    engine_solve, engine_sweep, fixture, update,
+};
+use pipescope::{Catalog, default_scenario};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -68,12 +63,12 @@ fn frame(c: &mut Criterion) {
                 },
             );
             up = !up;
-            let _ = terminal.draw(|f| view::draw(f, &app));
+            let _ = terminal.draw(|f| draw(f, &app));
         })
     });
     c.bench_function("frame only 200x60", |b| {
         b.iter(|| {
-            let _ = terminal.draw(|f| view::draw(f, &app));
+            let _ = terminal.draw(|f| draw(f, &app));
         })
     });
     // The sweep view with the engine's answer for the default scenario (thousands of
@@ -82,7 +77,7 @@ fn frame(c: &mut Criterion) {
     for effect in update(&mut app, Action::OpenSweep) {
         if let Effect::Sweep(job) = effect {
             generation = job.generation;
-            let cancel = std::sync::atomic::AtomicBool::new(false);
+            let cancel = pipescope::Cancel::never();
             let space = job.inputs.space();
             let result = engine_sweep(&job.inputs.base, &space, &|_, _| {}, &cancel)
                 .unwrap_or_else(|_| fixture::sweep::result(&job.inputs.base, 64, 64));
@@ -98,10 +93,43 @@ fn frame(c: &mut Criterion) {
     assert!(generation > 0 && app.sweep.answer().is_some());
     c.bench_function("sweep view frame 200x60", |b| {
         b.iter(|| {
-            let _ = terminal.draw(|f| view::draw(f, &app));
+            let _ = terminal.draw(|f| draw(f, &app));
         })
     });
 }
 
-criterion_group!(benches, frame);
+/// A frame of the main view at 4,096 micro-batches (`tiny-4x8`, real engine): what is drawn
+/// per frame must stay linear in the ops (the timeline is walked once for the Gantt; every
+/// derived figure comes computed with the outcome), so this stays in the milliseconds.
+fn frame_large_m(c: &mut Criterion) {
+    let catalog = Catalog::builtin();
+    let Ok(mut scenario) = catalog.scenario("tiny-4x8") else {
+        return;
+    };
+    scenario.batch.micro_batches = 4096;
+    let mut app = App::new(scenario, choices_of(&catalog), Theme::builtin("dark"));
+    app.size = (200, 60);
+    for effect in pipescope::tui::resolve(&mut app) {
+        if let Effect::Solve(job) = effect {
+            let results = job.scenarios.iter().map(engine_solve).collect();
+            update(
+                &mut app,
+                Action::Solved(JobResult {
+                    generation: job.generation,
+                    kind: job.kind,
+                    results,
+                }),
+            );
+        }
+    }
+    assert!(app.solved.is_some(), "tiny-4x8 at m 4096 solves");
+    let Ok(mut terminal) = Terminal::new(TestBackend::new(200, 60));
+    c.bench_function("frame only 200x60, m 4096", |b| {
+        b.iter(|| {
+            let _ = terminal.draw(|f| draw(f, &app));
+        })
+    });
+}
+
+criterion_group!(benches, frame, frame_large_m);
 criterion_main!(benches);

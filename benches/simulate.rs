@@ -4,16 +4,15 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipescope::schedule::{self, ScheduleInput, ScheduleKind};
-use pipescope::sim::{self, SimCosts};
+use pipescope::{ScheduleInput, ScheduleKind, SimCosts, generate, simulate};
 
 fn run(p: u32, m: u32) -> f64 {
     let input = ScheduleInput::uniform(p, m, 1, 1.0, 1.0, 1.0, 0.0);
-    let Ok(s) = schedule::generate(ScheduleKind::OneFOneB, &input) else {
+    let Ok(s) = generate(ScheduleKind::OneFOneB, &input) else {
         return f64::NAN;
     };
     let costs = SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 0.0, 0.0);
-    sim::simulate(&s, &costs).map_or(f64::NAN, |r| r.makespan)
+    simulate(&s, &costs).map_or(f64::NAN, |r| r.makespan)
 }
 
 fn bench(c: &mut Criterion) {

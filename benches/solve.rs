@@ -10,9 +10,7 @@ use std::hint::black_box;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipescope::plan::Strategy;
-use pipescope::scenario::{Catalog, ScenarioOverrides};
-use pipescope::{Scenario, solve};
+use pipescope::{Catalog, Scenario, ScenarioOverrides, Strategy, solve};
 
 fn gpt3() -> Option<Scenario> {
     let c = Catalog::builtin();

@@ -1,16 +1,15 @@
 //! `sweep` (docs/cli.md): the teaching model's default space on 16 GPUs, and
 //! GPT-3 175B on 1,024 A100s (global batch 1,536, s 2048) with t 8 and the single-chunk
 //! schedules, both exact (pruned by proven bounds). The whole default space of the latter is
-//! timed with the release binary (see the closing note of issue 10), not here: it runs for
+//! timed with the release binary (`time pipescope sweep ...`), not here: it runs for
 //! longer than a benchmark sample should.
 
 use std::hint::black_box;
-use std::sync::atomic::AtomicBool;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipescope::Scenario;
-use pipescope::scenario::{Catalog, ScenarioOverrides, ScheduleKind};
-use pipescope::sweep::{SweepOptions, SweepSpace, sweep};
+use pipescope::{
+    Catalog, Scenario, ScenarioOverrides, ScheduleKind, SweepOptions, SweepSpace, sweep,
+};
 
 /// The binary's allocator (src/main.rs), so that the bench measures what users run.
 #[global_allocator]
@@ -45,7 +44,7 @@ fn bench(c: &mut Criterion) {
                     &space,
                     SweepOptions::default(),
                     &|_, _| {},
-                    &AtomicBool::new(false),
+                    &pipescope::Cancel::never(),
                 )
             })
         });
@@ -72,7 +71,7 @@ fn bench(c: &mut Criterion) {
                     &space,
                     SweepOptions::default(),
                     &|_, _| {},
-                    &AtomicBool::new(false),
+                    &pipescope::Cancel::never(),
                 )
             })
         });

@@ -6,25 +6,75 @@
 //! Scenario ──► Anatomy ──► Schedule ──► Plan ──► Simulation ──► Views (TUI, CLI/JSON)
 //! ```
 //!
-//! The engine's single entry point is [`solve`]: pure, deterministic, no I/O and no threads.
-//! An infeasible scenario is an `Ok` [`Outcome`] with `feasible == false` and a reason per
-//! stage; `Err` is reserved for invalid input.
+//! The engine's entry point is [`solve`] (and [`solve_with`], the same solve with
+//! [`SolveOptions`]): pure, deterministic, no I/O and no threads. An infeasible scenario is an
+//! `Ok` [`Outcome`] with `feasible == false` and a reason per stage; `Err` is reserved for
+//! invalid input. The [`Outcome`] carries what views and exporters draw: per stage the plan's
+//! figures and its time breakdown, the schedule it simulated, the simulation and the unit
+//! tables.
+//!
+//! Beside it: a schedule on its own ([`generate`], [`simulate`], or [`AbstractRun`] for one
+//! with equal op costs), the exports ([`perfetto_trace`], [`svg_figure`], [`megatron_args`],
+//! [`torchtitan_csv`], written with [`write_atomic`]), and the [`sweep`] over parallel
+//! layouts. The modules are private: what a library user needs is listed below, each item at
+//! this one path. The terminal UI is the [`tui`] module (default feature `tui`).
 
-pub mod anatomy;
-pub mod cancel;
-pub mod export;
-pub mod plan;
-pub mod reference;
-pub mod scenario;
-pub mod schedule;
-pub mod sim;
-pub mod sweep;
+mod anatomy;
+mod cancel;
+mod export;
+mod files;
+mod outcome;
+mod plan;
+#[cfg(test)]
+mod reference;
+mod scenario;
+mod schedule;
+mod sim;
+mod solve;
+mod sweep;
 #[cfg(feature = "tui")]
 pub mod tui;
 
-mod outcome;
-mod solve;
+// The scenario: what is trained, where, how it is split; presets and overrides.
+pub use scenario::presets::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
+pub use scenario::{
+    Batch, Catalog, CodecSpec, DEFAULT_SCENARIO, EfficiencyCurve, GIB, GpuSpec, InvalidField,
+    MeasuredProfile, ModelSpec, ModelStyle, Objective, Parallel, Partition, PlanSettings,
+    Precision, PresetError, PresetInfo, PresetKind, Scenario, ScenarioOverrides, ScheduleKind,
+    Strategy, UnitMeasurement, default_scenario, limits, micro_batches_for, to_toml,
+};
 
-pub use outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount};
-pub use scenario::Scenario;
-pub use solve::{ScheduleMemo, SolveError, solve, solve_cancellable, solve_shared};
+// The model as blocks of computation units, with their bytes and times.
+pub use anatomy::{Anatomy, Block, BlockKind, Unit};
+
+// Solving: the outcome and what it is made of.
+pub use cancel::{Cancel, Cancelled};
+pub use outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount, UnitTable};
+pub use plan::Decision;
+pub use sim::job::{DeviceTail, JobTimes, TimeBreakdown};
+pub use solve::{ScheduleMemo, SolveError, SolveOptions, solve, solve_with};
+
+// A schedule on its own: generation and simulation.
+pub use schedule::{
+    InFlight, MAX_CELLS, MAX_STAGES, MAX_V_GREEDY_WORK, MAX_V_ZB_WORK, Op, OpKind, Placement,
+    Schedule, ScheduleError, ScheduleInput, check_size, generate,
+};
+pub use sim::estimate::{adapipe_recurrence, classic_estimate};
+pub use sim::{
+    AbstractOutcome, AbstractRun, AbstractRunError, ChunkCosts, DeviceMetrics, Lane, MemoryCurve,
+    SimCosts, SimError, Simulation, Span, SpanKind, Timeline, simulate,
+};
+
+// Exports and writing them.
+pub use export::megatron::export as megatron_args;
+pub use export::perfetto::export as perfetto_trace;
+pub use export::svg::{Palette, export as svg_figure};
+pub use export::torchtitan::{Unsupported as TorchtitanUnsupported, export as torchtitan_csv};
+pub use export::{ChainOp, Run, Units, flow_chains, kind_name};
+pub use files::{Existing, write_atomic, write_atomic_with};
+
+// The sweep over parallel layouts.
+pub use sweep::{
+    Config as SweepConfig, Row as SweepRow, Status as SweepStatus, SweepError, SweepOptions,
+    SweepResult, SweepSpace, scenario_for as sweep_scenario, sweep,
+};

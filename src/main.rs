@@ -43,8 +43,8 @@ enum Command {
     Sweep(Box<cli::sweep::SweepArgs>),
 }
 
-/// `RAYON_NUM_THREADS` bounded to the available parallelism (5,000 threads made `compare`
-/// take 40 s; more threads than cores only add switching).
+/// `RAYON_NUM_THREADS` bounded to the available parallelism: more threads than cores only
+/// add switching (thousands of them stall `compare` for tens of seconds).
 fn bound_threads() {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let asked = std::env::var("RAYON_NUM_THREADS")

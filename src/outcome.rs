@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use crate::anatomy::BlockKind;
 use crate::plan::{Decision, Strategy};
-use crate::schedule::ScheduleKind;
+use crate::scenario::Precision;
+use crate::schedule::{Schedule, ScheduleKind};
 use crate::sim::Simulation;
 use crate::sim::job::TimeBreakdown;
 
@@ -24,6 +25,20 @@ pub struct UnitCount {
     pub compress: u32,
     /// Blocks that offload it.
     pub offload: u32,
+}
+
+/// The computation units of one block kind, in the block's unit order (the order of
+/// [`BlockDecisions::decisions`]): what the unit grid names and sizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnitTable {
+    /// Which block kind these units belong to.
+    pub kind: BlockKind,
+    /// Unit names (`ln_out`, `q`, ...).
+    pub names: Vec<String>,
+    /// Bytes of one copy per micro-batch, per unit.
+    pub size_bytes: Vec<u64>,
+    /// Forward time of the producing piece (the cost of recomputing it), per unit.
+    pub recompute_s: Vec<f64>,
 }
 
 /// The decisions of one block of a stage (for the unit grid).
@@ -64,8 +79,13 @@ pub struct StageOutcome {
     /// Optimizer state of `static_bytes` (fp32 master weights, Adam's moments; sharded over
     /// `d` with the distributed optimizer), bytes.
     pub optimizer_bytes: u64,
-    /// Peak memory in the simulation, bytes.
+    /// Peak memory in the simulation, bytes: the figure that decides whether the stage fits
+    /// (`feasible`, `infeasible_reason`) and the one the tables show.
     pub peak_memory_bytes: u64,
+    /// The planner's estimate of the peak, bytes (whole micro-batch-chunks in flight, so at
+    /// or above the simulated peak for multi-chunk schedules); shown beside
+    /// `peak_memory_bytes`, never deciding feasibility.
+    pub planned_peak_bytes: u64,
     /// Memory budget, bytes.
     pub budget_bytes: u64,
     /// Peak micro-batch-chunks alive at once.
@@ -83,6 +103,10 @@ pub struct StageOutcome {
     /// over its chunks; absent when it offloads nothing. At most 1, every copy keeps pace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub copy_ratio: Option<f64>,
+    /// This device's iteration by cause (the parts of [`Outcome::time_breakdown_s`], for
+    /// this device; a device that ends early counts the rest as bubble); adds up to the
+    /// iteration time. Computed once per solve, so views read it instead of the timeline.
+    pub time_breakdown_s: TimeBreakdown,
     /// Per unit kind, counts of blocks by decision.
     pub units: Vec<UnitCount>,
     /// Per block, its decisions (not in the JSON contract; for the unit grid).
@@ -120,6 +144,8 @@ pub struct Outcome {
     pub strategy: Strategy,
     /// Schedule used.
     pub schedule: ScheduleKind,
+    /// Number format of the transformer layers' GEMMs (`bf16` or `fp8`).
+    pub precision: Precision,
     /// Iteration time of 1F1B, full recomputation, even partition.
     pub baseline_iteration_time_s: f64,
     /// `baseline_iteration_time_s / iteration_time_s` (`None` when infeasible).
@@ -135,6 +161,14 @@ pub struct Outcome {
     /// The full simulation (timeline and memory curves); not in the JSON contract.
     #[serde(skip)]
     pub simulation: Simulation,
+    /// The schedule that was simulated: every device's op order (what the exports draw);
+    /// not in the JSON contract.
+    #[serde(skip)]
+    pub op_order: Schedule,
+    /// The units of every block kind of the model (embedding, attention, MLP, head); not in
+    /// the JSON contract.
+    #[serde(skip)]
+    pub unit_tables: Vec<UnitTable>,
 }
 
 impl Outcome {
@@ -145,5 +179,10 @@ impl Outcome {
             .map(|s| s.peak_memory_bytes)
             .max()
             .unwrap_or(0)
+    }
+
+    /// The units of block kind `kind`, if known.
+    pub fn units_of(&self, kind: BlockKind) -> Option<&UnitTable> {
+        self.unit_tables.iter().find(|u| u.kind == kind)
     }
 }

@@ -18,7 +18,7 @@ impl Anatomy {
         let t = u64::from(par.tp);
         let tf = t as f64;
         let vocab = params::padded_vocab(m.vocab, t);
-        let head_dim = (m.hidden / m.heads) as f64;
+        let head_dim = m.head_dim() as f64;
         let tokens = (batch.seq_len * batch.micro_batch_size) as f64;
         let d = Dims {
             s: batch.seq_len as f64,
@@ -45,7 +45,7 @@ impl Anatomy {
                 .and_then(|p| p.codec)
                 .unwrap_or(scenario.gpu.codec),
         };
-        let machine = Machine::new(&scenario.gpu, par.tp);
+        let machine = Machine::new(&scenario.gpu, par.tp).with_precision(par.precision);
         let bpp = params::bytes_per_param(scenario);
         let positions = match m.style {
             ModelStyle::Gpt => m.max_positions.unwrap_or(batch.seq_len),
@@ -55,8 +55,21 @@ impl Anatomy {
             let n = p.per_device(t);
             (n, params::static_bytes(n, bpp))
         };
+        // Under the fp8 recipe each layer block also holds the fp8 cast of its linear
+        // weights and its transpose (2 bytes a weight) through the iteration.
+        let fp8_weights = |p: params::BlockParams| {
+            if machine.fp8() {
+                p.sharded / t.max(1)
+            } else {
+                0
+            }
+        };
         let (ap, asb) = per_device(params::attention(m));
         let (mp, msb) = per_device(params::mlp(m));
+        let (a8, m8) = (
+            fp8_weights(params::attention(m)),
+            fp8_weights(params::mlp(m)),
+        );
         let (ep, esb) = per_device(params::embedding(m, vocab, positions));
         let (hp, hsb) = per_device(params::head(m, vocab, par.pp));
 
@@ -66,8 +79,8 @@ impl Anatomy {
         let mut anatomy = Anatomy {
             layers: m.layers,
             embedding: outer::embedding(&machine, &d, ep, esb),
-            attention: units::attention(&machine, &d, ap, asb),
-            mlp: units::mlp(&machine, &d, mp, msb),
+            attention: units::attention(&machine, &d, ap, asb + 2 * a8),
+            mlp: units::mlp(&machine, &d, mp, msb + 2 * m8),
             head: outer::head(&machine, &d, hp, hsb),
             logits_transient_bytes: (10.0 * tokens * d.vocab).round() as u64,
             p2p_bytes: p2p_bytes.round() as u64,
@@ -83,6 +96,8 @@ impl Anatomy {
             // collectives start before the GEMMs meant to hide them: charged exposed.
             anatomy.expose_hidden_collectives();
         }
+        anatomy.attention.fp8_weight_bytes = 2 * a8;
+        anatomy.mlp.fp8_weight_bytes = 2 * m8;
         if let Some(profile) = &scenario.profile {
             profile.apply(&mut anatomy);
         }

@@ -47,11 +47,6 @@ impl Cluster {
         }
     }
 
-    /// GPUs of the job, `t x p x d`.
-    pub fn gpus(&self) -> u64 {
-        self.t * self.p * self.d
-    }
-
     /// Megatron's global rank of (tensor rank, data rank, pipeline rank).
     pub fn rank(&self, tp: u64, dp: u64, pp: u64) -> u64 {
         tp + self.t * (dp + self.d * pp)
@@ -74,19 +69,10 @@ impl Cluster {
         if shift >= self.node_gpus {
             return true;
         }
-        let lo = a.min(b) * width;
-        (lo..lo + width).any(|r| self.node_of(r) != self.node_of(r + shift))
-    }
-
-    /// Time to send `bytes` from pipeline stage `a` to stage `b` (zero on the same stage).
-    pub fn p2p_s(&self, a: u64, b: u64, bytes: f64) -> f64 {
-        if a == b {
-            0.0
-        } else if self.crosses_nodes(a, b) {
-            bytes / self.inter_bytes_per_s
-        } else {
-            bytes / self.intra_bytes_per_s
-        }
+        (0..self.t).any(|tp| {
+            (0..self.d)
+                .any(|dp| self.node_of(self.rank(tp, dp, a)) != self.node_of(self.rank(tp, dp, b)))
+        })
     }
 
     /// `(k, n)` of the data-parallel group: members per node and nodes spanned. The group
@@ -176,7 +162,6 @@ mod tests {
         assert_eq!(c.rank(0, 1, 0), 2);
         assert_eq!(c.rank(0, 0, 1), 8);
         assert_eq!(c.rank(1, 3, 2), 1 + 2 * (3 + 4 * 2));
-        assert_eq!(c.gpus(), 24);
     }
 
     #[test]
@@ -184,13 +169,10 @@ mod tests {
         // t 8: a stage fills a node; every boundary crosses.
         let c = cluster(8, 1, 8);
         assert!(c.crosses_nodes(0, 1));
-        assert_eq!(c.p2p_s(0, 1, 20e9), 1.0);
         // t 2, d 1: four stages per node; 3 -> 4 crosses, 0 -> 1 does not.
         let c = cluster(2, 1, 8);
         assert!(!c.crosses_nodes(0, 1));
         assert!(c.crosses_nodes(3, 4));
-        assert_eq!(c.p2p_s(0, 1, 200e9), 1.0);
-        assert_eq!(c.p2p_s(2, 2, 1e9), 0.0);
         // t 1, d 3: stage 2 spans ranks 6..9; its rank 6 -> 9 stays, 7 -> 10 crosses.
         let c = cluster(1, 3, 4);
         assert!(c.crosses_nodes(2, 3));

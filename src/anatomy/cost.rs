@@ -4,11 +4,14 @@
 //! The two terms add (Calculon's "no overlap" processing mode, the one its A100 file was
 //! validated with) rather than taking their maximum: a kernel's prologue/epilogue traffic
 //! is not hidden behind its math. Collectives use ring costs on the tensor-parallel link at
-//! the link efficiency.
+//! the link efficiency. Under the fp8 recipe the transformer layers' linear GEMMs run at
+//! the fp8 peak on their own efficiency curve, with Transformer Engine's casts as
+//! memory-bound passes; FlashAttention has curves of its own (both default to the GEMM
+//! curve).
 
 use std::ops::{Add, AddAssign, Mul};
 
-use crate::scenario::{EfficiencyCurve, GpuSpec};
+use crate::scenario::{EfficiencyCurve, GpuSpec, Precision};
 
 /// Work of one piece in one direction: FLOPs, HBM bytes and the resulting seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -78,6 +81,18 @@ impl AddAssign for Piece {
     }
 }
 
+/// Where a layer linear's fp8 input cast is charged (see [`Machine::layer_linear`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputCast {
+    /// The input comes from a norm that emits it in fp8 (Transformer Engine's
+    /// `LayerNormLinear`): no cast, but the saved fp8 input is transposed for the weight
+    /// gradient.
+    FromNorm,
+    /// The input's cast is charged to the piece that makes the input, or to another part of
+    /// the same fused GEMM.
+    Elsewhere,
+}
+
 /// The device's rates, ready for the cost functions.
 #[derive(Debug, Clone, Copy)]
 pub struct Machine<'a> {
@@ -88,6 +103,10 @@ pub struct Machine<'a> {
     t: f64,
     /// Bandwidth of the tensor-parallel group's links, bytes/s, efficiency applied.
     tp_bytes_per_s: f64,
+    /// Dense fp8 peak, FLOP/s (0 without fp8 tensor cores).
+    fp8_peak_flops: f64,
+    /// The transformer layers' linear GEMMs run in fp8 (Transformer Engine's recipe).
+    fp8: bool,
 }
 
 impl<'a> Machine<'a> {
@@ -105,22 +124,44 @@ impl<'a> Machine<'a> {
             eff: &gpu.efficiency,
             t: f64::from(t),
             tp_bytes_per_s: link_gbps * 1e9 * gpu.efficiency.link,
+            fp8_peak_flops: gpu.fp8_tflops.unwrap_or(0.0) * 1e12,
+            fp8: false,
         }
     }
 
-    /// Matrix-unit work of `flops` that moves `bytes`: compute time plus memory time.
+    /// The same machine running the transformer layers' linear GEMMs in `precision` (fp8
+    /// only where the GPU has an fp8 peak; validation refuses fp8 without one).
+    pub fn with_precision(mut self, precision: Precision) -> Self {
+        self.fp8 = precision.is_fp8() && self.fp8_peak_flops > 0.0;
+        self
+    }
+
+    /// Whether the transformer layers' linear GEMMs run in fp8.
+    pub fn fp8(&self) -> bool {
+        self.fp8
+    }
+
+    /// Matrix-unit work of `flops` that moves `bytes`: compute time plus memory time (or
+    /// the larger of the two where the GPU's kernels overlap them).
     pub fn compute(&self, flops: f64, bytes: f64) -> Work {
         let tc = if flops > 0.0 {
             flops / (self.peak_flops * self.eff.matrix_at(flops))
         } else {
             0.0
         };
+        self.kernel(flops, bytes, tc)
+    }
+
+    /// A matrix-unit kernel of `flops` moving `bytes` whose math takes `math_s`: the math
+    /// plus the memory time, or the larger of the two where the GPU overlaps them.
+    fn kernel(&self, flops: f64, bytes: f64, math_s: f64) -> Work {
         let tm = self.mem(bytes).s;
-        Work {
-            flops,
-            bytes,
-            s: tc + tm,
-        }
+        let s = if self.eff.gemm_memory_overlap {
+            math_s.max(tm)
+        } else {
+            math_s + tm
+        };
+        Work { flops, bytes, s }
     }
 
     /// Memory-bound (elementwise) work moving `bytes`.
@@ -149,6 +190,74 @@ impl<'a> Machine<'a> {
             b: self.gemm(m, n, k),
             w: self.gemm(k, m, n),
         }
+    }
+
+    /// An fp8 GEMM `[m, k] x [k, n]`: 1-byte operands, a 2-byte output, at the fp8 peak
+    /// on the fp8 efficiency curve.
+    pub fn gemm_fp8(&self, m: f64, k: f64, n: f64) -> Work {
+        let flops = 2.0 * m * k * n;
+        let tc = flops / (self.fp8_peak_flops * self.eff.matrix_fp8_at(flops));
+        self.kernel(flops, m * k + k * n + 2.0 * m * n, tc)
+    }
+
+    /// A transformer layer's linear layer `[m, k] x [k, n]` as Transformer Engine runs it:
+    /// in bf16 as [`Machine::linear`]; under the fp8 recipe its three GEMMs (forward, input
+    /// gradient, weight gradient) in fp8, plus the output gradient cast and transposed in
+    /// the backward (read 2 bytes, write 1 + 1 an element) and, for `InputCast::FromNorm`,
+    /// the saved fp8 input transposed for the weight gradient (read 1, write 1). A bf16
+    /// input's own cast is charged where the input is made ([`Machine::input_cast`]).
+    pub fn layer_linear(&self, m: f64, k: f64, n: f64, input: InputCast) -> Piece {
+        if !self.fp8 {
+            return self.linear(m, k, n);
+        }
+        let transpose = match input {
+            InputCast::FromNorm => self.mem(2.0 * m * k),
+            InputCast::Elsewhere => Work::default(),
+        };
+        Piece {
+            fwd: self.gemm_fp8(m, k, n),
+            b: self.gemm_fp8(m, n, k) + self.mem(4.0 * m * n),
+            w: self.gemm_fp8(k, m, n) + transpose,
+        }
+    }
+
+    /// The fp8 cast of a bf16 tensor of `elements` that feeds a layer's linear layer (read
+    /// 2 bytes, write the fp8 data and its transpose, 1 + 1): nothing in bf16.
+    pub fn input_cast(&self, elements: f64) -> Work {
+        if self.fp8 {
+            self.mem(4.0 * elements)
+        } else {
+            Work::default()
+        }
+    }
+
+    /// FlashAttention of `flops` in the forward (the causal half) moving `bytes`; its
+    /// backward recomputes the scores: 2.5 times the FLOPs and twice the bytes. Each runs at
+    /// the bf16 peak on the attention curves.
+    pub fn flash_attention(&self, flops: f64, bytes: f64) -> Piece {
+        let at = |f: f64, eff: f64| {
+            if f > 0.0 {
+                f / (self.peak_flops * eff)
+            } else {
+                0.0
+            }
+        };
+        let fwd = at(flops, self.eff.attention_at(flops));
+        let back = 2.5 * flops;
+        let bwd = at(back, self.eff.attention_backward_at(back));
+        Piece {
+            fwd: self.kernel(flops, bytes, fwd),
+            b: self.kernel(back, 2.0 * bytes, bwd),
+            w: Work::default(),
+        }
+    }
+
+    /// Bytes per element of the tensors the layers' column-parallel GEMMs gather with
+    /// sequence parallelism (their input in the forward and for the weight gradient, the
+    /// output gradient of the row-parallel ones): 1 under the fp8 recipe, which gathers them
+    /// already cast, else 2.
+    pub fn gathered_bytes_per_element(&self) -> f64 {
+        if self.fp8 { 1.0 } else { 2.0 }
     }
 
     /// An elementwise piece: forward moves `fwd_bytes`, its backward (B) `bwd_bytes`.

@@ -19,7 +19,11 @@ mod profile;
 mod types;
 mod units;
 
+#[cfg(test)]
+mod calibration_h100_tests;
+#[cfg(test)]
+mod precision_tests;
+
 pub use crate::scenario::params;
 pub use crate::scenario::{MeasuredProfile, UnitMeasurement};
-pub use profile::{BLOCK_KINDS, UNIT_NAMES};
 pub use types::{Anatomy, Block, BlockKind, Unit};

@@ -54,7 +54,7 @@ pub fn head(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
     let x = 2.0 * d.tokens_sp * d.h;
     k.input("input", x);
     let proj = m.linear(d.tokens, d.h, d.vocab);
-    norm_then_gather(&mut k, m, d, "norm_out", &proj);
+    norm_then_gather(&mut k, m, d, "norm_out", &proj, false);
     k.model_flops += proj.fwd.flops;
     let logits = d.tokens * d.vocab;
     let loss = m.elementwise(2.0 * logits + 4.0 * logits + 8.0 * logits, 6.0 * logits);

@@ -99,6 +99,10 @@ pub struct Block {
     pub backward_w_hidden_s: f64,
     /// Model FLOPs of the forward per device (Megatron's MFU convention: causal s^2 halved).
     pub model_forward_flops: f64,
+    /// Under the fp8 recipe, the fp8 cast of the block's linear weights and its transpose
+    /// (2 bytes a weight), made once per iteration and kept through its micro-batches as
+    /// Transformer Engine caches it; included in `static_bytes`. 0 in bf16.
+    pub fp8_weight_bytes: u64,
 }
 
 impl Block {

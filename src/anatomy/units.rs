@@ -5,7 +5,7 @@
 //! This file holds the two layer blocks and the shared helpers; `outer.rs` the embedding
 //! and the head.
 
-use super::cost::{Machine, Piece, Work};
+use super::cost::{InputCast, Machine, Piece, Work};
 use super::{Block, BlockKind, Unit};
 use crate::scenario::{CodecSpec, ModelStyle};
 
@@ -178,6 +178,7 @@ impl<'a> Builder<'a> {
             backward_b_hidden_s: self.hidden.b.s,
             backward_w_hidden_s: self.hidden.w.s,
             model_forward_flops: self.model_flops,
+            fp8_weight_bytes: 0,
             params,
             static_bytes,
             units: self.units,
@@ -192,9 +193,16 @@ impl<'a> Builder<'a> {
 /// the input-gradient GEMM and the reduce-scatter of the input gradient under the
 /// weight-gradient GEMM; without SP, the all-reduce of the input gradient runs under the
 /// weight-gradient GEMM. Only what a GEMM cannot hide is charged (B carries the input
-/// gradient's collective, W the re-gather); returns that and the part hidden.
-pub(super) fn gather_in(m: &Machine, d: &Dims, col: &Piece) -> (Piece, Piece) {
+/// gradient's collective, W the re-gather); returns that and the part hidden. Under the
+/// fp8 recipe (`fp8_input`: the GEMM is a transformer layer's) Transformer Engine gathers
+/// the norm output already cast, 1 byte an element; the input gradient stays bf16.
+pub(super) fn gather_in(m: &Machine, d: &Dims, col: &Piece, fp8_input: bool) -> (Piece, Piece) {
     let full = 2.0 * d.tokens * d.h;
+    let input = if fp8_input {
+        m.gathered_bytes_per_element() * d.tokens * d.h
+    } else {
+        full
+    };
     let split = |comm: Work, hide: f64| {
         let exposed = (comm.s - hide).max(0.0);
         (
@@ -207,10 +215,10 @@ pub(super) fn gather_in(m: &Machine, d: &Dims, col: &Piece) -> (Piece, Piece) {
     };
     if d.sp {
         let (b, hb) = split(m.gather(full), col.w.s);
-        let (w, hw) = split(m.gather(full), col.b.s);
+        let (w, hw) = split(m.gather(input), col.b.s);
         (
             Piece {
-                fwd: m.gather(full),
+                fwd: m.gather(input),
                 b,
                 w,
             },
@@ -235,12 +243,15 @@ pub(super) fn gather_in(m: &Machine, d: &Dims, col: &Piece) -> (Piece, Piece) {
     }
 }
 
+/// Collectives around a row-parallel GEMM (out-projection, the MLP's second GEMM): the
+/// reduce-scatter (SP) or all-reduce of its output in the forward; with SP the gather of the
+/// output gradient before its backward, already cast to fp8 under the fp8 recipe.
 fn reduce_out(m: &Machine, d: &Dims) -> Piece {
     let full = 2.0 * d.tokens * d.h;
     if d.sp {
         Piece {
             fwd: m.gather(full),
-            b: m.gather(full),
+            b: m.gather(m.gathered_bytes_per_element() * d.tokens * d.h),
             w: Work::default(),
         }
     } else {
@@ -253,16 +264,50 @@ fn reduce_out(m: &Machine, d: &Dims) -> Piece {
 
 /// The norm at the start of a sub-layer (or of the head): its output `name` is kept (the
 /// next GEMM's input, so needed by W; sharded by t with SP), then gathered for the
-/// column-parallel GEMM `col` when sequence parallelism is on.
-pub(super) fn norm_then_gather(k: &mut Builder, m: &Machine, d: &Dims, name: &str, col: &Piece) {
-    let keep = Keep {
-        needed_by_w: true,
-        ..act(2.0 * d.tokens_sp * d.h)
+/// column-parallel GEMM `col` when sequence parallelism is on. For a transformer layer's
+/// GEMM (`layer`) under the fp8 recipe, the norm emits its output in fp8 and that is what
+/// is kept: 1 byte an element (Transformer Engine's `LayerNormLinear`).
+pub(super) fn norm_then_gather(
+    k: &mut Builder,
+    m: &Machine,
+    d: &Dims,
+    name: &str,
+    col: &Piece,
+    layer: bool,
+) {
+    let elems = d.tokens_sp * d.h;
+    let keep = if layer && m.fp8() {
+        Keep {
+            needed_by_w: true,
+            ..raw(elems)
+        }
+    } else {
+        Keep {
+            needed_by_w: true,
+            ..act(2.0 * elems)
+        }
     };
     k.unit(name, keep, norm(m, d));
-    let (exposed, hidden) = gather_in(m, d, col);
+    let (exposed, hidden) = gather_in(m, d, col, layer);
     k.collective(exposed);
     k.hidden += hidden;
+}
+
+/// What a bf16 tensor of `elements` that feeds a layer's linear layer keeps: itself (2
+/// bytes an element), or under the fp8 recipe only its fp8 cast (1 byte, the linear layer's
+/// saved input; nothing else needs it).
+fn linear_input(m: &Machine, elements: f64) -> Keep {
+    if m.fp8() {
+        Keep {
+            needed_by_w: true,
+            ..raw(elements)
+        }
+    } else {
+        Keep {
+            needed_by_w: true,
+            ..act(2.0 * elements)
+        }
+    }
 }
 
 /// Norm (LayerNorm or RMSNorm) over the sequence-sharded activations: read + write forward,
@@ -304,10 +349,13 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         ModelStyle::Llama => m.elementwise(4.0 * d.tokens * width, 4.0 * d.tokens * width),
         ModelStyle::Gpt => Piece::default(),
     };
-    let q = m.linear(d.tokens, d.h, d.q_width) + rope(d.q_width);
-    let kk = m.linear(d.tokens, d.h, d.kv_width) + rope(d.kv_width);
-    let v = m.linear(d.tokens, d.h, d.kv_width);
-    norm_then_gather(&mut k, m, d, norm_name, &(q + kk + v));
+    // One fused QKV GEMM, split by output so that q, k and v are units of their own; the
+    // fp8 input's transpose is charged once, with q. (Each part is timed as a GEMM of its
+    // own size, which the A100 calibration was set with.)
+    let q = m.layer_linear(d.tokens, d.h, d.q_width, InputCast::FromNorm) + rope(d.q_width);
+    let kk = m.layer_linear(d.tokens, d.h, d.kv_width, InputCast::Elsewhere) + rope(d.kv_width);
+    let v = m.layer_linear(d.tokens, d.h, d.kv_width, InputCast::Elsewhere);
+    norm_then_gather(&mut k, m, d, norm_name, &(q + kk + v), true);
     k.model_flops += q.fwd.flops + kk.fwd.flops + v.fwd.flops;
     k.unit("q", act(2.0 * d.tokens * d.q_width), q);
     k.unit("k", act(2.0 * d.tokens * d.kv_width), kk);
@@ -318,18 +366,18 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
     let bmm_flops = 2.0 * d.b * d.heads * d.s * d.s * d.head_dim;
     k.model_flops += bmm_flops;
     let scores = d.b * d.heads * d.s * d.s;
+    let context = d.tokens * d.q_width;
     if d.flash {
-        // FlashAttention computes only the unmasked half; backward 2.5x the forward.
-        let f = bmm_flops;
+        // FlashAttention computes only the unmasked half; backward 2.5x the forward. Under
+        // the fp8 recipe the out-projection keeps an fp8 cast of the output besides the bf16
+        // output FlashAttention's backward reads (delayed scaling cannot reuse it).
         let io = 2.0 * d.tokens * (2.0 * d.q_width + 2.0 * d.kv_width) + 4.0 * d.heads * d.s * d.b;
-        let piece = Piece {
-            fwd: m.compute(f, io),
-            b: m.compute(2.5 * f, 2.0 * io),
-            w: Work::default(),
-        };
+        let mut piece = m.flash_attention(bmm_flops, io);
+        piece.fwd += m.input_cast(context);
+        let fp8_copy = if m.fp8() { context } else { 0.0 };
         let keep = Keep {
-            bytes: 2.0 * d.tokens * d.q_width + 4.0 * d.heads * d.s * d.b,
-            elems: d.tokens * d.q_width,
+            bytes: 2.0 * context + 4.0 * d.heads * d.s * d.b + fp8_copy,
+            elems: context,
             needed_by_w: true,
             core_attention: true,
             ..Keep::default()
@@ -366,21 +414,14 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         }
         let av_io = 2.0 * scores + 2.0 * d.tokens * (d.q_width + d.q_width);
         let av = m.compute(bmm_flops, av_io);
-        let context = Piece {
-            fwd: av,
+        let piece = Piece {
+            fwd: av + m.input_cast(context),
             b: av * 2.0,
             w: Work::default(),
         };
-        k.unit(
-            "context",
-            Keep {
-                needed_by_w: true,
-                ..act(2.0 * d.tokens * d.q_width)
-            },
-            context,
-        );
+        k.unit("context", linear_input(m, context), piece);
     }
-    let out = m.linear(d.tokens, d.q_width, d.h);
+    let out = m.layer_linear(d.tokens, d.q_width, d.h, InputCast::Elsewhere);
     k.model_flops += out.fwd.flops;
     k.other += out;
     k.collective(reduce_out(m, d));
@@ -396,32 +437,28 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
     let fe = d.tokens * d.ffn;
     match d.style {
         ModelStyle::Gpt => {
-            let fc1 = m.linear(d.tokens, d.h, d.ffn);
-            norm_then_gather(&mut k, m, d, "ln_out", &fc1);
+            let fc1 = m.layer_linear(d.tokens, d.h, d.ffn, InputCast::FromNorm);
+            norm_then_gather(&mut k, m, d, "ln_out", &fc1, true);
             k.model_flops += fc1.fwd.flops;
             k.unit("fc1_out", act(2.0 * fe), fc1);
-            let gelu = Keep {
-                needed_by_w: true,
-                ..act(2.0 * fe)
-            };
-            k.unit("gelu_out", gelu, m.elementwise(4.0 * fe, 6.0 * fe));
-            let fc2 = m.linear(d.tokens, d.ffn, d.h);
+            let mut gelu = m.elementwise(4.0 * fe, 6.0 * fe);
+            gelu.fwd += m.input_cast(fe);
+            k.unit("gelu_out", linear_input(m, fe), gelu);
+            let fc2 = m.layer_linear(d.tokens, d.ffn, d.h, InputCast::Elsewhere);
             k.model_flops += fc2.fwd.flops;
             k.other += fc2;
             k.collective(reduce_out(m, d));
             add_residual(&mut k, m, d);
         }
         ModelStyle::Llama => {
-            let gate_up = m.linear(d.tokens, d.h, 2.0 * d.ffn);
-            norm_then_gather(&mut k, m, d, "norm_out", &gate_up);
+            let gate_up = m.layer_linear(d.tokens, d.h, 2.0 * d.ffn, InputCast::FromNorm);
+            norm_then_gather(&mut k, m, d, "norm_out", &gate_up, true);
             k.model_flops += gate_up.fwd.flops;
             k.unit("gate_up", act(4.0 * fe), gate_up);
-            let swiglu = Keep {
-                needed_by_w: true,
-                ..act(2.0 * fe)
-            };
-            k.unit("swiglu_out", swiglu, m.elementwise(6.0 * fe, 10.0 * fe));
-            let down = m.linear(d.tokens, d.ffn, d.h);
+            let mut swiglu = m.elementwise(6.0 * fe, 10.0 * fe);
+            swiglu.fwd += m.input_cast(fe);
+            k.unit("swiglu_out", linear_input(m, fe), swiglu);
+            let down = m.layer_linear(d.tokens, d.ffn, d.h, InputCast::Elsewhere);
             k.model_flops += down.fwd.flops;
             k.other += down;
             k.collective(reduce_out(m, d));

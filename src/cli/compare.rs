@@ -4,11 +4,8 @@
 use clap::Args;
 use rayon::prelude::*;
 
-use pipescope::plan::Strategy;
-use pipescope::scenario::GIB;
-use pipescope::{Outcome, ScheduleMemo, solve_shared};
-
 use super::scenario_args::ScenarioArgs;
+use pipescope::{GIB, Outcome, ScheduleMemo, SolveOptions, Strategy, solve_with};
 
 /// Arguments of `pipescope compare`.
 #[derive(Debug, Args)]
@@ -37,7 +34,11 @@ pub fn compare(
         .map(|&k| {
             let mut s = scenario.clone();
             s.plan.strategy = k;
-            solve_shared(&s, &memo).map_err(|e| format!("{k}: {e}"))
+            let options = SolveOptions {
+                memo: Some(&memo),
+                ..SolveOptions::default()
+            };
+            solve_with(&s, &options).map_err(|e| format!("{k}: {e}"))
         })
         .collect()
 }

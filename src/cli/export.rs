@@ -7,14 +7,12 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 
-use pipescope::export::svg::Palette;
-use pipescope::export::{self, Run, Units};
-use pipescope::scenario::ScheduleKind;
-use pipescope::schedule::{self, Schedule, ScheduleInput};
-use pipescope::sim::{self, SimCosts, Simulation};
-use pipescope::{Outcome, Scenario, solve};
-
 use super::scenario_args::ScenarioArgs;
+use pipescope::{
+    AbstractRun, AbstractRunError, Cancel, Outcome, Palette, Run, Scenario, Schedule,
+    ScheduleError, ScheduleInput, ScheduleKind, Simulation, Units, generate, megatron_args,
+    perfetto_trace, solve, svg_figure, torchtitan_csv,
+};
 
 /// The export formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -65,7 +63,7 @@ pub struct ExportArgs {
 
 /// A simulated run and, for a planned scenario, what was planned.
 pub struct Built {
-    /// The schedule (rebuilt from the timeline for a planned scenario).
+    /// The schedule that was simulated.
     pub schedule: Schedule,
     /// Its simulation.
     pub simulation: Simulation,
@@ -110,12 +108,12 @@ fn no_fit_message(
     kind: ScheduleKind,
     input: &ScheduleInput,
     limit: f64,
-    e: &schedule::ScheduleError,
+    e: &ScheduleError,
 ) -> String {
     let fits = |l: f64| {
         let mut i = input.clone();
         i.mem_limit = Some(l);
-        schedule::generate(kind, &i).is_ok()
+        generate(kind, &i).is_ok()
     };
     let mut low = limit.max(0.0).floor();
     let mut high = (low * 2.0).max(1.0);
@@ -170,24 +168,27 @@ pub fn abstract_run(s: &ScenarioArgs, a: &AbstractArgs, costs: &str) -> Result<B
     let kind = s.schedule.ok_or_else(|| need("--schedule"))?;
     let p = s.pp.ok_or_else(|| need("-p/--stages"))?;
     let m = s.micro_batches.ok_or_else(|| need("-m/--microbatches"))?;
-    let requested = s.chunks.unwrap_or(2);
-    schedule::check_size(kind, p, m, requested).map_err(|e| e.to_string())?;
-    let v = kind.chunks(requested);
-    let offload_s = a.offload_cost.unwrap_or(f);
-    let mut input = ScheduleInput::uniform(p, m, v, f, b, w, comm);
-    input.mem_limit = s.mem_limit;
-    input.group_size = s.group_size;
-    input.offload_chunks = s.offload_chunks;
-    input.offload_cost = Some(offload_s);
-    let sched = schedule::generate(kind, &input).map_err(|e| match e {
-        schedule::ScheduleError::NoFit { limit, .. } => no_fit_message(kind, &input, limit, &e),
-        e => e.to_string(),
-    })?;
-    let sim_costs = SimCosts::abstract_run(&sched, f, b, w, comm, offload_s);
-    let simulation = sim::simulate(&sched, &sim_costs).map_err(|e| e.to_string())?;
+    let run = AbstractRun {
+        chunks: s.chunks.unwrap_or(2),
+        costs: [f, b, w],
+        comm,
+        offload_cost: a.offload_cost,
+        mem_limit: s.mem_limit,
+        group_size: s.group_size,
+        offload_chunks: s.offload_chunks,
+        ..AbstractRun::new(kind, p, m)
+    };
+    let out = run
+        .simulate(&Cancel::never())
+        .map_err(|e| match (e, run.schedule_input()) {
+            (AbstractRunError::Schedule(e @ ScheduleError::NoFit { limit, .. }), Ok(input)) => {
+                no_fit_message(kind, &input, limit, &e)
+            }
+            (e, _) => e.to_string(),
+        })?;
     Ok(Built {
-        schedule: sched,
-        simulation,
+        schedule: out.schedule,
+        simulation: out.simulation,
         units: Units::Abstract,
         planned: None,
     })
@@ -197,15 +198,8 @@ pub fn abstract_run(s: &ScenarioArgs, a: &AbstractArgs, costs: &str) -> Result<B
 pub fn planned_run(s: &ScenarioArgs) -> Result<Built, String> {
     let (scenario, _) = s.to_scenario()?;
     let outcome = solve(&scenario).map_err(|e| e.to_string())?;
-    let v = scenario.plan.schedule.chunks(scenario.parallel.chunks);
-    let sched = export::schedule_of(
-        scenario.plan.schedule,
-        scenario.batch.micro_batches,
-        v,
-        &outcome.simulation,
-    );
     Ok(Built {
-        schedule: sched,
+        schedule: outcome.op_order.clone(),
         simulation: outcome.simulation.clone(),
         units: Units::Seconds,
         planned: Some((scenario, Box::new(outcome))),
@@ -215,14 +209,12 @@ pub fn planned_run(s: &ScenarioArgs) -> Result<Built, String> {
 /// The text of `format` for `built`.
 pub fn render(format: Format, built: &Built, palette: &Palette) -> Result<String, String> {
     match format {
-        Format::Perfetto => Ok(export::perfetto::export(&built.run())),
-        Format::Svg => Ok(export::svg::export(&built.run(), palette)),
-        Format::Torchtitan => {
-            export::torchtitan::export(&built.schedule).map_err(|e| e.to_string())
-        }
+        Format::Perfetto => Ok(perfetto_trace(&built.run())),
+        Format::Svg => Ok(svg_figure(&built.run(), palette)),
+        Format::Torchtitan => torchtitan_csv(&built.schedule).map_err(|e| e.to_string()),
         Format::Megatron => match &built.planned {
             Some((scenario, outcome)) => {
-                export::megatron::export(scenario, outcome).map_err(|e| e.to_string())
+                megatron_args(scenario, outcome).map_err(|e| e.to_string())
             }
             None => Err(
                 "megatron export needs a planned scenario (scenario flags), \
@@ -272,7 +264,7 @@ pub fn run(args: &ExportArgs) -> Result<(), String> {
     let text = render(args.format, &built, &palette)?;
     match args.output.as_deref() {
         None | Some("-") => super::output::emit(&text),
-        Some(path) => export::write_atomic(Path::new(path), &text)
+        Some(path) => pipescope::write_atomic(Path::new(path), &text)
             .map(|_| ())
             .map_err(|e| format!("-o {e}")),
     }

@@ -3,10 +3,8 @@
 
 use clap::Args;
 
-use pipescope::scenario::GIB;
-use pipescope::{Outcome, solve};
-
 use super::scenario_args::ScenarioArgs;
+use pipescope::{GIB, Outcome, solve};
 
 /// Arguments of `pipescope plan`.
 #[derive(Debug, Args)]

@@ -3,9 +3,8 @@
 use clap::Args;
 use serde::Serialize;
 
-use pipescope::scenario::{Catalog, PresetInfo};
-
 use super::output::{emit, emit_line};
+use pipescope::{Catalog, PresetInfo};
 
 /// Arguments of `pipescope presets`.
 #[derive(Debug, Args)]

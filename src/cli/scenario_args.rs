@@ -3,13 +3,10 @@
 use std::path::Path;
 
 use clap::Args;
-
-use pipescope::anatomy::MeasuredProfile;
-use pipescope::plan::Strategy;
-use pipescope::scenario::{
-    Catalog, DEFAULT_SCENARIO, Objective, Partition, Scenario, ScenarioOverrides,
+use pipescope::{
+    Catalog, DEFAULT_SCENARIO, MeasuredProfile, Objective, Partition, Precision, Scenario,
+    ScenarioOverrides, ScheduleKind, Strategy,
 };
-use pipescope::schedule::ScheduleKind;
 
 /// Flags that pick a preset and override its fields.
 #[derive(Debug, Clone, Default, Args)]
@@ -122,6 +119,10 @@ pub struct ScenarioArgs {
     /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
     #[arg(long = "grad-bytes", value_name = "2|4", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub grad_bytes: Option<u32>,
+    /// Number format of the transformer layers' GEMMs: bf16, or fp8 as Transformer Engine
+    /// runs it (needs a GPU with fp8 tensor cores).
+    #[arg(long, value_name = "bf16|fp8")]
+    pub precision: Option<Precision>,
     /// Units the named strategy recomputes (names as in `units --json`, e.g. ln_out,gelu_out).
     #[arg(
         long = "recompute-units",
@@ -190,6 +191,7 @@ impl ScenarioArgs {
             global_batch: self.global_batch,
             reserve_gib: self.reserve_gib,
             grad_bytes: self.grad_bytes,
+            precision: self.precision,
             recompute_units: self.recompute_units.clone(),
         }
     }
@@ -201,7 +203,7 @@ impl ScenarioArgs {
         let name = match &self.preset {
             Some(p) if Path::new(p).is_file() => {
                 let info = catalog.add_file(Path::new(p)).map_err(|e| e.to_string())?;
-                if info.kind != pipescope::scenario::PresetKind::Scenario {
+                if info.kind != pipescope::PresetKind::Scenario {
                     return Err(format!(
                         "{p}: --preset needs a scenario file (top-level `name`, model, gpu, ...)"
                     ));
@@ -222,7 +224,7 @@ impl ScenarioArgs {
             .apply(&mut scenario, &catalog)
             .map_err(|e| name_flags(&e.to_string()))?;
         if let Some(path) = &self.profile {
-            let text = pipescope::scenario::presets::read_text_file(Path::new(path))
+            let text = pipescope::read_text_file(Path::new(path))
                 .map_err(|e| format!("{path}: cannot read the profile: {e}"))?;
             let profile = MeasuredProfile::from_toml_str(path, &text).map_err(|e| e.to_string())?;
             scenario.profile = Some(profile);
@@ -230,7 +232,7 @@ impl ScenarioArgs {
                 .validate()
                 .map_err(|e| name_flags(&e.to_string()))?;
         }
-        // Broken user presets are said, not silently skipped (issue 14 item 7).
+        // Broken user presets are said, not silently skipped: the user meant them to load.
         for err in catalog.errors() {
             let err = super::output::printable(&err.to_string());
             eprintln!("pipescope: warning: user preset not loaded: {err}");
@@ -240,8 +242,9 @@ impl ScenarioArgs {
 }
 
 /// The scenario's keys and the command-line flags that set them.
-const KEY_FLAGS: [(&str, &str); 14] = [
+const KEY_FLAGS: [(&str, &str); 15] = [
     ("parallel.pp", "-p/--stages"),
+    ("parallel.precision", "--precision"),
     ("parallel.tp", "-t/--tp"),
     ("parallel.dp", "-d/--dp"),
     ("parallel.chunks", "--chunks"),

@@ -5,13 +5,10 @@
 use clap::Args;
 use serde::Serialize;
 
-use pipescope::export::Units;
-use pipescope::schedule::ScheduleKind;
-use pipescope::sim::{DeviceMetrics, Lane, Simulation, Span, SpanKind};
-
 use super::export::{AbstractArgs, abstract_run, planned_run};
 use super::output::{emit, emit_line};
 use super::scenario_args::ScenarioArgs;
+use pipescope::{DeviceMetrics, Lane, ScheduleKind, Simulation, Span, SpanKind, Units};
 
 /// Arguments of `pipescope simulate`.
 #[derive(Debug, Args)]

@@ -3,18 +3,16 @@
 //! object with `--json`, one CSV row per configuration with `--csv`.
 
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use clap::Args;
 
-use pipescope::plan::Strategy;
-use pipescope::scenario::{Objective, Scenario, ScheduleKind};
-use pipescope::solve;
-use pipescope::sweep::{self, SweepOptions, SweepResult, SweepSpace};
-
 use super::scenario_args::{ScenarioArgs, whole};
 use super::sweep_output as out;
+use pipescope::{
+    Objective, Precision, Scenario, ScheduleKind, Strategy, SweepOptions, SweepResult, SweepSpace,
+    solve, sweep, sweep_scenario,
+};
 
 /// Arguments of `pipescope sweep`.
 #[derive(Debug, Args)]
@@ -89,6 +87,9 @@ pub struct SweepArgs {
     /// Measured profile (TOML) replacing the cost model's estimates.
     #[arg(long, value_name = "FILE")]
     pub profile: Option<String>,
+    /// Number format of the layers' GEMMs for every configuration: bf16 or fp8.
+    #[arg(long, value_name = "bf16|fp8")]
+    pub precision: Option<Precision>,
 }
 
 impl SweepArgs {
@@ -112,6 +113,7 @@ impl SweepArgs {
             objective: self.objective,
             overlap_recompute: self.overlap_recompute,
             profile: self.profile.clone(),
+            precision: self.precision,
             ..ScenarioArgs::default()
         };
         let (mut scenario, _) = args.to_scenario()?;
@@ -125,7 +127,7 @@ impl SweepArgs {
                 ));
             }
             scenario.plan.memory_budget_bytes =
-                ((memory - reserve) * pipescope::scenario::GIB).round() as u64;
+                ((memory - reserve) * pipescope::GIB).round() as u64;
         }
         Ok(scenario)
     }
@@ -164,14 +166,14 @@ pub fn run_sweep(args: &SweepArgs) -> Result<(Scenario, SweepResult), String> {
         top: args.top,
         exhaustive: args.exhaustive,
     };
-    let cancel = AtomicBool::new(false);
+    let cancel = pipescope::Cancel::never();
     let progress: &(dyn Fn(usize, usize) + Sync) = if std::io::stderr().is_terminal() {
         &progress_line
     } else {
         &quiet
     };
-    let result = sweep::sweep(&base, &args.space(), options, progress, &cancel)
-        .map_err(|e| e.to_string())?;
+    let result =
+        sweep(&base, &args.space(), options, progress, &cancel).map_err(|e| e.to_string())?;
     Ok((base, result))
 }
 
@@ -185,7 +187,7 @@ pub fn run(args: &SweepArgs) -> Result<(), String> {
     }
     let best = match result.best() {
         Some(row) => Some(
-            solve(&sweep::scenario_for(&base, &row.config))
+            solve(&sweep_scenario(&base, &row.config))
                 .map_err(|e| format!("solving the best configuration again: {e}"))?,
         ),
         None => None,

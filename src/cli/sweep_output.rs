@@ -5,12 +5,8 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use pipescope::sweep::{Row, SweepResult};
-use pipescope::{Outcome, Scenario};
-
 use super::sweep::SweepArgs;
-
-use pipescope::scenario::GIB;
+use pipescope::{GIB, Outcome, Scenario, SweepResult, SweepRow};
 
 /// A finite number as JSON, null otherwise.
 fn num(x: f64) -> Value {
@@ -18,7 +14,7 @@ fn num(x: f64) -> Value {
 }
 
 /// One ranked or front entry.
-pub fn entry(r: &Row) -> Value {
+pub fn entry(r: &SweepRow) -> Value {
     let c = &r.config;
     json!({
         "gpus": c.gpus,

@@ -7,10 +7,10 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use pipescope::scenario::presets::{read_text_file, user_config_dir};
-use pipescope::tui::{self, Theme, fixture, preset_io};
+use pipescope::tui::{self, Theme, fixture};
 
 use super::scenario_args::ScenarioArgs;
+use pipescope::{read_text_file, user_config_dir};
 
 fn user_themes(dir: Option<&PathBuf>) -> Vec<Theme> {
     let Some(dir) = dir.map(|d| d.join("themes")) else {
@@ -68,7 +68,7 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
     let no_color = std::env::var("NO_COLOR").ok();
     tui::run(tui::Options {
         scenario,
-        choices: preset_io::choices_of(&catalog),
+        choices: tui::choices_of(&catalog),
         preset_source,
         watch_dirs,
         presets_dir: config.as_ref().map(|c| c.join("presets")),
@@ -77,14 +77,14 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
         // PIPESCOPE_NO_MOUSE=1 leaves the mouse to the terminal (text selection); `v` toggles.
         mouse: std::env::var_os("PIPESCOPE_NO_MOUSE").is_none_or(|v| v.is_empty() || v == "0"),
         solve: if fixture_mode {
-            tui::worker::Solver::Plain(fixture::solve)
+            tui::Solver::Plain(fixture::solve)
         } else {
-            tui::worker::Solver::Cancellable(tui::solved::engine_solve_cancellable)
+            tui::Solver::Cancellable(tui::engine_solve_cancellable)
         },
         sweep: if fixture_mode {
             fixture::sweep::slow_sweep
         } else {
-            tui::sweep::engine_sweep
+            tui::engine_sweep
         },
     })
 }

@@ -4,10 +4,9 @@
 use clap::Args;
 use serde::Serialize;
 
-use pipescope::anatomy::{Anatomy, Block, BlockKind};
-
 use super::output::{emit, emit_line};
 use super::scenario_args::ScenarioArgs;
+use pipescope::{Anatomy, Block, BlockKind};
 
 /// Arguments of `pipescope units`.
 #[derive(Debug, Args)]
@@ -41,6 +40,7 @@ struct BlocksJson<'a> {
 #[derive(Serialize)]
 struct UnitsJson<'a> {
     scenario: &'a str,
+    precision: &'static str,
     blocks: BlocksJson<'a>,
     layer_bytes: u64,
     logits_transient_bytes: u64,
@@ -113,6 +113,7 @@ pub fn run(args: &UnitsArgs) -> Result<(), String> {
     if args.json {
         let out = UnitsJson {
             scenario: &scenario.name,
+            precision: scenario.parallel.precision.name(),
             blocks: BlocksJson {
                 embedding: units_json(&a.embedding),
                 attention: units_json(&a.attention),
@@ -128,7 +129,7 @@ pub fn run(args: &UnitsArgs) -> Result<(), String> {
     }
     // The model leads: a --model flag replaces the scenario's, whose name stays behind.
     let title = format!(
-        "{} on {}, p {} t {} d {}, s {} b {}, sequence parallel {}, flash {} (scenario {})",
+        "{} on {}, p {} t {} d {}, s {} b {}, {}, sequence parallel {}, flash {} (scenario {})",
         scenario.model.name,
         scenario.gpu.name,
         scenario.parallel.pp,
@@ -136,6 +137,7 @@ pub fn run(args: &UnitsArgs) -> Result<(), String> {
         scenario.parallel.dp,
         scenario.batch.seq_len,
         scenario.batch.micro_batch_size,
+        scenario.parallel.precision,
         if scenario.parallel.sequence_parallel {
             "on"
         } else {

@@ -7,19 +7,17 @@
 //! - [`torchtitan`]: torch.distributed.pipelining's `compute_only` schedule CSV.
 //!
 //! Every export is a pure function from the engine's schedule, simulation and outcome to a
-//! `String`; [`write_atomic`] writes one to a file for the CLI and the TUI.
+//! `String`; [`crate::files::write_atomic`] writes one to a file for the CLI and the TUI.
 
 pub mod megatron;
 pub mod perfetto;
 pub mod svg;
 pub mod torchtitan;
-mod write;
-
-pub use write::write_atomic;
 
 use std::collections::HashMap;
 
-use crate::schedule::{Op, OpKind, Schedule, ScheduleKind};
+use crate::Outcome;
+use crate::schedule::Schedule;
 use crate::sim::{Lane, Simulation, SpanKind};
 
 /// The unit of a run's times and memory.
@@ -44,43 +42,16 @@ pub struct Run<'a> {
     pub units: Units,
 }
 
-/// The schedule a simulation ran, rebuilt from its timeline: every device's compute ops
-/// (F, B, W, BW; recomputations left out) in start order. For a planned outcome, whose
-/// schedule is not kept, with `v` chunks per device and `m` micro-batches.
-pub fn schedule_of(kind: ScheduleKind, m: u32, v: u32, simulation: &Simulation) -> Schedule {
-    let p = simulation
-        .timeline
-        .devices
-        .max(simulation.devices.len() as u32);
-    let mut s = Schedule::empty(kind, p, m, v, kind.placement());
-    let mut spans: Vec<_> = simulation
-        .timeline
-        .spans
-        .iter()
-        .filter(|s| s.lane == Lane::Compute && (s.device as usize) < p as usize)
-        .collect();
-    spans.sort_by(|a, b| a.device.cmp(&b.device).then(a.start.total_cmp(&b.start)));
-    for span in spans {
-        let kind = match span.kind {
-            SpanKind::F => OpKind::F,
-            SpanKind::B => OpKind::B,
-            SpanKind::W => OpKind::W,
-            SpanKind::BW => OpKind::BW,
-            _ => continue,
-        };
-        s.devices[span.device as usize].push(Op::new(kind, span.micro_batch, span.chunk));
-    }
-    for span in &simulation.timeline.spans {
-        if span.kind == SpanKind::D2H
-            && let Some(slot) = s
-                .offloaded
-                .get_mut(span.device as usize)
-                .and_then(|row| row.get_mut(span.chunk as usize))
-        {
-            *slot = true;
+impl<'a> Run<'a> {
+    /// What a planned outcome draws: the schedule it simulated and its simulation, in
+    /// seconds and bytes.
+    pub fn planned(outcome: &'a Outcome) -> Run<'a> {
+        Run {
+            schedule: &outcome.op_order,
+            simulation: &outcome.simulation,
+            units: Units::Seconds,
         }
     }
-    s
 }
 
 /// One op of a dependency chain: where it runs and what it is.
@@ -170,7 +141,7 @@ pub fn kind_name(kind: SpanKind) -> &'static str {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::schedule::{ScheduleInput, generate};
+    use crate::schedule::{ScheduleInput, ScheduleKind, generate};
 
     #[test]
     fn v_shape_chains_restart_at_the_turn() {

@@ -12,7 +12,7 @@
 //!
 //! # How the AdaPipe artifact's approximations are fixed (docs/model.md)
 //!
-//! - In-flight micro-batches come from the schedule's order (`schedule::inflight`): for
+//! - In-flight micro-batches come from the schedule's order (`Schedule::in_flight`): for
 //!   1F1B that is `min(p - s, m)`, not the artifact's `p - s`.
 //! - No size is rounded: the fp32 log-sum-exp of `core_attn` keeps its exact bytes. The
 //!   knapsack divides sizes by a gcd only where every size is a multiple of it, and combines

@@ -37,6 +37,7 @@ fn block(kind: BlockKind, units: Vec<Unit>, static_bytes: u64, f: f64) -> Block 
         backward_b_hidden_s: 0.0,
         backward_w_hidden_s: 0.0,
         model_forward_flops: f * 1e12,
+        fp8_weight_bytes: 0,
     }
 }
 

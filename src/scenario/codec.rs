@@ -70,7 +70,7 @@ impl CodecSpec {
         Ok(())
     }
 
-    /// Reads a codec table (keys [`CODEC_KEYS`], each optional: missing ones keep
+    /// Reads a codec table (keys `CODEC_KEYS`, each optional: missing ones keep
     /// [`CodecSpec::default`]'s), validated; errors name `table`'s keys.
     pub fn from_table(table: &str, t: &toml::Table) -> Result<Self, InvalidField> {
         let mut c = CodecSpec::default();

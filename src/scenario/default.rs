@@ -3,7 +3,7 @@
 use super::gpu::a100_links;
 use super::{
     Batch, Catalog, EfficiencyCurve, GpuSpec, ModelSpec, ModelStyle, Objective, Parallel,
-    PlanSettings, Scenario,
+    PlanSettings, Precision, Scenario,
 };
 use crate::scenario::ScheduleKind;
 use crate::scenario::{Partition, Strategy};
@@ -33,6 +33,7 @@ pub(crate) fn built_in_code() -> Scenario {
             hidden: 12288,
             heads: 96,
             kv_heads: 96,
+            head_dim: None,
             ffn: 49152,
             vocab: 50257,
             max_positions: None,
@@ -43,6 +44,7 @@ pub(crate) fn built_in_code() -> Scenario {
             description: "NVIDIA A100 SXM 80 GB (NVLink3, 200 Gb/s InfiniBand)".into(),
             memory_gib: 80.0,
             bf16_tflops: 312.0,
+            fp8_tflops: None,
             hbm_gbps: 2039.0,
             link_gbps: a100_links::LINK_GBPS,
             node_gpus: a100_links::NODE_GPUS,
@@ -62,6 +64,7 @@ pub(crate) fn built_in_code() -> Scenario {
             chunks: 1,
             distributed_optimizer: false,
             grad_bytes: 4,
+            precision: Precision::Bf16,
         },
         batch: Batch {
             seq_len: 16384,

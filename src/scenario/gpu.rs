@@ -1,5 +1,5 @@
-//! Accelerator figures: memory, peak dense bf16 throughput, HBM bandwidth, links, and the
-//! size-dependent efficiency curve of the roofline cost model.
+//! Accelerator figures: memory, peak dense bf16 (and fp8) throughput, HBM bandwidth, links,
+//! and the size-dependent efficiency curves of the roofline cost model.
 
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +13,23 @@ pub struct EfficiencyCurve {
     pub memory: Vec<(f64, f64)>,
     /// Fraction of link bandwidth that collectives and point-to-point transfers reach.
     pub link: f64,
+    /// `(min_flops, efficiency)` steps for fp8 GEMMs (a fraction of `fp8_tflops`); `None`:
+    /// the `matrix` steps.
+    #[serde(default)]
+    pub matrix_fp8: Option<Vec<(f64, f64)>>,
+    /// `(min_flops, efficiency)` steps for FlashAttention's forward (a fraction of
+    /// `bf16_tflops`, FLOPs counted for the causal half); `None`: the `matrix` steps.
+    #[serde(default)]
+    pub attention: Option<Vec<(f64, f64)>>,
+    /// The same for FlashAttention's backward (its FLOPs 2.5 times the forward's); `None`:
+    /// the `attention` steps.
+    #[serde(default)]
+    pub attention_backward: Option<Vec<(f64, f64)>>,
+    /// Whether a GEMM's (and FlashAttention's) HBM traffic overlaps its math, so that it
+    /// takes the longer of the two (Hopper's and Blackwell's kernels load through the TMA
+    /// asynchronously), or adds to it (`false`, the A100 calibration's rule).
+    #[serde(default)]
+    pub gemm_memory_overlap: bool,
 }
 
 /// One GPU model.
@@ -26,6 +43,10 @@ pub struct GpuSpec {
     pub memory_gib: f64,
     /// Dense bf16 tensor-core peak, TFLOP/s.
     pub bf16_tflops: f64,
+    /// Dense fp8 tensor-core peak, TFLOP/s; `None` for a GPU without fp8 tensor cores
+    /// (such a GPU refuses `precision = "fp8"`).
+    #[serde(default)]
+    pub fp8_tflops: Option<f64>,
     /// HBM bandwidth, GB/s (10^9 bytes/s).
     pub hbm_gbps: f64,
     /// GPU-to-GPU bandwidth inside a node, per direction, GB/s.
@@ -67,6 +88,15 @@ impl GpuSpec {
     pub fn memory_bytes(&self) -> u64 {
         (self.memory_gib * super::GIB).round() as u64
     }
+
+    /// The dense peak MFU and HFU are measured against, TFLOP/s: the peak of the format the
+    /// layers' GEMMs run in (fp8's under the fp8 recipe, as NVIDIA reports fp8 MFU).
+    pub fn peak_tflops(&self, precision: super::Precision) -> f64 {
+        match (precision, self.fp8_tflops) {
+            (super::Precision::Fp8, Some(fp8)) => fp8,
+            _ => self.bf16_tflops,
+        }
+    }
 }
 
 impl EfficiencyCurve {
@@ -79,6 +109,10 @@ impl EfficiencyCurve {
             matrix: vec![(128e9, 0.95), (16e9, 0.90), (1e9, 0.60), (0.0, 0.10)],
             memory: vec![(100e6, 0.90), (10e6, 0.75), (1e6, 0.60), (0.0, 0.30)],
             link: 0.65,
+            matrix_fp8: None,
+            attention: None,
+            attention_backward: None,
+            gemm_memory_overlap: false,
         }
     }
 
@@ -99,12 +133,36 @@ impl EfficiencyCurve {
             ],
             memory: vec![(100e6, 0.75), (10e6, 0.70), (1e6, 0.60), (0.0, 0.30)],
             link: 0.75,
+            matrix_fp8: None,
+            attention: None,
+            attention_backward: None,
+            gemm_memory_overlap: false,
         }
     }
 
     /// Efficiency of a GEMM of `flops`.
     pub fn matrix_at(&self, flops: f64) -> f64 {
         step(&self.matrix, flops)
+    }
+
+    /// Efficiency of an fp8 GEMM of `flops` (a fraction of the fp8 peak).
+    pub fn matrix_fp8_at(&self, flops: f64) -> f64 {
+        step(self.matrix_fp8.as_deref().unwrap_or(&self.matrix), flops)
+    }
+
+    /// Efficiency of FlashAttention's forward of `flops`.
+    pub fn attention_at(&self, flops: f64) -> f64 {
+        step(self.attention.as_deref().unwrap_or(&self.matrix), flops)
+    }
+
+    /// Efficiency of FlashAttention's backward of `flops`.
+    pub fn attention_backward_at(&self, flops: f64) -> f64 {
+        let steps = self
+            .attention_backward
+            .as_deref()
+            .or(self.attention.as_deref())
+            .unwrap_or(&self.matrix);
+        step(steps, flops)
     }
 
     /// Efficiency of moving `bytes` through HBM.

@@ -51,23 +51,24 @@ pub fn check_parameters(m: &ModelSpec) -> Result<(), InvalidField> {
 }
 
 /// An upper bound on one micro-batch's activation bytes through every block, unsharded:
-/// per layer `sb (40h + 8f + 8a)` (every unit of section 3 with room to spare), plus
+/// per layer `sb (40w + 8f + 8a)` with `w` the larger of `h` and the query width `a d`
+/// (every unit of section 3 with room to spare), plus
 /// `5 a s^2 b` without FlashAttention, plus the embedding and the logits (`sb (4h + 10V)`).
 fn micro_batch_bytes(s: &Scenario) -> u128 {
     let m = &s.model;
     let seq = u128::from(s.batch.seq_len);
     let tokens = seq * u128::from(s.batch.micro_batch_size);
-    let (h, f, a, v) = (
-        u128::from(m.hidden),
+    let (w, f, a, v) = (
+        u128::from(m.hidden).max(u128::from(m.heads) * u128::from(m.head_dim())),
         u128::from(m.ffn),
         u128::from(m.heads),
         u128::from(m.vocab),
     );
-    let mut layer = tokens * (40 * h + 8 * f + 8 * a);
+    let mut layer = tokens * (40 * w + 8 * f + 8 * a);
     if !s.plan.flash_attention {
         layer += 5 * a * seq * tokens;
     }
-    u128::from(m.layers) * layer + tokens * (4 * h + 10 * v)
+    u128::from(m.layers) * layer + tokens * (4 * w + 10 * v)
 }
 
 /// Refuses a batch whose activations exceed [`MAX_MICRO_BATCH_BYTES`] per micro-batch or

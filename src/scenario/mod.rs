@@ -21,19 +21,20 @@ mod units;
 mod validate;
 mod vocabulary;
 
-pub use codec::{CODEC_KEYS, CodecSpec};
+pub use codec::CodecSpec;
 pub use default::{DEFAULT_SCENARIO, default_scenario};
-pub use gpu::{EfficiencyCurve, GpuSpec, a100_links};
-pub use magnitude::{MAX_ITERATION_BYTES, MAX_MICRO_BATCH_BYTES, MAX_PARAMETERS};
+pub use gpu::{EfficiencyCurve, GpuSpec};
 pub use model::{ModelSpec, ModelStyle};
 pub use overrides::ScenarioOverrides;
 pub use presets::{Catalog, PresetError, PresetInfo, PresetKind};
 pub use profile::{MeasuredProfile, UnitMeasurement};
-pub use settings::{Batch, Parallel, PlanSettings};
+pub use settings::{Batch, Parallel, PlanSettings, micro_batches_for};
 pub use to_toml::to_toml;
-pub use units::{GIB, GIB_BYTES};
-pub use validate::{limits, validate_gpu, validate_model};
-pub use vocabulary::{Objective, Partition, ScheduleKind, Strategy, parse_name};
+pub use units::GIB;
+pub use validate::limits;
+#[cfg(test)]
+pub(crate) use validate::validate_model;
+pub use vocabulary::{Objective, Partition, Precision, ScheduleKind, Strategy};
 
 /// One complete, validated description of a training set-up to plan and simulate.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! [`ScenarioOverrides`]: the command-line flags (and the TUI's edits) on top of a preset.
 
 use super::presets::{Catalog, budget_bytes, reserve_bytes};
-use super::{InvalidField, Objective, Partition, Scenario};
+use super::{InvalidField, Objective, Partition, Precision, Scenario};
 use crate::scenario::ScheduleKind;
 use crate::scenario::Strategy;
 
@@ -60,6 +60,8 @@ pub struct ScenarioOverrides {
     pub reserve_gib: Option<f64>,
     /// Bytes per gradient element (2 or 4).
     pub grad_bytes: Option<u32>,
+    /// Number format of the transformer layers' GEMMs (bf16 or fp8).
+    pub precision: Option<Precision>,
     /// Units the `named` strategy recomputes.
     pub recompute_units: Option<Vec<String>>,
 }
@@ -104,6 +106,7 @@ impl ScenarioOverrides {
         set(&mut par.chunks, self.chunks);
         set(&mut par.distributed_optimizer, self.distributed_optimizer);
         set(&mut par.grad_bytes, self.grad_bytes);
+        set(&mut par.precision, self.precision);
         let batch = &mut scenario.batch;
         set(&mut batch.micro_batches, self.micro_batches);
         set(&mut batch.micro_batch_size, self.micro_batch_size);
@@ -116,7 +119,11 @@ impl ScenarioOverrides {
                     global,
                     format!(
                         "a global batch that agrees with micro_batches ({m}): B = m x b x d = {}",
-                        u64::from(m) * batch.micro_batch_size * u64::from(par.dp)
+                        super::Batch {
+                            micro_batches: m,
+                            ..*batch
+                        }
+                        .global_batch(par.dp)
                     ),
                 ));
             }
@@ -170,23 +177,17 @@ impl ScenarioOverrides {
 
 /// `m = B / (b d)` for a global batch of `global` sequences, refused when not whole.
 fn micro_batches_of(global: u64, b: u64, d: u32) -> Result<u32, InvalidField> {
-    let per_step = b.max(1) * u64::from(d.max(1));
-    if global == 0 || !global.is_multiple_of(per_step) {
-        return Err(InvalidField::new(
-            "global_batch",
-            global,
-            format!(
-                "a positive multiple of micro_batch_size x dp ({b} x {d} = {per_step} sequences)"
-            ),
-        ));
+    let (b, d) = (b.max(1), d.max(1));
+    let per_step = b.saturating_mul(u64::from(d));
+    if let Some(m) = super::micro_batches_for(global, b, d) {
+        return Ok(m);
     }
-    u32::try_from(global / per_step).map_err(|_| {
-        InvalidField::new(
-            "global_batch",
-            global,
-            format!("at most {} x {per_step} sequences", u32::MAX),
-        )
-    })
+    let allowed = if global == 0 || !global.is_multiple_of(per_step) {
+        format!("a positive multiple of micro_batch_size x dp ({b} x {d} = {per_step} sequences)")
+    } else {
+        format!("at most {} x {per_step} sequences", u32::MAX)
+    };
+    Err(InvalidField::new("global_batch", global, allowed))
 }
 
 fn set<T: Copy>(field: &mut T, value: Option<T>) {

@@ -32,9 +32,9 @@ pub fn padded_vocab(vocab: u64, t: u64) -> u64 {
     vocab.div_ceil(unit) * unit
 }
 
-/// Query width `a d` and key/value width `k d` (`d = h / a`).
+/// Query width `a d` and key/value width `k d` (`d` the head width, `h / a` by default).
 fn widths(m: &ModelSpec) -> (u64, u64) {
-    let d = m.hidden / m.heads.max(1);
+    let d = m.head_dim();
     (m.heads * d, m.kv_heads * d)
 }
 

@@ -1,7 +1,7 @@
 //! Parallel layout, batch and plan settings of a scenario.
 
 use crate::scenario::ScheduleKind;
-use crate::scenario::{Objective, Partition, Strategy};
+use crate::scenario::{Objective, Partition, Precision, Strategy};
 
 /// How the model is split over devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +21,9 @@ pub struct Parallel {
     /// Bytes per gradient element kept and reduced over `d`: 4 (fp32, Megatron's default)
     /// or 2 (16-bit gradients: 16 bytes/param, half the data-parallel traffic).
     pub grad_bytes: u32,
+    /// The number format of the transformer layers' GEMMs: bf16, or Transformer Engine's fp8
+    /// (needs a GPU with `fp8_tflops`).
+    pub precision: Precision,
 }
 
 /// The batch of one iteration.
@@ -32,6 +35,27 @@ pub struct Batch {
     pub micro_batch_size: u64,
     /// Micro-batches per iteration `m` (per data-parallel replica).
     pub micro_batches: u32,
+}
+
+/// The micro-batches per iteration of a global batch: `m = B / (b x d)` for `global`
+/// sequences, micro-batches of `b` sequences and `d` data-parallel replicas; `None` when that
+/// is not a whole number from 1 to `u32::MAX` (the one place this rule is written).
+pub fn micro_batches_for(global: u64, b: u64, d: u32) -> Option<u32> {
+    let per_micro_batch = b.checked_mul(u64::from(d)).filter(|&n| n > 0)?;
+    if global == 0 || !global.is_multiple_of(per_micro_batch) {
+        return None;
+    }
+    u32::try_from(global / per_micro_batch).ok()
+}
+
+impl Batch {
+    /// Sequences per iteration over `d` data-parallel replicas, `m x b x d` (saturating):
+    /// the inverse of [`micro_batches_for`].
+    pub fn global_batch(&self, d: u32) -> u64 {
+        u64::from(self.micro_batches)
+            .saturating_mul(self.micro_batch_size)
+            .saturating_mul(u64::from(d))
+    }
 }
 
 /// What to plan and how.
@@ -69,4 +93,26 @@ pub struct PlanSettings {
     /// launch before the GEMM; above 1 (the zero-bubble runtime, which PipeOffload builds on,
     /// requires at least 8 to overlap its pipeline transfers) they run exposed.
     pub device_max_connections: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn micro_batches_are_the_global_batch_over_b_times_d_when_whole() {
+        assert_eq!(micro_batches_for(512, 2, 8), Some(32));
+        assert_eq!(micro_batches_for(512, 3, 8), None);
+        assert_eq!(micro_batches_for(0, 1, 1), None);
+        assert_eq!(micro_batches_for(8, 0, 1), None);
+        assert_eq!(micro_batches_for(u64::MAX, u64::MAX, 2), None);
+        assert_eq!(micro_batches_for(1 << 40, 1, 1), None);
+        let batch = Batch {
+            seq_len: 2048,
+            micro_batch_size: 2,
+            micro_batches: 32,
+        };
+        assert_eq!(batch.global_batch(8), 512);
+        assert_eq!(micro_batches_for(batch.global_batch(8), 2, 8), Some(32));
+    }
 }

@@ -22,6 +22,9 @@ fn model_table(m: &ModelSpec) -> Table {
     t.insert("hidden".into(), int(m.hidden));
     t.insert("heads".into(), int(m.heads));
     t.insert("kv_heads".into(), int(m.kv_heads));
+    if let Some(d) = m.head_dim {
+        t.insert("head_dim".into(), int(d));
+    }
     t.insert("ffn".into(), int(m.ffn));
     t.insert("vocab".into(), int(m.vocab));
     if let Some(p) = m.max_positions {
@@ -45,6 +48,9 @@ fn gpu_table(g: &GpuSpec) -> Table {
     t.insert("description".into(), Value::String(g.description.clone()));
     t.insert("memory_gib".into(), Value::Float(g.memory_gib));
     t.insert("bf16_tflops".into(), Value::Float(g.bf16_tflops));
+    if let Some(fp8) = g.fp8_tflops {
+        t.insert("fp8_tflops".into(), Value::Float(fp8));
+    }
     t.insert("hbm_gbps".into(), Value::Float(g.hbm_gbps));
     t.insert("link_gbps".into(), Value::Float(g.link_gbps));
     t.insert("node_gpus".into(), int(u64::from(g.node_gpus)));
@@ -59,6 +65,19 @@ fn gpu_table(g: &GpuSpec) -> Table {
     e.insert("matrix".into(), steps(&g.efficiency.matrix));
     e.insert("memory".into(), steps(&g.efficiency.memory));
     e.insert("link".into(), Value::Float(g.efficiency.link));
+    e.insert(
+        "gemm_memory_overlap".into(),
+        Value::Boolean(g.efficiency.gemm_memory_overlap),
+    );
+    for (key, curve) in [
+        ("matrix_fp8", &g.efficiency.matrix_fp8),
+        ("attention", &g.efficiency.attention),
+        ("attention_backward", &g.efficiency.attention_backward),
+    ] {
+        if let Some(c) = curve {
+            e.insert(key.into(), steps(c));
+        }
+    }
     t.insert("efficiency".into(), Value::Table(e));
     t.insert("codec".into(), Value::Table(g.codec.to_table()));
     t
@@ -87,6 +106,7 @@ pub fn to_toml(s: &Scenario) -> String {
         Value::Boolean(p.distributed_optimizer),
     );
     par.insert("grad_bytes".into(), int(u64::from(p.grad_bytes)));
+    par.insert("precision".into(), Value::String(p.precision.name().into()));
     root.insert("parallel".into(), Value::Table(par));
 
     let b = &s.batch;

@@ -3,7 +3,7 @@
 //! error (it makes the outcome infeasible), so it is not checked here.
 
 use super::magnitude::{check_activations, check_parameters};
-use super::{GpuSpec, InvalidField, ModelSpec, ModelStyle, Scenario};
+use super::{GpuSpec, InvalidField, ModelSpec, Scenario};
 
 /// Upper bounds of single fields, far above any real training set-up. Products of fields
 /// are bounded jointly in `magnitude.rs` (model parameters, activation bytes).
@@ -23,7 +23,7 @@ pub mod limits {
     /// Largest parallel degree (p, t, d, chunks).
     pub const DEGREE: u64 = 1 << 16;
     /// Largest layers x pp x chunks: the planner's tables grow with it (about 300 bytes
-    /// each; 100,000 layers at p 512 asked for 15 GB and aborted, issue 14).
+    /// each), so beyond it a plan would ask for more memory than a machine has.
     pub const LAYER_STAGES: u64 = 1 << 21;
 }
 
@@ -65,7 +65,12 @@ pub fn validate_model(m: &ModelSpec) -> Result<(), InvalidField> {
     positive("model.layers", u64::from(m.layers), limits::LAYERS)?;
     positive("model.hidden", m.hidden, limits::WIDTH)?;
     positive("model.heads", m.heads, limits::HEADS.min(m.hidden))?;
-    divides("model.hidden", m.hidden, m.heads, "model.heads")?;
+    match m.head_dim {
+        None => divides("model.hidden", m.hidden, m.heads, "model.heads")?,
+        Some(d) => {
+            positive("model.head_dim", d, limits::WIDTH / m.heads)?;
+        }
+    }
     positive("model.kv_heads", m.kv_heads, m.heads)?;
     if !m.heads.is_multiple_of(m.kv_heads) {
         return Err(InvalidField::new(
@@ -121,11 +126,25 @@ pub fn validate_gpu(g: &GpuSpec) -> Result<(), InvalidField> {
     }
     g.codec.validate("gpu.codec")?;
     positive("gpu.node_gpus", u64::from(g.node_gpus), limits::DEGREE)?;
+    if let Some(fp8) = g.fp8_tflops {
+        positive_f64("gpu.fp8_tflops", fp8)?;
+    }
     let eff = &g.efficiency;
+    let optional = [
+        ("gpu.efficiency.matrix_fp8", &eff.matrix_fp8),
+        ("gpu.efficiency.attention", &eff.attention),
+        ("gpu.efficiency.attention_backward", &eff.attention_backward),
+    ];
     for (field, steps) in [
         ("gpu.efficiency.matrix", &eff.matrix),
         ("gpu.efficiency.memory", &eff.memory),
-    ] {
+    ]
+    .into_iter()
+    .chain(
+        optional
+            .into_iter()
+            .filter_map(|(f, s)| s.as_ref().map(|s| (f, s))),
+    ) {
         if steps.is_empty() {
             return Err(InvalidField::new(
                 field,
@@ -249,8 +268,7 @@ impl Scenario {
                 format!("a multiple of parallel.tp ({t}) with sequence parallelism"),
             ));
         }
-        if m.style == ModelStyle::Gpt
-            && let Some(pos) = m.max_positions
+        if let Some(pos) = m.max_positions
             && pos < b.seq_len
         {
             return Err(InvalidField::new(
@@ -278,6 +296,16 @@ impl Scenario {
                 format!(
                     "at most the GPU's memory ({}: {} GiB)",
                     self.gpu.name, self.gpu.memory_gib
+                ),
+            ));
+        }
+        if par.precision.is_fp8() && self.gpu.fp8_tflops.is_none() {
+            return Err(InvalidField::new(
+                "parallel.precision",
+                par.precision,
+                format!(
+                    "bf16 on {}: it has no fp8 tensor cores (its preset gives no gpu.fp8_tflops)",
+                    self.gpu.name
                 ),
             ));
         }

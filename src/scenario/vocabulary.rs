@@ -63,6 +63,7 @@ named_values!(Strategy, "strategy");
 named_values!(ScheduleKind, "schedule");
 named_values!(Objective, "objective");
 named_values!(Partition, "partition");
+named_values!(Precision, "precision");
 
 /// A memory strategy: how a plan trades memory for time.
 #[derive(
@@ -253,4 +254,42 @@ pub enum Partition {
     /// each count as one layer (over all `p x v` virtual stages with chunks).
     #[strum(serialize = "balanced")]
     Balanced,
+}
+
+/// The number format the transformer layers' GEMMs run in (docs/model.md, "FP8").
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+pub enum Precision {
+    /// Every GEMM in bf16 (mixed precision: fp32 master weights and optimizer).
+    #[default]
+    #[serde(rename = "bf16")]
+    #[strum(serialize = "bf16")]
+    Bf16,
+    /// Transformer Engine's fp8 recipe (delayed scaling, hybrid E4M3/E5M2): the linear
+    /// layers' forward, input-gradient and weight-gradient GEMMs in fp8 at the GPU's
+    /// `fp8_tflops`; attention's core, norms, residuals, the embedding and the output layer
+    /// stay bf16.
+    #[serde(rename = "fp8")]
+    #[strum(serialize = "fp8")]
+    Fp8,
+}
+
+impl Precision {
+    /// Whether the transformer layers' linear GEMMs run in fp8.
+    pub fn is_fp8(self) -> bool {
+        self == Precision::Fp8
+    }
 }

@@ -9,6 +9,15 @@
 //! its ops in slot order (the source's later shift and squeeze only move ops in time).
 //! Placement is looped (stage `c p + d`), B/W split.
 //!
+//! The group size g runs from 1 to p (a larger one is reset to p, as the source does).
+//! `min_group` is the smallest useful group: ceil(p/2) (PipeOffload's GIS-H), grown until
+//! one group's F+B+W covers a forward or backward sweep through all devices. From it up to
+//! p, `min_k = 1` and device d holds `g (v - 1) + p - d` micro-batch-chunks at its peak once
+//! m >= p (GIS, g = p: `p v - d`). A smaller group is kept, as the source keeps it: each
+//! chunk's forwards then lie `min_k = ceil(min_group / g)` groups apart, so that a
+//! micro-batch's next chunk still starts after its previous chunk has passed every device,
+//! and such a group holds no less than `min_group` does.
+//!
 //! `gis-offload` runs the same order and marks the first `offload_chunks` chunks (default 1)
 //! of every device as offloaded: chunk 0's activations live longest. The source needs an
 //! even p (it pairs devices that share a host link). Its `postpone_forward_in_warmup` only
@@ -83,8 +92,9 @@ pub(super) fn building_block_schedule(
     let (p, m) = (input.p as usize, input.m as usize);
     let v = kind.chunks(input.v) as usize;
     let min_group = min_group(input, v);
-    // The source resets a group size outside [min_group, p] to the nearest bound.
-    let g = group.unwrap_or(p).clamp(min_group, p);
+    // A group larger than p is reset to p, as the source does; a smaller group than
+    // min_group spaces each chunk's forwards min_k = ceil(min_group / g) groups apart.
+    let g = group.unwrap_or(p).clamp(1, p);
     let devices = gis_order(p, m, v, g, min_group).ok_or_else(|| {
         unsupported(format!(
             "a group size and chunk count whose building block has no slot conflict \

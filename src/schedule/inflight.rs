@@ -27,9 +27,28 @@ fn delta(kind: OpKind) -> i64 {
     }
 }
 
-/// Per device and chunk, the peak number of live micro-batch-chunks, and the per-device
-/// time-coincident peak.
-pub fn analyze(schedule: &Schedule) -> InFlight {
+impl Schedule {
+    /// Per device and chunk, the peak number of live micro-batch-chunks, and the per-device
+    /// time-coincident peak.
+    pub fn in_flight(&self) -> InFlight {
+        analyze(self)
+    }
+
+    /// Per device, the peak number of live micro-batch-chunks (all chunks together).
+    pub fn peak_in_flight(&self) -> Vec<u32> {
+        analyze(self).per_device
+    }
+
+    /// Per device, the maximum over its op sequence of the sum of its live
+    /// micro-batch-chunks, each weighted by `weights[device][chunk]` (for example the
+    /// chunk's blocks, or its bytes per micro-batch). This is the device's time-coincident
+    /// peak that the planner budgets for. A missing weight counts as 0.
+    pub fn peak_weighted_in_flight(&self, weights: &[Vec<u64>]) -> Vec<u64> {
+        peak_weighted(self, weights)
+    }
+}
+
+fn analyze(schedule: &Schedule) -> InFlight {
     let v = schedule.v as usize;
     let mut out = InFlight {
         per_device: Vec::with_capacity(schedule.devices.len()),
@@ -56,16 +75,7 @@ pub fn analyze(schedule: &Schedule) -> InFlight {
     out
 }
 
-/// Per device, the peak number of live micro-batch-chunks (all chunks together).
-pub fn peak_in_flight(schedule: &Schedule) -> Vec<u32> {
-    analyze(schedule).per_device
-}
-
-/// Per device, the maximum over its op sequence of the sum of its live micro-batch-chunks,
-/// each weighted by `weights[device][chunk]` (for example the chunk's blocks, or its bytes
-/// per micro-batch). This is the device's time-coincident peak that the planner budgets for.
-/// A missing weight counts as 0.
-pub fn peak_weighted(schedule: &Schedule, weights: &[Vec<u64>]) -> Vec<u64> {
+fn peak_weighted(schedule: &Schedule, weights: &[Vec<u64>]) -> Vec<u64> {
     schedule
         .devices
         .iter()

@@ -3,14 +3,14 @@
 //!
 //! Hand-written schedules' order does not depend on durations; the searched ones
 //! (zero-bubble heuristics, V-ZB) take the per-op durations and a memory limit in
-//! [`ScheduleInput`], as their sources do. [`inflight`] derives, from an op order alone,
+//! [`ScheduleInput`], as their sources do. `inflight` derives, from an op order alone,
 //! how many micro-batch-chunks each device holds at its peak.
 
 mod chimera;
 mod dualpipe_v;
 mod gis;
 mod gpipe;
-pub mod inflight;
+mod inflight;
 mod interleaved;
 mod kind;
 mod list_timing;
@@ -19,12 +19,6 @@ mod po;
 mod search_input;
 mod types;
 mod v_auto;
-mod v_auto_finish;
-mod v_auto_reorder;
-mod v_auto_score;
-mod v_auto_squeeze;
-mod v_auto_steps;
-mod v_auto_time;
 mod v_greedy;
 mod zb_h1;
 mod zb_heuristic;
@@ -32,6 +26,7 @@ mod zbv;
 
 use crate::cancel::Cancel;
 
+pub use inflight::InFlight;
 pub use types::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
 /// Generates the per-device op order of `kind` for the given sizes and durations.
@@ -72,31 +67,26 @@ pub fn generate_cancellable(
 pub const MAX_CELLS: u64 = 1 << 22;
 
 /// Most devices a schedule may have: generation and simulation then finish within seconds
-/// and a few hundred MB for every schedule (issue 14: p 65536 asked for 68 GB).
+/// and a few hundred MB for every schedule (at p 65536 a schedule's tables alone would take
+/// tens of GB).
 pub const MAX_STAGES: u32 = 1024;
 
 /// Largest `p x p x m x chunks` for `v-half` and `v-min`, whose greedy search grows with
-/// p squared times m (p 512, m 256 at this limit: seconds).
+/// p squared times m (at this limit it takes seconds: benches/search.rs).
 pub const MAX_V_GREEDY_WORK: u64 = 1 << 26;
 
-/// Largest `p x p x max(m, 2p)` for `v-zb`: its search builds some 60 x 10 x p blocks and,
-/// for each, orders about 6 max(m, 2p) slots on each of the p devices (fewer than 2p
-/// micro-batches are ordered as 2p, then cut), so its work grows with this product. At this
-/// limit (p 16 with m up to 512, p 24 with m up to 227, p 32 with m up to 128) one search
-/// takes about 0.5, 0.8 and 1.1-1.7 s of one core depending on the costs; a plan runs it
-/// twice (with the even split's durations, then the plan's) and a comparison once more per
-/// strategy, which stays within seconds.
-pub const MAX_V_ZB_WORK: u64 = 1 << 17;
-
-/// Most devices `v-zb` may have: each block's ramps grow with p too, so beyond p 32 the
-/// search costs more than the product above says (p 40 with m 80: about 2 s; p 45 with m 64:
-/// 4 s).
-pub const MAX_V_ZB_STAGES: u32 = 32;
+/// Largest `p x p x max(m, 2p)` for `v-zb`, whose search time grows with this product: it
+/// tries a few hundred building blocks and, for each, orders about 6 max(m, 2p) slots on
+/// each of the p devices (fewer than 2p micro-batches are ordered as 2p, then cut). The
+/// limit admits the V-shape paper's largest pure-pipeline run (p 40 with m 160) and p up to
+/// 50 (p 50 with m up to 104, p 32 with m up to 256); what one search costs there is
+/// measured in `benches/search.rs` and docs/model.md.
+pub const MAX_V_ZB_WORK: u64 = 1 << 18;
 
 /// Checks that `p` devices, `m` micro-batches and the chunks `kind` runs with for a request
 /// of `v` are at least one each, `p` at most [`MAX_STAGES`], at most [`MAX_CELLS`] cells
 /// together, and within the search limits of the slow schedules ([`MAX_V_GREEDY_WORK`],
-/// [`MAX_V_ZB_WORK`], [`MAX_V_ZB_STAGES`]), so that what is accepted finishes in seconds.
+/// [`MAX_V_ZB_WORK`]), so that what is accepted finishes in seconds.
 /// Call it before allocating per-(device, chunk) inputs from user-given sizes.
 pub fn check_size(kind: ScheduleKind, p: u32, m: u32, v: u32) -> Result<(), ScheduleError> {
     let chunks = kind.chunks(v);
@@ -123,9 +113,6 @@ pub fn check_size(kind: ScheduleKind, p: u32, m: u32, v: u32) -> Result<(), Sche
         ScheduleKind::VHalf | ScheduleKind::VMin if work > MAX_V_GREEDY_WORK => refuse(format!(
             "p x p x m x chunks at most {MAX_V_GREEDY_WORK} for its search to finish in \
              seconds (got {p} x {p} x {m} x {chunks} = {work})"
-        )),
-        ScheduleKind::VZb if p > MAX_V_ZB_STAGES => refuse(format!(
-            "at most {MAX_V_ZB_STAGES} devices for its search to finish in seconds (got p={p})"
         )),
         ScheduleKind::VZb if v_zb_work > MAX_V_ZB_WORK => refuse(format!(
             "p x p x max(m, 2p) at most {MAX_V_ZB_WORK} for its search to finish in seconds \

@@ -5,7 +5,7 @@
 //!   every group of g micro-batches, so every micro-batch-chunk of a chunk lives equally
 //!   long; the group defaults to the smallest useful one (GIS-H: ceil(p/2), grown until a
 //!   group's F+B+W covers a sweep through the devices), which shortens every lifespan.
-//!   `--group-size` may set it between that and p.
+//!   `--group-size` may set it from 1 to p, as for `gis`.
 //! - **Split backward**: B and W are separate ops (zero-bubble).
 //! - **Warm-up adjustment**: the block's warm-up holds `p v` chunk-activations at most (GIS's
 //!   `g (v - 1) + p - d` on device d), not interleaved 1F1B's `p v + p - 1`.

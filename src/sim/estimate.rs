@@ -115,3 +115,19 @@ pub fn adapipe_recurrence(f: &[f64], b: &[f64], n: u32) -> f64 {
     }
     item.main
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `extend` with a stage index at or past `p` (a caller's mistake) used to underflow
+    /// `u32` and panic; it now treats the stage as the last one.
+    #[test]
+    fn extend_past_the_last_stage_does_not_panic() {
+        let last = AdaPipeItem::last(1.0, 2.0, 8);
+        for st in [3, 4, u32::MAX] {
+            let item = last.extend(st, 4, 1.0, 2.0, 8);
+            assert!(item.main.is_finite());
+        }
+    }
+}

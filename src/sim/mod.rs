@@ -26,6 +26,7 @@
 //! - a SEND span (producer's send lane) covers each transfer between two devices when the
 //!   transfer time is positive; sends do not queue behind each other.
 
+mod abstract_run;
 mod copies;
 mod engine;
 pub mod estimate;
@@ -36,6 +37,7 @@ mod paired;
 mod types;
 mod validate;
 
+pub use abstract_run::{AbstractOutcome, AbstractRun, AbstractRunError};
 pub use types::{
     ChunkCosts, DeviceMetrics, Lane, MemoryCurve, SimCosts, SimError, Simulation, Span, SpanKind,
     Timeline,

@@ -246,7 +246,7 @@ pub struct Simulation {
     /// Hardware FLOPs utilisation, if FLOPs are known.
     pub hfu: Option<f64>,
     /// The job's end-of-iteration steps (gradient reduction, tied embedding, optimizer),
-    /// when [`super::job::finish`] added them.
+    /// when the solve added them.
     pub job: Option<super::job::JobTimes>,
 }
 

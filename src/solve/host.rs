@@ -109,13 +109,14 @@ pub(super) fn host_memory_reasons(scenario: &Scenario, sim: &Simulation) -> Vec<
     }
     let cluster = Cluster::of(scenario);
     let width = cluster.t * cluster.d;
-    let nodes = cluster.gpus().div_ceil(cluster.node_gpus);
+    let gpus = width * cluster.p;
+    let nodes = gpus.div_ceil(cluster.node_gpus);
     let limit = (limit_gib * GIB) as u128;
     let mut reasons = Vec::new();
     for node in 0..nodes {
         // GPUs of each pipeline device on this node.
         let first = node * cluster.node_gpus;
-        let last = (first + cluster.node_gpus).min(cluster.gpus());
+        let last = (first + cluster.node_gpus).min(gpus);
         let mut count = vec![0u128; sim.memory.len()];
         for rank in first..last {
             if let Some(c) = count.get_mut((rank / width) as usize) {

@@ -1,6 +1,7 @@
 //! The job's end-of-iteration costs of a plan (docs/model.md): per device, the
-//! data-parallel gradient reduction, the tied embedding's all-reduce, the optimizer step and
-//! the tensor-parallel share of its compute, from the cluster's placement and links.
+//! data-parallel gradient reduction, the tied embedding's all-reduce, the optimizer step
+//! (with, under the fp8 recipe, the once-per-iteration cast of the weights to fp8) and the
+//! tensor-parallel share of its compute, from the cluster's placement and links.
 
 use crate::anatomy::cluster::Cluster;
 use crate::anatomy::cost::Machine;
@@ -88,6 +89,11 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
                 nf
             };
             let layers = f64::from(dev.counts.attention + dev.counts.mlp);
+            // Under the fp8 recipe the weights are cast once per iteration: read the bf16
+            // weight, write its fp8 copy and transpose (twice the cached bytes).
+            let fp8_weight_bytes = u64::from(dev.counts.attention)
+                * anatomy.attention.fp8_weight_bytes
+                + u64::from(dev.counts.mlp) * anatomy.mlp.fp8_weight_bytes;
             DeviceJob {
                 grad_reduce_s,
                 param_gather_s,
@@ -100,7 +106,8 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
                 },
                 optimizer_s: machine
                     .mem(shard * optimizer_bytes_per_param(par.grad_bytes))
-                    .s,
+                    .s
+                    + machine.mem(2.0 * fp8_weight_bytes as f64).s,
                 tp_comm_s: m * layers * tp_block,
             }
         })

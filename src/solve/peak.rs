@@ -155,8 +155,7 @@ mod tests {
                     s.plan.strategy = strategy;
                     s.plan.memory_budget_bytes = (budget_gib * (1u64 << 30) as f64) as u64;
                     let anatomy = Anatomy::build(&s).unwrap();
-                    let Ok(solved) =
-                        super::super::solve_with_cancel(&s, &anatomy, &Cancel::never(), None)
+                    let Ok(solved) = super::super::solve_on(&s, &anatomy, &Default::default())
                     else {
                         continue;
                     };

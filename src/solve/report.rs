@@ -1,7 +1,7 @@
 //! Turns a solved plan and its simulation into the [`Outcome`] the views draw.
 
-use crate::anatomy::Anatomy;
-use crate::outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount};
+use crate::anatomy::{Anatomy, BlockKind};
+use crate::outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount, UnitTable};
 use crate::scenario::Scenario;
 
 use super::PlannedRun;
@@ -67,11 +67,16 @@ pub(super) fn outcome(
             })
             .collect();
         let (first, last) = d.ranges.first().copied().unwrap_or((0, 0));
+        // The fp8 weight cache (fp8 recipe only) counts with the weights.
+        let fp8_weights = u64::from(d.counts.attention) * anatomy.attention.fp8_weight_bytes
+            + u64::from(d.counts.mlp) * anatomy.mlp.fp8_weight_bytes;
+        let fp8_weights = fp8_weights.min(d.costs.static_bytes);
         let (weights_bytes, grads_bytes, optimizer_bytes) = crate::anatomy::params::static_split(
             params.get(d.device).copied().unwrap_or(0),
-            d.costs.static_bytes,
+            d.costs.static_bytes - fp8_weights,
             scenario.parallel.grad_bytes,
         );
+        let weights_bytes = weights_bytes + fp8_weights;
         stages.push(StageOutcome {
             stage: d.device as u32,
             first_block: first,
@@ -85,6 +90,7 @@ pub(super) fn outcome(
             optimizer_bytes,
             activation_bytes: sim_dev.map_or(0, |x| x.peak_activation_bytes),
             peak_memory_bytes: sim_peak,
+            planned_peak_bytes: d.costs.peak_bytes,
             budget_bytes: budget,
             in_flight: sim_dev.map_or(d.env.in_flight, |x| x.peak_in_flight),
             forward_s: d.costs.forward_s,
@@ -92,6 +98,11 @@ pub(super) fn outcome(
             recompute_s: d.costs.recompute_s,
             offload_bytes: host_peaks.get(d.device).copied().unwrap_or(0),
             copy_ratio: copy_ratio.get(d.device).copied().flatten(),
+            time_breakdown_s: simulation
+                .job
+                .as_ref()
+                .and_then(|j| j.devices.get(d.device).copied())
+                .unwrap_or_default(),
             units,
             blocks,
         });
@@ -109,16 +120,14 @@ pub(super) fn outcome(
     let feasible = reasons.is_empty();
     let par = &scenario.parallel;
     let gpus = u64::from(par.tp) * u64::from(par.pp) * u64::from(par.dp);
-    let global_batch = u64::from(scenario.batch.micro_batches)
-        * scenario.batch.micro_batch_size
-        * u64::from(par.dp);
+    let global_batch = scenario.batch.global_batch(par.dp);
     let tokens_per_s = if makespan > 0.0 {
         (global_batch * scenario.batch.seq_len) as f64 / makespan
     } else {
         0.0
     };
     // A measured profile faster than the GPU's peak gives a utilisation above 1: not a
-    // fraction, so it is reported as null with a note (issue 14).
+    // fraction, so it is reported as null with a note (a number above 1 would mislead).
     let fraction = |x: Option<f64>| x.filter(|v| v.is_finite() && (0.0..=1.0).contains(v));
     if fraction(simulation.mfu).is_none() && simulation.mfu.is_some_and(|v| v > 1.0)
         || fraction(simulation.hfu).is_none() && simulation.hfu.is_some_and(|v| v > 1.0)
@@ -147,12 +156,37 @@ pub(super) fn outcome(
             .unwrap_or_default(),
         strategy: scenario.plan.strategy,
         schedule: schedule.kind,
+        precision: scenario.parallel.precision,
         baseline_iteration_time_s: baseline_s,
-        speedup: (feasible && makespan > 0.0).then(|| baseline_s / makespan),
+        speedup: (feasible && makespan > 0.0 && baseline_s.is_finite())
+            .then(|| baseline_s / makespan),
         estimated_iteration_time_s: plan.estimate_s + tail_s,
         solve_time_s: 0.0,
         notes,
         stages,
         simulation,
+        op_order: schedule,
+        unit_tables: unit_tables(anatomy),
     }
+}
+
+/// The unit tables of an anatomy, one per block kind.
+fn unit_tables(anatomy: &Anatomy) -> Vec<UnitTable> {
+    [
+        BlockKind::Embedding,
+        BlockKind::Attention,
+        BlockKind::Mlp,
+        BlockKind::Head,
+    ]
+    .into_iter()
+    .map(|kind| {
+        let block = anatomy.block_of(kind);
+        UnitTable {
+            kind,
+            names: block.units.iter().map(|u| u.name.clone()).collect(),
+            size_bytes: block.units.iter().map(|u| u.size_bytes).collect(),
+            recompute_s: block.units.iter().map(|u| u.forward_s).collect(),
+        }
+    })
+    .collect()
 }

@@ -13,6 +13,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::cancel::Cancel;
 use crate::schedule::{self, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
 /// Whether `kind`'s generator ignores the durations and the transfer time of its input (it
@@ -88,15 +89,16 @@ impl ScheduleMemo {
     /// 100 MB).
     pub const MAX_OPS: usize = 8_000_000;
 
-    /// `schedule::generate(kind, input)`, from the memo when the same input was generated
-    /// before.
-    pub fn generate(
+    /// `schedule::generate_cancellable(kind, input, cancel)`, from the memo when the same
+    /// input was generated before (a cancelled generation is not kept).
+    pub(crate) fn generate(
         &self,
         kind: ScheduleKind,
         input: &ScheduleInput,
+        cancel: &Cancel,
     ) -> Result<Schedule, ScheduleError> {
         if !valid_durations(input) {
-            return schedule::generate(kind, input);
+            return schedule::generate_cancellable(kind, input, cancel);
         }
         let key = Key::of(kind, input);
         let hit = self
@@ -109,7 +111,10 @@ impl ScheduleMemo {
         if let Some(found) = hit {
             return (*found).clone();
         }
-        let made = schedule::generate(kind, input);
+        let made = schedule::generate_cancellable(kind, input, cancel);
+        if matches!(made, Err(ScheduleError::Cancelled(_))) {
+            return made;
+        }
         let ops = made.as_ref().map_or(0, Schedule::op_count).max(1);
         if ops <= Self::MAX_OPS / 4 {
             let mut store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
@@ -187,7 +192,7 @@ mod tests {
             for scale in [1.0, 2.0, 1.0] {
                 let i = input(4, 8, scale);
                 assert_eq!(
-                    memo.generate(kind, &i),
+                    memo.generate(kind, &i, &Cancel::never()),
                     schedule::generate(kind, &i),
                     "{kind}"
                 );
@@ -196,10 +201,13 @@ mod tests {
         // Errors are remembered as errors, and invalid durations still get the generator's.
         let mut bad = input(4, 8, 1.0);
         bad.f[0][0] = f64::NAN;
-        assert!(memo.generate(ScheduleKind::VHalf, &bad).is_err());
+        assert!(
+            memo.generate(ScheduleKind::VHalf, &bad, &Cancel::never())
+                .is_err()
+        );
         let odd = input(4, 6, 1.0);
         assert_eq!(
-            memo.generate(ScheduleKind::Interleaved, &odd),
+            memo.generate(ScheduleKind::Interleaved, &odd, &Cancel::never()),
             schedule::generate(ScheduleKind::Interleaved, &odd)
         );
     }

@@ -9,7 +9,7 @@ use super::{
     Config, DEFAULT_CHUNKS, DEFAULT_MICRO_BATCH_SIZES, DEFAULT_SCHEDULES, DEFAULT_STRATEGIES,
     SweepSpace,
 };
-use crate::scenario::{InvalidField, Scenario, ScheduleKind, limits};
+use crate::scenario::{InvalidField, Scenario, ScheduleKind, limits, micro_batches_for};
 
 /// Rejection reason: `t` does not divide the query heads.
 pub const T_HEADS: &str = "t does not divide the heads";
@@ -132,13 +132,7 @@ pub fn enumerate(
                 }
                 let d = (u64::from(gpus) / tp) as u32;
                 for &b in &mbs {
-                    let per_micro_batch = b * u64::from(d);
-                    if !space.global_batch.is_multiple_of(per_micro_batch) {
-                        reject(&mut rejected, M_WHOLE);
-                        continue;
-                    }
-                    let m64 = space.global_batch / per_micro_batch;
-                    let Ok(m) = u32::try_from(m64) else {
+                    let Some(m) = micro_batches_for(space.global_batch, b, d) else {
                         reject(&mut rejected, M_WHOLE);
                         continue;
                     };

@@ -14,8 +14,9 @@ use super::bounds::{Bounds, bounds};
 use super::front::{self, Incumbents, Point};
 use super::{Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate};
 use crate::anatomy::Anatomy;
+use crate::cancel::Cancel;
 use crate::scenario::Scenario;
-use crate::solve::{ScheduleMemo, fixed_peak_bytes, solve_without_baseline};
+use crate::solve::{ScheduleMemo, SolveOptions, fixed_peak_bytes, solve_on};
 
 use crate::scenario::GIB;
 
@@ -58,19 +59,20 @@ fn unsolved(config: Config, b: Bounds, status: Status) -> Row {
     }
 }
 
-/// Solves one configuration in full (generated schedules shared through `memo`).
-fn evaluate(
-    base: &Scenario,
-    anatomy: &Anatomy,
-    row: &Row,
-    tokens: f64,
-    memo: &ScheduleMemo,
-) -> Row {
-    let scenario = scenario_for(base, &row.config);
+/// Solves one configuration of `job` in full (generated schedules shared through `memo`; the
+/// solve stops early when the sweep is cancelled).
+fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, memo: &ScheduleMemo) -> Row {
+    let scenario = scenario_for(job.base, &row.config);
+    let tokens = job.tokens;
     let mut out = row.clone();
     out.solved = true;
     let start = Instant::now();
-    let result = solve_without_baseline(&scenario, anatomy, Some(memo));
+    let options = SolveOptions {
+        cancel: job.cancel.clone(),
+        memo: Some(memo),
+        skip_baseline: true,
+    };
+    let result = solve_on(&scenario, anatomy, &options);
     out.solve_time_s = start.elapsed().as_secs_f64();
     match result {
         Ok(o) => {
@@ -104,7 +106,7 @@ struct Job<'a> {
     budget: u64,
     exhaustive: bool,
     progress: &'a (dyn Fn(usize, usize) + Sync),
-    cancel: &'a AtomicBool,
+    cancel: &'a Cancel,
 }
 
 /// What the workers share: the incumbents, the solved rows with the count of candidates
@@ -126,7 +128,7 @@ impl Job<'_> {
     fn work(&self, shared: &Shared) {
         let total = self.order.len();
         loop {
-            if self.cancel.load(Ordering::Relaxed) {
+            if self.cancel.is_cancelled() {
                 shared.cancelled.store(true, Ordering::Relaxed);
                 return;
             }
@@ -138,6 +140,11 @@ impl Job<'_> {
                 Ok(anatomy) => self.decide(&self.rows[i], anatomy, shared),
                 Err(_) => None,
             };
+            // A solve cut short by the token answers nothing.
+            if self.cancel.is_cancelled() {
+                shared.cancelled.store(true, Ordering::Relaxed);
+                return;
+            }
             if let Some(r) = solved.as_ref().filter(|r| r.feasible()) {
                 shared
                     .incumbents
@@ -191,13 +198,7 @@ impl Job<'_> {
                 .unwrap_or_else(PoisonError::into_inner)
                 .can_enter(&bound);
         if wanted {
-            Some(evaluate(
-                self.base,
-                anatomy,
-                &row,
-                self.tokens,
-                &shared.memo,
-            ))
+            Some(evaluate(self, anatomy, &row, &shared.memo))
         } else {
             known.map(|_| row)
         }
@@ -213,7 +214,7 @@ pub fn sweep(
     space: &SweepSpace,
     options: SweepOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<SweepResult, SweepError> {
     let (configs, rejected) = enumerate(base, space)?;
     let tokens = space.global_batch as f64 * base.batch.seq_len as f64;

@@ -68,9 +68,9 @@ pub struct SweepSpace {
     pub mbs: Vec<u64>,
     /// Chunks for the schedules that take them (default 2).
     pub chunks: Vec<u32>,
-    /// Schedules (default [`DEFAULT_SCHEDULES`]).
+    /// Schedules (default: 1f1b, interleaved, zb-h1, zb-v, v-half).
     pub schedules: Vec<ScheduleKind>,
-    /// Strategies (default [`DEFAULT_STRATEGIES`]).
+    /// Strategies (default: none, full, selective, adapipe).
     pub strategies: Vec<Strategy>,
 }
 

@@ -33,7 +33,7 @@ impl StoryStep {
 
     const fn offload(schedule: ScheduleKind) -> Self {
         Self {
-            strategy: Strategy::None,
+            strategy: Strategy::Named,
             schedule: Some(schedule),
         }
     }
@@ -46,7 +46,8 @@ impl StoryStep {
 
     /// The scenario of this step: `base` with the step's strategy and, for PipeOffload's
     /// steps, its schedule with at least two chunks per device (and the schedule's own
-    /// group and offload choice).
+    /// group and offload choice), keeping every activation but what PipeOffload recomputes
+    /// to send fewer bytes ([`crate::ModelStyle::cheap_recompute_units`]).
     pub fn scenario(self, base: &Scenario) -> Scenario {
         let mut sc = base.clone();
         sc.plan.strategy = self.strategy;
@@ -55,6 +56,13 @@ impl StoryStep {
             sc.parallel.chunks = sc.parallel.chunks.max(2);
             sc.plan.group_size = None;
             sc.plan.offload_chunks = None;
+            sc.plan.recompute_units = sc
+                .model
+                .style
+                .cheap_recompute_units()
+                .iter()
+                .map(|u| (*u).to_string())
+                .collect();
         }
         sc
     }
@@ -84,9 +92,9 @@ pub enum Mode {
         /// Index into the lesson's schedules.
         step: usize,
     },
-    /// The story: step `step` of [`STORY`].
+    /// The story: step `step` of the AdaPipe chain (none, full, adaptive, adapipe).
     Story {
-        /// Index into [`STORY`].
+        /// Index of the step.
         step: usize,
     },
 }
@@ -190,7 +198,7 @@ pub struct App {
     pub solved_scenario: Option<Scenario>,
     /// Compare mode: side A's (the pinned scenario's) result.
     pub compare: Option<Result<Solved, String>>,
-    /// Story mode: one result per step of [`STORY`].
+    /// Story mode: one result per step of the story.
     pub story: Vec<Option<Result<Solved, String>>>,
     /// The lesson's sizes (p, m), edited with the `stages p` and `micro m` fields there.
     pub lesson_size: (u32, u32),

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::export::svg::Palette;
-use crate::export::{self, Run, Units};
+use crate::export::{self, Run};
 use crate::{Outcome, Scenario};
 
 use super::action::Effect;
@@ -16,13 +16,7 @@ use super::app::App;
 /// schedule, the torchtitan CSV.
 pub fn files(scenario: &Scenario, outcome: &Outcome) -> Vec<(String, String)> {
     let kind = outcome.schedule;
-    let v = kind.chunks(scenario.parallel.chunks);
-    let sched = export::schedule_of(kind, scenario.batch.micro_batches, v, &outcome.simulation);
-    let run = Run {
-        schedule: &sched,
-        simulation: &outcome.simulation,
-        units: Units::Seconds,
-    };
+    let run = Run::planned(outcome);
     let stem = format!("pipescope-{kind}-{}", outcome.strategy);
     let mut out = vec![
         (
@@ -34,7 +28,7 @@ pub fn files(scenario: &Scenario, outcome: &Outcome) -> Vec<(String, String)> {
     if let Ok(script) = export::megatron::export(scenario, outcome) {
         out.push((format!("{stem}.megatron.sh"), script));
     }
-    if let Ok(csv) = export::torchtitan::export(&sched) {
+    if let Ok(csv) = export::torchtitan::export(&outcome.op_order) {
         out.push((format!("{stem}.torchtitan.csv"), csv));
     }
     out
@@ -82,7 +76,7 @@ pub fn export_dir(config_dir: Option<&Path>) -> Result<PathBuf, String> {
 pub fn write_files(dir: &Path, files: &[(String, String)]) -> Result<Vec<PathBuf>, String> {
     files
         .iter()
-        .map(|(name, text)| export::write_atomic(&dir.join(name), text))
+        .map(|(name, text)| crate::files::write_atomic(&dir.join(name), text))
         .collect()
 }
 

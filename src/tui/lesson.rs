@@ -4,8 +4,9 @@
 //! figures and one sentence on what changed and why. The user edits p and m (the
 //! `stages p` and `micro m` fields) and the formulas follow.
 
-use crate::schedule::{self, ScheduleInput, ScheduleKind};
-use crate::sim::{self, SimCosts, Simulation};
+use crate::cancel::Cancel;
+use crate::schedule::ScheduleKind;
+use crate::sim::{AbstractRun, Simulation};
 
 /// The lesson's schedules, in order.
 pub const LESSON: [ScheduleKind; 11] = [
@@ -40,16 +41,14 @@ pub struct LessonRun {
     pub sim: Result<Simulation, String>,
 }
 
-/// Generates and simulates step `step` with p devices and m micro-batches.
+/// Step `step` with p devices and m micro-batches, as the engine's abstract run with every
+/// op costing 1 and two chunks where the schedule takes them.
 pub fn run(step: usize, p: u32, m: u32) -> LessonRun {
     let kind = LESSON[step.min(LESSON.len() - 1)];
-    let v = kind.chunks(2);
-    let sim = schedule::generate(kind, &ScheduleInput::uniform(p, m, v, 1.0, 1.0, 1.0, 0.0))
-        .map_err(|e| e.to_string())
-        .and_then(|s| {
-            let costs = SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 0.0, 1.0);
-            sim::simulate(&s, &costs).map_err(|e| e.to_string())
-        });
+    let sim = AbstractRun::new(kind, p, m)
+        .simulate(&Cancel::never())
+        .map(|out| out.simulation)
+        .map_err(|e| e.to_string());
     LessonRun { step, p, m, sim }
 }
 

@@ -4,7 +4,7 @@ use std::path::Path;
 
 /// 1-based line and column (in characters) of byte `offset` in `text`: the engine's one
 /// helper, shared by every configuration error.
-pub use crate::scenario::presets::line_column as span_location;
+pub(crate) use crate::scenario::presets::line_column as span_location;
 
 /// Formats a TOML error as `path:line:column: message` (the message without toml's own
 /// location header and snippet).

@@ -2,40 +2,58 @@
 //! app state, actions, a pure update function, a solver worker thread and views that only
 //! read state.
 //!
-//! - [`app`]: the state ([`App`]); [`action`]: the one [`Action`] enum and the [`Effect`]s;
-//!   [`update`]: `update(&mut App, Action) -> Vec<Effect>`, pure.
-//! - [`view`]: one file per screen region (layout diagram there); [`widgets`]: the Gantt
-//!   and stacked-bar widgets that write cells.
-//! - [`worker`]: latest-wins solver thread; [`sweep_worker`]: the sweep view's thread
-//!   ([`sweep`] holds its state); [`watch`]: hot reload of presets and themes;
-//!   [`terminal`]: raw mode / alternate screen / mouse guard, synchronized draws.
+//! - `app`: the state ([`App`]); `action`: the one [`Action`] enum and the [`Effect`]s;
+//!   `update`: [`update`]`(&mut App, Action) -> Vec<Effect>`, pure.
+//! - `view`: one file per screen region (layout diagram there), drawn by [`draw`];
+//!   `widgets`: the Gantt and stacked-bar widgets that write cells.
+//! - `worker`: latest-wins solver thread; `sweep_worker`: the sweep view's thread (`sweep`
+//!   holds its state); `watch`: hot reload of presets and themes; `terminal`: raw mode /
+//!   alternate screen / mouse guard, synchronized draws.
 //! - [`fixture`]: hand-built scenarios and a synthetic solver for tests and benchmarks.
 //!
 //! The loop ([`run`]) blocks on one channel fed by the input thread, the worker and the
 //! watcher; it drains everything queued, updates, and draws only when something changed.
-//! There is no frame timer: an idle app does not wake up.
+//! There is no frame timer: an idle app does not wake up. The modules are private; what the
+//! binary starts and tests drive is listed below.
 
-pub mod action;
-pub mod app;
-pub mod export;
-pub mod fields;
+mod action;
+mod app;
+mod export;
+mod fields;
 pub mod fixture;
-pub mod keymap;
-pub mod lesson;
+mod keymap;
+mod lesson;
 mod location;
-pub mod preset_io;
-pub mod solved;
-pub mod story;
-pub mod sweep;
-pub mod sweep_worker;
-pub mod terminal;
-pub mod theme;
-pub mod update;
+mod preset_io;
+mod solved;
+mod story;
+mod sweep;
+mod sweep_worker;
+mod terminal;
+mod theme;
+mod update;
 mod update_files;
-pub mod view;
-pub mod watch;
-pub mod widgets;
-pub mod worker;
+mod view;
+mod watch;
+mod widgets;
+mod worker;
+
+// What the binary starts and what tests drive: the state, the actions and the pure update,
+// the views' entry point, the solvers and the sweep, themes, presets and exports. Each item
+// at this one path.
+pub use action::{Action, Effect, Job, JobKind, JobResult, Reload};
+pub use app::{App, Details, Mode, Viewport};
+pub use export::write_files;
+pub use fields::{Choices, Field};
+pub use keymap::action_for;
+pub use lesson::{LESSON, LessonRun};
+pub use preset_io::{ParsedPreset, choices_of};
+pub use solved::{CancellableSolveFn, SolveFn, Solved, engine_solve, engine_solve_cancellable};
+pub use sweep::{SweepEvent, SweepFn, SweepInputs, SweepJob, SweepState, engine_sweep};
+pub use theme::{Colors, Glyphs, Theme};
+pub use update::{resolve, update};
+pub use view::{draw, format};
+pub use worker::Solver;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -43,12 +61,6 @@ use std::sync::mpsc;
 use std::thread;
 
 use crossterm::event::{self, Event, MouseButton, MouseEventKind};
-
-pub use action::{Action, Effect};
-pub use app::App;
-pub use fields::Choices;
-pub use solved::{SolveFn, Solved};
-pub use theme::Theme;
 
 use crate::Scenario;
 
@@ -187,7 +199,7 @@ pub fn run(opts: Options) -> Result<(), String> {
                 }
                 Effect::Save { file_name, text } => {
                     let result = match &presets_dir {
-                        Some(dir) => preset_io::write_atomic(dir, &file_name, &text),
+                        Some(dir) => preset_io::save_new(dir, &file_name, &text),
                         None => Err("no config folder (set XDG_CONFIG_HOME or HOME)".into()),
                     };
                     pending.extend(update::update(&mut app, Action::Saved(result)));

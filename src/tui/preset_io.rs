@@ -1,11 +1,11 @@
 //! Reading and writing scenario presets for the TUI: parse a watched preset file, render the
-//! current scenario as TOML, and write it atomically (temp file + rename).
+//! current scenario as TOML, and save it under a free name (atomically, never over a file).
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::Scenario;
+use crate::files::{Existing, write_atomic_with};
 use crate::scenario::{Catalog, PresetKind};
 
 use super::fields::Choices;
@@ -57,23 +57,8 @@ pub fn to_toml(scenario: &Scenario) -> Result<String, String> {
     Ok(crate::scenario::to_toml(scenario))
 }
 
-/// How many names `write_atomic` tries (`my-x.toml`, `my-x-2.toml`, ...) before giving up.
+/// How many names `save_new` tries (`my-x.toml`, `my-x-2.toml`, ...) before giving up.
 pub const MAX_SAVE_NAMES: u32 = 100;
-
-/// A temporary file name nobody can predict (std's randomly keyed hasher over the time, the
-/// process and a counter), so that no link can be planted for it in advance.
-fn temp_name(file_name: &str) -> String {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        h.write_u128(t.as_nanos());
-    }
-    format!(".{file_name}.{:016x}.tmp", h.finish())
-}
 
 /// The `n`th candidate name for `file_name` (`my-x.toml`, then `my-x-2.toml`, ...).
 fn candidate(file_name: &str, n: u32) -> String {
@@ -109,48 +94,18 @@ fn renamed(text: &str, file_name: &str, target: &str) -> String {
     out
 }
 
-/// Writes `text` into `dir` as `file_name`, or, when that file exists, as the first free
-/// `stem-N.toml` (an existing file is never replaced, issue 14); returns the path written.
-/// The temporary file is created exclusively (create-new, so a planted link is refused, not
-/// followed) under an unpredictable name in the same folder, synced, then linked to the
-/// target atomically (a hard link fails rather than replace; where the file system has
-/// none, an atomic rename onto the name just checked free). Creates `dir` if needed.
-pub fn write_atomic(dir: &Path, file_name: &str, text: &str) -> Result<PathBuf, String> {
+/// Saves `text` into `dir` as `file_name`, or, when that file exists, as the first free
+/// `stem-N.toml` (a user's file is never replaced: it may hold comments and choices the
+/// saved scenario does not); returns the path written. Each name is tried with
+/// [`write_atomic_with`] keeping an existing file. Creates `dir` if needed.
+pub fn save_new(dir: &Path, file_name: &str, text: &str) -> Result<PathBuf, String> {
     fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for n in 1..=MAX_SAVE_NAMES {
         let name = candidate(file_name, n);
         let target = dir.join(&name);
-        if fs::symlink_metadata(&target).is_ok() {
-            continue;
-        }
-        let tmp = dir.join(temp_name(&name));
         let body = renamed(text, file_name, &name);
-        let write = || -> std::io::Result<bool> {
-            let mut f = fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&tmp)?;
-            f.write_all(body.as_bytes())?;
-            f.sync_all()?;
-            match fs::hard_link(&tmp, &target) {
-                Ok(()) => {
-                    fs::remove_file(&tmp)?;
-                    Ok(true)
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    fs::remove_file(&tmp)?;
-                    Ok(false)
-                }
-                Err(_) => fs::rename(&tmp, &target).map(|()| true),
-            }
-        };
-        match write() {
-            Ok(true) => return Ok(target),
-            Ok(false) => continue,
-            Err(e) => {
-                let _ = fs::remove_file(&tmp);
-                return Err(format!("{}: {e}", target.display()));
-            }
+        if write_atomic_with(&target, &body, Existing::Keep)? {
+            return Ok(target);
         }
     }
     Err(format!(
@@ -171,14 +126,14 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let mine = dir.join("my-a.toml");
         fs::write(&mine, "# hand-written, with comments\nname = \"my-a\"\n").unwrap();
-        let path = write_atomic(&dir, "my-a.toml", "name = \"my-a\"\nx = 2\n").unwrap();
+        let path = save_new(&dir, "my-a.toml", "name = \"my-a\"\nx = 2\n").unwrap();
         assert_eq!(path, dir.join("my-a-2.toml"));
         assert!(fs::read_to_string(&mine).unwrap().contains("hand-written"));
         assert_eq!(
             fs::read_to_string(&path).unwrap(),
             "name = \"my-a-2\"\nx = 2\n"
         );
-        let third = write_atomic(&dir, "my-a.toml", "name = \"my-a\"\n").unwrap();
+        let third = save_new(&dir, "my-a.toml", "name = \"my-a\"\n").unwrap();
         assert_eq!(third, dir.join("my-a-3.toml"));
         // No temporary file is left behind.
         assert_eq!(fs::read_dir(&dir).unwrap().count(), 3);
@@ -201,7 +156,7 @@ mod tests {
             presets.join(format!(".my-b.toml.{}.tmp", std::process::id())),
         )
         .unwrap();
-        let path = write_atomic(&presets, "my-b.toml", "name = \"my-b\"\n").unwrap();
+        let path = save_new(&presets, "my-b.toml", "name = \"my-b\"\n").unwrap();
         assert_eq!(path, presets.join("my-b-2.toml"));
         assert_eq!(fs::read_to_string(&outside).unwrap(), "precious\n");
         assert!(
@@ -211,10 +166,5 @@ mod tests {
                 .is_symlink()
         );
         fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn temp_names_differ() {
-        assert_ne!(temp_name("a.toml"), temp_name("a.toml"));
     }
 }

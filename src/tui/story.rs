@@ -168,7 +168,7 @@ fn offload_sentence(
         format!(" (keeping them all: {} GiB)", format::gib(most))
     });
     let what = if step == 4 {
-        "PipeOffload's PO-H keeps every activation but sends the longest-lived half of each device's chunks to the host between forward and backward, on one copy stream per device that a pair of devices takes turns on"
+        "PipeOffload's PO-H recomputes only the cheap norms, activations and dropouts, keeps the rest and sends the longest-lived half of each device's chunks to the host between forward and backward, on one copy stream per device that a pair of devices takes turns on"
     } else {
         "PO-F sends every chunk to the host"
     };

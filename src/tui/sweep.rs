@@ -4,9 +4,8 @@
 //! sequence length, budget and every other setting the sweep does not enumerate. It runs on
 //! its own thread ([`super::sweep_worker`]); an edit that changes these inputs cancels it.
 
-use std::sync::atomic::AtomicBool;
-
 use crate::Scenario;
+use crate::cancel::Cancel;
 use crate::sweep::{Config, SweepOptions, SweepResult, SweepSpace};
 
 /// Length of the ranked list the view shows (the sweep stays exact for it).
@@ -18,7 +17,7 @@ pub type SweepFn = fn(
     &Scenario,
     &SweepSpace,
     &(dyn Fn(usize, usize) + Sync),
-    &AtomicBool,
+    &Cancel,
 ) -> Result<SweepResult, String>;
 
 /// The engine's sweep with the view's ranked-list length, pruned by proven bounds.
@@ -26,7 +25,7 @@ pub fn engine_sweep(
     base: &Scenario,
     space: &SweepSpace,
     progress: &(dyn Fn(usize, usize) + Sync),
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<SweepResult, String> {
     let options = SweepOptions {
         top: TOP,
@@ -52,9 +51,7 @@ impl SweepInputs {
     pub fn of(sc: &Scenario) -> SweepInputs {
         let par = &sc.parallel;
         let gpus = par.tp.saturating_mul(par.pp).saturating_mul(par.dp);
-        let global_batch = u64::from(sc.batch.micro_batches)
-            .saturating_mul(sc.batch.micro_batch_size)
-            .saturating_mul(u64::from(par.dp));
+        let global_batch = sc.batch.global_batch(par.dp);
         let reset = Config {
             gpus,
             t: 1,

@@ -1,30 +1,30 @@
 //! The sweep worker: one thread that runs one sweep at a time on its own rayon pool, never
-//! on the UI thread. Starting a sweep cancels the one running (its cancel flag is set; the
-//! engine stops at its next batch); progress and the answer go back as [`SweepEvent`]s
+//! on the UI thread. Starting a sweep cancels the one running (its [`Cancel`] token is set;
+//! the engine stops at its next candidate, and a solve running stops at its next check); progress and the answer go back as [`SweepEvent`]s
 //! tagged with the sweep's generation.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use super::sweep::{SweepEvent, SweepFn, SweepJob};
 use super::worker::background_pool;
+use crate::cancel::Cancel;
 
 /// Shortest time between two progress reports (the last one always goes).
 const PROGRESS_EVERY: Duration = Duration::from_millis(50);
 
 /// Handle to the sweep thread; dropping it cancels the running sweep and ends the thread.
 pub struct SweepWorker {
-    tx: Option<mpsc::Sender<(SweepJob, Arc<AtomicBool>)>>,
-    current: Option<Arc<AtomicBool>>,
+    tx: Option<mpsc::Sender<(SweepJob, Cancel)>>,
+    current: Option<Cancel>,
 }
 
 impl SweepWorker {
     /// Starts the thread; every event is passed to `deliver` (on the sweep thread).
     pub fn start(sweep: SweepFn, deliver: impl Fn(SweepEvent) + Send + Sync + 'static) -> Self {
-        let (tx, rx) = mpsc::channel::<(SweepJob, Arc<AtomicBool>)>();
+        let (tx, rx) = mpsc::channel::<(SweepJob, Cancel)>();
         let spawned = thread::Builder::new()
             .name("pipescope-sweep".into())
             .spawn(move || {
@@ -35,7 +35,7 @@ impl SweepWorker {
                         next = newer;
                     }
                     let (job, cancel) = next;
-                    if cancel.load(Ordering::Relaxed) {
+                    if cancel.is_cancelled() {
                         continue;
                     }
                     run_one(sweep, &job, &cancel, &deliver, pool.as_ref());
@@ -50,9 +50,9 @@ impl SweepWorker {
     /// Starts `job`, cancelling the sweep running or queued before it.
     pub fn submit(&mut self, job: SweepJob) {
         self.cancel();
-        let flag = Arc::new(AtomicBool::new(false));
+        let flag = Cancel::new();
         if let Some(tx) = &self.tx
-            && tx.send((job, Arc::clone(&flag))).is_ok()
+            && tx.send((job, flag.clone())).is_ok()
         {
             self.current = Some(flag);
         }
@@ -61,7 +61,7 @@ impl SweepWorker {
     /// Cancels the running sweep, if any.
     pub fn cancel(&mut self) {
         if let Some(flag) = self.current.take() {
-            flag.store(true, Ordering::Relaxed);
+            flag.cancel();
         }
     }
 }
@@ -77,7 +77,7 @@ impl Drop for SweepWorker {
 fn run_one(
     sweep: SweepFn,
     job: &SweepJob,
-    cancel: &AtomicBool,
+    cancel: &Cancel,
     deliver: &(impl Fn(SweepEvent) + Sync),
     pool: Option<&rayon::ThreadPool>,
 ) {

@@ -7,7 +7,8 @@
 //!
 //! Only content changes count: access and open events are ignored, and a file is parsed
 //! again only when its bytes differ from what was last read (parsing a preset reads the
-//! whole config folder, and those reads must not trigger another reload: issue 14).
+//! whole config folder, and those reads must not trigger another reload, or a reload would
+//! trigger itself forever).
 //! When the config folder is deleted and created again, its watch is set up again.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -69,15 +70,6 @@ fn parse_text(path: &Path, is_theme: bool, text: Result<String, String>) -> Relo
             preset_io::parse_preset(path, &text).map(Box::new),
         )
     }
-}
-
-/// Parses one changed file (regular files of at most 1 MiB only).
-pub fn parse(path: &Path) -> Option<Reload> {
-    let is_theme = classify(path)?;
-    if !path.exists() {
-        return None;
-    }
-    Some(parse_text(path, is_theme, read_text_file(path)))
 }
 
 /// What the watcher has read: each file's text (or read error) as last seen, so that an
@@ -334,7 +326,8 @@ mod tests {
         fs::create_dir_all(&themes).unwrap();
         let path = themes.join("bad.toml");
         fs::write(&path, "[colors]\nforward = \"nope\"\n").unwrap();
-        match parse(&path) {
+        let is_theme = classify(&path).unwrap();
+        match Some(parse_text(&path, is_theme, read_text_file(&path))) {
             Some(Reload::Theme(p, Err(e))) => {
                 assert_eq!(p, path);
                 assert!(e.contains("bad.toml:2:11"), "{e}");

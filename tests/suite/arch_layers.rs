@@ -1,6 +1,9 @@
 //! The house rules that the compiler does not check by itself (docs/architecture.md): the
 //! engine's top-level modules import each other without cycles, and none of them names the
-//! terminal UI or a terminal crate.
+//! terminal UI or a terminal crate; and the "never" list: a solve touches no file, thread,
+//! environment or terminal; views never mutate and never compute what the outcome carries;
+//! the TUI asks the engine rather than running its steps; the library's surface is one list
+//! with one path per name; no file is longer than 600 lines of code.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -223,4 +226,183 @@ fn no_source_file_is_longer_than_600_lines_of_code() {
         .collect();
     assert!(long.is_empty(), "files over 600 lines of code: {long:?}");
     assert_eq!(code_length("a\nb\n#[cfg(test)]\nmod tests {}\n"), 2);
+}
+
+/// The files of `src/<dir>` (recursively), each with its code lines: comments dropped and
+/// the `#[cfg(test)]` module cut off (tests may print, read files and spawn threads).
+fn code_of(dir: &str) -> Vec<(PathBuf, Vec<String>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(dir);
+    let mut files = Vec::new();
+    if root.is_dir() {
+        collect_rs(&root, &mut files);
+    } else {
+        files.push(root.with_extension("rs"));
+    }
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| {
+            let text = fs::read_to_string(&f).unwrap_or_default();
+            let lines = code_lines(&text)
+                .take_while(|l| !l.starts_with("#[cfg(test)]"))
+                .map(str::to_string)
+                .collect();
+            (f, lines)
+        })
+        .collect()
+}
+
+/// Every line of `dirs` that names one of `never`, as `file: line`.
+fn naming(dirs: &[&str], never: &[&str], except: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for dir in dirs {
+        for (file, lines) in code_of(dir) {
+            let name = file.display().to_string();
+            if except.iter().any(|e| name.contains(e)) {
+                continue;
+            }
+            for line in lines {
+                if let Some(word) = never.iter().find(|w| line.contains(*w)) {
+                    found.push(format!("{name}: `{word}` in {}", line.trim()));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// What a solve runs through is pure: no files, no environment, no processes, no threads, no
+/// printing (the callers own all of that: the CLI, the TUI, the sweep's workers). Only the
+/// preset loader reads files and the environment, and only `files.rs` writes files.
+#[test]
+fn a_solve_touches_no_file_thread_or_terminal() {
+    let solve_path = [
+        "anatomy",
+        "cancel",
+        "export",
+        "outcome",
+        "plan",
+        "schedule",
+        "sim",
+        "solve",
+        "reference",
+    ];
+    let never = [
+        "std::fs",
+        "std::thread",
+        "std::env",
+        "std::process",
+        "std::io",
+        "std::net",
+        "rayon",
+        "println!",
+        "eprintln!",
+        "print!(",
+        "eprint!(",
+        "dbg!(",
+    ];
+    let found = naming(&solve_path, &never, &[]);
+    assert!(found.is_empty(), "the solve path names: {found:#?}");
+    // The scenario reads preset files (and where they are) in one place only.
+    let found = naming(&["scenario"], &never, &["presets/files.rs"]);
+    assert!(found.is_empty(), "the scenario names: {found:#?}");
+    // The sweep runs its candidates on threads, but reads and writes nothing.
+    let io = [
+        "std::fs",
+        "std::env",
+        "std::process",
+        "std::io",
+        "println!",
+        "eprintln!",
+    ];
+    let found = naming(&["sweep"], &io, &[]);
+    assert!(found.is_empty(), "the sweep names: {found:#?}");
+}
+
+/// The views only read: no `&mut App`, no interior mutability, and nothing they draw is
+/// computed by calling the engine (what they show comes computed with the outcome). The rest
+/// of the TUI asks the engine through its entry points (a solve, an abstract run) and never
+/// builds an anatomy, generates a schedule or simulates one itself.
+#[test]
+fn views_only_read_and_the_tui_asks_the_engine() {
+    let mutation = [
+        "&mut App",
+        "Cell<",
+        "RefCell",
+        "Mutex",
+        "Atomic",
+        "solve(",
+        "simulate(",
+        "generate(",
+        "Anatomy::build",
+        "AbstractRun",
+    ];
+    let found = naming(&["tui/view", "tui/widgets"], &mutation, &[]);
+    assert!(found.is_empty(), "views: {found:#?}");
+    let engine_steps = [
+        "Anatomy::build",
+        "schedule::generate",
+        "sim::simulate",
+        "generate_cancellable",
+        "SimCosts::abstract_run",
+        "schedule_of",
+    ];
+    // The fixture stands in for the engine in tests: it may run the engine's steps.
+    let found = naming(&["tui"], &engine_steps, &["tui/fixture/"]);
+    assert!(
+        found.is_empty(),
+        "the TUI runs engine steps itself: {found:#?}"
+    );
+}
+
+/// The library's surface is one curated list: `lib.rs` declares its modules private (the
+/// terminal UI, with its own list, aside) and re-exports each public name once, so every type
+/// has one path; the TUI's modules are private too (its test fixtures aside).
+#[test]
+fn the_surface_is_one_list_with_one_path_per_name() {
+    let lib = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
+        .unwrap_or_default();
+    let public_modules: Vec<&str> = code_lines(&lib)
+        .filter(|l| l.starts_with("pub mod "))
+        .collect();
+    assert_eq!(public_modules, ["pub mod tui;"], "public modules of lib.rs");
+    let uses: String = code_lines(&lib)
+        .skip_while(|l| !l.starts_with("pub use "))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut names = BTreeSet::new();
+    for statement in uses.split(';').filter(|s| s.contains("pub use ")) {
+        let body = statement.rsplit("::{").next().unwrap_or("");
+        let items: Vec<&str> = if statement.contains("::{") {
+            body.trim_end_matches('}').split(',').collect()
+        } else {
+            vec![statement.rsplit("::").next().unwrap_or("")]
+        };
+        for item in items {
+            let name = item.rsplit(" as ").next().unwrap_or("").trim().to_string();
+            if !name.is_empty() {
+                assert!(names.insert(name.clone()), "{name} is exported twice");
+            }
+        }
+    }
+    for name in [
+        "Scenario",
+        "Outcome",
+        "solve",
+        "solve_with",
+        "Strategy",
+        "ScheduleKind",
+    ] {
+        assert!(names.contains(name), "{name} is not exported: {names:?}");
+    }
+    let tui = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui/mod.rs"))
+        .unwrap_or_default();
+    let tui_modules: Vec<&str> = code_lines(&tui)
+        .filter(|l| l.starts_with("pub mod "))
+        .collect();
+    assert_eq!(
+        tui_modules,
+        ["pub mod fixture;"],
+        "public modules of the TUI"
+    );
 }

@@ -5,8 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use pipescope::anatomy::{Anatomy, Block};
-use pipescope::scenario::{Catalog, Scenario, ScenarioOverrides};
+use pipescope::{Anatomy, Block, Catalog, MeasuredProfile, Scenario, ScenarioOverrides};
 
 fn scenario(model: &str, s: u64, b: u64, t: u32, sp: bool, flash: bool) -> Scenario {
     let c = Catalog::builtin();
@@ -26,7 +25,7 @@ fn scenario(model: &str, s: u64, b: u64, t: u32, sp: bool, flash: bool) -> Scena
     sc
 }
 
-fn sum(block: &Block, keep: impl Fn(&pipescope::anatomy::Unit) -> bool) -> u64 {
+fn sum(block: &Block, keep: impl Fn(&pipescope::Unit) -> bool) -> u64 {
     block
         .units
         .iter()
@@ -250,7 +249,6 @@ backward_s = 0.0007
 
 #[test]
 fn measured_profile_replaces_estimates() {
-    use pipescope::anatomy::MeasuredProfile;
     let profile = MeasuredProfile::from_toml_str("p.toml", PROFILE).unwrap();
     let mut sc = scenario("gpt3-175b", 2048, 1, 8, true, false);
     let before = Anatomy::build(&sc).unwrap();
@@ -270,7 +268,7 @@ fn measured_profile_replaces_estimates() {
     // Unlisted figures stay estimates.
     assert_eq!(a.mlp.forward_s, before.mlp.forward_s);
     // A scenario with a profile round-trips through to_toml.
-    let text = pipescope::scenario::to_toml(&sc);
+    let text = pipescope::to_toml(&sc);
     let back = Catalog::empty()
         .scenario_from_text("x.toml", &text)
         .unwrap();
@@ -279,7 +277,6 @@ fn measured_profile_replaces_estimates() {
 
 #[test]
 fn profile_errors_name_the_key() {
-    use pipescope::anatomy::MeasuredProfile;
     let e =
         MeasuredProfile::from_toml_str("p.toml", "[atention]\nforward_s = 1.0\nbackward_s = 1.0\n")
             .unwrap_err();
@@ -324,8 +321,7 @@ fn the_codec_is_a_gpu_and_profile_setting() {
     }
     // A profile's codec wins over the GPU's.
     let profile = "source = \"x\"\n[codec]\nbits = 6\ngroup = 0\n";
-    sc.profile =
-        Some(pipescope::scenario::MeasuredProfile::from_toml_str("p.toml", profile).unwrap());
+    sc.profile = Some(pipescope::MeasuredProfile::from_toml_str("p.toml", profile).unwrap());
     let six = Anatomy::build(&sc).unwrap();
     let q6 = six.attention.unit("q").unwrap();
     assert_eq!(q6.compressed_bytes, 3 * n / 4);
@@ -338,7 +334,7 @@ fn the_codec_is_a_gpu_and_profile_setting() {
         let e = c.add_text("gpus/bad.toml", &text).unwrap_err().to_string();
         assert!(e.contains(key), "{e}");
     }
-    let e = pipescope::scenario::MeasuredProfile::from_toml_str("p.toml", "[codec]\nbits = 0\n")
+    let e = pipescope::MeasuredProfile::from_toml_str("p.toml", "[codec]\nbits = 0\n")
         .unwrap_err()
         .to_string();
     assert!(

@@ -5,8 +5,8 @@
 //! 5 % (the largest error, +4.2 %, is the forward without SP).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use pipescope::anatomy::Anatomy;
-use pipescope::scenario::{Catalog, ScenarioOverrides};
+
+use pipescope::{Anatomy, Catalog, ScenarioOverrides};
 
 fn layer_ms(sp: bool) -> (f64, f64) {
     let catalog = Catalog::builtin();

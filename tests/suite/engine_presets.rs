@@ -4,8 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use pipescope::anatomy::Anatomy;
-use pipescope::scenario::{Catalog, PresetKind, ScenarioOverrides, default_scenario, to_toml};
+use pipescope::{Anatomy, Catalog, PresetKind, ScenarioOverrides, default_scenario, to_toml};
 
 const MODELS: [&str; 14] = [
     "gpt3-175b",

@@ -4,8 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use pipescope::anatomy::Anatomy;
-use pipescope::scenario::{Catalog, ModelStyle, ScenarioOverrides, default_scenario, to_toml};
+use pipescope::{Anatomy, Catalog, ModelStyle, ScenarioOverrides, default_scenario, to_toml};
 use proptest::prelude::*;
 
 fn small_or_wild() -> impl Strategy<Value = u64> {

@@ -1,9 +1,7 @@
-//! `solve_shared`: solves sharing a memo of generated schedules (as `compare` runs its
-//! strategies) give exactly what separate solves give.
+//! Solves sharing a memo of generated schedules ([`SolveOptions::memo`], as `compare` runs
+//! its strategies) give exactly what separate solves give.
 
-use pipescope::plan::Strategy;
-use pipescope::scenario::{Catalog, ScheduleKind};
-use pipescope::{ScheduleMemo, solve, solve_shared};
+use pipescope::{Catalog, ScheduleKind, ScheduleMemo, SolveOptions, Strategy, solve, solve_with};
 
 #[test]
 fn shared_solves_equal_separate_ones() {
@@ -23,7 +21,11 @@ fn shared_solves_equal_separate_ones() {
                 sc.plan.strategy = strategy;
                 sc.parallel.pp = p;
                 sc.batch.micro_batches = m;
-                let (alone, shared) = (solve(&sc), solve_shared(&sc, &memo));
+                let options = SolveOptions {
+                    memo: Some(&memo),
+                    ..SolveOptions::default()
+                };
+                let (alone, shared) = (solve(&sc), solve_with(&sc, &options));
                 let strip = |r: Result<pipescope::Outcome, _>| {
                     r.map(|mut o| {
                         o.solve_time_s = 0.0;
@@ -37,4 +39,25 @@ fn shared_solves_equal_separate_ones() {
         }
     }
     assert!(compared >= 40, "{compared}");
+}
+
+/// Without the baseline run the outcome is the same but for the baseline (NaN) and the
+/// speed-up (none).
+#[test]
+fn a_solve_without_the_baseline_differs_only_there() {
+    let sc = Catalog::builtin().scenario("tiny-4x8").unwrap();
+    let mut full = solve(&sc).unwrap();
+    let options = SolveOptions {
+        skip_baseline: true,
+        ..SolveOptions::default()
+    };
+    let mut bare = solve_with(&sc, &options).unwrap();
+    assert!(bare.baseline_iteration_time_s.is_nan() && bare.speedup.is_none());
+    assert!(full.speedup.is_some());
+    for o in [&mut full, &mut bare] {
+        o.solve_time_s = 0.0;
+        o.baseline_iteration_time_s = 0.0;
+        o.speedup = None;
+    }
+    assert_eq!(full, bare);
 }

@@ -7,17 +7,24 @@
 
 #![allow(clippy::unwrap_used)]
 
-use pipescope::Scenario;
-use pipescope::export::megatron::{self, StageLayers};
-use pipescope::scenario::{Catalog, ModelStyle, Strategy, default_scenario};
-use pipescope::schedule::{Placement, ScheduleKind};
-
 use crate::cli_common;
 use crate::megatron_common::{Launch, check_flags, check_rules, decode, expand, flag_list, launch};
+use pipescope::{
+    Catalog, ModelStyle, Placement, Scenario, ScheduleKind, Strategy, default_scenario,
+    megatron_args,
+};
+
+/// One stage of the model chain as the layout describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StageLayers {
+    embedding: bool,
+    layers: u32,
+    head: bool,
+}
 
 fn export(scenario: &Scenario) -> (String, Launch) {
     let outcome = pipescope::solve(scenario).unwrap();
-    let text = megatron::export(scenario, &outcome).unwrap();
+    let text = megatron_args(scenario, &outcome).unwrap();
     let l = launch(&text);
     (text, l)
 }
@@ -38,7 +45,7 @@ fn as_stage_layers(layout: &str) -> Vec<StageLayers> {
 }
 
 #[test]
-fn grammar_round_trip() {
+fn the_decoder_reads_megatrons_grammar() {
     let st = |e, n, l| StageLayers {
         embedding: e,
         layers: n,
@@ -52,9 +59,7 @@ fn grammar_round_trip() {
         st(false, 1, false),
         st(false, 0, true),
     ];
-    let text = megatron::layout(&stages);
-    assert_eq!(text, "Et*3|(t*4|)*3t|L");
-    assert_eq!(as_stage_layers(&text), stages);
+    assert_eq!(as_stage_layers("Et*3|(t*4|)*3t|L"), stages);
     assert_eq!(expand("Et*3|(tt|)*2,m|L"), "Ettt|tt|tt|m|L");
 }
 
@@ -72,7 +77,7 @@ fn layout_decodes_to_the_plans_layers_for_every_placement() {
         scenario.plan.schedule = kind;
         scenario.plan.strategy = strategy;
         let outcome = pipescope::solve(&scenario).unwrap();
-        let text = megatron::export(&scenario, &outcome).unwrap();
+        let text = megatron_args(&scenario, &outcome).unwrap();
         let l = launch(&text);
         let decoded = as_stage_layers(l.one("--pipeline-model-parallel-layout").unwrap());
         // The plan's chain stages, independently: device d's chunk c sits at the placement's
@@ -161,7 +166,7 @@ fn every_preset_passes_megatrons_flag_list_and_rules() {
                 assert!(kind.is_some(), "{name}");
                 continue;
             };
-            let text = megatron::export(&s, &outcome).unwrap();
+            let text = megatron_args(&s, &outcome).unwrap();
             let l = launch(&text);
             let problems: Vec<String> =
                 check_flags(&l).into_iter().chain(check_rules(&l)).collect();
@@ -228,13 +233,28 @@ fn the_data_parallel_flags_follow_the_scenario() {
 }
 
 #[test]
+fn the_fp8_flags_follow_the_precision() {
+    let mut s = preset("tiny-4x8");
+    s.gpu = Catalog::builtin().gpu("h100-80gb").unwrap().clone();
+    s.plan.memory_budget_bytes = s.gpu.memory_bytes();
+    assert!(!export(&s).1.has("--fp8-format"));
+    s.parallel.precision = pipescope::Precision::Fp8;
+    let (text, l) = export(&s);
+    let problems: Vec<String> = check_flags(&l).into_iter().chain(check_rules(&l)).collect();
+    assert!(problems.is_empty(), "{problems:?}\n{text}");
+    assert_eq!(l.one("--fp8-format"), Some("hybrid"));
+    assert_eq!(l.one("--fp8-recipe"), Some("delayed"));
+    assert_eq!(l.int("--fp8-amax-history-len", 0), 1024);
+    assert_eq!(l.one("--fp8-amax-compute-algo"), Some("max"));
+    assert!(l.has("--bf16"));
+}
+
+#[test]
 fn a_job_larger_than_a_node_spans_nodes() {
     let mut s = default_scenario();
     s.parallel.dp = 3;
     let (_, l) = export(&s);
     assert_eq!((l.per_node, l.nodes), (8, 24));
-    assert_eq!(megatron::args::nodes(12, 8), (4, 3));
-    assert_eq!(megatron::args::nodes(4, 8), (4, 1));
 }
 
 #[test]

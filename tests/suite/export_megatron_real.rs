@@ -8,12 +8,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+use pipescope::{Catalog, ScheduleKind, Strategy, megatron_args};
 use std::path::PathBuf;
 use std::process::Command;
-
-use pipescope::export::megatron;
-use pipescope::scenario::{Catalog, Strategy};
-use pipescope::schedule::ScheduleKind;
 
 /// The Python and the Megatron-LM checkout to run the check with, when they import.
 fn megatron_python() -> Option<(String, PathBuf)> {
@@ -87,7 +84,7 @@ fn megatron_accepts_the_exported_scripts() {
         s.plan.overlap_grad_reduce = true;
         let outcome = pipescope::solve(&s).unwrap();
         let path = dir.join(format!("{name}-{strategy}.sh"));
-        std::fs::write(&path, megatron::export(&s, &outcome).unwrap()).unwrap();
+        std::fs::write(&path, megatron_args(&s, &outcome).unwrap()).unwrap();
         paths.push(path);
     }
     // One Python for all: importing Megatron-LM is the slow part.

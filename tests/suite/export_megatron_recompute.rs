@@ -7,13 +7,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-use pipescope::Scenario;
-use pipescope::anatomy::{Anatomy, BlockKind, Unit};
-use pipescope::export::megatron;
-use pipescope::plan::Decision;
-use pipescope::scenario::{Catalog, ModelStyle, Strategy};
-
 use crate::megatron_common::{Launch, decode, launch};
+use pipescope::{
+    Anatomy, BlockKind, Catalog, Decision, ModelStyle, Scenario, Strategy, Unit, megatron_args,
+};
 
 /// Whether Megatron's `module` recomputes `unit` of a `kind` block (Transformer Engine layers).
 fn module_recomputes(module: &str, kind: BlockKind, unit: &Unit) -> bool {
@@ -92,7 +89,7 @@ fn check(scenario: &Scenario) -> Option<Launch> {
             return None;
         }
     };
-    let text = megatron::export(scenario, &outcome).unwrap();
+    let text = megatron_args(scenario, &outcome).unwrap();
     let l = launch(&text);
     let anatomy = Anatomy::build(scenario).unwrap();
     let flags = megatron_recomputes(&l, &anatomy);
@@ -158,7 +155,7 @@ fn adapipe_keeps_core_attention_so_no_selective() {
             .iter()
             .any(|u| u.name == "attention.core_attn" && u.keep > 0)
     }));
-    let text = megatron::export(&s, &outcome).unwrap();
+    let text = megatron_args(&s, &outcome).unwrap();
     let l = launch(&text);
     assert_ne!(
         l.get("--recompute-modules").map(|m| m.join(" ")).as_deref(),
@@ -190,7 +187,7 @@ fn whole_leading_layers_map_to_block() {
             }
         }
     }
-    let l = launch(&megatron::export(&s, &outcome).unwrap());
+    let l = launch(&megatron_args(&s, &outcome).unwrap());
     assert_eq!(l.one("--recompute-method"), Some("block"));
     assert_eq!(l.int("--recompute-num-layers", 0), 1);
 }

@@ -6,12 +6,11 @@
 
 #![allow(clippy::unwrap_used)]
 
+use pipescope::{
+    Run, ScheduleInput, ScheduleKind, SimCosts, Units, default_scenario, flow_chains, generate,
+    perfetto_trace, simulate,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-use pipescope::export::{self, Run, Units, flow_chains};
-use pipescope::scenario::default_scenario;
-use pipescope::schedule::{ScheduleInput, ScheduleKind, generate};
-use pipescope::sim::{SimCosts, simulate};
 
 /// Summary of a valid trace.
 #[derive(Debug, Default)]
@@ -156,7 +155,7 @@ fn abstract_trace(kind: ScheduleKind, p: u32, m: u32, comm: f64) -> (String, usi
         units: Units::Abstract,
     };
     (
-        export::perfetto::export(&run),
+        perfetto_trace(&run),
         sim.timeline.spans.len(),
         flow_chains(&sched).len(),
     )
@@ -219,19 +218,8 @@ fn sends_and_copies_get_named_threads() {
 fn planned_scenario_in_seconds_and_gib() {
     let scenario = default_scenario();
     let outcome = pipescope::solve(&scenario).unwrap();
-    let v = scenario.plan.schedule.chunks(scenario.parallel.chunks);
-    let sched = export::schedule_of(
-        scenario.plan.schedule,
-        scenario.batch.micro_batches,
-        v,
-        &outcome.simulation,
-    );
-    let run = Run {
-        schedule: &sched,
-        simulation: &outcome.simulation,
-        units: Units::Seconds,
-    };
-    let text = export::perfetto::export(&run);
+    let run = Run::planned(&outcome);
+    let text = perfetto_trace(&run);
     let c = validate(&text);
     // Every op, plus the end-of-iteration steps (gradient reduction, tied embedding,
     // optimizer) on each device's own thread.

@@ -5,10 +5,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-use pipescope::export::svg::{Palette, export};
-use pipescope::export::{Run, Units};
-use pipescope::schedule::{ScheduleInput, ScheduleKind, generate};
-use pipescope::sim::{Lane, SimCosts, simulate};
+use pipescope::{
+    Lane, Palette, Run, ScheduleInput, ScheduleKind, SimCosts, Units, generate, simulate,
+    svg_figure,
+};
 use resvg::{tiny_skia, usvg};
 
 #[derive(Debug)]
@@ -68,7 +68,7 @@ fn figure(kind: ScheduleKind, palette: &Palette) -> (String, usize) {
         .iter()
         .filter(|s| s.lane == Lane::Compute)
         .count();
-    (export(&run, palette), compute)
+    (svg_figure(&run, palette), compute)
 }
 
 fn render(svg: &str) -> tiny_skia::Pixmap {
@@ -165,21 +165,10 @@ fn later_chunks_are_lighter_and_dark_theme_is_dark() {
 
 #[test]
 fn planned_scenario_figure_in_milliseconds() {
-    let scenario = pipescope::scenario::default_scenario();
+    let scenario = pipescope::default_scenario();
     let outcome = pipescope::solve(&scenario).unwrap();
-    let v = scenario.plan.schedule.chunks(scenario.parallel.chunks);
-    let sched = pipescope::export::schedule_of(
-        scenario.plan.schedule,
-        scenario.batch.micro_batches,
-        v,
-        &outcome.simulation,
-    );
-    let run = Run {
-        schedule: &sched,
-        simulation: &outcome.simulation,
-        units: Units::Seconds,
-    };
-    let svg = export(&run, &Palette::light());
+    let run = Run::planned(&outcome);
+    let svg = svg_figure(&run, &Palette::light());
     let compute = outcome
         .simulation
         .timeline

@@ -7,10 +7,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use pipescope::export::torchtitan;
-use pipescope::schedule::{ScheduleInput, ScheduleKind, generate};
-
 use crate::cli_common;
+use pipescope::{ScheduleInput, ScheduleKind, generate, torchtitan_csv};
 
 type Action = (u32, char, u32);
 
@@ -91,7 +89,7 @@ fn every_torch_schedule_is_complete_owned_and_ordered() {
     for &kind in ScheduleKind::ALL {
         let input = ScheduleInput::uniform(p, m, 2, 1.0, 1.0, 1.0, 0.0);
         let sched = generate(kind, &input).unwrap();
-        let text = match torchtitan::export(&sched) {
+        let text = match torchtitan_csv(&sched) {
             Ok(t) => t,
             Err(e) => {
                 assert!(kind == ScheduleKind::Chimera || kind.offloads(), "{kind}");

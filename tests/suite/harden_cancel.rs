@@ -1,11 +1,20 @@
-//! Issue 14 item 3: a solve can be cancelled; it then returns `Cancelled` soon instead of
-//! running to its end (the TUI cancels the running solve when a newer edit arrives).
+//! A solve can be cancelled ([`SolveOptions::cancel`]); it then returns `Cancelled` soon
+//! instead of running to its end (the TUI cancels the running solve when a newer edit
+//! arrives, and a sweep the solves of a cancelled sweep).
 
+use pipescope::{Cancel, Catalog, Scenario, ScheduleKind, SolveError, SolveOptions, solve_with};
 use std::time::{Duration, Instant};
 
-use pipescope::cancel::Cancel;
-use pipescope::scenario::{Catalog, ScheduleKind};
-use pipescope::{Scenario, SolveError, solve_cancellable};
+fn solve_cancellable(
+    scenario: &Scenario,
+    cancel: &Cancel,
+) -> Result<pipescope::Outcome, SolveError> {
+    let options = SolveOptions {
+        cancel: cancel.clone(),
+        ..SolveOptions::default()
+    };
+    solve_with(scenario, &options)
+}
 
 /// A scenario whose solve runs V-ZB's search at a large size it accepts.
 fn long_scenario() -> Scenario {

@@ -1,4 +1,4 @@
-//! Issue 14: hostile config folders (FIFOs, huge files, links out of the folder and in
+//! Hostile config folders (FIFOs, huge files, links out of the folder and in
 //! loops), silent loss of broken presets, and a reload that keeps the user's edits.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use pipescope::scenario::Catalog;
+use pipescope::Catalog;
 
 fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("pipescope-hf-{tag}-{}", std::process::id()));
@@ -103,7 +103,7 @@ fn links_out_of_the_folder_are_not_followed_and_loops_load_once() {
 fn a_deep_folder_is_cut_at_the_depth_limit() {
     let dir = temp_dir("deep");
     let mut deep = dir.clone();
-    for i in 0..(pipescope::scenario::presets::MAX_DEPTH + 3) {
+    for i in 0..(pipescope::MAX_DEPTH + 3) {
         deep = deep.join(format!("d{i}"));
     }
     std::fs::create_dir_all(&deep).unwrap();
@@ -143,8 +143,7 @@ fn plan_warns_about_a_broken_user_preset_with_its_location() {
 #[cfg(feature = "tui")]
 #[test]
 fn a_reload_keeps_the_fields_edited_since_and_says_so() {
-    use pipescope::tui::action::{Action, Reload};
-    use pipescope::tui::fixture;
+    use pipescope::tui::{Action, Reload, fixture};
     let mut app = crate::tui_common::solved_app("gpt3");
     let path = PathBuf::from("/cfg/pipescope/presets/mine.toml");
     app.preset_source = Some(path.clone());
@@ -155,9 +154,9 @@ fn a_reload_keeps_the_fields_edited_since_and_says_so() {
     let mut file = fixture::scenario("gpt3");
     file.parallel.pp += 1;
     let file_pp = file.parallel.pp;
-    let parsed = pipescope::tui::preset_io::ParsedPreset {
+    let parsed = pipescope::tui::ParsedPreset {
         scenario: Some(file),
-        choices: pipescope::tui::fields::Choices::default(),
+        choices: pipescope::tui::Choices::default(),
     };
     crate::tui_common::act(
         &mut app,

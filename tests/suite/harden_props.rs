@@ -1,14 +1,12 @@
-//! Issue 14 item 7, the proof: random scenarios through `solve` never panic and every
+//! The proof that no input panics: random scenarios through `solve` never panic and every
 //! outcome keeps its invariants (a slice of 200 cases here; `harden_props_100k`, ignored,
 //! runs 100,000: `cargo test --release --test suite harden_props_100k -- --ignored`), and
 //! arbitrary bytes as a preset or theme file never panic the parsers and their errors carry
 //! `file:line:column`.
 
-use pipescope::plan::Strategy as MemStrategy;
-use pipescope::scenario::{Catalog, ModelStyle, Scenario};
-use pipescope::schedule::ScheduleKind;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use pipescope::{Catalog, ModelStyle, Scenario, ScheduleKind, Strategy as MemStrategy};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -124,7 +122,8 @@ fn random_scenarios_solve_without_panics_and_keep_the_invariants() {
     run(200);
 }
 
-/// The benchmark-sized run (issue 14: at least 100,000 scenarios). `PIPESCOPE_PROP_CASES`
+/// The benchmark-sized run (100,000 scenarios, enough to reach the rare corners of the
+/// space). `PIPESCOPE_PROP_CASES`
 /// sets another count.
 #[test]
 #[ignore = "benchmark-sized: run in release with --ignored"]
@@ -204,7 +203,7 @@ proptest! {
     #[test]
     fn arbitrary_theme_text_never_panics_and_errors_are_located(text in toml_ish()) {
         let path = std::path::Path::new("t.toml");
-        if let Err(e) = pipescope::tui::theme::Theme::parse(&text, path) {
+        if let Err(e) = pipescope::tui::Theme::parse(&text, path) {
             prop_assert!(located(&e, "t.toml"), "{}", e);
         }
     }

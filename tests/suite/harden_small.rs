@@ -1,10 +1,10 @@
-//! Issue 14 item 8: long and hostile preset names, escape sequences, flag errors that say
-//! what is allowed, utilisation never above 1.
+//! What a hostile or careless user meets: long and hostile preset names, escape sequences,
+//! flag errors that say what is allowed, utilisation never above 1.
 
 use std::process::Command;
 
 use crate::cli_common::pipescope;
-use pipescope::scenario::Catalog;
+use pipescope::Catalog;
 
 fn with_config(tag: &str, files: &[(&str, String)], args: &[&str]) -> (bool, String, String) {
     let home = std::env::temp_dir().join(format!("pipescope-hs-{tag}-{}", std::process::id()));
@@ -68,7 +68,7 @@ fn echoed_values_are_sanitized_and_flag_errors_say_what_is_allowed() {
 #[cfg(feature = "tui")]
 #[test]
 fn a_control_character_glyph_is_refused_with_its_location() {
-    let err = pipescope::tui::theme::Theme::parse(
+    let err = pipescope::tui::Theme::parse(
         "name = \"t\"\n[glyphs]\nforward = \"\\u001b\"\n",
         std::path::Path::new("t.toml"),
     )
@@ -83,8 +83,7 @@ fn a_control_character_glyph_is_refused_with_its_location() {
 fn a_profile_faster_than_the_hardware_never_gives_mfu_above_one() {
     let profile = "source = \"too fast\"\n[attention]\nforward_s = 1e-9\nbackward_s = 2e-9\n[mlp]\nforward_s = 1e-9\nbackward_s = 2e-9\n";
     let mut sc = Catalog::builtin().scenario("gpt3-175b-16k").unwrap();
-    sc.profile =
-        Some(pipescope::anatomy::MeasuredProfile::from_toml_str("p.toml", profile).unwrap());
+    sc.profile = Some(pipescope::MeasuredProfile::from_toml_str("p.toml", profile).unwrap());
     let out = pipescope::solve(&sc).unwrap();
     // Never a value above 1: null (with a note) when the times beat the hardware.
     assert!(

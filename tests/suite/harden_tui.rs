@@ -1,4 +1,4 @@
-//! Issue 14, in a real terminal (a private tmux server per test): the hot-reload loop, the
+//! The TUI under stress, in a real terminal (a private tmux server per test): the hot-reload loop, the
 //! signals that end or stop the program, and Ctrl-Z without running a program. Skipped
 //! (with a message) where tmux is not installed, except under CI, where that fails.
 

@@ -16,10 +16,7 @@
 //!   transfers, gradient accumulation outside the GEMM) are not modelled, so they are held to
 //!   a looser bound.
 
-use pipescope::scenario::{
-    Catalog, ModelSpec, Partition, ScenarioOverrides, ScheduleKind, Strategy,
-};
-use pipescope::solve;
+use pipescope::{Catalog, ModelSpec, Partition, ScenarioOverrides, ScheduleKind, Strategy, solve};
 
 /// One published run.
 struct Run {

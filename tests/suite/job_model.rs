@@ -1,10 +1,8 @@
 //! The whole-job model (docs/model.md): `-d`, the distributed optimizer, 16-bit
 //! gradients and the overlap change time and memory as hand-computed; the breakdown adds up.
 
-use pipescope::scenario::{Catalog, Scenario, ScenarioOverrides, Strategy};
-use pipescope::{Outcome, solve};
-
 use crate::cli_common::pipescope;
+use pipescope::{Catalog, Outcome, Scenario, ScenarioOverrides, Strategy, solve};
 
 /// A100 links at the preset's 0.75 (nccl-tests' bus bandwidth): NVLink 300 GB/s, InfiniBand 25 GB/s per GPU.
 const NET: f64 = 25e9 * 0.75;
@@ -283,7 +281,7 @@ fn the_named_strategy_recomputes_exactly_the_named_units() {
 #[test]
 fn a_dropout_mask_is_regenerated_from_the_rng_state_not_the_gemm() {
     let s = Catalog::builtin().scenario("korthikanti-22b").unwrap();
-    let a = pipescope::anatomy::Anatomy::build(&s).unwrap();
+    let a = pipescope::Anatomy::build(&s).unwrap();
     for block in [&a.attention, &a.mlp] {
         let mask = block.unit("out_dropout_mask").unwrap();
         // One 1-byte write of s b h / t elements (SP) at the HBM curve.

@@ -1,9 +1,8 @@
 //! The whole-job scenario settings (docs/model.md): reserve, absolute budgets, the
 //! global batch, gradient bytes, and their flags.
 
-use pipescope::scenario::{Catalog, Partition, ScenarioOverrides, default_scenario};
-
 use crate::cli_common::pipescope;
+use pipescope::{Catalog, Partition, ScenarioOverrides, default_scenario};
 
 const GIB: u64 = 1 << 30;
 
@@ -128,7 +127,7 @@ fn grad_bytes_partition_and_flags_apply() {
     .unwrap_err();
     assert_eq!(e.field, "parallel.grad_bytes");
     // The written preset reads back the same.
-    let text = pipescope::scenario::to_toml(&s);
+    let text = pipescope::to_toml(&s);
     let mut cat = Catalog::builtin();
     let dir = std::env::temp_dir().join(format!("pipescope-job-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -4,8 +4,7 @@
 //! tied embedding's all-reduce and the optimizer step end each iteration); no constant is
 //! fitted per run. Run with `--nocapture` to see the table.
 
-use pipescope::scenario::{Catalog, ScenarioOverrides, Strategy};
-use pipescope::solve;
+use pipescope::{Catalog, ScenarioOverrides, Strategy, solve};
 
 /// (preset, full recomputation s, SP + selective s) from Table 5.
 const TABLE5: [(&str, f64, f64); 4] = [

@@ -9,9 +9,9 @@ mod engine_anatomy;
 mod engine_calibration;
 mod engine_cli;
 mod engine_cli_pipe;
+mod engine_precision;
 mod engine_presets;
 mod engine_proptest;
-mod engine_reference;
 mod engine_shared;
 mod export_cli;
 mod export_megatron;
@@ -27,6 +27,7 @@ mod harden_props;
 mod harden_small;
 #[cfg(feature = "tui")]
 mod harden_tui;
+mod job_h100;
 mod job_heldout;
 mod job_model;
 mod job_scenario;

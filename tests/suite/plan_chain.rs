@@ -1,10 +1,9 @@
-//! The AdaPipe chain on the GPT-3 175B long-sequence preset (issue 4).
+//! The AdaPipe chain on the GPT-3 175B long-sequence preset: memory imbalance, adaptive
+//! recomputation, compute imbalance, adaptive partitioning.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use pipescope::plan::Strategy;
-use pipescope::scenario::Catalog;
-use pipescope::{Outcome, Scenario, solve};
+use pipescope::{Catalog, Outcome, Scenario, Strategy, solve};
 
 const GIB: f64 = (1u64 << 30) as f64;
 

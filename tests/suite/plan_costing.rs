@@ -3,10 +3,7 @@
 //! that does not shrink a tensor is never chosen (Adacc), and Lynx hides recomputation
 //! under the tensor-parallel collectives.
 
-use pipescope::plan::Strategy;
-use pipescope::schedule::ScheduleKind;
-use pipescope::sim::{Lane, SpanKind};
-use pipescope::{scenario, solve};
+use pipescope::{Lane, ScheduleKind, SpanKind, Strategy, default_scenario, solve};
 
 /// Under 1F1B the planner offloads only where a micro-batch's round trip fits its
 /// forward-to-backward gap and the copies keep pace, which is the simulator's rule too: every
@@ -17,7 +14,7 @@ use pipescope::{scenario, solve};
 /// recomputation it still needs).
 #[test]
 fn planned_offload_moves_every_copy_and_the_last_stages_keep_theirs() {
-    let mut s = scenario::default_scenario();
+    let mut s = default_scenario();
     s.plan.schedule = ScheduleKind::OneFOneB;
     for strategy in [Strategy::Offload, Strategy::Unified] {
         s.plan.strategy = strategy;
@@ -48,7 +45,7 @@ fn planned_offload_moves_every_copy_and_the_last_stages_keep_theirs() {
 /// compressed, whatever the budget.
 #[test]
 fn masks_are_never_compressed() {
-    let mut s = scenario::default_scenario();
+    let mut s = default_scenario();
     s.plan.strategy = Strategy::Compress;
     for gib in [50u64, 60, 70] {
         s.plan.memory_budget_bytes = gib << 30;

@@ -2,13 +2,14 @@
 //! B, so the devices peak lower than under `gis` with the same plan, and the copies show up
 //! on the copy lane.
 
-use pipescope::schedule::ScheduleKind;
-use pipescope::sim::{Lane, SpanKind};
-use pipescope::{scenario, solve};
+use pipescope::{
+    Lane, ScheduleInput, ScheduleKind, SimCosts, Simulation, SpanKind, default_scenario, generate,
+    simulate, solve,
+};
 
 #[test]
 fn gis_offload_moves_marked_chunks_to_host_and_lowers_the_peak() {
-    let mut s = scenario::default_scenario();
+    let mut s = default_scenario();
     s.plan.schedule = ScheduleKind::Gis;
     let gis = solve(&s).expect("gis solves");
     s.plan.schedule = ScheduleKind::GisOffload;
@@ -38,18 +39,16 @@ fn gis_offload_moves_marked_chunks_to_host_and_lowers_the_peak() {
 /// memory falls less.
 #[test]
 fn full_offload_costs_no_time_and_cuts_the_activation_peak() {
-    use pipescope::schedule::{self, ScheduleInput};
-    use pipescope::sim::{self, SimCosts};
     let (p, m, v) = (4, 16, 2);
     let run = |kind: ScheduleKind, copy_s: f64| {
         let mut input = ScheduleInput::uniform(p, m, v, 1.0, 1.0, 1.0, 0.0);
         input.offload_chunks = Some(v);
-        let s = schedule::generate(kind, &input).expect("generates");
+        let s = generate(kind, &input).expect("generates");
         let costs = SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 0.0, copy_s);
-        sim::simulate(&s, &costs).expect("simulates")
+        simulate(&s, &costs).expect("simulates")
     };
     let gis = run(ScheduleKind::Gis, 1.0);
-    let peaks = |s: &sim::Simulation| {
+    let peaks = |s: &Simulation| {
         s.devices
             .iter()
             .map(|d| d.peak_activation_bytes)

@@ -6,9 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use pipescope::anatomy::Anatomy;
-use pipescope::scenario::{Catalog, ScheduleKind, Strategy};
-use pipescope::{Outcome, Scenario, SolveError, solve};
+use pipescope::{Anatomy, Catalog, Outcome, Scenario, ScheduleKind, SolveError, Strategy, solve};
 
 fn preset(name: &str) -> Scenario {
     Catalog::builtin().scenario(name).unwrap()

@@ -3,7 +3,7 @@
 
 use crate::sched_common;
 
-use pipescope::schedule::{ScheduleKind, inflight};
+use pipescope::{ChunkCosts, OpKind, ScheduleInput, ScheduleKind, SimCosts, generate, simulate};
 use sched_common::run_uniform;
 
 const UNIT: [f64; 3] = [1.0, 1.0, 1.0];
@@ -17,7 +17,7 @@ fn one_f_one_b_makespan_and_in_flight() {
                 let per_mb: f64 = fbw.iter().sum();
                 let expect = f64::from(m + p - 1) * per_mb;
                 assert!((sim.makespan - expect).abs() < 1e-9, "p={p} m={m}");
-                let peaks = inflight::peak_in_flight(&s);
+                let peaks = s.peak_in_flight();
                 for (d, dev) in sim.devices.iter().enumerate() {
                     let want = (p - d as u32).min(m);
                     assert_eq!(dev.peak_in_flight, want, "p={p} m={m} d={d}");
@@ -37,7 +37,7 @@ fn gpipe_in_flight_is_m() {
         for m in 1..=24u32 {
             let (s, sim) = run_uniform(ScheduleKind::Gpipe, p, m, 1, UNIT, 0.0).unwrap();
             assert!(sim.devices.iter().all(|d| d.peak_in_flight == m));
-            assert!(inflight::peak_in_flight(&s).iter().all(|&x| x == m));
+            assert!(s.peak_in_flight().iter().all(|&x| x == m));
             // All forwards then all backwards: (m + p - 1) (F + B + W) as well.
             assert!((sim.makespan - f64::from(m + p - 1) * 3.0).abs() < 1e-9);
         }
@@ -54,10 +54,8 @@ fn gpipe_in_flight_is_m() {
 /// ```
 #[test]
 fn hand_worked_unequal_stages() {
-    use pipescope::schedule::{self, ScheduleInput};
-    use pipescope::sim::{self, ChunkCosts, SimCosts};
     let input = ScheduleInput::uniform(2, 2, 1, 1.0, 1.0, 0.0, 0.5);
-    let s = schedule::generate(ScheduleKind::OneFOneB, &input).unwrap();
+    let s = generate(ScheduleKind::OneFOneB, &input).unwrap();
     let chunk = |f: f64, b: f64| ChunkCosts {
         f_s: f,
         b_s: b,
@@ -71,7 +69,7 @@ fn hand_worked_unequal_stages() {
         transient_bytes: vec![1, 2],
         ..SimCosts::default()
     };
-    let sim = sim::simulate(&s, &costs).unwrap();
+    let sim = simulate(&s, &costs).unwrap();
     assert!((sim.makespan - 14.0).abs() < 1e-12, "{}", sim.makespan);
     assert!((sim.devices[0].busy - 6.0).abs() < 1e-12);
     assert!((sim.devices[1].busy - 10.0).abs() < 1e-12);
@@ -96,9 +94,8 @@ fn interleaved_makespan() {
 
 #[test]
 fn interleaved_needs_m_multiple_of_p() {
-    use pipescope::schedule::{self, ScheduleInput};
     let input = ScheduleInput::uniform(4, 6, 2, 1.0, 1.0, 1.0, 0.0);
-    let err = schedule::generate(ScheduleKind::Interleaved, &input).unwrap_err();
+    let err = generate(ScheduleKind::Interleaved, &input).unwrap_err();
     assert!(err.to_string().contains("multiple of p"), "{err}");
 }
 
@@ -114,7 +111,7 @@ fn zb_h1_bubble_per_device() {
                     assert!((bubble - expect).abs() < 1e-9, "p={p} m={m} {dev:?}");
                 }
                 // 1F1B's memory: p micro-batches on every device.
-                assert!(inflight::peak_in_flight(&s).iter().all(|&x| x == p.min(m)));
+                assert!(s.peak_in_flight().iter().all(|&x| x == p.min(m)));
             }
         }
     }
@@ -127,27 +124,22 @@ fn dualpipe_v_peak_chunk_activations() {
             let (s, sim) = run_uniform(ScheduleKind::DualPipeV, p, m, 2, UNIT, 0.0).unwrap();
             let peak = sim.devices.iter().map(|d| d.peak_in_flight).max().unwrap();
             assert_eq!(peak, 2 * p + 1, "p={p} m={m}");
-            assert_eq!(
-                inflight::peak_in_flight(&s).into_iter().max(),
-                Some(2 * p + 1)
-            );
+            assert_eq!(s.peak_in_flight().into_iter().max(), Some(2 * p + 1));
         }
     }
 }
 
 #[test]
 fn dualpipe_v_needs_2p_micro_batches() {
-    use pipescope::schedule::{self, ScheduleInput};
     let input = ScheduleInput::uniform(4, 7, 2, 1.0, 1.0, 1.0, 0.0);
-    let err = schedule::generate(ScheduleKind::DualPipeV, &input).unwrap_err();
+    let err = generate(ScheduleKind::DualPipeV, &input).unwrap_err();
     assert!(err.to_string().contains("m >= 2p"), "{err}");
 }
 
 #[test]
 fn chimera_needs_even_m() {
-    use pipescope::schedule::{self, ScheduleInput};
     let input = ScheduleInput::uniform(4, 7, 2, 1.0, 1.0, 1.0, 0.0);
-    let err = schedule::generate(ScheduleKind::Chimera, &input).unwrap_err();
+    let err = generate(ScheduleKind::Chimera, &input).unwrap_err();
     assert!(err.to_string().contains("even m"), "{err}");
 }
 
@@ -158,7 +150,7 @@ fn interleaved_in_flight_is_megatron_warmup_plus_one() {
             let m = p * k;
             for v in 2..=3u32 {
                 let (s, sim) = run_uniform(ScheduleKind::Interleaved, p, m, v, UNIT, 0.0).unwrap();
-                let peaks = inflight::peak_in_flight(&s);
+                let peaks = s.peak_in_flight();
                 for d in 0..p {
                     let warmup = (2 * (p - d - 1) + (v - 1) * p).min(m * v);
                     let want = (warmup + 1).min(m * v);
@@ -209,7 +201,6 @@ fn chimera_basic_unit_bubble() {
 /// 4 stages and 4 micro-batches: `d`/`u` down/up, micro-batch, `f`/`b`.
 #[test]
 fn chimera_matches_the_authors_unit() {
-    use pipescope::schedule::OpKind;
     let want = [
         "d0f d1f u2f u2b u3f u3b d0b d1b",
         "d0f u2f d1f u3f u2b d0b u3b d1b",

@@ -4,7 +4,7 @@
 
 use crate::sched_common;
 
-use pipescope::schedule::{OpKind, ScheduleKind, inflight};
+use pipescope::{OpKind, ScheduleKind};
 use proptest::prelude::*;
 use sched_common::{OWN, check_invariants, run_uniform};
 
@@ -34,7 +34,7 @@ fn check_all(p: u32, m: u32, v: u32, fbw: [f64; 3], comm: f64, must: &[ScheduleK
                 "{kind}: a fused-backward schedule emits only F and BW"
             );
         }
-        let peaks = inflight::peak_in_flight(&s);
+        let peaks = s.peak_in_flight();
         let simulated: Vec<u32> = sim.devices.iter().map(|d| d.peak_in_flight).collect();
         if !s.offloaded.iter().flatten().any(|&x| x) {
             assert_eq!(peaks, simulated, "{kind}: in-flight order vs simulation");

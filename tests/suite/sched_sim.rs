@@ -3,14 +3,14 @@
 
 #![allow(clippy::unwrap_used)]
 
-use pipescope::schedule::{
-    self, Op, OpKind, Placement, Schedule, ScheduleInput, ScheduleKind, inflight,
+use pipescope::{
+    ChunkCosts, Op, OpKind, Placement, Schedule, ScheduleInput, ScheduleKind, SimCosts, SimError,
+    Simulation, SpanKind, generate, simulate,
 };
-use pipescope::sim::{self, ChunkCosts, SimCosts, SimError, SpanKind};
 
 fn make(kind: ScheduleKind, p: u32, m: u32) -> Schedule {
     let input = ScheduleInput::uniform(p, m, 1, 1.0, 1.0, 1.0, 0.0);
-    schedule::generate(kind, &input).unwrap()
+    generate(kind, &input).unwrap()
 }
 
 fn costs(p: usize, c: ChunkCosts) -> SimCosts {
@@ -20,7 +20,7 @@ fn costs(p: usize, c: ChunkCosts) -> SimCosts {
     }
 }
 
-fn spans_of(sim: &sim::Simulation, kind: SpanKind) -> Vec<(u32, f64, f64)> {
+fn spans_of(sim: &Simulation, kind: SpanKind) -> Vec<(u32, f64, f64)> {
     sim.timeline
         .spans
         .iter()
@@ -40,7 +40,7 @@ fn recompute_runs_right_before_its_backward() {
         r_s: 0.5,
         ..ChunkCosts::default()
     };
-    let sim = sim::simulate(&s, &costs(1, c)).unwrap();
+    let sim = simulate(&s, &costs(1, c)).unwrap();
     assert_eq!(
         spans_of(&sim, SpanKind::R),
         vec![(0, 2.0, 2.5), (0, 4.5, 5.0)]
@@ -61,11 +61,11 @@ fn lynx_overlaps_recompute_with_the_gradient_wait() {
         ..ChunkCosts::default()
     };
     let mut k = costs(2, c);
-    let plain = sim::simulate(&s, &k).unwrap();
+    let plain = simulate(&s, &k).unwrap();
     assert_eq!(plain.makespan, 5.0);
     assert!(spans_of(&plain, SpanKind::R).contains(&(0, 3.5, 4.0)));
     k.overlap_recompute = true;
-    let lynx = sim::simulate(&s, &k).unwrap();
+    let lynx = simulate(&s, &k).unwrap();
     assert_eq!(lynx.makespan, 4.5);
     assert!(spans_of(&lynx, SpanKind::R).contains(&(0, 1.0, 1.5)));
     assert!(spans_of(&lynx, SpanKind::BW).contains(&(0, 3.5, 4.5)));
@@ -88,9 +88,9 @@ fn lynx_hides_recompute_under_the_tensor_parallel_collectives() {
         ..ChunkCosts::default()
     };
     let mut k = costs(1, c.clone());
-    assert_eq!(sim::simulate(&s, &k).unwrap().makespan, 7.0);
+    assert_eq!(simulate(&s, &k).unwrap().makespan, 7.0);
     k.overlap_recompute = true;
-    let lynx = sim::simulate(&s, &k).unwrap();
+    let lynx = simulate(&s, &k).unwrap();
     assert!((lynx.makespan - 6.6).abs() < 1e-12, "{}", lynx.makespan);
     let r = spans_of(&lynx, SpanKind::R);
     assert_eq!(r.len(), 2);
@@ -101,7 +101,7 @@ fn lynx_hides_recompute_under_the_tensor_parallel_collectives() {
     // Bounded by the collectives: with 0.6 of them R disappears, and the iteration is
     // never shorter than without recomputation.
     k.chunks[0][0].tp_b_s = 0.6;
-    let hidden = sim::simulate(&s, &k).unwrap();
+    let hidden = simulate(&s, &k).unwrap();
     assert_eq!(hidden.makespan, 6.0);
     assert!(spans_of(&hidden, SpanKind::R).is_empty());
     // Split backward (ZB-H1, p = 2, m = 1): W runs after B, so only B's collectives hide
@@ -110,7 +110,7 @@ fn lynx_hides_recompute_under_the_tensor_parallel_collectives() {
     let zb = make(ScheduleKind::ZbH1, 2, 1);
     let mut k = costs(2, c);
     k.overlap_recompute = true;
-    let sim = sim::simulate(&zb, &k).unwrap();
+    let sim = simulate(&zb, &k).unwrap();
     assert!((sim.makespan - 5.85).abs() < 1e-12, "{}", sim.makespan);
     let r = spans_of(&sim, SpanKind::R);
     assert!(
@@ -132,7 +132,7 @@ fn transfers_add_send_spans_and_latency() {
     };
     let mut k = costs(2, c);
     k.comm_s = vec![0.5];
-    let sim = sim::simulate(&s, &k).unwrap();
+    let sim = simulate(&s, &k).unwrap();
     assert_eq!(sim.makespan, 7.0);
     assert_eq!(
         spans_of(&sim, SpanKind::Send),
@@ -157,7 +157,7 @@ fn offload_moves_bytes_to_the_host_and_back() {
     let mut k = costs(1, c);
     k.host_bytes_per_s = 40.0;
     k.static_bytes = vec![1000];
-    let sim = sim::simulate(&s, &k).unwrap();
+    let sim = simulate(&s, &k).unwrap();
     assert_eq!(sim.makespan, 6.0);
     let close = |a: &[(u32, f64, f64)], b: &[(f64, f64)]| {
         a.len() == b.len()
@@ -204,7 +204,7 @@ fn offload_never_delays_compute_and_short_gaps_stay_resident() {
     let mut k = costs(2, c);
     // Copy 0.5 (bandwidth 20): both of device 0's round trips fit.
     k.host_bytes_per_s = 20.0;
-    let sim = sim::simulate(&s, &k).unwrap();
+    let sim = simulate(&s, &k).unwrap();
     assert_eq!(sim.makespan, 6.0);
     assert_eq!(
         spans_of(&sim, SpanKind::D2H),
@@ -219,13 +219,13 @@ fn offload_never_delays_compute_and_short_gaps_stay_resident() {
     assert_eq!(sim.devices[1].peak_activation_bytes, 10);
     // Copy 1 (bandwidth 10): micro-batch 0's gap (2) no longer holds the round trip.
     k.host_bytes_per_s = 10.0;
-    let sim = sim::simulate(&s, &k).unwrap();
+    let sim = simulate(&s, &k).unwrap();
     assert_eq!(sim.makespan, 6.0);
     assert_eq!(spans_of(&sim, SpanKind::D2H), vec![(0, 2.0, 3.0)]);
     assert_eq!(spans_of(&sim, SpanKind::H2D), vec![(0, 4.0, 5.0)]);
     // Copy 5: nothing fits, nothing moves, and the iteration is the same.
     k.host_bytes_per_s = 2.0;
-    let sim = sim::simulate(&s, &k).unwrap();
+    let sim = simulate(&s, &k).unwrap();
     assert_eq!(sim.makespan, 6.0);
     assert!(spans_of(&sim, SpanKind::D2H).is_empty());
     assert_eq!(sim.devices[0].peak_activation_bytes, 20);
@@ -251,7 +251,7 @@ fn split_backward_frees_in_two_steps() {
         b_free_bytes: 6,
         ..ChunkCosts::default()
     };
-    let sim = sim::simulate(&s, &costs(2, c)).unwrap();
+    let sim = simulate(&s, &costs(2, c)).unwrap();
     // Device 1: F 1-2, B 2-3, W 3-4.
     let pts = &sim.memory[1].points;
     assert_eq!(pts, &vec![(1.0, 10), (3.0, 4), (4.0, 0)]);
@@ -264,7 +264,7 @@ fn utilisation_from_flops() {
     k.model_flops = Some(9.0);
     k.hardware_flops = Some(12.0);
     k.peak_flops_per_device = Some(1.0);
-    let sim = sim::simulate(&s, &k).unwrap();
+    let sim = simulate(&s, &k).unwrap();
     assert_eq!(sim.makespan, 9.0);
     assert_eq!(sim.mfu, Some(9.0 / 18.0));
     assert_eq!(sim.hfu, Some(12.0 / 18.0));
@@ -276,17 +276,14 @@ fn malformed_schedules_are_errors() {
     let k = SimCosts::abstract_run(&good, 1.0, 1.0, 1.0, 0.0, 0.0);
     let mut dup = good.clone();
     dup.devices[0].push(Op::new(OpKind::F, 0, 0));
-    assert!(matches!(sim::simulate(&dup, &k), Err(SimError::Shape(_))));
+    assert!(matches!(simulate(&dup, &k), Err(SimError::Shape(_))));
     let mut missing = good.clone();
     missing.devices[1].pop();
-    assert!(matches!(
-        sim::simulate(&missing, &k),
-        Err(SimError::Shape(_))
-    ));
+    assert!(matches!(simulate(&missing, &k), Err(SimError::Shape(_))));
     let mut wrong_chunk = good.clone();
     wrong_chunk.devices[0][0].chunk = 1;
     assert!(matches!(
-        sim::simulate(&wrong_chunk, &k),
+        simulate(&wrong_chunk, &k),
         Err(SimError::Shape(_))
     ));
     // Device 0 waits for its backward before its second forward reaches device 1.
@@ -298,23 +295,20 @@ fn malformed_schedules_are_errors() {
         Op::new(OpKind::BW, 0, 0),
     ];
     assert!(matches!(
-        sim::simulate(&stuck, &k),
+        simulate(&stuck, &k),
         Err(SimError::Deadlock { device: 0, .. })
     ));
     let mut negative = k.clone();
     negative.chunks[1][0].f_s = -1.0;
     assert!(matches!(
-        sim::simulate(&good, &negative),
+        simulate(&good, &negative),
         Err(SimError::Shape(_))
     ));
     let short = SimCosts {
         chunks: vec![vec![ChunkCosts::default()]],
         ..SimCosts::default()
     };
-    assert!(matches!(
-        sim::simulate(&good, &short),
-        Err(SimError::Shape(_))
-    ));
+    assert!(matches!(simulate(&good, &short), Err(SimError::Shape(_))));
 }
 
 #[test]
@@ -332,22 +326,22 @@ fn weighted_in_flight_is_time_coincident() {
         Op::new(bw, 1, 1),
         Op::new(bw, 1, 0),
     ];
-    assert_eq!(inflight::peak_weighted(&s, &[vec![2, 5]]), vec![9]);
-    let a = inflight::analyze(&s);
+    assert_eq!(s.peak_weighted_in_flight(&[vec![2, 5]]), vec![9]);
+    let a = s.in_flight();
     assert_eq!(a.per_device, vec![3]);
     assert_eq!(a.per_chunk, vec![vec![2, 1]]);
     // The simulator agrees on the count.
     let k = SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 0.0, 0.0);
-    assert_eq!(sim::simulate(&s, &k).unwrap().devices[0].peak_in_flight, 3);
+    assert_eq!(simulate(&s, &k).unwrap().devices[0].peak_in_flight, 3);
 }
 
 #[test]
 fn b_frees_nothing_in_the_order_analysis() {
     let s = make(ScheduleKind::ZbH1, 4, 8);
-    let a = inflight::analyze(&s);
+    let a = s.in_flight();
     assert_eq!(a.per_device, vec![4, 4, 4, 4]);
     assert_eq!(
-        inflight::peak_weighted(&s, &[vec![3], vec![3], vec![3], vec![3]]),
+        s.peak_weighted_in_flight(&[vec![3], vec![3], vec![3], vec![3]]),
         vec![12; 4]
     );
 }
@@ -358,18 +352,15 @@ fn b_frees_nothing_in_the_order_analysis() {
 fn durations_that_overflow_together_are_too_long_not_a_deadlock() {
     let s = make(ScheduleKind::OneFOneB, 4, 8);
     let huge = SimCosts::abstract_run(&s, 1e308, 1e308, 1e308, 0.0, 0.0);
-    assert!(matches!(
-        sim::simulate(&s, &huge),
-        Err(SimError::TooLong { .. })
-    ));
+    assert!(matches!(simulate(&s, &huge), Err(SimError::TooLong { .. })));
     let big_comm = SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 1e308, 0.0);
     assert!(matches!(
-        sim::simulate(&s, &big_comm),
+        simulate(&s, &big_comm),
         Err(SimError::TooLong { .. })
     ));
     // Large but summable durations still simulate exactly.
     let large = SimCosts::abstract_run(&s, 1e300, 1e300, 1e300, 0.0, 0.0);
-    let sim = sim::simulate(&s, &large).unwrap();
+    let sim = simulate(&s, &large).unwrap();
     assert!((sim.makespan / (11.0 * 3e300) - 1.0).abs() < 1e-12);
 }
 
@@ -381,7 +372,7 @@ fn zero_costs_keep_the_order_in_flight_counts() {
     let (p, m) = (4, 8);
     let s = make(ScheduleKind::OneFOneB, p, m);
     let zero = SimCosts::abstract_run(&s, 0.0, 0.0, 0.0, 0.0, 0.0);
-    let sim = sim::simulate(&s, &zero).unwrap();
+    let sim = simulate(&s, &zero).unwrap();
     assert_eq!(sim.makespan, 0.0);
     for d in &sim.devices {
         assert_eq!(

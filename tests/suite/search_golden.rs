@@ -1,15 +1,16 @@
 //! Orders checked against the source: each expected order below was produced by running a
 //! line-by-line Python transliteration of the zero-bubble repo's generator (zb.py,
 //! zbv.py, zbv_greedy.py, v_auto_schedule.py, group_interleaved_1f1b.py) outside this
-//! repository. Notation per device: `F`/`f` forward of chunk 0/1, `B`/`b` input-gradient
-//! backward of chunk 1/0, `W`/`w` weight-gradient of chunk 1/0, then the micro-batch; with
-//! one chunk per device plain `F`, `B`, `W`; for GIS `KIND mb.chunk`.
+//! repository (the GIS orders with groups below the smallest useful one by running
+//! group_interleaved_1f1b.py itself). Notation per device: `F`/`f` forward of chunk 0/1,
+//! `B`/`b` input-gradient backward of chunk 1/0, `W`/`w` weight-gradient of chunk 1/0, then
+//! the micro-batch; with one chunk per device plain `F`, `B`, `W`; for GIS `KIND mb.chunk`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
 use crate::search_util;
 
-use pipescope::schedule::{OpKind, Placement, Schedule, ScheduleKind, generate};
+use pipescope::{OpKind, Placement, Schedule, ScheduleKind, generate};
 use search_util::{assert_complete, time, uniform};
 
 fn notation(s: &Schedule) -> Vec<String> {
@@ -41,7 +42,7 @@ fn notation(s: &Schedule) -> Vec<String> {
 
 fn check(
     kind: ScheduleKind,
-    mut input: pipescope::schedule::ScheduleInput,
+    mut input: pipescope::ScheduleInput,
     limit: Option<f64>,
     group: Option<u32>,
     want: &[&str],
@@ -167,6 +168,45 @@ fn gis_p4_m8_v2_g2() {
     check(
         ScheduleKind::Gis,
         uniform(4, 8, 2, 1.0, 1.0, 1.0, 0.0),
+        None,
+        Some(2),
+        &want,
+    );
+}
+
+/// A group smaller than the smallest useful one (min_k = ceil(min_group / g) groups apart
+/// per chunk) is kept as the source keeps it, not raised to min_group.
+#[test]
+fn gis_p4_m8_v2_g1() {
+    let want = [
+        "F0.0 F1.0 F0.1 F2.0 F1.1 F3.0 B0.1 W0.1 F2.1 F4.0 B1.1 W1.1 F3.1 B0.0 W0.0 F5.0 B2.1 W2.1 F4.1 B1.0 W1.0 F6.0 B3.1 W3.1 F5.1 B2.0 W2.0 F7.0 B4.1 W4.1 F6.1 B3.0 W3.0 B5.1 W5.1 F7.1 B4.0 W4.0 B6.1 W6.1 B5.0 W5.0 B7.1 W7.1 B6.0 W6.0 B7.0 W7.0",
+        "F0.0 F1.0 F0.1 F2.0 F1.1 B0.1 W0.1 F3.0 F2.1 B1.1 W1.1 F4.0 B0.0 W0.0 F3.1 B2.1 W2.1 F5.0 B1.0 W1.0 F4.1 B3.1 W3.1 F6.0 B2.0 W2.0 F5.1 B4.1 W4.1 F7.0 B3.0 W3.0 F6.1 B5.1 W5.1 B4.0 W4.0 F7.1 B6.1 W6.1 B5.0 W5.0 B7.1 W7.1 B6.0 W6.0 B7.0 W7.0",
+        "F0.0 F1.0 F0.1 F2.0 B0.1 W0.1 F1.1 F3.0 B1.1 W1.1 F2.1 B0.0 W0.0 F4.0 B2.1 W2.1 F3.1 B1.0 W1.0 F5.0 B3.1 W3.1 F4.1 B2.0 W2.0 F6.0 B4.1 W4.1 F5.1 B3.0 W3.0 F7.0 B5.1 W5.1 F6.1 B4.0 W4.0 B6.1 W6.1 F7.1 B5.0 W5.0 B7.1 W7.1 B6.0 W6.0 B7.0 W7.0",
+        "F0.0 F1.0 F0.1 B0.1 W0.1 F2.0 F1.1 B1.1 W1.1 F3.0 B0.0 W0.0 F2.1 B2.1 W2.1 F4.0 B1.0 W1.0 F3.1 B3.1 W3.1 F5.0 B2.0 W2.0 F4.1 B4.1 W4.1 F6.0 B3.0 W3.0 F5.1 B5.1 W5.1 F7.0 B4.0 W4.0 F6.1 B6.1 W6.1 B5.0 W5.0 F7.1 B7.1 W7.1 B6.0 W6.0 B7.0 W7.0",
+    ];
+    check(
+        ScheduleKind::Gis,
+        uniform(4, 8, 2, 1.0, 1.0, 1.0, 0.0),
+        None,
+        Some(1),
+        &want,
+    );
+}
+
+/// A group smaller than the smallest useful one (min_k = ceil(min_group / g) groups apart
+/// per chunk) is kept as the source keeps it, not raised to min_group.
+#[test]
+fn gis_p5_m7_v3_g2() {
+    let want = [
+        "F0.0 F1.0 F0.1 F1.1 F2.0 F3.0 F0.2 F1.2 F2.1 F3.1 F4.0 B0.2 W0.2 F5.0 B1.2 W1.2 F2.2 F3.2 F4.1 B0.1 W0.1 F5.1 B1.1 W1.1 F6.0 B2.2 W2.2 B3.2 W3.2 F4.2 B0.0 W0.0 F5.2 B1.0 W1.0 F6.1 B2.1 W2.1 B3.1 W3.1 B4.2 W4.2 B5.2 W5.2 F6.2 B2.0 W2.0 B3.0 W3.0 B4.1 W4.1 B5.1 W5.1 B6.2 W6.2 B4.0 W4.0 B5.0 W5.0 B6.1 W6.1 B6.0 W6.0",
+        "F0.0 F1.0 F0.1 F1.1 F2.0 F3.0 F0.2 F1.2 F2.1 F3.1 B0.2 W0.2 F4.0 B1.2 W1.2 F5.0 F2.2 F3.2 B0.1 W0.1 F4.1 B1.1 W1.1 F5.1 B2.2 W2.2 F6.0 B3.2 W3.2 B0.0 W0.0 F4.2 B1.0 W1.0 F5.2 B2.1 W2.1 F6.1 B3.1 W3.1 B4.2 W4.2 B5.2 W5.2 B2.0 W2.0 F6.2 B3.0 W3.0 B4.1 W4.1 B5.1 W5.1 B6.2 W6.2 B4.0 W4.0 B5.0 W5.0 B6.1 W6.1 B6.0 W6.0",
+        "F0.0 F1.0 F0.1 F1.1 F2.0 F3.0 F0.2 F1.2 F2.1 B0.2 W0.2 F3.1 B1.2 W1.2 F4.0 F5.0 F2.2 B0.1 W0.1 F3.2 B1.1 W1.1 F4.1 B2.2 W2.2 F5.1 B3.2 W3.2 F6.0 B0.0 W0.0 B1.0 W1.0 F4.2 B2.1 W2.1 F5.2 B3.1 W3.1 F6.1 B4.2 W4.2 B5.2 W5.2 B2.0 W2.0 B3.0 W3.0 F6.2 B4.1 W4.1 B5.1 W5.1 B6.2 W6.2 B4.0 W4.0 B5.0 W5.0 B6.1 W6.1 B6.0 W6.0",
+        "F0.0 F1.0 F0.1 F1.1 F2.0 F3.0 F0.2 F1.2 B0.2 W0.2 F2.1 B1.2 W1.2 F3.1 F4.0 F5.0 B0.1 W0.1 F2.2 B1.1 W1.1 F3.2 B2.2 W2.2 F4.1 B3.2 W3.2 F5.1 B0.0 W0.0 F6.0 B1.0 W1.0 B2.1 W2.1 F4.2 B3.1 W3.1 F5.2 B4.2 W4.2 F6.1 B5.2 W5.2 B2.0 W2.0 B3.0 W3.0 B4.1 W4.1 F6.2 B5.1 W5.1 B6.2 W6.2 B4.0 W4.0 B5.0 W5.0 B6.1 W6.1 B6.0 W6.0",
+        "F0.0 F1.0 F0.1 F1.1 F2.0 F3.0 F0.2 B0.2 W0.2 F1.2 B1.2 W1.2 F2.1 F3.1 F4.0 B0.1 W0.1 F5.0 B1.1 W1.1 F2.2 B2.2 W2.2 F3.2 B3.2 W3.2 F4.1 B0.0 W0.0 F5.1 B1.0 W1.0 F6.0 B2.1 W2.1 B3.1 W3.1 F4.2 B4.2 W4.2 F5.2 B5.2 W5.2 F6.1 B2.0 W2.0 B3.0 W3.0 B4.1 W4.1 B5.1 W5.1 F6.2 B6.2 W6.2 B4.0 W4.0 B5.0 W5.0 B6.1 W6.1 B6.0 W6.0",
+    ];
+    check(
+        ScheduleKind::Gis,
+        uniform(5, 7, 3, 1.0, 1.0, 1.0, 0.0),
         None,
         Some(2),
         &want,

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
-use pipescope::schedule::{ScheduleError, ScheduleInput, ScheduleKind, generate};
+use pipescope::{ScheduleError, ScheduleInput, ScheduleKind, generate};
 
 const SEARCHED: [ScheduleKind; 8] = [
     ScheduleKind::ZbH2,

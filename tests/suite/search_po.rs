@@ -10,9 +10,11 @@
 
 use crate::search_util;
 
-use ScheduleKind::{PoF, PoH};
-use pipescope::schedule::{ScheduleInput, ScheduleKind, generate, inflight};
-use pipescope::sim::{self, Lane, SimCosts, SimError, Simulation, SpanKind};
+use pipescope::ScheduleKind::{PoF, PoH};
+use pipescope::{
+    Lane, Schedule, ScheduleInput, ScheduleKind, SimCosts, SimError, Simulation, SpanKind,
+    generate, simulate,
+};
 use search_util::{assert_complete, peaks, time, uniform};
 
 /// (p, v, m, kind, one copy, peak per device after the pass, before it).
@@ -222,7 +224,7 @@ fn run(
     let s = generate(kind, &input).unwrap();
     assert_complete(&s, true);
     time(&s, &input);
-    sim::simulate(&s, &SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 0.0, copy))
+    simulate(&s, &SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 0.0, copy))
 }
 
 /// Peak chunk-activations on each device (resident ones only: copies that reached the host
@@ -253,8 +255,7 @@ fn copies_never_delay_compute() {
         let mut input = uniform(p, m, v, 1.0, 1.0, 1.0, 0.0);
         input.group_size = Some(p.div_ceil(2));
         let gis = generate(ScheduleKind::Gis, &input).unwrap();
-        let plain =
-            sim::simulate(&gis, &SimCosts::abstract_run(&gis, 1.0, 1.0, 1.0, 0.0, 0.0)).unwrap();
+        let plain = simulate(&gis, &SimCosts::abstract_run(&gis, 1.0, 1.0, 1.0, 0.0, 0.0)).unwrap();
         assert_eq!(with.makespan, plain.makespan, "{kind} p={p} v={v} m={m}");
     }
 }
@@ -342,18 +343,18 @@ fn selective_offload_of_the_longest_lived_half_is_better_than_linear() {
     let (p, m, v) = (8u32, 32u32, 2u32);
     let input = uniform(p, m, v, 1.0, 1.0, 1.0, 0.0);
     let po_h = generate(PoH, &input).unwrap();
-    let resident = |s: &pipescope::schedule::Schedule| {
+    let resident = |s: &Schedule| {
         let weights: Vec<Vec<u64>> = s
             .offloaded
             .iter()
             .map(|row| row.iter().map(|&off| u64::from(!off)).collect())
             .collect();
-        inflight::peak_weighted(s, &weights)
+        s.peak_weighted_in_flight(&weights)
             .into_iter()
             .max()
             .unwrap()
     };
-    let all = |s: &pipescope::schedule::Schedule| peaks(s).into_iter().max().unwrap() as u64;
+    let all = |s: &Schedule| peaks(s).into_iter().max().unwrap() as u64;
     let gis = generate(ScheduleKind::Gis, &input).unwrap();
     let interleaved = generate(ScheduleKind::Interleaved, &input).unwrap();
     assert_eq!((all(&gis), all(&interleaved)), (16, 23));
@@ -375,7 +376,7 @@ fn the_lesson_sizes_and_odd_sizes() {
                 let s = generate(kind, &input).unwrap();
                 assert_complete(&s, true);
                 time(&s, &input);
-                match sim::simulate(&s, &SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 0.0, 1.0)) {
+                match simulate(&s, &SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 0.0, 1.0)) {
                     Ok(_) | Err(SimError::OffloadUnschedulable { .. }) => {}
                     Err(e) => panic!("{kind} p={p} m={m}: {e}"),
                 }

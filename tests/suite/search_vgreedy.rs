@@ -5,8 +5,7 @@
 
 use crate::search_util;
 
-use pipescope::schedule::{ScheduleError, ScheduleKind, generate};
-use pipescope::sim::simulate;
+use pipescope::{ScheduleError, ScheduleKind, generate, simulate};
 use proptest::prelude::*;
 use search_util::{assert_complete, peaks, sim_costs, time, uniform, varied};
 

@@ -1,11 +1,12 @@
 //! V-ZB (v_auto_schedule.py's building-block search): completeness, dependency-consistent
-//! order, memory limit, and the zero-bubble case at the default limit.
+//! order, memory limit, the zero-bubble case at the default limit, and never slower than
+//! V-Half.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap
 
 use crate::search_util;
 
-use pipescope::schedule::{ScheduleError, ScheduleKind, generate};
+use pipescope::{ScheduleError, ScheduleKind, generate};
 use proptest::prelude::*;
 use search_util::{assert_complete, peaks, time, uniform, varied};
 
@@ -52,6 +53,75 @@ fn lower_limits_are_respected_or_do_not_fit() {
     input.mem_limit = Some(1.0);
     let err = generate(ScheduleKind::VZb, &input).unwrap_err();
     assert!(matches!(err, ScheduleError::NoFit { .. }), "{err}");
+}
+
+/// Costs drawn from a fixed xorshift sequence: equal costs, then transfer times, then
+/// other equal F/B/W, then per-device and per-chunk spread (the uneven costs that make the
+/// source's winner end later than V-Half's order at fewer than 2p micro-batches).
+fn drawn_inputs(p: u32, m: u32, state: &mut u64) -> Vec<pipescope::ScheduleInput> {
+    let mut draw = |lo: f64, hi: f64| {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        lo + (hi - lo) * (*state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut out = vec![uniform(p, m, 2, 1.0, 1.1, 0.9, 0.0)];
+    for round in 1..6 {
+        let comm = draw(0.0, 0.5);
+        let mut input = if round >= 2 {
+            let (f, b, w) = (draw(0.3, 3.0), draw(0.3, 3.0), draw(0.3, 3.0));
+            uniform(p, m, 2, f, b, w, comm)
+        } else {
+            uniform(p, m, 2, 1.0, 1.1, 0.9, comm)
+        };
+        if round >= 4 {
+            for grid in [&mut input.f, &mut input.b, &mut input.w] {
+                for cost in grid.iter_mut().flatten() {
+                    *cost *= draw(0.7, 1.4);
+                }
+            }
+        }
+        out.push(input);
+    }
+    out
+}
+
+/// On a grid of sizes and costs, V-ZB's makespan is never above V-Half's (its order is
+/// taken where the search's winner ends later), and the grid reaches cases where it is.
+/// There, a limit below V-Half's peak keeps V-Half's order out.
+#[test]
+fn never_slower_than_v_half() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let (mut compared, mut half_taken) = (0, 0);
+    for p in 2..=8u32 {
+        for m in [1, 2, 3, p / 2 + 1, p + 1, 2 * p - 1, 2 * p] {
+            for mut input in drawn_inputs(p, m, &mut state) {
+                let half = generate(ScheduleKind::VHalf, &input).unwrap();
+                let zb = generate(ScheduleKind::VZb, &input).unwrap();
+                assert_eq!(zb.kind, ScheduleKind::VZb);
+                assert_complete(&zb, true);
+                let (th, tz) = (time(&half, &input).makespan, time(&zb, &input).makespan);
+                assert!(
+                    tz <= th * (1.0 + 1e-12),
+                    "p={p} m={m}: v-zb {tz} > v-half {th}"
+                );
+                assert!(peaks(&zb).iter().all(|&x| x <= 2 * p as i64));
+                compared += 1;
+                if zb.devices != half.devices {
+                    continue;
+                }
+                half_taken += 1;
+                let half_peak = *peaks(&half).iter().max().unwrap();
+                input.mem_limit = Some(half_peak as f64 - 0.5);
+                match generate(ScheduleKind::VZb, &input) {
+                    Ok(zb) => assert!(peaks(&zb).iter().all(|&x| x < half_peak)),
+                    Err(e) => assert!(matches!(e, ScheduleError::NoFit { .. }), "{e}"),
+                }
+            }
+        }
+    }
+    assert!(compared >= 250, "{compared}");
+    assert!(half_taken >= 3, "V-Half's order taken {half_taken} times");
 }
 
 #[test]

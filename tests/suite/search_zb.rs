@@ -5,7 +5,7 @@
 
 use crate::search_util;
 
-use pipescope::schedule::{ScheduleError, ScheduleKind, generate};
+use pipescope::{ScheduleError, ScheduleKind, generate};
 use proptest::prelude::*;
 use search_util::{assert_complete, peaks, time, uniform, varied};
 

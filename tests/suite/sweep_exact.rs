@@ -2,12 +2,10 @@
 //! that rules a configuration out is never wrong, and pruning leaves the answer (best,
 //! ranked, front) exactly as solving every configuration gives it.
 
-use std::sync::atomic::AtomicBool;
-
-use pipescope::plan::Strategy;
-use pipescope::scenario::{Catalog, ScheduleKind};
-use pipescope::sweep::{Status, SweepOptions, SweepResult, SweepSpace, scenario_for, sweep};
-use pipescope::{Scenario, solve};
+use pipescope::{
+    Catalog, Scenario, ScheduleKind, Strategy, SweepOptions, SweepResult, SweepSpace, SweepStatus,
+    solve, sweep, sweep_scenario,
+};
 
 fn tiny(budget_gib: f64) -> Scenario {
     let mut s = Catalog::builtin().scenario("tiny-4x8").unwrap();
@@ -17,7 +15,14 @@ fn tiny(budget_gib: f64) -> Scenario {
 
 fn run(base: &Scenario, space: &SweepSpace, top: usize, exhaustive: bool) -> SweepResult {
     let options = SweepOptions { top, exhaustive };
-    sweep(base, space, options, &|_, _| {}, &AtomicBool::new(false)).unwrap()
+    sweep(
+        base,
+        space,
+        options,
+        &|_, _| {},
+        &pipescope::Cancel::never(),
+    )
+    .unwrap()
 }
 
 fn space(gpus: &[u32], batch: u64) -> SweepSpace {
@@ -36,7 +41,7 @@ fn space(gpus: &[u32], batch: u64) -> SweepSpace {
 fn check_bounds(r: &SweepResult) -> usize {
     let mut checked = 0;
     for row in r.rows.iter().filter(|row| row.solved) {
-        if matches!(row.status, Status::Invalid(_)) {
+        if matches!(row.status, SweepStatus::Invalid(_)) {
             continue;
         }
         assert!(
@@ -150,7 +155,7 @@ fn the_front_is_not_dominated_and_the_best_is_what_plan_says() {
     let base = tiny(6.0);
     let r = run(&base, &space(&[8, 16], 64), 5, false);
     let best = r.best().unwrap();
-    let outcome = solve(&scenario_for(&base, &best.config)).unwrap();
+    let outcome = solve(&sweep_scenario(&base, &best.config)).unwrap();
     assert!(outcome.feasible);
     assert_eq!(outcome.iteration_time_s, best.iteration_time_s);
     assert_eq!(outcome.max_peak_memory_bytes(), best.peak_memory_bytes);

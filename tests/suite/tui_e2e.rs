@@ -223,7 +223,7 @@ fn preset_file_edits_reload_and_a_broken_file_keeps_the_last_good_one() {
     t.wait_text("saved");
     let saved = home.join("pipescope").join("presets").join("my-mine.toml");
     let text = std::fs::read_to_string(&saved).expect("saved preset");
-    let back = pipescope::scenario::Catalog::builtin()
+    let back = pipescope::Catalog::builtin()
         .scenario_from_text("my-mine.toml", &text)
         .expect("the saved preset parses");
     assert_eq!(back.batch.micro_batches, 16);
@@ -289,5 +289,39 @@ fn a_panic_and_ctrl_c_leave_the_terminal_restored() {
     t.wait_text("QUIT");
     let modes = std::fs::read_to_string(&stty).expect("stty output");
     assert!(cooked(&modes), "{modes}");
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+/// At 32,768 micro-batches a frame costs what is on screen, not the square of the ops: a
+/// new frame (another stage selected) and `q` each take well under two seconds, timed
+/// from the key (the solve before them runs on the worker and is not timed). Each frame once
+/// recomputed every device's time breakdown from the timeline, quadratic in m: the first
+/// solved frame took minutes and `q` waited for it.
+#[test]
+fn at_32768_micro_batches_a_frame_and_q_take_under_two_seconds() {
+    if crate::tmux_common::skip_without_tmux() {
+        return;
+    }
+    let home = temp_dir("e2e-huge-m");
+    let home_s = home.display().to_string();
+    let t = Tmux::start(
+        &["--preset", "tiny-4x8", "-m", "32768"],
+        &[("XDG_CONFIG_HOME", &home_s)],
+        120,
+        40,
+    );
+    let budget = Duration::from_secs(2);
+    t.wait_for_within("the solved screen", Duration::from_secs(300), |s| {
+        s.contains("micro m  32768") && s.contains(" s0: compute")
+    });
+    let start = Instant::now();
+    t.keys(&["]"]);
+    t.wait_for_within("stage 1 selected", budget, |s| s.contains(" s1: compute"));
+    let frame = start.elapsed();
+    t.keys(&["q"]);
+    let quit = t.wait_exit(Duration::from_secs(60));
+    assert!(!t.alive(), "q should quit");
+    assert!(frame < budget, "the frame took {frame:?}");
+    assert!(quit < budget, "q took {quit:?}");
     let _ = std::fs::remove_dir_all(&home);
 }

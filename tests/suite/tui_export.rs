@@ -3,10 +3,7 @@
 
 use crate::tui_common;
 
-use pipescope::tui::action::{Action, Effect};
-use pipescope::tui::export::write_files;
-use pipescope::tui::keymap::action_for;
-use pipescope::tui::update::update;
+use pipescope::tui::{Action, Effect, action_for, update, write_files};
 use tui_common::{act, solved_app};
 
 #[test]

@@ -6,14 +6,10 @@
 
 use crate::tui_common;
 
-use pipescope::scenario::Catalog;
-use pipescope::tui::action::{Action, Effect};
-use pipescope::tui::app::App;
-use pipescope::tui::preset_io::choices_of;
-use pipescope::tui::solved::engine_solve;
-use pipescope::tui::theme::Theme;
-use pipescope::tui::update::{resolve, update};
-use pipescope::tui::view::format;
+use pipescope::Catalog;
+use pipescope::tui::{
+    Action, App, Effect, Theme, choices_of, engine_solve, format, resolve, update,
+};
 use tui_common::render;
 
 fn run(app: &mut App, effects: Vec<Effect>) {
@@ -57,13 +53,23 @@ fn real_presets_render_their_figures_in_every_mode() {
         assert!(screen.contains("→full): 1f1b · full"), "{screen}");
         let effects = update(&mut app, Action::ToggleStory);
         run(&mut app, effects);
-        assert!(
-            app.story.iter().all(|s| matches!(s, Some(Ok(_)))),
-            "{preset}"
-        );
-        for _ in 0..4 {
+        // Every step solves, except that PipeOffload's PO-F may be refused where its copies
+        // cannot keep pace with compute (the story then says why).
+        for (i, s) in app.story.iter().enumerate() {
+            match s {
+                Some(Ok(_)) => {}
+                Some(Err(e)) if i == 5 && e.contains("keep pace") => {}
+                other => panic!("{preset} step {i}: {other:?}"),
+            }
+        }
+        for i in 0..6 {
             let screen = render(&mut app, 160, 48).to_string();
-            assert!(screen.contains("iteration"), "{screen}");
+            let said = if matches!(app.story[i], Some(Err(_))) {
+                "cannot be solved"
+            } else {
+                "iteration"
+            };
+            assert!(screen.contains(said), "{screen}");
             update(&mut app, Action::StoryNext);
         }
     }
@@ -73,7 +79,7 @@ fn real_presets_render_their_figures_in_every_mode() {
 fn invalid_edits_show_the_engines_message_and_keep_the_outcome() {
     let mut app = real_app("gpt3-175b-16k");
     let before = app.solved.clone();
-    app.field = pipescope::tui::fields::Field::Tp;
+    app.field = pipescope::tui::Field::Tp;
     for c in "7".chars() {
         update(&mut app, Action::Type(c));
     }
@@ -83,4 +89,52 @@ fn invalid_edits_show_the_engines_message_and_keep_the_outcome() {
     assert!(e.contains("tp"), "{e}");
     assert_eq!(app.solved, before);
     assert!(render(&mut app, 120, 30).to_string().contains("✗"));
+}
+
+/// The header's second line and the stage details overlay show one time split of the
+/// selected stage (the engine's, computed once with the outcome): every part the header
+/// names, with its value, is in the overlay too. They once came from two computations
+/// (the engine's per-device breakdown, and one read off the timeline that counted waits on
+/// transfers apart from the bubble) and disagreed.
+#[test]
+fn the_header_and_the_stage_details_give_one_time_split() {
+    let mut app = real_app("tiny-4x8");
+    act_real(&mut app, Action::NextStage);
+    act_real(&mut app, Action::Commit);
+    let screen = render(&mut app, 200, 60).to_string();
+    let header = screen
+        .lines()
+        .find(|l| l.contains("stage 1 time:"))
+        .unwrap_or_else(|| panic!("no stage line\n{screen}"));
+    let o = &app.solved.as_ref().unwrap().outcome;
+    let t = o.stages[1].time_breakdown_s;
+    let parts = [
+        ("compute", t.compute),
+        ("recompute", t.recompute),
+        ("bubble", t.bubble),
+        ("tp_comm", t.tp_comm),
+        ("pp_comm", t.pp_comm),
+        ("dp_comm", t.dp_comm),
+        ("optimizer", t.optimizer),
+    ];
+    let details: String = screen
+        .lines()
+        .skip_while(|l| !l.contains("stage s1"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!details.is_empty(), "no details overlay\n{screen}");
+    for (name, value) in parts {
+        let item = format!("{name} {}", format::time(value));
+        assert!(header.contains(&item), "header lacks {item}: {header}");
+        // The overlay leaves out the parts that are zero.
+        assert!(
+            value == 0.0 || details.contains(&item),
+            "details lack {item}\n{details}"
+        );
+    }
+}
+
+fn act_real(app: &mut App, action: Action) {
+    let effects = update(app, action);
+    run(app, effects);
 }

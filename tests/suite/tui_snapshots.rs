@@ -5,8 +5,8 @@
 use crate::tui_common;
 
 use insta::assert_snapshot;
-use pipescope::plan::Strategy;
-use pipescope::tui::action::Action;
+use pipescope::Strategy;
+use pipescope::tui::Action;
 use tui_common::{act, render, solved_app};
 
 #[test]
@@ -132,7 +132,7 @@ fn every_size_renders_without_panic() {
     }
     act(&mut app, Action::FilterHelp);
     app.help_query = "no such key at all".into();
-    app.field = pipescope::tui::fields::Field::Stages;
+    app.field = pipescope::tui::Field::Stages;
     for c in "999".chars() {
         act(&mut app, Action::Type(c));
     }

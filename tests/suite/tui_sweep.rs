@@ -5,12 +5,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use insta::assert_snapshot;
-use pipescope::tui::action::{Action, Effect};
-use pipescope::tui::app::App;
-use pipescope::tui::fixture;
-use pipescope::tui::sweep::{SweepEvent, SweepInputs};
-use pipescope::tui::theme::Theme;
-use pipescope::tui::update::update;
+use pipescope::tui::{Action, App, Effect, SweepEvent, SweepInputs, Theme, fixture, update};
 
 use crate::tmux_common::{Tmux, skip_without_tmux, temp_dir};
 use crate::tui_common::{act, render, solved_app};
@@ -125,10 +120,7 @@ fn an_edit_cancels_the_running_sweep_and_the_open_view_sweeps_the_new_scenario()
     // With the view closed, an edit of the GPU count cancels without sweeping again.
     act(&mut app, Action::Close);
     assert!(!app.sweep.open);
-    act(
-        &mut app,
-        Action::SelectField(pipescope::tui::fields::Field::Stages),
-    );
+    act(&mut app, Action::SelectField(pipescope::tui::Field::Stages));
     let effects = update(&mut app, Action::Increase);
     assert!(effects.contains(&Effect::CancelSweep), "{effects:?}");
     assert!(!app.sweep.running);

@@ -1,16 +1,12 @@
-//! Snapshots and checks of the views added for issue 12: every stage reachable, the
+//! Snapshots and checks of the views that show every stage: every stage reachable, the
 //! chunks of a V told apart, time bars, the details overlay, infeasible plans and
 //! compare with a pinned side A. Each view at 80x24, 120x40 and 200x60, and in mono.
 
 use crate::tui_common;
 
 use insta::assert_snapshot;
-use pipescope::plan::Strategy;
-use pipescope::schedule::ScheduleKind;
-use pipescope::tui::action::Action;
-use pipescope::tui::app::{App, Details};
-use pipescope::tui::theme::Theme;
-use pipescope::tui::update::resolve;
+use pipescope::tui::{Action, App, Details, Theme, resolve};
+use pipescope::{ScheduleKind, Strategy};
 use tui_common::{act, render, run_effects, solved_app};
 
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
@@ -138,7 +134,13 @@ fn stage_details() -> App {
 fn enter_shows_the_stage_breakdown_at_every_size() {
     for (w, h) in SIZES {
         let screen = render(&mut stage_details(), w, h).to_string();
-        for needle in ["stage s1", "static", "kept activations", "compute", "idle"] {
+        for needle in [
+            "stage s1",
+            "static",
+            "kept activations",
+            "compute",
+            "bubble",
+        ] {
             assert!(screen.contains(needle), "{needle} at {w}x{h}\n{screen}");
         }
     }
@@ -279,14 +281,14 @@ fn lesson_at(step: usize) -> App {
 #[test]
 fn the_lesson_shows_formulas_beside_the_simulation_at_every_size() {
     for (w, h) in SIZES {
-        for step in 0..pipescope::tui::lesson::LESSON.len() {
+        for step in 0..pipescope::tui::LESSON.len() {
             let mut app = lesson_at(step);
             let screen = render(&mut app, w, h).to_string();
             assert!(
                 screen.contains(&format!(
                     "lesson {}/{}",
                     step + 1,
-                    pipescope::tui::lesson::LESSON.len()
+                    pipescope::tui::LESSON.len()
                 )),
                 "{w}x{h}\n{screen}"
             );
@@ -299,7 +301,7 @@ fn the_lesson_shows_formulas_beside_the_simulation_at_every_size() {
 #[test]
 fn lesson_p_and_m_are_edited_in_the_lesson() {
     let mut app = lesson_at(1);
-    assert_eq!(app.field, pipescope::tui::fields::Field::Stages);
+    assert_eq!(app.field, pipescope::tui::Field::Stages);
     act(&mut app, Action::Increase);
     assert_eq!(app.lesson_size, (5, 8));
     // 1F1B: (p-1)/(m+p-1) = 4/12.
@@ -332,9 +334,9 @@ fn lesson_zb_h2_120x40() {
 /// its memory sparkline.
 #[test]
 fn lesson_po_h_120x40() {
-    let step = pipescope::tui::lesson::LESSON
+    let step = pipescope::tui::LESSON
         .iter()
-        .position(|&k| k == pipescope::schedule::ScheduleKind::PoH)
+        .position(|&k| k == ScheduleKind::PoH)
         .unwrap();
     let screen = render(&mut lesson_at(step), 120, 40);
     let text = screen.to_string();

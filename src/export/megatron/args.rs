@@ -140,18 +140,25 @@ pub fn model(s: &Scenario) -> Group {
     g
 }
 
-/// Number formats: bf16 weights and activations; 16-bit gradients with `--grad-bytes 2`.
+/// Number formats: bf16 weights and activations; 16-bit gradients with `--grad-bytes 2`;
+/// under the fp8 recipe Transformer Engine's delayed scaling with E4M3 forward and E5M2
+/// gradients (`hybrid`), as pipescope models it.
 pub fn precision(s: &Scenario) -> Group {
+    let fp8 = s.parallel.precision.is_fp8();
     let mut g = Group::new("MIXED_PRECISION_ARGS");
     g.switch("--bf16")
-        .switch_if(s.parallel.grad_bytes == 2, "--grad-reduce-in-bf16");
+        .switch_if(s.parallel.grad_bytes == 2, "--grad-reduce-in-bf16")
+        .value_if(fp8, "--fp8-format", "hybrid")
+        .value_if(fp8, "--fp8-recipe", "delayed")
+        .value_if(fp8, "--fp8-amax-history-len", 1024)
+        .value_if(fp8, "--fp8-amax-compute-algo", "max");
     g
 }
 
 /// Batch sizes and the length of the run.
 pub fn training(s: &Scenario) -> Group {
     let b = &s.batch;
-    let global = b.micro_batch_size * u64::from(b.micro_batches) * u64::from(s.parallel.dp);
+    let global = b.global_batch(s.parallel.dp);
     let mut g = Group::new("TRAINING_ARGS");
     g.value("--micro-batch-size", b.micro_batch_size)
         .value("--global-batch-size", global)
@@ -213,4 +220,18 @@ pub fn nodes(gpus: u64, node_gpus: u32) -> (u64, u64) {
         (a, b) = (b, a % b);
     }
     (a, gpus / a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// torchrun starts as many ranks on every node: a job larger than a node takes the
+    /// largest count that divides it.
+    #[test]
+    fn a_job_spans_whole_nodes_of_equal_size() {
+        assert_eq!(nodes(12, 8), (4, 3));
+        assert_eq!(nodes(4, 8), (4, 1));
+        assert_eq!(nodes(64, 8), (8, 8));
+    }
 }

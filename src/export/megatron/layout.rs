@@ -125,6 +125,26 @@ mod tests {
             .collect()
     }
 
+    /// Runs of equal stages (not the last) fold into `(X|)*n`, layers repeat as `t*k`, `E`
+    /// opens and `L` closes the chain.
+    #[test]
+    fn the_layout_string_folds_runs() {
+        let st = |e, n, l| StageLayers {
+            embedding: e,
+            layers: n,
+            head: l,
+        };
+        let stages = vec![
+            st(true, 3, false),
+            st(false, 4, false),
+            st(false, 4, false),
+            st(false, 4, false),
+            st(false, 1, false),
+            st(false, 0, true),
+        ];
+        assert_eq!(layout(&stages), "Et*3|(t*4|)*3t|L");
+    }
+
     #[test]
     fn layers_of_every_range_match_the_attention_blocks() {
         for layers in 1..5u32 {

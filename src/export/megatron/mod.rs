@@ -19,8 +19,8 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-pub use layout::{StageLayers, chain_ranges, layout, stage_layers};
-pub use recompute::{Recompute, RecomputePlan};
+pub use layout::{chain_ranges, layout, stage_layers};
+pub use recompute::RecomputePlan;
 
 use crate::anatomy::Anatomy;
 use crate::outcome::{Outcome, UnitCount};

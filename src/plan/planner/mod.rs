@@ -199,13 +199,8 @@ fn estimate(req: &PlanRequest, plan: &Plan) -> f64 {
 /// Candidate plans, the search's best first (the caller simulates them all and keeps the
 /// fastest). Single-chunk schedules with `adapipe` or `unified` search the partition, and the
 /// even partition joins the candidates when it fits (under the estimate objective);
-/// everything else uses the even partition.
-pub fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
-    plan_cancellable(req, keep, &Cancel::never()).unwrap_or_default()
-}
-
-/// [`plan`] that stops with [`Cancelled`] soon after `cancel` is set: the partition search
-/// checks it before every exact stage solve.
+/// everything else uses the even partition. Stops with [`Cancelled`] soon after `cancel` is
+/// set: the partition search checks it before every exact stage solve.
 pub fn plan_cancellable(
     req: &PlanRequest,
     keep: usize,
@@ -261,6 +256,10 @@ pub fn plan_cancellable(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn plan(req: &PlanRequest, keep: usize) -> Option<Vec<Plan>> {
+        plan_cancellable(req, keep, &Cancel::never()).unwrap_or_default()
+    }
     use crate::plan::testkit;
 
     fn request(a: &Anatomy, p: usize, m: u32, budget: u64, strategy: Strategy) -> PlanRequest<'_> {

@@ -42,17 +42,8 @@ pub fn knapsack_added_in(
 }
 
 /// Least added time decisions for the stage under its budget, or `None` when even dropping
-/// every optional unit does not fit. Forced units are kept.
-pub fn knapsack(
-    anatomy: &Anatomy,
-    counts: BlockCounts,
-    env: &StageEnv,
-    mode: KnapsackMode,
-) -> Option<KnapsackPlan> {
-    knapsack_in(&KnapsackCache::default(), anatomy, counts, env, mode)
-}
-
-/// [`knapsack()`] answering repeated questions from `cache`.
+/// every optional unit does not fit (forced units are kept), answering repeated questions
+/// from `cache`.
 pub fn knapsack_in(
     cache: &KnapsackCache,
     anatomy: &Anatomy,

@@ -13,7 +13,7 @@ mod choose;
 mod formulate;
 mod offload_search;
 
-pub use choose::{KnapsackMode, KnapsackPlan, knapsack, knapsack_added_in, knapsack_in};
+pub use choose::{KnapsackMode, KnapsackPlan, knapsack_added_in, knapsack_in};
 #[cfg(test)]
 use formulate::formulate;
 pub use formulate::knapsack_added_bounds;
@@ -226,6 +226,21 @@ pub fn costs(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn knapsack(
+        anatomy: &Anatomy,
+        counts: BlockCounts,
+        env: &StageEnv,
+        mode: KnapsackMode,
+    ) -> Option<KnapsackPlan> {
+        knapsack_in(
+            &crate::plan::memo::KnapsackCache::default(),
+            anatomy,
+            counts,
+            env,
+            mode,
+        )
+    }
     use crate::plan::knapsack;
     use crate::plan::testkit;
     use proptest::prelude::*;

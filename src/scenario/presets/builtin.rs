@@ -47,6 +47,18 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../../presets/models/llama3-8b.toml"),
     ),
     (
+        "builtin:presets/models/llama3.1-405b.toml",
+        include_str!("../../../presets/models/llama3.1-405b.toml"),
+    ),
+    (
+        "builtin:presets/models/llama3.1-70b.toml",
+        include_str!("../../../presets/models/llama3.1-70b.toml"),
+    ),
+    (
+        "builtin:presets/models/llama3.1-8b.toml",
+        include_str!("../../../presets/models/llama3.1-8b.toml"),
+    ),
+    (
         "builtin:presets/models/megatron-1t.toml",
         include_str!("../../../presets/models/megatron-1t.toml"),
     ),
@@ -67,8 +79,16 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../../presets/gpus/a100-80gb.toml"),
     ),
     (
+        "builtin:presets/gpus/b200-180gb.toml",
+        include_str!("../../../presets/gpus/b200-180gb.toml"),
+    ),
+    (
         "builtin:presets/gpus/ascend-910b.toml",
         include_str!("../../../presets/gpus/ascend-910b.toml"),
+    ),
+    (
+        "builtin:presets/gpus/gb200-186gb.toml",
+        include_str!("../../../presets/gpus/gb200-186gb.toml"),
     ),
     (
         "builtin:presets/gpus/h100-80gb.toml",

@@ -58,8 +58,8 @@ impl PresetError {
     }
 
     /// Adds the line and column of the offending key in `text` to an error of a value that
-    /// is not allowed (`invalid parallel.pp = ...`) when it has none (issue 14: preset value
-    /// errors named no place). The key is looked for in its table, else anywhere.
+    /// is not allowed (`invalid parallel.pp = ...`) when it has none, so that the user is
+    /// sent to the line to fix. The key is looked for in its table, else anywhere.
     pub fn locate(mut self, text: &str) -> Self {
         if self.line.is_some() {
             return self;

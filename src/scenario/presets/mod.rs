@@ -14,7 +14,10 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
-pub use error::{PresetError, edit_distance, line_column, nearest};
+/// Where a byte offset of a file is (the TUI locates theme errors with it).
+#[cfg(feature = "tui")]
+pub(crate) use error::line_column;
+pub use error::{PresetError, nearest};
 pub use files::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
 pub use resolve::{budget_bytes, reserve_bytes};
 

@@ -9,7 +9,7 @@ use crate::scenario::gpu::a100_links;
 use crate::scenario::validate::{validate_gpu, validate_model};
 use crate::scenario::{
     Batch, CodecSpec, EfficiencyCurve, GpuSpec, InvalidField, ModelSpec, ModelStyle, Objective,
-    Parallel, PlanSettings, Scenario,
+    Parallel, PlanSettings, Precision, Scenario,
 };
 use crate::scenario::{Partition, Strategy};
 
@@ -45,12 +45,10 @@ pub fn model_spec(t: &ModelToml) -> Result<ModelSpec, InvalidField> {
         hidden: t.hidden,
         heads: t.heads,
         kv_heads: t.kv_heads.unwrap_or(t.heads),
+        head_dim: t.head_dim,
         ffn,
         vocab: t.vocab,
-        max_positions: match style {
-            ModelStyle::Gpt => t.max_positions,
-            ModelStyle::Llama => None,
-        },
+        max_positions: t.max_positions,
         tied_embeddings: t.tied_embeddings.unwrap_or(style == ModelStyle::Gpt),
     };
     validate_model(&spec)?;
@@ -66,6 +64,10 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
             matrix: e.matrix.clone().unwrap_or(default.matrix),
             memory: e.memory.clone().unwrap_or(default.memory),
             link: e.link.unwrap_or(default.link),
+            matrix_fp8: e.matrix_fp8.clone(),
+            attention: e.attention.clone(),
+            attention_backward: e.attention_backward.clone(),
+            gemm_memory_overlap: e.gemm_memory_overlap.unwrap_or(default.gemm_memory_overlap),
         },
     };
     let spec = GpuSpec {
@@ -73,6 +75,7 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
         description: t.description.clone().unwrap_or_default(),
         memory_gib: t.memory_gib,
         bf16_tflops: t.bf16_tflops,
+        fp8_tflops: t.fp8_tflops,
         hbm_gbps: t.hbm_gbps,
         link_gbps: t.link_gbps.unwrap_or(a100_links::LINK_GBPS),
         node_gpus: t.node_gpus.unwrap_or(a100_links::NODE_GPUS),
@@ -158,6 +161,10 @@ impl Catalog {
             chunks: p.chunks.unwrap_or(1),
             distributed_optimizer: p.distributed_optimizer.unwrap_or(false),
             grad_bytes: p.grad_bytes.unwrap_or(4),
+            precision: match &p.precision {
+                Some(name) => parse_name::<Precision>("parallel.precision", name).map_err(inv)?,
+                None => Precision::Bf16,
+            },
         };
         let b = &t.batch;
         let batch = Batch {

@@ -17,6 +17,7 @@ pub struct ModelToml {
     pub hidden: u64,
     pub heads: u64,
     pub kv_heads: Option<u64>,
+    pub head_dim: Option<u64>,
     pub ffn: Option<u64>,
     pub vocab: u64,
     pub max_positions: Option<u64>,
@@ -32,6 +33,10 @@ pub struct EfficiencyToml {
     pub matrix: Option<Vec<(f64, f64)>>,
     pub memory: Option<Vec<(f64, f64)>>,
     pub link: Option<f64>,
+    pub matrix_fp8: Option<Vec<(f64, f64)>>,
+    pub attention: Option<Vec<(f64, f64)>>,
+    pub attention_backward: Option<Vec<(f64, f64)>>,
+    pub gemm_memory_overlap: Option<bool>,
 }
 
 /// A `[gpu]` table.
@@ -42,6 +47,7 @@ pub struct GpuToml {
     pub description: Option<String>,
     pub memory_gib: f64,
     pub bf16_tflops: f64,
+    pub fp8_tflops: Option<f64>,
     pub hbm_gbps: f64,
     pub link_gbps: Option<f64>,
     pub node_gpus: Option<u32>,
@@ -68,6 +74,7 @@ pub struct ParallelToml {
     pub chunks: Option<u32>,
     pub distributed_optimizer: Option<bool>,
     pub grad_bytes: Option<u32>,
+    pub precision: Option<String>,
 }
 
 /// A `[batch]` table.

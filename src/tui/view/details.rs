@@ -11,8 +11,8 @@ use crate::Outcome;
 use crate::sim::{Lane, Span, SpanKind};
 use crate::tui::app::{App, Details};
 
-use super::breakdown::time_breakdowns;
 use super::format;
+use super::stage_time;
 
 /// Draws the details overlay, when open, in the lower middle of `area`.
 pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
@@ -20,6 +20,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         return;
     };
     let o = &solved.outcome;
+    let w = area.width.saturating_sub(4).min(76);
     let (title, lines) = match details {
         Details::Op(span) => (
             format!(" op on s{} · Esc closes ", span.device),
@@ -27,11 +28,10 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         ),
         Details::Stage(s) => (
             format!(" stage s{s} · [ ] other stages · Esc closes "),
-            stage(o, s),
+            stage(o, s, usize::from(w.saturating_sub(2))),
         ),
     };
     let theme = &app.theme;
-    let w = area.width.saturating_sub(4).min(76);
     let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
     let r = Rect {
         x: area.x + (area.width - w) / 2,
@@ -107,8 +107,9 @@ pub fn op(o: &Outcome, span: &Span) -> Vec<String> {
     ]
 }
 
-/// The lines describing one stage: memory, then time.
-pub fn stage(o: &Outcome, s: u32) -> Vec<String> {
+/// The lines describing one stage, at most `room` columns wide where the time parts are
+/// concerned: memory, then time.
+pub fn stage(o: &Outcome, s: u32, room: usize) -> Vec<String> {
     let Some(st) = o.stages.iter().find(|st| st.stage == s) else {
         return vec![format!("no stage s{s} in this plan")];
     };
@@ -162,20 +163,30 @@ pub fn stage(o: &Outcome, s: u32) -> Vec<String> {
     if st.offload_bytes > 0 {
         lines.push(format!("  offloaded to host {}", gib(st.offload_bytes)));
     }
-    if let Some(t) = time_breakdowns(o).get(s as usize) {
-        let total = t.parts().iter().sum::<f64>().max(f64::MIN_POSITIVE);
-        let part =
-            |name: &str, x: f64| format!("{name} {} ({})", format::time(x), format::pct(x / total));
-        lines.push(format!(
-            "time: {} · {}",
-            part("compute", t.compute_s),
-            part("recompute", t.recompute_s)
-        ));
-        lines.push(format!(
-            "      {} · {}",
-            part("waiting on transfers", t.comm_s),
-            part("idle", t.idle_s)
-        ));
+    if let Some(t) = stage_time::of_stage(o, s) {
+        // The header's parts (one computation, shown in both); those that are zero left
+        // out, so that the overlay fits 80x24.
+        let total = t.total().max(f64::MIN_POSITIVE);
+        let items: Vec<String> = stage_time::parts(&t)
+            .iter()
+            .filter(|&&(_, _, x)| x != 0.0)
+            .map(|&(name, _, x)| format!("{name} {} ({})", format::time(x), format::pct(x / total)))
+            .collect();
+        // As many parts to a line as fit; a part never breaks.
+        let mut line = String::from("time:");
+        for item in items {
+            let fresh = line.chars().all(|c| c == ' ') || line == "time:";
+            let sep = if fresh { " " } else { " · " };
+            if !fresh && line.chars().count() + sep.len() + item.chars().count() > room {
+                lines.push(std::mem::replace(&mut line, "     ".into()));
+                line.push(' ');
+                line.push_str(&item);
+            } else {
+                line.push_str(sep);
+                line.push_str(&item);
+            }
+        }
+        lines.push(line);
     }
     lines.push(format!(
         "per micro-batch: fwd {}  bwd {} (includes recompute {})",

@@ -244,3 +244,35 @@ pub fn hit(app: &App, x: u16, y: u16) -> Option<Hit> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::sim::{Lane, Span, SpanKind};
+
+    #[test]
+    fn the_transfer_lane_shows_only_when_it_has_something_to_show() {
+        let mut app = crate::tui::fixture::solved_app("gpt3");
+        let area = Rect::new(0, 0, 160, 48);
+        // No transfer to show: the second lane is the memory sparkline.
+        let r = regions(area, &app);
+        assert_eq!((r.lanes, r.memory_lane), (2, 1));
+        let solved = app.solved.as_mut().unwrap();
+        let tl = &mut solved.outcome.simulation.timeline;
+        let long = tl.makespan / 10.0;
+        tl.spans.push(Span {
+            device: 0,
+            lane: Lane::Copy,
+            kind: SpanKind::D2H,
+            micro_batch: 0,
+            chunk: 0,
+            start: 0.0,
+            end: long,
+        });
+        // Transfers: lane 1 shows them, the sparkline moves to lane 2.
+        let r = regions(area, &app);
+        assert_eq!((r.lanes, r.memory_lane), (3, 2));
+        assert_eq!(regions(Rect::new(0, 0, 160, 30), &app).memory_lane, 0);
+    }
+}

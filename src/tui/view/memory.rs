@@ -6,12 +6,12 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::widgets::{Paragraph, Widget};
 
+use crate::sim::job::TimeBreakdown;
 use crate::tui::app::App;
 use crate::tui::solved::Solved;
 use crate::tui::widgets::gantt::first_shown;
 use crate::tui::widgets::stacked_bar::{Segment, StackedBar};
 
-use super::breakdown::time_breakdowns;
 use super::format;
 
 /// Panel width from which the time bars are drawn in full beside the memory bars.
@@ -21,23 +21,26 @@ pub const COMPACT_FROM: u16 = 26;
 /// Narrowest compact time bar: `║`, three cells and the idle share.
 const COMPACT_W: u16 = 9;
 
-/// Draws one time bar per stage (compute, recompute, waiting on transfers, idle; the
-/// rows scroll with the memory bars), with the idle share at its end.
+/// Draws one time bar per stage from the engine's per-stage breakdown (compute with the
+/// optimizer step, recompute, exposed communication, bubble; the rows scroll with the
+/// memory bars), with the share of communication and bubble at its end.
 fn render_time(area: Rect, buf: &mut Buffer, app: &App, o: &crate::Outcome) {
     let theme = &app.theme;
     let (c, g) = (&theme.colors, &theme.glyphs);
-    let times = time_breakdowns(o);
-    let first = first_shown(app.stage, times.len() as u32, u32::from(area.height)) as usize;
+    let first = first_shown(app.stage, o.stages.len() as u32, u32::from(area.height)) as usize;
     let micros = |s: f64| (s.max(0.0) * 1e6).round() as u64;
-    for (row, t) in times
+    for (row, st) in o
+        .stages
         .iter()
         .skip(first)
         .take(usize::from(area.height))
         .enumerate()
     {
+        let t: &TimeBreakdown = &st.time_breakdown_s;
         let y = area.y + row as u16;
-        let total = t.parts().iter().sum::<f64>().max(f64::MIN_POSITIVE);
-        let text = format!(" {:>3.0}%", 100.0 * (t.comm_s + t.idle_s) / total);
+        let total = t.total().max(f64::MIN_POSITIVE);
+        let comm = t.tp_comm + t.pp_comm + t.dp_comm;
+        let text = format!(" {:>3.0}%", 100.0 * (comm + t.bubble) / total);
         let text_w = text.chars().count() as u16;
         let bar_w = area.width.saturating_sub(text_w + 1);
         buf.set_string(area.x, y, "║", theme.muted());
@@ -47,10 +50,10 @@ fn render_time(area: Rect, buf: &mut Buffer, app: &App, o: &crate::Outcome) {
             style: Style::new().fg(color),
         };
         let segments = [
-            seg(t.compute_s, g.forward, c.forward),
-            seg(t.recompute_s, g.recompute, c.recompute),
-            seg(t.comm_s, g.send, c.send),
-            seg(t.idle_s, g.idle, c.idle),
+            seg(t.compute + t.optimizer, g.forward, c.forward),
+            seg(t.recompute, g.recompute, c.recompute),
+            seg(comm, g.send, c.send),
+            seg(t.bubble, g.idle, c.idle),
         ];
         if bar_w >= 2 {
             StackedBar {

@@ -18,7 +18,6 @@
 //! mode adds a narration panel above the Gantt. The sweep view ([`sweep`]) takes the place of
 //! the Gantt, memory and units panels while it is open.
 
-pub mod breakdown;
 pub mod compare;
 pub mod details;
 pub mod format;

@@ -12,28 +12,16 @@ use crate::Outcome;
 use crate::sim::job::TimeBreakdown;
 use crate::tui::app::App;
 
-use super::breakdown::time_breakdowns;
 use super::format;
 
-/// The breakdown of device `stage`: the engine's per-device one when the simulation has
-/// the job's tail, else read off the timeline (waits on a neighbour's send count as
-/// pp_comm, other idle time as bubble).
+/// The breakdown of device `stage`: the one the engine computed with the outcome (the
+/// header and the details overlay both show it; nothing is recomputed per frame).
 pub fn of_stage(o: &Outcome, stage: u32) -> Option<TimeBreakdown> {
-    if let Some(job) = &o.simulation.job {
-        return job.devices.get(stage as usize).copied();
-    }
-    let t = time_breakdowns(o).get(stage as usize).copied()?;
-    Some(TimeBreakdown {
-        compute: t.compute_s,
-        recompute: t.recompute_s,
-        bubble: t.idle_s,
-        pp_comm: t.comm_s,
-        ..TimeBreakdown::default()
-    })
+    o.stages.get(stage as usize).map(|s| s.time_breakdown_s)
 }
 
 /// The parts in the order of the JSON field, with their long and short labels.
-fn parts(b: &TimeBreakdown) -> [(&'static str, &'static str, f64); 7] {
+pub fn parts(b: &TimeBreakdown) -> [(&'static str, &'static str, f64); 7] {
     [
         ("compute", "comp", b.compute),
         ("recompute", "rec", b.recompute),

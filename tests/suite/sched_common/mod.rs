@@ -3,10 +3,11 @@
 
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
+use pipescope::{
+    Lane, OpKind, Schedule, ScheduleError, ScheduleInput, ScheduleKind, SimCosts, SimError,
+    Simulation, SpanKind, generate, simulate,
+};
 use std::collections::HashMap;
-
-use pipescope::schedule::{self, OpKind, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
-use pipescope::sim::{self, Lane, SimCosts, Simulation, SpanKind};
 
 /// Schedules whose generators this test suite's owner writes (must always generate when
 /// their stated requirements hold).
@@ -24,7 +25,7 @@ pub fn gen_uniform(
 ) -> Option<Schedule> {
     let input = ScheduleInput::uniform(p, m, kind.chunks(v), fbw[0], fbw[1], fbw[2], comm);
     // Unsupported sizes and unmet memory limits are both refusals here.
-    let result: Result<Schedule, ScheduleError> = schedule::generate(kind, &input);
+    let result: Result<Schedule, ScheduleError> = generate(kind, &input);
     result.ok()
 }
 
@@ -39,9 +40,9 @@ pub fn run_uniform(
 ) -> Option<(Schedule, Simulation)> {
     let s = gen_uniform(kind, p, m, v, fbw, comm)?;
     let costs = SimCosts::abstract_run(&s, fbw[0], fbw[1], fbw[2], comm, fbw[0]);
-    match sim::simulate(&s, &costs) {
+    match simulate(&s, &costs) {
         // PipeOffload's paired copies refuse copies too slow for the gaps (k > 1).
-        Err(sim::SimError::OffloadUnschedulable { .. }) if kind.pairs_host_copies() => None,
+        Err(SimError::OffloadUnschedulable { .. }) if kind.pairs_host_copies() => None,
         made => Some((s, made.expect("simulation of a generated schedule"))),
     }
 }

@@ -2,8 +2,7 @@
 //! (docs/model.md), completeness and memory helpers.
 #![allow(dead_code)]
 
-use pipescope::schedule::{OpKind, Schedule, ScheduleInput};
-use pipescope::sim::{SimCosts, simulate};
+use pipescope::{OpKind, Schedule, ScheduleInput, SimCosts, simulate};
 
 /// Start and end of every op, indexed like `schedule.devices`, and the makespan.
 pub struct Timed {

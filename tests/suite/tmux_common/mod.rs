@@ -157,6 +157,16 @@ impl Tmux {
 
     /// Polls the screen until `pred` holds; panics with the last screen after the timeout.
     pub fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        self.wait_for_within(what, TIMEOUT, pred)
+    }
+
+    /// [`Tmux::wait_for`] with its own timeout.
+    pub fn wait_for_within(
+        &self,
+        what: &str,
+        timeout: Duration,
+        pred: impl Fn(&str) -> bool,
+    ) -> String {
         let start = Instant::now();
         loop {
             let screen = self.capture();
@@ -164,11 +174,20 @@ impl Tmux {
                 return screen;
             }
             assert!(
-                start.elapsed() < TIMEOUT,
-                "timed out waiting for {what}; screen:\n{screen}"
+                start.elapsed() < timeout,
+                "timed out after {timeout:?} waiting for {what}; screen:\n{screen}"
             );
-            sleep(Duration::from_millis(50));
+            sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Waits (up to `timeout`) for the session to end; how long it took.
+    pub fn wait_exit(&self, timeout: Duration) -> Duration {
+        let start = Instant::now();
+        while self.alive() && start.elapsed() < timeout {
+            sleep(Duration::from_millis(20));
+        }
+        start.elapsed()
     }
 
     /// Polls the screen until it shows `text`.

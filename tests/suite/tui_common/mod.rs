@@ -3,12 +3,9 @@
 
 #![allow(dead_code)]
 
-use pipescope::tui::action::{Action, Effect, JobResult};
-use pipescope::tui::app::App;
-use pipescope::tui::fields::Choices;
-use pipescope::tui::theme::Theme;
-use pipescope::tui::update::{resolve, update};
-use pipescope::tui::{SolveFn, fixture, view};
+use pipescope::tui::{
+    Action, App, Choices, Effect, JobResult, SolveFn, Theme, draw, fixture, resolve, update,
+};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -62,6 +59,6 @@ pub fn solved_app(name: &str) -> App {
 pub fn render(app: &mut App, w: u16, h: u16) -> TestBackend {
     app.size = (w, h);
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
-    terminal.draw(|f| view::draw(f, app)).unwrap();
+    terminal.draw(|f| draw(f, app)).unwrap();
     terminal.backend().clone()
 }

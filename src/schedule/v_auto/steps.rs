@@ -7,9 +7,9 @@
 /// One row of slot characters per device.
 pub(super) type Rows = Vec<Vec<u8>>;
 
-use super::v_auto_squeeze::{Squeezed, squeeze_tail};
+use super::squeeze::{Squeezed, squeeze_tail};
 #[cfg(test)]
-pub(super) use super::v_auto_squeeze::{squeeze, squeeze_state};
+pub(super) use super::squeeze::{squeeze, squeeze_state};
 
 /// Kinds of pass per device: F, B and W of each of the two chunks (`FfBbWw`).
 pub(super) const SLOTS: usize = 6;
@@ -345,7 +345,7 @@ pub(super) fn process_cooldown(rows: &Squeezed, m: usize, peak_mem: i64) -> Opti
 }
 
 /// A candidate's rows after the cool-down's edits, before their squeeze. The search's last
-/// steps squeeze them only once they need the rows' ends (see `v_auto_score`): most
+/// steps squeeze them only once they need the rows' ends (see `score`): most
 /// candidates are given up before.
 pub(super) struct Cooled {
     /// The squeeze whose rows' ends the cool-down edited.
@@ -539,5 +539,5 @@ fn cooldown_edit(rows: &mut Rows, squeezed: &Squeezed, m: usize, peak_mem: i64) 
 }
 
 #[cfg(test)]
-#[path = "v_auto_steps_tests.rs"]
+#[path = "steps_tests.rs"]
 mod tests;

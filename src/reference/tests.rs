@@ -3,11 +3,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use pipescope::anatomy::Anatomy;
-use pipescope::reference::korthikanti::{self, Setting};
-use pipescope::reference::megatron::{self, MegatronArgs};
-use pipescope::reference::{GIB, MIB};
-use pipescope::scenario::{Catalog, ScenarioOverrides};
+use super::korthikanti::{self, Setting};
+use super::megatron::{self, MegatronArgs};
+use super::{GIB, MIB};
+use crate::anatomy::{Anatomy, Block};
+use crate::scenario::{Catalog, ScenarioOverrides};
 
 fn round(x: f64, decimals: i32) -> f64 {
     let k = 10f64.powi(decimals);
@@ -147,7 +147,7 @@ fn engine_versus_megatron_on_the_first_stage() {
     .unwrap();
     let a = Anatomy::build(&s).unwrap();
     let (sb, h, t, p) = (2048u64, 12288u64, 8u64, 8u64);
-    let selective = |b: &pipescope::anatomy::Block| -> u64 {
+    let selective = |b: &Block| -> u64 {
         b.units
             .iter()
             .filter(|u| !u.core_attention)
@@ -207,4 +207,19 @@ fn engine_versus_megatron_llama_layer() {
         (2.0 * sq * b * f + 4.0 * heads * sq * b - 4.0 * sq * b * h * (1.0 - g) - 2.0 * sq * b * h)
             / t;
     assert_eq!(layer - megatron_layer, want);
+}
+
+/// Every setting of Table 2 for GPT-3 175B (s 2048, b 1, t 8): the values the anatomy's
+/// units reproduce exactly (tests/suite/engine_anatomy.rs pins the engine to the same).
+#[test]
+fn korthikanti_table_2_for_gpt3() {
+    let bytes = |setting| {
+        korthikanti::layer_activation_bytes(2048.0, 1.0, 12288.0, 96.0, 8.0, setting).round() as u64
+    };
+    assert_eq!(bytes(Setting::None), 2_868_903_936);
+    assert_eq!(bytes(Setting::Tp), 578_813_952);
+    assert_eq!(bytes(Setting::TpSp), 358_612_992);
+    assert_eq!(bytes(Setting::TpSelective), 327_155_712);
+    assert_eq!(bytes(Setting::TpSpSelective), 106_954_752);
+    assert_eq!(bytes(Setting::Full), 2 * 2048 * 12288);
 }

@@ -1,8 +1,8 @@
 //! The last steps of a V-ZB candidate in one left-to-right pass: the greedy reordering
-//! (`v_auto_reorder`), the W relabelling and the one-sweep timer (`v_auto_time`) settle,
+//! (`reorder`), the W relabelling and the one-sweep timer (`time`) settle,
 //! relabel and time each slot in turn, so the search can give up on a candidate as soon as
 //! one device's span is sure not to beat the best one found (branch and bound: most
-//! candidates are given up a fifth of the way in). Rows as in `v_auto_steps`.
+//! candidates are given up a fifth of the way in). Rows as in `steps`.
 //!
 //! Each step only reads the slots it has not yet passed and writes the slot it settles, so
 //! doing them slot by slot gives the rows, checks and span the steps give one after another.
@@ -12,11 +12,11 @@
 //! candidate still in the running when the walk needs a later slot is squeezed; the walk
 //! then goes on over the squeezed rows, with its first columns as the walk left them.
 
-use super::ScheduleInput;
-use super::v_auto_finish::check_correctness;
-use super::v_auto_reorder::Reorder;
-use super::v_auto_steps::{Cooled, EMPTY, Rows, peak};
-use super::v_auto_time::Sweep;
+use super::finish::check_correctness;
+use super::reorder::Reorder;
+use super::steps::{Cooled, EMPTY, Rows, peak};
+use super::time::Sweep;
+use crate::schedule::ScheduleInput;
 
 /// What became of a candidate's last steps.
 pub(super) enum Finish {
@@ -164,11 +164,11 @@ impl Walk {
 
 #[cfg(test)]
 mod tests {
-    use super::super::v_auto::{cooled_down, test_blocks, warmed_up};
-    use super::super::v_auto_finish::relabel_w;
-    use super::super::v_auto_reorder::reorder_greedily;
-    use super::super::v_auto_steps::cooldown;
-    use super::super::v_auto_time::sweep_span;
+    use super::super::finish::relabel_w;
+    use super::super::reorder::reorder_greedily;
+    use super::super::search::{cooled_down, test_blocks, warmed_up};
+    use super::super::steps::cooldown;
+    use super::super::time::sweep_span;
     use super::*;
 
     /// The source's steps one after another.

@@ -1,6 +1,6 @@
 //! Scores a V-ZB candidate straight from its rows (`evaluate_schedule` in
 //! `scheduler/v_auto_schedule.py`): one left-to-right sweep over the slots times every pass
-//! by list scheduling, without building a [`Schedule`](super::Schedule) first.
+//! by list scheduling, without building a [`Schedule`](crate::schedule::Schedule) first.
 //!
 //! The candidates that reach scoring place every pass after its dependency (the squeeze and
 //! the greedy reordering keep that), so one sweep meets each dependency before the pass that
@@ -8,11 +8,11 @@
 //! same numbers as `list_timing::time_schedule`; a sweep that meets a pass before its
 //! dependency gives up (`None`) and the caller times the schedule the general way.
 
-use super::ScheduleInput;
-use super::search_input::cost;
-use super::v_auto_steps::ix;
+use super::steps::ix;
 #[cfg(test)]
-use super::v_auto_steps::{EMPTY, Rows};
+use super::steps::{EMPTY, Rows};
+use crate::schedule::ScheduleInput;
+use crate::schedule::search_input::cost;
 
 /// Device `d`'s cost of each pass kind in [`ix`] order: F f B b W w (the second chunk's B
 /// and W come before the first chunk's, as the V runs back through the device).
@@ -29,7 +29,7 @@ fn device_costs(input: &ScheduleInput, d: usize) -> [f64; 6] {
 
 /// The list-scheduling timer fed one pass at a time, in slot order (column by column,
 /// devices in order within a column), as [`sweep_span`] and the fused last steps of the
-/// search (`v_auto_score`) use it.
+/// search (`score`) use it.
 pub(super) struct Sweep {
     p: usize,
     m: usize,

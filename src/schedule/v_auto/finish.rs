@@ -1,8 +1,8 @@
 //! The last steps of V-ZB's building-block search (`scheduler/v_auto_schedule.py`): release
 //! W's in a short warm-up, drop redundant micro-batches, relabel W's, and the final
-//! correctness check. Rows as in `v_auto_steps`.
+//! correctness check. Rows as in `steps`.
 
-use super::v_auto_steps::{EMPTY, Rows, ix, peaks};
+use super::steps::{EMPTY, Rows, ix, peaks};
 
 /// `release_w_in_warmup_if_under_memory`: with few micro-batches, devices below the peak
 /// move their first W's to the end so they hold more in the warm-up.
@@ -48,7 +48,7 @@ pub(super) fn remove_redundancy(rows: &mut Rows, m: usize) {
 }
 
 /// `relabel_w`: W/w slots are relabelled in the order their B/b ran (the search does it
-/// slot by slot in `v_auto_score`; this checks that in tests).
+/// slot by slot in `score`; this checks that in tests).
 #[cfg(test)]
 pub(super) fn relabel_w(rows: &mut Rows, m: usize) -> Option<()> {
     for row in rows.iter_mut() {

@@ -1,8 +1,8 @@
-//! Tests of `v_auto_steps`: the squeeze and the cool-down's edits against the code as first
+//! Tests of `steps`: the squeeze and the cool-down's edits against the code as first
 //! written (kept here verbatim as the reference), over every building block of small p.
 
-use super::super::v_auto::{test_blocks, warmed_up};
-use super::super::v_auto_finish::{release_w, remove_redundancy};
+use super::super::finish::{release_w, remove_redundancy};
+use super::super::search::{test_blocks, warmed_up};
 use super::*;
 
 /// Warmed-up rows of `2p` micro-batches cut to `m` as the search cuts them (the redundant

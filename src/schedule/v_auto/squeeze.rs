@@ -1,6 +1,6 @@
 //! V-ZB's squeeze (`squeeze_without_change_order` in `scheduler/v_auto_schedule.py`): every
 //! pass moves to the earliest slot after its predecessor and after the previous pass of its
-//! own device, keeping each device's order. Rows as in `v_auto_steps`.
+//! own device, keeping each device's order. Rows as in `steps`.
 //!
 //! The search squeezes each candidate three times, on rows of thousands of columns that
 //! repeat one pattern in their middle. Three things keep that cheap, all exact:
@@ -14,11 +14,11 @@
 //!   slots, while the input repeats too, the scan of every later period is that period's
 //!   moved again: the scan writes those periods at once (see [`Scan::repeat_ahead`]).
 
-use super::v_auto_steps::{
+use super::steps::{
     EMPTY, NAMES, Rows, SLOTS, common_prefix, first_busy, ix, last_busy, mem_delta,
 };
 
-#[path = "v_auto_squeeze_rejoin.rs"]
+#[path = "squeeze_rejoin.rs"]
 mod rejoin;
 pub(super) use rejoin::squeeze_edited_head;
 
@@ -547,8 +547,8 @@ fn after(dep: i32, next: usize) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::v_auto::test_blocks;
-    use super::super::v_auto_steps::{clear_invalid, peak, process_warmup, repeat};
+    use super::super::search::test_blocks;
+    use super::super::steps::{clear_invalid, peak, process_warmup, repeat};
     use super::*;
 
     /// Writing repeated periods ahead gives the rows and slots of scanning every column, on

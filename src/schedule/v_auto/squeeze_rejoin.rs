@@ -4,7 +4,7 @@
 //! number of slots, every later pass lands where the first squeeze put it, moved the same
 //! way, so the rest of the rows is copied instead of scanned (see [`Scan::rejoin`]).
 
-use super::super::v_auto_steps::{NAMES, Rows, SLOTS, mem_delta};
+use super::super::steps::{NAMES, Rows, SLOTS, mem_delta};
 use super::{Scan, Squeezed};
 
 /// [`squeeze_state`](super::squeeze_state) of `rows`, which are `before.rows` (a squeeze's
@@ -168,8 +168,8 @@ impl Scan {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::v_auto::test_blocks;
-    use super::super::super::v_auto_steps::{EMPTY, clear_invalid, peak, process_warmup, repeat};
+    use super::super::super::search::test_blocks;
+    use super::super::super::steps::{EMPTY, clear_invalid, peak, process_warmup, repeat};
     use super::super::squeeze_state;
     use super::*;
 

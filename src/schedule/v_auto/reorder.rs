@@ -1,6 +1,6 @@
 //! V-ZB's last reordering step (`reorder_greedily_without_increasing_peak_mem` in
 //! `scheduler/v_auto_schedule.py`): left to right, an idle slot takes the first later pass of
-//! the same device that can move there. Rows as in `v_auto_steps`.
+//! the same device that can move there. Rows as in `steps`.
 //!
 //! The source scans forward from every idle slot until it has met each kind of pass once;
 //! only the first later pass of each kind can move, so this reads, per device and kind, the
@@ -10,15 +10,15 @@
 //! each settled slot at once and give up on a candidate early.
 
 #[cfg(doc)]
-use super::v_auto_squeeze::Squeezed;
+use super::squeeze::Squeezed;
 #[cfg(test)]
-use super::v_auto_steps::peak;
-use super::v_auto_steps::{EMPTY, Rows, ix, mem_delta};
+use super::steps::peak;
+use super::steps::{EMPTY, Rows, ix, mem_delta};
 
 /// Moves passes into idle slots: an idle slot takes the first later pass of the same device
 /// whose dependency is already done (in an earlier slot) and which, for F/f, does not raise
 /// the device's activation count to the schedule's peak before the pass's old slot (the
-/// search settles slot by slot with [`Reorder`] in `v_auto_score`; this checks it in tests).
+/// search settles slot by slot with [`Reorder`] in `score`; this checks it in tests).
 #[cfg(test)]
 pub(super) fn reorder_greedily(rows: &mut Rows, m: usize) {
     let max_len = rows.first().map_or(0, Vec::len);
@@ -227,8 +227,8 @@ impl Reorder {
 
 #[cfg(test)]
 mod tests {
-    use super::super::v_auto::{test_blocks, warmed_up};
-    use super::super::v_auto_steps::process_cooldown;
+    use super::super::search::{test_blocks, warmed_up};
+    use super::super::steps::process_cooldown;
     use super::*;
 
     /// The source's step as written: scan forward from every idle slot.

@@ -1,5 +1,4 @@
-//! V-ZB: the zero-bubble repo's building-block search for V-shape schedules
-//! (`scheduler/v_auto_schedule.py`, `schedule(p, m, costs, max_mem)`).
+//! The search loop (`schedule` in `scheduler/v_auto_schedule.py`) and its first steps.
 //!
 //! Enumerates device 0's 6-slot pattern (F at 0; f, B, b anywhere else; W/w in the next free
 //! slot after B/b) and uniform device-to-device offsets `[k, -1, k, -1]` (k = 1..5) in two
@@ -11,17 +10,20 @@
 
 use std::collections::HashMap;
 
-use super::list_timing::time_schedule;
-use super::search_input::{check_basic, check_v_shape, mem_limit, op, schedule};
-use super::v_auto_finish::{release_w, remove_redundancy};
-use super::v_auto_score::{Finish, finish};
-use super::v_auto_squeeze::{Squeezed, squeeze_edited_head, squeeze_state};
-use super::v_auto_steps::{
+use super::finish::{release_w, remove_redundancy};
+use super::score::{Finish, finish};
+use super::squeeze::{Squeezed, squeeze_edited_head, squeeze_state};
+use super::steps::{
     Cooled, EMPTY, Rows, SLOTS, clear_invalid, cleared_peak, cooldown, process_warmup, repeat,
 };
-use super::v_auto_time::exact_work_bound;
-use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
+use super::time::exact_work_bound;
+use super::v_half_floor::at_least_v_half;
 use crate::cancel::Cancel;
+use crate::schedule::list_timing::time_schedule;
+use crate::schedule::search_input::{check_basic, check_v_shape, mem_limit, op, schedule};
+use crate::schedule::{
+    Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind,
+};
 
 const OFFSETS: [[i64; 4]; 5] = [
     [1, -1, 1, -1],
@@ -32,9 +34,20 @@ const OFFSETS: [[i64; 4]; 5] = [
 ];
 
 /// Generates `v-zb`, checking `cancel` between candidates (each takes at most milliseconds
-/// within the size limit).
+/// within the size limit): the search's winner, or V-Half's order where that is faster
+/// (see [`at_least_v_half`]).
 pub(crate) fn generate(input: &ScheduleInput, cancel: &Cancel) -> Result<Schedule, ScheduleError> {
-    search(input, cancel, true, true)
+    let searched = search(input, cancel, true, true);
+    match mem_limit(ScheduleKind::VZb, input, 2.0 * f64::from(input.p)) {
+        Ok(limit) => at_least_v_half(input, whole_peak(limit), searched),
+        Err(_) => searched,
+    }
+}
+
+/// The largest whole peak within `limit` chunk-activations (peaks are whole numbers, so a
+/// fractional limit rounds down).
+fn whole_peak(limit: f64) -> i64 {
+    limit.floor().clamp(-1.0, 1e9) as i64
 }
 
 /// The search; with `stop_early`, it stops at a candidate no later one can beat (see
@@ -51,8 +64,7 @@ fn search(
     check_v_shape(kind, input)?;
     let (p, m) = (input.p as usize, input.m as usize);
     let limit = mem_limit(kind, input, 2.0 * p as f64)?;
-    // Peaks are whole chunk-activations: a fractional limit rounds down.
-    let max_mem = limit.floor().clamp(-1.0, 1e9) as i64;
+    let max_mem = whole_peak(limit);
     let two_p = 2 * p as i64;
     let mut best: Option<(f64, Rows)> = None;
     // Peaks reported for the repeated rows already tried (keyed by the first slots that
@@ -322,10 +334,10 @@ pub(super) fn test_blocks(p: usize) -> Vec<Vec<[i64; 6]>> {
 /// A building block's rows after the first steps (repeat, clear, squeeze, warm-up, squeeze),
 /// or `None` where a step rejects it: the input of the later steps' tests.
 #[cfg(test)]
-pub(super) fn warmed_up(block: &[[i64; 6]], m: usize) -> Option<super::v_auto_squeeze::Squeezed> {
+pub(super) fn warmed_up(block: &[[i64; 6]], m: usize) -> Option<super::squeeze::Squeezed> {
     let mut rows = repeat(block, m);
     clear_invalid(&mut rows, m)?;
-    warm_up(&rows, m, super::v_auto_steps::peak(&rows))
+    warm_up(&rows, m, super::steps::peak(&rows))
 }
 
 /// A building block's rows after the cool-down as the search builds them for `m`
@@ -347,7 +359,7 @@ pub(super) fn cooled_down(block: &[[i64; 6]], m: usize) -> Option<(Cooled, i64)>
 
 #[cfg(test)]
 mod tests {
-    use super::super::v_auto_time::sweep_span;
+    use super::super::time::sweep_span;
     use super::*;
 
     /// The one-sweep scorer gives the list-scheduling timer's span, to the bit, on every

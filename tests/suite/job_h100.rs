@@ -1,0 +1,282 @@
+//! Published H100 training runs, BF16 and FP8, as checks of the H100 preset (its figures come
+//! from kernel and layer measurements only; none of these runs set them). Each run is the
+//! published configuration as its recipe states it: NVIDIA's DGX Cloud benchmarking recipes
+//! (github.com/NVIDIA/dgxc-benchmarking, the README's "Expected Performance" tables with the
+//! recipe's own config) and NeMo's performance summary (NVIDIA/NeMo,
+//! docs/source/performance/performance_summary.md, NeMo 24.07). All run Megatron-core with
+//! Transformer Engine, the distributed optimizer with overlapped gradient reduction, no
+//! activation recomputation, sequence parallelism with t > 1, and the interleaved schedule
+//! where VP > 1. Published time = the recipe's step time, or global batch x sequence over
+//! tokens per second. Run with `--nocapture` to see the table.
+//!
+//! What these runs use that pipescope does not model yet is listed with each (`unmodelled`):
+//! tensor-parallel communication overlapped with the GEMMs (Transformer Engine's userbuffers,
+//! `ub_tp_comm_overlap`) and the distributed optimizer's parameter all-gather overlapped with
+//! the forward. Runs that need context parallelism, ZeRO-3/FSDP or a model pipescope cannot
+//! describe are recorded in [`LATER`] with their published figures, not run.
+
+use pipescope::solve;
+use pipescope::{Catalog, Partition, Precision, ScenarioOverrides, ScheduleKind, Strategy};
+
+/// One published run.
+struct Run {
+    label: &'static str,
+    model: &'static str,
+    /// (t, p, d, VP); VP 1 is plain 1F1B.
+    layout: (u32, u32, u32, u32),
+    /// (sequence, micro-batch size, global batch).
+    batch: (u64, u64, u64),
+    /// 2 where the recipe reduces gradients in bf16 (`grad_sync_dtype: bf16`), else 4.
+    grad_bytes: u32,
+    /// Published seconds per iteration in bf16 and in fp8 (`None` where not published).
+    bf16_s: Option<f64>,
+    fp8_s: Option<f64>,
+    /// Where the figures and the config come from.
+    source: &'static str,
+    /// What the run does that pipescope does not model.
+    unmodelled: &'static str,
+}
+
+const TP_OVERLAP: &str = "TP overlap (userbuffers), overlapped param all-gather";
+
+/// The runs pipescope can express.
+const RUNS: [Run; 7] = [
+    Run {
+        label: "GPT-3 175B, 128 GPUs",
+        model: "gpt3-175b",
+        layout: (4, 8, 4, 6),
+        batch: (2048, 1, 256),
+        grad_bytes: 2,
+        bf16_s: Some(8.309),
+        fp8_s: Some(5.626),
+        source: "dgxc-benchmarking 25.04, nemo_megatron/README_175b.md (128 GPUs)",
+        unmodelled: TP_OVERLAP,
+    },
+    Run {
+        label: "GPT-3 175B, 512 GPUs",
+        model: "gpt3-175b",
+        layout: (4, 8, 16, 6),
+        batch: (2048, 1, 1024),
+        grad_bytes: 2,
+        bf16_s: Some(8.42),
+        fp8_s: Some(5.774),
+        source: "dgxc-benchmarking 25.04, nemo_megatron/README_175b.md (512 GPUs)",
+        unmodelled: TP_OVERLAP,
+    },
+    Run {
+        label: "GPT-3 175B VP12, 128 GPUs",
+        model: "gpt3-175b",
+        layout: (4, 8, 4, 12),
+        batch: (2048, 1, 256),
+        grad_bytes: 2,
+        bf16_s: Some(8.91),
+        fp8_s: Some(5.92),
+        source: "dgxc-benchmarking 24.11, nemo_megatron/README_175b.md (128 GPUs)",
+        unmodelled: TP_OVERLAP,
+    },
+    Run {
+        label: "Llama 2 7B, 8 GPUs",
+        model: "llama2-7b",
+        layout: (1, 1, 8, 1),
+        batch: (4096, 1, 128),
+        grad_bytes: 4,
+        bf16_s: None,
+        // 16847 tokens/s/GPU
+        fp8_s: Some(128.0 * 4096.0 / (16847.0 * 8.0)),
+        source: "NeMo 24.07 performance summary, LLAMA2-7B",
+        unmodelled: "overlapped param all-gather",
+    },
+    Run {
+        label: "Llama 2 13B, 16 GPUs",
+        model: "llama2-13b",
+        layout: (1, 4, 4, 10),
+        batch: (4096, 1, 128),
+        grad_bytes: 4,
+        bf16_s: None,
+        // 8646 tokens/s/GPU
+        fp8_s: Some(128.0 * 4096.0 / (8646.0 * 16.0)),
+        source: "NeMo 24.07 performance summary, LLAMA2-13B",
+        unmodelled: "overlapped param all-gather",
+    },
+    Run {
+        label: "Llama 2 70B, 64 GPUs",
+        model: "llama2-70b",
+        layout: (4, 4, 4, 20),
+        batch: (4096, 1, 128),
+        grad_bytes: 4,
+        bf16_s: None,
+        // 1707 tokens/s/GPU
+        fp8_s: Some(128.0 * 4096.0 / (1707.0 * 64.0)),
+        source: "NeMo 24.07 performance summary, LLAMA2-70B",
+        unmodelled: TP_OVERLAP,
+    },
+    Run {
+        label: "Llama 3.1 70B, 64 GPUs",
+        model: "llama3.1-70b",
+        layout: (4, 8, 2, 5),
+        batch: (8192, 1, 128),
+        grad_bytes: 4,
+        bf16_s: None,
+        fp8_s: Some(9.86),
+        source: "dgxc-benchmarking 25.04, llama3.1/README.md (70b FP8, 64 GPUs)",
+        unmodelled: TP_OVERLAP,
+    },
+];
+
+/// Published H100 runs with both precisions that need what another part of pipescope adds
+/// next, kept here with their published figures so that they become checks when it lands:
+/// (label, config, bf16 s, fp8 s, what is missing).
+pub const LATER: [(&str, &str, f64, f64, &str); 6] = [
+    (
+        "Llama 3.1 8B, 8 GPUs",
+        "t1 p1 cp2 d4, s 8192, mbs 1, gbs 128 (dgxc 24.09)",
+        12.91,
+        9.67,
+        "context parallelism (cp 2)",
+    ),
+    (
+        "Llama 3.1 70B, 64 GPUs",
+        "t4 p4 cp2 d2 vp5, s 8192, mbs 1, gbs 128 (dgxc 24.09)",
+        14.72,
+        11.01,
+        "context parallelism (cp 2)",
+    ),
+    (
+        "Llama 3.1 405B, 576 GPUs",
+        "t8 p9 cp2 d4 vp7, s 8192, mbs 1, gbs 252 (dgxc 24.09)",
+        17.20,
+        11.24,
+        "context parallelism (cp 2)",
+    ),
+    (
+        "Llama 3.1 70B, 64 GPUs (25.04)",
+        "bf16 t4 p4 cp2 d2 vp5 / fp8 t4 p8 d2 vp5, s 8192, gbs 128 (dgxc 25.04)",
+        14.66,
+        9.86,
+        "context parallelism (cp 2) for the bf16 run",
+    ),
+    (
+        "Nemotron-4 15B, 16 GPUs",
+        "t4 p1 d4, s 4096, mbs 4, gbs 64 (dgxc 24.11)",
+        2.83,
+        2.08,
+        "a squared-ReLU (non-gated) MLP without biases",
+    ),
+    (
+        "Nemotron-4 340B, 128 GPUs",
+        "t8 p8 d2 vp12, s 4096, mbs 1, gbs 32 (dgxc 24.11)",
+        4.61,
+        3.16,
+        "a squared-ReLU (non-gated) MLP without biases",
+    ),
+];
+
+/// The model's iteration time of `run` in `precision`.
+fn model_s(run: &Run, precision: Precision) -> f64 {
+    let c = Catalog::builtin();
+    let mut s = c.scenario("gpt3-175b-16k").unwrap();
+    let (t, p, d, vp) = run.layout;
+    let (seq, b, gbs) = run.batch;
+    let schedule = if vp > 1 {
+        ScheduleKind::Interleaved
+    } else {
+        ScheduleKind::OneFOneB
+    };
+    ScenarioOverrides {
+        model: Some(run.model.into()),
+        gpu: Some("h100-80gb".into()),
+        tp: Some(t),
+        pp: Some(p),
+        dp: Some(d),
+        sp: Some(t > 1),
+        chunks: Some(vp),
+        schedule: Some(schedule),
+        strategy: Some(Strategy::None),
+        seq_len: Some(seq),
+        micro_batch_size: Some(b),
+        global_batch: Some(gbs),
+        distributed_optimizer: Some(true),
+        overlap_grad_reduce: Some(true),
+        grad_bytes: Some(run.grad_bytes),
+        partition: Some(Partition::Even),
+        precision: Some(precision),
+        reserve_gib: Some(0.0),
+        ..Default::default()
+    }
+    .apply(&mut s, &c)
+    .unwrap();
+    solve(&s).unwrap().iteration_time_s
+}
+
+/// One compared figure: label, model, published, signed relative error, and the run it is of.
+type Row = (String, f64, f64, f64, &'static Run);
+
+/// Every published time and every published fp8 speed-up against the model's.
+fn errors() -> (Vec<Row>, Vec<Row>) {
+    let mut times = Vec::new();
+    let mut speedups = Vec::new();
+    for run in &RUNS {
+        let bf16 = run.bf16_s.map(|want| (model_s(run, Precision::Bf16), want));
+        let fp8 = run.fp8_s.map(|want| (model_s(run, Precision::Fp8), want));
+        for (tag, pair) in [("bf16", bf16), ("fp8", fp8)] {
+            if let Some((got, want)) = pair {
+                let label = format!("{} {tag}", run.label);
+                times.push((label, got, want, (got - want) / want, run));
+            }
+        }
+        if let (Some((gb, wb)), Some((g8, w8))) = (bf16, fp8) {
+            let (got, want) = (gb / g8, wb / w8);
+            speedups.push((run.label.to_string(), got, want, (got - want) / want, run));
+        }
+    }
+    (times, speedups)
+}
+
+#[test]
+fn published_h100_runs() {
+    let (times, speedups) = errors();
+    for (label, got, want, err, run) in &times {
+        println!(
+            "{label:30} published {want:7.3} s  model {got:7.3} s  error {:+6.1} %   ({}; not modelled: {})",
+            100.0 * err,
+            run.source,
+            run.unmodelled
+        );
+    }
+    let mean = times.iter().map(|r| r.3.abs()).sum::<f64>() / times.len() as f64;
+    let worst = times.iter().map(|r| r.3.abs()).fold(0.0, f64::max);
+    println!(
+        "mean |error| {:.1} %, largest {:.1} %",
+        100.0 * mean,
+        100.0 * worst
+    );
+    for (label, got, want, err, _) in &speedups {
+        println!(
+            "{label:30} fp8 speed-up published {want:.3}  model {got:.3}  error {:+.1} %",
+            100.0 * err
+        );
+        assert!(err.abs() < SPEEDUP_BOUND, "{label}: speed-up error {err}");
+    }
+    for (label, config, bf16, fp8, missing) in LATER {
+        println!("later: {label:30} {config}: bf16 {bf16} s, fp8 {fp8} s (needs {missing})");
+    }
+    assert!(mean < MEAN_BOUND, "mean error {mean}");
+    assert!(worst < RUN_BOUND, "largest error {worst}");
+    // The model is optimistic on every run today (what it leaves out costs time).
+    assert!(
+        times.iter().all(|r| r.3 < 0.02),
+        "a run came out slower than published"
+    );
+}
+
+/// The fp8 speed-up of every run with both precisions is within 7 % of the published one
+/// (within 2 % today).
+const SPEEDUP_BOUND: f64 = 0.07;
+
+/// The mean absolute error of the times today is 12 %, above the 7 % the model aims at:
+/// docs/model.md ("Calibration") says what the H100 runs spend that the model leaves out.
+/// This bound only keeps a change from making it worse unnoticed.
+const MEAN_BOUND: f64 = 0.14;
+
+/// The largest error of one run (17 % today, the 24.11 GPT-3 run).
+const RUN_BOUND: f64 = 0.19;
