@@ -43,8 +43,9 @@ pub(crate) fn generate(
     }
     if let Some(k) = input.offload_chunks {
         return Err(unsupported(format!(
-            "no offload_chunks (got {k}): {kind} chooses its offloaded chunks by lifespan \
-             (po-h the longest-lived half, po-f all); gis-offload takes a chunk count"
+            "no chunk count to offload (--offload-chunks, plan.offload_chunks; got {k}): \
+             {kind} chooses its offloaded chunks by lifespan (po-h the longest-lived half, \
+             po-f all); gis-offload takes a count"
         )));
     }
     let v = kind.chunks(input.v) as usize;

@@ -334,6 +334,24 @@ fn what_the_source_cannot_schedule_is_refused() {
     assert!(e.to_string().contains("offload cannot be scheduled"), "{e}");
 }
 
+/// What pipescope refuses before the copy pass: an odd p (the copies interleave within
+/// pairs of devices), and a chunk count to offload (they choose by lifespan), named by its
+/// flag and field.
+#[test]
+fn odd_p_and_a_chunk_count_are_refused() {
+    for kind in [PoH, PoF] {
+        let e = generate(kind, &uniform(5, 10, 2, 1.0, 1.0, 1.0, 0.0)).unwrap_err();
+        assert!(e.to_string().contains("an even p"), "{e}");
+        let mut input = uniform(4, 8, 2, 1.0, 1.0, 1.0, 0.0);
+        input.offload_chunks = Some(1);
+        let e = generate(kind, &input).unwrap_err().to_string();
+        assert!(
+            e.contains("--offload-chunks") && e.contains("plan.offload_chunks"),
+            "{e}"
+        );
+    }
+}
+
 /// Selective offload removes more than its share: PO-H offloads half the stages (chunk 0 of
 /// every device at v = 2) and, counting what it leaves resident, keeps a quarter of GIS's
 /// peak (4 of 16 at p = 8) and a sixth of interleaved 1F1B's (4 of 23); offloading half the
