@@ -383,6 +383,30 @@ fn selective_offload_of_the_longest_lived_half_is_better_than_linear() {
     assert_eq!(resident(&gis_off), 8);
 }
 
+/// PipeOffload's "uniform repeating vs interleaving: 4 vs 3 activations", in units of one
+/// micro-batch's activations of a whole device (two chunk-activations at v = 2; 1F1B's
+/// first device holds p of them): with the copies really placed (one copy half a forward),
+/// PO-H on interleaving's full group p holds 8 of them at the peak and leaves 4; on the
+/// uniform repeating block (GIS-H) it holds 6 and leaves 3, about a quarter of interleaved
+/// 1F1B's 11.5.
+#[test]
+fn uniform_repeating_leaves_three_activations_where_interleaving_leaves_four() {
+    let (p, v, m) = (8u32, 2u32, 32u32);
+    let input = uniform(p, m, v, 1.0, 1.0, 1.0, 0.0);
+    let device0 = |group: Option<u32>| {
+        let mut input = input.clone();
+        input.group_size = group;
+        let gis = generate(ScheduleKind::Gis, &input).unwrap();
+        let before = peaks(&gis)[0];
+        let after = resident_peaks(&run(PoH, p, v, m, 0.5, group).unwrap())[0];
+        (before, after)
+    };
+    assert_eq!(device0(Some(p)), (16, 8));
+    assert_eq!(device0(Some(p / 2)), (12, 6));
+    let interleaved = generate(ScheduleKind::Interleaved, &input).unwrap();
+    assert_eq!(peaks(&interleaved)[0], 23);
+}
+
 #[test]
 fn the_lesson_sizes_and_odd_sizes() {
     // Every even p from 2 with m from 1: generated, complete, timed; the paired pass at one
