@@ -39,7 +39,7 @@ pub(crate) fn generate(
     };
     let p = input.p as usize;
     let v = kind.chunks(input.v) as usize;
-    if kind == ScheduleKind::GisOffload && p % 2 != 0 {
+    if kind == ScheduleKind::GisOffload && !p.is_multiple_of(2) {
         return Err(unsupported(format!(
             "an even p: the offload pass pairs devices (2k, 2k+1) that share a host link (got p={p})"
         )));

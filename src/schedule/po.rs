@@ -35,7 +35,7 @@ pub(crate) fn generate(
         requirement,
     };
     let p = input.p as usize;
-    if p % 2 != 0 {
+    if !p.is_multiple_of(2) {
         return Err(unsupported(format!(
             "an even p: its copies interleave between devices (2k, 2k+1) that share a host \
              link (got p={p})"

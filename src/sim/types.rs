@@ -77,7 +77,7 @@ impl SimCosts {
     /// between devices `comm`, and a micro-batch-chunk weighs one byte from its F until its
     /// W or BW (B frees nothing). Chunks the schedule marks as offloaded move that byte to
     /// the host and back, each copy taking `offload_s` (a paired warm-up send alone on the
-    /// link [`SOLO_COPY_FRACTION`] of it). No static memory, no FLOPs.
+    /// link 0.7 of it, the source's factor). No static memory, no FLOPs.
     pub fn abstract_run(
         schedule: &crate::schedule::Schedule,
         f: f64,
