@@ -47,10 +47,17 @@ impl StoryStep {
     /// The scenario of this step: `base` with the step's strategy and, for PipeOffload's
     /// steps, its schedule with at least two chunks per device (and the schedule's own
     /// group and offload choice), keeping every activation but what PipeOffload recomputes
-    /// to send fewer bytes ([`crate::ModelStyle::cheap_recompute_units`]).
+    /// to send fewer bytes ([`crate::ModelStyle::cheap_recompute_units`]). The strategy
+    /// steps run a schedule that offloads by itself (`gis-offload`, `po-h`, `po-f`) as `gis`,
+    /// its order with nothing on the host, so that what they say they keep stays on the
+    /// device.
     pub fn scenario(self, base: &Scenario) -> Scenario {
         let mut sc = base.clone();
         sc.plan.strategy = self.strategy;
+        if self.schedule.is_none() && sc.plan.schedule.offloads() {
+            sc.plan.schedule = ScheduleKind::Gis;
+            sc.plan.offload_chunks = None;
+        }
         if let Some(kind) = self.schedule {
             sc.plan.schedule = kind;
             sc.parallel.chunks = sc.parallel.chunks.max(2);

@@ -270,6 +270,33 @@ fn story_mode_steps_through_the_chain() {
     assert_eq!(app.mode, Mode::Normal);
 }
 
+/// On a scenario whose schedule offloads by itself, the story's strategy steps run its
+/// order without offload (`gis`), so "keep every activation" keeps them on the device; the
+/// last two steps are PipeOffload's.
+#[test]
+fn the_story_keeps_on_the_device_what_its_strategy_steps_say() {
+    for kind in [
+        ScheduleKind::PoH,
+        ScheduleKind::PoF,
+        ScheduleKind::GisOffload,
+    ] {
+        let mut app = solved_app("gpt3");
+        app.scenario.plan.schedule = kind;
+        app.scenario.parallel.chunks = 2;
+        let effects = update(&mut app, Action::ToggleStory);
+        let [Effect::Solve(job)] = effects.as_slice() else {
+            panic!("{effects:?}")
+        };
+        let kinds: Vec<ScheduleKind> = job.scenarios.iter().map(|s| s.plan.schedule).collect();
+        assert_eq!(kinds[0], kind, "the scenario itself");
+        assert!(
+            kinds[1..5].iter().all(|&k| k == ScheduleKind::Gis),
+            "{kinds:?}"
+        );
+        assert_eq!(&kinds[5..], &[ScheduleKind::PoH, ScheduleKind::PoF]);
+    }
+}
+
 #[test]
 fn save_without_a_toml_writer_reports_or_saves() {
     let mut app = solved_app("gpt3");
