@@ -55,6 +55,7 @@ pub(crate) fn built_in_code() -> Scenario {
             host_memory_gib: Some(a100_links::HOST_MEMORY_GIB),
             efficiency: EfficiencyCurve::a100_calibrated(),
             codec: super::CodecSpec::default(),
+            codecs: super::builtin_codecs(),
         },
         parallel: Parallel {
             pp: 8,

@@ -1,8 +1,8 @@
 //! Story mode's narration: one sentence per step of the AdaPipe chain (none, full, adaptive,
-//! adapipe) and of PipeOffload's answer (po-h, po-f), built from the real numbers of the
-//! current scenario's solves.
+//! adapipe), Lynx after it, and PipeOffload's answer (po-h, po-f), built from the real numbers
+//! of the current scenario's solves.
 
-use crate::Outcome;
+use crate::{Outcome, ScheduleKind};
 
 use super::app::STORY;
 use super::solved::Solved;
@@ -131,6 +131,16 @@ pub fn sentence(step: usize, results: &[StepResult]) -> String {
                 fit(o)
             )
         }
+        4 => {
+            let hidden: f64 = o.stages.iter().map(|s| s.hidden_recompute_s).sum();
+            let all: f64 = o.stages.iter().map(|s| s.recompute_s).sum();
+            format!(
+                "Lynx hides recomputation in the waits for the gradient and the backward's collectives: {} of {} per micro-batch over the stages is hidden; it {}, iteration {it}{vs_full}.",
+                format::time(hidden),
+                format::time(all),
+                fit(o)
+            )
+        }
         _ => offload_sentence(step, o, none, &it, &vs_full),
     }
 }
@@ -167,7 +177,7 @@ fn offload_sentence(
             .unwrap_or(0);
         format!(" (keeping them all: {} GiB)", format::gib(most))
     });
-    let what = if step == 4 {
+    let what = if STORY.get(step).and_then(|s| s.schedule) == Some(ScheduleKind::PoH) {
         "PipeOffload's PO-H recomputes only the cheap norms, activations and dropouts, keeps the rest and sends the longest-lived half of each device's chunks to the host between forward and backward, on one copy stream per device that a pair of devices takes turns on"
     } else {
         "PO-F sends every chunk to the host"
@@ -192,7 +202,7 @@ mod tests {
             .iter()
             .map(|s| Some(fixture::solve(&s.scenario(&sc))))
             .collect();
-        for step in 0..4 {
+        for step in 0..STORY.len() {
             let s = sentence(step, &results);
             assert!(s.contains("iteration"), "{s}");
         }
