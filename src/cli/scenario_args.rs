@@ -162,7 +162,7 @@ impl ScenarioArgs {
 }
 
 /// The scenario's keys and the command-line flags that set them.
-const KEY_FLAGS: [(&str, &str); 18] = [
+const KEY_FLAGS: [(&str, &str); 19] = [
     ("parallel.pp", "-p/--stages"),
     ("parallel.precision", "--precision"),
     ("parallel.tp", "-t/--tp"),
@@ -178,6 +178,7 @@ const KEY_FLAGS: [(&str, &str); 18] = [
     ("plan.mem_limit", "--mem-limit"),
     ("plan.group_size", "--group-size"),
     ("plan.offload_chunks", "--offload-chunks"),
+    ("plan.device_max_connections", "--device-max-connections"),
     // Fields of the command line's own overrides (after the keys that contain them).
     ("reserve_gib", "--reserve-gib"),
     ("budget_gib", "--budget-gib"),

@@ -168,3 +168,39 @@ fn the_text_table_shows_the_host_side_of_offload() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert!(v["stages"][0].get("copy_ratio").is_none());
 }
+
+/// `--device-max-connections` is a setting of every command's one parser: above 1 the
+/// backward's tensor-parallel collectives are exposed (more `tp_comm`, a longer iteration),
+/// and a count outside 1 to 32 is refused naming the flag, the key and the range.
+#[test]
+fn device_max_connections_exposes_the_backward_collectives() {
+    let tp_comm = |n: &str| {
+        let args = [
+            "plan",
+            "--preset",
+            "pipeoffload-38.5b-1f1b-i-tp8",
+            "--device-max-connections",
+            n,
+            "--json",
+        ];
+        let (ok, json, err) = run(&args);
+        assert!(ok, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        (
+            v["time_breakdown_s"]["tp_comm"].as_f64().unwrap(),
+            v["iteration_time_s"].as_f64().unwrap(),
+        )
+    };
+    let (hidden, fast) = tp_comm("1");
+    let (exposed, slow) = tp_comm("8");
+    assert!(exposed > hidden * 1.2 && slow > fast, "{hidden} {exposed}");
+    for cmd in ["plan", "compare"] {
+        let (ok, _, err) = run(&[cmd, "--device-max-connections", "33"]);
+        assert!(!ok);
+        assert!(
+            err.contains("plan.device_max_connections (--device-max-connections) = 33")
+                && err.contains("1 to 32"),
+            "{err}"
+        );
+    }
+}
