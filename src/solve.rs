@@ -474,6 +474,7 @@ fn plan_and_simulate(
             sim::simulate(&sched, &costs).map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
         let pipeline_s = simulation.makespan;
         sim::job::finish(&mut simulation, &job::job_costs(scenario, anatomy, &plan));
+        sim::collectives::annotate(&mut simulation, &job::chunk_comm(anatomy, &plan));
         if best
             .as_ref()
             .is_none_or(|b| simulation.makespan < b.simulation.makespan)

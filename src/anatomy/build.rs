@@ -19,14 +19,20 @@ impl Anatomy {
         let tf = t as f64;
         let vocab = params::padded_vocab(m.vocab, t);
         let head_dim = m.head_dim() as f64;
-        let tokens = (batch.seq_len * batch.micro_batch_size) as f64;
+        let cp = u64::from(par.cp.max(1));
+        let local_seq = batch.seq_len / cp;
+        let tokens = (local_seq * batch.micro_batch_size) as f64;
+        let cluster = super::cluster::Cluster::of(scenario);
         // A measured profile's codec replaces the GPU's set.
         let codecs = match scenario.profile.as_ref().and_then(|p| p.codec) {
             Some(c) => vec![Codec::single(c)],
             None => scenario.gpu.codec_set(),
         };
         let d = Dims {
-            s: batch.seq_len as f64,
+            s: local_seq as f64,
+            cp: cp as f64,
+            cp_ring_bytes_per_s: cluster.cp_ring_bytes_per_s(),
+            tp_overlap: scenario.plan.tp_comm_overlap,
             b: batch.micro_batch_size as f64,
             h: m.hidden as f64,
             tokens,
@@ -91,6 +97,8 @@ impl Anatomy {
             host_paired_bytes_per_s: host.paired,
             host_solo_bytes_per_s: host.solo,
             node_gpus: scenario.gpu.node_gpus,
+            device_bytes: 0,
+            pass_gather_s: 0.0,
             codec_names: codecs.iter().map(|c| c.name.clone()).collect(),
         };
         if scenario.plan.device_max_connections > 1 {
@@ -103,6 +111,7 @@ impl Anatomy {
         if let Some(profile) = &scenario.profile {
             profile.apply(&mut anatomy);
         }
+        super::fsdp::apply(&mut anatomy, scenario, &machine);
         anatomy.mark_named(&scenario.plan.recompute_units)?;
         Ok(anatomy)
     }

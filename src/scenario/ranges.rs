@@ -121,6 +121,7 @@ pub const GPU_RANGES: &[(Range, GpuField)] = &[
     (Range::count("gpu.pcie_pair", 1.0, 2.0), |g| Some(f64::from(g.pcie_pair))),
     (Range::real("gpu.host_memory_gib", 1.0, 1e7, "GiB"), |g| g.host_memory_gib),
     (Range::real("gpu.efficiency.link", 0.01, 1.0, ""), |g| Some(g.efficiency.link)),
+    (Range::count("gpu.sms", 1.0, 65536.0), |g| g.sms.map(f64::from)),
 ];
 
 /// A measured time of a profile (`profile.BLOCK.forward_s`, ...), in seconds: one block of one
@@ -153,6 +154,8 @@ pub const MODEL_RANGES: &[(Range, ModelField)] = &[
 pub const PP: Range = Range::count("parallel.pp", 1.0, DEGREE);
 /// Tensor-parallel size `t`.
 pub const TP: Range = Range::count("parallel.tp", 1.0, DEGREE);
+/// Context-parallel size `cp`.
+pub const CP: Range = Range::count("parallel.cp", 1.0, DEGREE);
 /// Data-parallel size `d`.
 pub const DP: Range = Range::count("parallel.dp", 1.0, DEGREE);
 /// Chunks per device `v`.
@@ -176,6 +179,7 @@ pub const DEVICE_MAX_CONNECTIONS: Range = Range::count("plan.device_max_connecti
 pub const SETTING_RANGES: &[Range] = &[
     PP,
     TP,
+    CP,
     DP,
     CHUNKS,
     SEQ_LEN,
@@ -343,6 +347,7 @@ mod tests {
             "gpu.pcie_pair" => g.pcie_pair = u32::MAX,
             "gpu.host_memory_gib" => g.host_memory_gib = Some(value),
             "gpu.efficiency.link" => g.efficiency.link = value,
+            "gpu.sms" => g.sms = Some(u32::MAX),
             other => panic!("the test does not know {other}: add it here"),
         }
     }

@@ -271,6 +271,7 @@ impl Scenario {
             ranges::OFFLOAD_CHUNKS.check_count(u64::from(k))?;
         }
         ranges::DEVICE_MAX_CONNECTIONS.check_count(u64::from(plan.device_max_connections))?;
+        super::validate_job::check_job(self)?;
         if let Some(profile) = &self.profile {
             profile.validate()?;
         }
