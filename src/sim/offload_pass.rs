@@ -96,7 +96,7 @@ impl Engine<'_> {
             let members = [first, first + 1];
             let lists = members.map(|di| std::mem::take(&mut self.offloadable[di]));
             let devices = [0, 1].map(|k| self.paired_device(members[k], &lists[k]));
-            let slot = |pick: fn(&super::engine::ChunkCosts) -> f64| {
+            let slot = |pick: fn(&super::op_costs::OpCosts) -> f64| {
                 members
                     .iter()
                     .zip(&lists)
