@@ -36,8 +36,10 @@ fn block(kind: BlockKind, units: Vec<Unit>, static_bytes: u64, f: f64) -> Block 
         tp_comm: Default::default(),
         cp_comm: Default::default(),
         dp_comm: Default::default(),
+        ep_comm: Default::default(),
         model_forward_flops: f * 1e12,
         fp8_weight_bytes: 0,
+        expert_params: 0,
     }
 }
 
@@ -90,9 +92,13 @@ pub fn gpt_like(layers: u32, x: u64, static_bytes: u64) -> Anatomy {
     );
     Anatomy {
         layers,
+        main_layers: layers,
+        dense_layers: layers,
         embedding,
         attention,
         mlp,
+        moe: Block::empty(BlockKind::Moe),
+        mtp: Block::empty(BlockKind::Mtp),
         head,
         logits_transient_bytes: 5 * x,
         p2p_bytes: 2 * x,

@@ -20,12 +20,13 @@ mod to_toml;
 mod units;
 mod validate;
 mod validate_job;
+mod validate_moe;
 mod vocabulary;
 
 pub use codec::CodecSpec;
 pub use default::{DEFAULT_SCENARIO, default_scenario};
 pub use gpu::{EfficiencyCurve, GpuSpec};
-pub use model::{ModelSpec, ModelStyle};
+pub use model::{MlaSpec, ModelSpec, ModelStyle, MoeSpec};
 pub use overrides::ScenarioOverrides;
 pub use presets::{Catalog, PresetError, PresetInfo, PresetKind};
 pub use profile::{MeasuredProfile, UnitMeasurement};

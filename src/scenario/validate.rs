@@ -84,6 +84,7 @@ pub fn validate_model(m: &ModelSpec) -> Result<(), InvalidField> {
     if let Some(pos) = m.max_positions {
         positive("model.max_positions", pos, limits::SEQ_LEN)?;
     }
+    super::validate_moe::check_model(m)?;
     check_parameters(m)
 }
 
@@ -115,6 +116,7 @@ pub fn validate_gpu(g: &GpuSpec) -> Result<(), InvalidField> {
         ("gpu.efficiency.matrix_fp8", &eff.matrix_fp8),
         ("gpu.efficiency.attention", &eff.attention),
         ("gpu.efficiency.attention_backward", &eff.attention_backward),
+        ("gpu.efficiency.grouped_matrix", &eff.grouped_matrix),
     ];
     for (field, steps) in [
         ("gpu.efficiency.matrix", &eff.matrix),
@@ -165,7 +167,7 @@ impl Scenario {
         let par = &self.parallel;
         // Attention and MLP blocks: the planner gives each stage at least one (the embedding
         // and the head ride with the first and last stage), so 2L is the most stages.
-        let blocks = 2 * u64::from(m.layers);
+        let blocks = 2 * u64::from(m.chain_layers());
         positive("parallel.tp", u64::from(par.tp), limits::DEGREE)?;
         let t = u64::from(par.tp);
         if !m.heads.is_multiple_of(t) {
@@ -307,6 +309,7 @@ impl Scenario {
             positive("plan.offload_chunks", u64::from(k), limits::DEGREE)?;
         }
         super::validate_job::check_job(self)?;
+        super::validate_moe::check_layout(self)?;
         if let Some(profile) = &self.profile {
             profile.validate()?;
         }

@@ -1,0 +1,109 @@
+//! Where an expert-parallel group's ranks sit and what its all-to-alls cost (docs/model.md,
+//! "Expert parallelism").
+//!
+//! Megatron-Core folds the expert layout into each stage's `t x cp x d` ranks (a block of
+//! consecutive global ranks): the expert rank inside the stage is
+//! `etp_rank + etp (ep_rank + ep edp_rank)`, so an expert-parallel group is `ep` ranks `etp`
+//! apart, and an expert tensor-parallel group `etp` consecutive ranks. With `node_gpus`
+//! consecutive ranks per node (the NVLink domain: 8 on a DGX, 72 on a GB200 NVL72),
+//! `node_gpus / etp` members of an EP group share a node (all of them when they fit), as the
+//! data-parallel groups' shape is taken (nodes tiled by the group, as with power-of-two
+//! layouts).
+//!
+//! An all-to-all in which every rank sends `S` bytes spread evenly over the group (balanced
+//! routing) keeps `S/ep` on the rank, sends `(k-1)/ep` of it over NVLink to the `k - 1` other
+//! members of its node and `(ep-k)/ep` over the network; the two links run at once, so it
+//! takes the longer of the two.
+
+use super::cluster::Cluster;
+
+impl Cluster {
+    /// Members of an expert-parallel group of `ep` ranks `etp` apart that share a node.
+    pub fn ep_members_per_node(&self, ep: u64, etp: u64) -> u64 {
+        if etp >= self.node_gpus {
+            1
+        } else {
+            (self.node_gpus / etp.max(1)).clamp(1, ep.max(1))
+        }
+    }
+
+    /// Time of one all-to-all over an expert-parallel group of `ep` ranks `etp` apart in
+    /// which each rank sends (and receives) `bytes` spread evenly over the group.
+    pub fn ep_all_to_all_s(&self, bytes: f64, ep: u64, etp: u64) -> f64 {
+        if ep <= 1 || bytes <= 0.0 {
+            return 0.0;
+        }
+        let k = self.ep_members_per_node(ep, etp) as f64;
+        let n = ep as f64;
+        let intra = (k - 1.0) / n * bytes / self.intra_bytes_per_s;
+        let inter = (n - k) / n * bytes / self.inter_bytes_per_s;
+        intra.max(inter)
+    }
+
+    /// Ring all-gather (or reduce-scatter) whose gathered tensor is `bytes` over an expert
+    /// tensor-parallel group of `etp` consecutive ranks: `(etp-1)/etp bytes`, over NVLink
+    /// when the group tiles the nodes, else at the network's rate.
+    pub fn etp_gather_s(&self, bytes: f64, etp: u64) -> f64 {
+        if etp <= 1 || bytes <= 0.0 {
+            return 0.0;
+        }
+        let rate = if etp <= self.node_gpus && self.node_gpus.is_multiple_of(etp) {
+            self.intra_bytes_per_s
+        } else {
+            self.inter_bytes_per_s
+        };
+        (etp as f64 - 1.0) / etp as f64 * bytes / rate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(node_gpus: u64) -> Cluster {
+        Cluster {
+            t: 1,
+            cp: 1,
+            d: 64,
+            p: 1,
+            node_gpus,
+            intra_bytes_per_s: 400e9,
+            inter_bytes_per_s: 40e9,
+        }
+    }
+
+    #[test]
+    fn an_ep_group_inside_a_node_uses_nvlink_only() {
+        let c = cluster(8);
+        assert_eq!(c.ep_members_per_node(8, 1), 8);
+        // 7/8 of 1 GB leaves the rank, all over NVLink.
+        let s = c.ep_all_to_all_s(1e9, 8, 1);
+        assert!((s - 7.0 / 8.0 * 1e9 / 400e9).abs() < 1e-15);
+        assert_eq!(c.ep_all_to_all_s(1e9, 1, 1), 0.0);
+    }
+
+    #[test]
+    fn an_ep_group_over_nodes_waits_for_the_network() {
+        let c = cluster(8);
+        // EP64 over 8 nodes: 8 members a node, 56/64 of the bytes over the network.
+        assert_eq!(c.ep_members_per_node(64, 1), 8);
+        let s = c.ep_all_to_all_s(1e9, 64, 1);
+        assert!((s - 56.0 / 64.0 * 1e9 / 40e9).abs() < 1e-15);
+        // etp 2: the group's members are 2 apart, 4 share a node.
+        assert_eq!(c.ep_members_per_node(8, 2), 4);
+        let s = c.ep_all_to_all_s(1e9, 8, 2);
+        assert!((s - 4.0 / 8.0 * 1e9 / 40e9).abs() < 1e-15);
+        // An NVL72 domain holds EP64 whole.
+        let nvl = cluster(72);
+        assert_eq!(nvl.ep_members_per_node(64, 1), 64);
+        assert!((nvl.ep_all_to_all_s(1e9, 64, 1) - 63.0 / 64.0 * 1e9 / 400e9).abs() < 1e-15);
+    }
+
+    #[test]
+    fn expert_tensor_parallel_gathers_ride_nvlink_when_they_tile_a_node() {
+        let c = cluster(8);
+        assert!((c.etp_gather_s(1e9, 4) - 0.75 * 1e9 / 400e9).abs() < 1e-15);
+        assert!((c.etp_gather_s(1e9, 16) - 15.0 / 16.0 * 1e9 / 40e9).abs() < 1e-15);
+        assert_eq!(c.etp_gather_s(1e9, 1), 0.0);
+    }
+}
