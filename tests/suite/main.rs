@@ -10,6 +10,7 @@ mod engine_calibration;
 mod engine_cli;
 mod engine_cli_pipe;
 mod engine_context;
+mod engine_moe;
 mod engine_precision;
 mod engine_presets;
 mod engine_proptest;
