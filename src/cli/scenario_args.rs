@@ -82,6 +82,25 @@ pub struct ScenarioArgs {
     /// Megatron and Transformer Engine run it; s a multiple of 2 x cp).
     #[arg(long = "cp", value_name = "CP", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub cp: Option<u32>,
+    /// Expert-parallel size ep: a mixture of experts' layers re-split each stage's t x cp x d
+    /// GPUs into etp x ep x edp, as Megatron-Core folds them (ep x etp must divide t x cp x d
+    /// and ep the experts).
+    #[arg(long = "ep", value_name = "EP", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub ep: Option<u32>,
+    /// Expert tensor-parallel size etp: each routed expert split over etp ranks (default 1).
+    #[arg(long = "etp", value_name = "ETP", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub etp: Option<u32>,
+    /// The busiest expert's tokens over the mean (>= 1; default 1, balanced routing): scales
+    /// the busiest expert-parallel rank's expert work, memory and all-to-all.
+    #[arg(
+        long = "routing-imbalance",
+        value_name = "X",
+        allow_negative_numbers = true
+    )]
+    pub routing_imbalance: Option<f64>,
+    /// Multi-token-prediction layers (replaces the model preset's depth; 0 trains without).
+    #[arg(long = "mtp-layers", value_name = "N", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub mtp_layers: Option<u32>,
     /// ZeRO stage over the d x cp data-parallel ranks: 0 (plain), 1 (distributed optimizer)
     /// or 3 (Megatron-FSDP: weights, gradients and optimizer sharded).
     #[arg(long, value_name = "0|1|3")]
@@ -199,6 +218,10 @@ impl ScenarioArgs {
             overlap_grad_reduce: flag_pair(self.overlap_grad_reduce, self.no_overlap_grad_reduce),
             zero: self.zero,
             cp: self.cp,
+            ep: self.ep,
+            etp: self.etp,
+            routing_imbalance: self.routing_imbalance,
+            mtp_layers: self.mtp_layers,
             overlap_param_gather: self.overlap_param_gather.then_some(true),
             tp_comm_overlap: self.tp_comm_overlap.then_some(true),
             partition: self.partition,
@@ -256,7 +279,7 @@ impl ScenarioArgs {
 }
 
 /// The scenario's keys and the command-line flags that set them.
-const KEY_FLAGS: [(&str, &str); 21] = [
+const KEY_FLAGS: [(&str, &str); 25] = [
     ("parallel.pp", "-p/--stages"),
     ("parallel.precision", "--precision"),
     ("parallel.tp", "-t/--tp"),
@@ -264,6 +287,10 @@ const KEY_FLAGS: [(&str, &str); 21] = [
     ("parallel.chunks", "--chunks"),
     ("parallel.grad_bytes", "--grad-bytes"),
     ("parallel.cp", "--cp"),
+    ("parallel.ep", "--ep"),
+    ("parallel.etp", "--etp"),
+    ("plan.routing_imbalance", "--routing-imbalance"),
+    ("model.mtp_layers", "--mtp-layers"),
     ("parallel.zero", "--zero"),
     ("parallel.distributed_optimizer", "--distributed-optimizer"),
     ("plan.overlap_param_gather", "--overlap-param-gather"),

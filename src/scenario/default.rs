@@ -88,7 +88,6 @@ pub(crate) fn built_in_code() -> Scenario {
             overlap_param_gather: false,
             tp_comm_overlap: false,
             routing_imbalance: 1.0,
-            moe_a2a_overlap: false,
             flash_attention: true,
             objective: Objective::Estimate,
             overlap_recompute: false,

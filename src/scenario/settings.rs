@@ -134,10 +134,6 @@ pub struct PlanSettings {
     /// published force-balanced benchmarks run): scales the busiest expert-parallel rank's
     /// expert work, memory and all-to-all traffic.
     pub routing_imbalance: f64,
-    /// Megatron's `--overlap-moe-expert-parallel-comm` / DualPipe's overlap: one
-    /// micro-batch's expert all-to-all runs under another's compute where the schedule pairs
-    /// a forward with a backward.
-    pub moe_a2a_overlap: bool,
     /// FlashAttention (fused core attention) instead of a materialised softmax.
     pub flash_attention: bool,
     /// Partition DP objective.

@@ -174,7 +174,6 @@ pub fn to_toml(s: &Scenario) -> String {
             "routing_imbalance".into(),
             Value::Float(pl.routing_imbalance),
         );
-        plan.insert("moe_a2a_overlap".into(), Value::Boolean(pl.moe_a2a_overlap));
     }
     plan.insert(
         "objective".into(),
