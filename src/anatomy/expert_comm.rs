@@ -18,6 +18,21 @@
 use super::cluster::Cluster;
 
 impl Cluster {
+    /// The layout of the routed experts' data-parallel group `edp` (the ranks holding the
+    /// same experts, `ep x etp` apart inside the stage's `t x cp x d`), shaped as a
+    /// data-parallel group so that its gradient reduction and parameter gather are costed by
+    /// the same rules.
+    pub fn expert_dp(&self, ep: u32, etp: u32) -> Cluster {
+        let stride = (u64::from(ep.max(1)) * u64::from(etp.max(1))).max(1);
+        let stage = self.t * self.cp * self.d;
+        Cluster {
+            t: stride,
+            cp: 1,
+            d: (stage / stride).max(1),
+            ..*self
+        }
+    }
+
     /// Members of an expert-parallel group of `ep` ranks `etp` apart that share a node.
     pub fn ep_members_per_node(&self, ep: u64, etp: u64) -> u64 {
         if etp >= self.node_gpus {

@@ -65,8 +65,18 @@ pub(super) fn outcome(
             .collect();
         let (first, last) = d.ranges.first().copied().unwrap_or((0, 0));
         // The fp8 weight cache (fp8 recipe only) counts with the weights.
-        let fp8_weights = u64::from(d.counts.attention) * anatomy.attention.fp8_weight_bytes
-            + u64::from(d.counts.mlp) * anatomy.mlp.fp8_weight_bytes;
+        let fp8_weights: u64 = BlockKind::ALL
+            .iter()
+            .map(|&k| u64::from(d.counts.of(k)) * anatomy.block_of(k).fp8_weight_bytes)
+            .sum();
+        let expert_params = u64::from(d.counts.moe) * anatomy.moe.expert_params;
+        let expert_weights_bytes = if scenario.parallel.full_shard {
+            2 * expert_params / scenario.parallel.expert_data_ranks()
+        } else if scenario.parallel.precision.is_fp8() {
+            4 * expert_params
+        } else {
+            2 * expert_params
+        };
         let fp8_weights = fp8_weights.min(d.costs.static_bytes);
         let n = params.get(d.device).copied().unwrap_or(0);
         let (weights_bytes, grads_bytes, optimizer_bytes) = if scenario.parallel.full_shard {
@@ -86,8 +96,11 @@ pub(super) fn outcome(
             ranges: d.ranges.iter().map(|&(a, e)| [a, e]).collect(),
             attention_blocks: d.counts.attention,
             mlp_blocks: d.counts.mlp,
+            moe_blocks: d.counts.moe,
+            mtp_blocks: d.counts.mtp,
             static_bytes: d.costs.static_bytes,
             weights_bytes,
+            expert_weights_bytes: expert_weights_bytes.min(weights_bytes),
             grads_bytes,
             optimizer_bytes,
             activation_bytes: sim_dev.map_or(0, |x| x.peak_activation_bytes),
@@ -148,6 +161,8 @@ pub(super) fn outcome(
         gpus,
         cp: par.cp,
         zero: par.zero().level(),
+        ep: par.ep,
+        etp: par.etp,
         global_batch,
         tokens_per_s,
         tokens_per_s_per_gpu: tokens_per_s / gpus.max(1) as f64,
