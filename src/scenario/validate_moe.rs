@@ -119,6 +119,14 @@ pub(super) fn check_layout(s: &Scenario) -> Result<(), InvalidField> {
             format!("a divisor of model.expert_ffn ({})", e.expert_ffn),
         ));
     }
+    if ep > 1 && par.tp > 1 && !par.sequence_parallel {
+        return Err(InvalidField::new(
+            "parallel.ep",
+            ep,
+            "1 without sequence parallelism when tp > 1: Megatron-Core requires sequence \
+             parallelism with expert and tensor parallelism (turn sp on)",
+        ));
+    }
     let stage = u64::from(par.tp) * u64::from(par.cp) * u64::from(par.dp);
     if !stage.is_multiple_of(ep * etp) {
         return Err(InvalidField::new(

@@ -219,7 +219,7 @@ pub fn export(scenario: &Scenario, outcome: &Outcome) -> Result<String, InvalidF
         chain = vec![[0, anatomy.num_blocks() - 1]];
     }
     let rc = recompute::choose(&anatomy, outcome, &chain);
-    let layout = layout(&stage_layers(&chain, scenario.model.layers));
+    let layout = layout(&stage_layers(&chain, anatomy.main_layers, anatomy.layers));
     let groups = [
         args::model_parallel(scenario, &layout),
         args::model(scenario),
