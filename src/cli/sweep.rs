@@ -94,6 +94,10 @@ pub struct SweepArgs {
     /// the sequence).
     #[arg(long, value_delimiter = ',', value_name = "CP,...", value_parser = whole::<u32>)]
     pub cp: Vec<u32>,
+    /// Expert-parallel sizes (default: for a mixture of experts every divisor of t x cp x d
+    /// that divides the experts; 1 for a dense model; etp is 1).
+    #[arg(long, value_delimiter = ',', value_name = "EP,...", value_parser = whole::<u32>)]
+    pub ep: Vec<u32>,
     /// ZeRO stages (default: 0,1; 3 only when listed).
     #[arg(long, value_delimiter = ',', value_name = "0|1|3,...")]
     pub zero: Vec<Zero>,
@@ -173,6 +177,7 @@ impl SweepArgs {
             schedules: self.schedules.clone(),
             strategies: self.strategies.clone(),
             cp: self.cp.clone(),
+            ep: self.ep.clone(),
             zero: self.zero.clone(),
             precision: self.precision.clone(),
         }

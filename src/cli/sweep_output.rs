@@ -20,6 +20,7 @@ pub fn entry(r: &SweepRow) -> Value {
         "gpus": c.gpus,
         "t": c.t,
         "cp": c.cp,
+        "ep": c.ep,
         "p": c.p,
         "d": c.d,
         "b": c.b,
@@ -79,13 +80,13 @@ pub fn csv(result: &SweepResult) -> String {
     let mut s = String::from(
         "gpus,t,p,d,b,m,chunks,sp,distributed_optimizer,schedule,strategy,status,\
          iteration_time_s,tokens_per_s_per_gpu,mfu,peak_memory_bytes,time_bound_s,\
-         memory_bound_bytes,solve_time_s,reason,cp,zero,precision\n",
+         memory_bound_bytes,solve_time_s,reason,cp,zero,precision,ep\n",
     );
     for r in &result.rows {
         let c = &r.config;
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             c.gpus,
             c.t,
             c.p,
@@ -113,6 +114,7 @@ pub fn csv(result: &SweepResult) -> String {
             c.cp,
             c.zero.level(),
             c.precision,
+            c.ep,
         );
     }
     s

@@ -30,6 +30,8 @@ pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
     s.parallel.sequence_parallel = c.sp;
     s.parallel.chunks = c.chunks;
     s.parallel.cp = c.cp;
+    s.parallel.ep = c.ep;
+    s.parallel.etp = 1;
     s.parallel.set_zero(c.zero);
     s.parallel.precision = c.precision;
     // The overlaps the base asks for, where the configuration allows them.
@@ -46,10 +48,21 @@ pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
 }
 
 /// What the anatomy depends on: everything but the schedule, strategy, chunks and m.
-type GroupKey = (u32, u32, u32, u32, u32, u64, bool, Zero, Precision);
+type GroupKey = (u32, u32, u32, u32, u32, u32, u64, bool, Zero, Precision);
 
 fn group_key(c: &Config) -> GroupKey {
-    (c.gpus, c.t, c.cp, c.p, c.d, c.b, c.sp, c.zero, c.precision)
+    (
+        c.gpus,
+        c.t,
+        c.cp,
+        c.ep,
+        c.p,
+        c.d,
+        c.b,
+        c.sp,
+        c.zero,
+        c.precision,
+    )
 }
 
 fn unsolved(config: Config, b: Bounds, status: Status) -> Row {

@@ -82,6 +82,10 @@ pub struct SweepSpace {
     /// Context-parallel sizes (default 1 and the divisors of N up to [`DEFAULT_MAX_CP`] that
     /// the sequence allows).
     pub cp: Vec<u32>,
+    /// Expert-parallel sizes (default: for a mixture of experts every divisor of
+    /// `t x cp x d` that divides the experts; 1 for a dense model). Expert tensor
+    /// parallelism is 1.
+    pub ep: Vec<u32>,
     /// ZeRO stages (default [`DEFAULT_ZERO`]).
     pub zero: Vec<Zero>,
     /// Precisions (default: the base scenario's).
@@ -115,6 +119,8 @@ pub struct Config {
     pub t: u32,
     /// Context parallel.
     pub cp: u32,
+    /// Expert parallel (1 for a dense model).
+    pub ep: u32,
     /// Pipeline stages.
     pub p: u32,
     /// Data parallel.

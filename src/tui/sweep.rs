@@ -60,6 +60,7 @@ impl SweepInputs {
             gpus,
             t: 1,
             cp: 1,
+            ep: 1,
             p: 1,
             d: 1,
             b: 1,
