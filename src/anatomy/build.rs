@@ -244,18 +244,30 @@ impl Anatomy {
         ))
     }
 
-    /// Activation bytes of one attention plus one MLP block with every unit kept.
-    pub fn layer_bytes(&self) -> u64 {
-        self.attention.all_units_bytes() + self.mlp.all_units_bytes()
+    /// The MLP of most of the model's layers: the MoE block of a mixture of experts whose
+    /// MoE layers outnumber its dense ones, else the dense MLP block.
+    fn common_mlp(&self) -> &Block {
+        if self.main_layers - self.dense_layers.min(self.main_layers) > self.dense_layers {
+            &self.moe
+        } else {
+            &self.mlp
+        }
     }
 
-    /// Forward seconds of one whole layer (attention + MLP): the cost of recomputing it.
+    /// Activation bytes of one attention block plus one MLP (or MoE) block with every unit
+    /// kept.
+    pub fn layer_bytes(&self) -> u64 {
+        self.attention.all_units_bytes() + self.common_mlp().all_units_bytes()
+    }
+
+    /// Forward seconds of one whole layer (attention + MLP or MoE): the cost of recomputing
+    /// it.
     pub fn layer_forward_s(&self) -> f64 {
-        self.attention.forward_s + self.mlp.forward_s
+        self.attention.forward_s + self.common_mlp().forward_s
     }
 
     /// Backward seconds (B + W) of one whole layer.
     pub fn layer_backward_s(&self) -> f64 {
-        self.attention.backward_s() + self.mlp.backward_s()
+        self.attention.backward_s() + self.common_mlp().backward_s()
     }
 }

@@ -189,23 +189,18 @@ pub(super) fn outcome(
 
 /// The unit tables of an anatomy, one per block kind.
 fn unit_tables(anatomy: &Anatomy) -> Vec<UnitTable> {
-    [
-        BlockKind::Embedding,
-        BlockKind::Attention,
-        BlockKind::Mlp,
-        BlockKind::Head,
-    ]
-    .into_iter()
-    .map(|kind| {
-        let block = anatomy.block_of(kind);
-        UnitTable {
-            kind,
-            names: block.units.iter().map(|u| u.name.clone()).collect(),
-            size_bytes: block.units.iter().map(|u| u.size_bytes).collect(),
-            recompute_s: block.units.iter().map(|u| u.forward_s).collect(),
-        }
-    })
-    .collect()
+    anatomy
+        .kinds()
+        .map(|kind| {
+            let block = anatomy.block_of(kind);
+            UnitTable {
+                kind,
+                names: block.units.iter().map(|u| u.name.clone()).collect(),
+                size_bytes: block.units.iter().map(|u| u.size_bytes).collect(),
+                recompute_s: block.units.iter().map(|u| u.forward_s).collect(),
+            }
+        })
+        .collect()
 }
 
 /// `(weights, gradients, optimizer)` of a ZeRO-3 device holding `params` parameters with

@@ -231,3 +231,30 @@ fn megatron_moe_module_names_select_their_units() {
     let err = Anatomy::build(&q).unwrap_err();
     assert_eq!(err.field, "plan.recompute_units");
 }
+
+#[test]
+fn full_recomputation_recomputes_the_moe_and_mtp_blocks_too() {
+    let mut s = moe_scenario("deepseek-v3", 8);
+    s.model.layers = 8;
+    s.model.moe = s.model.moe.map(|mut e| {
+        e.dense_layers = 2;
+        e
+    });
+    s.plan.strategy = Strategy::Full;
+    let o = pipescope::solve(&s).unwrap();
+    let mut seen = 0;
+    for st in &o.stages {
+        for u in &st.units {
+            let kind = u.name.split('.').next().unwrap();
+            if ["moe", "mtp", "mlp"].contains(&kind) && u.name != "mtp.input" {
+                // Only a chunk's first MLP/MoE block keeps its input.
+                if u.name.ends_with(".input") {
+                    continue;
+                }
+                assert_eq!(u.keep, 0, "{} kept under full", u.name);
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen > 0);
+}

@@ -234,8 +234,11 @@ pub fn costs(
         c.backward_b_s += codec;
     }
     if whole_layer_recompute {
-        c.recompute_s = f64::from(counts.attention) * anatomy.attention.forward_s
-            + f64::from(counts.mlp) * anatomy.mlp.forward_s;
+        c.recompute_s = KINDS
+            .iter()
+            .filter(|k| k.is_layer())
+            .map(|&k| f64::from(counts.of(k)) * anatomy.block_of(k).forward_s)
+            .sum();
     }
     c.transient_bytes = recompute_transient
         + if env.logits {
