@@ -1,7 +1,8 @@
 //! Cold `solve()` (no cache kept between solves): GPT-3 175B on A100 80 GB, s 16384, p 8,
 //! t 8, d 1, m 64, 1f1b, adapipe, budget 70 GiB (goal < 2 ms median); Llama 3 405B on H100,
 //! s 8192, p 16, t 8, m 128, 1f1b, adapipe (goal < 10 ms); one `compare` of every strategy
-//! on the first, sequentially (goal < 20 ms).
+//! on the first, sequentially (goal < 20 ms); DeepSeek-V3 on 1,024 H100s (p 16, t 1, d 64,
+//! ep 64, ZeRO-1, s 4096, m 64, 1f1b, adapipe; goal < 20 ms).
 
 use std::hint::black_box;
 
@@ -50,6 +51,29 @@ fn llama() -> Option<Scenario> {
     Some(s)
 }
 
+fn deepseek() -> Option<Scenario> {
+    let c = Catalog::builtin();
+    let mut s = c.scenario("gpt3-175b-16k").ok()?;
+    let o = ScenarioOverrides {
+        model: Some("deepseek-v3".into()),
+        gpu: Some("h100-80gb".into()),
+        pp: Some(16),
+        tp: Some(1),
+        dp: Some(64),
+        ep: Some(64),
+        sp: Some(false),
+        zero: Some(pipescope::Zero::Optimizer),
+        seq_len: Some(4096),
+        micro_batch_size: Some(1),
+        micro_batches: Some(64),
+        budget_gib: Some(79.6),
+        strategy: Some(Strategy::AdaPipe),
+        ..ScenarioOverrides::default()
+    };
+    o.apply(&mut s, &c).ok()?;
+    Some(s)
+}
+
 fn bench(c: &mut Criterion) {
     let (Some(g), Some(l)) = (gpt3(), llama()) else {
         eprintln!("presets missing: nothing to bench");
@@ -61,6 +85,11 @@ fn bench(c: &mut Criterion) {
     c.bench_function("solve llama3-405b s8k p16 m128 adapipe", |b| {
         b.iter(|| solve(black_box(&l)).map(|o| o.iteration_time_s))
     });
+    if let Some(d) = deepseek() {
+        c.bench_function("solve deepseek-v3 1024 h100 ep64 adapipe", |b| {
+            b.iter(|| solve(black_box(&d)).map(|o| o.iteration_time_s))
+        });
+    }
     let mut group = c.benchmark_group("compare");
     group.sample_size(10);
     group.bench_function("compare all strategies gpt3-175b s16k", |b| {
