@@ -209,8 +209,8 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
 }
 
 /// Per device and local chunk of `plan`, the link time of the collectives inside its ops
-/// per micro-batch (the comm lane's spans): the K/V exchange, ZeRO-3's gathers of the
-/// chunk's layers and the reduce-scatters of their gradients.
+/// per micro-batch (the comm lane's spans): the K/V exchange, the MoE layers' all-to-alls,
+/// ZeRO-3's gathers of the chunk's layers and the reduce-scatters of their gradients.
 pub(crate) fn chunk_comm(anatomy: &Anatomy, plan: &Plan) -> Vec<Vec<ChunkComm>> {
     plan.devices
         .iter()
@@ -226,6 +226,8 @@ pub(crate) fn chunk_comm(anatomy: &Anatomy, plan: &Plan) -> Vec<Vec<ChunkComm>> 
                         c.gather_forward_s += b.dp_comm.forward_s;
                         c.gather_backward_s += b.dp_comm.forward_s;
                         c.scatter_s += b.dp_comm.backward_s - b.dp_comm.forward_s;
+                        c.a2a_forward_s += b.ep_comm.forward_s;
+                        c.a2a_backward_s += b.ep_comm.backward_s;
                     }
                     c
                 })

@@ -258,3 +258,24 @@ fn full_recomputation_recomputes_the_moe_and_mtp_blocks_too() {
     }
     assert!(seen > 0);
 }
+
+#[test]
+fn the_all_to_alls_are_drawn_on_the_comm_lane_and_the_perfetto_collectives_thread() {
+    let s = moe_scenario("qwen3-30b-a3b", 8);
+    let o = pipescope::solve(&s).unwrap();
+    let a2a: Vec<&pipescope::Span> = o
+        .simulation
+        .timeline
+        .spans
+        .iter()
+        .filter(|x| x.kind == pipescope::SpanKind::A2a)
+        .collect();
+    assert!(!a2a.is_empty());
+    assert!(a2a.iter().all(|x| x.lane == pipescope::Lane::Comm));
+    assert!(o.time_breakdown_s.ep_comm > 0.0);
+    let text = pipescope::perfetto_trace(&pipescope::Run::planned(&o));
+    assert!(text.contains("\"cat\":\"A2A\""), "no A2A event");
+    // A dense model draws none and reports no ep_comm.
+    let dense = pipescope::solve(&moe_scenario("llama3-8b", 1)).unwrap();
+    assert_eq!(dense.time_breakdown_s.ep_comm, 0.0);
+}
