@@ -79,14 +79,14 @@ pub struct SweepSpace {
     pub schedules: Vec<ScheduleKind>,
     /// Strategies (default: none, full, selective, adapipe).
     pub strategies: Vec<Strategy>,
-    /// Context-parallel sizes (default 1 and the divisors of N up to [`DEFAULT_MAX_CP`] that
+    /// Context-parallel sizes (default 1 and the divisors of N up to 8 that
     /// the sequence allows).
     pub cp: Vec<u32>,
     /// Expert-parallel sizes (default: for a mixture of experts every divisor of
     /// `t x cp x d` that divides the experts; 1 for a dense model). Expert tensor
     /// parallelism is 1.
     pub ep: Vec<u32>,
-    /// ZeRO stages (default [`DEFAULT_ZERO`]).
+    /// ZeRO stages (default 0 and 1; 3 only when listed).
     pub zero: Vec<Zero>,
     /// Precisions (default: the base scenario's).
     pub precision: Vec<Precision>,
