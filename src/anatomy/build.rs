@@ -123,7 +123,8 @@ impl Anatomy {
         } else {
             Block::empty(BlockKind::Mtp)
         };
-        let dense_layers = m.moe.map_or(m.layers, |e| e.dense_layers);
+        // A dense model's MTP layers have a dense MLP as well.
+        let dense_layers = m.moe.map_or(m.chain_layers(), |e| e.dense_layers);
 
         let p2p_bytes = 2.0 * d.tokens_sp * d.h;
         let link_eff = scenario.gpu.efficiency.link;

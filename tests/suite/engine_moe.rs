@@ -279,3 +279,21 @@ fn the_all_to_alls_are_drawn_on_the_comm_lane_and_the_perfetto_collectives_threa
     let dense = pipescope::solve(&moe_scenario("llama3-8b", 1)).unwrap();
     assert_eq!(dense.time_breakdown_s.ep_comm, 0.0);
 }
+
+#[test]
+fn a_dense_model_s_mtp_layer_has_a_dense_mlp_and_the_head_pays_its_loss() {
+    let mut s = moe_scenario("llama3-8b", 1);
+    let base = Anatomy::build(&s).unwrap();
+    s.model.mtp_layers = 1;
+    let a = Anatomy::build(&s).unwrap();
+    let l = s.model.layers as usize;
+    assert_eq!(a.layers, s.model.layers + 1);
+    assert_eq!(a.kind_of(2 * l + 1), BlockKind::Mtp);
+    assert_eq!(a.kind_of(2 * l + 2), BlockKind::Mlp);
+    assert_eq!(a.kind_of(2 * l + 3), BlockKind::Head);
+    assert!(!a.kinds().any(|k| k == BlockKind::Moe));
+    // One more projection and loss through the shared head.
+    assert!(a.head.forward_s > 1.9 * base.head.forward_s);
+    // The MTP block: its projection's units, then an attention sub-layer's.
+    assert!(a.mtp.unit("eh_proj_out").is_some() && a.mtp.unit("v").is_some());
+}

@@ -119,7 +119,7 @@ fn notes(
         "stage"
     };
     for (s, &[first, _]) in chain.iter().enumerate() {
-        if first > 0 && first % 2 == 0 && first <= 2 * scenario.model.layers as usize {
+        if first > 0 && first % 2 == 0 && first <= 2 * scenario.model.chain_layers() as usize {
             let _ = writeln!(
                 out,
                 "# {stage} {s} starts inside layer {}: its attention block is on the {stage} \
