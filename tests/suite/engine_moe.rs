@@ -297,3 +297,32 @@ fn a_dense_model_s_mtp_layer_has_a_dense_mlp_and_the_head_pays_its_loss() {
     // The MTP block: its projection's units, then an attention sub-layer's.
     assert!(a.mtp.unit("eh_proj_out").is_some() && a.mtp.unit("v").is_some());
 }
+
+#[test]
+fn a_moe_scenario_round_trips_through_toml_and_bad_model_keys_are_refused() {
+    let mut s = moe_scenario("deepseek-v3", 8);
+    s.name = "moe-round-trip".into();
+    s.plan.routing_imbalance = 1.5;
+    s.model.mtp_layers = 0;
+    let mut cat = Catalog::builtin();
+    cat.add_text("rt.toml", &pipescope::to_toml(&s)).unwrap();
+    assert_eq!(cat.scenario("moe-round-trip").unwrap(), s);
+    // Expert keys without experts, MLA keys without attention = "mla", missing top-k.
+    for (extra, field) in [
+        ("expert_ffn = 10", "model.expert_ffn"),
+        ("kv_lora_rank = 8", "model.kv_lora_rank"),
+        ("experts = 8\nexpert_ffn = 64", "model.experts_per_token"),
+        ("attention = \"xyz\"", "model.attention"),
+        (
+            "experts = 8\nexperts_per_token = 9\nexpert_ffn = 64",
+            "model.experts_per_token",
+        ),
+    ] {
+        let text = format!(
+            "[model]\nname = \"bad\"\nstyle = \"llama\"\nlayers = 2\nhidden = 64\nheads = 4\n\
+             ffn = 128\nvocab = 1000\n{extra}\n"
+        );
+        let err = Catalog::builtin().add_text("bad.toml", &text).unwrap_err();
+        assert!(err.to_string().contains(field), "{extra}: {err}");
+    }
+}
