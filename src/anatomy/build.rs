@@ -208,7 +208,16 @@ impl Anatomy {
                 return Err(InvalidField::new(
                     "plan.recompute_units",
                     name,
-                    format!("droppable units of this model: {}", known.join(", ")),
+                    format!(
+                        "droppable units of this model: {}; or Megatron's --recompute-modules \
+                         names: {}",
+                        known.join(", "),
+                        RecomputeModule::ALL
+                            .iter()
+                            .map(|m| m.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 ));
             }
         }
