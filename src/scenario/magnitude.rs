@@ -25,7 +25,8 @@ const PIB: f64 = (1u64 << 50) as f64;
 /// Parameters of `m` without overflow (`u128`): the main layers (dense and mixture of
 /// experts), the MTP layers (their embedding copy not counted), the embedding and the head.
 /// Each block's count fits in `u64` once the widths are within `limits::WIDTH` and the
-/// expert count within `limits::EXPERTS`; only the products with layer counts may not.
+/// expert count within `validate_moe::MAX_EXPERTS` (an MoE block's routed experts saturate
+/// at `u64::MAX`, far above the limit); only the products with layer counts may not.
 pub fn parameters_wide(m: &ModelSpec) -> u128 {
     let attention = u128::from(params::attention(m).total());
     let dense = u128::from(params::mlp(m).total());

@@ -27,7 +27,9 @@ impl BlockParams {
     /// Parameters on one device with tensor-parallel size `t` and `ep_etp` (expert parallel
     /// x expert tensor parallel) ranks sharing the routed experts.
     pub fn per_device(self, t: u64, ep_etp: u64) -> u64 {
-        (self.sharded + self.copy) / t.max(1) + self.replicated + self.expert_per_device(ep_etp)
+        (self.sharded.saturating_add(self.copy) / t.max(1))
+            .saturating_add(self.replicated)
+            .saturating_add(self.expert_per_device(ep_etp))
     }
 
     /// Routed-expert parameters on one device (`ep_etp` ranks share them).
@@ -37,7 +39,9 @@ impl BlockParams {
 
     /// Parameters of the whole block (copies not counted).
     pub fn total(self) -> u64 {
-        self.sharded + self.replicated + self.expert
+        self.sharded
+            .saturating_add(self.replicated)
+            .saturating_add(self.expert)
     }
 }
 
@@ -126,10 +130,13 @@ pub fn moe(m: &ModelSpec) -> BlockParams {
         return BlockParams::default();
     };
     let h = m.hidden;
+    // One expert fits in u64 once the widths are within `limits::WIDTH`; the products with
+    // the expert counts saturate, and `magnitude::check_parameters` refuses such a model.
+    let one = 3 * h * e.expert_ffn;
     BlockParams {
-        sharded: 3 * h * e.shared_experts * e.expert_ffn,
+        sharded: one.saturating_mul(e.shared_experts),
         replicated: h + e.experts * h,
-        expert: e.experts * 3 * h * e.expert_ffn,
+        expert: one.saturating_mul(e.experts),
         copy: 0,
     }
 }

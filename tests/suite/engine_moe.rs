@@ -326,3 +326,12 @@ fn a_moe_scenario_round_trips_through_toml_and_bad_model_keys_are_refused() {
         assert!(err.to_string().contains(field), "{extra}: {err}");
     }
 }
+
+#[test]
+fn a_huge_mixture_of_experts_is_refused_not_overflowed() {
+    let text = "[model]\nname = \"huge\"\nstyle = \"llama\"\nlayers = 2\nhidden = 16777216\n\
+                heads = 1\nffn = 16\nvocab = 1000\nexperts = 65536\nexperts_per_token = 1\n\
+                shared_experts = 65536\nexpert_ffn = 16777216\n";
+    let err = Catalog::builtin().add_text("huge.toml", text).unwrap_err();
+    assert!(err.to_string().contains("model"), "{err}");
+}
