@@ -110,7 +110,15 @@ impl Anatomy {
                 shared_ffn: (e.shared_experts * e.expert_ffn) as f64 / tf,
                 etp: etpf,
                 imbalance: scenario.plan.routing_imbalance.max(1.0),
-                a2a_s_per_byte: cluster.ep_all_to_all_s(1.0, u64::from(par.ep), u64::from(par.etp)),
+                a2a_s_per_byte: if scenario.plan.deepep {
+                    cluster.ep_deepep_s_per_byte(
+                        u64::from(par.ep),
+                        u64::from(par.etp),
+                        e.experts_per_token as f64,
+                    )
+                } else {
+                    cluster.ep_all_to_all_s(1.0, u64::from(par.ep), u64::from(par.etp))
+                },
                 etp_s_per_byte: cluster.etp_gather_s(1.0, u64::from(par.etp)),
             }
         });

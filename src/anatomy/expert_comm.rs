@@ -55,6 +55,25 @@ impl Cluster {
         intra.max(inter)
     }
 
+    /// Seconds per byte of an all-to-all over an expert-parallel group of `ep` ranks `etp`
+    /// apart, in which each rank sends `top_k` copies of each of its tokens to the experts
+    /// routed to (balanced routing), as DeepEP runs it: a token crosses the network once per
+    /// other node among its experts' nodes (`N (1 - (1 - 1/N)^k)` nodes hit of `N`, the
+    /// remote share `(N - 1)/N` of them) and is forwarded there over NVLink; the copies for
+    /// other GPUs of a node ride NVLink. Both links run at once. Per byte of the `k` copies.
+    pub fn ep_deepep_s_per_byte(&self, ep: u64, etp: u64, top_k: f64) -> f64 {
+        if ep <= 1 || top_k <= 0.0 {
+            return 0.0;
+        }
+        let per_node = self.ep_members_per_node(ep, etp) as f64;
+        let nodes = (ep as f64 / per_node).max(1.0);
+        let hit = nodes * (1.0 - (1.0 - 1.0 / nodes).powf(top_k));
+        let remote = hit * (nodes - 1.0) / nodes;
+        let network = remote / top_k / self.inter_bytes_per_s;
+        let nvlink = (per_node - 1.0) / per_node / self.intra_bytes_per_s;
+        network.max(nvlink)
+    }
+
     /// Ring all-gather (or reduce-scatter) whose gathered tensor is `bytes` over an expert
     /// tensor-parallel group of `etp` consecutive ranks: `(etp-1)/etp bytes`, over NVLink
     /// when the group tiles the nodes, else at the network's rate.
@@ -112,6 +131,22 @@ mod tests {
         let nvl = cluster(72);
         assert_eq!(nvl.ep_members_per_node(64, 1), 64);
         assert!((nvl.ep_all_to_all_s(1e9, 64, 1) - 63.0 / 64.0 * 1e9 / 400e9).abs() < 1e-15);
+    }
+
+    #[test]
+    fn deepep_crosses_the_network_once_per_node_hit() {
+        let c = cluster(8);
+        // EP16 over 2 nodes, top-8: a token hits the other node with 1 - (1/2)^8 odds, so
+        // 0.996 of its row (not 8 x 8/16 = 4 copies) crosses the network.
+        let want_net = 2.0 * (1.0 - 0.5f64.powi(8)) * 0.5 / 8.0 / 40e9;
+        let want_nv = 7.0 / 8.0 / 400e9;
+        let got = c.ep_deepep_s_per_byte(16, 1, 8.0);
+        assert!((got - want_net.max(want_nv)).abs() < 1e-18, "{got}");
+        assert!(got < c.ep_all_to_all_s(1.0, 16, 1) / 3.0);
+        // Inside one node it is the plain all-to-all.
+        let one = c.ep_deepep_s_per_byte(8, 1, 8.0);
+        assert!((one - c.ep_all_to_all_s(1.0, 8, 1)).abs() < 1e-18);
+        assert_eq!(c.ep_deepep_s_per_byte(1, 1, 8.0), 0.0);
     }
 
     #[test]

@@ -98,6 +98,10 @@ pub struct ScenarioArgs {
         allow_negative_numbers = true
     )]
     pub routing_imbalance: Option<f64>,
+    /// Run the expert all-to-alls as DeepEP does: each token crosses the network once per
+    /// destination node, then NVLink to its experts (Megatron's flex dispatcher with DeepEP).
+    #[arg(long = "deepep")]
+    pub deepep: bool,
     /// Multi-token-prediction layers (replaces the model preset's depth; 0 trains without).
     #[arg(long = "mtp-layers", value_name = "N", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub mtp_layers: Option<u32>,
@@ -221,6 +225,7 @@ impl ScenarioArgs {
             ep: self.ep,
             etp: self.etp,
             routing_imbalance: self.routing_imbalance,
+            deepep: self.deepep.then_some(true),
             mtp_layers: self.mtp_layers,
             overlap_param_gather: self.overlap_param_gather.then_some(true),
             tp_comm_overlap: self.tp_comm_overlap.then_some(true),
@@ -279,7 +284,7 @@ impl ScenarioArgs {
 }
 
 /// The scenario's keys and the command-line flags that set them.
-const KEY_FLAGS: [(&str, &str); 25] = [
+const KEY_FLAGS: [(&str, &str); 26] = [
     ("parallel.pp", "-p/--stages"),
     ("parallel.precision", "--precision"),
     ("parallel.tp", "-t/--tp"),
@@ -290,6 +295,7 @@ const KEY_FLAGS: [(&str, &str); 25] = [
     ("parallel.ep", "--ep"),
     ("parallel.etp", "--etp"),
     ("plan.routing_imbalance", "--routing-imbalance"),
+    ("plan.deepep", "--deepep"),
     ("model.mtp_layers", "--mtp-layers"),
     ("parallel.zero", "--zero"),
     ("parallel.distributed_optimizer", "--distributed-optimizer"),

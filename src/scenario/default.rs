@@ -88,6 +88,7 @@ pub(crate) fn built_in_code() -> Scenario {
             overlap_param_gather: false,
             tp_comm_overlap: false,
             routing_imbalance: 1.0,
+            deepep: false,
             flash_attention: true,
             objective: Objective::Estimate,
             overlap_recompute: false,

@@ -58,6 +58,8 @@ pub struct ScenarioOverrides {
     pub etp: Option<u32>,
     /// The busiest expert's tokens over the mean (>= 1).
     pub routing_imbalance: Option<f64>,
+    /// DeepEP's node-deduplicated all-to-alls on or off.
+    pub deepep: Option<bool>,
     /// Multi-token-prediction layers of the model (replaces the preset's depth).
     pub mtp_layers: Option<u32>,
     /// The distributed optimizer's parameter all-gather overlapped with the next forward.
@@ -185,6 +187,7 @@ impl ScenarioOverrides {
         set(&mut plan.overlap_param_gather, self.overlap_param_gather);
         set(&mut plan.tp_comm_overlap, self.tp_comm_overlap);
         set(&mut plan.routing_imbalance, self.routing_imbalance);
+        set(&mut plan.deepep, self.deepep);
         set(&mut plan.schedule, self.schedule);
         set(&mut plan.strategy, self.strategy);
         set(&mut plan.flash_attention, self.flash);

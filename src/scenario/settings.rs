@@ -134,6 +134,10 @@ pub struct PlanSettings {
     /// published force-balanced benchmarks run): scales the busiest expert-parallel rank's
     /// expert work, memory and all-to-all traffic.
     pub routing_imbalance: f64,
+    /// The expert all-to-alls as DeepEP runs them (Megatron's `flex` dispatcher with
+    /// `--moe-enable-deepep`): a token crosses the network once per destination node and is
+    /// forwarded to its experts there over NVLink, instead of once per expert.
+    pub deepep: bool,
     /// FlashAttention (fused core attention) instead of a materialised softmax.
     pub flash_attention: bool,
     /// Partition DP objective.

@@ -174,6 +174,7 @@ pub fn to_toml(s: &Scenario) -> String {
             "routing_imbalance".into(),
             Value::Float(pl.routing_imbalance),
         );
+        plan.insert("deepep".into(), Value::Boolean(pl.deepep));
     }
     plan.insert(
         "objective".into(),

@@ -93,6 +93,13 @@ pub(super) fn check_layout(s: &Scenario) -> Result<(), InvalidField> {
                 ));
             }
         }
+        if s.plan.deepep {
+            return Err(InvalidField::new(
+                "plan.deepep",
+                true,
+                "false for a dense model (it has no all-to-all to run)",
+            ));
+        }
         if imbalance != 1.0 {
             return Err(InvalidField::new(
                 "plan.routing_imbalance",

@@ -34,6 +34,7 @@ mod harden_tui;
 mod job_h100;
 mod job_heldout;
 mod job_model;
+mod job_moe_published;
 mod job_scenario;
 mod job_table5;
 mod megatron_common;

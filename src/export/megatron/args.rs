@@ -130,7 +130,11 @@ fn moe_and_attention(g: &mut Group, s: &Scenario) {
                 format!("([0]*{}+[1]*{moe_layers})", e.dense_layers),
             )
             .switch("--moe-grouped-gemm")
-            .value("--moe-token-dispatcher-type", "alltoall")
+            .value(
+                "--moe-token-dispatcher-type",
+                if s.plan.deepep { "flex" } else { "alltoall" },
+            )
+            .switch_if(s.plan.deepep, "--moe-enable-deepep")
             // pipescope's default routing is balanced, as the force-balanced benchmarks run.
             .switch_if(
                 s.plan.routing_imbalance == 1.0,

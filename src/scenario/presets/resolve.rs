@@ -339,6 +339,7 @@ impl Catalog {
             overlap_param_gather: pl.overlap_param_gather.unwrap_or(false),
             tp_comm_overlap: pl.tp_comm_overlap.unwrap_or(false),
             routing_imbalance: pl.routing_imbalance.unwrap_or(1.0),
+            deepep: pl.deepep.unwrap_or(false),
             flash_attention: pl.flash_attention.unwrap_or(true),
             objective,
             overlap_recompute: pl.overlap_recompute.unwrap_or(false),

@@ -120,6 +120,7 @@ pub struct PlanToml {
     pub overlap_param_gather: Option<bool>,
     pub tp_comm_overlap: Option<bool>,
     pub routing_imbalance: Option<f64>,
+    pub deepep: Option<bool>,
     pub flash_attention: Option<bool>,
     pub objective: Option<String>,
     pub overlap_recompute: Option<bool>,
