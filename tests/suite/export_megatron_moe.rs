@@ -79,3 +79,13 @@ fn qwen3_writes_its_expert_layout_and_qk_norm_and_dense_models_write_none() {
     let (_, dense) = export(&scenario("llama3-8b", 2, 2, 4, 1));
     assert!(!dense.has("--num-experts") && !dense.has("--expert-model-parallel-size"));
 }
+
+#[test]
+fn deepep_is_exported_as_the_flex_dispatcher() {
+    let mut s = scenario("qwen3-30b-a3b", 1, 2, 8, 8);
+    s.plan.deepep = true;
+    let (text, l) = export(&s);
+    passes(&text, &l);
+    assert_eq!(l.one("--moe-token-dispatcher-type"), Some("flex"));
+    assert!(l.has("--moe-enable-deepep"));
+}
