@@ -12,6 +12,10 @@ use crate::tui::solved::Solved;
 use crate::tui::widgets::gantt::first_shown;
 use crate::tui::widgets::stacked_bar::{Segment, StackedBar};
 
+/// The memory bars' glyph of the routed experts' weights (fixed: it must read apart from
+/// every theme's static and kept glyphs).
+pub const EXPERT_GLYPH: char = '▤';
+
 use super::format;
 
 /// Panel width from which the time bars are drawn in full beside the memory bars.
@@ -185,7 +189,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, solved: Option<&Solved>, 
         let experts = st.expert_weights_bytes.min(st.static_bytes);
         let segments = [
             seg(st.static_bytes - experts, g.r#static, c.r#static),
-            seg(experts, '▓', c.accent),
+            seg(experts, EXPERT_GLYPH, c.accent),
             seg(st.activation_bytes, g.activation, c.activation),
             seg(buffer, g.buffer, c.buffer),
             seg(host[i], g.host, c.offload),
