@@ -134,8 +134,14 @@ pub struct Outcome {
     pub hfu: Option<f64>,
     /// GPUs of the job, `t x cp x p x d`.
     pub gpus: u64,
+    /// Tensor-parallel size `t`.
+    pub tp: u32,
     /// Context-parallel size `cp` (each sequence split over `cp` ranks).
     pub cp: u32,
+    /// Pipeline stages `p`.
+    pub pp: u32,
+    /// Data-parallel size `d` (replicas of the pipeline).
+    pub dp: u32,
     /// ZeRO stage over the `d x cp` data-parallel ranks: 0, 1 (distributed optimizer) or 3
     /// (Megatron-FSDP).
     pub zero: u8,

@@ -123,9 +123,14 @@ impl ScenarioOverrides {
         match (self.zero, self.distributed_optimizer) {
             (Some(z), Some(d)) if d != (z != Zero::Off) => {
                 return Err(InvalidField::new(
-                    "distributed_optimizer",
+                    "parallel.distributed_optimizer",
                     d,
-                    format!("a setting that agrees with zero {}", z.level()),
+                    format!(
+                        "{} to agree with parallel.zero = {} (the distributed optimizer is zero \
+                         1, and zero 3 includes it): give one of the two",
+                        !d,
+                        z.level()
+                    ),
                 ));
             }
             (Some(z), _) => par.set_zero(z),

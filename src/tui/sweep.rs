@@ -1,6 +1,6 @@
 //! The sweep view's state: which sweep is running or was last answered, its progress and
 //! result, and the selected configuration. The sweep asks "which layout is best on these
-//! GPUs": the current model, GPU, GPU count (`t x p x d`), global batch (`m x b x d`),
+//! GPUs": the current model, GPU, GPU count (`t x cp x p x d`), global batch (`m x b x d`),
 //! sequence length, budget and every other setting the sweep does not enumerate. It runs on
 //! its own thread ([`super::sweep_worker`]); an edit that changes these inputs cancels it.
 

@@ -156,8 +156,8 @@ fn the_gradient_reduction_runs_over_d_times_cp_and_tokens_count_once() {
             <= 1e-9 * b.time_breakdown_s.dp_comm
     );
     // GPUs t x cp x p x d; each token of the global batch (m x b x d sequences) once.
-    assert_eq!(a.gpus, 2 * 2 * 2); // t 2, cp 2, p 1, d 2
-    assert_eq!(a.cp, 2);
+    assert_eq!(a.gpus, 8);
+    assert_eq!((a.tp, a.cp, a.pp, a.dp), (2, 2, 1, 2));
     assert_eq!(a.global_batch, 4 * 2);
     let tokens = (a.global_batch * 8192) as f64;
     assert!((a.tokens_per_s * a.iteration_time_s - tokens).abs() < 1e-6 * tokens);

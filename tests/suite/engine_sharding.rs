@@ -264,7 +264,12 @@ fn refusals_name_the_flag_the_value_and_the_rule() {
     assert!(err.contains("--zero") && err.contains("0, 1, 3"), "{err}");
     let err = refused(&["--zero", "3", "--no-distributed-optimizer"]);
     assert!(
-        err.contains("distributed_optimizer") && err.contains("zero 3"),
+        err.contains("--distributed-optimizer") && err.contains("--zero) = 3"),
+        "{err}"
+    );
+    let err = refused(&["--zero", "0", "--distributed-optimizer"]);
+    assert!(
+        err.contains("--distributed-optimizer) = true: false") && err.contains("--zero) = 0"),
         "{err}"
     );
     // The old switches are the stages they stand for.

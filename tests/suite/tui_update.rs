@@ -43,7 +43,7 @@ fn field_navigation_wraps() {
     let mut app = solved_app("gpt3");
     app.field = Field::Model;
     act(&mut app, Action::PrevField);
-    assert_eq!(app.field, Field::DistOpt);
+    assert_eq!(app.field, Field::Precision);
     act(&mut app, Action::NextField);
     assert_eq!(app.field, Field::Model);
     act(&mut app, Action::SelectField(Field::Budget));

@@ -47,9 +47,10 @@ pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(Stri
             o.speedup.map_or_else(|| "–".into(), |x| format!("{x:.2}×")),
         ),
     ];
-    // The job: GPUs and global batch in the long form; tokens/s per GPU in both.
+    // The job: GPUs (with their layout) and global batch in the long form; tokens/s per GPU
+    // in both.
     if !compact {
-        v.push(("GPUs".into(), o.gpus.to_string()));
+        v.push(("GPUs".into(), gpus(o)));
         v.push(("batch".into(), o.global_batch.to_string()));
     }
     v.push((
@@ -60,6 +61,11 @@ pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(Stri
         v.push(("solve".into(), format::time(t)));
     }
     v
+}
+
+/// The job's GPU count with its layout, `t x cp x p x d`: "256 = t8×cp2×p8×d2".
+pub fn gpus(o: &Outcome) -> String {
+    format!("{} = t{}×cp{}×p{}×d{}", o.gpus, o.tp, o.cp, o.pp, o.dp)
 }
 
 /// Spans for a figures list: muted labels, accented values, separators.
