@@ -309,4 +309,16 @@ impl Anatomy {
             BlockKind::Head => &self.head,
         }
     }
+
+    /// The stored block of a kind, to change.
+    pub(crate) fn block_of_mut(&mut self, kind: BlockKind) -> &mut Block {
+        match kind {
+            BlockKind::Embedding => &mut self.embedding,
+            BlockKind::Attention => &mut self.attention,
+            BlockKind::Mlp => &mut self.mlp,
+            BlockKind::Moe => &mut self.moe,
+            BlockKind::Mtp => &mut self.mtp,
+            BlockKind::Head => &mut self.head,
+        }
+    }
 }

@@ -109,14 +109,6 @@ pub(super) fn check_layout(s: &Scenario) -> Result<(), InvalidField> {
         }
         return Ok(());
     };
-    if par.full_shard {
-        return Err(InvalidField::new(
-            "parallel.zero",
-            3,
-            "0 or 1 for a mixture of experts: ZeRO-3 of expert layers (experts sharded over \
-             edp, the rest over d x cp) is not modelled yet",
-        ));
-    }
     if !e.experts.is_multiple_of(ep) {
         return Err(InvalidField::new(
             "parallel.ep",

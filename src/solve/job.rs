@@ -139,12 +139,15 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
                 // ZeRO-3 reduce-scatters every layer after each backward (inside the ops);
                 // the last one is waited for before the optimizer step. The embedding and
                 // the output layer are gathered once, before their first use.
-                let mlp = if anatomy.dense_layers > 0 {
-                    anatomy.mlp.params
+                // The last reduce-scatter is of a common layer: attention and MoE in a
+                // mixture of experts (its routed experts over their own group `edp`).
+                let mlp = if anatomy.moe.params > 0 {
+                    &anatomy.moe
                 } else {
-                    anatomy.moe.params
+                    &anatomy.mlp
                 };
-                let layer = (anatomy.attention.params + mlp) as f64;
+                let routed = mlp.expert_params.min(mlp.params);
+                let dense = (anatomy.attention.params + mlp.params - routed) as f64;
                 let outer: u64 = dev
                     .ranges
                     .iter()
@@ -153,7 +156,8 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
                     .map(|i| anatomy.block(i).params)
                     .sum();
                 (
-                    cluster.dp_half_s(layer * grad_bytes),
+                    cluster.dp_half_s(dense * grad_bytes)
+                        + expert_cluster.dp_half_s(routed as f64 * grad_bytes),
                     cluster.dp_half_s(2.0 * outer as f64),
                 )
             } else {

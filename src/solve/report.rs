@@ -80,7 +80,7 @@ pub(super) fn outcome(
         let fp8_weights = fp8_weights.min(d.costs.static_bytes);
         let n = params.get(d.device).copied().unwrap_or(0);
         let (weights_bytes, grads_bytes, optimizer_bytes) = if scenario.parallel.full_shard {
-            sharded_split(scenario, anatomy, n, d.costs.static_bytes)
+            sharded_split(scenario, anatomy, n, expert_params, d.costs.static_bytes)
         } else {
             let (w, g, o) = crate::anatomy::params::static_split(
                 n,
@@ -206,21 +206,27 @@ fn unit_tables(anatomy: &Anatomy) -> Vec<UnitTable> {
         .collect()
 }
 
-/// `(weights, gradients, optimizer)` of a ZeRO-3 device holding `params` parameters with
-/// `static_bytes` in all: the optimizer its `12/D` share, the gradients their `g/D` share plus
-/// one layer's unsharded gradient, the weights the rest (their shard, the layers gathered at a
+/// `(weights, gradients, optimizer)` of a ZeRO-3 device holding `params` parameters, of
+/// which `expert_params` routed experts, with `static_bytes` in all: the optimizer its `12/D`
+/// share (`12/edp` for the experts), the gradients their `g/D` (`g/edp`) share plus the
+/// largest layer's unsharded gradient, the weights the rest (their shard, the layers gathered at a
 /// time with their fp8 casts, and the embedding and output layer kept gathered).
 fn sharded_split(
     scenario: &Scenario,
     anatomy: &Anatomy,
     params: u64,
+    expert_params: u64,
     static_bytes: u64,
 ) -> (u64, u64, u64) {
-    let shards = scenario.parallel.shard_ranks() as f64;
-    let g = f64::from(scenario.parallel.grad_bytes);
-    let layer = (anatomy.attention.params + anatomy.mlp.params) as f64;
-    let optimizer = ((12.0 * params as f64 / shards).round() as u64).min(static_bytes);
-    let grads =
-        ((g * params as f64 / shards + g * layer).round() as u64).min(static_bytes - optimizer);
+    let par = &scenario.parallel;
+    let routed = expert_params.min(params);
+    // Parameters a device holds a shard of: the dense ones over d x cp, the routed experts
+    // over their own data-parallel group edp.
+    let shard = (params - routed) as f64 / par.shard_ranks() as f64
+        + routed as f64 / par.expert_data_ranks() as f64;
+    let g = f64::from(par.grad_bytes);
+    let layer = anatomy.largest_layer_params() as f64;
+    let optimizer = ((12.0 * shard).round() as u64).min(static_bytes);
+    let grads = ((g * shard + g * layer).round() as u64).min(static_bytes - optimizer);
     (static_bytes - optimizer - grads, grads, optimizer)
 }

@@ -37,8 +37,6 @@ pub const EP_DIVIDES: &str = "ep must divide the experts and t x cp x d";
 pub const EP_SP: &str = "ep > 1 with t > 1 needs sp";
 /// Rejection reason: a dense model has no experts to split.
 pub const EP_DENSE: &str = "ep > 1 needs a mixture of experts";
-/// Rejection reason: ZeRO-3 of a mixture of experts is not modelled.
-pub const ZERO3_MOE: &str = "zero 3 is not modelled for a mixture of experts";
 /// Rejection reason: sequence parallelism needs `s / cp` a multiple of `t`.
 pub const SP_SEQ: &str = "sp needs s / cp a multiple of t";
 /// Rejection reason: more stages (`p x chunks`) than blocks.
@@ -280,10 +278,6 @@ fn push_batch(
             .iter()
             .filter(|&&z| z == Zero::Off || shards > 1)
         {
-            if zero == Zero::Full && base.model.moe.is_some() {
-                reject(rejected, ZERO3_MOE);
-                continue;
-            }
             for &precision in lists.precisions {
                 if precision.is_fp8() && base.gpu.fp8_tflops.is_none() {
                     reject(rejected, FP8_GPU);

@@ -11,6 +11,7 @@ mod engine_cli;
 mod engine_cli_pipe;
 mod engine_context;
 mod engine_moe;
+mod engine_moe_sharding;
 mod engine_precision;
 mod engine_presets;
 mod engine_proptest;
