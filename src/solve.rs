@@ -433,7 +433,6 @@ fn plan_and_simulate(
         let mut simulation = sim::simulate(&sched, &costs)?;
         let pipeline_s = simulation.makespan;
         sim::job::finish(&mut simulation, &job::job_costs(scenario, anatomy, &plan));
-        sim::collectives::annotate(&mut simulation, &job::chunk_comm(anatomy, &plan));
         if best
             .as_ref()
             .is_none_or(|b| simulation.makespan < b.simulation.makespan)
@@ -446,6 +445,10 @@ fn plan_and_simulate(
                 host_link_slows,
             });
         }
+    }
+    // The collectives inside the ops move nothing: they are drawn for the plan kept only.
+    if let Some(b) = best.as_mut() {
+        sim::collectives::annotate(&mut b.simulation, &job::chunk_comm(anatomy, &b.plan));
     }
     Ok(best)
 }

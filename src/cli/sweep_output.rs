@@ -21,6 +21,7 @@ pub fn entry(r: &SweepRow) -> Value {
         "t": c.t,
         "cp": c.cp,
         "ep": c.ep,
+        "etp": c.etp,
         "p": c.p,
         "d": c.d,
         "b": c.b,
@@ -80,13 +81,13 @@ pub fn csv(result: &SweepResult) -> String {
     let mut s = String::from(
         "gpus,t,p,d,b,m,chunks,sp,distributed_optimizer,schedule,strategy,status,\
          iteration_time_s,tokens_per_s_per_gpu,mfu,peak_memory_bytes,time_bound_s,\
-         memory_bound_bytes,solve_time_s,reason,cp,zero,precision,ep\n",
+         memory_bound_bytes,solve_time_s,reason,cp,zero,precision,ep,etp\n",
     );
     for r in &result.rows {
         let c = &r.config;
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             c.gpus,
             c.t,
             c.p,
@@ -115,6 +116,7 @@ pub fn csv(result: &SweepResult) -> String {
             c.zero.level(),
             c.precision,
             c.ep,
+            c.etp,
         );
     }
     s

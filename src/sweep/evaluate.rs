@@ -31,7 +31,7 @@ pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
     s.parallel.chunks = c.chunks;
     s.parallel.cp = c.cp;
     s.parallel.ep = c.ep;
-    s.parallel.etp = 1;
+    s.parallel.etp = c.etp;
     s.parallel.set_zero(c.zero);
     s.parallel.precision = c.precision;
     // The overlaps the base asks for, where the configuration allows them.
@@ -48,7 +48,19 @@ pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
 }
 
 /// What the anatomy depends on: everything but the schedule, strategy, chunks and m.
-type GroupKey = (u32, u32, u32, u32, u32, u32, u64, bool, Zero, Precision);
+type GroupKey = (
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    u64,
+    bool,
+    Zero,
+    Precision,
+);
 
 fn group_key(c: &Config) -> GroupKey {
     (
@@ -56,6 +68,7 @@ fn group_key(c: &Config) -> GroupKey {
         c.t,
         c.cp,
         c.ep,
+        c.etp,
         c.p,
         c.d,
         c.b,

@@ -61,6 +61,7 @@ impl SweepInputs {
             t: 1,
             cp: 1,
             ep: 1,
+            etp: 1,
             p: 1,
             d: 1,
             b: 1,
