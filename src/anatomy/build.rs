@@ -5,7 +5,7 @@ use super::megatron_modules::RecomputeModule;
 use super::outer;
 use super::units::{self, Dims};
 use super::{Anatomy, Block, BlockKind, params};
-use crate::scenario::{InvalidField, ModelStyle, Scenario};
+use crate::scenario::{Codec, InvalidField, ModelStyle, Scenario};
 
 impl Anatomy {
     /// Builds the units and costs of every block kind for `scenario` (validated first).
@@ -24,6 +24,11 @@ impl Anatomy {
         let local_seq = batch.seq_len / cp;
         let tokens = (local_seq * batch.micro_batch_size) as f64;
         let cluster = super::cluster::Cluster::of(scenario);
+        // A measured profile's codec replaces the GPU's set.
+        let codecs = match scenario.profile.as_ref().and_then(|p| p.codec) {
+            Some(c) => vec![Codec::single(c)],
+            None => scenario.gpu.codec_set(),
+        };
         let d = Dims {
             s: local_seq as f64,
             cp: cp as f64,
@@ -46,11 +51,7 @@ impl Anatomy {
             sp: par.sequence_parallel,
             flash: scenario.plan.flash_attention,
             style: m.style,
-            codec: scenario
-                .profile
-                .as_ref()
-                .and_then(|p| p.codec)
-                .unwrap_or(scenario.gpu.codec),
+            codecs: &codecs,
             qk_norm: m.qk_norm,
             mla: m.mla.map(|a| super::mla::MlaDims {
                 q_lora: a.q_lora_rank.map(|r| r as f64),
@@ -154,6 +155,7 @@ impl Anatomy {
             node_gpus: scenario.gpu.node_gpus,
             device_bytes: 0,
             pass_gather_s: 0.0,
+            codec_names: codecs.iter().map(|c| c.name.clone()).collect(),
         };
         anatomy.attention.fp8_weight_bytes = 2 * a8;
         anatomy.mlp.fp8_weight_bytes = 2 * m8;
@@ -213,12 +215,21 @@ impl Anatomy {
                     })
                     .collect();
                 known.dedup();
+                let names: Vec<&str> = known.iter().map(String::as_str).collect();
+                let bare: Vec<&str> = names
+                    .iter()
+                    .map(|n| n.split_once('.').map_or(*n, |(_, u)| u))
+                    .collect();
+                let hint = crate::scenario::presets::nearest(name, &names)
+                    .or_else(|| crate::scenario::presets::nearest(name, &bare))
+                    .map(|n| format!(" (did you mean '{n}'?)"))
+                    .unwrap_or_default();
                 return Err(InvalidField::new(
                     "plan.recompute_units",
                     name,
                     format!(
-                        "droppable units of this model: {}; or Megatron's --recompute-modules \
-                         names: {}",
+                        "droppable units of this model{hint}: {}; or Megatron's \
+                         --recompute-modules names: {}",
                         known.join(", "),
                         RecomputeModule::ALL
                             .iter()

@@ -35,4 +35,4 @@ mod precision_tests;
 
 pub use crate::scenario::params;
 pub use crate::scenario::{MeasuredProfile, UnitMeasurement};
-pub use types::{Anatomy, Block, BlockKind, CommTimes, Unit};
+pub use types::{Anatomy, Block, BlockKind, CommTimes, Unit, UnitCodec};

@@ -2,7 +2,6 @@
 //! stage and the two overlaps, each refused with the field, the value and the rule, as
 //! Megatron-LM's `validate_args` and Transformer Engine state them.
 
-use super::validate::limits;
 use super::{InvalidField, Scenario};
 
 /// Checks `cp`, `zero`, `overlap_param_gather` and `tp_comm_overlap` against the rest of the
@@ -10,13 +9,7 @@ use super::{InvalidField, Scenario};
 pub(super) fn check_job(s: &Scenario) -> Result<(), InvalidField> {
     let par = &s.parallel;
     let cp = u64::from(par.cp);
-    if cp == 0 || cp > limits::DEGREE {
-        return Err(InvalidField::new(
-            "parallel.cp",
-            cp,
-            format!("a whole number from 1 to {}", limits::DEGREE),
-        ));
-    }
+    super::ranges::CP.check_count(cp)?;
     let seq = s.batch.seq_len;
     if cp > 1 {
         // Transformer Engine's load-balanced ring cuts each sequence into 2 cp chunks.

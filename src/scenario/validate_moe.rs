@@ -3,6 +3,7 @@
 //! `ep x etp` folded into each stage's `t x cp x d` GPUs as Megatron-Core's
 //! `initialize_model_parallel` requires, each refused with the field, the value and the rule.
 
+use super::ranges;
 use super::validate::limits;
 use super::{InvalidField, ModelSpec, Scenario};
 
@@ -22,13 +23,12 @@ fn whole(field: &str, value: u64, min: u64, max: u64) -> Result<(), InvalidField
     Ok(())
 }
 
-/// Checks a model's expert, MLA and MTP fields.
+/// Checks the relations of a model's expert and MLA fields (each field's own range is in
+/// `ranges.rs`): top-k at most the experts, the dense layers at most the layers, each MLA
+/// head width times the heads within the widths allowed.
 pub(super) fn check_model(m: &ModelSpec) -> Result<(), InvalidField> {
     if let Some(e) = m.moe {
-        whole("model.experts", e.experts, 1, MAX_EXPERTS)?;
         whole("model.experts_per_token", e.experts_per_token, 1, e.experts)?;
-        whole("model.shared_experts", e.shared_experts, 0, MAX_EXPERTS)?;
-        whole("model.expert_ffn", e.expert_ffn, 1, limits::WIDTH)?;
         whole(
             "model.dense_layers",
             u64::from(e.dense_layers),
@@ -36,35 +36,11 @@ pub(super) fn check_model(m: &ModelSpec) -> Result<(), InvalidField> {
             u64::from(m.layers),
         )?;
     }
-    whole(
-        "model.mtp_layers",
-        u64::from(m.mtp_layers),
-        0,
-        u64::from(MAX_MTP_LAYERS),
-    )?;
     if let Some(a) = m.mla {
-        if let Some(q) = a.q_lora_rank {
-            whole("model.q_lora_rank", q, 1, limits::WIDTH)?;
-        }
-        whole("model.kv_lora_rank", a.kv_lora_rank, 1, limits::WIDTH)?;
-        whole(
-            "model.qk_head_dim",
-            a.qk_head_dim,
-            1,
-            limits::WIDTH / m.heads.max(1),
-        )?;
-        whole(
-            "model.qk_rope_dim",
-            a.qk_rope_dim,
-            0,
-            limits::WIDTH / m.heads.max(1),
-        )?;
-        whole(
-            "model.v_head_dim",
-            a.v_head_dim,
-            1,
-            limits::WIDTH / m.heads.max(1),
-        )?;
+        let most = limits::WIDTH / m.heads.max(1);
+        whole("model.qk_head_dim", a.qk_head_dim, 1, most)?;
+        whole("model.qk_rope_dim", a.qk_rope_dim, 0, most)?;
+        whole("model.v_head_dim", a.v_head_dim, 1, most)?;
     }
     Ok(())
 }
@@ -73,16 +49,10 @@ pub(super) fn check_model(m: &ModelSpec) -> Result<(), InvalidField> {
 pub(super) fn check_layout(s: &Scenario) -> Result<(), InvalidField> {
     let par = &s.parallel;
     let (ep, etp) = (u64::from(par.ep), u64::from(par.etp));
-    whole("parallel.ep", ep, 1, limits::DEGREE)?;
-    whole("parallel.etp", etp, 1, limits::DEGREE)?;
+    ranges::EP.check_count(ep)?;
+    ranges::ETP.check_count(etp)?;
     let imbalance = s.plan.routing_imbalance;
-    if !(imbalance.is_finite() && (1.0..=1e6).contains(&imbalance)) {
-        return Err(InvalidField::new(
-            "plan.routing_imbalance",
-            imbalance,
-            "a number from 1 (balanced routing) to 1000000",
-        ));
-    }
+    ranges::ROUTING_IMBALANCE.check(imbalance)?;
     let Some(e) = s.model.moe else {
         for (field, v) in [("parallel.ep", ep), ("parallel.etp", etp)] {
             if v > 1 {

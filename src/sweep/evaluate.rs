@@ -20,6 +20,35 @@ use crate::solve::{ScheduleMemo, SolveOptions, fixed_peak_bytes, solve_on};
 
 use crate::scenario::GIB;
 
+/// The scenario a sweep starts from: `sc` with everything the sweep enumerates reset (one
+/// GPU, no context parallelism, sequence parallelism off, ZeRO 0, one micro-batch of one
+/// sequence, one chunk, `1f1b` with no strategy; the precision stays `sc`'s, the sweep's
+/// default); every other setting (model, GPU, sequence length, budget or reserve, flash,
+/// partition, gradient overlap, gradient bytes, objective, limits, profile) is kept, but not
+/// the parameter-gather and tensor-parallel overlaps, which one GPU cannot run (a sweep
+/// applies them per configuration, where it allows them). The command line and the UI's sweep view both start here.
+pub fn starting_scenario(sc: &Scenario) -> Scenario {
+    let reset = Config {
+        gpus: 1,
+        t: 1,
+        cp: 1,
+        ep: 1,
+        etp: 1,
+        p: 1,
+        d: 1,
+        b: 1,
+        m: 1,
+        chunks: 1,
+        sp: false,
+        distributed_optimizer: false,
+        zero: Zero::Off,
+        precision: sc.parallel.precision,
+        schedule: crate::scenario::ScheduleKind::OneFOneB,
+        strategy: crate::scenario::Strategy::None,
+    };
+    scenario_for(sc, &reset)
+}
+
 /// `base` with the configuration's layout, batch, schedule and strategy; every other setting
 /// (model, GPU, sequence length, budget, flash, objective, ...) is the base's.
 pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {

@@ -211,6 +211,32 @@ fn the_exposed_exchange_is_cp_comm_in_the_breakdown() {
     assert_eq!(v["precision"], "bf16");
     assert_eq!(v["gpus"], 4);
     assert!(v["time_breakdown_s"]["cp_comm"].is_number());
+    // The text form's first line gives the job as t x cp x p x d.
+    let (ok, out, err) = pipescope(&[
+        "plan",
+        "--model",
+        "llama3.1-8b",
+        "--gpu",
+        "h100-80gb",
+        "-t",
+        "2",
+        "--sp",
+        "-p",
+        "1",
+        "--cp",
+        "2",
+        "-s",
+        "8192",
+        "-m",
+        "2",
+        "--strategy",
+        "none",
+        "--reserve-gib",
+        "0",
+    ]);
+    assert!(ok, "{err}");
+    let head = out.lines().next().unwrap_or_default();
+    assert!(head.contains("on 4 GPUs (t2 x cp2 x p1 x d1)"), "{head}");
 }
 
 #[test]
@@ -246,6 +272,22 @@ fn refusals_name_the_flag_the_value_and_the_rule() {
     // Out of range.
     let err = refused(&["--cp", "0"]);
     assert!(err.contains("--cp") && err.contains("from 1"), "{err}");
+    // Too large for the flag's type: the same range, not "written in digits".
+    for value in ["99999999999", "-2", "65537"] {
+        let err = refused(&["--cp", value]);
+        assert!(
+            err.contains("--cp") && err.contains(value) && err.contains("from 1 to 65536"),
+            "{err}"
+        );
+    }
+    // A stage or format that does not exist names the ones that do.
+    let err = refused(&["--zero", "2"]);
+    assert!(err.contains("--zero") && err.contains("0, 1, 3"), "{err}");
+    let err = refused(&["--precision", "fp4"]);
+    assert!(
+        err.contains("--precision") && err.contains("bf16, fp8"),
+        "{err}"
+    );
     // With SP, each rank's s / cp tokens split over t.
     let err = refused(&["--cp", "2", "-t", "8", "--sp", "-s", "8200"]);
     assert!(err.contains("-s/--seq") && err.contains("8200"), "{err}");
