@@ -232,6 +232,36 @@ fn megatron_moe_module_names_select_their_units() {
     assert_eq!(err.field, "plan.recompute_units");
 }
 
+/// AdaPipe's multi-chunk partition search counts whole layers per device: on a chain whose
+/// layers are all alike (Qwen3: attention + MoE) it searches them, holding MoE blocks; where
+/// they differ (DeepSeek-V3's dense and MTP layers) it keeps the even partition and says so.
+#[test]
+fn adapipe_on_interleaved_searches_alike_layers_and_keeps_even_where_they_differ() {
+    let note = "this model's layers differ";
+    let mut alike = moe_scenario("qwen3-30b-a3b", 8);
+    alike.model.layers = 8;
+    alike.plan.schedule = pipescope::ScheduleKind::Interleaved;
+    alike.parallel.chunks = 2;
+    alike.batch.micro_batches = 4;
+    alike.plan.strategy = Strategy::AdaPipe;
+    let o = pipescope::solve(&alike).unwrap();
+    assert!(o.notes.iter().all(|n| !n.contains(note)), "{:?}", o.notes);
+    assert!(
+        o.stages
+            .iter()
+            .all(|st| st.moe_blocks > 0 && st.mlp_blocks == 0)
+    );
+    let mut differ = alike.clone();
+    differ.model = moe_scenario("deepseek-v3", 8).model;
+    differ.model.layers = 8;
+    differ.model.moe = differ.model.moe.map(|mut e| {
+        e.dense_layers = 2;
+        e
+    });
+    let o = pipescope::solve(&differ).unwrap();
+    assert!(o.notes.iter().any(|n| n.contains(note)), "{:?}", o.notes);
+}
+
 #[test]
 fn full_recomputation_recomputes_the_moe_and_mtp_blocks_too() {
     let mut s = moe_scenario("deepseek-v3", 8);
