@@ -262,6 +262,28 @@ fn adapipe_on_interleaved_searches_alike_layers_and_keeps_even_where_they_differ
     assert!(o.notes.iter().any(|n| n.contains(note)), "{:?}", o.notes);
 }
 
+/// A Megatron layout names DeepSeek's MTP layer `m`, after every `t`: the split follows it
+/// (the MTP layer's two blocks on the last stage, before the loss).
+#[test]
+fn a_layout_places_the_mtp_layer_where_its_m_stands() {
+    let mut s = moe_scenario("deepseek-v3", 8);
+    s.model.layers = 8;
+    s.model.moe = s.model.moe.map(|mut e| {
+        e.dense_layers = 2;
+        e
+    });
+    s.plan.strategy = Strategy::Full;
+    s.plan.layout = Some(pipescope::PipelineLayout::parse("Et*5|t*3mL").unwrap());
+    let o = pipescope::solve(&s).unwrap();
+    assert_eq!(o.stages[0].ranges, vec![[0, 10]]);
+    assert_eq!(o.stages[1].ranges, vec![[11, 19]]);
+    assert_eq!((o.stages[1].mtp_blocks, o.stages[0].mtp_blocks), (1, 0));
+    // An `m` before a `t` is refused with its column.
+    s.plan.layout = Some(pipescope::PipelineLayout::parse("Et*4m|t*4L").unwrap());
+    let e = pipescope::solve(&s).unwrap_err().to_string();
+    assert!(e.contains("before a `t`"), "{e}");
+}
+
 #[test]
 fn full_recomputation_recomputes_the_moe_and_mtp_blocks_too() {
     let mut s = moe_scenario("deepseek-v3", 8);
