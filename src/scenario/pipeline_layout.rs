@@ -254,7 +254,7 @@ impl PipelineLayout {
                 reason: format!("{m} `m` where the model has {mtp_layers} MTP layers"),
             });
         }
-        let last_t = all().filter(|l| l.0 == LayoutLayer::Decoder).last();
+        let last_t = all().rfind(|l| l.0 == LayoutLayer::Decoder);
         if let (Some((_, first_m)), Some((_, t_col))) = (mtps().next(), last_t)
             && first_m < t_col
         {
