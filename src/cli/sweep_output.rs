@@ -175,9 +175,25 @@ fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
     let pd = decimals_apart(&sorted_peaks, 2);
     let tw = (td + 6).max(9);
     let pw = (pd + 6).max(9);
+    // A mixture of experts' expert layout (`ep`, or `ep x etp`), shown where any configuration
+    // of the sweep splits experts.
+    let experts = result
+        .rows
+        .iter()
+        .any(|r| r.config.ep > 1 || r.config.etp > 1);
+    let ep_cell = |c: &pipescope::SweepConfig| match (experts, c.etp) {
+        (false, _) => String::new(),
+        (true, 1) => format!(" {:>5}", c.ep),
+        (true, etp) => format!(" {:>5}", format!("{}x{etp}", c.ep)),
+    };
+    let ep_head = if experts {
+        format!(" {:>5}", "ep")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "{:>3} {:>5} {:>3} {:>2} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<4} {:<11} {:<gw$} {:>tw$} {:>9} {:>6} {:>pw$}",
+        "{:>3} {:>5} {:>3} {:>2}{ep_head} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<4} {:<11} {:<gw$} {:>tw$} {:>9} {:>6} {:>pw$}",
         "#",
         "gpus",
         "t",
@@ -203,11 +219,12 @@ fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
         let yn = |b: bool| if b { "on" } else { "-" };
         let _ = writeln!(
             s,
-            "{:>3} {:>5} {:>3} {:>2} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<4} {:<11} {:<gw$} {:>tw$.td$} {:>9.0} {:>5.1}% {:>pw$.pd$}",
+            "{:>3} {:>5} {:>3} {:>2}{} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<4} {:<11} {:<gw$} {:>tw$.td$} {:>9.0} {:>5.1}% {:>pw$.pd$}",
             n + 1,
             c.gpus,
             c.t,
             c.cp,
+            ep_cell(c),
             c.p,
             c.d,
             c.b,
