@@ -2,9 +2,10 @@
 //! t 8, d 1, m 64, 1f1b, adapipe, budget 70 GiB (goal < 2 ms median); Llama 3 405B on H100,
 //! s 8192, p 16, t 8, m 128, 1f1b, adapipe (goal < 10 ms); the first on `interleaved` (v 2),
 //! where adapipe searches the layers per device; one `compare` of every strategy
-//! on the first, sequentially (goal < 20 ms); and one solve at the size limit
+//! on the first, sequentially (goal < 20 ms); one solve at the size limit
 //! (`schedule::MAX_CELLS` micro-batch-chunks: tiny-4x8 at p 4, m 32768), which the limit keeps
-//! within about a second.
+//! within about a second; and DeepSeek-V3 on 1,024 H100s (p 16, t 1, d 64, ep 64, ZeRO-1,
+//! s 4096, m 64, 1f1b, adapipe; goal < 20 ms).
 
 use std::hint::black_box;
 
@@ -53,6 +54,29 @@ fn llama() -> Option<Scenario> {
     Some(s)
 }
 
+fn deepseek() -> Option<Scenario> {
+    let c = Catalog::builtin();
+    let mut s = c.scenario("gpt3-175b-16k").ok()?;
+    let o = ScenarioOverrides {
+        model: Some("deepseek-v3".into()),
+        gpu: Some("h100-80gb".into()),
+        pp: Some(16),
+        tp: Some(1),
+        dp: Some(64),
+        ep: Some(64),
+        sp: Some(false),
+        zero: Some(pipescope::Zero::Optimizer),
+        seq_len: Some(4096),
+        micro_batch_size: Some(1),
+        micro_batches: Some(64),
+        budget_gib: Some(79.6),
+        strategy: Some(Strategy::AdaPipe),
+        ..ScenarioOverrides::default()
+    };
+    o.apply(&mut s, &c).ok()?;
+    Some(s)
+}
+
 fn bench(c: &mut Criterion) {
     let (Some(g), Some(l)) = (gpt3(), llama()) else {
         eprintln!("presets missing: nothing to bench");
@@ -64,6 +88,11 @@ fn bench(c: &mut Criterion) {
     c.bench_function("solve llama3-405b s8k p16 m128 adapipe", |b| {
         b.iter(|| solve(black_box(&l)).map(|o| o.iteration_time_s))
     });
+    if let Some(d) = deepseek() {
+        c.bench_function("solve deepseek-v3 1024 h100 ep64 adapipe", |b| {
+            b.iter(|| solve(black_box(&d)).map(|o| o.iteration_time_s))
+        });
+    }
     let mut interleaved = g.clone();
     interleaved.plan.schedule = pipescope::ScheduleKind::Interleaved;
     c.bench_function("solve gpt3-175b s16k p8 m64 interleaved adapipe", |b| {

@@ -72,8 +72,12 @@ pub struct StageOutcome {
     pub ranges: Vec<[usize; 2]>,
     /// Attention blocks held.
     pub attention_blocks: u32,
-    /// MLP blocks held.
+    /// Dense MLP blocks held.
     pub mlp_blocks: u32,
+    /// Mixture-of-experts blocks held.
+    pub moe_blocks: u32,
+    /// Multi-token-prediction blocks (an MTP layer's projection and attention) held.
+    pub mtp_blocks: u32,
     /// Weights, gradients and optimizer state, bytes.
     pub static_bytes: u64,
     /// Kept tensors resident on the device at its peak (what is on the host at that moment
@@ -82,6 +86,9 @@ pub struct StageOutcome {
     /// bf16 weights of `static_bytes` (with the fp8 recipe's cast; with ZeRO-3 the shard plus
     /// the layers gathered at a time), bytes.
     pub weights_bytes: u64,
+    /// The routed experts' part of `weights_bytes` (their bf16 weights, with the fp8 recipe's
+    /// cast; with ZeRO-3 their shard over the expert data-parallel group), bytes.
+    pub expert_weights_bytes: u64,
     /// Gradients of `static_bytes` (fp32, or 16-bit with `--grad-bytes 2`; with ZeRO-3 the
     /// shard plus one layer's unsharded gradient), bytes.
     pub grads_bytes: u64,
@@ -154,6 +161,10 @@ pub struct Outcome {
     /// ZeRO stage over the `d x cp` data-parallel ranks: 0, 1 (distributed optimizer) or 3
     /// (Megatron-FSDP).
     pub zero: u8,
+    /// Expert-parallel size `ep` (1 for a dense model).
+    pub ep: u32,
+    /// Expert tensor-parallel size `etp` (1 for a dense model).
+    pub etp: u32,
     /// Sequences per iteration over all replicas, `m x b x d`.
     pub global_batch: u64,
     /// Tokens trained per second by the whole job.

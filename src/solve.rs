@@ -289,7 +289,13 @@ pub(crate) fn run(
     let stages = kind.stages(p, scenario.parallel.chunks) as usize;
     let partition = scenario.plan.partition;
     let layout = scenario.plan.layout.as_ref();
-    let even = split::chain_split(anatomy.layers, stages, partition, layout).ok_or_else(|| {
+    let even = split::chain_split(
+        (anatomy.layers, anatomy.layers - anatomy.main_layers),
+        stages,
+        partition,
+        layout,
+    )
+    .ok_or_else(|| {
         InvalidField::new(
             "parallel.pp",
             p,
@@ -481,7 +487,6 @@ fn plan_and_simulate(
             sim::simulate(&sched, &costs).map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
         let pipeline_s = simulation.makespan;
         sim::job::finish(&mut simulation, &job::job_costs(scenario, anatomy, &plan));
-        sim::collectives::annotate(&mut simulation, &job::chunk_comm(anatomy, &plan));
         if best
             .as_ref()
             .is_none_or(|b| simulation.makespan < b.simulation.makespan)
@@ -495,6 +500,10 @@ fn plan_and_simulate(
                 copy_ratio,
             });
         }
+    }
+    // The collectives inside the ops move nothing: they are drawn for the plan kept only.
+    if let Some(b) = best.as_mut() {
+        sim::collectives::annotate(&mut b.simulation, &job::chunk_comm(anatomy, &b.plan));
     }
     Ok(best)
 }

@@ -1,9 +1,10 @@
 //! [`Anatomy::build`]: the block chain of a scenario with sizes, FLOPs and times.
 
 use super::cost::Machine;
+use super::megatron_modules::RecomputeModule;
 use super::outer;
 use super::units::{self, Dims};
-use super::{Anatomy, params};
+use super::{Anatomy, Block, BlockKind, params};
 use crate::scenario::{Codec, InvalidField, ModelStyle, Scenario};
 
 impl Anatomy {
@@ -51,6 +52,14 @@ impl Anatomy {
             flash: scenario.plan.flash_attention,
             style: m.style,
             codecs: &codecs,
+            qk_norm: m.qk_norm,
+            mla: m.mla.map(|a| super::mla::MlaDims {
+                q_lora: a.q_lora_rank.map(|r| r as f64),
+                kv_lora: a.kv_lora_rank as f64,
+                nope: a.qk_head_dim as f64,
+                rope: a.qk_rope_dim as f64,
+                v: a.v_head_dim as f64,
+            }),
         };
         let machine = Machine::new(&scenario.gpu, par.tp).with_precision(par.precision);
         let bpp = params::bytes_per_param(scenario);
@@ -58,15 +67,22 @@ impl Anatomy {
             ModelStyle::Gpt => m.max_positions.unwrap_or(batch.seq_len),
             ModelStyle::Llama => 0,
         };
+        let expert_bpp = params::expert_bytes_per_param(scenario);
+        let ep_etp = u64::from(par.ep.max(1)) * u64::from(par.etp.max(1));
+        // Parameters on a device and their static bytes: the routed experts (split over
+        // `ep x etp`) at the expert data-parallel group's rate, the rest at the stage's.
         let per_device = |p: params::BlockParams| {
-            let n = p.per_device(t);
-            (n, params::static_bytes(n, bpp))
+            let n = p.per_device(t, ep_etp);
+            let experts = p.expert_per_device(ep_etp);
+            let bytes =
+                params::static_bytes(n - experts, bpp) + params::static_bytes(experts, expert_bpp);
+            (n, bytes)
         };
         // Under the fp8 recipe each layer block also holds the fp8 cast of its linear
         // weights and its transpose (2 bytes a weight) through the iteration.
         let fp8_weights = |p: params::BlockParams| {
             if machine.fp8() {
-                p.sharded / t.max(1)
+                p.sharded / t.max(1) + p.expert_per_device(ep_etp)
             } else {
                 0
             }
@@ -79,6 +95,45 @@ impl Anatomy {
         );
         let (ep, esb) = per_device(params::embedding(m, vocab, positions));
         let (hp, hsb) = per_device(params::head(m, vocab, par.pp));
+        let moe_params = params::moe(m);
+        let (xp, xsb) = per_device(moe_params);
+        let x8 = fp8_weights(moe_params);
+        let mtp_params = params::mtp(m, vocab);
+        let (tp_, tsb) = per_device(mtp_params);
+        let t8 = fp8_weights(mtp_params);
+        let moe_dims = m.moe.map(|e| {
+            let (epf, etpf) = (f64::from(par.ep.max(1)), f64::from(par.etp.max(1)));
+            super::moe::MoeDims {
+                experts: e.experts as f64,
+                local_experts: e.experts as f64 / epf,
+                top_k: e.experts_per_token as f64,
+                expert_ffn: e.expert_ffn as f64 / etpf,
+                shared_ffn: (e.shared_experts * e.expert_ffn) as f64 / tf,
+                etp: etpf,
+                imbalance: scenario.plan.routing_imbalance.max(1.0),
+                a2a_s_per_byte: if scenario.plan.deepep {
+                    cluster.ep_deepep_s_per_byte(
+                        u64::from(par.ep),
+                        u64::from(par.etp),
+                        e.experts_per_token as f64,
+                    )
+                } else {
+                    cluster.ep_all_to_all_s(1.0, u64::from(par.ep), u64::from(par.etp))
+                },
+                etp_s_per_byte: cluster.etp_gather_s(1.0, u64::from(par.etp)),
+            }
+        });
+        let moe_block = match &moe_dims {
+            Some(e) => super::moe::moe(&machine, &d, e, xp, xsb + 2 * x8),
+            None => Block::empty(BlockKind::Moe),
+        };
+        let mtp_block = if m.mtp_layers > 0 {
+            super::mtp::mtp(&machine, &d, tp_, tsb + 2 * t8)
+        } else {
+            Block::empty(BlockKind::Mtp)
+        };
+        // A dense model's MTP layers have a dense MLP as well.
+        let dense_layers = m.moe.map_or(m.chain_layers(), |e| e.dense_layers);
 
         let p2p_bytes = 2.0 * d.tokens_sp * d.h;
         let host = HostRates::of(scenario);
@@ -92,11 +147,15 @@ impl Anatomy {
             (p2p_bytes, 0.0)
         };
         let mut anatomy = Anatomy {
-            layers: m.layers,
+            layers: m.chain_layers(),
+            main_layers: m.layers,
+            dense_layers,
             embedding: outer::embedding(&machine, &d, ep, esb),
             attention: units::attention(&machine, &d, ap, asb + 2 * a8),
             mlp: units::mlp(&machine, &d, mp, msb + 2 * m8),
-            head: outer::head(&machine, &d, hp, hsb),
+            moe: moe_block,
+            mtp: mtp_block,
+            head: outer::head(&machine, &d, f64::from(1 + m.mtp_layers), hp, hsb),
             logits_transient_bytes: (10.0 * tokens * d.vocab).round() as u64,
             p2p_bytes: p2p_bytes.round() as u64,
             p2p_intra_s: p2p_wire_bytes / (scenario.gpu.link_gbps * 1e9 * link_eff) + p2p_gather_s,
@@ -117,6 +176,9 @@ impl Anatomy {
         }
         anatomy.attention.fp8_weight_bytes = 2 * a8;
         anatomy.mlp.fp8_weight_bytes = 2 * m8;
+        anatomy.moe.fp8_weight_bytes = 2 * x8;
+        anatomy.mtp.fp8_weight_bytes = 2 * t8;
+        anatomy.moe.expert_params = moe_params.expert_per_device(ep_etp);
         if let Some(profile) = &scenario.profile {
             profile.apply(&mut anatomy);
         }
@@ -130,6 +192,10 @@ impl Anatomy {
     /// unit is refused, listing the ones that exist.
     fn mark_named(&mut self, names: &[String]) -> Result<(), InvalidField> {
         for name in names {
+            if let Some(module) = RecomputeModule::from_name(name) {
+                self.mark_module(module, name)?;
+                continue;
+            }
             let (kind, unit) = match name.split_once('.') {
                 Some((k, u)) => (Some(k), u),
                 None => (None, name.as_str()),
@@ -139,6 +205,8 @@ impl Anatomy {
                 &mut self.embedding,
                 &mut self.attention,
                 &mut self.mlp,
+                &mut self.moe,
+                &mut self.mtp,
                 &mut self.head,
             ] {
                 if kind.is_some_and(|k| k != block.kind.name()) {
@@ -154,7 +222,7 @@ impl Anatomy {
                 }
             }
             if !found {
-                let mut known: Vec<String> = [&self.attention, &self.mlp]
+                let mut known: Vec<String> = [&self.attention, &self.mlp, &self.moe, &self.mtp]
                     .iter()
                     .flat_map(|b| {
                         b.units
@@ -176,26 +244,77 @@ impl Anatomy {
                 return Err(InvalidField::new(
                     "plan.recompute_units",
                     name,
-                    format!("droppable units of this model{hint}: {}", known.join(", ")),
+                    format!(
+                        "droppable units of this model{hint}: {}; or Megatron's \
+                         --recompute-modules names: {}",
+                        known.join(", "),
+                        RecomputeModule::ALL
+                            .iter()
+                            .map(|m| m.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 ));
             }
         }
         Ok(())
     }
 
-    /// Activation bytes of one attention plus one MLP block with every unit kept.
-    pub fn layer_bytes(&self) -> u64 {
-        self.attention.all_units_bytes() + self.mlp.all_units_bytes()
+    /// Marks the units Megatron's `--recompute-modules` name `module` recomputes; a module
+    /// that recomputes nothing droppable in this model is refused.
+    fn mark_module(&mut self, module: RecomputeModule, name: &str) -> Result<(), InvalidField> {
+        let mut found = false;
+        for block in [
+            &mut self.attention,
+            &mut self.mlp,
+            &mut self.moe,
+            &mut self.mtp,
+        ] {
+            let kind = block.kind;
+            for u in block.units.iter_mut() {
+                if !u.forced && module.recomputes(kind, u) {
+                    u.named = true;
+                    found = true;
+                }
+            }
+        }
+        if found {
+            return Ok(());
+        }
+        Err(InvalidField::new(
+            "plan.recompute_units",
+            name,
+            "a Megatron module this model has units for (core_attn; mla_up_proj with multi-head \
+             latent attention; layernorm with MLA or experts; mlp with dense layers; moe, moe_act \
+             and shared_experts with experts), or a unit name",
+        ))
     }
 
-    /// Forward seconds of one whole layer (attention + MLP): the cost of recomputing it.
+    /// The MLP of most of the model's layers: the MoE block of a mixture of experts whose
+    /// MoE layers outnumber its dense ones, else the dense MLP block.
+    fn common_mlp(&self) -> &Block {
+        if self.main_layers - self.dense_layers.min(self.main_layers) > self.dense_layers {
+            &self.moe
+        } else {
+            &self.mlp
+        }
+    }
+
+    /// Activation bytes of one attention block plus one MLP (or MoE) block with every unit
+    /// kept.
+    pub fn layer_bytes(&self) -> u64 {
+        self.attention.all_units_bytes() + self.common_mlp().all_units_bytes()
+    }
+
+    /// Forward seconds of one whole layer (attention + MLP or MoE): the cost of recomputing
+    /// it.
     pub fn layer_forward_s(&self) -> f64 {
-        self.attention.forward_s + self.mlp.forward_s
+        self.attention.forward_s + self.common_mlp().forward_s
     }
 
     /// Backward seconds (B + W) of one whole layer.
     pub fn layer_backward_s(&self) -> f64 {
-        self.attention.backward_s() + self.mlp.backward_s()
+        self.attention.backward_s() + self.common_mlp().backward_s()
     }
 }
 

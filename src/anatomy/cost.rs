@@ -81,6 +81,17 @@ impl AddAssign for Piece {
     }
 }
 
+impl Mul<f64> for Piece {
+    type Output = Piece;
+    fn mul(self, k: f64) -> Piece {
+        Piece {
+            fwd: self.fwd * k,
+            b: self.b * k,
+            w: self.w * k,
+        }
+    }
+}
+
 /// Where a layer linear's fp8 input cast is charged (see [`Machine::layer_linear`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputCast {
@@ -242,6 +253,42 @@ impl<'a> Machine<'a> {
             fwd: self.gemm_fp8(m, k, n),
             b: self.gemm_fp8(m, n, k) + self.mem(4.0 * m * n),
             w: self.gemm_fp8(k, m, n) + transpose,
+        }
+    }
+
+    /// A grouped GEMM: `groups` GEMMs `[m/groups, k] x [k, n]` (one per local expert, the
+    /// rows split evenly) in one kernel, at the grouped-GEMM efficiency of one group's FLOPs
+    /// (`grouped_matrix`, a small expert's GEMM being slower than one large GEMM); under the
+    /// fp8 recipe at the fp8 peak on the fp8 curve at that size, with 1-byte operands.
+    pub fn grouped_gemm(&self, m: f64, k: f64, n: f64, groups: f64) -> Work {
+        let flops = 2.0 * m * k * n;
+        let per_group = flops / groups.max(1.0);
+        let weights = groups.max(1.0) * k * n;
+        if flops <= 0.0 {
+            return Work::default();
+        }
+        if self.fp8 {
+            let tc = flops / (self.fp8_peak_flops * self.eff.matrix_fp8_at(per_group));
+            return self.kernel(flops, m * k + weights + 2.0 * m * n, tc);
+        }
+        let tc = flops / (self.peak_flops * self.eff.grouped_at(per_group));
+        self.kernel(flops, 2.0 * (m * k + weights + m * n), tc)
+    }
+
+    /// The routed experts' linear layer as Transformer Engine's `GroupedLinear` runs it:
+    /// `m` rows over `groups` experts, `[., k] x [k, n]` each, with its input-gradient and
+    /// weight-gradient grouped GEMMs; under the fp8 recipe the output gradient is cast and
+    /// transposed in the backward as for [`Machine::layer_linear`].
+    pub fn grouped_linear(&self, m: f64, k: f64, n: f64, groups: f64) -> Piece {
+        let cast = if self.fp8 {
+            self.mem(4.0 * m * n)
+        } else {
+            Work::default()
+        };
+        Piece {
+            fwd: self.grouped_gemm(m, k, n, groups),
+            b: self.grouped_gemm(m, n, k, groups) + cast,
+            w: self.grouped_gemm(k, m, n, groups),
         }
     }
 

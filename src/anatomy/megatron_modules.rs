@@ -6,9 +6,15 @@
 //! the core attention (its inputs q, k, v stay; its output stays as the out-projection's
 //! input), `mlp` checkpoints the dense MLP module (its input, the residual stream, stays;
 //! the bias-dropout-add after it is outside), and `layernorm` discards the output of a
-//! separate norm module, which Transformer Engine layers do not have (the norm is part of
-//! the next GEMM), so it recomputes nothing there. Megatron's `full` granularity is not a
-//! module: it recomputes whole layers (see [`full_layer_recomputes`]).
+//! separate norm module: dense Transformer Engine layers have none (the norm is part of the
+//! next GEMM), but multi-head latent attention's input norm and a mixture of experts'
+//! pre-MLP norm are modules of their own (their next layers are plain linears and the
+//! router). From `MLASelfAttention` and `MoELayer`: `mla_up_proj` checkpoints the up
+//! projections with their fused norms and RoPE (q, k and v and the normed latents),
+//! `moe_act` the routed experts' activation, `moe` the whole MoE layer after its norm,
+//! `shared_experts` the shared experts. `mlp` applies to dense MLPs only (Megatron-Core
+//! turns it off for MoE layers). Megatron's `full` granularity is not a module: it
+//! recomputes whole layers (see [`full_layer_recomputes`]).
 
 use super::{BlockKind, Unit};
 
@@ -26,11 +32,31 @@ pub enum RecomputeModule {
     Layernorm,
     /// `mlp`: the dense MLP module (norm, first GEMM, activation).
     Mlp,
+    /// `mla_up_proj`: multi-head latent attention's up projections (with their norms and
+    /// RoPE).
+    MlaUpProj,
+    /// `moe_act`: the routed experts' activation.
+    MoeAct,
+    /// `moe`: the whole mixture-of-experts layer after its norm.
+    Moe,
+    /// `shared_experts`: the shared experts of a mixture of experts.
+    SharedExperts,
 }
+
+/// Multi-head latent attention's units that `mla_up_proj` recomputes.
+const MLA_UP_PROJ: [&str; 5] = ["q_ln_out", "kv_ln_out", "q_up", "k_up", "v_up"];
 
 impl RecomputeModule {
     /// Every module, in the order Megatron's documentation lists them.
-    pub const ALL: &'static [RecomputeModule] = &[Self::CoreAttn, Self::Layernorm, Self::Mlp];
+    pub const ALL: &'static [RecomputeModule] = &[
+        Self::CoreAttn,
+        Self::MlaUpProj,
+        Self::Layernorm,
+        Self::MoeAct,
+        Self::Moe,
+        Self::Mlp,
+        Self::SharedExperts,
+    ];
 
     /// The name Megatron's `--recompute-modules` takes.
     pub fn name(self) -> &'static str {
@@ -38,17 +64,41 @@ impl RecomputeModule {
             Self::CoreAttn => "core_attn",
             Self::Layernorm => "layernorm",
             Self::Mlp => "mlp",
+            Self::MlaUpProj => "mla_up_proj",
+            Self::MoeAct => "moe_act",
+            Self::Moe => "moe",
+            Self::SharedExperts => "shared_experts",
         }
+    }
+
+    /// The module called `name` on Megatron's command line.
+    pub fn from_name(name: &str) -> Option<RecomputeModule> {
+        Self::ALL.iter().copied().find(|m| m.name() == name)
     }
 
     /// Whether this module recomputes `unit` of a block of `kind` (instead of keeping it).
     pub fn recomputes(self, kind: BlockKind, unit: &Unit) -> bool {
+        let attention = matches!(kind, BlockKind::Attention | BlockKind::Mtp);
+        let name = unit.name.as_str();
         match self {
-            Self::CoreAttn => kind == BlockKind::Attention && unit.core_attention,
-            // Transformer Engine fuses both norms into the GEMM after them: the layer's
-            // norm modules are identities and the norm output is saved inside that GEMM.
-            Self::Layernorm => false,
-            Self::Mlp => kind == BlockKind::Mlp && !unit.forced && unit.name != RESIDUAL_MASK,
+            Self::CoreAttn => attention && unit.core_attention,
+            // Transformer Engine fuses the dense layers' norms into the GEMM after them (those
+            // norm modules are identities); MLA's input norm and the MoE pre-MLP norm are not.
+            Self::Layernorm => {
+                (attention && name == "input_norm_out")
+                    || (kind == BlockKind::Moe && name == "norm_out")
+            }
+            Self::Mlp => kind == BlockKind::Mlp && !unit.forced && name != RESIDUAL_MASK,
+            Self::MlaUpProj => attention && MLA_UP_PROJ.contains(&name),
+            Self::MoeAct => kind == BlockKind::Moe && name == "act_out",
+            Self::Moe => {
+                kind == BlockKind::Moe
+                    && !unit.forced
+                    && name != RESIDUAL_MASK
+                    && name != "norm_out"
+                    && !name.starts_with("shared_")
+            }
+            Self::SharedExperts => kind == BlockKind::Moe && name.starts_with("shared_"),
         }
     }
 }
@@ -59,8 +109,8 @@ impl RecomputeModule {
 /// layer it is recomputed from the attention block). Embedding and head are outside.
 pub fn full_layer_recomputes(kind: BlockKind, unit: &Unit) -> bool {
     match kind {
-        BlockKind::Attention => !unit.forced,
-        BlockKind::Mlp => true,
+        BlockKind::Attention | BlockKind::Mtp => !unit.forced,
+        BlockKind::Mlp | BlockKind::Moe => true,
         BlockKind::Embedding | BlockKind::Head => false,
     }
 }

@@ -15,8 +15,12 @@
 mod build;
 pub mod cluster;
 pub mod cost;
+mod expert_comm;
 mod fsdp;
 pub mod megatron_modules;
+mod mla;
+mod moe;
+mod mtp;
 mod outer;
 mod profile;
 mod ring;

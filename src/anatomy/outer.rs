@@ -46,18 +46,21 @@ pub fn embedding(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
     k.finish(params, static_bytes)
 }
 
-/// The head (block 2L+1): final norm (its input kept), the output projection (its input
-/// kept; gathered first with SP) and the vocabulary-parallel cross-entropy. The logits
-/// themselves are the transient `Anatomy::logits_transient_bytes`.
-pub fn head(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
+/// The head (the last block): final norm (its input kept), the output projection (its input
+/// kept; gathered first with SP) and the vocabulary-parallel cross-entropy, `losses` times
+/// (1 + the model's MTP layers). The logits themselves are the transient
+/// `Anatomy::logits_transient_bytes`.
+pub fn head(m: &Machine, d: &Dims, losses: f64, params: u64, static_bytes: u64) -> Block {
     let mut k = Builder::new(m, d, BlockKind::Head);
     let x = 2.0 * d.tokens_sp * d.h;
     k.input("input", x);
     let proj = m.linear(d.tokens, d.h, d.vocab);
     norm_then_gather(&mut k, m, d, "norm_out", &proj, false);
-    k.model_flops += proj.fwd.flops;
+    k.model_flops += losses * proj.fwd.flops;
     let logits = d.tokens * d.vocab;
     let loss = m.elementwise(2.0 * logits + 4.0 * logits + 8.0 * logits, 6.0 * logits);
-    k.other += proj + loss;
+    // Each multi-token-prediction layer adds one more projection through the shared output
+    // head and one more loss, run one after the other (their logits are not alive at once).
+    k.other += (proj + loss) * losses;
     k.finish(params, static_bytes)
 }

@@ -17,7 +17,7 @@ use crate::scenario::presets::nearest;
 use crate::scenario::{CodecSpec, InvalidField, ranges};
 
 /// Block kinds a profile may name.
-pub const BLOCK_KINDS: [&str; 4] = ["embedding", "attention", "mlp", "head"];
+pub const BLOCK_KINDS: [&str; 6] = ["embedding", "attention", "mlp", "moe", "mtp", "head"];
 
 /// Every unit name of any model style or attention implementation.
 pub const UNIT_NAMES: [&str; 17] = [
@@ -227,16 +227,13 @@ impl MeasuredProfile {
     /// backward is split into B and W in the cost model's proportion; a unit's new size
     /// keeps the cost model's compression ratio.
     pub fn apply(&self, anatomy: &mut Anatomy) {
-        for kind in [
-            BlockKind::Embedding,
-            BlockKind::Attention,
-            BlockKind::Mlp,
-            BlockKind::Head,
-        ] {
+        for kind in BlockKind::ALL {
             let block = match kind {
                 BlockKind::Embedding => &mut anatomy.embedding,
                 BlockKind::Attention => &mut anatomy.attention,
                 BlockKind::Mlp => &mut anatomy.mlp,
+                BlockKind::Moe => &mut anatomy.moe,
+                BlockKind::Mtp => &mut anatomy.mtp,
                 BlockKind::Head => &mut anatomy.head,
             };
             self.apply_block(kind.name(), block);

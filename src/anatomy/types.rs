@@ -10,9 +10,16 @@ pub enum BlockKind {
     Embedding,
     /// Attention sub-layer (norm, QKV, core attention, out-projection); odd blocks.
     Attention,
-    /// MLP sub-layer (norm, fc1/gate-up, activation, fc2/down); even blocks 2..=2L.
+    /// MLP sub-layer (norm, fc1/gate-up, activation, fc2/down); even blocks of the dense
+    /// layers.
     Mlp,
-    /// Final norm, output projection and loss; block 2L+1.
+    /// Mixture-of-experts MLP sub-layer (norm, router, dispatch all-to-all, grouped expert
+    /// GEMMs, combine all-to-all, shared experts); even blocks of the MoE layers.
+    Moe,
+    /// A multi-token-prediction layer's first block: the MTP module's embedding lookup,
+    /// norms and projection, then an attention sub-layer; odd blocks after the main layers.
+    Mtp,
+    /// Final norm, output projection and loss (and each MTP layer's loss); the last block.
     Head,
 }
 
@@ -23,8 +30,31 @@ impl BlockKind {
             BlockKind::Embedding => "embedding",
             BlockKind::Attention => "attention",
             BlockKind::Mlp => "mlp",
+            BlockKind::Moe => "moe",
+            BlockKind::Mtp => "mtp",
             BlockKind::Head => "head",
         }
+    }
+
+    /// Every kind, in chain order of first appearance.
+    pub const ALL: [BlockKind; 6] = [
+        BlockKind::Embedding,
+        BlockKind::Attention,
+        BlockKind::Mlp,
+        BlockKind::Moe,
+        BlockKind::Mtp,
+        BlockKind::Head,
+    ];
+
+    /// A transformer layer's block (attention, MLP, MoE or MTP), not the embedding or head.
+    pub fn is_layer(self) -> bool {
+        !matches!(self, BlockKind::Embedding | BlockKind::Head)
+    }
+
+    /// The first block of a layer (attention, or an MTP layer's projection and attention):
+    /// the layer's input is this block's input.
+    pub fn opens_layer(self) -> bool {
+        matches!(self, BlockKind::Attention | BlockKind::Mtp)
     }
 }
 
@@ -150,15 +180,46 @@ pub struct Block {
     /// The same for W (the re-gather of a sequence-parallel shard, hidden under the
     /// input-gradient GEMM when B and W run as one).
     pub backward_w_hidden_s: f64,
+    /// The expert-parallel all-to-alls (dispatch and combine, and with `etp > 1` the expert
+    /// tensor-parallel gather and reduce-scatter) of an MoE block on its busiest rank; all of
+    /// it inside the block's forward and input-gradient backward.
+    pub ep_comm: CommTimes,
     /// Model FLOPs of the forward per device (Megatron's MFU convention: causal s^2 halved).
     pub model_forward_flops: f64,
     /// Under the fp8 recipe, the fp8 cast of the block's linear weights and its transpose
     /// (2 bytes a weight), made once per iteration and kept through its micro-batches as
     /// Transformer Engine caches it; included in `static_bytes`. 0 in bf16.
     pub fp8_weight_bytes: u64,
+    /// Routed-expert parameters among `params` (split over `ep x etp`; 0 outside MoE blocks).
+    pub expert_params: u64,
 }
 
 impl Block {
+    /// A block of `kind` with no units, parameters or time: the MoE and MTP blocks of a
+    /// model that has none (no chain index maps to them).
+    pub fn empty(kind: BlockKind) -> Block {
+        Block {
+            kind,
+            units: Vec::new(),
+            params: 0,
+            static_bytes: 0,
+            forward_s: 0.0,
+            backward_b_s: 0.0,
+            backward_w_s: 0.0,
+            backward_b_comm_s: 0.0,
+            backward_w_comm_s: 0.0,
+            backward_b_hidden_s: 0.0,
+            backward_w_hidden_s: 0.0,
+            tp_comm: CommTimes::default(),
+            cp_comm: CommTimes::default(),
+            dp_comm: CommTimes::default(),
+            ep_comm: CommTimes::default(),
+            model_forward_flops: 0.0,
+            fp8_weight_bytes: 0,
+            expert_params: 0,
+        }
+    }
+
     /// Bytes of every unit kept (the `none` strategy's per-micro-batch activation).
     pub fn all_units_bytes(&self) -> u64 {
         self.units.iter().map(|u| u.size_bytes).sum()
@@ -199,15 +260,26 @@ impl Block {
 /// The whole model as the planner and simulator see it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Anatomy {
-    /// Number of transformer layers `L`; blocks are `0..=2L+1`.
+    /// Transformer layers in the chain `L` (the model's layers, then its MTP layers); blocks
+    /// are `0..=2L+1`, two per layer.
     pub layers: u32,
+    /// The model's own layers (the chain's layers before the MTP layers).
+    pub main_layers: u32,
+    /// Layers whose MLP is dense: all of them in a dense model, the first `dense_layers`
+    /// of a mixture of experts.
+    pub dense_layers: u32,
     /// Block 0.
     pub embedding: Block,
-    /// Every odd block.
+    /// The odd blocks of the main layers.
     pub attention: Block,
-    /// Every even block in `2..=2L`.
+    /// The even blocks of the dense layers.
     pub mlp: Block,
-    /// Block `2L+1`.
+    /// The even blocks of the MoE layers (MTP layers included); without units in a dense
+    /// model.
+    pub moe: Block,
+    /// The odd blocks of the MTP layers; without units in a model without MTP layers.
+    pub mtp: Block,
+    /// The last block.
     pub head: Block,
     /// Last stage's logits transient: bf16 logits + fp32 copy + fp32 gradient, bytes.
     pub logits_transient_bytes: u64,
@@ -278,17 +350,35 @@ impl Anatomy {
         2 * self.layers as usize + 2
     }
 
-    /// The kind of block `i` of the chain.
+    /// The kind of block `i` of the chain: layer `j` holds blocks `2j + 1` (attention, or
+    /// MTP after the main layers) and `2j + 2` (dense MLP in the first `dense_layers`, else
+    /// MoE).
     pub fn kind_of(&self, i: usize) -> BlockKind {
         if i == 0 {
             BlockKind::Embedding
         } else if i == self.num_blocks() - 1 {
             BlockKind::Head
         } else if i % 2 == 1 {
-            BlockKind::Attention
-        } else {
+            if (i - 1) / 2 < self.main_layers as usize {
+                BlockKind::Attention
+            } else {
+                BlockKind::Mtp
+            }
+        } else if (i - 2) / 2 < self.dense_layers as usize {
             BlockKind::Mlp
+        } else {
+            BlockKind::Moe
         }
+    }
+
+    /// The block kinds the chain holds, in [`BlockKind::ALL`]'s order.
+    pub fn kinds(&self) -> impl Iterator<Item = BlockKind> + '_ {
+        BlockKind::ALL.into_iter().filter(|&k| match k {
+            BlockKind::Mlp => self.dense_layers > 0,
+            BlockKind::Moe => self.dense_layers < self.layers,
+            BlockKind::Mtp => self.main_layers < self.layers,
+            _ => true,
+        })
     }
 
     /// Block `i` of the chain.
@@ -302,7 +392,21 @@ impl Anatomy {
             BlockKind::Embedding => &self.embedding,
             BlockKind::Attention => &self.attention,
             BlockKind::Mlp => &self.mlp,
+            BlockKind::Moe => &self.moe,
+            BlockKind::Mtp => &self.mtp,
             BlockKind::Head => &self.head,
+        }
+    }
+
+    /// The stored block of a kind, to change.
+    pub(crate) fn block_of_mut(&mut self, kind: BlockKind) -> &mut Block {
+        match kind {
+            BlockKind::Embedding => &mut self.embedding,
+            BlockKind::Attention => &mut self.attention,
+            BlockKind::Mlp => &mut self.mlp,
+            BlockKind::Moe => &mut self.moe,
+            BlockKind::Mtp => &mut self.mtp,
+            BlockKind::Head => &mut self.head,
         }
     }
 }

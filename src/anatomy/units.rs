@@ -2,8 +2,9 @@
 //! Each unit is the operator group that produces one saved tensor; its forward cost is the
 //! cost of recomputing it. Pieces that produce no saved tensor (the sequence-parallel
 //! all-gather, Llama's output projection and residual add) count in the block's times only.
-//! This file holds the two layer blocks and the shared helpers; `outer.rs` the embedding
-//! and the head.
+//! This file holds the dense layer blocks and the shared helpers; `mla.rs` multi-head latent
+//! attention, `moe.rs` the mixture-of-experts block, `mtp.rs` the multi-token-prediction
+//! block, `outer.rs` the embedding and the head.
 
 use super::cost::{InputCast, Machine, Piece, Work};
 use super::ring;
@@ -52,6 +53,10 @@ pub struct Dims<'a> {
     pub style: ModelStyle,
     /// The compression codecs (the profile's one, else the GPU's set).
     pub codecs: &'a [Codec],
+    /// An RMSNorm over each head's q and k (Qwen3).
+    pub qk_norm: bool,
+    /// Multi-head latent attention's widths, when the model has it.
+    pub mla: Option<super::mla::MlaDims>,
 }
 
 /// What a unit keeps.
@@ -104,6 +109,8 @@ pub(super) struct Builder<'a> {
     tp: Collective,
     /// Context parallelism's K/V exchange (its exposed time is inside a unit's piece).
     cp: Collective,
+    /// The expert-parallel all-to-alls (their time is inside the pieces that run them).
+    ep: Collective,
     /// Model FLOPs of one forward (MFU's numerator, causal s^2 term halved).
     pub(super) model_flops: f64,
 }
@@ -120,6 +127,7 @@ impl<'a> Builder<'a> {
             other: Piece::default(),
             tp: Collective::default(),
             cp: Collective::default(),
+            ep: Collective::default(),
             model_flops: 0.0,
         }
     }
@@ -203,6 +211,12 @@ impl<'a> Builder<'a> {
             };
     }
 
+    /// Records expert-parallel communication `wire` (link time per pass) of which the
+    /// pieces already carry `added`.
+    pub(super) fn ep_exchange(&mut self, wire: Piece, added: Piece) {
+        self.ep = self.ep + Collective { wire, added };
+    }
+
     /// The finished block with its times (units plus other pieces) and static memory.
     pub(super) fn finish(self, params: u64, static_bytes: u64) -> Block {
         let total = self.units_total + self.other;
@@ -219,6 +233,8 @@ impl<'a> Builder<'a> {
             tp_comm: comm_times(&self.tp),
             cp_comm: comm_times(&self.cp),
             dp_comm: CommTimes::default(),
+            ep_comm: comm_times(&self.ep),
+            expert_params: 0,
             model_forward_flops: self.model_flops,
             fp8_weight_bytes: 0,
             params,
@@ -272,7 +288,7 @@ pub(super) fn norm_then_gather(
 /// What a bf16 tensor of `elements` that feeds a layer's linear layer keeps: itself (2
 /// bytes an element), or under the fp8 recipe only its fp8 cast (1 byte, the linear layer's
 /// saved input; nothing else needs it).
-fn linear_input(m: &Machine, elements: f64) -> Keep {
+pub(super) fn linear_input(m: &Machine, elements: f64) -> Keep {
     if m.fp8() {
         Keep {
             needed_by_w: true,
@@ -297,7 +313,7 @@ pub(super) fn norm(m: &Machine, d: &Dims) -> Piece {
 /// sub-layer, with the gradient add of the residual branch in the backward. The GPT mask is
 /// its own unit whose recomputation regenerates it from the saved RNG state (one 1-byte
 /// write, as Megatron and the zero-bubble fork do), not the GEMM before it.
-fn add_residual(k: &mut Builder, m: &Machine, d: &Dims) {
+pub(super) fn add_residual(k: &mut Builder, m: &Machine, d: &Dims) {
     let e = d.tokens_sp * d.h;
     match d.style {
         ModelStyle::Gpt => {
@@ -315,8 +331,19 @@ fn add_residual(k: &mut Builder, m: &Machine, d: &Dims) {
 /// An attention sub-layer.
 pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
     let mut k = Builder::new(m, d, BlockKind::Attention);
-    let x = 2.0 * d.tokens_sp * d.h;
-    k.input("input", x);
+    k.input("input", 2.0 * d.tokens_sp * d.h);
+    attention_body(&mut k, m, d);
+    k.finish(params, static_bytes)
+}
+
+/// The units of an attention sub-layer after its input (multi-head or grouped-query
+/// attention, or multi-head latent attention when the model has it), its out-projection and
+/// its residual add.
+pub(super) fn attention_body(k: &mut Builder, m: &Machine, d: &Dims) {
+    if let Some(mla) = d.mla {
+        super::mla::body(k, m, d, &mla);
+        return;
+    }
     let norm_name = match d.style {
         ModelStyle::Gpt => "ln_out",
         ModelStyle::Llama => "norm_out",
@@ -328,28 +355,62 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
     // One fused QKV GEMM, split by output so that q, k and v are units of their own; the
     // fp8 input's transpose is charged once, with q. (Each part is timed as a GEMM of its
     // own size, which the A100 calibration was set with.)
-    let q = m.layer_linear(d.tokens, d.h, d.q_width, InputCast::FromNorm) + rope(d.q_width);
-    let kk = m.layer_linear(d.tokens, d.h, d.kv_width, InputCast::Elsewhere) + rope(d.kv_width);
+    let q_lin = m.layer_linear(d.tokens, d.h, d.q_width, InputCast::FromNorm);
+    let k_lin = m.layer_linear(d.tokens, d.h, d.kv_width, InputCast::Elsewhere);
+    let (rq, rk) = (rope(d.q_width), rope(d.kv_width));
+    let (q, kk) = (q_lin + rq, k_lin + rk);
     let v = m.layer_linear(d.tokens, d.h, d.kv_width, InputCast::Elsewhere);
-    norm_then_gather(&mut k, m, d, norm_name, &(q + kk + v), true);
+    norm_then_gather(k, m, d, norm_name, &(q + kk + v), true);
     k.model_flops += q.fwd.flops + kk.fwd.flops + v.fwd.flops;
     // The softmax's inputs: QK^T and the exponential amplify their quantization errors.
     let sensitive = |bytes: f64| Keep {
         outlier_sensitive: true,
         ..act(bytes)
     };
-    k.unit("q", sensitive(2.0 * d.tokens * d.q_width), q);
-    k.unit("k", sensitive(2.0 * d.tokens * d.kv_width), kk);
+    if d.qk_norm {
+        // Qwen3's QK-norm: the per-head RMSNorms of q and k run after the QKV GEMM and before
+        // RoPE, so the GEMM's q and k outputs are kept for the norms' backward, beside the
+        // normed q and k core attention reads.
+        let head_norm = |width: f64| {
+            let x = 2.0 * d.tokens * width;
+            m.elementwise(2.0 * x, 3.0 * x)
+        };
+        k.unit("q_proj", act(2.0 * d.tokens * d.q_width), q_lin);
+        k.unit("k_proj", act(2.0 * d.tokens * d.kv_width), k_lin);
+        k.unit(
+            "q",
+            sensitive(2.0 * d.tokens * d.q_width),
+            head_norm(d.q_width) + rq,
+        );
+        k.unit(
+            "k",
+            sensitive(2.0 * d.tokens * d.kv_width),
+            head_norm(d.kv_width) + rk,
+        );
+    } else {
+        k.unit("q", sensitive(2.0 * d.tokens * d.q_width), q);
+        k.unit("k", sensitive(2.0 * d.tokens * d.kv_width), kk);
+    }
     k.unit("v", act(2.0 * d.tokens * d.kv_width), v);
+    core_attention(k, m, d, d.q_width);
+    let out = m.layer_linear(d.tokens, d.q_width, d.h, InputCast::Elsewhere);
+    k.model_flops += out.fwd.flops;
+    k.other += out;
+    k.collective(tp_comm::reduce_out(m, d, &out));
+    add_residual(k, m, d);
+}
 
-    // Core attention: QK^T and attention x V, 2 b s^2 (a/t) d FLOPs each. Model FLOPs halve
-    // the s^2 term for the causal mask (Megatron's MFU convention). With context parallelism
-    // `d.s` is the rank's s/cp tokens, and the rank runs cp ring steps of that size: 1/cp of
-    // the whole causal attention.
+/// Core attention of `d`'s heads (FlashAttention's `core_attn`, or the materialised softmax,
+/// its dropout and the context), whose output is `out_width` wide per token: QK^T and
+/// attention x V, `2 b s^2 (a/t) d` FLOPs each (`d` the mean of the two products' head widths
+/// where they differ, as in MLA). Model FLOPs halve the s^2 term for the causal mask
+/// (Megatron's MFU convention). With context parallelism `d.s` is the rank's s/cp tokens,
+/// and the rank runs cp ring steps of that size: 1/cp of the whole causal attention.
+pub(super) fn core_attention(k: &mut Builder, m: &Machine, d: &Dims, out_width: f64) {
     let bmm_flops = 2.0 * d.b * d.heads * d.s * d.s * d.head_dim;
     k.model_flops += d.cp * bmm_flops;
     let scores = d.b * d.heads * d.s * d.s;
-    let context = d.tokens * d.q_width;
+    let context = d.tokens * out_width;
     if d.flash {
         // FlashAttention computes only the unmasked half; backward 2.5x the forward. Under
         // the fp8 recipe the out-projection keeps an fp8 cast of the output besides the bf16
@@ -413,12 +474,6 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         };
         k.unit("context", keep, piece);
     }
-    let out = m.layer_linear(d.tokens, d.q_width, d.h, InputCast::Elsewhere);
-    k.model_flops += out.fwd.flops;
-    k.other += out;
-    k.collective(tp_comm::reduce_out(m, d, &out));
-    add_residual(&mut k, m, d);
-    k.finish(params, static_bytes)
 }
 
 /// An MLP sub-layer.

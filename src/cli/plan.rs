@@ -81,8 +81,10 @@ pub fn table(o: &Outcome) -> String {
             "{:>5} {:>bw$} {:>4} {:>4} {:>6} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}",
             st.stage,
             blocks,
-            st.attention_blocks,
-            st.mlp_blocks,
+            // MTP layers open with an attention sub-layer; MoE blocks are the MLPs of the
+            // mixture-of-experts layers.
+            st.attention_blocks + st.mtp_blocks,
+            st.mlp_blocks + st.moe_blocks,
             st.in_flight,
             st.static_bytes as f64 / GIB,
             st.activation_bytes as f64 / GIB,

@@ -50,6 +50,9 @@ pub fn setting_overrides(source: &SourceFlags, s: &SettingFlags) -> ScenarioOver
         p2p: s.p2p,
         grad_bytes: s.grad_bytes,
         recompute_units: s.recompute_units.clone(),
+        routing_imbalance: s.routing_imbalance,
+        deepep: s.deepep.then_some(true),
+        mtp_layers: s.mtp_layers,
         ..ScenarioOverrides::default()
     }
 }
@@ -135,6 +138,8 @@ impl ScenarioArgs {
             zero: l.zero,
             distributed_optimizer: flag_pair(l.distributed_optimizer, l.no_distributed_optimizer),
             precision: l.precision,
+            ep: l.ep,
+            etp: l.etp,
             ..setting_overrides(&self.source, &self.settings)
         }
     }
@@ -180,6 +185,11 @@ const KEY_FLAGS: &[(&str, &str)] = &[
     ("parallel.chunks", "--chunks"),
     ("parallel.grad_bytes", "--grad-bytes"),
     ("parallel.cp", "--cp"),
+    ("parallel.ep", "--ep"),
+    ("parallel.etp", "--etp"),
+    ("plan.routing_imbalance", "--routing-imbalance"),
+    ("plan.deepep", "--deepep"),
+    ("model.mtp_layers", "--mtp-layers"),
     ("parallel.zero", "--zero"),
     ("parallel.distributed_optimizer", "--distributed-optimizer"),
     ("plan.overlap_param_gather", "--overlap-param-gather"),

@@ -87,6 +87,14 @@ pub struct LayoutFlags {
     /// runs it (needs a GPU with fp8 tensor cores).
     #[arg(long, value_name = "bf16|fp8")]
     pub precision: Option<Precision>,
+    /// Expert-parallel size ep: a mixture of experts' layers re-split each stage's t x cp x d
+    /// GPUs into etp x ep x edp, as Megatron-Core folds them (ep x etp must divide t x cp x d
+    /// and ep the experts).
+    #[arg(long = "ep", value_name = "EP", value_parser = degree, allow_negative_numbers = true)]
+    pub ep: Option<u32>,
+    /// Expert tensor-parallel size etp: each routed expert split over etp ranks (default 1).
+    #[arg(long = "etp", value_name = "ETP", value_parser = degree, allow_negative_numbers = true)]
+    pub etp: Option<u32>,
 }
 
 /// Every other setting of a scenario: the sequence, the budget, the planner's options and the
@@ -169,6 +177,23 @@ pub struct SettingFlags {
         value_delimiter = ','
     )]
     pub recompute_units: Option<Vec<String>>,
+    /// The busiest expert's tokens over the mean (1 to 1000000; default 1, balanced
+    /// routing): scales the busiest expert-parallel rank's expert work, memory and
+    /// all-to-all.
+    #[arg(
+        long = "routing-imbalance",
+        value_name = "X",
+        value_parser = imbalance,
+        allow_negative_numbers = true
+    )]
+    pub routing_imbalance: Option<f64>,
+    /// Run the expert all-to-alls as DeepEP does: each token crosses the network once per
+    /// destination node, then NVLink to its experts (Megatron's flex dispatcher with DeepEP).
+    #[arg(long = "deepep")]
+    pub deepep: bool,
+    /// Multi-token-prediction layers (replaces the model preset's depth; 0 trains without).
+    #[arg(long = "mtp-layers", value_name = "N", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub mtp_layers: Option<u32>,
 }
 
 /// Parses a count flag (`-p`, `-s`, `-m`, ...) so that a bad value such as `1e12` or `-1`
@@ -200,6 +225,14 @@ pub fn gib(text: &str) -> Result<f64, String> {
 pub fn mem_limit(text: &str) -> Result<f64, String> {
     text.trim().parse().map_err(|_| {
         "a memory limit in chunk-activations: a number greater than 0, like 8 or 12.5".to_string()
+    })
+}
+
+/// Parses `--routing-imbalance`: a ratio (the scenario checks its range).
+pub fn imbalance(text: &str) -> Result<f64, String> {
+    text.trim().parse().map_err(|_| {
+        "the busiest expert's tokens over the mean: a number from 1 to 1000000, like 1.3"
+            .to_string()
     })
 }
 

@@ -311,7 +311,8 @@ fn glyph(kind: SpanKind, chunk: u32) -> char {
         | SpanKind::Send
         | SpanKind::Kv
         | SpanKind::Gather
-        | SpanKind::Scatter => '~',
+        | SpanKind::Scatter
+        | SpanKind::A2a => '~',
     };
     if chunk == 0 {
         c

@@ -82,6 +82,13 @@ pub struct SweepArgs {
     /// the sequence).
     #[arg(long, value_delimiter = ',', value_name = "CP,...", value_parser = degree)]
     pub cp: Vec<u32>,
+    /// Expert-parallel sizes (default: for a mixture of experts every divisor of
+    /// t x cp x d / etp that divides the experts; 1 for a dense model).
+    #[arg(long, value_delimiter = ',', value_name = "EP,...", value_parser = whole::<u32>)]
+    pub ep: Vec<u32>,
+    /// Expert tensor-parallel sizes (default: 1; each must divide the expert's ffn).
+    #[arg(long, value_delimiter = ',', value_name = "ETP,...", value_parser = whole::<u32>)]
+    pub etp: Vec<u32>,
     /// ZeRO stages (default: 0,1; 3 only when listed).
     #[arg(long, value_delimiter = ',', value_name = "0|1|3,...")]
     pub zero: Vec<Zero>,
@@ -187,6 +194,8 @@ impl SweepArgs {
             schedules: self.schedules.clone(),
             strategies: self.strategies.clone(),
             cp: self.cp.clone(),
+            ep: self.ep.clone(),
+            etp: self.etp.clone(),
             zero: self.zero.clone(),
             precision: self.precision.clone(),
         }

@@ -20,6 +20,8 @@ pub fn entry(r: &SweepRow) -> Value {
         "gpus": c.gpus,
         "t": c.t,
         "cp": c.cp,
+        "ep": c.ep,
+        "etp": c.etp,
         "p": c.p,
         "d": c.d,
         "b": c.b,
@@ -79,13 +81,13 @@ pub fn csv(result: &SweepResult) -> String {
     let mut s = String::from(
         "gpus,t,p,d,b,m,chunks,sp,distributed_optimizer,schedule,strategy,status,\
          iteration_time_s,tokens_per_s_per_gpu,mfu,peak_memory_bytes,time_bound_s,\
-         memory_bound_bytes,solve_time_s,reason,cp,zero,precision\n",
+         memory_bound_bytes,solve_time_s,reason,cp,zero,precision,ep,etp\n",
     );
     for r in &result.rows {
         let c = &r.config;
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             c.gpus,
             c.t,
             c.p,
@@ -113,6 +115,8 @@ pub fn csv(result: &SweepResult) -> String {
             c.cp,
             c.zero.level(),
             c.precision,
+            c.ep,
+            c.etp,
         );
     }
     s
@@ -171,9 +175,25 @@ fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
     let pd = decimals_apart(&sorted_peaks, 2);
     let tw = (td + 6).max(9);
     let pw = (pd + 6).max(9);
+    // A mixture of experts' expert layout (`ep`, or `ep x etp`), shown where any configuration
+    // of the sweep splits experts.
+    let experts = result
+        .rows
+        .iter()
+        .any(|r| r.config.ep > 1 || r.config.etp > 1);
+    let ep_cell = |c: &pipescope::SweepConfig| match (experts, c.etp) {
+        (false, _) => String::new(),
+        (true, 1) => format!(" {:>5}", c.ep),
+        (true, etp) => format!(" {:>5}", format!("{}x{etp}", c.ep)),
+    };
+    let ep_head = if experts {
+        format!(" {:>5}", "ep")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "{:>3} {:>5} {:>3} {:>2} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<4} {:<11} {:<gw$} {:>tw$} {:>9} {:>6} {:>pw$}",
+        "{:>3} {:>5} {:>3} {:>2}{ep_head} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<4} {:<11} {:<gw$} {:>tw$} {:>9} {:>6} {:>pw$}",
         "#",
         "gpus",
         "t",
@@ -199,11 +219,12 @@ fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
         let yn = |b: bool| if b { "on" } else { "-" };
         let _ = writeln!(
             s,
-            "{:>3} {:>5} {:>3} {:>2} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<4} {:<11} {:<gw$} {:>tw$.td$} {:>9.0} {:>5.1}% {:>pw$.pd$}",
+            "{:>3} {:>5} {:>3} {:>2}{} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<4} {:<11} {:<gw$} {:>tw$.td$} {:>9.0} {:>5.1}% {:>pw$.pd$}",
             n + 1,
             c.gpus,
             c.t,
             c.cp,
+            ep_cell(c),
             c.p,
             c.d,
             c.b,

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::output::{emit, emit_line};
 use super::scenario_args::ScenarioArgs;
-use pipescope::{Anatomy, Block, BlockKind};
+use pipescope::{Anatomy, Block};
 
 /// Arguments of `pipescope units`.
 #[derive(Debug, Args)]
@@ -34,6 +34,12 @@ struct BlocksJson<'a> {
     embedding: Vec<UnitJson<'a>>,
     attention: Vec<UnitJson<'a>>,
     mlp: Vec<UnitJson<'a>>,
+    /// A mixture of experts' MoE block (absent for a dense model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    moe: Option<Vec<UnitJson<'a>>>,
+    /// The multi-token-prediction layers' first block (absent without MTP layers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mtp: Option<Vec<UnitJson<'a>>>,
     head: Vec<UnitJson<'a>>,
 }
 
@@ -67,12 +73,7 @@ const MIB: f64 = (1u64 << 20) as f64;
 /// memory, then one row per unit.
 fn table(title: &str, a: &Anatomy) -> String {
     let mut out = format!("{title}\n");
-    for kind in [
-        BlockKind::Embedding,
-        BlockKind::Attention,
-        BlockKind::Mlp,
-        BlockKind::Head,
-    ] {
+    for kind in a.kinds() {
         let b = a.block_of(kind);
         out.push_str(&format!(
             "\n{:<10} forward {:8.3} ms  backward B {:8.3} ms  W {:8.3} ms  static {:10.1} MiB\n",
@@ -99,7 +100,7 @@ fn table(title: &str, a: &Anatomy) -> String {
         }
     }
     out.push_str(&format!(
-        "\nper layer (attention + mlp, all kept): {:.1} MiB; logits transient {:.1} MiB\n",
+        "\nper layer (attention + mlp or moe, all kept): {:.1} MiB; logits transient {:.1} MiB\n",
         a.layer_bytes() as f64 / MIB,
         a.logits_transient_bytes as f64 / MIB
     ));
@@ -118,6 +119,14 @@ pub fn run(args: &UnitsArgs) -> Result<(), String> {
                 embedding: units_json(&a.embedding),
                 attention: units_json(&a.attention),
                 mlp: units_json(&a.mlp),
+                moe: a
+                    .kinds()
+                    .any(|k| k == pipescope::BlockKind::Moe)
+                    .then(|| units_json(&a.moe)),
+                mtp: a
+                    .kinds()
+                    .any(|k| k == pipescope::BlockKind::Mtp)
+                    .then(|| units_json(&a.mtp)),
                 head: units_json(&a.head),
             },
             layer_bytes: a.layer_bytes(),

@@ -138,6 +138,7 @@ pub fn kind_name(kind: SpanKind) -> &'static str {
         SpanKind::Kv => "KV",
         SpanKind::Gather => "AG",
         SpanKind::Scatter => "RS",
+        SpanKind::A2a => "A2A",
     }
 }
 

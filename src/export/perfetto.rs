@@ -20,7 +20,7 @@ const COMPUTE_TID: u32 = 1;
 const COPY_TID: u32 = 2;
 /// Thread id of the first send lane (overlapping sends take the next ones).
 const SEND_TID: u32 = 3;
-/// The thread of the collectives inside the compute ops (K/V exchange, ZeRO-3's gathers
+/// The thread of the collectives inside the compute ops (K/V exchange, MoE all-to-alls, ZeRO-3's gathers
 /// and reduce-scatters), below the iteration end's and far above the send threads.
 const COMM_TID: u32 = 999_999;
 /// The thread of the end-of-iteration steps (gradient reduction, tied embedding, optimizer);

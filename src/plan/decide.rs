@@ -37,9 +37,10 @@ pub struct DevicePlan {
     pub fits: bool,
 }
 
-/// The `full` strategy's per-block decisions: attention blocks keep only their input; MLP
-/// blocks recompute everything, their input included, unless the block opens a chunk (its
-/// input then arrives from the previous stage and is kept).
+/// The `full` strategy's per-block decisions: the blocks that open a layer (attention, MTP)
+/// keep only their input; MLP and MoE blocks recompute everything, their input included,
+/// unless the block opens a chunk (its input then arrives from the previous stage and is
+/// kept).
 fn full_blocks(anatomy: &Anatomy, ranges: &[(usize, usize)]) -> BlockPlan {
     let mut out = Vec::new();
     let mut sorted = ranges.to_vec();
@@ -51,9 +52,9 @@ fn full_blocks(anatomy: &Anatomy, ranges: &[(usize, usize)]) -> BlockPlan {
             let decs = units
                 .iter()
                 .map(|u| match kind {
-                    BlockKind::Attention if u.forced => Decision::Keep,
-                    BlockKind::Mlp if u.forced && i == a => Decision::Keep,
-                    BlockKind::Attention | BlockKind::Mlp => Decision::Recompute,
+                    k if k.opens_layer() && u.forced => Decision::Keep,
+                    BlockKind::Mlp | BlockKind::Moe if u.forced && i == a => Decision::Keep,
+                    k if k.is_layer() => Decision::Recompute,
                     _ => Decision::Keep,
                 })
                 .collect();

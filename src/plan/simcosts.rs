@@ -1,7 +1,7 @@
 //! From a plan to the simulator's inputs: per (device, chunk) durations and bytes, static and
 //! transient memory per device, transfer times and FLOPs (Megatron's MFU convention).
 
-use crate::anatomy::{Anatomy, BlockKind};
+use crate::anatomy::Anatomy;
 use crate::sim::{ChunkCosts, SimCosts};
 
 use super::Decision;
@@ -24,7 +24,7 @@ fn chunk_costs(anatomy: &Anatomy, dev: &DevicePlan, range: (usize, usize)) -> (C
         c.w_s += b.backward_w_s;
         c.tp_b_s += b.backward_b_comm_s.min(b.backward_b_s);
         c.tp_w_s += b.backward_w_comm_s.min(b.backward_w_s);
-        let layer = matches!(kind, BlockKind::Attention | BlockKind::Mlp);
+        let layer = kind.is_layer();
         let whole_layer = dev.rule == RecomputeRule::WholeLayer;
         if whole_layer && layer {
             c.r_s += b.forward_s;

@@ -22,18 +22,22 @@ pub fn default_partition(
     }
 }
 
-/// `(first, last)` block of every chain stage: the layout's when it has `stages` stages
-/// (checked by [`check_layout`]; a run with another count of stages, such as the 1F1B
-/// baseline of an interleaved layout, falls back to `partition`), else `partition`'s.
+/// `(first, last)` block of every chain stage of `layers` layers, the last `mtp_layers` of
+/// them MTP layers: the layout's when it has `stages` stages (checked by [`check_layout`]; a
+/// run with another count of stages, such as the 1F1B baseline of an interleaved layout,
+/// falls back to `partition`), else `partition`'s.
 pub fn chain_split(
-    layers: u32,
+    (layers, mtp_layers): (u32, u32),
     stages: usize,
     partition: Partition,
     layout: Option<&PipelineLayout>,
 ) -> Option<Vec<(usize, usize)>> {
     layout
         .filter(|l| l.stages().len() == stages)
-        .and_then(|l| l.chain(layers, 0, stages).ok())
+        .and_then(|l| {
+            l.chain(layers.saturating_sub(mtp_layers), mtp_layers, stages)
+                .ok()
+        })
         .or_else(|| default_partition(layers, stages, partition))
 }
 
@@ -65,7 +69,7 @@ pub fn check_layout(scenario: &Scenario) -> Result<(), InvalidField> {
         .stages(scenario.parallel.pp, scenario.parallel.chunks) as usize;
     // The text against the pipeline and the model first: its errors point at a column.
     layout
-        .chain(scenario.model.layers, 0, stages)
+        .chain(scenario.model.layers, scenario.model.mtp_layers, stages)
         .map_err(|e| InvalidField::new("plan.layout", layout, e.to_string()))?;
     if searches_own_split(scenario) {
         return Err(InvalidField::new(

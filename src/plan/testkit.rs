@@ -48,8 +48,10 @@ fn block(kind: BlockKind, units: Vec<Unit>, static_bytes: u64, f: f64) -> Block 
         dp_comm: Default::default(),
         backward_b_hidden_s: 0.0,
         backward_w_hidden_s: 0.0,
+        ep_comm: Default::default(),
         model_forward_flops: f * 1e12,
         fp8_weight_bytes: 0,
+        expert_params: 0,
     }
 }
 
@@ -102,9 +104,13 @@ pub fn gpt_like(layers: u32, x: u64, static_bytes: u64) -> Anatomy {
     );
     Anatomy {
         layers,
+        main_layers: layers,
+        dense_layers: layers,
         embedding,
         attention,
         mlp,
+        moe: Block::empty(BlockKind::Moe),
+        mtp: Block::empty(BlockKind::Mtp),
         head,
         logits_transient_bytes: 5 * x,
         p2p_bytes: 2 * x,

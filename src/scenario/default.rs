@@ -38,6 +38,10 @@ pub(crate) fn built_in_code() -> Scenario {
             vocab: 50257,
             max_positions: None,
             tied_embeddings: true,
+            moe: None,
+            mla: None,
+            qk_norm: false,
+            mtp_layers: 0,
         },
         gpu: GpuSpec {
             name: "a100-80gb".into(),
@@ -69,6 +73,8 @@ pub(crate) fn built_in_code() -> Scenario {
             cp: 1,
             grad_bytes: 4,
             precision: Precision::Bf16,
+            ep: 1,
+            etp: 1,
         },
         batch: Batch {
             seq_len: 16384,
@@ -87,6 +93,8 @@ pub(crate) fn built_in_code() -> Scenario {
             overlap_grad_reduce: false,
             overlap_param_gather: false,
             tp_comm_overlap: false,
+            routing_imbalance: 1.0,
+            deepep: false,
             flash_attention: true,
             objective: Objective::Estimate,
             overlap_recompute: false,

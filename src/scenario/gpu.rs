@@ -25,6 +25,11 @@ pub struct EfficiencyCurve {
     /// the `attention` steps.
     #[serde(default)]
     pub attention_backward: Option<Vec<(f64, f64)>>,
+    /// `(min_flops, efficiency)` steps for grouped GEMMs (the routed experts' GEMMs of a
+    /// mixture of experts, one kernel over the rank's experts), keyed by the FLOPs of one
+    /// expert's share; `None`: the `matrix` steps at that size.
+    #[serde(default)]
+    pub grouped_matrix: Option<Vec<(f64, f64)>>,
     /// Whether a GEMM's (and FlashAttention's) HBM traffic overlaps its math, so that it
     /// takes the longer of the two (Hopper's and Blackwell's kernels load through the TMA
     /// asynchronously), or adds to it (`false`, the A100 calibration's rule).
@@ -130,6 +135,7 @@ impl EfficiencyCurve {
             matrix_fp8: None,
             attention: None,
             attention_backward: None,
+            grouped_matrix: None,
             gemm_memory_overlap: false,
         }
     }
@@ -154,6 +160,7 @@ impl EfficiencyCurve {
             matrix_fp8: None,
             attention: None,
             attention_backward: None,
+            grouped_matrix: None,
             gemm_memory_overlap: false,
         }
     }
@@ -181,6 +188,14 @@ impl EfficiencyCurve {
             .or(self.attention.as_deref())
             .unwrap_or(&self.matrix);
         step(steps, flops)
+    }
+
+    /// Efficiency of a grouped GEMM whose groups (experts) each take `flops_per_group`.
+    pub fn grouped_at(&self, flops_per_group: f64) -> f64 {
+        step(
+            self.grouped_matrix.as_deref().unwrap_or(&self.matrix),
+            flops_per_group,
+        )
     }
 
     /// Efficiency of moving `bytes` through HBM.

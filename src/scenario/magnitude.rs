@@ -22,12 +22,23 @@ pub const MAX_ITERATION_BYTES: u128 = 1 << 60;
 
 const PIB: f64 = (1u64 << 50) as f64;
 
-/// Parameters of `m` without overflow (`u128`). Each block's count fits in `u64` once the
-/// widths are within `limits::WIDTH`; only the product with the layer count may not.
+/// Parameters of `m` without overflow (`u128`): the main layers (dense and mixture of
+/// experts), the MTP layers (their embedding copy not counted), the embedding and the head.
+/// Each block's count fits in `u64` once the widths are within `limits::WIDTH` and the
+/// expert count within `validate_moe::MAX_EXPERTS` (an MoE block's routed experts saturate
+/// at `u64::MAX`, far above the limit); only the products with layer counts may not.
 pub fn parameters_wide(m: &ModelSpec) -> u128 {
-    let layer = u128::from(params::attention(m).total()) + u128::from(params::mlp(m).total());
+    let attention = u128::from(params::attention(m).total());
+    let dense = u128::from(params::mlp(m).total());
+    let moe = u128::from(params::moe(m).total());
+    let mtp = u128::from(params::mtp(m, m.vocab).total());
+    let moe_layers = u128::from(m.moe_layers());
+    let dense_layers = u128::from(m.layers) - moe_layers;
+    let mtp_mlp = if m.moe.is_some() { moe } else { dense };
     let positions = m.max_positions.unwrap_or(2048);
-    u128::from(m.layers) * layer
+    dense_layers * (attention + dense)
+        + moe_layers * (attention + moe)
+        + u128::from(m.mtp_layers) * (mtp + mtp_mlp)
         + u128::from(params::embedding(m, m.vocab, positions).total())
         + u128::from(params::head(m, m.vocab, 1).total())
 }
@@ -51,24 +62,40 @@ pub fn check_parameters(m: &ModelSpec) -> Result<(), InvalidField> {
 }
 
 /// An upper bound on one micro-batch's activation bytes through every block, unsharded:
-/// per layer `sb (40w + 8f + 8a)` with `w` the larger of `h` and the query width `a d`
-/// (every unit of section 3 with room to spare), plus
-/// `5 a s^2 b` without FlashAttention, plus the embedding and the logits (`sb (4h + 10V)`).
+/// per layer `sb (40w + 8f + 8a)` with `w` the larger of `h` and the attention widths
+/// (`a d`, MLA's `a (qk + rope)`) (every unit of section 3 with room to spare), plus for a
+/// mixture of experts `sb (8 X k (h + f_e) + 8 shared f_e + 16 E)` (`X` the routing
+/// imbalance), plus `5 a s^2 b` without FlashAttention, plus the embedding and the logits of
+/// the head and every MTP layer (`sb (4h + 10V (1 + mtp))`).
 fn micro_batch_bytes(s: &Scenario) -> u128 {
     let m = &s.model;
     let seq = u128::from(s.batch.seq_len);
     let tokens = seq * u128::from(s.batch.micro_batch_size);
+    let mla_width = m.mla.map_or(0, |x| {
+        u128::from(m.heads) * u128::from(x.qk_dim().max(x.v_head_dim))
+    });
     let (w, f, a, v) = (
-        u128::from(m.hidden).max(u128::from(m.heads) * u128::from(m.head_dim())),
+        u128::from(m.hidden)
+            .max(u128::from(m.heads) * u128::from(m.head_dim()))
+            .max(mla_width),
         u128::from(m.ffn),
         u128::from(m.heads),
         u128::from(m.vocab),
     );
     let mut layer = tokens * (40 * w + 8 * f + 8 * a);
+    if let Some(e) = m.moe {
+        let imbalance = s.plan.routing_imbalance.clamp(1.0, 1e6).ceil() as u128;
+        let (k, fe) = (u128::from(e.experts_per_token), u128::from(e.expert_ffn));
+        layer += tokens
+            * (8 * imbalance * k * (u128::from(m.hidden) + fe)
+                + 8 * u128::from(e.shared_experts) * fe
+                + 16 * u128::from(e.experts));
+    }
     if !s.plan.flash_attention {
         layer += 5 * a * seq * tokens;
     }
-    u128::from(m.layers) * layer + tokens * (4 * w + 10 * v)
+    let heads = 1 + u128::from(m.mtp_layers);
+    u128::from(m.chain_layers()) * layer + tokens * (4 * w + 10 * v * heads)
 }
 
 /// Refuses a batch whose activations exceed [`MAX_MICRO_BATCH_BYTES`] per micro-batch or

@@ -1,5 +1,8 @@
 //! Model shapes: GPT style (LayerNorm, GeLU MLP, multi-head attention, dropout) and
-//! Llama style (RMSNorm, SwiGLU, grouped-query attention, RoPE, no dropout).
+//! Llama style (RMSNorm, SwiGLU, grouped-query attention, RoPE, no dropout), with the
+//! Llama-style extensions of today's large models: mixtures of experts ([`MoeSpec`]),
+//! DeepSeek's multi-head latent attention ([`MlaSpec`]), per-head q/k norms (Qwen3) and
+//! multi-token-prediction layers.
 
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +48,63 @@ pub struct ModelSpec {
     pub max_positions: Option<u64>,
     /// Whether the output head shares the input embedding's weights.
     pub tied_embeddings: bool,
+    /// Routed (and shared) experts in place of the dense MLP of every layer after the first
+    /// `dense_layers`; `None` for a dense model.
+    #[serde(default)]
+    pub moe: Option<MoeSpec>,
+    /// DeepSeek's multi-head latent attention in place of multi-head / grouped-query
+    /// attention; `None` for those.
+    #[serde(default)]
+    pub mla: Option<MlaSpec>,
+    /// An RMSNorm over each head's q and k before RoPE (Qwen3's QK-norm).
+    #[serde(default)]
+    pub qk_norm: bool,
+    /// Multi-token-prediction layers after the last layer (DeepSeek-V3: 1): each a projection
+    /// of the hidden state and the next token's embedding, one more transformer layer, and
+    /// one more loss through the shared output head. 0 for none.
+    #[serde(default)]
+    pub mtp_layers: u32,
+}
+
+/// A mixture-of-experts MLP: every token goes to `experts_per_token` of the `experts` routed
+/// experts (a SwiGLU MLP of `expert_ffn` each) chosen by a router, plus `shared_experts`
+/// experts every token goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoeSpec {
+    /// Routed experts `E`.
+    pub experts: u64,
+    /// Experts each token is sent to (top-k) `k`.
+    pub experts_per_token: u64,
+    /// Shared experts (each the size of a routed one) every token passes through.
+    pub shared_experts: u64,
+    /// Inner size of one expert's SwiGLU MLP `f_e`.
+    pub expert_ffn: u64,
+    /// The first layers keep a dense MLP of `ffn` (DeepSeek-V3: 3).
+    pub dense_layers: u32,
+}
+
+/// Multi-head latent attention (DeepSeek-V2/V3): queries and keys/values pass through
+/// low-rank projections; each head's q and k have a `qk_head_dim` part without position and
+/// a `qk_rope_dim` part with RoPE (the rope key is one per token, shared by the heads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MlaSpec {
+    /// Rank of the query's down projection (`None`: queries projected directly from `h`).
+    pub q_lora_rank: Option<u64>,
+    /// Rank of the key/value down projection (the latent kept per token).
+    pub kv_lora_rank: u64,
+    /// Per-head width of q and k without position (DeepSeek's `qk_nope_head_dim`).
+    pub qk_head_dim: u64,
+    /// Per-head width of q and k with RoPE (`qk_rope_head_dim`).
+    pub qk_rope_dim: u64,
+    /// Per-head width of v.
+    pub v_head_dim: u64,
+}
+
+impl MlaSpec {
+    /// Width of one head's q and k: `qk_head_dim + qk_rope_dim`.
+    pub fn qk_dim(&self) -> u64 {
+        self.qk_head_dim + self.qk_rope_dim
+    }
 }
 
 impl ModelStyle {
@@ -65,5 +125,23 @@ impl ModelSpec {
     pub fn head_dim(&self) -> u64 {
         self.head_dim
             .unwrap_or_else(|| self.hidden / self.heads.max(1))
+    }
+
+    /// Whether layer `layer` (0-based, over the main layers and then the MTP layers) has a
+    /// mixture-of-experts MLP: every layer after the first `dense_layers` of an MoE model,
+    /// the MTP layers included.
+    pub fn is_moe_layer(&self, layer: u32) -> bool {
+        self.moe.is_some_and(|e| layer >= e.dense_layers)
+    }
+
+    /// Main layers with a mixture-of-experts MLP.
+    pub fn moe_layers(&self) -> u32 {
+        self.moe
+            .map_or(0, |e| self.layers.saturating_sub(e.dense_layers))
+    }
+
+    /// Transformer layers in the block chain: the main layers, then the MTP layers.
+    pub fn chain_layers(&self) -> u32 {
+        self.layers.saturating_add(self.mtp_layers)
     }
 }

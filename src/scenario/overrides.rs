@@ -57,6 +57,16 @@ pub struct ScenarioOverrides {
     pub zero: Option<Zero>,
     /// Context-parallel size `cp`.
     pub cp: Option<u32>,
+    /// Expert-parallel size `ep`.
+    pub ep: Option<u32>,
+    /// Expert tensor-parallel size `etp`.
+    pub etp: Option<u32>,
+    /// The busiest expert's tokens over the mean (>= 1).
+    pub routing_imbalance: Option<f64>,
+    /// DeepEP's node-deduplicated all-to-alls on or off.
+    pub deepep: Option<bool>,
+    /// Multi-token-prediction layers of the model (replaces the preset's depth).
+    pub mtp_layers: Option<u32>,
     /// The distributed optimizer's parameter all-gather overlapped with the next forward.
     pub overlap_param_gather: Option<bool>,
     /// Tensor-parallel collectives pipelined with their GEMMs (Transformer Engine).
@@ -165,6 +175,9 @@ impl ScenarioOverrides {
             (None, None) => {}
         }
         set(&mut par.cp, self.cp);
+        set(&mut par.ep, self.ep);
+        set(&mut par.etp, self.etp);
+        set(&mut scenario.model.mtp_layers, self.mtp_layers);
         set(&mut par.grad_bytes, self.grad_bytes);
         set(&mut par.precision, self.precision);
         let batch = &mut scenario.batch;
@@ -219,6 +232,8 @@ impl ScenarioOverrides {
         set(&mut plan.overlap_grad_reduce, self.overlap_grad_reduce);
         set(&mut plan.overlap_param_gather, self.overlap_param_gather);
         set(&mut plan.tp_comm_overlap, self.tp_comm_overlap);
+        set(&mut plan.routing_imbalance, self.routing_imbalance);
+        set(&mut plan.deepep, self.deepep);
         set(&mut plan.schedule, self.schedule);
         set(&mut plan.strategy, self.strategy);
         set(&mut plan.flash_attention, self.flash);

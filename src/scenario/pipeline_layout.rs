@@ -180,8 +180,8 @@ impl PipelineLayout {
     /// Checks the layout against a model of `layers` transformer layers and `mtp_layers` MTP
     /// layers on `stages` virtual stages (`p x chunks`), and gives each stage's `(first,
     /// last)` block of the model's chain (block 0 the embedding, blocks `2i+1, 2i+2` layer `i`,
-    /// block `2L+1` the head). MTP layers and empty stages are refused: pipescope's model
-    /// has no MTP blocks and gives every stage at least one block.
+    /// block `2L+1` the head, the `mtp_layers` MTP layers the chain's last layers). Empty
+    /// stages are refused: pipescope gives every stage at least one block.
     pub fn chain(
         &self,
         layers: u32,
@@ -238,13 +238,29 @@ impl PipelineLayout {
                 reason: format!("{n} `t` where the model has {layers} transformer layers"),
             });
         }
-        if let Some((_, col)) = all().find(|l| l.0 == LayoutLayer::Mtp) {
+        // The chain holds the MTP layers after the transformer layers (each two blocks, as
+        // a layer): every `m` after the last `t`, as many as the model has.
+        let mtps = || all().filter(|l| l.0 == LayoutLayer::Mtp);
+        if let Some((_, col)) = mtps().nth(mtp_layers as usize) {
             return Err(LayoutError {
                 column: col,
-                reason: format!(
-                    "`m` (an MTP layer): the model has {mtp_layers} MTP layers, and pipescope \
-                     does not model MTP layers in a layout"
-                ),
+                reason: format!("more `m` than the model's {mtp_layers} MTP layers"),
+            });
+        }
+        let m = mtps().count();
+        if m != mtp_layers as usize {
+            return Err(LayoutError {
+                column: end,
+                reason: format!("{m} `m` where the model has {mtp_layers} MTP layers"),
+            });
+        }
+        let last_t = all().rfind(|l| l.0 == LayoutLayer::Decoder);
+        if let (Some((_, first_m)), Some((_, t_col))) = (mtps().next(), last_t)
+            && first_m < t_col
+        {
+            return Err(LayoutError {
+                column: first_m,
+                reason: "`m` before a `t`: the MTP layers follow every transformer layer".into(),
             });
         }
         let mut out = Vec::with_capacity(stages);
@@ -253,7 +269,10 @@ impl PipelineLayout {
             let blocks: usize = stage
                 .layers
                 .iter()
-                .map(|(k, _)| if *k == LayoutLayer::Decoder { 2 } else { 1 })
+                .map(|(k, _)| match k {
+                    LayoutLayer::Decoder | LayoutLayer::Mtp => 2,
+                    LayoutLayer::Embedding | LayoutLayer::Loss => 1,
+                })
                 .sum();
             if blocks == 0 {
                 return Err(LayoutError {

@@ -142,12 +142,30 @@ fn chain_refuses_what_megatron_refuses() {
         .chain(2, 0, 2)
         .unwrap_err();
     assert_eq!(e.column, 6);
-    // An MTP layer, and an empty stage.
+    // An MTP layer the model does not have, one too few, one before a `t`; and the MTP
+    // layer as the chain's last layer (two blocks after the transformer layers).
     let e = PipelineLayout::parse("Et|tm|L")
         .unwrap()
         .chain(2, 0, 3)
         .unwrap_err();
     assert_eq!((e.column, e.reason.contains("MTP")), (5, true));
+    let e = PipelineLayout::parse("Et|t|L")
+        .unwrap()
+        .chain(2, 1, 3)
+        .unwrap_err();
+    assert!(e.reason.contains("0 `m` where the model has 1"), "{e}");
+    let e = PipelineLayout::parse("Em|tt|L")
+        .unwrap()
+        .chain(2, 1, 3)
+        .unwrap_err();
+    assert_eq!((e.column, e.reason.contains("before a `t`")), (2, true));
+    assert_eq!(
+        PipelineLayout::parse("Et|t|mL")
+            .unwrap()
+            .chain(2, 1, 3)
+            .unwrap(),
+        vec![(0, 2), (3, 4), (5, 7)]
+    );
     let e = PipelineLayout::parse("Et||tL")
         .unwrap()
         .chain(2, 0, 3)

@@ -148,6 +148,12 @@ pub const MODEL_RANGES: &[(Range, ModelField)] = &[
     (Range::count("model.ffn", 1.0, WIDTH), |m| Some(m.ffn)),
     (Range::count("model.vocab", 1.0, WIDTH), |m| Some(m.vocab)),
     (Range::count("model.max_positions", 1.0, SEQ), |m| m.max_positions),
+    (Range::count("model.experts", 1.0, EXPERTS), |m| m.moe.map(|e| e.experts)),
+    (Range::count("model.shared_experts", 0.0, EXPERTS), |m| m.moe.map(|e| e.shared_experts)),
+    (Range::count("model.expert_ffn", 1.0, WIDTH), |m| m.moe.map(|e| e.expert_ffn)),
+    (Range::count("model.mtp_layers", 0.0, MTP_LAYERS), |m| Some(u64::from(m.mtp_layers))),
+    (Range::count("model.q_lora_rank", 1.0, WIDTH), |m| m.mla.and_then(|a| a.q_lora_rank)),
+    (Range::count("model.kv_lora_rank", 1.0, WIDTH), |m| m.mla.map(|a| a.kv_lora_rank)),
 ];
 
 /// Stages `p`.
@@ -170,6 +176,13 @@ pub const MICRO_BATCHES: Range = Range::count("batch.micro_batches", 1.0, MICRO_
 pub const GROUP_SIZE: Range = Range::count("plan.group_size", 1.0, DEGREE);
 /// Chunks offloaded by `gis-offload`.
 pub const OFFLOAD_CHUNKS: Range = Range::count("plan.offload_chunks", 1.0, DEGREE);
+/// Expert-parallel size `ep`.
+pub const EP: Range = Range::count("parallel.ep", 1.0, DEGREE);
+/// Expert tensor-parallel size `etp`.
+pub const ETP: Range = Range::count("parallel.etp", 1.0, DEGREE);
+/// The busiest expert's tokens over the mean: 1 is balanced routing; a million is far beyond
+/// any router (at most every token of a batch goes to one expert: `experts / top-k`).
+pub const ROUTING_IMBALANCE: Range = Range::real("plan.routing_imbalance", 1.0, 1e6, "");
 
 /// `CUDA_DEVICE_MAX_CONNECTIONS` of the run (the hardware has 32 work queues).
 pub const DEVICE_MAX_CONNECTIONS: Range = Range::count("plan.device_max_connections", 1.0, 32.0);
@@ -188,6 +201,9 @@ pub const SETTING_RANGES: &[Range] = &[
     GROUP_SIZE,
     OFFLOAD_CHUNKS,
     DEVICE_MAX_CONNECTIONS,
+    EP,
+    ETP,
+    ROUTING_IMBALANCE,
 ];
 
 /// The range of the field at dotted path `field` (`gpu.hbm_gbps`, `parallel.pp`), if it has
@@ -207,6 +223,8 @@ const LAYERS: f64 = super::validate::limits::LAYERS as f64;
 const WIDTH: f64 = super::validate::limits::WIDTH as f64;
 const HEADS: f64 = super::validate::limits::HEADS as f64;
 const SEQ: f64 = super::validate::limits::SEQ_LEN as f64;
+const EXPERTS: f64 = super::validate_moe::MAX_EXPERTS as f64;
+const MTP_LAYERS: f64 = super::validate_moe::MAX_MTP_LAYERS as f64;
 
 /// Checks every number of `gpu` against [`GPU_RANGES`], and its efficiency tables: each entry
 /// in range, thresholds sorted from the largest down (the order the cost model reads them).
@@ -223,6 +241,7 @@ pub fn check_gpu(gpu: &GpuSpec) -> Result<(), InvalidField> {
         ("gpu.efficiency.matrix_fp8", &eff.matrix_fp8),
         ("gpu.efficiency.attention", &eff.attention),
         ("gpu.efficiency.attention_backward", &eff.attention_backward),
+        ("gpu.efficiency.grouped_matrix", &eff.grouped_matrix),
     ] {
         if let Some(steps) = steps {
             check_steps(field, steps)?;

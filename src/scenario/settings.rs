@@ -30,6 +30,11 @@ pub struct Parallel {
     /// The number format of the transformer layers' GEMMs: bf16, or Transformer Engine's fp8
     /// (needs a GPU with `fp8_tflops`).
     pub precision: Precision,
+    /// Expert-parallel size `ep`: the mixture-of-experts layers re-split each stage's GPUs
+    /// into `etp x ep x edp` (Megatron-Core's parallel folding); 1 without experts.
+    pub ep: u32,
+    /// Expert tensor-parallel size `etp`: each routed expert split over `etp` ranks.
+    pub etp: u32,
 }
 
 impl Parallel {
@@ -52,6 +57,14 @@ impl Parallel {
     /// ZeRO sharding: `d x cp` (Megatron's data-parallel group with context parallelism).
     pub fn shard_ranks(&self) -> u64 {
         u64::from(self.dp.max(1)) * u64::from(self.cp.max(1))
+    }
+
+    /// The expert data-parallel ranks `edp = t x cp x d / (ep x etp)`: the ranks that hold
+    /// copies of the same routed experts, over which their gradients are reduced and (with
+    /// the distributed optimizer) their optimizer state is sharded.
+    pub fn expert_data_ranks(&self) -> u64 {
+        let stage = u64::from(self.tp.max(1)) * self.shard_ranks();
+        (stage / (u64::from(self.ep.max(1)) * u64::from(self.etp.max(1)))).max(1)
     }
 
     /// GPUs of the job, `t x cp x p x d`.
@@ -136,6 +149,14 @@ pub struct PlanSettings {
     /// Megatron's `--tp-comm-overlap`: the tensor-parallel collectives pipelined with their
     /// GEMMs as Transformer Engine's userbuffers run them (needs sequence parallelism).
     pub tp_comm_overlap: bool,
+    /// The busiest expert's tokens over the mean (>= 1; 1 is balanced routing, as the
+    /// published force-balanced benchmarks run): scales the busiest expert-parallel rank's
+    /// expert work, memory and all-to-all traffic.
+    pub routing_imbalance: f64,
+    /// The expert all-to-alls as DeepEP runs them (Megatron's `flex` dispatcher with
+    /// `--moe-enable-deepep`): a token crosses the network once per destination node and is
+    /// forwarded to its experts there over NVLink, instead of once per expert.
+    pub deepep: bool,
     /// FlashAttention (fused core attention) instead of a materialised softmax.
     pub flash_attention: bool,
     /// Partition DP objective.

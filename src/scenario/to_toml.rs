@@ -31,6 +31,29 @@ fn model_table(m: &ModelSpec) -> Table {
         t.insert("max_positions".into(), int(p));
     }
     t.insert("tied_embeddings".into(), Value::Boolean(m.tied_embeddings));
+    if m.qk_norm {
+        t.insert("qk_norm".into(), Value::Boolean(true));
+    }
+    if let Some(e) = m.moe {
+        t.insert("experts".into(), int(e.experts));
+        t.insert("experts_per_token".into(), int(e.experts_per_token));
+        t.insert("shared_experts".into(), int(e.shared_experts));
+        t.insert("expert_ffn".into(), int(e.expert_ffn));
+        t.insert("dense_layers".into(), int(u64::from(e.dense_layers)));
+    }
+    if m.mtp_layers > 0 {
+        t.insert("mtp_layers".into(), int(u64::from(m.mtp_layers)));
+    }
+    if let Some(a) = m.mla {
+        t.insert("attention".into(), Value::String("mla".into()));
+        if let Some(q) = a.q_lora_rank {
+            t.insert("q_lora_rank".into(), int(q));
+        }
+        t.insert("kv_lora_rank".into(), int(a.kv_lora_rank));
+        t.insert("qk_head_dim".into(), int(a.qk_head_dim));
+        t.insert("qk_rope_dim".into(), int(a.qk_rope_dim));
+        t.insert("v_head_dim".into(), int(a.v_head_dim));
+    }
     t
 }
 
@@ -76,6 +99,7 @@ fn gpu_table(g: &GpuSpec) -> Table {
         ("matrix_fp8", &g.efficiency.matrix_fp8),
         ("attention", &g.efficiency.attention),
         ("attention_backward", &g.efficiency.attention_backward),
+        ("grouped_matrix", &g.efficiency.grouped_matrix),
     ] {
         if let Some(c) = curve {
             e.insert(key.into(), steps(c));
@@ -117,6 +141,10 @@ pub fn to_toml(s: &Scenario) -> String {
     par.insert("cp".into(), int(u64::from(p.cp)));
     par.insert("grad_bytes".into(), int(u64::from(p.grad_bytes)));
     par.insert("precision".into(), Value::String(p.precision.name().into()));
+    if p.ep > 1 || p.etp > 1 {
+        par.insert("ep".into(), int(u64::from(p.ep)));
+        par.insert("etp".into(), int(u64::from(p.etp)));
+    }
     root.insert("parallel".into(), Value::Table(par));
 
     let b = &s.batch;
@@ -159,6 +187,13 @@ pub fn to_toml(s: &Scenario) -> String {
     );
     plan.insert("tp_comm_overlap".into(), Value::Boolean(pl.tp_comm_overlap));
     plan.insert("flash_attention".into(), Value::Boolean(pl.flash_attention));
+    if s.model.moe.is_some() {
+        plan.insert(
+            "routing_imbalance".into(),
+            Value::Float(pl.routing_imbalance),
+        );
+        plan.insert("deepep".into(), Value::Boolean(pl.deepep));
+    }
     plan.insert(
         "objective".into(),
         Value::String(pl.objective.name().into()),

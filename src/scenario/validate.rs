@@ -94,6 +94,7 @@ pub fn validate_model(m: &ModelSpec) -> Result<(), InvalidField> {
             format!("a divisor of model.heads ({})", m.heads),
         ));
     }
+    super::validate_moe::check_model(m)?;
     check_parameters(m)
 }
 
@@ -137,7 +138,7 @@ impl Scenario {
         let par = &self.parallel;
         // Attention and MLP blocks: the planner gives each stage at least one (the embedding
         // and the head ride with the first and last stage), so 2L is the most stages.
-        let blocks = 2 * u64::from(m.layers);
+        let blocks = 2 * u64::from(m.chain_layers());
         ranges::TP.check_count(u64::from(par.tp))?;
         let t = u64::from(par.tp);
         if !m.heads.is_multiple_of(t) {
@@ -272,6 +273,7 @@ impl Scenario {
         }
         ranges::DEVICE_MAX_CONNECTIONS.check_count(u64::from(plan.device_max_connections))?;
         super::validate_job::check_job(self)?;
+        super::validate_moe::check_layout(self)?;
         if let Some(profile) = &self.profile {
             profile.validate()?;
         }

@@ -1,9 +1,9 @@
 //! The collectives that run inside the compute ops, drawn on each device's comm lane after
-//! the timing pass: context parallelism's K/V exchange and ZeRO-3's gathers and
-//! reduce-scatters. They do not move the ops (the ops' durations already hold what the
+//! the timing pass: context parallelism's K/V exchange, expert parallelism's all-to-alls and
+//! ZeRO-3's gathers and reduce-scatters. They do not move the ops (the ops' durations already hold what the
 //! computation does not hide); they show where the link is busy. Inside one op they are laid
-//! out one after another from its start (gathers, then the exchange, then the
-//! reduce-scatters), each for its link time, and cut at the op's end.
+//! out one after another from its start (gathers, then the exchange, then the all-to-alls,
+//! then the reduce-scatters), each for its link time, and cut at the op's end.
 
 use super::types::{Lane, Simulation, Span, SpanKind};
 
@@ -20,6 +20,10 @@ pub struct ChunkComm {
     pub gather_backward_s: f64,
     /// ZeRO-3 reduce-scatters of the chunk's gradients after the backward.
     pub scatter_s: f64,
+    /// The MoE layers' all-to-alls inside the forward.
+    pub a2a_forward_s: f64,
+    /// The MoE layers' all-to-alls inside the backward.
+    pub a2a_backward_s: f64,
 }
 
 impl ChunkComm {
@@ -29,6 +33,8 @@ impl ChunkComm {
             && self.gather_forward_s <= 0.0
             && self.gather_backward_s <= 0.0
             && self.scatter_s <= 0.0
+            && self.a2a_forward_s <= 0.0
+            && self.a2a_backward_s <= 0.0
     }
 }
 
@@ -60,14 +66,17 @@ pub fn annotate(sim: &mut Simulation, comm: &[Vec<ChunkComm>]) {
                 SpanKind::F => &[
                     (SpanKind::Gather, c.gather_forward_s),
                     (SpanKind::Kv, c.kv_forward_s),
+                    (SpanKind::A2a, c.a2a_forward_s),
                 ],
                 SpanKind::B => &[
                     (SpanKind::Gather, c.gather_backward_s),
                     (SpanKind::Kv, c.kv_backward_s),
+                    (SpanKind::A2a, c.a2a_backward_s),
                 ],
                 SpanKind::BW => &[
                     (SpanKind::Gather, c.gather_backward_s),
                     (SpanKind::Kv, c.kv_backward_s),
+                    (SpanKind::A2a, c.a2a_backward_s),
                     (SpanKind::Scatter, c.scatter_s),
                 ],
                 SpanKind::W => &[(SpanKind::Scatter, c.scatter_s)],
@@ -131,6 +140,7 @@ mod tests {
             gather_forward_s: 0.2,
             gather_backward_s: 0.2,
             scatter_s: 5.0,
+            ..ChunkComm::default()
         };
         annotate(&mut sim, &[vec![c], vec![c]]);
         let comm: Vec<&Span> = sim
@@ -159,6 +169,44 @@ mod tests {
         // Grouped by device: device 0's spans all come before device 1's.
         let devices: Vec<u32> = sim.timeline.spans.iter().map(|s| s.device).collect();
         assert!(devices.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn all_to_alls_follow_the_exchange_inside_forwards_and_backwards() {
+        let mut sim = Simulation {
+            timeline: Timeline {
+                devices: 1,
+                spans: vec![
+                    op(0, SpanKind::F, 0, 0.0, 1.0),
+                    op(0, SpanKind::B, 0, 2.0, 4.0),
+                    op(0, SpanKind::W, 0, 4.0, 5.0),
+                ],
+                makespan: 5.0,
+            },
+            ..Simulation::default()
+        };
+        let c = ChunkComm {
+            kv_forward_s: 0.25,
+            a2a_forward_s: 0.5,
+            a2a_backward_s: 1.0,
+            ..ChunkComm::default()
+        };
+        annotate(&mut sim, &[vec![c]]);
+        let comm: Vec<(SpanKind, f64, f64)> = sim
+            .timeline
+            .spans
+            .iter()
+            .filter(|s| s.lane == Lane::Comm)
+            .map(|s| (s.kind, s.start, s.end))
+            .collect();
+        assert_eq!(
+            comm,
+            vec![
+                (SpanKind::Kv, 0.0, 0.25),
+                (SpanKind::A2a, 0.25, 0.75),
+                (SpanKind::A2a, 2.0, 3.0),
+            ]
+        );
     }
 
     #[test]

@@ -34,6 +34,8 @@ pub struct DeviceJob {
     /// ZeRO-3's exposed gathers and reduce-scatters inside the device's F/B of one
     /// iteration (reported as data-parallel communication).
     pub fsdp_comm_s: f64,
+    /// Expert parallelism's all-to-alls inside the device's F/B of one iteration.
+    pub ep_comm_s: f64,
 }
 
 /// The per-device end-of-iteration work of a job.
@@ -78,6 +80,9 @@ pub struct TimeBreakdown {
     pub tp_comm: f64,
     /// Context parallelism's K/V exchange that the attention kernels do not hide.
     pub cp_comm: f64,
+    /// Expert parallelism's dispatch and combine all-to-alls (and expert tensor-parallel
+    /// collectives) inside the mixture-of-experts layers.
+    pub ep_comm: f64,
     /// Pipeline communication that is not hidden: the tied embedding's all-reduce.
     pub pp_comm: f64,
     /// Exposed data-parallel gradient reduction and parameter all-gather.
@@ -94,6 +99,7 @@ impl TimeBreakdown {
             + self.bubble
             + self.tp_comm
             + self.cp_comm
+            + self.ep_comm
             + self.pp_comm
             + self.dp_comm
             + self.optimizer
@@ -273,15 +279,19 @@ fn device_breakdowns<'a>(
 fn parts(busy: f64, recompute: f64, job: &DeviceJob, tail: &DeviceTail) -> TimeBreakdown {
     let tp_comm = job.tp_comm_s.clamp(0.0, busy);
     let cp_comm = job.cp_comm_s.clamp(0.0, busy - tp_comm);
-    let fsdp = job.fsdp_comm_s.clamp(0.0, busy - tp_comm - cp_comm);
+    let ep_comm = job.ep_comm_s.clamp(0.0, busy - tp_comm - cp_comm);
+    let fsdp = job
+        .fsdp_comm_s
+        .clamp(0.0, busy - tp_comm - cp_comm - ep_comm);
     let dp_comm = (tail.grad_end_s - tail.pipeline_end_s).max(0.0) + job.param_gather_s + fsdp;
     let pp_comm = if job.tied_s > 0.0 { job.tied_s } else { 0.0 };
     let mut b = TimeBreakdown {
-        compute: busy - tp_comm - cp_comm - fsdp,
+        compute: busy - tp_comm - cp_comm - ep_comm - fsdp,
         recompute,
         bubble: 0.0,
         tp_comm,
         cp_comm,
+        ep_comm,
         pp_comm,
         dp_comm,
         optimizer: job.optimizer_s,

@@ -207,6 +207,10 @@ pub enum SpanKind {
     /// ZeRO-3's reduce-scatter of a chunk's gradients (comm lane).
     #[serde(rename = "RS")]
     Scatter,
+    /// Expert parallelism's dispatch and combine all-to-alls of a chunk's MoE layers (comm
+    /// lane).
+    #[serde(rename = "A2A")]
+    A2a,
 }
 
 /// One timed op.

@@ -7,7 +7,7 @@
 
 use crate::anatomy::cluster::Cluster;
 use crate::anatomy::cost::Machine;
-use crate::anatomy::{Anatomy, params};
+use crate::anatomy::{Anatomy, BlockKind, params};
 use crate::plan::planner::Plan;
 use crate::scenario::Scenario;
 use crate::sim::collectives::ChunkComm;
@@ -42,25 +42,41 @@ pub(crate) fn device_params(anatomy: &Anatomy, plan: &Plan) -> Vec<u64> {
         .collect()
 }
 
-/// Per device of `plan`, the communication inside its F/B/W ops of one iteration that its
-/// blocks' times include: `(tensor-parallel, context-parallel, ZeRO-3)` seconds. Each block's
-/// added times per micro-batch, `m` times, and with ZeRO-3 the unhidden gather that opens each
-/// forward and backward pass of a chunk.
-fn inner_comm_s(anatomy: &Anatomy, plan: &Plan, m: f64) -> Vec<(f64, f64, f64)> {
+/// Routed-expert parameters held by each device of `plan`.
+fn device_expert_params(anatomy: &Anatomy, plan: &Plan) -> Vec<u64> {
     plan.devices
         .iter()
         .map(|d| {
-            let (mut tp, mut cp, mut dp) = (0.0, 0.0, 0.0);
+            d.ranges
+                .iter()
+                .flat_map(|&(a, e)| a..=e)
+                .map(|i| anatomy.block(i).expert_params)
+                .sum()
+        })
+        .collect()
+}
+
+/// Per device of `plan`, the communication inside its F/B/W ops of one iteration that its
+/// blocks' times include: `(tensor-parallel, context-parallel, ZeRO-3, expert-parallel)`
+/// seconds. Each block's
+/// added times per micro-batch, `m` times, and with ZeRO-3 the unhidden gather that opens each
+/// forward and backward pass of a chunk.
+fn inner_comm_s(anatomy: &Anatomy, plan: &Plan, m: f64) -> Vec<(f64, f64, f64, f64)> {
+    plan.devices
+        .iter()
+        .map(|d| {
+            let (mut tp, mut cp, mut dp, mut ep) = (0.0, 0.0, 0.0, 0.0);
             for &(a, e) in &d.ranges {
                 for i in a..=e {
                     let b = anatomy.block(i);
                     tp += b.tp_comm.added_s();
                     cp += b.cp_comm.added_s();
                     dp += b.dp_comm.added_s();
+                    ep += b.ep_comm.added_s();
                 }
                 dp += 2.0 * anatomy.pass_gather_s;
             }
-            (m * tp, m * cp, m * dp)
+            (m * tp, m * cp, m * dp, m * ep)
         })
         .collect()
 }
@@ -87,6 +103,8 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
     let grad_bytes = f64::from(par.grad_bytes);
     let machine = Machine::new(&scenario.gpu, par.tp);
     let params = device_params(anatomy, plan);
+    let experts = device_expert_params(anatomy, plan);
+    let expert_cluster = cluster.expert_dp(par.ep, par.etp);
     let last_block = anatomy.num_blocks().saturating_sub(1);
     let holder = |block: usize| {
         plan.devices
@@ -112,14 +130,24 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
         .zip(&params)
         .enumerate()
         .map(|(i, (dev, &n))| {
-            let nf = n as f64;
+            // The routed experts reduce over their own data-parallel group `edp`.
+            let ef = experts[i] as f64;
+            let nf = n as f64 - ef;
             let buckets =
                 u32::try_from(n.div_ceil(bucket_params(shards)).max(1)).unwrap_or(u32::MAX);
             let (grad_reduce_s, param_gather_s) = if full_shard {
                 // ZeRO-3 reduce-scatters every layer after each backward (inside the ops);
                 // the last one is waited for before the optimizer step. The embedding and
                 // the output layer are gathered once, before their first use.
-                let layer = (anatomy.attention.params + anatomy.mlp.params) as f64;
+                // The last reduce-scatter is of a common layer: attention and MoE in a
+                // mixture of experts (its routed experts over their own group `edp`).
+                let mlp = if anatomy.moe.params > 0 {
+                    &anatomy.moe
+                } else {
+                    &anatomy.mlp
+                };
+                let routed = mlp.expert_params.min(mlp.params);
+                let dense = (anatomy.attention.params + mlp.params - routed) as f64;
                 let outer: u64 = dev
                     .ranges
                     .iter()
@@ -128,12 +156,16 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
                     .map(|i| anatomy.block(i).params)
                     .sum();
                 (
-                    cluster.dp_half_s(layer * grad_bytes),
+                    cluster.dp_half_s(dense * grad_bytes)
+                        + expert_cluster.dp_half_s(routed as f64 * grad_bytes),
                     cluster.dp_half_s(2.0 * outer as f64),
                 )
             } else {
-                let (grads, gather) =
+                let (dense_grads, dense_gather) =
                     cluster.dp_collectives_s(nf, grad_bytes, par.distributed_optimizer);
+                let (expert_grads, expert_gather) =
+                    expert_cluster.dp_collectives_s(ef, grad_bytes, par.distributed_optimizer);
+                let (grads, gather) = (dense_grads + expert_grads, dense_gather + expert_gather);
                 let gather = if scenario.plan.overlap_param_gather {
                     overlapped_gather_s(gather, buckets, dev.costs.forward_s)
                 } else {
@@ -142,16 +174,17 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
                 (grads, gather)
             };
             let shard = if par.distributed_optimizer {
-                nf / shards as f64
+                nf / shards as f64 + ef / expert_cluster.shard_ranks() as f64
             } else {
-                nf
+                nf + ef
             };
-            let (tp_comm_s, cp_comm_s, fsdp_comm_s) = inner[i];
+            let (tp_comm_s, cp_comm_s, fsdp_comm_s, ep_comm_s) = inner[i];
             // Under the fp8 recipe the weights are cast once per iteration: read the bf16
             // weight, write its fp8 copy and transpose (twice the cached bytes).
-            let fp8_weight_bytes = u64::from(dev.counts.attention)
-                * anatomy.attention.fp8_weight_bytes
-                + u64::from(dev.counts.mlp) * anatomy.mlp.fp8_weight_bytes;
+            let fp8_weight_bytes: u64 = BlockKind::ALL
+                .iter()
+                .map(|&k| u64::from(dev.counts.of(k)) * anatomy.block_of(k).fp8_weight_bytes)
+                .sum();
             DeviceJob {
                 grad_reduce_s,
                 param_gather_s,
@@ -168,6 +201,7 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
                 tp_comm_s,
                 cp_comm_s,
                 fsdp_comm_s,
+                ep_comm_s,
             }
         })
         .collect();
@@ -179,8 +213,8 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
 }
 
 /// Per device and local chunk of `plan`, the link time of the collectives inside its ops
-/// per micro-batch (the comm lane's spans): the K/V exchange, ZeRO-3's gathers of the
-/// chunk's layers and the reduce-scatters of their gradients.
+/// per micro-batch (the comm lane's spans): the K/V exchange, the MoE layers' all-to-alls,
+/// ZeRO-3's gathers of the chunk's layers and the reduce-scatters of their gradients.
 pub(crate) fn chunk_comm(anatomy: &Anatomy, plan: &Plan) -> Vec<Vec<ChunkComm>> {
     plan.devices
         .iter()
@@ -196,6 +230,8 @@ pub(crate) fn chunk_comm(anatomy: &Anatomy, plan: &Plan) -> Vec<Vec<ChunkComm>> 
                         c.gather_forward_s += b.dp_comm.forward_s;
                         c.gather_backward_s += b.dp_comm.forward_s;
                         c.scatter_s += b.dp_comm.backward_s - b.dp_comm.forward_s;
+                        c.a2a_forward_s += b.ep_comm.forward_s;
+                        c.a2a_backward_s += b.ep_comm.backward_s;
                     }
                     c
                 })

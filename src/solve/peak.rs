@@ -62,7 +62,12 @@ pub(crate) fn fixed_peak_bytes(
     let stages = kind.stages(p, scenario.parallel.chunks) as usize;
     let partition = scenario.plan.partition;
     let layout = scenario.plan.layout.as_ref();
-    let even = split::chain_split(anatomy.layers, stages, partition, layout)?;
+    let even = split::chain_split(
+        (anatomy.layers, anatomy.layers - anatomy.main_layers),
+        stages,
+        partition,
+        layout,
+    )?;
     let mut req = none_request(scenario, anatomy, kind, stages);
     let none_plan = planner::plan_ranges(&req, &even);
     let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);

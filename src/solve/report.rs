@@ -72,12 +72,22 @@ pub(super) fn outcome(
             .collect();
         let (first, last) = d.ranges.first().copied().unwrap_or((0, 0));
         // The fp8 weight cache (fp8 recipe only) counts with the weights.
-        let fp8_weights = u64::from(d.counts.attention) * anatomy.attention.fp8_weight_bytes
-            + u64::from(d.counts.mlp) * anatomy.mlp.fp8_weight_bytes;
+        let fp8_weights: u64 = BlockKind::ALL
+            .iter()
+            .map(|&k| u64::from(d.counts.of(k)) * anatomy.block_of(k).fp8_weight_bytes)
+            .sum();
+        let expert_params = u64::from(d.counts.moe) * anatomy.moe.expert_params;
+        let expert_weights_bytes = if scenario.parallel.full_shard {
+            2 * expert_params / scenario.parallel.expert_data_ranks()
+        } else if scenario.parallel.precision.is_fp8() {
+            4 * expert_params
+        } else {
+            2 * expert_params
+        };
         let fp8_weights = fp8_weights.min(d.costs.static_bytes);
         let n = params.get(d.device).copied().unwrap_or(0);
         let (weights_bytes, grads_bytes, optimizer_bytes) = if scenario.parallel.full_shard {
-            sharded_split(scenario, anatomy, n, d.costs.static_bytes)
+            sharded_split(scenario, anatomy, n, expert_params, d.costs.static_bytes)
         } else {
             let (w, g, o) = crate::anatomy::params::static_split(
                 n,
@@ -93,8 +103,11 @@ pub(super) fn outcome(
             ranges: d.ranges.iter().map(|&(a, e)| [a, e]).collect(),
             attention_blocks: d.counts.attention,
             mlp_blocks: d.counts.mlp,
+            moe_blocks: d.counts.moe,
+            mtp_blocks: d.counts.mtp,
             static_bytes: d.costs.static_bytes,
             weights_bytes,
+            expert_weights_bytes: expert_weights_bytes.min(weights_bytes),
             grads_bytes,
             optimizer_bytes,
             activation_bytes: sim_dev.map_or(0, |x| x.peak_activation_bytes),
@@ -161,6 +174,8 @@ pub(super) fn outcome(
         pp: par.pp,
         dp: par.dp,
         zero: par.zero().level(),
+        ep: par.ep,
+        etp: par.etp,
         global_batch,
         tokens_per_s,
         tokens_per_s_per_gpu: tokens_per_s / gpus.max(1) as f64,
@@ -189,41 +204,42 @@ pub(super) fn outcome(
 
 /// The unit tables of an anatomy, one per block kind.
 fn unit_tables(anatomy: &Anatomy) -> Vec<UnitTable> {
-    [
-        BlockKind::Embedding,
-        BlockKind::Attention,
-        BlockKind::Mlp,
-        BlockKind::Head,
-    ]
-    .into_iter()
-    .map(|kind| {
-        let block = anatomy.block_of(kind);
-        UnitTable {
-            kind,
-            names: block.units.iter().map(|u| u.name.clone()).collect(),
-            size_bytes: block.units.iter().map(|u| u.size_bytes).collect(),
-            recompute_s: block.units.iter().map(|u| u.forward_s).collect(),
-            droppable: block.units.iter().map(|u| !u.forced).collect(),
-        }
-    })
-    .collect()
+    anatomy
+        .kinds()
+        .map(|kind| {
+            let block = anatomy.block_of(kind);
+            UnitTable {
+                kind,
+                names: block.units.iter().map(|u| u.name.clone()).collect(),
+                size_bytes: block.units.iter().map(|u| u.size_bytes).collect(),
+                recompute_s: block.units.iter().map(|u| u.forward_s).collect(),
+                droppable: block.units.iter().map(|u| !u.forced).collect(),
+            }
+        })
+        .collect()
 }
 
-/// `(weights, gradients, optimizer)` of a ZeRO-3 device holding `params` parameters with
-/// `static_bytes` in all: the optimizer its `12/D` share, the gradients their `g/D` share plus
-/// one layer's unsharded gradient, the weights the rest (their shard, the layers gathered at a
+/// `(weights, gradients, optimizer)` of a ZeRO-3 device holding `params` parameters, of
+/// which `expert_params` routed experts, with `static_bytes` in all: the optimizer its `12/D`
+/// share (`12/edp` for the experts), the gradients their `g/D` (`g/edp`) share plus the
+/// largest layer's unsharded gradient, the weights the rest (their shard, the layers gathered at a
 /// time with their fp8 casts, and the embedding and output layer kept gathered).
 fn sharded_split(
     scenario: &Scenario,
     anatomy: &Anatomy,
     params: u64,
+    expert_params: u64,
     static_bytes: u64,
 ) -> (u64, u64, u64) {
-    let shards = scenario.parallel.shard_ranks() as f64;
-    let g = f64::from(scenario.parallel.grad_bytes);
-    let layer = (anatomy.attention.params + anatomy.mlp.params) as f64;
-    let optimizer = ((12.0 * params as f64 / shards).round() as u64).min(static_bytes);
-    let grads =
-        ((g * params as f64 / shards + g * layer).round() as u64).min(static_bytes - optimizer);
+    let par = &scenario.parallel;
+    let routed = expert_params.min(params);
+    // Parameters a device holds a shard of: the dense ones over d x cp, the routed experts
+    // over their own data-parallel group edp.
+    let shard = (params - routed) as f64 / par.shard_ranks() as f64
+        + routed as f64 / par.expert_data_ranks() as f64;
+    let g = f64::from(par.grad_bytes);
+    let layer = anatomy.largest_layer_params() as f64;
+    let optimizer = ((12.0 * shard).round() as u64).min(static_bytes);
+    let grads = ((g * shard + g * layer).round() as u64).min(static_bytes - optimizer);
     (static_bytes - optimizer - grads, grads, optimizer)
 }

@@ -46,6 +46,7 @@
 
 use crate::anatomy::cluster::Cluster;
 use crate::anatomy::{Anatomy, Block, BlockKind};
+use crate::plan::stage::BlockCounts;
 use crate::scenario::{Scenario, ScheduleKind, Strategy};
 use crate::schedule::Placement;
 
@@ -100,7 +101,7 @@ fn min_kept(block: &Block, strategy: Strategy, attention: bool) -> u64 {
 /// (Megatron's checkpoint: attention x V too; none when recomputation overlaps the wait for
 /// the gradient, where it may hide).
 fn fixed_recompute_s(block: &Block, strategy: Strategy, overlap_recompute: bool) -> f64 {
-    let layer = matches!(block.kind, BlockKind::Attention | BlockKind::Mlp);
+    let layer = block.kind.is_layer();
     if overlap_recompute || !layer {
         return 0.0;
     }
@@ -127,11 +128,17 @@ fn tail_s_per_param(scenario: &Scenario) -> f64 {
     if par.full_shard {
         return 0.0;
     }
-    let (grad, gather) = Cluster::of(scenario).dp_collectives_s(
-        1.0,
-        f64::from(par.grad_bytes),
-        par.distributed_optimizer,
-    );
+    // Routed experts reduce over their own (smaller) data-parallel group: per parameter the
+    // cheaper of the two bounds every parameter.
+    let cluster = Cluster::of(scenario);
+    let rate =
+        |c: &Cluster| c.dp_collectives_s(1.0, f64::from(par.grad_bytes), par.distributed_optimizer);
+    let (dense, experts) = (rate(&cluster), rate(&cluster.expert_dp(par.ep, par.etp)));
+    let (grad, gather) = if scenario.model.moe.is_some() {
+        (dense.0.min(experts.0), dense.1.min(experts.1))
+    } else {
+        dense
+    };
     let grad = if scenario.plan.overlap_grad_reduce {
         0.0
     } else {
@@ -251,24 +258,35 @@ fn time_bound(config: &Config, anatomy: &Anatomy, scenario: &Scenario) -> f64 {
 pub fn bounds(config: &Config, anatomy: &Anatomy, scenario: &Scenario) -> Bounds {
     let time = time_bound(config, anatomy, scenario);
     let p = u64::from(config.p.max(1));
-    let l = u64::from(anatomy.layers);
-    let statics = anatomy.embedding.static_bytes
-        + l * (anatomy.attention.static_bytes + anatomy.mlp.static_bytes)
-        + anatomy.head.static_bytes;
+    // Blocks of each kind in the chain (dense and MoE MLPs, attention and MTP blocks).
+    let counts = BlockCounts::of_range(anatomy, 0, anatomy.num_blocks().saturating_sub(1));
+    let per_kind = |f: &dyn Fn(&Block) -> u64| -> u64 {
+        BlockKind::ALL
+            .iter()
+            .map(|&k| u64::from(counts.of(k)) * f(anatomy.block_of(k)))
+            .sum()
+    };
+    let statics = per_kind(&|b| b.static_bytes);
     let kept = if config.schedule.offloads() {
         0
     } else {
-        l * (min_kept(&anatomy.attention, config.strategy, true)
-            + min_kept(&anatomy.mlp, config.strategy, false))
+        per_kind(&|b| {
+            if b.kind.is_layer() {
+                min_kept(b, config.strategy, b.kind.opens_layer())
+            } else {
+                0
+            }
+        })
     };
     // Every device also holds the anatomy's `device_bytes` (ZeRO-3's gathered layers).
     let average = (statics + kept).div_ceil(p) + anatomy.device_bytes;
     let head = anatomy.head.static_bytes + anatomy.logits_transient_bytes + anatomy.device_bytes;
-    let largest = anatomy
-        .embedding
-        .static_bytes
-        .max(anatomy.attention.static_bytes)
-        .max(anatomy.mlp.static_bytes)
+    let largest = BlockKind::ALL
+        .iter()
+        .filter(|&&k| k != BlockKind::Head && counts.of(k) > 0)
+        .map(|&k| anatomy.block_of(k).static_bytes)
+        .max()
+        .unwrap_or(0)
         + anatomy.device_bytes;
     Bounds {
         time_s: time * (1.0 - TIME_SLACK),

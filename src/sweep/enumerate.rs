@@ -31,6 +31,15 @@ pub const CP_FLASH: &str = "cp needs flash attention";
 pub const FP8_GPU: &str = "fp8 needs a GPU with fp8";
 /// Rejection reason: `m = B / (b x d)` is not whole.
 pub const M_WHOLE: &str = "m = B / (b x d) not whole";
+/// Rejection reason: expert parallelism needs `ep` to divide the experts and `ep x etp` to
+/// divide `t x cp x d`.
+pub const EP_DIVIDES: &str = "ep must divide the experts, ep x etp t x cp x d";
+/// Rejection reason: expert tensor parallelism needs `etp` to divide the expert's ffn.
+pub const ETP_FFN: &str = "etp must divide the expert ffn";
+/// Rejection reason: Megatron-Core runs expert with tensor parallelism only under sp.
+pub const EP_SP: &str = "ep > 1 with t > 1 needs sp";
+/// Rejection reason: a dense model has no experts to split.
+pub const EP_DENSE: &str = "ep > 1 or etp > 1 needs a mixture of experts";
 /// Rejection reason: sequence parallelism needs `s / cp` a multiple of `t`.
 pub const SP_SEQ: &str = "sp needs s / cp a multiple of t";
 /// Rejection reason: more stages (`p x chunks`) than blocks.
@@ -67,6 +76,8 @@ pub fn validate(space: &SweepSpace) -> Result<(), InvalidField> {
     check_list("--mbs", &space.mbs, limits::MICRO_BATCH)?;
     check_list("--chunks", &space.chunks, limits::DEGREE)?;
     check_list("--cp", &space.cp, limits::DEGREE)?;
+    check_list("--ep", &space.ep, limits::DEGREE)?;
+    check_list("--etp", &space.etp, limits::DEGREE)?;
     if space.global_batch == 0 || space.global_batch > limits::MICRO_BATCHES * limits::MICRO_BATCH {
         return Err(InvalidField::new(
             "--global-batch",
@@ -107,6 +118,22 @@ fn cp_choices(space: &SweepSpace, base: &Scenario, gpus: u32) -> Vec<u32> {
                     && seq.is_multiple_of(2 * u64::from(c))
                     && base.plan.flash_attention)
         })
+        .collect()
+}
+
+/// The expert-parallel sizes tried on a stage of `stage = t x cp x d` GPUs: the list, or by
+/// default every divisor of `stage` that divides the experts (1 for a dense model).
+fn ep_choices(list: &[u32], base: &Scenario, stage: u64, etp: u32) -> Vec<u32> {
+    if !list.is_empty() {
+        return list.to_vec();
+    }
+    let Some(e) = base.model.moe else {
+        return vec![1];
+    };
+    let stage = stage / u64::from(etp.max(1));
+    (1..=stage.min(e.experts))
+        .filter(|&x| stage.is_multiple_of(x) && e.experts.is_multiple_of(x))
+        .filter_map(|x| u32::try_from(x).ok())
         .collect()
 }
 
@@ -181,6 +208,8 @@ pub fn enumerate(
                             schedules: &schedules,
                             chunks: &chunk_list,
                             strategies: &strategies,
+                            ep: &space.ep,
+                            etp: &space.etp,
                         };
                         push_batch(base, shape, (b, m), lists, &mut configs, &mut rejected);
                     }
@@ -209,9 +238,13 @@ struct Lists<'a> {
     schedules: &'a [ScheduleKind],
     chunks: &'a [u32],
     strategies: &'a [Strategy],
+    /// Expert-parallel sizes listed (empty: the defaults of [`ep_choices`]).
+    ep: &'a [u32],
+    /// Expert tensor-parallel sizes listed (empty: 1).
+    etp: &'a [u32],
 }
 
-/// The configurations of one layout and batch `(b, m)`: sp, ZeRO stage, precision,
+/// The configurations of one layout and batch `(b, m)`: sp, ep, ZeRO stage, precision,
 /// schedule, chunks and strategy.
 fn push_batch(
     base: &Scenario,
@@ -222,14 +255,50 @@ fn push_batch(
     rejected: &mut BTreeMap<String, u64>,
 ) {
     let Shape { gpus, t, cp, p, d } = shape;
-    let blocks = 2 * u64::from(base.model.layers) + 2;
+    let blocks = 2 * u64::from(base.model.chain_layers()) + 2;
+    let stage = u64::from(t) * u64::from(cp) * u64::from(d);
+    let etps: &[u32] = if lists.etp.is_empty() {
+        &[1]
+    } else {
+        lists.etp
+    };
+    let layouts: Vec<(u32, u32)> = etps
+        .iter()
+        .flat_map(|&etp| {
+            ep_choices(lists.ep, base, stage, etp)
+                .into_iter()
+                .map(move |ep| (ep, etp))
+        })
+        .collect();
     let local = base.batch.seq_len / u64::from(cp.max(1));
     let sps: &[bool] = if t > 1 { &[false, true] } else { &[false] };
     let shards = u64::from(d) * u64::from(cp);
-    for &sp in sps {
+    for (&sp, &(ep, etp)) in sps
+        .iter()
+        .flat_map(|sp| layouts.iter().map(move |l| (sp, l)))
+    {
         if sp && !local.is_multiple_of(u64::from(t)) {
             reject(rejected, SP_SEQ);
             continue;
+        }
+        if ep > 1 || etp > 1 {
+            let Some(e) = base.model.moe else {
+                reject(rejected, EP_DENSE);
+                continue;
+            };
+            if !e.expert_ffn.is_multiple_of(u64::from(etp)) {
+                reject(rejected, ETP_FFN);
+                continue;
+            }
+            let experts_layout = u64::from(ep) * u64::from(etp);
+            if !stage.is_multiple_of(experts_layout) || !e.experts.is_multiple_of(u64::from(ep)) {
+                reject(rejected, EP_DIVIDES);
+                continue;
+            }
+            if ep > 1 && t > 1 && !sp {
+                reject(rejected, EP_SP);
+                continue;
+            }
         }
         // ZeRO 1 and 3 shard over d x cp ranks: with one, they are plain data parallelism.
         for &zero in lists
@@ -257,6 +326,8 @@ fn push_batch(
                                 gpus,
                                 t,
                                 cp,
+                                ep,
+                                etp,
                                 p,
                                 d,
                                 b,
@@ -353,6 +424,76 @@ mod tests {
         // The tiny preset's A100 has no fp8: every fp8 combination is rejected, by reason.
         assert!(configs.iter().all(|c| c.precision == Precision::Bf16));
         assert!(rejected.get(FP8_GPU).copied().unwrap_or(0) > 0);
+    }
+
+    #[test]
+    fn ep_is_enumerated_for_experts_only_and_listed_sizes_are_checked() {
+        let c = Catalog::builtin();
+        let dense = c.scenario("tiny-4x8").unwrap();
+        let (configs, _) = enumerate(&dense, &space(16, 32)).unwrap();
+        assert!(configs.iter().all(|c| c.ep == 1));
+        let mut moe = dense.clone();
+        moe.model = c.model("qwen3-30b-a3b").unwrap().clone();
+        let mut sp = space(16, 32);
+        sp.tp = vec![1, 2];
+        sp.pp = vec![1, 2];
+        let (configs, rejected) = enumerate(&moe, &sp).unwrap();
+        for c in &configs {
+            let stage = c.t * c.cp * c.d;
+            assert_eq!(stage % c.ep, 0, "{c:?}");
+            assert_eq!(128 % c.ep, 0);
+            assert!(c.ep == 1 || c.t == 1 || c.sp, "{c:?}");
+        }
+        // Every divisor of t x cp x d (up to 16) is tried.
+        for ep in [1, 2, 4, 8, 16] {
+            assert!(configs.iter().any(|c| c.ep == ep), "ep {ep}");
+        }
+        assert!(rejected.get(EP_SP).copied().unwrap_or(0) > 0);
+        // A listed size that divides neither is rejected with the rule.
+        sp.ep = vec![3];
+        let (configs, rejected) = enumerate(&moe, &sp).unwrap();
+        assert!(configs.is_empty());
+        assert!(rejected.get(EP_DIVIDES).copied().unwrap_or(0) > 0);
+        sp.ep = vec![2];
+        let (_, rejected) = enumerate(&dense, &sp).unwrap();
+        assert!(rejected.get(EP_DENSE).copied().unwrap_or(0) > 0);
+    }
+
+    #[test]
+    fn etp_is_enumerated_when_listed_with_the_ep_sizes_it_leaves() {
+        let c = Catalog::builtin();
+        let dense = c.scenario("tiny-4x8").unwrap();
+        let mut moe = dense.clone();
+        moe.model = c.model("qwen3-30b-a3b").unwrap().clone();
+        let mut sp = space(16, 32);
+        sp.tp = vec![1, 2];
+        sp.pp = vec![1, 2];
+        // Not listed: etp 1 only.
+        let (configs, _) = enumerate(&moe, &sp).unwrap();
+        assert!(configs.iter().all(|c| c.etp == 1));
+        sp.etp = vec![1, 2];
+        let (configs, _) = enumerate(&moe, &sp).unwrap();
+        for c in &configs {
+            assert_eq!((c.t * c.cp * c.d) % (c.ep * c.etp), 0, "{c:?}");
+        }
+        // With etp 2 the default ep sizes stop at t x cp x d / 2.
+        let most = |etp| {
+            configs
+                .iter()
+                .filter(|c| c.etp == etp && c.t * c.cp * c.d == 16)
+                .map(|c| c.ep)
+                .max()
+        };
+        assert_eq!((most(1), most(2)), (Some(16), Some(8)));
+        // 5 divides no expert ffn of 768; a dense model has no experts to split.
+        sp.etp = vec![5];
+        let (configs, rejected) = enumerate(&moe, &sp).unwrap();
+        assert!(configs.is_empty());
+        assert!(rejected.get(ETP_FFN).copied().unwrap_or(0) > 0);
+        sp.etp = vec![2];
+        let (configs, rejected) = enumerate(&dense, &sp).unwrap();
+        assert!(configs.is_empty());
+        assert!(rejected.get(EP_DENSE).copied().unwrap_or(0) > 0);
     }
 
     #[test]

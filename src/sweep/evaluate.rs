@@ -34,6 +34,8 @@ pub fn starting_scenario(sc: &Scenario) -> Scenario {
         gpus: 1,
         t: 1,
         cp: 1,
+        ep: 1,
+        etp: 1,
         p: 1,
         d: 1,
         b: 1,
@@ -61,6 +63,8 @@ pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
     s.parallel.sequence_parallel = c.sp;
     s.parallel.chunks = c.chunks;
     s.parallel.cp = c.cp;
+    s.parallel.ep = c.ep;
+    s.parallel.etp = c.etp;
     s.parallel.set_zero(c.zero);
     s.parallel.precision = c.precision;
     // The overlaps the base asks for, where the configuration allows them.
@@ -77,10 +81,34 @@ pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
 }
 
 /// What the anatomy depends on: everything but the schedule, strategy, chunks and m.
-type GroupKey = (u32, u32, u32, u32, u32, u64, bool, Zero, Precision);
+type GroupKey = (
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    u64,
+    bool,
+    Zero,
+    Precision,
+);
 
 fn group_key(c: &Config) -> GroupKey {
-    (c.gpus, c.t, c.cp, c.p, c.d, c.b, c.sp, c.zero, c.precision)
+    (
+        c.gpus,
+        c.t,
+        c.cp,
+        c.ep,
+        c.etp,
+        c.p,
+        c.d,
+        c.b,
+        c.sp,
+        c.zero,
+        c.precision,
+    )
 }
 
 fn unsolved(config: Config, b: Bounds, status: Status) -> Row {

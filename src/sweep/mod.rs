@@ -82,6 +82,12 @@ pub struct SweepSpace {
     /// Context-parallel sizes (default 1 and the divisors of N up to 8 that
     /// the sequence allows).
     pub cp: Vec<u32>,
+    /// Expert-parallel sizes (default: for a mixture of experts every divisor of
+    /// `t x cp x d / etp` that divides the experts; 1 for a dense model).
+    pub ep: Vec<u32>,
+    /// Expert tensor-parallel sizes (default 1): each must divide the expert's ffn, and
+    /// `ep x etp` the stage's `t x cp x d`.
+    pub etp: Vec<u32>,
     /// ZeRO stages (default 0 and 1; 3 only when listed).
     pub zero: Vec<Zero>,
     /// Precisions (default: the base scenario's).
@@ -115,6 +121,10 @@ pub struct Config {
     pub t: u32,
     /// Context parallel.
     pub cp: u32,
+    /// Expert parallel (1 for a dense model).
+    pub ep: u32,
+    /// Expert tensor parallel (1 for a dense model).
+    pub etp: u32,
     /// Pipeline stages.
     pub p: u32,
     /// Data parallel.

@@ -235,3 +235,47 @@ fn the_best_stage_table_stays_aligned_with_two_ranges_per_stage() {
         assert_eq!(row.len(), width, "{out}");
     }
 }
+
+/// A mixture of experts' sweep shows each row's expert layout (`ep`, `ep x etp` where etp is
+/// above 1); a dense model's table has no such column.
+#[test]
+fn the_table_shows_the_expert_layout_of_a_mixture_of_experts() {
+    let (ok, out, err) = run(&[
+        "sweep",
+        "--model",
+        "qwen3-30b-a3b",
+        "--gpu",
+        "h100-80gb",
+        "--gpus",
+        "8",
+        "--global-batch",
+        "64",
+        "-s",
+        "2048",
+        "--pp",
+        "1",
+        "--tp",
+        "1",
+        "--ep",
+        "4",
+        "--etp",
+        "1,2",
+        "--schedules",
+        "1f1b",
+        "--strategies",
+        "full",
+        "--top=10",
+    ]);
+    assert!(ok, "{err}");
+    let header = |text: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with('#'))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(header(&out).contains(" ep "), "{out}");
+    assert!(out.contains("4x2"), "{out}");
+    let (ok, dense, err) = run(&with(&[]));
+    assert!(ok, "{err}");
+    assert!(!header(&dense).contains(" ep "), "{dense}");
+}

@@ -269,3 +269,43 @@ mod random_spaces {
         }
     }
 }
+
+#[test]
+fn with_experts_the_bounds_hold_and_pruning_keeps_the_answer() {
+    // Qwen3-30B-A3B on 16 H100s: every expert-parallel size of t x cp x d that divides its
+    // 128 experts, etp 1 and 2, ZeRO 1 and 3, the budget tight enough that some layouts do
+    // not fit.
+    let c = Catalog::builtin();
+    let mut base = tiny(40.0);
+    base.model = c.model("qwen3-30b-a3b").unwrap().clone();
+    base.gpu = c.gpu("h100-80gb").unwrap().clone();
+    base.batch.seq_len = 2048;
+    base.plan.memory_budget_bytes = 40 << 30;
+    let sp = SweepSpace {
+        gpus: vec![16],
+        global_batch: 32,
+        tp: vec![1, 2],
+        pp: vec![2, 4],
+        mbs: vec![1],
+        cp: vec![1],
+        schedules: vec![ScheduleKind::OneFOneB, ScheduleKind::ZbH1],
+        strategies: vec![Strategy::Full, Strategy::AdaPipe],
+        // ZeRO-3 shards the experts over their own data-parallel group.
+        zero: vec![Zero::Optimizer, Zero::Full],
+        etp: vec![1, 2],
+        ..SweepSpace::default()
+    };
+    let fast = run(&base, &sp, 3, false);
+    let full = run(&base, &sp, 3, true);
+    assert!(check_bounds(&full) > 20);
+    assert!(full.rows.iter().any(|r| r.config.ep > 1 && r.feasible()));
+    assert!(
+        full.rows
+            .iter()
+            .any(|r| r.config.ep > 1 && r.config.zero == Zero::Full && r.feasible())
+    );
+    assert!(full.rows.iter().any(|r| r.config.etp == 2 && r.feasible()));
+    assert!(!full.ranked.is_empty());
+    assert_eq!(fast.ranked, full.ranked);
+    assert_eq!(fast.pareto, full.pareto);
+}

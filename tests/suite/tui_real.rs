@@ -142,6 +142,41 @@ fn act_real(app: &mut App, action: Action) {
     run(app, effects);
 }
 
+#[test]
+fn a_mixture_of_experts_shows_its_experts_segment_all_to_alls_and_legend() {
+    let catalog = Catalog::builtin();
+    let mut scenario = catalog.scenario("gpt3-175b-16k").unwrap();
+    pipescope::ScenarioOverrides {
+        model: Some("qwen3-30b-a3b".into()),
+        gpu: Some("h100-80gb".into()),
+        pp: Some(4),
+        tp: Some(1),
+        dp: Some(8),
+        ep: Some(8),
+        seq_len: Some(4096),
+        micro_batches: Some(32),
+        ..Default::default()
+    }
+    .apply(&mut scenario, &catalog)
+    .unwrap();
+    let mut app = App::new(scenario, choices_of(&catalog), Theme::builtin("dark"));
+    app.show_solve_time = false;
+    let effects = resolve(&mut app);
+    run(&mut app, effects);
+    assert_eq!(app.error, None);
+    let screen = render(&mut app, 200, 60).to_string();
+    assert!(screen.contains('▤'), "no experts segment\n{screen}");
+    assert!(
+        screen.contains('⇄'),
+        "no all-to-all on the transfer lane\n{screen}"
+    );
+    assert!(
+        screen.contains("experts") && screen.contains("all-to-all"),
+        "{screen}"
+    );
+    assert!(screen.contains("ep_comm"), "{screen}");
+}
+
 /// Jobs with context parallelism and ZeRO-3 on the real engine: the header gives the GPUs
 /// as t x cp x p x d and the stage's K/V exchange (`cp_comm`), the parameters show the
 /// three new fields, and the Gantt's transfer lane draws the K/V exchange (cp 2), the

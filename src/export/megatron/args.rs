@@ -102,7 +102,60 @@ pub fn model_parallel(s: &Scenario, layout: &str) -> Group {
         .value_if(p.cp > 1, "--context-parallel-size", p.cp)
         .value_if(p.cp > 1, "--cp-comm-type", "p2p")
         .switch_if(s.plan.tp_comm_overlap, "--tp-comm-overlap");
+    if s.model.moe.is_some() {
+        // Megatron's expert tensor-parallel size defaults to t: written whenever it differs.
+        g.value_if(p.ep > 1, "--expert-model-parallel-size", p.ep)
+            .value_if(p.etp != p.tp, "--expert-tensor-parallel-size", p.etp);
+    }
     g
+}
+
+/// A mixture of experts (the alltoall dispatcher with grouped GEMMs and balanced routing, as
+/// pipescope costs them), multi-head latent attention, QK-norm and multi-token prediction.
+fn moe_and_attention(g: &mut Group, s: &Scenario) {
+    let m = &s.model;
+    if let Some(e) = m.moe {
+        let moe_layers = m.layers - e.dense_layers;
+        g.value("--num-experts", e.experts)
+            .value("--moe-router-topk", e.experts_per_token)
+            .value("--moe-ffn-hidden-size", e.expert_ffn)
+            .value_if(
+                e.shared_experts > 0,
+                "--moe-shared-expert-intermediate-size",
+                e.shared_experts * e.expert_ffn,
+            )
+            .value_if(
+                e.dense_layers > 0,
+                "--moe-layer-freq",
+                format!("([0]*{}+[1]*{moe_layers})", e.dense_layers),
+            )
+            .switch("--moe-grouped-gemm")
+            .value(
+                "--moe-token-dispatcher-type",
+                if s.plan.deepep { "flex" } else { "alltoall" },
+            )
+            .switch_if(s.plan.deepep, "--moe-enable-deepep")
+            // pipescope's default routing is balanced, as the force-balanced benchmarks run.
+            .switch_if(
+                s.plan.routing_imbalance == 1.0,
+                "--moe-router-force-load-balancing",
+            );
+    }
+    if let Some(a) = m.mla {
+        g.switch("--multi-latent-attention")
+            .value_if(
+                a.q_lora_rank.is_some(),
+                "--q-lora-rank",
+                a.q_lora_rank.unwrap_or(0),
+            )
+            .value("--kv-lora-rank", a.kv_lora_rank)
+            .value("--qk-head-dim", a.qk_head_dim)
+            .value("--qk-pos-emb-head-dim", a.qk_rope_dim)
+            .value("--v-head-dim", a.v_head_dim);
+    }
+    // Qwen3's per-head q/k norms, and MLA's norms of the q and kv latents.
+    g.switch_if(m.qk_norm || m.mla.is_some(), "--qk-layernorm")
+        .value_if(m.mtp_layers > 0, "--mtp-num-layers", m.mtp_layers);
 }
 
 /// The model's shape: sizes, attention, MLP, norms, positions, embeddings.
@@ -144,6 +197,7 @@ pub fn model(s: &Scenario) -> Group {
                 "unfused"
             },
         );
+    moe_and_attention(&mut g, s);
     g
 }
 

@@ -17,6 +17,8 @@ pub struct StageLayers {
     pub embedding: bool,
     /// Transformer layers (counted where their attention block is).
     pub layers: u32,
+    /// Multi-token-prediction layers (Megatron's `m`), after the transformer layers.
+    pub mtp: u32,
     /// Holds the head (final norm, output layer, loss).
     pub head: bool,
 }
@@ -58,21 +60,28 @@ pub fn layers_of(range: [usize; 2], layers: u32) -> std::ops::Range<u32> {
     (start.min(layers as usize) as u32)..(end.min(layers as usize).max(start) as u32)
 }
 
-/// What each chain stage holds, for a model of `layers` transformer layers.
-pub fn stage_layers(ranges: &[[usize; 2]], layers: u32) -> Vec<StageLayers> {
+/// What each chain stage holds, for a chain of `layers` transformer layers of which the
+/// first `main_layers` are the model's and the rest its multi-token-prediction layers.
+pub fn stage_layers(ranges: &[[usize; 2]], main_layers: u32, layers: u32) -> Vec<StageLayers> {
     let head = 2 * layers as usize + 1;
     ranges
         .iter()
-        .map(|&range| StageLayers {
-            embedding: range[0] == 0,
-            layers: layers_of(range, layers).len() as u32,
-            head: range[1] >= head,
+        .map(|&range| {
+            let all = layers_of(range, layers);
+            let main = all.clone().filter(|&l| l < main_layers).count() as u32;
+            StageLayers {
+                embedding: range[0] == 0,
+                layers: main,
+                mtp: all.len() as u32 - main,
+                head: range[1] >= head,
+            }
         })
         .collect()
 }
 
 /// Megatron's layout string for `stages`: `E` and `L` where they are, `t*k` for k layers,
-/// runs of equal stages (not the last) as `(X|)*n`.
+/// `m` for each multi-token-prediction layer, runs of equal stages (not the last) as
+/// `(X|)*n`.
 pub fn layout(stages: &[StageLayers]) -> String {
     let one = |s: &StageLayers| {
         let mut x = String::new();
@@ -85,6 +94,9 @@ pub fn layout(stages: &[StageLayers]) -> String {
             k => {
                 let _ = write!(x, "t*{k}");
             }
+        }
+        for _ in 0..s.mtp {
+            x.push('m');
         }
         if s.head {
             x.push('L');
@@ -132,6 +144,7 @@ mod tests {
         let st = |e, n, l| StageLayers {
             embedding: e,
             layers: n,
+            mtp: 0,
             head: l,
         };
         let stages = vec![

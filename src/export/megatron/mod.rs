@@ -119,7 +119,7 @@ fn notes(
         "stage"
     };
     for (s, &[first, _]) in chain.iter().enumerate() {
-        if first > 0 && first % 2 == 0 && first <= 2 * scenario.model.layers as usize {
+        if first > 0 && first % 2 == 0 && first <= 2 * scenario.model.chain_layers() as usize {
             let _ = writeln!(
                 out,
                 "# {stage} {s} starts inside layer {}: its attention block is on the {stage} \
@@ -219,7 +219,7 @@ pub fn export(scenario: &Scenario, outcome: &Outcome) -> Result<String, InvalidF
         chain = vec![[0, anatomy.num_blocks() - 1]];
     }
     let rc = recompute::choose(&anatomy, outcome, &chain);
-    let layout = layout(&stage_layers(&chain, scenario.model.layers));
+    let layout = layout(&stage_layers(&chain, anatomy.main_layers, anatomy.layers));
     let groups = [
         args::model_parallel(scenario, &layout),
         args::model(scenario),

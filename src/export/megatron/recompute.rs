@@ -125,7 +125,9 @@ impl<'a> Covered<'a> {
             Recompute::Selective(modules) => modules.iter().any(|m| m.recomputes(kind, unit)),
             Recompute::FullUniform | Recompute::FullBlock(_) => {
                 let layer = match kind {
-                    BlockKind::Attention | BlockKind::Mlp => (b - 1) / 2,
+                    BlockKind::Attention | BlockKind::Mlp | BlockKind::Moe | BlockKind::Mtp => {
+                        (b - 1) / 2
+                    }
                     BlockKind::Embedding | BlockKind::Head => return false,
                 };
                 self.full_layers.get(layer).copied().unwrap_or(false)

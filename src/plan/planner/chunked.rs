@@ -6,7 +6,9 @@
 //! the embedding with the chain's first stage and the head with its last. Within that space
 //! it is exact: every bottleneck value is tried in increasing order and, for each, a DP over
 //! devices and layers finds the least sum of device times (docs/model.md); it stops once
-//! `(m - 1) x bottleneck` plus the least possible sum cannot beat the best.
+//! `(m - 1) x bottleneck` plus the least possible sum cannot beat the best. It needs every
+//! layer of the chain alike (a mixture of experts with dense or MTP layers is not: the planner
+//! keeps the even partition there).
 
 use crate::cancel::Cancel;
 use crate::plan::partition::Partition;
@@ -56,12 +58,21 @@ fn device_time(req: &PlanRequest, d: usize, layers: u32, share: f64) -> Option<f
     let chunks = &req.stage_of[d];
     let first_stage_here = chunks.contains(&0);
     let last_stage_here = chunks.contains(&(req.stages - 1));
-    let counts = BlockCounts {
+    // Every layer is alike here (`search` is only asked for such chains).
+    let mut counts = BlockCounts {
         embedding: u32::from(first_stage_here),
-        attention: layers,
-        mlp: layers,
         head: u32::from(last_stage_here),
+        ..BlockCounts::default()
     };
+    for kind in req.anatomy.layer_kinds().first().map_or(
+        [
+            crate::anatomy::BlockKind::Attention,
+            crate::anatomy::BlockKind::Mlp,
+        ],
+        |l| l.kinds,
+    ) {
+        counts.add(kind, layers);
+    }
     // The chunk sizes in blocks weight the device's time-coincident peak.
     let n = chunks.len() as u32;
     let mut order: Vec<usize> = chunks.clone();

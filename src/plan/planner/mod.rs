@@ -280,9 +280,15 @@ pub fn plan_cancellable(
     keep: usize,
     cancel: &Cancel,
 ) -> Result<Option<Vec<Plan>>, Cancelled> {
-    let Some(even) =
-        super::split::chain_split(req.anatomy.layers, req.stages, req.partition, req.layout)
-    else {
+    let Some(even) = super::split::chain_split(
+        (
+            req.anatomy.layers,
+            req.anatomy.layers - req.anatomy.main_layers,
+        ),
+        req.stages,
+        req.partition,
+        req.layout,
+    ) else {
         return Ok(None);
     };
     let single = req.stage_of.iter().all(|c| c.len() == 1) && req.stages == req.stage_of.len();
@@ -314,6 +320,16 @@ pub fn plan_cancellable(
             "{} gives every chunk whole layers, and {} chunks share {} layers here: it uses \
              the even partition, so it equals adaptive",
             req.strategy, req.stages, req.anatomy.layers
+        ));
+        return Ok(Some(vec![p]));
+    }
+    // The multi-chunk search counts whole layers, not which: it needs every layer alike.
+    if chunked && req.anatomy.layer_kinds().len() > 1 {
+        let mut p = plan_ranges(req, &even);
+        p.notes.push(format!(
+            "{} counts whole layers per device, and this model's layers differ (dense, MoE, \
+             MTP): it uses the even partition here, so it equals adaptive",
+            req.strategy
         ));
         return Ok(Some(vec![p]));
     }

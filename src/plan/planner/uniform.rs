@@ -1,4 +1,5 @@
-//! `uniform`: one keep set over the optional attention and MLP unit kinds for every device,
+//! `uniform`: one keep set over the optional unit kinds of the layer blocks (attention, MLP,
+//! MoE, MTP) for every device,
 //! the one with the best estimate among those that make every device fit.
 
 use crate::anatomy::BlockKind;
@@ -11,8 +12,9 @@ use super::{Plan, PlanRequest, comm_in_out};
 /// scored arithmetically from per-device counts; plans are built for the winner only.
 pub(super) fn uniform(req: &PlanRequest, plan: &mut Plan) {
     let a = req.anatomy;
-    let optional: Vec<(BlockKind, usize)> = [BlockKind::Attention, BlockKind::Mlp]
-        .into_iter()
+    let optional: Vec<(BlockKind, usize)> = a
+        .kinds()
+        .filter(|k| k.is_layer())
         .flat_map(|k| {
             a.block_of(k)
                 .units

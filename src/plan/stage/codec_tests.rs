@@ -106,7 +106,7 @@ proptest! {
     ) {
         let x = x << 10;
         let a = three_codecs(x, st * x);
-        let counts = BlockCounts { embedding: 0, attention: att, mlp, head: 0 };
+        let counts = BlockCounts { embedding: 0, attention: att, mlp, head: 0, ..BlockCounts::default() };
         let env = StageEnv { in_flight: i, budget_bytes: budget * x, logits: false };
         let mode = KnapsackMode { compress: true, offload_capacity_bytes: 0 };
         let got = knapsack(&a, counts, &env, mode);
@@ -137,6 +137,7 @@ fn a_stage_mixes_codecs_where_outliers_matter() {
         attention: 2,
         mlp: 2,
         head: 0,
+        ..BlockCounts::default()
     };
     let mode = KnapsackMode {
         compress: true,

@@ -280,7 +280,7 @@ mod tests {
         ) {
             let x = x << 10;
             let a = testkit::small(4, x, st * x);
-            let counts = BlockCounts { embedding: e, attention: att, mlp, head: h };
+            let counts = BlockCounts { embedding: e, attention: att, mlp, head: h, ..BlockCounts::default() };
             let env = StageEnv { in_flight: i, budget_bytes: budget * x, logits: h > 0 };
             let w = Windows::new(&waits, tp);
             let got = lynx_knapsack(&a, counts, &env, &w);

@@ -30,8 +30,12 @@ pub struct BlockCounts {
     pub embedding: u32,
     /// Attention blocks.
     pub attention: u32,
-    /// MLP blocks.
+    /// Dense MLP blocks.
     pub mlp: u32,
+    /// Mixture-of-experts blocks.
+    pub moe: u32,
+    /// Multi-token-prediction blocks (an MTP layer's projection and attention).
+    pub mtp: u32,
     /// Head blocks (0 or 1).
     pub head: u32,
 }
@@ -49,10 +53,19 @@ impl BlockCounts {
         let lo = first.max(1);
         let hi = last.min(n - 2);
         if lo <= hi {
-            // Odd blocks in lo..=hi are attention, even ones MLP.
-            let odd = hi.div_ceil(2) - lo / 2;
-            c.attention = odd as u32;
-            c.mlp = (hi - lo + 1 - odd) as u32;
+            // Odd blocks in lo..=hi are attention up to block 2 main_layers - 1, MTP after;
+            // even ones a dense MLP up to block 2 dense_layers, MoE after.
+            let odd = odd_in(lo, hi);
+            let even = (hi - lo + 1) - odd;
+            let attention = odd_in(
+                lo,
+                hi.min((2 * anatomy.main_layers as usize).saturating_sub(1)),
+            );
+            let mlp = even_in(lo, hi.min(2 * anatomy.dense_layers as usize));
+            c.attention = attention as u32;
+            c.mtp = (odd - attention) as u32;
+            c.mlp = mlp as u32;
+            c.moe = (even - mlp) as u32;
         }
         c
     }
@@ -63,8 +76,23 @@ impl BlockCounts {
             embedding: self.embedding + o.embedding,
             attention: self.attention + o.attention,
             mlp: self.mlp + o.mlp,
+            moe: self.moe + o.moe,
+            mtp: self.mtp + o.mtp,
             head: self.head + o.head,
         }
+    }
+
+    /// Adds `n` blocks of `kind`.
+    pub fn add(&mut self, kind: BlockKind, n: u32) {
+        let slot = match kind {
+            BlockKind::Embedding => &mut self.embedding,
+            BlockKind::Attention => &mut self.attention,
+            BlockKind::Mlp => &mut self.mlp,
+            BlockKind::Moe => &mut self.moe,
+            BlockKind::Mtp => &mut self.mtp,
+            BlockKind::Head => &mut self.head,
+        };
+        *slot += n;
     }
 
     /// Blocks of `kind`.
@@ -73,23 +101,30 @@ impl BlockCounts {
             BlockKind::Embedding => self.embedding,
             BlockKind::Attention => self.attention,
             BlockKind::Mlp => self.mlp,
+            BlockKind::Moe => self.moe,
+            BlockKind::Mtp => self.mtp,
             BlockKind::Head => self.head,
         }
     }
 
     /// Total blocks.
     pub fn total(&self) -> u32 {
-        self.embedding + self.attention + self.mlp + self.head
+        self.embedding + self.attention + self.mlp + self.moe + self.mtp + self.head
     }
 }
 
+/// Odd numbers in `lo..=hi` (0 when `hi < lo`).
+fn odd_in(lo: usize, hi: usize) -> usize {
+    if hi < lo { 0 } else { hi.div_ceil(2) - lo / 2 }
+}
+
+/// Even numbers in `lo..=hi` for `lo >= 1` (0 when `hi < lo`).
+fn even_in(lo: usize, hi: usize) -> usize {
+    if hi < lo { 0 } else { hi / 2 - (lo - 1) / 2 }
+}
+
 /// Block kinds in chain order.
-pub const KINDS: [BlockKind; 4] = [
-    BlockKind::Embedding,
-    BlockKind::Attention,
-    BlockKind::Mlp,
-    BlockKind::Head,
-];
+pub const KINDS: [BlockKind; 6] = BlockKind::ALL;
 
 /// What a stage does with the copies of one unit kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -257,8 +292,11 @@ pub fn costs(
         c.backward_b_s += codec;
     }
     if whole_layer_recompute {
-        c.recompute_s = f64::from(counts.attention) * anatomy.attention.forward_s
-            + f64::from(counts.mlp) * anatomy.mlp.forward_s;
+        c.recompute_s = KINDS
+            .iter()
+            .filter(|k| k.is_layer())
+            .map(|&k| f64::from(counts.of(k)) * anatomy.block_of(k).forward_s)
+            .sum();
     }
     c.transient_bytes = recompute_transient
         + if env.logits {
@@ -388,6 +426,7 @@ mod tests {
                     attention: att,
                     mlp,
                     head: h,
+                    ..BlockCounts::default()
                 };
                 (x, st * x, counts, i, budget * x)
             })
@@ -453,6 +492,7 @@ mod tests {
                 attention: att,
                 mlp,
                 head: 0,
+                ..BlockCounts::default()
             };
             for in_flight in [1u32, 2, 3, 5, 8] {
                 for gib in [20u64, 30, 40, 50, 60, 70, 90] {
@@ -506,6 +546,7 @@ mod tests {
                                     attention: att,
                                     mlp,
                                     head: 0,
+                                    ..BlockCounts::default()
                                 };
                                 let env = StageEnv {
                                     in_flight: i,

@@ -74,6 +74,22 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../../presets/models/mt-nlg-530b.toml"),
     ),
     (
+        "builtin:presets/models/deepseek-v3.toml",
+        include_str!("../../../presets/models/deepseek-v3.toml"),
+    ),
+    (
+        "builtin:presets/models/mixtral-8x22b.toml",
+        include_str!("../../../presets/models/mixtral-8x22b.toml"),
+    ),
+    (
+        "builtin:presets/models/qwen3-235b-a22b.toml",
+        include_str!("../../../presets/models/qwen3-235b-a22b.toml"),
+    ),
+    (
+        "builtin:presets/models/qwen3-30b-a3b.toml",
+        include_str!("../../../presets/models/qwen3-30b-a3b.toml"),
+    ),
+    (
         "builtin:presets/gpus/a100-40gb.toml",
         include_str!("../../../presets/gpus/a100-40gb.toml"),
     ),

@@ -9,8 +9,8 @@ use crate::scenario::budget::budget_of;
 use crate::scenario::gpu::a100_links;
 use crate::scenario::validate::{validate_gpu, validate_model};
 use crate::scenario::{
-    Batch, CodecSpec, EfficiencyCurve, GpuSpec, InvalidField, ModelSpec, ModelStyle, Objective,
-    Parallel, PlanSettings, Precision, Scenario,
+    Batch, CodecSpec, EfficiencyCurve, GpuSpec, InvalidField, MlaSpec, ModelSpec, ModelStyle,
+    MoeSpec, Objective, Parallel, PlanSettings, Precision, Scenario,
 };
 use crate::scenario::{P2p, Partition, PipelineLayout, Strategy, Zero};
 
@@ -54,9 +54,95 @@ pub fn model_spec(t: &ModelToml) -> Result<ModelSpec, InvalidField> {
         vocab: t.vocab,
         max_positions: t.max_positions,
         tied_embeddings: t.tied_embeddings.unwrap_or(style == ModelStyle::Gpt),
+        moe: moe_of(t)?,
+        mla: mla_of(t)?,
+        qk_norm: t.qk_norm.unwrap_or(false),
+        mtp_layers: t.mtp_layers.unwrap_or(0),
     };
     validate_model(&spec)?;
     Ok(spec)
+}
+
+/// The mixture of experts of a `[model]` table: `experts` makes the model one (with
+/// `experts_per_token` and `expert_ffn` required); the other expert keys need it.
+fn moe_of(t: &ModelToml) -> Result<Option<MoeSpec>, InvalidField> {
+    let Some(experts) = t.experts else {
+        let stray = [
+            ("model.experts_per_token", t.experts_per_token.is_some()),
+            ("model.shared_experts", t.shared_experts.is_some()),
+            ("model.expert_ffn", t.expert_ffn.is_some()),
+            ("model.dense_layers", t.dense_layers.is_some()),
+        ];
+        if let Some((field, _)) = stray.iter().find(|(_, given)| *given) {
+            return Err(InvalidField::new(
+                *field,
+                "(given)",
+                "only with model.experts (a mixture-of-experts model)",
+            ));
+        }
+        return Ok(None);
+    };
+    let required = |field: &str, v: Option<u64>| {
+        v.ok_or_else(|| {
+            InvalidField::new(
+                field,
+                "(missing)",
+                "required for a mixture-of-experts model",
+            )
+        })
+    };
+    Ok(Some(MoeSpec {
+        experts,
+        experts_per_token: required("model.experts_per_token", t.experts_per_token)?,
+        shared_experts: t.shared_experts.unwrap_or(0),
+        expert_ffn: required("model.expert_ffn", t.expert_ffn)?,
+        dense_layers: t.dense_layers.unwrap_or(0),
+    }))
+}
+
+/// The multi-head latent attention of a `[model]` table: `attention = "mla"` with
+/// `kv_lora_rank`, `qk_head_dim`, `qk_rope_dim` and `v_head_dim` (and `q_lora_rank` unless
+/// queries are projected directly); "mha" and "gqa" (the default) take none of them.
+fn mla_of(t: &ModelToml) -> Result<Option<MlaSpec>, InvalidField> {
+    let keys = [
+        ("model.q_lora_rank", t.q_lora_rank),
+        ("model.kv_lora_rank", t.kv_lora_rank),
+        ("model.qk_head_dim", t.qk_head_dim),
+        ("model.qk_rope_dim", t.qk_rope_dim),
+        ("model.v_head_dim", t.v_head_dim),
+    ];
+    match t.attention.as_deref() {
+        None | Some("mha") | Some("gqa") => {
+            if let Some((field, _)) = keys.iter().find(|(_, v)| v.is_some()) {
+                return Err(InvalidField::new(
+                    *field,
+                    "(given)",
+                    "only with model.attention = \"mla\"",
+                ));
+            }
+            Ok(None)
+        }
+        Some("mla") => {
+            let required = |i: usize| {
+                let (field, v) = keys[i];
+                v.ok_or_else(|| {
+                    InvalidField::new(field, "(missing)", "required with attention = \"mla\"")
+                })
+            };
+            Ok(Some(MlaSpec {
+                q_lora_rank: t.q_lora_rank,
+                kv_lora_rank: required(1)?,
+                qk_head_dim: required(2)?,
+                qk_rope_dim: required(3)?,
+                v_head_dim: required(4)?,
+            }))
+        }
+        Some(other) => Err(InvalidField::new(
+            "model.attention",
+            other,
+            "\"mha\", \"gqa\" or \"mla\"",
+        )),
+    }
 }
 
 /// A `[gpu]` table with its defaults applied, validated.
@@ -71,6 +157,7 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
             matrix_fp8: e.matrix_fp8.clone(),
             attention: e.attention.clone(),
             attention_backward: e.attention_backward.clone(),
+            grouped_matrix: e.grouped_matrix.clone(),
             gemm_memory_overlap: e.gemm_memory_overlap.unwrap_or(default.gemm_memory_overlap),
         },
     };
@@ -194,6 +281,8 @@ impl Catalog {
                 Some(name) => parse_name::<Precision>("parallel.precision", name).map_err(inv)?,
                 None => Precision::Bf16,
             },
+            ep: p.ep.unwrap_or(1),
+            etp: p.etp.unwrap_or(1),
         };
         parallel.set_zero(zero);
         let b = &t.batch;
@@ -251,6 +340,8 @@ impl Catalog {
             overlap_grad_reduce: pl.overlap_grad_reduce.unwrap_or(false),
             overlap_param_gather: pl.overlap_param_gather.unwrap_or(false),
             tp_comm_overlap: pl.tp_comm_overlap.unwrap_or(false),
+            routing_imbalance: pl.routing_imbalance.unwrap_or(1.0),
+            deepep: pl.deepep.unwrap_or(false),
             flash_attention: pl.flash_attention.unwrap_or(true),
             objective,
             overlap_recompute: pl.overlap_recompute.unwrap_or(false),

@@ -22,6 +22,19 @@ pub struct ModelToml {
     pub vocab: u64,
     pub max_positions: Option<u64>,
     pub tied_embeddings: Option<bool>,
+    pub qk_norm: Option<bool>,
+    pub experts: Option<u64>,
+    pub experts_per_token: Option<u64>,
+    pub shared_experts: Option<u64>,
+    pub expert_ffn: Option<u64>,
+    pub dense_layers: Option<u32>,
+    pub mtp_layers: Option<u32>,
+    pub attention: Option<String>,
+    pub q_lora_rank: Option<u64>,
+    pub kv_lora_rank: Option<u64>,
+    pub qk_head_dim: Option<u64>,
+    pub qk_rope_dim: Option<u64>,
+    pub v_head_dim: Option<u64>,
 }
 
 /// A `[gpu.efficiency]` table.
@@ -36,6 +49,7 @@ pub struct EfficiencyToml {
     pub matrix_fp8: Option<Vec<(f64, f64)>>,
     pub attention: Option<Vec<(f64, f64)>>,
     pub attention_backward: Option<Vec<(f64, f64)>>,
+    pub grouped_matrix: Option<Vec<(f64, f64)>>,
     pub gemm_memory_overlap: Option<bool>,
 }
 
@@ -80,6 +94,8 @@ pub struct ParallelToml {
     pub cp: Option<u32>,
     pub grad_bytes: Option<u32>,
     pub precision: Option<String>,
+    pub ep: Option<u32>,
+    pub etp: Option<u32>,
 }
 
 /// A `[batch]` table.
@@ -110,6 +126,8 @@ pub struct PlanToml {
     pub overlap_grad_reduce: Option<bool>,
     pub overlap_param_gather: Option<bool>,
     pub tp_comm_overlap: Option<bool>,
+    pub routing_imbalance: Option<f64>,
+    pub deepep: Option<bool>,
     pub flash_attention: Option<bool>,
     pub objective: Option<String>,
     pub overlap_recompute: Option<bool>,

@@ -78,6 +78,7 @@ fn kind_name(kind: SpanKind) -> &'static str {
         SpanKind::Kv => "context parallelism's K/V exchange",
         SpanKind::Gather => "ZeRO-3 all-gather of the weights",
         SpanKind::Scatter => "ZeRO-3 reduce-scatter of the gradients",
+        SpanKind::A2a => "expert parallelism's dispatch and combine all-to-alls",
     }
 }
 

@@ -30,6 +30,11 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         ],
         [(g.idle, c.idle, "idle"), (g.offload, c.offload, "offload")],
     ];
+    // A mixture of experts adds its memory segment and the all-to-all's glyph.
+    let moe: [Item; 2] = [
+        (super::memory::EXPERT_GLYPH, c.accent, "experts"),
+        ('⇄', c.send, "all-to-all"),
+    ];
     let memory: [[Item; 2]; 3] = [
         [
             (g.r#static, c.r#static, "static"),
@@ -67,6 +72,9 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     if headed {
         rows.push(None);
         rows.extend(memory.iter().copied().map(Some));
+        if app.scenario.model.moe.is_some() {
+            rows.push(Some(moe));
+        }
     } else {
         rows.extend(memory[..2].iter().copied().map(Some));
     }

@@ -12,6 +12,10 @@ use crate::tui::solved::Solved;
 use crate::tui::widgets::gantt::first_shown;
 use crate::tui::widgets::stacked_bar::{Segment, StackedBar};
 
+/// The memory bars' glyph of the routed experts' weights (fixed: it must read apart from
+/// every theme's static and kept glyphs).
+pub const EXPERT_GLYPH: char = '▤';
+
 use super::format;
 
 /// Panel width from which the time bars are drawn in full beside the memory bars.
@@ -39,7 +43,7 @@ fn render_time(area: Rect, buf: &mut Buffer, app: &App, o: &crate::Outcome) {
         let t: &TimeBreakdown = &st.time_breakdown_s;
         let y = area.y + row as u16;
         let total = t.total().max(f64::MIN_POSITIVE);
-        let comm = t.tp_comm + t.pp_comm + t.dp_comm;
+        let comm = t.tp_comm + t.cp_comm + t.ep_comm + t.pp_comm + t.dp_comm;
         let text = format!(" {:>3.0}%", 100.0 * (comm + t.bubble) / total);
         let text_w = text.chars().count() as u16;
         let bar_w = area.width.saturating_sub(text_w + 1);
@@ -180,8 +184,12 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, solved: Option<&Solved>, 
             glyph,
             style: Style::new().fg(color),
         };
+        // The routed experts' weights as their own segment (a fixed glyph that reads apart in
+        // every theme, as the Gantt's collectives do); nothing for a dense model.
+        let experts = st.expert_weights_bytes.min(st.static_bytes);
         let segments = [
-            seg(st.static_bytes, g.r#static, c.r#static),
+            seg(st.static_bytes - experts, g.r#static, c.r#static),
+            seg(experts, EXPERT_GLYPH, c.accent),
             seg(st.activation_bytes, g.activation, c.activation),
             seg(buffer, g.buffer, c.buffer),
             seg(host[i], g.host, c.offload),

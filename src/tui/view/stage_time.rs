@@ -21,7 +21,8 @@ pub fn of_stage(o: &Outcome, stage: u32) -> Option<TimeBreakdown> {
 }
 
 /// The parts in the order of the JSON field, with their long and short labels; `cp_comm`
-/// only when there is some (a job without context parallelism has none).
+/// and `ep_comm` only when there is some (a job without context or expert parallelism has
+/// none).
 pub fn parts(b: &TimeBreakdown) -> Vec<(&'static str, &'static str, f64)> {
     let mut out = vec![
         ("compute", "comp", b.compute),
@@ -31,6 +32,9 @@ pub fn parts(b: &TimeBreakdown) -> Vec<(&'static str, &'static str, f64)> {
     ];
     if b.cp_comm > 0.0 {
         out.push(("cp_comm", "cp", b.cp_comm));
+    }
+    if b.ep_comm > 0.0 {
+        out.push(("ep_comm", "ep", b.ep_comm));
     }
     out.extend([
         ("pp_comm", "pp", b.pp_comm),
@@ -116,6 +120,7 @@ mod tests {
             bubble: 2.0,
             tp_comm: 0.5,
             cp_comm: 0.0,
+            ep_comm: 0.0,
             pp_comm: 0.1,
             dp_comm: 0.3,
             optimizer: 0.1,
@@ -130,5 +135,10 @@ mod tests {
         assert!(width(&head, &list, "") <= 80, "{}", width(&head, &list, ""));
         let (head, list) = items(63, &b, 0);
         assert!(width(&head, &list, " ·") <= 200);
+        // And with expert parallelism's all-to-alls as well.
+        let b = TimeBreakdown { ep_comm: 0.7, ..b };
+        let (head, list) = items(63, &b, 2);
+        assert_eq!(list.len(), 9);
+        assert!(width(&head, &list, "") <= 80, "{}", width(&head, &list, ""));
     }
 }

@@ -31,6 +31,8 @@ fn short(kind: BlockKind) -> &'static str {
         BlockKind::Embedding => "emb",
         BlockKind::Attention => "attn",
         BlockKind::Mlp => "mlp",
+        BlockKind::Moe => "moe",
+        BlockKind::Mtp => "mtp",
         BlockKind::Head => "head",
     }
 }

@@ -37,7 +37,7 @@ pub struct Gantt<'a> {
 const SPARK: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 /// Span kinds in the order of [`Cell::time`].
-const KINDS: [SpanKind; 11] = [
+const KINDS: [SpanKind; 12] = [
     SpanKind::F,
     SpanKind::B,
     SpanKind::W,
@@ -49,6 +49,7 @@ const KINDS: [SpanKind; 11] = [
     SpanKind::Kv,
     SpanKind::Gather,
     SpanKind::Scatter,
+    SpanKind::A2a,
 ];
 
 /// Index standing for idle time in a cell's ranking.
@@ -65,7 +66,7 @@ fn kind_index(kind: SpanKind) -> usize {
 #[derive(Debug, Clone, Copy, Default)]
 struct Cell {
     /// Time (in cell widths) covered by each kind of [`KINDS`].
-    time: [f64; 11],
+    time: [f64; 12],
     /// The widest single overlap seen, and its micro-batch (for alternating shades).
     best: f64,
     micro_batch: u32,
@@ -90,6 +91,7 @@ pub fn kind_look(theme: &Theme, kind: SpanKind) -> (Color, char, &'static str) {
         SpanKind::Kv => (c.accent, '≈', "K"),
         SpanKind::Gather => (c.buffer, '▾', "G"),
         SpanKind::Scatter => (c.buffer, '▴', "S"),
+        SpanKind::A2a => (c.send, '⇄', "A"),
     }
 }
 

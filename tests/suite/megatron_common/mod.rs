@@ -219,6 +219,8 @@ pub struct Decoded {
     pub embedding: bool,
     /// `t` count.
     pub layers: u32,
+    /// `m` count (multi-token-prediction layers).
+    pub mtp: u32,
     /// `L` is in it.
     pub loss: bool,
 }
@@ -263,12 +265,13 @@ pub fn decode(layout: &str) -> Vec<Decoded> {
         .split('|')
         .map(|s| {
             assert!(
-                s.chars().all(|c| "EtL".contains(c)),
+                s.chars().all(|c| "EtmL".contains(c)),
                 "unknown layer type in {s}"
             );
             Decoded {
                 embedding: s.contains('E'),
                 layers: s.matches('t').count() as u32,
+                mtp: s.matches('m').count() as u32,
                 loss: s.contains('L'),
             }
         })
@@ -436,6 +439,17 @@ pub fn check_rules(l: &Launch) -> Vec<String> {
         rule(
             e.is_multiple_of(ep),
             "Number of experts should be a multiple of expert model parallel_size.",
+        );
+        // Expert tensor parallelism defaults to t; the expert layout folds into t x cp x d.
+        let etp = l.int("--expert-tensor-parallel-size", tp);
+        let stage = tp * cp * dp;
+        rule(
+            stage.is_multiple_of(ep * etp),
+            "expert tensor parallel size x expert model parallel size must divide              tensor x context x data parallel size",
+        );
+        rule(
+            !(ep > 1 && tp > 1) || l.has("--sequence-parallel"),
+            "When using expert parallelism and tensor parallelism, sequence parallelism must              be used.",
         );
     } else {
         rule(

@@ -1,0 +1,148 @@
+//! The mixture-of-experts block as Megatron-Core's `MoELayer` runs it with the `alltoall`
+//! token dispatcher and grouped GEMMs (docs/model.md, "Mixture of experts"):
+//!
+//! ```text
+//! norm -> router (scores, top-k) -> permute (k copies of each token, grouped by expert)
+//!      -> dispatch all-to-all over the EP group (-> all-gather over etp) -> sort by local expert
+//!      -> fc1 (grouped) -> SwiGLU weighted by the routing probabilities -> fc2 (grouped)
+//!      -> unsort (-> reduce-scatter over etp) -> combine all-to-all -> unpermute (sum the k copies)
+//!      + shared experts (a dense SwiGLU MLP over the tensor-parallel ranks) -> residual add
+//! ```
+//!
+//! Each rank routes its own `T` tokens (the sequence shard: attention runs with sequence
+//! parallelism), sends `T k` rows and, with balanced routing, its `E/ep` experts receive
+//! `N = T k etp` rows (the etp ranks of an expert share their rows). The busiest rank receives
+//! `X N` with a routing imbalance `X`: its expert GEMMs, the tensors it keeps and its
+//! all-to-alls scale by `X`. Megatron-Core multiplies the probabilities inside the activation,
+//! so the combine keeps nothing for the backward (no combine buffer). The backward mirrors the
+//! forward: two more all-to-alls of the same size.
+
+use super::cost::{InputCast, Machine, Piece, Work};
+use super::tp_comm;
+use super::units::{Builder, Dims, Keep, act, add_residual, linear_input, norm, raw};
+use super::{Block, BlockKind};
+
+/// The expert layout and rates a MoE block is costed with, per device.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MoeDims {
+    /// Routed experts `E`.
+    pub experts: f64,
+    /// Experts on each expert-parallel rank `E / ep`.
+    pub local_experts: f64,
+    /// Experts per token `k`.
+    pub top_k: f64,
+    /// One expert's inner width on a rank, `f_e / etp`.
+    pub expert_ffn: f64,
+    /// The shared experts' inner width on a rank, `shared f_e / t` (0 without).
+    pub shared_ffn: f64,
+    /// Expert tensor-parallel size `etp`.
+    pub etp: f64,
+    /// The busiest expert's load over the mean `X` (1: balanced).
+    pub imbalance: f64,
+    /// Seconds of one all-to-all per byte each rank sends (balanced).
+    pub a2a_s_per_byte: f64,
+    /// Seconds of an all-gather over the `etp` group per gathered byte.
+    pub etp_s_per_byte: f64,
+}
+
+/// Seconds only.
+fn secs(s: f64) -> Work {
+    Work {
+        s,
+        ..Work::default()
+    }
+}
+
+/// A mixture-of-experts sub-layer on the busiest expert-parallel rank.
+pub fn moe(m: &Machine, d: &Dims, e: &MoeDims, params: u64, static_bytes: u64) -> Block {
+    let mut k = Builder::new(m, d, BlockKind::Moe);
+    let (ts, h) = (d.tokens_sp, d.h);
+    k.input("input", 2.0 * ts * h);
+    // The norm's output is the router's, the permutation's and the shared experts' input.
+    k.unit(
+        "norm_out",
+        Keep {
+            needed_by_w: true,
+            ..act(2.0 * ts * h)
+        },
+        norm(m, d),
+    );
+    // Router: scores of every expert in fp32, top-k; its logits, scores and routing map are
+    // kept (about 13 bytes an expert and token).
+    let router =
+        m.linear(ts, h, e.experts) + m.elementwise(16.0 * ts * e.experts, 16.0 * ts * e.experts);
+    k.unit("router", raw(13.0 * ts * e.experts), router);
+
+    let sent = ts * e.top_k;
+    let mean_rows = sent * e.etp;
+    let rows = mean_rows * e.imbalance;
+    // The dispatch sends each row in bf16 with its fp32 probability; the busiest rank
+    // receives X times the mean. With etp > 1 the rows are then gathered over the etp group
+    // (their gradients reduce-scattered in the backward).
+    let a2a = |bytes: f64| e.imbalance * e.a2a_s_per_byte * bytes;
+    let dispatch_s = a2a(2.0 * sent * h + 4.0 * sent) + e.etp_s_per_byte * 2.0 * rows * h;
+    let permute = m.elementwise(2.0 * ts * h + 2.0 * sent * h, 2.0 * sent * h + 2.0 * ts * h);
+    let sort = m.elementwise(4.0 * rows * h, 4.0 * rows * h);
+    let dispatch_comm = Piece {
+        fwd: secs(dispatch_s),
+        b: secs(dispatch_s),
+        w: Work::default(),
+    };
+    k.ep_exchange(dispatch_comm, dispatch_comm);
+    let elems = rows * h;
+    let dispatched = if m.fp8() {
+        Keep {
+            needed_by_w: true,
+            ..raw(elems + 4.0 * rows)
+        }
+    } else {
+        Keep {
+            bytes: 2.0 * elems + 4.0 * rows,
+            elems,
+            needed_by_w: true,
+            ..Keep::default()
+        }
+    };
+    let mut dispatch = permute + sort + dispatch_comm;
+    dispatch.fwd += m.input_cast(elems);
+    k.unit("dispatched", dispatched, dispatch);
+
+    let (fe, groups) = (e.expert_ffn, e.local_experts);
+    let fc1 = m.grouped_linear(rows, h, 2.0 * fe, groups);
+    k.unit("fc1_out", act(4.0 * rows * fe), fc1);
+    let mut swiglu = m.elementwise(6.0 * rows * fe + 4.0 * rows, 10.0 * rows * fe + 4.0 * rows);
+    swiglu.fwd += m.input_cast(rows * fe);
+    k.unit("act_out", linear_input(m, rows * fe), swiglu);
+    let fc2 = m.grouped_linear(rows, fe, h, groups);
+    k.other += fc2;
+    k.model_flops += 3.0 * 2.0 * mean_rows * h * fe;
+
+    // Combine: un-sort, reduce-scatter over etp (in fp32), the all-to-all back, and the sum
+    // of each token's k copies.
+    let combine_s = a2a(2.0 * sent * h) + e.etp_s_per_byte * 4.0 * rows * h;
+    let combine_comm = Piece {
+        fwd: secs(combine_s),
+        b: secs(combine_s),
+        w: Work::default(),
+    };
+    k.ep_exchange(combine_comm, combine_comm);
+    let unpermute = m.elementwise(2.0 * sent * h + 2.0 * ts * h, 2.0 * ts * h + 2.0 * sent * h);
+    k.other += sort + unpermute + combine_comm;
+
+    if e.shared_ffn > 0.0 {
+        let (t, fs) = (d.tokens, e.shared_ffn);
+        let fc1s = m.layer_linear(t, h, 2.0 * fs, InputCast::FromNorm);
+        k.collective(tp_comm::gather_in(m, d, &fc1s, true));
+        k.model_flops += fc1s.fwd.flops;
+        k.unit("shared_fc1_out", act(4.0 * t * fs), fc1s);
+        let mut sw = m.elementwise(6.0 * t * fs, 10.0 * t * fs);
+        sw.fwd += m.input_cast(t * fs);
+        k.unit("shared_act_out", linear_input(m, t * fs), sw);
+        let fc2s = m.layer_linear(t, fs, h, InputCast::Elsewhere);
+        k.model_flops += fc2s.fwd.flops;
+        k.other += fc2s;
+        k.collective(tp_comm::reduce_out(m, d, &fc2s));
+    }
+    add_residual(&mut k, m, d);
+    k.finish(params, static_bytes)
+}
