@@ -176,6 +176,11 @@ pub enum ScheduleKind {
     #[serde(rename = "dualpipe-v")]
     #[strum(serialize = "dualpipe-v")]
     DualPipeV,
+    /// DeepSeek DualPipe: two copies of the stages traversed in opposite directions, half
+    /// the micro-batches fed from each end.
+    #[serde(rename = "dualpipe")]
+    #[strum(serialize = "dualpipe")]
+    DualPipe,
     /// Chimera: two 1F1B pipelines in opposite directions.
     #[serde(rename = "chimera")]
     #[strum(serialize = "chimera")]
@@ -202,6 +207,7 @@ impl ScheduleKind {
             | ScheduleKind::VMin
             | ScheduleKind::VZb
             | ScheduleKind::DualPipeV
+            | ScheduleKind::DualPipe
             | ScheduleKind::Chimera => 2,
             _ => 1,
         }

@@ -22,7 +22,7 @@ impl ScheduleKind {
             | ScheduleKind::VMin
             | ScheduleKind::VZb
             | ScheduleKind::DualPipeV => Placement::VShape,
-            ScheduleKind::Chimera => Placement::Chimera,
+            ScheduleKind::DualPipe | ScheduleKind::Chimera => Placement::Chimera,
         }
     }
 

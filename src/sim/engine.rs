@@ -7,7 +7,7 @@
 //! so every op is visited a constant number of times. End times live in flat arrays indexed
 //! by `(stage, micro-batch)`; nothing is allocated per op besides the spans themselves.
 
-use crate::schedule::{OpKind, Schedule};
+use crate::schedule::{Op, OpKind, Schedule};
 
 use super::copies::{self, Candidate};
 use super::types::{Lane, SimCosts, SimError, Span, SpanKind};
@@ -75,6 +75,17 @@ struct Engine<'a> {
     ptr: Vec<usize>,
     free: Vec<f64>,
     runs: Vec<DeviceRun>,
+    /// Per device, the index in `sched.pairs` of its next overlapped pair.
+    next_pair: Vec<usize>,
+    /// Per device, the forward of the pair under way, whose output waits for the pair's end.
+    held: Vec<Option<Held>>,
+}
+
+/// A paired forward that has run but not yet handed its output on.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    op: Op,
+    stage: u32,
 }
 
 /// Runs the timing pass. The schedule must have passed `validate::check`.
@@ -125,6 +136,8 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         offloadable: vec![Vec::new(); if any_offload { p } else { 0 }],
         ptr: vec![0; p],
         free: vec![0.0; p],
+        next_pair: vec![0; p],
+        held: vec![None; p],
         runs: sched
             .devices
             .iter()
@@ -207,9 +220,18 @@ impl Engine<'_> {
         while self.ptr[di] < ops.len() {
             let op = ops[self.ptr[di]];
             let stage = self.sched.stage_of(d, op.chunk, op.micro_batch);
-            let ready = self.ready_at(d, op.kind, stage, op.micro_batch);
+            let mut ready = self.ready_at(d, op.kind, stage, op.micro_batch);
             if ready == PENDING {
                 return;
+            }
+            let pair_start = self.pair_starts_here(di);
+            if pair_start {
+                // An overlapped pair starts once the inputs of both its ops are there.
+                ready = ready.max(self.partner_ready(d, self.ptr[di] + 1));
+                if ready == PENDING {
+                    return;
+                }
+                self.next_pair[di] += 1;
             }
             let c = self.costs[di * self.v + op.chunk as usize];
             let cell = self.cell(stage, op.micro_batch);
@@ -220,7 +242,6 @@ impl Engine<'_> {
             match op.kind {
                 OpKind::F => {
                     end = start + c.f;
-                    self.f_end[cell] = end;
                     self.push_compute(d, SpanKind::F, mb, chunk, start, end);
                     self.runs[di].events.push(MemEvent {
                         t: start,
@@ -231,12 +252,12 @@ impl Engine<'_> {
                     if c.off > 0 {
                         self.offloadable[di].push((cell, mb, chunk));
                     }
-                    if stage + 1 < self.stages {
-                        let (nd, _) = self.sched.locate(stage + 1, mb);
-                        if nd != d {
-                            self.send(d, mb, chunk, end, self.comm_at(stage));
-                            wake(nd, queue, queued);
-                        }
+                    if pair_start {
+                        // Its output leaves with its partner's, at the pair's end.
+                        self.mark_paired(di);
+                        self.held[di] = Some(Held { op, stage });
+                    } else {
+                        self.forward_done(d, op, stage, end, queue, queued);
                     }
                 }
                 OpKind::B | OpKind::BW => {
@@ -296,6 +317,61 @@ impl Engine<'_> {
             }
             self.free[di] = end;
             self.ptr[di] += 1;
+            if !pair_start && let Some(h) = self.held[di].take() {
+                self.mark_paired(di);
+                self.forward_done(d, h.op, h.stage, end, queue, queued);
+            }
+        }
+    }
+
+    /// Whether the op device `di` is at opens its next overlapped pair.
+    fn pair_starts_here(&self, di: usize) -> bool {
+        let next = self
+            .sched
+            .pairs
+            .get(di)
+            .and_then(|starts| starts.get(self.next_pair[di]));
+        next.is_some_and(|&i| i as usize == self.ptr[di])
+    }
+
+    /// When the inputs of op `index` of device `d` (a pair's backward) are there.
+    fn partner_ready(&self, d: u32, index: usize) -> f64 {
+        match self.sched.devices[d as usize].get(index) {
+            Some(op) => {
+                let stage = self.sched.stage_of(d, op.chunk, op.micro_batch);
+                self.ready_at(d, op.kind, stage, op.micro_batch)
+            }
+            None => 0.0,
+        }
+    }
+
+    /// Marks device `di`'s last compute span as one half of an overlapped pair.
+    fn mark_paired(&mut self, di: usize) {
+        if let Some(span) = self.runs[di].compute.last_mut() {
+            span.paired = true;
+        }
+    }
+
+    /// The forward `op` at `stage` on device `d` hands its output on at `at`: its end time
+    /// for the next stage, and the transfer when that stage is on another device.
+    fn forward_done(
+        &mut self,
+        d: u32,
+        op: Op,
+        stage: u32,
+        at: f64,
+        queue: &mut Vec<u32>,
+        queued: &mut [bool],
+    ) {
+        let mb = op.micro_batch;
+        let cell = self.cell(stage, mb);
+        self.f_end[cell] = at;
+        if stage + 1 < self.stages {
+            let (nd, _) = self.sched.locate(stage + 1, mb);
+            if nd != d {
+                self.send(d, mb, op.chunk, at, self.comm_at(stage));
+                wake(nd, queue, queued);
+            }
         }
     }
 
@@ -388,5 +464,6 @@ fn span(d: u32, lane: Lane, kind: SpanKind, mb: u32, chunk: u32, start: f64, end
         chunk,
         start,
         end,
+        paired: false,
     }
 }

@@ -163,6 +163,11 @@ pub struct Span {
     pub start: f64,
     /// End time.
     pub end: f64,
+    /// Whether the span is one half of an overlapped forward-backward pair (DualPipe,
+    /// DualPipe-V): the forward's partner is the next compute span of its device, the
+    /// backward's the one before (a recomputation span may sit between them).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub paired: bool,
 }
 
 /// Every span of a run.

@@ -41,6 +41,7 @@ mod plan_props;
 mod sched_cli;
 mod sched_closed_forms;
 mod sched_common;
+mod sched_dualpipe;
 mod sched_estimate;
 mod sched_invariants;
 mod sched_sim;

@@ -441,6 +441,7 @@ mod tests {
             chunk: 0,
             start,
             end,
+            paired: false,
         };
         Timeline {
             devices: 2,
