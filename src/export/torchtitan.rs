@@ -8,8 +8,8 @@
 //! `rank` for chunk 0 and `2p - 1 - rank` for chunk 1 (torch's `style="v"`); micro-batches
 //! count from 0 as torch does.
 //!
-//! Refused: Chimera (a stage lives on two ranks, one replica per direction; torch places
-//! each stage on one rank) and gis-offload (its host copies have no torch action; export
+//! Refused: Chimera and DualPipe (a stage lives on two ranks, one replica per direction;
+//! torch places each stage on one rank) and gis-offload (its host copies have no torch action; export
 //! `gis` for the same compute order).
 
 use crate::schedule::{OpKind, Schedule, ScheduleKind};
@@ -34,6 +34,11 @@ pub fn supported(kind: ScheduleKind) -> Result<(), Unsupported> {
         ScheduleKind::GisOffload => {
             "gis-offload's host copies have no torch action; export --schedule gis for the same \
              compute order"
+        }
+        ScheduleKind::DualPipe => {
+            "dualpipe replicates every stage on two ranks (one per direction); torch places each \
+             stage on exactly one rank. Export --schedule dualpipe-v (torch's ScheduleDualPipeV: \
+             one copy, the same bidirectional feed) instead"
         }
         _ => return Ok(()),
     };

@@ -181,6 +181,31 @@ pub struct Timeline {
     pub makespan: f64,
 }
 
+impl Timeline {
+    /// The overlapped forward-backward pairs as `(forward, backward)` indices into
+    /// [`Timeline::spans`], in device and time order: each paired forward with the next
+    /// paired backward of its device's compute lane (a recomputation span may sit between
+    /// them). Empty for schedules that pair nothing.
+    pub fn pairs(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut open: Option<usize> = None;
+        for (i, s) in self.spans.iter().enumerate() {
+            if s.lane != Lane::Compute || !s.paired {
+                continue;
+            }
+            match (s.kind, open) {
+                (SpanKind::F, _) => open = Some(i),
+                (SpanKind::B | SpanKind::BW, Some(f)) if self.spans[f].device == s.device => {
+                    out.push((f, i));
+                    open = None;
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
 /// Memory of one device over time.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MemoryCurve {

@@ -94,7 +94,7 @@ fn every_torch_schedule_is_complete_owned_and_ordered() {
             Err(e) => {
                 assert!(matches!(
                     kind,
-                    ScheduleKind::Chimera | ScheduleKind::GisOffload
+                    ScheduleKind::Chimera | ScheduleKind::DualPipe | ScheduleKind::GisOffload
                 ));
                 assert!(e.to_string().contains(kind.name()), "{e}");
                 continue;
@@ -143,6 +143,26 @@ fn cli_refuses_chimera_with_a_reason() {
     ]);
     assert!(!ok);
     assert!(err.contains("chimera") && err.contains("one rank"), "{err}");
+    // DualPipe replicates the stages as Chimera does; the refusal names the schedule torch has.
+    let (ok, out, err) = cli_common::pipescope(&[
+        "export",
+        "torchtitan",
+        "--schedule",
+        "dualpipe",
+        "-p",
+        "4",
+        "-m",
+        "8",
+        "--costs",
+        "1,1,1",
+    ]);
+    assert!(!ok && out.is_empty());
+    assert!(
+        err.contains("dualpipe replicates")
+            && err.contains("one rank")
+            && err.contains("dualpipe-v"),
+        "{err}"
+    );
     let (ok, out, _) = cli_common::pipescope(&[
         "export",
         "torchtitan",
