@@ -1,7 +1,10 @@
 //! Cold `solve()` (no cache kept between solves): GPT-3 175B on A100 80 GB, s 16384, p 8,
 //! t 8, d 1, m 64, 1f1b, adapipe, budget 70 GiB (goal < 2 ms median); Llama 3 405B on H100,
-//! s 8192, p 16, t 8, m 128, 1f1b, adapipe (goal < 10 ms); one `compare` of every strategy
-//! on the first, sequentially (goal < 20 ms).
+//! s 8192, p 16, t 8, m 128, 1f1b, adapipe (goal < 10 ms); the first on `interleaved` (v 2),
+//! where adapipe searches the layers per device; one `compare` of every strategy
+//! on the first, sequentially (goal < 20 ms); and one solve at the size limit
+//! (`schedule::MAX_CELLS` micro-batch-chunks: tiny-4x8 at p 4, m 32768), which the limit keeps
+//! within about a second.
 
 use std::hint::black_box;
 
@@ -61,6 +64,11 @@ fn bench(c: &mut Criterion) {
     c.bench_function("solve llama3-405b s8k p16 m128 adapipe", |b| {
         b.iter(|| solve(black_box(&l)).map(|o| o.iteration_time_s))
     });
+    let mut interleaved = g.clone();
+    interleaved.plan.schedule = pipescope::ScheduleKind::Interleaved;
+    c.bench_function("solve gpt3-175b s16k p8 m64 interleaved adapipe", |b| {
+        b.iter(|| solve(black_box(&interleaved)).map(|o| o.iteration_time_s))
+    });
     let mut group = c.benchmark_group("compare");
     group.sample_size(10);
     group.bench_function("compare all strategies gpt3-175b s16k", |b| {
@@ -76,6 +84,22 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
+    let mut group = c.benchmark_group("size limit");
+    group.sample_size(10);
+    if let Some(big) = at_the_size_limit() {
+        group.bench_function("solve tiny-4x8 p4 m32768 adapipe", |b| {
+            b.iter(|| solve(black_box(&big)).map(|o| o.iteration_time_s))
+        });
+    }
+    group.finish();
+}
+
+/// tiny-4x8 with as many micro-batches as `schedule::MAX_CELLS` allows on its 4 stages.
+fn at_the_size_limit() -> Option<Scenario> {
+    let mut s = Catalog::builtin().scenario("tiny-4x8").ok()?;
+    let cells = pipescope::MAX_CELLS / u64::from(s.parallel.pp);
+    s.batch.micro_batches = u32::try_from(cells).ok()?;
+    Some(s)
 }
 
 criterion_group!(benches, bench);

@@ -6,7 +6,7 @@
 //! folder (created exclusively under a name nobody can predict, so a planted link is refused,
 //! not followed), is synced to disk, and only then takes the target's name, so a reader sees
 //! the old file or the new one, never half of one. The temporary file is removed on every
-//! error.
+//! error; one left by a killed write is removed later ([`remove_stale_temp_files`]).
 
 use std::fs;
 use std::io::Write;
@@ -86,6 +86,56 @@ fn temp_name(file_name: &str) -> String {
     format!(".{file_name}.{:016x}.tmp", h.finish())
 }
 
+/// How old a temporary file must be to count as left behind: a write takes milliseconds, so
+/// one this old belongs to a write that was killed (SIGKILL, a power cut).
+const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Whether `name` is one of [`temp_name`]'s names: `.NAME.<16 hex digits>.tmp`.
+fn is_temp_name(name: &str) -> bool {
+    let Some(inner) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    match inner.rsplit_once('.') {
+        Some((file, hex)) => {
+            !file.is_empty() && hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        }
+        None => false,
+    }
+}
+
+/// Removes from `dir` the temporary files of writes that never finished (a write killed
+/// between writing its temporary file and giving it the target's name): files named as
+/// [`write_atomic_with`] names them and older than a minute (a younger one may be another
+/// instance's write in flight). Returns how many were removed; a folder that cannot
+/// be read removes none.
+pub fn remove_stale_temp_files(dir: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let now = std::time::SystemTime::now();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Ok(meta) = fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        let age = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .unwrap_or_default();
+        let plain = meta.file_type().is_file() || meta.file_type().is_symlink();
+        if is_temp_name(&name)
+            && plain
+            && age >= STALE_TEMP_AGE
+            && fs::remove_file(entry.path()).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -153,5 +203,44 @@ mod tests {
     #[test]
     fn temp_names_differ() {
         assert_ne!(temp_name("a.toml"), temp_name("a.toml"));
+    }
+
+    #[test]
+    fn stale_temp_files_of_killed_writes_are_removed_and_fresh_ones_kept() {
+        let dir = fresh("stale");
+        let old = dir.join(temp_name("my-a.toml"));
+        let fresh_tmp = dir.join(temp_name("my-b.toml"));
+        let preset = dir.join("my-a.toml");
+        let other = dir.join(".notes.tmp");
+        for f in [&old, &fresh_tmp, &preset, &other] {
+            fs::write(f, "x").unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - 2 * STALE_TEMP_AGE;
+        for f in [&old, &preset, &other] {
+            fs::File::options()
+                .write(true)
+                .open(f)
+                .unwrap()
+                .set_modified(long_ago)
+                .unwrap();
+        }
+        assert_eq!(remove_stale_temp_files(&dir), 1);
+        assert!(!old.exists());
+        assert!(fresh_tmp.exists() && preset.exists() && other.exists());
+        assert_eq!(remove_stale_temp_files(&dir.join("missing")), 0);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn temp_names_are_recognised_and_nothing_else() {
+        assert!(is_temp_name(&temp_name("a.toml")));
+        for name in [
+            ".notes.tmp",
+            "a.toml",
+            ".a.toml.xyz.tmp",
+            "..0123456789abcdef.tmp",
+        ] {
+            assert!(!is_temp_name(name), "{name}");
+        }
     }
 }

@@ -38,14 +38,14 @@ pub mod tui;
 // The scenario: what is trained, where, how it is split; presets and overrides.
 pub use scenario::presets::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
 pub use scenario::{
-    Batch, Catalog, CodecSpec, DEFAULT_SCENARIO, EfficiencyCurve, GIB, GpuSpec, InvalidField,
-    MeasuredProfile, ModelSpec, ModelStyle, Objective, Parallel, Partition, PlanSettings,
-    Precision, PresetError, PresetInfo, PresetKind, Scenario, ScenarioOverrides, ScheduleKind,
-    Strategy, UnitMeasurement, default_scenario, limits, micro_batches_for, to_toml,
+    Batch, Catalog, Codec, CodecSpec, DEFAULT_SCENARIO, EfficiencyCurve, GIB, GpuSpec,
+    InvalidField, MeasuredProfile, ModelSpec, ModelStyle, Objective, Parallel, Partition,
+    PlanSettings, Precision, PresetError, PresetInfo, PresetKind, Scenario, ScenarioOverrides,
+    ScheduleKind, Strategy, UnitMeasurement, default_scenario, limits, micro_batches_for, to_toml,
 };
 
 // The model as blocks of computation units, with their bytes and times.
-pub use anatomy::{Anatomy, Block, BlockKind, Unit};
+pub use anatomy::{Anatomy, Block, BlockKind, Unit, UnitCodec};
 
 // Solving: the outcome and what it is made of.
 pub use cancel::{Cancel, Cancelled};
@@ -68,13 +68,17 @@ pub use sim::{
 // Exports and writing them.
 pub use export::megatron::export as megatron_args;
 pub use export::perfetto::export as perfetto_trace;
-pub use export::svg::{Palette, export as svg_figure};
+pub use export::svg::{
+    Extras as SvgExtras, Palette, export as svg_figure, export_with as svg_figure_with,
+};
 pub use export::torchtitan::{Unsupported as TorchtitanUnsupported, export as torchtitan_csv};
 pub use export::{ChainOp, Run, Units, flow_chains, kind_name};
-pub use files::{Existing, write_atomic, write_atomic_with};
+pub use files::{Existing, remove_stale_temp_files, write_atomic, write_atomic_with};
 
 // The sweep over parallel layouts.
+pub use sweep::front::{same_time as sweep_same_time, tie_groups as sweep_tie_groups};
 pub use sweep::{
-    Config as SweepConfig, Row as SweepRow, Status as SweepStatus, SweepError, SweepOptions,
-    SweepResult, SweepSpace, scenario_for as sweep_scenario, sweep,
+    Config as SweepConfig, DEFAULT_SCHEDULES as SWEEP_DEFAULT_SCHEDULES, Row as SweepRow,
+    Status as SweepStatus, SweepError, SweepOptions, SweepResult, SweepSpace,
+    scenario_for as sweep_scenario, starting_scenario as sweep_starting_scenario, sweep,
 };

@@ -21,8 +21,12 @@ pub struct UnitCount {
     pub keep: u32,
     /// Blocks that recompute it.
     pub recompute: u32,
+    /// Of those, the blocks that recompute it early in a communication window (Lynx).
+    pub overlap: u32,
     /// Blocks that keep it compressed.
     pub compress: u32,
+    /// The codec of the compressed copies (one of the GPU's `[[gpu.codecs]]`), when any.
+    pub codec: Option<String>,
     /// Blocks that offload it.
     pub offload: u32,
 }
@@ -39,6 +43,9 @@ pub struct UnitTable {
     pub size_bytes: Vec<u64>,
     /// Forward time of the producing piece (the cost of recomputing it), per unit.
     pub recompute_s: Vec<f64>,
+    /// Whether the unit may be dropped and recomputed (a block's input is always kept),
+    /// per unit: the units the `named` strategy may name.
+    pub droppable: Vec<bool>,
 }
 
 /// The decisions of one block of a stage (for the unit grid).
@@ -95,6 +102,9 @@ pub struct StageOutcome {
     pub backward_s: f64,
     /// Recomputation time per micro-batch, summed over chunks.
     pub recompute_s: f64,
+    /// Of `recompute_s`, what the communication windows hide per micro-batch in the
+    /// planner's model (Lynx: the mean over the device's backwards); 0 for other strategies.
+    pub hidden_recompute_s: f64,
     /// Bytes per micro-batch moved to host.
     pub offload_bytes: u64,
     /// This device's iteration by cause (the parts of [`Outcome::time_breakdown_s`], for
@@ -148,7 +158,7 @@ pub struct Outcome {
     pub estimated_iteration_time_s: f64,
     /// Measured wall time of the solve (the only field that varies between runs).
     pub solve_time_s: f64,
-    /// Remarks for the user (e.g. "adapipe equals adaptive for multi-chunk schedules").
+    /// Remarks for the user (e.g. that `adapipe` equals `adaptive` on Chimera's replicas).
     pub notes: Vec<String>,
     /// One entry per device.
     pub stages: Vec<StageOutcome>,

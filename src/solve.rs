@@ -14,6 +14,7 @@ use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, S
 use crate::sim::{self, SimError, Simulation};
 
 mod job;
+mod lynx;
 mod peak;
 mod report;
 mod schedules;
@@ -78,6 +79,7 @@ pub fn solve_with(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome
 
 /// One schedule + strategy planned and simulated: the plan, the schedule it ran on and the
 /// simulation (what `report` turns into an [`Outcome`]).
+#[derive(Clone)]
 pub(crate) struct PlannedRun {
     pub plan: Plan,
     pub schedule: Schedule,
@@ -178,7 +180,11 @@ fn plan_durations(anatomy: &Anatomy, plan: &Plan, comm: &[f64], m: u32) -> [Vec<
             .map(|row| row.iter().map(g).collect())
             .collect()
     };
-    [grid(&|c| c.f_s), grid(&|c| c.b_s + c.r_s), grid(&|c| c.w_s)]
+    [
+        grid(&|c| c.f_s),
+        grid(&|c| c.b_s + c.r_s + c.r_overlap_s),
+        grid(&|c| c.w_s),
+    ]
 }
 
 fn options_for(m: u32, overlap: bool, peak: f64, replicated: bool) -> SimOptions {
@@ -243,6 +249,8 @@ pub(crate) fn none_request<'a>(
         budget_bytes: scenario.plan.memory_budget_bytes,
         comm_s: Vec::new(),
         offload_scale: 1.0,
+        lynx: Default::default(),
+        live: Vec::new(),
         cache: Default::default(),
     }
 }
@@ -295,10 +303,25 @@ pub(crate) fn run(
     req.stage_of = sched.placement.stage_map(sched.p, sched.v);
     req.comm_s = boundary_comm(scenario, anatomy, &sched);
     req.strategy = strategy;
-    // 2. In-flight counts from the order (device-worths for several chunks, rounded up).
-    req.in_flight = in_flight(anatomy, &sched, &req.stage_of, &even);
+    // 2. In-flight counts from the order. For several chunks the live micro-batches per
+    // chunk give each device's time-coincident peak for whatever chunk sizes a plan has (in
+    // device-worths, rounded up); the counts are then only a floor, which the exact-peak
+    // check below raises.
+    if sched.v > 1 {
+        req.live = sched.live_vectors();
+        req.in_flight = vec![1; sched.p as usize];
+    } else {
+        req.in_flight = sched.peak_in_flight();
+    }
     let replicated = sched.placement == Placement::Chimera;
     let opts = options_for(m, scenario.plan.overlap_recompute, peak_flops, replicated);
+    let lynx = matches!(strategy, Strategy::Lynx | Strategy::LynxHeuristic);
+    if lynx {
+        // Lynx's first windows: the waits when nothing is recomputed, the timing that a
+        // recomputation hidden everywhere keeps.
+        req.lynx.fused = !kind.splits_backward();
+        req.lynx.waits_s = lynx::waits(anatomy, &none_plan, &sched, &req.comm_s, opts)?;
+    }
     let offloads = matches!(strategy, Strategy::Offload | Strategy::Unified);
     let scales: &[f64] = if offloads {
         &[1.0, 0.5, 0.25, 0.0]
@@ -316,6 +339,11 @@ pub(crate) fn run(
         else {
             continue;
         };
+        if lynx {
+            solved = lynx::settle(&mut req, anatomy, solved, opts, budget, |r| {
+                plan_and_simulate(r, anatomy, scenario, &sched, opts, cancel, memo)
+            })?;
+        }
         if scale < 1.0 {
             solved.plan.notes.push(format!(
                 "offload limited to {:.0}% of the host-link window (the simulation decides)",
@@ -387,7 +415,7 @@ fn plan_and_simulate(
         let mut bumped = false;
         for (d, &pb) in pk.iter().enumerate() {
             if first.devices[d].fits && pb > budget {
-                req.in_flight[d] += 1;
+                req.in_flight[d] = first.devices[d].env.in_flight + 1;
                 bumped = true;
             }
         }
@@ -484,39 +512,6 @@ fn offload_marked_chunks(sched: &Schedule, costs: &mut sim::SimCosts) -> bool {
     any
 }
 
-/// Peak in-flight per device: the count for one chunk; for several, the time-coincident peak
-/// weighted by each chunk's blocks, in device-worths, rounded up.
-fn in_flight(
-    anatomy: &Anatomy,
-    sched: &Schedule,
-    stage_of: &[Vec<usize>],
-    ranges: &[(usize, usize)],
-) -> Vec<u32> {
-    if sched.v == 1 {
-        return sched.peak_in_flight();
-    }
-    let weights: Vec<Vec<u64>> = stage_of
-        .iter()
-        .map(|cs| {
-            cs.iter()
-                .map(|&s| {
-                    let (a, e) = ranges[s];
-                    let c = crate::plan::stage::BlockCounts::of_range(anatomy, a, e);
-                    u64::from(c.total())
-                })
-                .collect()
-        })
-        .collect();
-    let live = sched.peak_weighted_in_flight(&weights);
-    live.iter()
-        .zip(&weights)
-        .map(|(&l, w)| {
-            let total: u64 = w.iter().sum::<u64>().max(1);
-            u32::try_from(l.div_ceil(total)).unwrap_or(u32::MAX).max(1)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -556,6 +551,34 @@ mod tests {
                 // none stays resident), so its peak is the planner's to the byte.
                 let sim = &solved.simulation.devices[d.device];
                 assert_eq!(sim.peak_memory_bytes, d.costs.peak_bytes, "{strategy}");
+            }
+        }
+    }
+
+    /// On multi-chunk schedules `adapipe` searches how many layers each device holds: on a
+    /// model whose layers do not divide evenly over the chunks (62 over 16) it beats the even
+    /// split per chunk in the simulation, and it is never slower than `adaptive` (the even
+    /// split competes in the simulation). It used to be the even split, equal to `adaptive`.
+    #[test]
+    fn adapipe_partitions_multi_chunk_schedules() {
+        let catalog = Catalog::builtin();
+        let mut base = crate::scenario::default_scenario();
+        base.model = catalog.model("gpt-38.5b").unwrap().clone();
+        let anatomy = Anatomy::build(&base).unwrap();
+        for kind in [ScheduleKind::Interleaved, ScheduleKind::ZbV] {
+            let solve_with =
+                |strategy| run(&base, &anatomy, kind, strategy, &Cancel::never(), None).unwrap();
+            let even = solve_with(Strategy::Adaptive);
+            let searched = solve_with(Strategy::AdaPipe);
+            assert!(
+                !sim_exceeds(&searched, base.plan.memory_budget_bytes),
+                "{kind}"
+            );
+            let (a, b) = (even.simulation.makespan, searched.simulation.makespan);
+            assert!(b <= a * (1.0 + 1e-9), "{kind}: adapipe {b} adaptive {a}");
+            if kind == ScheduleKind::Interleaved {
+                assert!(b < 0.99 * a, "interleaved: adapipe {b} adaptive {a}");
+                assert_ne!(searched.plan.stage_ranges, even.plan.stage_ranges);
             }
         }
     }

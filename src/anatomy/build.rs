@@ -4,7 +4,7 @@ use super::cost::Machine;
 use super::outer;
 use super::units::{self, Dims};
 use super::{Anatomy, params};
-use crate::scenario::{InvalidField, ModelStyle, Scenario};
+use crate::scenario::{Codec, InvalidField, ModelStyle, Scenario};
 
 impl Anatomy {
     /// Builds the units and costs of every block kind for `scenario` (validated first).
@@ -20,6 +20,11 @@ impl Anatomy {
         let vocab = params::padded_vocab(m.vocab, t);
         let head_dim = m.head_dim() as f64;
         let tokens = (batch.seq_len * batch.micro_batch_size) as f64;
+        // A measured profile's codec replaces the GPU's set.
+        let codecs = match scenario.profile.as_ref().and_then(|p| p.codec) {
+            Some(c) => vec![Codec::single(c)],
+            None => scenario.gpu.codec_set(),
+        };
         let d = Dims {
             s: batch.seq_len as f64,
             b: batch.micro_batch_size as f64,
@@ -39,11 +44,7 @@ impl Anatomy {
             sp: par.sequence_parallel,
             flash: scenario.plan.flash_attention,
             style: m.style,
-            codec: scenario
-                .profile
-                .as_ref()
-                .and_then(|p| p.codec)
-                .unwrap_or(scenario.gpu.codec),
+            codecs: &codecs,
         };
         let machine = Machine::new(&scenario.gpu, par.tp).with_precision(par.precision);
         let bpp = params::bytes_per_param(scenario);
@@ -87,6 +88,7 @@ impl Anatomy {
             p2p_inter_s: p2p_bytes / (scenario.gpu.inter_node_gbps * 1e9 * link_eff),
             host_bytes_per_s: scenario.gpu.host_gbps * 1e9,
             node_gpus: scenario.gpu.node_gpus,
+            codec_names: codecs.iter().map(|c| c.name.clone()).collect(),
         };
         anatomy.attention.fp8_weight_bytes = 2 * a8;
         anatomy.mlp.fp8_weight_bytes = 2 * m8;
@@ -136,10 +138,19 @@ impl Anatomy {
                     })
                     .collect();
                 known.dedup();
+                let names: Vec<&str> = known.iter().map(String::as_str).collect();
+                let bare: Vec<&str> = names
+                    .iter()
+                    .map(|n| n.split_once('.').map_or(*n, |(_, u)| u))
+                    .collect();
+                let hint = crate::scenario::presets::nearest(name, &names)
+                    .or_else(|| crate::scenario::presets::nearest(name, &bare))
+                    .map(|n| format!(" (did you mean '{n}'?)"))
+                    .unwrap_or_default();
                 return Err(InvalidField::new(
                     "plan.recompute_units",
                     name,
-                    format!("droppable units of this model: {}", known.join(", ")),
+                    format!("droppable units of this model{hint}: {}", known.join(", ")),
                 ));
             }
         }

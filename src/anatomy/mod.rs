@@ -26,4 +26,4 @@ mod precision_tests;
 
 pub use crate::scenario::params;
 pub use crate::scenario::{MeasuredProfile, UnitMeasurement};
-pub use types::{Anatomy, Block, BlockKind, Unit};
+pub use types::{Anatomy, Block, BlockKind, Unit, UnitCodec};

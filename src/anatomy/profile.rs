@@ -14,7 +14,7 @@
 
 use super::{Anatomy, Block, BlockKind, MeasuredProfile, UnitMeasurement};
 use crate::scenario::presets::nearest;
-use crate::scenario::{CodecSpec, InvalidField};
+use crate::scenario::{CodecSpec, InvalidField, ranges};
 
 /// Block kinds a profile may name.
 pub const BLOCK_KINDS: [&str; 4] = ["embedding", "attention", "mlp", "head"];
@@ -53,14 +53,21 @@ fn seconds(field: &str, v: Option<&toml::Value>) -> Result<f64, InvalidField> {
             ));
         }
     };
-    if !(x.is_finite() && x >= 0.0) {
+    check_seconds(field, x)?;
+    Ok(x)
+}
+
+/// A measured time in its range ([`ranges::MEASURED_SECONDS`]).
+fn check_seconds(field: &str, x: f64) -> Result<(), InvalidField> {
+    let range = ranges::MEASURED_SECONDS;
+    if range.check(x).is_err() {
         return Err(InvalidField::new(
             field,
-            x,
-            "seconds (a finite number >= 0)",
+            ranges::number_text(x),
+            format!("seconds: {}", range.allowed()),
         ));
     }
-    Ok(x)
+    Ok(())
 }
 
 fn measurement(field: &str, t: &toml::Table, unit: bool) -> Result<UnitMeasurement, InvalidField> {
@@ -210,13 +217,7 @@ impl MeasuredProfile {
                 return Err(unknown(&format!("profile.{block}"), u, &UNIT_NAMES));
             }
             for (what, x) in [("forward_s", m.forward_s), ("backward_s", m.backward_s)] {
-                if !(x.is_finite() && x >= 0.0) {
-                    return Err(InvalidField::new(
-                        format!("profile.{key}.{what}"),
-                        x,
-                        "seconds (a finite number >= 0)",
-                    ));
-                }
+                check_seconds(&format!("profile.{key}.{what}"), x)?;
             }
         }
         Ok(())
@@ -266,8 +267,17 @@ impl MeasuredProfile {
                 } else {
                     1.0
                 };
+                let old = unit.size_bytes;
                 unit.size_bytes = size;
                 unit.compressed_bytes = (size as f64 * ratio).round() as u64;
+                for c in unit.codecs.iter_mut().flatten() {
+                    let r = if old > 0 {
+                        c.compressed_bytes as f64 / old as f64
+                    } else {
+                        1.0
+                    };
+                    c.compressed_bytes = (size as f64 * r).round() as u64;
+                }
             }
         }
     }

@@ -51,6 +51,11 @@ pub struct Unit {
     /// Part of core attention (softmax, its dropout, or FlashAttention's `core_attn`): what
     /// Megatron's selective recomputation drops.
     pub core_attention: bool,
+    /// Kept, yet re-run by Megatron's selective recomputation: its checkpoint wraps the
+    /// whole core attention (QK^T, softmax, dropout, attention x V and the context's
+    /// permute), so the re-run ends with this tensor (the context) although the
+    /// out-projection keeps its own copy. Costs time under `selective`, saves no memory.
+    pub selective_rerun: bool,
     /// Named by the scenario's `recompute_units` (recomputed by the `named` strategy).
     #[serde(skip)]
     pub named: bool,
@@ -61,6 +66,25 @@ pub struct Unit {
     /// Time added by compressing in the forward plus decompressing in the backward (the
     /// codec's throughput, or memory-bound passes: read 2n, write the compressed form; and
     /// back); 0 when nothing shrinks.
+    pub codec_s: f64,
+    /// Sensitive to activation outliers (the norm outputs, and q and k, whose errors the
+    /// softmax exponentiates): only codecs that keep outliers may hold it
+    /// ([`crate::scenario::Codec::keeps_outliers`]).
+    pub outlier_sensitive: bool,
+    /// Per codec of the GPU's set ([`Anatomy::codec_names`], same order): its compressed
+    /// size and codec time, or `None` when that codec may not hold this unit (it does not
+    /// shrink it, or the unit is outlier-sensitive and the codec keeps no outliers).
+    /// `compressed_bytes` and `codec_s` above are the first codec's (the unit's size and 0
+    /// where it may not hold it).
+    pub codecs: Vec<Option<UnitCodec>>,
+}
+
+/// One codec's figures for one unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct UnitCodec {
+    /// Bytes kept per micro-batch when compressed with this codec.
+    pub compressed_bytes: u64,
+    /// Compressing in the forward plus decompressing in the backward.
     pub codec_s: f64,
 }
 
@@ -146,6 +170,8 @@ pub struct Anatomy {
     pub host_bytes_per_s: f64,
     /// GPUs per node (stage boundaries at multiples of it cross nodes).
     pub node_gpus: u32,
+    /// Names of the GPU's codecs (or the profile's one), in the order of `Unit::codecs`.
+    pub codec_names: Vec<String>,
 }
 
 impl Anatomy {

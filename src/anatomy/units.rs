@@ -6,12 +6,12 @@
 //! and the head.
 
 use super::cost::{InputCast, Machine, Piece, Work};
-use super::{Block, BlockKind, Unit};
-use crate::scenario::{CodecSpec, ModelStyle};
+use super::{Block, BlockKind, Unit, UnitCodec};
+use crate::scenario::{Codec, ModelStyle};
 
 /// Sizes per device and micro-batch, as `f64` (exact integers below 2^53).
 #[derive(Debug, Clone, Copy)]
-pub struct Dims {
+pub struct Dims<'a> {
     /// Sequence length `s`.
     pub s: f64,
     /// Micro-batch size `b`.
@@ -40,8 +40,8 @@ pub struct Dims {
     pub flash: bool,
     /// GPT or Llama.
     pub style: ModelStyle,
-    /// The compression codec (the profile's, else the GPU's).
-    pub codec: CodecSpec,
+    /// The compression codecs (the profile's one, else the GPU's set).
+    pub codecs: &'a [Codec],
 }
 
 /// What a unit keeps.
@@ -57,6 +57,10 @@ pub(super) struct Keep {
     pub(super) needed_by_w: bool,
     /// Part of core attention: what `selective` recomputes.
     pub(super) core_attention: bool,
+    /// Sensitive to activation outliers (only codecs that keep outliers may hold it).
+    pub(super) outlier_sensitive: bool,
+    /// Kept, but re-run by `selective` with the rest of core attention (attention x V).
+    pub(super) selective_rerun: bool,
 }
 
 /// A kept bf16 activation of `bytes` (all of it compressible).
@@ -79,7 +83,7 @@ pub(super) fn raw(bytes: f64) -> Keep {
 /// Collects a block's units in forward order and its pieces' costs, then becomes a [`Block`].
 pub(super) struct Builder<'a> {
     m: &'a Machine<'a>,
-    codec: CodecSpec,
+    codecs: &'a [Codec],
     kind: BlockKind,
     units: Vec<Unit>,
     /// Sum of the units' pieces.
@@ -94,10 +98,10 @@ pub(super) struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     /// An empty block of `kind` costed on `m`, compressing with `d`'s codec.
-    pub(super) fn new(m: &'a Machine<'a>, d: &Dims, kind: BlockKind) -> Self {
+    pub(super) fn new(m: &'a Machine<'a>, d: &Dims<'a>, kind: BlockKind) -> Self {
         Self {
             m,
-            codec: d.codec,
+            codecs: d.codecs,
             kind,
             units: Vec::with_capacity(10),
             units_total: Piece::default(),
@@ -111,24 +115,15 @@ impl<'a> Builder<'a> {
     /// compressed size and codec time. A unit with nothing the codec shrinks (masks, token
     /// ids) keeps its size and costs no codec time; the planner never compresses it.
     pub(super) fn unit(&mut self, name: &str, keep: Keep, piece: Piece) {
-        let n = keep.elems;
-        let small = self.codec.compressed_bytes(n);
-        let compressed = if n > 0.0 && small < 2.0 * n {
-            keep.bytes - 2.0 * n + small
-        } else {
-            keep.bytes
-        };
-        // Quantize in F and dequantize in B: at the codec's throughput over the 2n
-        // original bytes each way, or as HBM passes (read 2n, write the compressed form;
-        // and the reverse).
-        let codec = if compressed < keep.bytes {
-            match self.codec.gbps {
-                Some(gbps) => 2.0 * (2.0 * n) / (gbps * 1e9),
-                None => 2.0 * self.m.mem(2.0 * n + small).s,
-            }
-        } else {
-            0.0
-        };
+        let codecs: Vec<Option<UnitCodec>> = self
+            .codecs
+            .iter()
+            .map(|c| self.compress(c, &keep))
+            .collect();
+        let first = codecs.first().copied().flatten();
+        let (compressed, codec) = first.map_or((keep.bytes, 0.0), |c| {
+            (c.compressed_bytes as f64, c.codec_s)
+        });
         self.units_total += piece;
         self.units.push(Unit {
             name: name.to_string(),
@@ -140,10 +135,34 @@ impl<'a> Builder<'a> {
             backward_s: piece.b.s + piece.w.s,
             needed_by_w: keep.needed_by_w,
             core_attention: keep.core_attention,
+            selective_rerun: keep.selective_rerun,
             named: false,
             compressed_bytes: compressed.round() as u64,
             codec_s: codec,
+            outlier_sensitive: keep.outlier_sensitive,
+            codecs,
         });
+    }
+
+    /// What `codec` makes of a unit keeping `keep`, or `None` when it may not hold it: it
+    /// shrinks nothing (masks, token ids), or the unit is outlier-sensitive and the codec
+    /// keeps no outliers. Quantizing in F and dequantizing in B cost the codec's
+    /// throughput over the 2n original bytes each way, or HBM passes (read 2n, write the
+    /// compressed form; and the reverse).
+    fn compress(&self, codec: &Codec, keep: &Keep) -> Option<UnitCodec> {
+        let n = keep.elems;
+        let small = codec.compressed_bytes(n);
+        if n <= 0.0 || small >= 2.0 * n || (keep.outlier_sensitive && !codec.keeps_outliers()) {
+            return None;
+        }
+        let codec_s = match codec.spec.gbps {
+            Some(gbps) => 2.0 * (2.0 * n) / (gbps * 1e9),
+            None => 2.0 * self.m.mem(2.0 * n + small).s,
+        };
+        Some(UnitCodec {
+            compressed_bytes: (keep.bytes - 2.0 * n + small).round() as u64,
+            codec_s,
+        })
     }
 
     /// Adds the block's forced input `name` of `bytes` (no work of its own).
@@ -252,11 +271,13 @@ pub(super) fn norm_then_gather(
     let keep = if layer && m.fp8() {
         Keep {
             needed_by_w: true,
+            outlier_sensitive: true,
             ..raw(elems)
         }
     } else {
         Keep {
             needed_by_w: true,
+            outlier_sensitive: true,
             ..act(2.0 * elems)
         }
     };
@@ -328,8 +349,13 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
     let v = m.layer_linear(d.tokens, d.h, d.kv_width, InputCast::Elsewhere);
     norm_then_gather(&mut k, m, d, norm_name, &(q + kk + v), true);
     k.model_flops += q.fwd.flops + kk.fwd.flops + v.fwd.flops;
-    k.unit("q", act(2.0 * d.tokens * d.q_width), q);
-    k.unit("k", act(2.0 * d.tokens * d.kv_width), kk);
+    // The softmax's inputs: QK^T and the exponential amplify their quantization errors.
+    let sensitive = |bytes: f64| Keep {
+        outlier_sensitive: true,
+        ..act(bytes)
+    };
+    k.unit("q", sensitive(2.0 * d.tokens * d.q_width), q);
+    k.unit("k", sensitive(2.0 * d.tokens * d.kv_width), kk);
     k.unit("v", act(2.0 * d.tokens * d.kv_width), v);
 
     // Core attention: QK^T and attention x V, 2 b s^2 (a/t) d FLOPs each. Model FLOPs halve
@@ -385,12 +411,19 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         }
         let av_io = 2.0 * scores + 2.0 * d.tokens * (d.q_width + d.q_width);
         let av = m.compute(bmm_flops, av_io);
+        // The context leaves attention x V as [b, heads, s, d] and is permuted to [s, b, h]
+        // (a read and a write of it), and its gradient is permuted back.
+        let permute = m.mem(2.0 * 2.0 * context);
         let piece = Piece {
-            fwd: av + m.input_cast(context),
-            b: av * 2.0,
+            fwd: av + permute + m.input_cast(context),
+            b: av * 2.0 + permute,
             w: Work::default(),
         };
-        k.unit("context", linear_input(m, context), piece);
+        let keep = Keep {
+            selective_rerun: true,
+            ..linear_input(m, context)
+        };
+        k.unit("context", keep, piece);
     }
     let out = m.layer_linear(d.tokens, d.q_width, d.h, InputCast::Elsewhere);
     k.model_flops += out.fwd.flops;

@@ -7,11 +7,11 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 
-use super::scenario_args::ScenarioArgs;
+use super::scenario_args::{ScenarioArgs, cost};
 use pipescope::{
     AbstractRun, AbstractRunError, Cancel, Outcome, Palette, Run, Scenario, Schedule,
-    ScheduleError, ScheduleInput, ScheduleKind, Simulation, Units, generate, megatron_args,
-    perfetto_trace, solve, svg_figure, torchtitan_csv,
+    ScheduleError, ScheduleInput, ScheduleKind, Simulation, SvgExtras, Units, generate,
+    megatron_args, perfetto_trace, svg_figure_with, torchtitan_csv,
 };
 
 /// The export formats.
@@ -34,10 +34,11 @@ pub struct AbstractArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub costs: Option<String>,
     /// Transfer time between two devices (abstract runs; default 0).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, value_name = "C", value_parser = cost, allow_negative_numbers = true)]
     pub comm: Option<f64>,
-    /// One-way host transfer time of one chunk-activation (abstract runs; default: F).
-    #[arg(long, allow_negative_numbers = true)]
+    /// One-way host transfer time of one chunk-activation for gis-offload (abstract runs;
+    /// default: F).
+    #[arg(long, value_name = "X", value_parser = cost, allow_negative_numbers = true)]
     pub offload_cost: Option<f64>,
 }
 
@@ -71,6 +72,9 @@ pub struct Built {
     pub units: Units,
     /// The scenario and its outcome (planned runs only).
     pub planned: Option<(Scenario, Box<Outcome>)>,
+    /// The memory budget per device in the run's memory unit (the scenario's budget in
+    /// bytes, or `--mem-limit` in chunk-activations), when there is one.
+    pub memory_limit: Option<f64>,
 }
 
 impl Built {
@@ -102,38 +106,19 @@ fn parse_costs(text: &str) -> Result<[f64; 3], String> {
     Ok(out)
 }
 
-/// A `NoFit` error that names the flag and the smallest whole limit that fits (searched by
-/// doubling, then halving: at most about 2 log2(limit) generations).
+/// A `NoFit` error that names the flag and the smallest whole limit that fits.
 fn no_fit_message(
     kind: ScheduleKind,
     input: &ScheduleInput,
     limit: f64,
     e: &ScheduleError,
 ) -> String {
-    let fits = |l: f64| {
+    let ceiling = 4.0 * f64::from(input.p) * f64::from(input.v.max(1)) + 4.0;
+    super::no_fit::message(e, limit, ceiling, "--mem-limit", |l| {
         let mut i = input.clone();
         i.mem_limit = Some(l);
         generate(kind, &i).is_ok()
-    };
-    let mut low = limit.max(0.0).floor();
-    let mut high = (low * 2.0).max(1.0);
-    let ceiling = 4.0 * f64::from(input.p) * f64::from(input.v.max(1)) + 4.0;
-    while !fits(high) {
-        if high >= ceiling {
-            return format!("{e} (set by --mem-limit; none up to {ceiling} fits either)");
-        }
-        low = high;
-        high = (high * 2.0).min(ceiling);
-    }
-    while high - low > 1.0 {
-        let mid = ((low + high) / 2.0).floor();
-        if fits(mid) {
-            high = mid;
-        } else {
-            low = mid;
-        }
-    }
-    format!("{e} (set by --mem-limit; the smallest limit that fits is {high})")
+    })
 }
 
 fn check_non_negative(name: &str, x: f64) -> Result<(), String> {
@@ -152,30 +137,40 @@ pub fn abstract_run(s: &ScenarioArgs, a: &AbstractArgs, costs: &str) -> Result<B
     if let Some(x) = a.offload_cost {
         check_non_negative("--offload-cost", x)?;
     }
-    if let Some(x) = s.mem_limit {
+    if let Some(flag) = super::simulate::planned_only_flag(s) {
+        return Err(format!(
+            "{flag}: an abstract run (--costs) has no model, GPU or plan, so it would do \
+             nothing; drop --costs, --comm and --offload-cost to simulate the planned scenario"
+        ));
+    }
+    let (layout, settings) = (&s.layout, &s.settings);
+    if let Some(x) = settings.mem_limit {
         check_non_negative("--mem-limit", x)?;
     }
     for (flag, value) in [
-        ("--chunks", s.chunks),
-        ("--group-size", s.group_size),
-        ("--offload-chunks", s.offload_chunks),
+        ("--chunks", layout.chunks),
+        ("--group-size", settings.group_size),
+        ("--offload-chunks", settings.offload_chunks),
     ] {
         if value == Some(0) {
             return Err(format!("{flag} 0: must be at least 1"));
         }
     }
     let need = |flag: &str| format!("{flag} is required for an abstract run (--costs)");
-    let kind = s.schedule.ok_or_else(|| need("--schedule"))?;
-    let p = s.pp.ok_or_else(|| need("-p/--stages"))?;
-    let m = s.micro_batches.ok_or_else(|| need("-m/--microbatches"))?;
+    let kind = layout.schedule.ok_or_else(|| need("--schedule"))?;
+    let p = layout.pp.ok_or_else(|| need("-p/--stages"))?;
+    let m = layout
+        .micro_batches
+        .ok_or_else(|| need("-m/--microbatches"))?;
+    super::unused_flags::check_schedule(kind, layout, settings, a.offload_cost.is_some())?;
     let run = AbstractRun {
-        chunks: s.chunks.unwrap_or(2),
+        chunks: layout.chunks.unwrap_or(2),
         costs: [f, b, w],
         comm,
         offload_cost: a.offload_cost,
-        mem_limit: s.mem_limit,
-        group_size: s.group_size,
-        offload_chunks: s.offload_chunks,
+        mem_limit: settings.mem_limit,
+        group_size: settings.group_size,
+        offload_chunks: settings.offload_chunks,
         ..AbstractRun::new(kind, p, m)
     };
     let out = run
@@ -191,17 +186,19 @@ pub fn abstract_run(s: &ScenarioArgs, a: &AbstractArgs, costs: &str) -> Result<B
         simulation: out.simulation,
         units: Units::Abstract,
         planned: None,
+        memory_limit: settings.mem_limit,
     })
 }
 
 /// Plans and simulates the scenario the flags describe.
 pub fn planned_run(s: &ScenarioArgs) -> Result<Built, String> {
     let (scenario, _) = s.to_scenario()?;
-    let outcome = solve(&scenario).map_err(|e| e.to_string())?;
+    let outcome = super::no_fit::solve_explained(&scenario, s.settings.mem_limit.is_some())?;
     Ok(Built {
         schedule: outcome.op_order.clone(),
         simulation: outcome.simulation.clone(),
         units: Units::Seconds,
+        memory_limit: Some(scenario.plan.memory_budget_bytes as f64),
         planned: Some((scenario, Box::new(outcome))),
     })
 }
@@ -210,7 +207,13 @@ pub fn planned_run(s: &ScenarioArgs) -> Result<Built, String> {
 pub fn render(format: Format, built: &Built, palette: &Palette) -> Result<String, String> {
     match format {
         Format::Perfetto => Ok(perfetto_trace(&built.run())),
-        Format::Svg => Ok(svg_figure(&built.run(), palette)),
+        Format::Svg => Ok(svg_figure_with(
+            &built.run(),
+            palette,
+            SvgExtras {
+                memory_limit: built.memory_limit,
+            },
+        )),
         Format::Torchtitan => torchtitan_csv(&built.schedule).map_err(|e| e.to_string()),
         Format::Megatron => match &built.planned {
             Some((scenario, outcome)) => {
@@ -233,9 +236,15 @@ pub fn palette(theme: Option<&str>) -> Result<Palette, String> {
         Some("high-contrast") => include_str!("../../themes/high-contrast.toml"),
         Some("mono") => include_str!("../../themes/mono.toml"),
         Some(path) if Path::new(path).is_file() => {
-            return std::fs::read_to_string(path)
-                .map_err(|e| format!("--theme {path}: {e}"))
-                .and_then(|t| Palette::from_theme_toml(&t));
+            let text = pipescope::read_text_file(Path::new(path))
+                .map_err(|e| format!("--theme {path}: {e}"))?;
+            // The UI's reading of a theme refuses an unknown key or a value that is not a
+            // colour, with its place in the file (a build without the UI reads the colours
+            // it can use and leaves the rest).
+            #[cfg(feature = "tui")]
+            pipescope::tui::Theme::parse(&text, Path::new(path))
+                .map_err(|e| format!("--theme {e}"))?;
+            return Palette::from_theme_toml(&text);
         }
         Some(other) => {
             return Err(format!(

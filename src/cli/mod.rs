@@ -3,13 +3,16 @@
 
 pub mod compare;
 pub mod export;
+pub mod no_fit;
 pub mod output;
 pub mod plan;
 pub mod presets;
 pub mod scenario_args;
+pub mod scenario_flags;
 pub mod simulate;
 pub mod sweep;
 pub mod sweep_output;
 #[cfg(feature = "tui")]
 pub mod tui;
 pub mod units;
+pub mod unused_flags;

@@ -4,7 +4,7 @@
 use clap::Args;
 
 use super::scenario_args::ScenarioArgs;
-use pipescope::{GIB, Outcome, solve};
+use pipescope::{GIB, Outcome};
 
 /// Arguments of `pipescope plan`.
 #[derive(Debug, Args)]
@@ -36,8 +36,21 @@ pub fn table(o: &Outcome) -> String {
     if let Some(r) = &o.infeasible_reason {
         s.push_str(&format!("INFEASIBLE: {r}\n"));
     }
+    // The blocks column is as wide as its widest entry (a V's stage holds two ranges).
+    let blocks: Vec<String> = o
+        .stages
+        .iter()
+        .map(|st| {
+            st.ranges
+                .iter()
+                .map(|[a, e]| format!("{a}-{e}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    let bw = blocks.iter().map(String::len).max().unwrap_or(0).max(6);
     s.push_str(&format!(
-        "{:>5} {:>11} {:>4} {:>4} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        "{:>5} {:>bw$} {:>4} {:>4} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
         "stage",
         "blocks",
         "attn",
@@ -50,15 +63,9 @@ pub fn table(o: &Outcome) -> String {
         "bwd ms",
         "recomp ms"
     ));
-    for st in &o.stages {
-        let blocks = st
-            .ranges
-            .iter()
-            .map(|[a, e]| format!("{a}-{e}"))
-            .collect::<Vec<_>>()
-            .join(",");
+    for (st, blocks) in o.stages.iter().zip(&blocks) {
         s.push_str(&format!(
-            "{:>5} {:>11} {:>4} {:>4} {:>6} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}\n",
+            "{:>5} {:>bw$} {:>4} {:>4} {:>6} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}\n",
             st.stage,
             blocks,
             st.attention_blocks,
@@ -81,7 +88,8 @@ pub fn table(o: &Outcome) -> String {
 /// Runs the subcommand.
 pub fn run(args: &PlanArgs) -> Result<(), String> {
     let (scenario, _) = args.scenario.to_scenario()?;
-    let outcome = solve(&scenario).map_err(|e| e.to_string())?;
+    let outcome =
+        super::no_fit::solve_explained(&scenario, args.scenario.settings.mem_limit.is_some())?;
     if args.json {
         let text = serde_json::to_string_pretty(&outcome).map_err(|e| e.to_string())?;
         super::output::emit_line(&text)

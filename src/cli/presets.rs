@@ -4,7 +4,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::output::{emit, emit_line};
-use pipescope::{Catalog, PresetInfo};
+use pipescope::{Catalog, PresetInfo, PresetKind};
 
 /// Arguments of `pipescope presets`.
 #[derive(Debug, Args)]
@@ -37,10 +37,10 @@ pub fn run(args: &PresetsArgs) -> Result<(), String> {
         return emit_line(&text);
     }
     let mut out = String::new();
-    for (title, list) in [
-        ("models", &listing.models),
-        ("gpus", &listing.gpus),
-        ("scenarios", &listing.scenarios),
+    for (title, kind, list) in [
+        ("models", PresetKind::Model, &listing.models),
+        ("gpus", PresetKind::Gpu, &listing.gpus),
+        ("scenarios", PresetKind::Scenario, &listing.scenarios),
     ] {
         out.push_str(&format!("{title}:\n"));
         // Capped: a 65,536-byte name panicked the formatter (a width must fit in 16 bits).
@@ -51,7 +51,13 @@ pub fn run(args: &PresetsArgs) -> Result<(), String> {
             .unwrap_or(0)
             .min(40);
         for p in list {
-            out.push_str(&format!("  {:width$}  {}\n", p.name, p.description));
+            // A name a broken or duplicate user file claims is not used (the warning says why).
+            let unused = if catalog.unusable(kind, &p.name).is_some() {
+                "[not used: see the warning] "
+            } else {
+                ""
+            };
+            out.push_str(&format!("  {:width$}  {unused}{}\n", p.name, p.description));
         }
     }
     emit(&out)

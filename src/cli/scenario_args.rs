@@ -1,242 +1,167 @@
-//! Scenario flags shared by the TUI, `plan`, `compare` and `units` (docs/cli.md).
+//! The scenario flags of the TUI, `plan`, `compare`, `simulate`, `export`, `units` and `sweep`
+//! (docs/cli.md), turned into a scenario one way: the starting preset, the overrides, the
+//! profile, and the check that no flag given goes unused.
 
 use std::path::Path;
 
 use clap::Args;
 use pipescope::{
-    Catalog, DEFAULT_SCENARIO, MeasuredProfile, Objective, Partition, Precision, Scenario,
-    ScenarioOverrides, ScheduleKind, Strategy,
+    Catalog, DEFAULT_SCENARIO, MeasuredProfile, PresetKind, Scenario, ScenarioOverrides,
 };
 
-/// Flags that pick a preset and override its fields.
-#[derive(Debug, Clone, Default, Args)]
+pub use super::scenario_flags::{LayoutFlags, SettingFlags, SourceFlags, cost, flag_pair, whole};
+
+/// Every scenario flag: where the scenario comes from, its layout, and its other settings.
+#[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct ScenarioArgs {
-    /// Scenario preset name or TOML file (default: gpt3-175b-16k).
-    #[arg(long, value_name = "NAME|FILE")]
-    pub preset: Option<String>,
-    /// Model preset name (see `pipescope presets`).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// GPU preset name (see `pipescope presets`).
-    #[arg(long)]
-    pub gpu: Option<String>,
-    /// Pipeline stages p.
-    #[arg(short = 'p', long = "stages", value_name = "P", value_parser = whole::<u32>, allow_negative_numbers = true)]
-    pub pp: Option<u32>,
-    /// Tensor-parallel size t.
-    #[arg(short = 't', long = "tp", value_name = "T", value_parser = whole::<u32>, allow_negative_numbers = true)]
-    pub tp: Option<u32>,
-    /// Data-parallel size d.
-    #[arg(short = 'd', long = "dp", value_name = "D", value_parser = whole::<u32>, allow_negative_numbers = true)]
-    pub dp: Option<u32>,
-    /// Sequence parallelism on.
-    #[arg(long, conflicts_with = "no_sp")]
-    pub sp: bool,
-    /// Sequence parallelism off.
-    #[arg(long = "no-sp", conflicts_with = "sp")]
-    pub no_sp: bool,
-    /// Micro-batches per iteration m.
-    #[arg(short = 'm', long = "microbatches", value_name = "M", value_parser = whole::<u32>, allow_negative_numbers = true)]
-    pub micro_batches: Option<u32>,
-    /// Sequences per micro-batch b.
-    #[arg(short = 'b', long = "micro-batch-size", value_name = "B", value_parser = whole::<u64>, allow_negative_numbers = true)]
-    pub micro_batch_size: Option<u64>,
-    /// Sequence length s.
-    #[arg(short = 's', long = "seq", value_name = "S", value_parser = whole::<u64>, allow_negative_numbers = true)]
-    pub seq_len: Option<u64>,
-    /// Memory budget per device in GiB (default: the GPU's memory).
-    #[arg(long = "budget-gib", value_name = "X", value_parser = gib, allow_negative_numbers = true)]
-    pub budget_gib: Option<f64>,
-    /// Pipeline schedule (1f1b, gpipe, interleaved, zb-h1, zb-h2, zb-auto, zb-v, v-half, ...).
-    #[arg(long)]
-    pub schedule: Option<ScheduleKind>,
-    /// Memory strategy (none, full, selective, uniform, adaptive, adapipe, offload, ...).
-    #[arg(long)]
-    pub strategy: Option<Strategy>,
-    /// Virtual chunks per device for the multi-chunk schedules.
-    #[arg(long, value_name = "V", value_parser = whole::<u32>, allow_negative_numbers = true)]
-    pub chunks: Option<u32>,
-    /// FlashAttention on.
-    #[arg(long, conflicts_with = "no_flash")]
-    pub flash: bool,
-    /// FlashAttention off (materialised softmax).
-    #[arg(long = "no-flash", conflicts_with = "flash")]
-    pub no_flash: bool,
-    /// Partition objective: estimate or adapipe.
-    #[arg(long, value_name = "estimate|adapipe")]
-    pub objective: Option<Objective>,
-    /// Let recomputation overlap communication: the wait for the incoming gradient and the
-    /// backward's tensor-parallel collectives (Lynx).
-    #[arg(long = "overlap-recompute")]
-    pub overlap_recompute: bool,
-    /// Memory limit (chunk-activations) of the searched schedules.
-    #[arg(long = "mem-limit", value_name = "X", allow_negative_numbers = true)]
-    pub mem_limit: Option<f64>,
-    /// Group size of gis / gis-offload (default p).
-    #[arg(long = "group-size", value_name = "G", value_parser = whole::<u32>, allow_negative_numbers = true)]
-    pub group_size: Option<u32>,
-    /// Chunks offloaded by gis-offload (default 1).
-    #[arg(long = "offload-chunks", value_name = "K", value_parser = whole::<u32>, allow_negative_numbers = true)]
-    pub offload_chunks: Option<u32>,
-    /// Distributed optimizer on (fp32 master weights and Adam moments sharded over d).
-    #[arg(
-        long = "distributed-optimizer",
-        conflicts_with = "no_distributed_optimizer"
-    )]
-    pub distributed_optimizer: bool,
-    /// Distributed optimizer off.
-    #[arg(
-        long = "no-distributed-optimizer",
-        conflicts_with = "distributed_optimizer"
-    )]
-    pub no_distributed_optimizer: bool,
-    /// Overlap the data-parallel gradient reduction with the backward (Megatron's buckets).
-    #[arg(
-        long = "overlap-grad-reduce",
-        conflicts_with = "no_overlap_grad_reduce"
-    )]
-    pub overlap_grad_reduce: bool,
-    /// Reduce the gradients after the last backward (no overlap).
-    #[arg(
-        long = "no-overlap-grad-reduce",
-        conflicts_with = "overlap_grad_reduce"
-    )]
-    pub no_overlap_grad_reduce: bool,
-    /// Layer split of the baselines and non-partitioning strategies: even or balanced.
-    #[arg(long, value_name = "even|balanced")]
-    pub partition: Option<Partition>,
-    /// Sequences per iteration over all replicas (sets m = B / (b x d)).
-    #[arg(long = "global-batch", value_name = "B", value_parser = whole::<u64>, allow_negative_numbers = true)]
-    pub global_batch: Option<u64>,
-    /// Memory kept free per device in GiB (budget = the GPU's memory minus it).
-    #[arg(long = "reserve-gib", value_name = "X", allow_negative_numbers = true)]
-    pub reserve_gib: Option<f64>,
-    /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
-    #[arg(long = "grad-bytes", value_name = "2|4", value_parser = whole::<u32>, allow_negative_numbers = true)]
-    pub grad_bytes: Option<u32>,
-    /// Number format of the transformer layers' GEMMs: bf16, or fp8 as Transformer Engine
-    /// runs it (needs a GPU with fp8 tensor cores).
-    #[arg(long, value_name = "bf16|fp8")]
-    pub precision: Option<Precision>,
-    /// Units the named strategy recomputes (names as in `units --json`, e.g. ln_out,gelu_out).
-    #[arg(
-        long = "recompute-units",
-        value_name = "NAME,...",
-        value_delimiter = ','
-    )]
-    pub recompute_units: Option<Vec<String>>,
-    /// Measured profile (TOML) replacing the cost model's estimates.
-    #[arg(long, value_name = "FILE")]
-    pub profile: Option<String>,
+    /// Preset, model, GPU and profile.
+    #[command(flatten)]
+    pub source: SourceFlags,
+    /// Layout, batch split, schedule and strategy.
+    #[command(flatten)]
+    pub layout: LayoutFlags,
+    /// Every other setting.
+    #[command(flatten)]
+    pub settings: SettingFlags,
 }
 
-/// Parses a count flag (`-p`, `-s`, `-m`, ...) so that a bad value such as `1e12` or `-1`
-/// says what is allowed; the scenario's validation then checks the range.
-pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
-    text.trim()
-        .parse()
-        .map_err(|_| "a whole number written in digits, like 4096".to_string())
-}
-
-/// Parses a GiB flag (`--budget-gib`) so that `70GiB` says what is allowed.
-pub fn gib(text: &str) -> Result<f64, String> {
-    text.trim()
-        .parse()
-        .map_err(|_| "a number of GiB without a unit, like 70 or 75.5".to_string())
-}
-
-fn flag_pair(on: bool, off: bool) -> Option<bool> {
-    match (on, off) {
-        (true, _) => Some(true),
-        (_, true) => Some(false),
-        _ => None,
+/// The overrides of the source and setting flags (everything but the layout).
+pub fn setting_overrides(source: &SourceFlags, s: &SettingFlags) -> ScenarioOverrides {
+    ScenarioOverrides {
+        model: source.model.clone(),
+        gpu: source.gpu.clone(),
+        seq_len: s.seq_len,
+        budget_gib: s.budget_gib,
+        reserve_gib: s.reserve_gib,
+        flash: flag_pair(s.flash, s.no_flash),
+        objective: s.objective,
+        overlap_recompute: s.overlap_recompute.then_some(true),
+        mem_limit: s.mem_limit,
+        group_size: s.group_size,
+        offload_chunks: s.offload_chunks,
+        overlap_grad_reduce: flag_pair(s.overlap_grad_reduce, s.no_overlap_grad_reduce),
+        partition: s.partition,
+        grad_bytes: s.grad_bytes,
+        precision: s.precision,
+        recompute_units: s.recompute_units.clone(),
+        ..ScenarioOverrides::default()
     }
+}
+
+/// The scenario a command starts from, before the flags: the named preset as it is, or,
+/// without `--preset`, the default scenario keeping nothing free (reserve 0: a preset's
+/// reserve comes only with the preset named), unless `keep_default_reserve` (the UI opened
+/// with no flag at all shows the default preset as it is).
+pub fn starting_scenario(
+    source: &SourceFlags,
+    keep_default_reserve: bool,
+) -> Result<(Scenario, Catalog), String> {
+    let mut catalog = Catalog::with_user_config();
+    let name = match &source.preset {
+        Some(p) if Path::new(p).is_file() => {
+            let info = catalog.add_file(Path::new(p)).map_err(|e| e.to_string())?;
+            if info.kind != PresetKind::Scenario {
+                return Err(format!(
+                    "{p}: --preset needs a scenario file (top-level `name`, model, gpu, ...)"
+                ));
+            }
+            info.name
+        }
+        Some(p) => p.clone(),
+        None => DEFAULT_SCENARIO.to_string(),
+    };
+    let mut scenario = catalog.scenario(&name).map_err(|e| {
+        let mut msg = e.to_string();
+        for err in catalog.errors() {
+            msg.push_str(&format!("\n  (user preset not loaded: {err})"));
+        }
+        msg
+    })?;
+    if source.preset.is_none() && !keep_default_reserve {
+        scenario.keep_free(0).map_err(|e| e.to_string())?;
+    }
+    Ok((scenario, catalog))
+}
+
+/// Applies `overrides` and `--profile` to `scenario`, then says (on standard error) which
+/// user presets were not loaded: broken presets are said, not silently skipped.
+pub fn finish_scenario(
+    mut scenario: Scenario,
+    catalog: &Catalog,
+    overrides: &ScenarioOverrides,
+    profile: Option<&str>,
+) -> Result<Scenario, String> {
+    overrides
+        .apply(&mut scenario, catalog)
+        .map_err(|e| name_flags(&e.to_string()))?;
+    if let Some(path) = profile {
+        let text = pipescope::read_text_file(Path::new(path))
+            .map_err(|e| format!("{path}: cannot read the profile: {e}"))?;
+        let profile = MeasuredProfile::from_toml_str(path, &text).map_err(|e| e.to_string())?;
+        scenario.profile = Some(profile);
+        scenario
+            .validate()
+            .map_err(|e| name_flags(&e.to_string()))?;
+    }
+    for err in catalog.errors() {
+        let err = super::output::printable(&err.to_string());
+        eprintln!("pipescope: warning: user preset not loaded: {err}");
+    }
+    Ok(scenario)
 }
 
 impl ScenarioArgs {
     /// The overrides these flags give.
     pub fn overrides(&self) -> ScenarioOverrides {
+        let l = &self.layout;
         ScenarioOverrides {
-            model: self.model.clone(),
-            gpu: self.gpu.clone(),
-            pp: self.pp,
-            tp: self.tp,
-            dp: self.dp,
-            sp: flag_pair(self.sp, self.no_sp),
-            micro_batches: self.micro_batches,
-            micro_batch_size: self.micro_batch_size,
-            seq_len: self.seq_len,
-            budget_gib: self.budget_gib,
-            schedule: self.schedule,
-            strategy: self.strategy,
-            chunks: self.chunks,
-            flash: flag_pair(self.flash, self.no_flash),
-            objective: self.objective,
-            overlap_recompute: self.overlap_recompute.then_some(true),
-            mem_limit: self.mem_limit,
-            group_size: self.group_size,
-            offload_chunks: self.offload_chunks,
-            distributed_optimizer: flag_pair(
-                self.distributed_optimizer,
-                self.no_distributed_optimizer,
-            ),
-            overlap_grad_reduce: flag_pair(self.overlap_grad_reduce, self.no_overlap_grad_reduce),
-            partition: self.partition,
-            global_batch: self.global_batch,
-            reserve_gib: self.reserve_gib,
-            grad_bytes: self.grad_bytes,
-            precision: self.precision,
-            recompute_units: self.recompute_units.clone(),
+            pp: l.pp,
+            tp: l.tp,
+            dp: l.dp,
+            sp: flag_pair(l.sp, l.no_sp),
+            micro_batches: l.micro_batches,
+            micro_batch_size: l.micro_batch_size,
+            global_batch: l.global_batch,
+            schedule: l.schedule,
+            strategy: l.strategy,
+            chunks: l.chunks,
+            distributed_optimizer: flag_pair(l.distributed_optimizer, l.no_distributed_optimizer),
+            ..setting_overrides(&self.source, &self.settings)
         }
+    }
+
+    /// Whether no flag is given at all.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
     }
 
     /// The catalog (built-in presets, the user's config dir, `--preset FILE` on top) and
     /// the scenario the flags describe. Errors are user-facing messages.
     pub fn to_scenario(&self) -> Result<(Scenario, Catalog), String> {
-        let mut catalog = Catalog::with_user_config();
-        let name = match &self.preset {
-            Some(p) if Path::new(p).is_file() => {
-                let info = catalog.add_file(Path::new(p)).map_err(|e| e.to_string())?;
-                if info.kind != pipescope::PresetKind::Scenario {
-                    return Err(format!(
-                        "{p}: --preset needs a scenario file (top-level `name`, model, gpu, ...)"
-                    ));
-                }
-                info.name
-            }
-            Some(p) => p.clone(),
-            None => DEFAULT_SCENARIO.to_string(),
-        };
-        let mut scenario = catalog.scenario(&name).map_err(|e| {
-            let mut msg = e.to_string();
-            for err in catalog.errors() {
-                msg.push_str(&format!("\n  (user preset not loaded: {err})"));
-            }
-            msg
-        })?;
-        self.overrides()
-            .apply(&mut scenario, &catalog)
-            .map_err(|e| name_flags(&e.to_string()))?;
-        if let Some(path) = &self.profile {
-            let text = pipescope::read_text_file(Path::new(path))
-                .map_err(|e| format!("{path}: cannot read the profile: {e}"))?;
-            let profile = MeasuredProfile::from_toml_str(path, &text).map_err(|e| e.to_string())?;
-            scenario.profile = Some(profile);
-            scenario
-                .validate()
-                .map_err(|e| name_flags(&e.to_string()))?;
-        }
-        // Broken user presets are said, not silently skipped: the user meant them to load.
-        for err in catalog.errors() {
-            let err = super::output::printable(&err.to_string());
-            eprintln!("pipescope: warning: user preset not loaded: {err}");
-        }
+        self.build(false)
+    }
+
+    /// [`ScenarioArgs::to_scenario`] for the terminal UI: with no flag at all it opens on the
+    /// default preset as it is, its reserve included.
+    pub fn to_tui_scenario(&self) -> Result<(Scenario, Catalog), String> {
+        self.build(self.is_empty())
+    }
+
+    fn build(&self, keep_default_reserve: bool) -> Result<(Scenario, Catalog), String> {
+        let (start, catalog) = starting_scenario(&self.source, keep_default_reserve)?;
+        let scenario = finish_scenario(
+            start,
+            &catalog,
+            &self.overrides(),
+            self.source.profile.as_deref(),
+        )?;
+        super::unused_flags::check_planned(&self.layout, &self.settings, &scenario)?;
         Ok((scenario, catalog))
     }
 }
 
 /// The scenario's keys and the command-line flags that set them.
-const KEY_FLAGS: [(&str, &str); 15] = [
+const KEY_FLAGS: [(&str, &str); 18] = [
     ("parallel.pp", "-p/--stages"),
     ("parallel.precision", "--precision"),
     ("parallel.tp", "-t/--tp"),
@@ -249,6 +174,9 @@ const KEY_FLAGS: [(&str, &str); 15] = [
     ("plan.memory_budget_gib", "--budget-gib"),
     ("plan.reserve_gib", "--reserve-gib"),
     ("plan.recompute_units", "--recompute-units"),
+    ("plan.mem_limit", "--mem-limit"),
+    ("plan.group_size", "--group-size"),
+    ("plan.offload_chunks", "--offload-chunks"),
     // Fields of the command line's own overrides (after the keys that contain them).
     ("reserve_gib", "--reserve-gib"),
     ("budget_gib", "--budget-gib"),
@@ -260,6 +188,11 @@ const KEY_FLAGS: [(&str, &str); 15] = [
 /// as well as the preset key.
 pub fn name_flags(message: &str) -> String {
     let mut out = message.to_string();
+    for (name, flag) in [("model", "--model"), ("gpu", "--gpu")] {
+        if let Some(rest) = out.strip_prefix(&format!("invalid {name} = ")) {
+            out = format!("invalid {name} ({flag}) = {rest}");
+        }
+    }
     for (key, flag) in KEY_FLAGS {
         let tagged = format!("{key} ({flag})");
         if !out.contains(&tagged) {

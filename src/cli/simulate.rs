@@ -23,35 +23,99 @@ pub struct SimulateArgs {
     /// Print JSON instead of a Gantt and a table.
     #[arg(long)]
     pub json: bool,
-    /// With --json, list every op with its start and end.
-    #[arg(long)]
+    /// With --json, list every op with its start and end (a run has at most
+    /// `MAX_CELLS` micro-batch-chunks, so at most a few hundred thousand ops).
+    #[arg(long, requires = "json")]
     pub ops: bool,
 }
 
-/// Whether the flags ask for an abstract run: `--costs`, `--comm` or `--offload-cost`
-/// given, or `--schedule`, `-p` and `-m` given without any flag only a planned scenario
-/// has (the form `simulate --schedule NAME -p P -m M` keeps its abstract meaning).
+/// The first flag given that only a planned scenario uses (a model, a GPU, a batch, a
+/// budget, a strategy...): every scenario flag but the schedule, `-p`, `-m`, `--chunks` and the
+/// schedule's limits, which an abstract run takes too.
+pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
+    let mut rest = s.clone();
+    rest.layout.schedule = None;
+    rest.layout.pp = None;
+    rest.layout.micro_batches = None;
+    rest.layout.chunks = None;
+    rest.settings.mem_limit = None;
+    rest.settings.group_size = None;
+    rest.settings.offload_chunks = None;
+    if rest.is_empty() {
+        return None;
+    }
+    let src = &rest.source;
+    let (l, st) = (&rest.layout, &rest.settings);
+    let flags: [(&'static str, bool); 21] = [
+        ("--preset", src.preset.is_some()),
+        ("--model", src.model.is_some()),
+        ("--gpu", src.gpu.is_some()),
+        ("--profile", src.profile.is_some()),
+        ("-t/--tp", l.tp.is_some()),
+        ("-d/--dp", l.dp.is_some()),
+        ("--sp/--no-sp", l.sp || l.no_sp),
+        ("-b/--micro-batch-size", l.micro_batch_size.is_some()),
+        ("--global-batch", l.global_batch.is_some()),
+        ("--strategy", l.strategy.is_some()),
+        (
+            "--distributed-optimizer",
+            l.distributed_optimizer || l.no_distributed_optimizer,
+        ),
+        ("-s/--seq", st.seq_len.is_some()),
+        ("--budget-gib", st.budget_gib.is_some()),
+        ("--reserve-gib", st.reserve_gib.is_some()),
+        ("--flash/--no-flash", st.flash || st.no_flash),
+        ("--objective", st.objective.is_some()),
+        ("--overlap-recompute", st.overlap_recompute),
+        (
+            "--overlap-grad-reduce",
+            st.overlap_grad_reduce || st.no_overlap_grad_reduce,
+        ),
+        ("--partition", st.partition.is_some()),
+        ("--grad-bytes", st.grad_bytes.is_some()),
+        ("--recompute-units", st.recompute_units.is_some()),
+    ];
+    Some(
+        flags
+            .iter()
+            .find(|(_, given)| *given)
+            .map_or("a scenario flag", |(flag, _)| flag),
+    )
+}
+
+/// Whether the flags ask for an abstract run (cost units): `--costs`, `--comm` or
+/// `--offload-cost` given, or `--schedule`, `-p` and `-m` with no flag that only a planned
+/// scenario has. Otherwise the run is the planned scenario's, in seconds; when some of an
+/// abstract run's flags were given without the rest, a note on standard error says so (the
+/// run would otherwise switch units without a word).
 fn is_abstract(s: &ScenarioArgs, a: &AbstractArgs) -> bool {
     if a.costs.is_some() || a.comm.is_some() || a.offload_cost.is_some() {
         return true;
     }
-    let planned_only = s.preset.is_some()
-        || s.model.is_some()
-        || s.gpu.is_some()
-        || s.tp.is_some()
-        || s.dp.is_some()
-        || s.sp
-        || s.no_sp
-        || s.micro_batch_size.is_some()
-        || s.seq_len.is_some()
-        || s.budget_gib.is_some()
-        || s.strategy.is_some()
-        || s.flash
-        || s.no_flash
-        || s.objective.is_some()
-        || s.overlap_recompute
-        || s.profile.is_some();
-    s.schedule.is_some() && s.pp.is_some() && s.micro_batches.is_some() && !planned_only
+    if planned_only_flag(s).is_some() {
+        return false;
+    }
+    let l = &s.layout;
+    let missing: Vec<&str> = [
+        ("--schedule", l.schedule.is_none()),
+        ("-p", l.pp.is_none()),
+        ("-m", l.micro_batches.is_none()),
+    ]
+    .iter()
+    .filter(|(_, absent)| *absent)
+    .map(|(flag, _)| *flag)
+    .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    if missing.len() < 3 {
+        eprintln!(
+            "pipescope: note: simulating the planned scenario (real costs, times in seconds); \
+             an abstract run in cost units needs --schedule, -p and -m ({} not given) or --costs",
+            missing.join(", ")
+        );
+    }
+    false
 }
 
 #[derive(Serialize)]
@@ -101,6 +165,7 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
     let result = &built.simulation;
     let kind = sched.kind;
     let v = sched.v.max(1);
+
     if args.json {
         let out = JsonOut {
             schedule: kind.name(),
@@ -158,8 +223,12 @@ fn peak_activation(units: Units, d: &DeviceMetrics, v: u32) -> f64 {
 fn text_report(kind: ScheduleKind, sim: &Simulation, v: u32, units: Units) -> String {
     let mut out = String::new();
     let p = sim.devices.len();
+    let unit = match units {
+        Units::Seconds => " s",
+        Units::Abstract => "",
+    };
     out.push_str(&format!(
-        "{kind}: p={p} makespan {:.3}  bubble {:.1}%\n",
+        "{kind}: p={p} makespan {:.3}{unit}  bubble {:.1}%\n",
         sim.makespan,
         sim.bubble_rate * 100.0
     ));

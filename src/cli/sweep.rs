@@ -7,58 +7,62 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::scenario_args::{ScenarioArgs, whole};
+use super::scenario_args::{
+    SettingFlags, SourceFlags, finish_scenario, setting_overrides, starting_scenario, whole,
+};
 use super::sweep_output as out;
+use super::unused_flags;
 use pipescope::{
-    Objective, Precision, Scenario, ScheduleKind, Strategy, SweepOptions, SweepResult, SweepSpace,
-    solve, sweep, sweep_scenario,
+    SWEEP_DEFAULT_SCHEDULES, Scenario, ScheduleKind, Strategy, SweepOptions, SweepResult,
+    SweepSpace, solve, sweep, sweep_scenario, sweep_starting_scenario,
 };
 
 /// Arguments of `pipescope sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
-    /// Scenario preset name or TOML file the sweep starts from (default: gpt3-175b-16k).
-    #[arg(long, value_name = "NAME|FILE")]
-    pub preset: Option<String>,
-    /// Model preset name (see `pipescope presets`).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// GPU preset name (see `pipescope presets`).
-    #[arg(long)]
-    pub gpu: Option<String>,
+    /// Preset (the starting scenario), model, GPU and profile.
+    #[command(flatten)]
+    pub source: SourceFlags,
+    /// Every setting the sweep does not enumerate (kept for every configuration).
+    #[command(flatten)]
+    pub settings: SettingFlags,
+    /// The scenario flags the sweep enumerates or derives, refused with what to use instead.
+    #[command(flatten)]
+    pub enumerated: EnumeratedFlags,
     /// GPU counts N of the job, comma separated.
     #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = whole::<u32>, required = true)]
     pub gpus: Vec<u32>,
     /// Global batch in sequences (m x b x d).
     #[arg(long = "global-batch", value_name = "B", value_parser = whole::<u64>, required = true)]
     pub global_batch: u64,
-    /// Sequence length s.
-    #[arg(short = 's', long = "seq", value_name = "S", value_parser = whole::<u64>)]
-    pub seq_len: Option<u64>,
     /// Tensor-parallel sizes (default: every t up to the GPU's node size that divides the heads).
-    #[arg(long, value_delimiter = ',', value_name = "T,...", value_parser = whole::<u32>)]
+    #[arg(short = 't', long, value_delimiter = ',', value_name = "T,...", value_parser = whole::<u32>)]
     pub tp: Vec<u32>,
     /// Pipeline sizes (default: 1 to the layers).
-    #[arg(long, value_delimiter = ',', value_name = "P,...", value_parser = whole::<u32>)]
+    #[arg(short = 'p', long, visible_alias = "stages", value_delimiter = ',', value_name = "P,...", value_parser = whole::<u32>)]
     pub pp: Vec<u32>,
     /// Micro-batch sizes (default: 1,2,4,8).
-    #[arg(long, value_delimiter = ',', value_name = "B,...", value_parser = whole::<u64>)]
+    #[arg(short = 'b', long, visible_alias = "micro-batch-size", value_delimiter = ',', value_name = "B,...", value_parser = whole::<u64>)]
     pub mbs: Vec<u64>,
     /// Chunks for the schedules that take them (default: 2).
     #[arg(long, value_delimiter = ',', value_name = "V,...", value_parser = whole::<u32>)]
     pub chunks: Vec<u32>,
     /// Schedules (default: 1f1b,interleaved,zb-h1,zb-v,v-half).
-    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+    #[arg(
+        long,
+        visible_alias = "schedule",
+        value_delimiter = ',',
+        value_name = "NAME,..."
+    )]
     pub schedules: Vec<ScheduleKind>,
     /// Strategies (default: none,full,selective,adapipe).
-    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+    #[arg(
+        long,
+        visible_alias = "strategy",
+        value_delimiter = ',',
+        value_name = "NAME,..."
+    )]
     pub strategies: Vec<Strategy>,
-    /// Memory budget per device in GiB (default: the GPU's memory).
-    #[arg(long = "budget-gib", value_name = "X", conflicts_with = "reserve_gib")]
-    pub budget_gib: Option<f64>,
-    /// GiB of each GPU's memory kept free (the budget is the GPU's memory minus this).
-    #[arg(long = "reserve-gib", value_name = "X")]
-    pub reserve_gib: Option<f64>,
     /// Length of the ranked list.
     #[arg(long, value_name = "K", default_value_t = 10, value_parser = whole::<usize>)]
     pub top: usize,
@@ -71,65 +75,82 @@ pub struct SweepArgs {
     /// Print one CSV row per configuration instead of a table.
     #[arg(long)]
     pub csv: bool,
-    /// FlashAttention on.
-    #[arg(long, overrides_with = "no_flash")]
-    pub flash: bool,
-    /// FlashAttention off (materialised softmax).
-    #[arg(long = "no-flash", overrides_with = "flash")]
-    pub no_flash: bool,
-    /// Partition objective: estimate or adapipe.
-    #[arg(long, value_name = "estimate|adapipe")]
-    pub objective: Option<Objective>,
-    /// Let recomputation overlap communication: the wait for the incoming gradient and the
-    /// backward's tensor-parallel collectives (Lynx).
-    #[arg(long = "overlap-recompute")]
-    pub overlap_recompute: bool,
-    /// Measured profile (TOML) replacing the cost model's estimates.
-    #[arg(long, value_name = "FILE")]
-    pub profile: Option<String>,
-    /// Number format of the layers' GEMMs for every configuration: bf16 or fp8.
-    #[arg(long, value_name = "bf16|fp8")]
-    pub precision: Option<Precision>,
+}
+
+/// Scenario flags whose setting the sweep enumerates (or derives) for every configuration:
+/// accepted so that the refusal can say what to give instead.
+#[derive(Debug, Clone, Default, Args)]
+pub struct EnumeratedFlags {
+    /// (Refused: the sweep derives d = N / (t x p).)
+    #[arg(short = 'd', long = "dp", value_name = "D", hide = true)]
+    pub dp: Option<String>,
+    /// (Refused: the sweep derives m = B / (b x d).)
+    #[arg(short = 'm', long = "microbatches", value_name = "M", hide = true)]
+    pub micro_batches: Option<String>,
+    /// (Refused: the sweep tries sequence parallelism on and off.)
+    #[arg(long, hide = true)]
+    pub sp: bool,
+    /// (Refused: the sweep tries sequence parallelism on and off.)
+    #[arg(long = "no-sp", hide = true)]
+    pub no_sp: bool,
+    /// (Refused: the sweep tries the distributed optimizer on and off.)
+    #[arg(long = "distributed-optimizer", hide = true)]
+    pub distributed_optimizer: bool,
+    /// (Refused: the sweep tries the distributed optimizer on and off.)
+    #[arg(long = "no-distributed-optimizer", hide = true)]
+    pub no_distributed_optimizer: bool,
+}
+
+impl EnumeratedFlags {
+    /// The refusal of the first flag given, saying what the sweep does instead.
+    fn refuse(&self) -> Result<(), String> {
+        let derived = |flag: &str, rule: &str| {
+            format!(
+                "{flag}: the sweep derives {rule} for every configuration; give --gpus, --global-batch (and --tp, --pp, --mbs to narrow t, p and b)"
+            )
+        };
+        if self.dp.is_some() {
+            return Err(derived("-d/--dp", "d = N / (t x p)"));
+        }
+        if self.micro_batches.is_some() {
+            return Err(derived("-m/--microbatches", "m = B / (b x d)"));
+        }
+        let both = |flag: &str, what: &str| {
+            format!(
+                "{flag}: the sweep tries {what} on and off (where it applies) and keeps the better; it has no flag to fix it"
+            )
+        };
+        if self.sp || self.no_sp {
+            return Err(both("--sp/--no-sp", "sequence parallelism"));
+        }
+        if self.distributed_optimizer || self.no_distributed_optimizer {
+            return Err(both(
+                "--distributed-optimizer/--no-distributed-optimizer",
+                "the distributed optimizer",
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl SweepArgs {
-    /// The base scenario: the preset with the flags that are not enumerated; the layout is
-    /// reset to one GPU (each configuration sets its own).
+    /// The starting scenario: the preset (or the default one, nothing kept free) reset to the
+    /// sweep's starting point ([`sweep_starting_scenario`]), with every setting flag on top.
     pub fn base(&self) -> Result<Scenario, String> {
-        let args = ScenarioArgs {
-            preset: self.preset.clone(),
-            model: self.model.clone(),
-            gpu: self.gpu.clone(),
-            pp: Some(1),
-            tp: Some(1),
-            dp: Some(1),
-            no_sp: true,
-            micro_batches: Some(1),
-            micro_batch_size: Some(1),
-            seq_len: self.seq_len,
-            budget_gib: self.budget_gib,
-            flash: self.flash,
-            no_flash: self.no_flash,
-            objective: self.objective,
-            overlap_recompute: self.overlap_recompute,
-            profile: self.profile.clone(),
-            precision: self.precision,
-            ..ScenarioArgs::default()
+        self.enumerated.refuse()?;
+        let schedules = if self.schedules.is_empty() {
+            SWEEP_DEFAULT_SCHEDULES.to_vec()
+        } else {
+            self.schedules.clone()
         };
-        let (mut scenario, _) = args.to_scenario()?;
-        if let Some(reserve) = self.reserve_gib {
-            let memory = scenario.gpu.memory_gib;
-            if !(reserve.is_finite() && reserve >= 0.0 && reserve < memory) {
-                return Err(format!(
-                    "invalid --reserve-gib = {reserve}: a number of GiB from 0 to below the \
-                     GPU's memory ({memory} GiB of {})",
-                    scenario.gpu.name
-                ));
-            }
-            scenario.plan.memory_budget_bytes =
-                ((memory - reserve) * pipescope::GIB).round() as u64;
-        }
-        Ok(scenario)
+        unused_flags::check_sweep(&schedules, &self.chunks, &self.settings)?;
+        let (start, catalog) = starting_scenario(&self.source, false)?;
+        finish_scenario(
+            sweep_starting_scenario(&start),
+            &catalog,
+            &setting_overrides(&self.source, &self.settings),
+            self.source.profile.as_deref(),
+        )
     }
 
     /// The space the flags describe.

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use super::sweep::SweepArgs;
-use pipescope::{GIB, Outcome, Scenario, SweepResult, SweepRow};
+use pipescope::{GIB, Outcome, Scenario, SweepResult, SweepRow, sweep_same_time, sweep_tie_groups};
 
 /// A finite number as JSON, null otherwise.
 fn num(x: f64) -> Value {
@@ -112,10 +112,62 @@ pub fn csv(result: &SweepResult) -> String {
     s
 }
 
+/// Decimals for a column of `values` (neighbours in table order): at least `min`, and at
+/// least three significant figures of the smallest value, more until every two neighbours
+/// that differ (beyond floating-point noise) print differently; at most six more.
+fn decimals_apart(values: &[f64], min: usize) -> usize {
+    let smallest = values
+        .iter()
+        .map(|v| v.abs())
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    let three = if smallest.is_finite() {
+        (2.0 - smallest.log10().floor()).clamp(0.0, 12.0) as usize
+    } else {
+        0
+    };
+    let base = min.max(three);
+    (base..=base + 6)
+        .find(|&d| {
+            values.windows(2).all(|w| {
+                sweep_same_time(w[0], w[1]) || format!("{:.d$}", w[0]) != format!("{:.d$}", w[1])
+            })
+        })
+        .unwrap_or(base + 6)
+}
+
+/// The table of `idx` (rows in the sweep's total order): one line per configuration, those
+/// that differ only in their strategy and tie on time and memory merged into one line
+/// listing the strategies; times with the decimals that tell different times apart.
 fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
+    let groups = sweep_tie_groups(&result.rows, idx);
+    let strategies: Vec<String> = groups
+        .iter()
+        .map(|g| {
+            g.iter()
+                .map(|&i| result.rows[i].config.strategy.name())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    let gw = strategies.iter().map(String::len).max().unwrap_or(0).max(9);
+    let times: Vec<f64> = groups
+        .iter()
+        .map(|g| result.rows[g[0]].iteration_time_s)
+        .collect();
+    let td = decimals_apart(&times, 3);
+    let peaks: Vec<f64> = groups
+        .iter()
+        .map(|g| result.rows[g[0]].peak_memory_bytes as f64 / GIB)
+        .collect();
+    let mut sorted_peaks = peaks.clone();
+    sorted_peaks.sort_by(f64::total_cmp);
+    let pd = decimals_apart(&sorted_peaks, 2);
+    let tw = (td + 6).max(9);
+    let pw = (pd + 6).max(9);
     let _ = writeln!(
         s,
-        "{:>3} {:>5} {:>3} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<11} {:<9} {:>9} {:>9} {:>6} {:>9}",
+        "{:>3} {:>5} {:>3} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<11} {:<gw$} {:>tw$} {:>9} {:>6} {:>pw$}",
         "#",
         "gpus",
         "t",
@@ -133,13 +185,13 @@ fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
         "MFU",
         "peak GiB"
     );
-    for (n, &i) in idx.iter().enumerate() {
-        let r = &result.rows[i];
+    for (n, (g, strategy)) in groups.iter().zip(&strategies).enumerate() {
+        let r = &result.rows[g[0]];
         let c = &r.config;
         let yn = |b: bool| if b { "on" } else { "-" };
         let _ = writeln!(
             s,
-            "{:>3} {:>5} {:>3} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<11} {:<9} {:>9.3} {:>9.0} {:>5.1}% {:>9.2}",
+            "{:>3} {:>5} {:>3} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<11} {:<gw$} {:>tw$.td$} {:>9.0} {:>5.1}% {:>pw$.pd$}",
             n + 1,
             c.gpus,
             c.t,
@@ -151,7 +203,7 @@ fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
             yn(c.sp),
             yn(c.distributed_optimizer),
             c.schedule.name(),
-            c.strategy.name(),
+            strategy,
             r.iteration_time_s,
             r.tokens_per_s_per_gpu,
             100.0 * r.mfu,
@@ -207,12 +259,29 @@ pub fn table(
         let _ = writeln!(s, "no feasible configuration");
         return s;
     }
-    let _ = writeln!(s, "\nranked (top {}):", result.ranked.len());
+    let merged = |idx: &[usize]| {
+        let lines = sweep_tie_groups(&result.rows, idx).len();
+        if lines < idx.len() {
+            format!(
+                " ({} on {lines} lines: those equal in time and memory share one)",
+                idx.len()
+            )
+        } else {
+            String::new()
+        }
+    };
+    let _ = writeln!(
+        s,
+        "\nranked (top {}){}:",
+        result.ranked.len(),
+        merged(&result.ranked)
+    );
     rows_table(&mut s, result, &result.ranked);
     let _ = writeln!(
         s,
-        "\nPareto front (iteration time against peak memory{}):",
-        if args.gpus.len() > 1 { " and GPUs" } else { "" }
+        "\nPareto front (iteration time against peak memory{}){}:",
+        if args.gpus.len() > 1 { " and GPUs" } else { "" },
+        merged(&result.pareto)
     );
     rows_table(&mut s, result, &result.pareto);
     if let Some(o) = best {

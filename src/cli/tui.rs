@@ -12,20 +12,31 @@ use pipescope::tui::{self, Theme, fixture};
 use super::scenario_args::ScenarioArgs;
 use pipescope::{read_text_file, user_config_dir};
 
-fn user_themes(dir: Option<&PathBuf>) -> Vec<Theme> {
+/// The user's theme files: those that load, and the others with their errors (they stay in
+/// the `T` cycle with the error shown, instead of vanishing).
+fn user_themes(dir: Option<&PathBuf>) -> (Vec<Theme>, Vec<(PathBuf, String)>) {
     let Some(dir) = dir.map(|d| d.join("themes")) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
-    paths
+    let (mut themes, mut errors) = (Vec::new(), Vec::new());
+    for p in paths
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .filter_map(|p| Theme::parse(&read_text_file(p).ok()?, p).ok())
-        .collect()
+    {
+        let parsed = read_text_file(p)
+            .map_err(|e| format!("{}: cannot read the theme: {e}", p.display()))
+            .and_then(|text| Theme::parse(&text, p));
+        match parsed {
+            Ok(t) => themes.push(t),
+            Err(e) => errors.push((p.clone(), e)),
+        }
+    }
+    (themes, errors)
 }
 
 /// Opens the TUI on the scenario the flags describe.
@@ -41,11 +52,11 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
     // A test hook: debug (and test) builds only, so a release build always shows the engine.
     let fixture_mode =
         cfg!(debug_assertions) && std::env::var_os("PIPESCOPE_FIXTURE").is_some_and(|v| v == "1");
-    let (scenario, catalog) = args.to_scenario()?;
+    let (scenario, catalog) = args.to_tui_scenario()?;
     let config = user_config_dir();
     // The file the scenario came from, reloaded when it changes: `--preset FILE`, or the
     // user preset file that defines the named scenario.
-    let preset_source = match &args.preset {
+    let preset_source = match &args.source.preset {
         Some(p) if Path::new(p).is_file() => std::fs::canonicalize(p).ok(),
         _ => catalog
             .scenarios()
@@ -66,13 +77,18 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
         watch_dirs.push(file.clone());
     }
     let no_color = std::env::var("NO_COLOR").ok();
+    let (user_themes, theme_errors) = user_themes(config.as_ref());
+    if let Some(presets) = config.as_ref().map(|c| c.join("presets")) {
+        pipescope::remove_stale_temp_files(&presets);
+    }
     tui::run(tui::Options {
         scenario,
         choices: tui::choices_of(&catalog),
         preset_source,
         watch_dirs,
         presets_dir: config.as_ref().map(|c| c.join("presets")),
-        user_themes: user_themes(config.as_ref()),
+        user_themes,
+        theme_errors,
         theme: Theme::initial(no_color.as_deref()),
         // PIPESCOPE_NO_MOUSE=1 leaves the mouse to the terminal (text selection); `v` toggles.
         mouse: std::env::var_os("PIPESCOPE_NO_MOUSE").is_none_or(|v| v.is_empty() || v == "0"),

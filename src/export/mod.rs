@@ -7,7 +7,8 @@
 //! - [`torchtitan`]: torch.distributed.pipelining's `compute_only` schedule CSV.
 //!
 //! Every export is a pure function from the engine's schedule, simulation and outcome to a
-//! `String`; [`crate::files::write_atomic`] writes one to a file for the CLI and the TUI.
+//! `String`; [`crate::files::write_atomic`] writes one to a file: replacing the file the user
+//! named for the CLI (`-o`), keeping every existing file for the TUI (`e`).
 
 pub mod megatron;
 pub mod perfetto;

@@ -5,7 +5,9 @@ use crate::anatomy::{Anatomy, BlockKind};
 
 use super::layout::{assign_blocks, count_blocks};
 use super::memo::KnapsackCache;
-use super::stage::{self, BlockCounts, KindDecision, KnapsackMode, StageCosts, StageEnv};
+use super::stage::{
+    self, BlockCounts, KindDecision, KnapsackMode, RecomputeRule, StageCosts, StageEnv, Windows,
+};
 use super::{Decision, Strategy};
 
 /// Per-block decisions of a device: `(block index, kind, one decision per unit)`.
@@ -26,8 +28,9 @@ pub struct DevicePlan {
     pub decisions: Vec<KindDecision>,
     /// Per block decisions.
     pub blocks: BlockPlan,
-    /// `full`'s accounting: recomputation = the forward of every layer block.
-    pub whole_layer: bool,
+    /// How its recomputation time is counted (`full`: the forward of every layer block;
+    /// `selective`: Megatron's core-attention checkpoint).
+    pub rule: RecomputeRule,
     /// Memory and time per micro-batch (all chunks together).
     pub costs: StageCosts,
     /// Whether the planner's memory model fits the budget.
@@ -76,10 +79,10 @@ pub fn decide_in(
     let counts = ranges.iter().fold(BlockCounts::default(), |c, &(a, e)| {
         c.plus(BlockCounts::of_range(anatomy, a, e))
     });
-    let mut whole_layer = false;
+    let mut rule = RecomputeRule::Units;
     let (decisions, blocks) = match strategy {
         Strategy::Full => {
-            whole_layer = true;
+            rule = RecomputeRule::WholeLayer;
             let blocks = full_blocks(anatomy, ranges);
             (count_blocks(anatomy, counts, &blocks), blocks)
         }
@@ -89,6 +92,7 @@ pub fn decide_in(
             (d, b)
         }
         Strategy::Selective => {
+            rule = RecomputeRule::CoreAttention;
             let mut d = stage::keep_all(anatomy, counts);
             for k in d.iter_mut() {
                 let Some(kind) = k.block else { continue };
@@ -123,7 +127,7 @@ pub fn decide_in(
             (d, b)
         }
     };
-    let costs = stage::costs(anatomy, counts, &env, &decisions, whole_layer);
+    let costs = stage::costs(anatomy, counts, &env, &decisions, rule);
     let fits = costs.peak_bytes <= env.budget_bytes;
     DevicePlan {
         device,
@@ -132,9 +136,45 @@ pub fn decide_in(
         env,
         decisions,
         blocks,
-        whole_layer,
+        rule,
         costs,
         fits,
+    }
+}
+
+/// Lynx's decisions for one device: `policy` when given (the heuristic's shared policy),
+/// else the device's own optimal one ([`stage::lynx_knapsack`]); costed with the device's
+/// own `windows` (the part of the recomputation they hide is `costs.hidden_s`). A policy
+/// that finds nothing falls back to recomputing every optional unit on demand.
+pub fn decide_lynx(
+    anatomy: &Anatomy,
+    device: usize,
+    ranges: &[(usize, usize)],
+    env: StageEnv,
+    windows: &Windows,
+    policy: Option<&[KindDecision]>,
+) -> DevicePlan {
+    let counts = ranges.iter().fold(BlockCounts::default(), |c, &(a, e)| {
+        c.plus(BlockCounts::of_range(anatomy, a, e))
+    });
+    let decisions = match policy {
+        Some(p) => p.to_vec(),
+        None => stage::lynx_knapsack(anatomy, counts, &env, windows)
+            .map_or_else(|| drop_all(anatomy, counts), |k| k.decisions),
+    };
+    let blocks = assign_blocks(anatomy, ranges, &decisions);
+    let mut costs = stage::costs(anatomy, counts, &env, &decisions, RecomputeRule::Units);
+    costs.hidden_s = (costs.recompute_s - stage::exposed_s(anatomy, &decisions, windows)).max(0.0);
+    DevicePlan {
+        device,
+        ranges: ranges.to_vec(),
+        counts,
+        env,
+        fits: costs.peak_bytes <= env.budget_bytes,
+        decisions,
+        blocks,
+        rule: RecomputeRule::Units,
+        costs,
     }
 }
 
@@ -170,13 +210,13 @@ pub fn with_keep_set(
         }
     }
     let blocks = assign_blocks(anatomy, &plan.ranges, &d);
-    let costs = stage::costs(anatomy, plan.counts, &plan.env, &d, false);
+    let costs = stage::costs(anatomy, plan.counts, &plan.env, &d, RecomputeRule::Units);
     DevicePlan {
         fits: costs.peak_bytes <= plan.env.budget_bytes,
         decisions: d,
         blocks,
         costs,
-        whole_layer: false,
+        rule: RecomputeRule::Units,
         ..plan.clone()
     }
 }

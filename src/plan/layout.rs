@@ -41,7 +41,8 @@ pub fn even_partition(layers: u32, stages: usize) -> Option<Vec<(usize, usize)>>
 
 /// Per-block decisions of a device holding `ranges` (in chain order) given per-kind counts:
 /// for each unit kind, the last `keep` blocks of that kind keep it, the ones before compress,
-/// then offload, and the earliest recompute.
+/// then offload, then recompute in a communication window (Lynx), and the earliest recompute
+/// on demand.
 pub fn assign_blocks(
     anatomy: &Anatomy,
     ranges: &[(usize, usize)],
@@ -62,6 +63,7 @@ pub fn assign_blocks(
         let mut seq = std::iter::repeat_n(Decision::Keep, d.keep as usize)
             .chain(std::iter::repeat_n(Decision::Compress, d.compress as usize))
             .chain(std::iter::repeat_n(Decision::Offload, d.offload as usize))
+            .chain(std::iter::repeat_n(Decision::Overlap, d.overlap as usize))
             .chain(std::iter::repeat(Decision::Recompute));
         for (_, k, dec) in blocks.iter_mut().rev() {
             if *k == kind
@@ -95,6 +97,10 @@ pub fn count_blocks(
                     Decision::Recompute => d.recompute += 1,
                     Decision::Compress => d.compress += 1,
                     Decision::Offload => d.offload += 1,
+                    Decision::Overlap => {
+                        d.recompute += 1;
+                        d.overlap += 1;
+                    }
                 }
             }
         }

@@ -32,12 +32,12 @@
 //! # Strategies not nested in the partition DP, and multi-chunk schedules
 //!
 //! `none`, `full`, `selective`, `uniform`, `adaptive`, `offload` and `compress` use the even
-//! partition. `adapipe` and `unified` search the partition on single-chunk schedules; on
-//! multi-chunk schedules every chunk gets the even partition and each device one knapsack
-//! (same per-kind counts over all its chunks, assigned from its last block backwards) at its
-//! time-coincident peak, counted in device-worths and rounded up (`solve` re-plans a device
-//! with one more in flight when the exact weighted peak exceeds the budget); there `adapipe`
-//! equals `adaptive` and a note says so.
+//! partition. `adapipe` and `unified` search the partition. On multi-chunk schedules each
+//! device has one knapsack (same per-kind counts over all its chunks, assigned from its last
+//! block backwards) at its time-coincident peak, counted in device-worths and rounded up
+//! (`solve` re-plans a device with one more in flight when the exact weighted peak exceeds
+//! the budget); there the search chooses whole layers per device, split evenly over its
+//! chunks (`planner::chunked`), and Chimera's replicated stages keep the even split.
 //!
 //! # Two resources: `offload` and `unified`
 //!

@@ -7,6 +7,7 @@ use crate::sim::{ChunkCosts, SimCosts};
 use super::Decision;
 use super::decide::DevicePlan;
 use super::planner::Plan;
+use super::stage::{RecomputeRule, codec_of};
 
 /// One chunk's costs and its recomputation FLOPs per micro-batch.
 fn chunk_costs(anatomy: &Anatomy, dev: &DevicePlan, range: (usize, usize)) -> (ChunkCosts, f64) {
@@ -24,32 +25,48 @@ fn chunk_costs(anatomy: &Anatomy, dev: &DevicePlan, range: (usize, usize)) -> (C
         c.tp_b_s += b.backward_b_comm_s.min(b.backward_b_s);
         c.tp_w_s += b.backward_w_comm_s.min(b.backward_w_s);
         let layer = matches!(kind, BlockKind::Attention | BlockKind::Mlp);
-        if dev.whole_layer && layer {
+        let whole_layer = dev.rule == RecomputeRule::WholeLayer;
+        if whole_layer && layer {
             c.r_s += b.forward_s;
             recompute_flops += b.model_forward_flops;
         }
-        for (u, d) in b.units.iter().zip(decs) {
+        for (ui, (u, d)) in b.units.iter().zip(decs).enumerate() {
             let kept = match d {
                 Decision::Keep => u.size_bytes,
                 Decision::Compress => {
-                    c.f_s += u.codec_s / 2.0;
-                    c.b_s += u.codec_s / 2.0;
-                    u.compressed_bytes
+                    let codec = dev
+                        .decisions
+                        .iter()
+                        .find(|k| k.block == Some(*kind) && k.unit == ui)
+                        .map_or(0, |k| k.codec);
+                    let (bytes, codec_s) = codec_of(u, codec);
+                    c.f_s += codec_s / 2.0;
+                    c.b_s += codec_s / 2.0;
+                    bytes
                 }
                 Decision::Offload => {
                     c.offload_bytes += u.size_bytes;
                     u.size_bytes
                 }
                 Decision::Recompute => {
-                    if !dev.whole_layer {
+                    if !whole_layer {
                         c.r_s += u.forward_s;
                         recompute_flops += u.forward_flops;
                     }
                     0
                 }
+                Decision::Overlap => {
+                    c.r_overlap_s += u.forward_s;
+                    recompute_flops += u.forward_flops;
+                    0
+                }
             };
+            if dev.rule == RecomputeRule::CoreAttention && u.selective_rerun {
+                c.r_s += u.forward_s;
+                recompute_flops += u.forward_flops;
+            }
             c.act_bytes += kept;
-            if u.needed_by_w && *d != Decision::Recompute {
+            if u.needed_by_w && !matches!(d, Decision::Recompute | Decision::Overlap) {
                 w_bytes += kept;
             }
         }

@@ -16,16 +16,20 @@ pub enum Decision {
     Compress,
     /// Moved to host memory and brought back before the backward.
     Offload,
+    /// Dropped and recomputed early, in a communication window before the backward (the
+    /// wait for the gradient, the backward's tensor-parallel collectives), as Lynx places it.
+    Overlap,
 }
 
 impl Decision {
-    /// One-letter glyph for the unit grid: K, R, C, O.
+    /// One-letter glyph for the unit grid: K, R, C, O, H (recomputed hidden in a window).
     pub fn glyph(self) -> char {
         match self {
             Decision::Keep => 'K',
             Decision::Recompute => 'R',
             Decision::Compress => 'C',
             Decision::Offload => 'O',
+            Decision::Overlap => 'H',
         }
     }
 }

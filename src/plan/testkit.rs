@@ -16,9 +16,19 @@ pub fn unit(name: &str, size: u64, forced: bool, fwd: f64) -> Unit {
         backward_s: 2.0 * fwd,
         needed_by_w: !forced,
         core_attention: name == "core_attn",
+        selective_rerun: false,
         named: false,
         compressed_bytes: if mask { size } else { size / 2 + size / 64 + 3 },
         codec_s: if mask { 0.0 } else { fwd * 0.2 },
+        outlier_sensitive: false,
+        codecs: if mask {
+            vec![None]
+        } else {
+            vec![Some(crate::anatomy::UnitCodec {
+                compressed_bytes: size / 2 + size / 64 + 3,
+                codec_s: fwd * 0.2,
+            })]
+        },
     }
 }
 
@@ -97,6 +107,7 @@ pub fn gpt_like(layers: u32, x: u64, static_bytes: u64) -> Anatomy {
         p2p_inter_s: 0.05,
         host_bytes_per_s: x as f64 * 4.0,
         node_gpus: 8,
+        codec_names: vec!["half".into()],
     }
 }
 

@@ -57,14 +57,17 @@ impl CodecSpec {
                 "whole bits per compressed value from 1 to 15 (fewer than a 2-byte value's 16)",
             ));
         }
+        let range = super::ranges::CODEC_GBPS;
         if let Some(g) = self.gbps
-            && !(g.is_finite() && g > 0.0)
+            && range.check(g).is_err()
         {
             return Err(InvalidField::new(
                 format!("{table}.gbps"),
-                g,
-                "a finite throughput in GB/s greater than 0 (leave it out to cost the codec \
-                 as HBM passes)",
+                super::ranges::number_text(g),
+                format!(
+                    "a codec throughput that is {} (leave it out to cost the codec as HBM passes)",
+                    range.allowed()
+                ),
             ));
         }
         Ok(())

@@ -52,6 +52,7 @@ pub(crate) fn built_in_code() -> Scenario {
             host_gbps: a100_links::HOST_GBPS,
             efficiency: EfficiencyCurve::a100_calibrated(),
             codec: super::CodecSpec::default(),
+            codecs: super::builtin_codecs(),
         },
         parallel: Parallel {
             pp: 8,

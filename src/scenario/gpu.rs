@@ -62,9 +62,22 @@ pub struct GpuSpec {
     /// Activation compression codec (`compress`, `unified`).
     #[serde(default)]
     pub codec: super::CodecSpec,
+    /// Several codecs (`[[gpu.codecs]]`): the knapsack picks one per unit kind. Empty: the
+    /// GPU has the one `codec` above.
+    #[serde(default)]
+    pub codecs: Vec<super::Codec>,
 }
 
 impl GpuSpec {
+    /// The GPU's codecs: the `[[gpu.codecs]]` list, or the one `[gpu.codec]`.
+    pub fn codec_set(&self) -> Vec<super::Codec> {
+        if self.codecs.is_empty() {
+            vec![super::Codec::single(self.codec)]
+        } else {
+            self.codecs.clone()
+        }
+    }
+
     /// Device memory in bytes.
     pub fn memory_bytes(&self) -> u64 {
         (self.memory_gib * super::GIB).round() as u64

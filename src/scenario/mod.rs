@@ -6,7 +6,9 @@
 //! [`presets`] loads the TOML presets, [`ScenarioOverrides`] applies command-line flags and
 //! TUI edits, and [`to_toml`] writes a scenario back as a preset.
 
+mod budget;
 mod codec;
+mod codecs;
 mod default;
 mod gpu;
 pub(crate) mod magnitude;
@@ -15,13 +17,18 @@ mod overrides;
 pub mod params;
 pub mod presets;
 mod profile;
+pub mod ranges;
 mod settings;
 mod to_toml;
 mod units;
 mod validate;
 mod vocabulary;
 
+/// A typed budget or reserve in GiB as bytes, checked (the TUI's fields take them).
+#[cfg(feature = "tui")]
+pub(crate) use budget::{budget_bytes, reserve_bytes};
 pub use codec::CodecSpec;
+pub use codecs::{Codec, builtin_codecs, codecs_from_tables};
 pub use default::{DEFAULT_SCENARIO, default_scenario};
 pub use gpu::{EfficiencyCurve, GpuSpec};
 pub use model::{ModelSpec, ModelStyle};

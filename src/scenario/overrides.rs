@@ -1,7 +1,8 @@
 //! [`ScenarioOverrides`]: the command-line flags (and the TUI's edits) on top of a preset.
 
-use super::presets::{Catalog, budget_bytes, reserve_bytes};
-use super::{InvalidField, Objective, Partition, Precision, Scenario};
+use super::budget::budget_of;
+use super::presets::{Catalog, PresetKind};
+use super::{GIB, InvalidField, Objective, Partition, Precision, Scenario};
 use crate::scenario::ScheduleKind;
 use crate::scenario::Strategy;
 
@@ -76,25 +77,53 @@ impl ScenarioOverrides {
     /// `scenario` may be partly changed; apply to a clone to keep the old one.
     pub fn apply(&self, scenario: &mut Scenario, catalog: &Catalog) -> Result<(), InvalidField> {
         if let Some(name) = &self.model {
+            unusable(catalog, PresetKind::Model, "model", name)?;
             let model = catalog.model(name).ok_or_else(|| {
                 InvalidField::new(
                     "model",
                     name,
-                    names("a model preset", &catalog.model_names()),
+                    names("a model preset", name, &catalog.model_names()),
                 )
             })?;
             scenario.model = model.clone();
         }
         if let Some(name) = &self.gpu {
+            unusable(catalog, PresetKind::Gpu, "gpu", name)?;
             let gpu = catalog.gpu(name).ok_or_else(|| {
-                InvalidField::new("gpu", name, names("a GPU preset", &catalog.gpu_names()))
+                InvalidField::new(
+                    "gpu",
+                    name,
+                    names("a GPU preset", name, &catalog.gpu_names()),
+                )
             })?;
-            if let Some(r) = scenario.plan.reserve_bytes {
-                let gib = r as f64 / crate::scenario::GIB;
-                let r = reserve_bytes("reserve_gib", gib, gpu)?;
-                scenario.plan.memory_budget_bytes = gpu.memory_bytes() - r;
+            if self.budget_gib.is_some() || self.reserve_gib.is_some() {
+                // The budget flags below set the budget on the new GPU.
+                scenario.gpu = gpu.clone();
+            } else {
+                let reserve = scenario.plan.reserve_bytes.unwrap_or(0) as f64 / GIB;
+                let budget = scenario.plan.memory_budget_bytes as f64 / GIB;
+                let capped = scenario.change_gpu(gpu.clone()).map_err(|_| {
+                    InvalidField::new(
+                        "gpu",
+                        name,
+                        format!(
+                            "a GPU with more memory than the scenario's reserve \
+                             ({reserve:.1} GiB); or set reserve_gib or budget_gib"
+                        ),
+                    )
+                })?;
+                if capped.is_some() {
+                    return Err(InvalidField::new(
+                        "gpu",
+                        name,
+                        format!(
+                            "a GPU with at least the scenario's absolute budget of {budget:.1} GiB \
+                             ({name} has {} GiB); or set budget_gib or reserve_gib",
+                            gpu.memory_gib
+                        ),
+                    ));
+                }
             }
-            scenario.gpu = gpu.clone();
         }
         let par = &mut scenario.parallel;
         set(&mut par.pp, self.pp);
@@ -110,7 +139,9 @@ impl ScenarioOverrides {
         set(&mut batch.micro_batch_size, self.micro_batch_size);
         set(&mut batch.seq_len, self.seq_len);
         if let Some(global) = self.global_batch {
-            batch.micro_batches = micro_batches_of(global, batch.micro_batch_size, par.dp)?;
+            // A zero b or d counts as 1 here: validation then names that field itself.
+            batch.micro_batches =
+                super::micro_batches_for(global, batch.micro_batch_size.max(1), par.dp.max(1))?;
             if let Some(m) = self.micro_batches.filter(|&m| m != batch.micro_batches) {
                 return Err(InvalidField::new(
                     "global_batch",
@@ -127,24 +158,15 @@ impl ScenarioOverrides {
             }
         }
         let plan = &mut scenario.plan;
-        match (self.budget_gib, self.reserve_gib) {
-            (Some(_), Some(r)) => {
-                return Err(InvalidField::new(
-                    "reserve_gib",
-                    r,
-                    "either reserve_gib (memory kept free) or budget_gib (absolute), not both",
-                ));
-            }
-            (Some(gib), None) => {
-                plan.memory_budget_bytes = budget_bytes("budget_gib", gib)?;
-                plan.reserve_bytes = None;
-            }
-            (None, Some(gib)) => {
-                let r = reserve_bytes("reserve_gib", gib, &scenario.gpu)?;
-                plan.memory_budget_bytes = scenario.gpu.memory_bytes() - r;
-                plan.reserve_bytes = Some(r);
-            }
-            (None, None) => {}
+        if self.budget_gib.is_some() || self.reserve_gib.is_some() {
+            let (budget, reserve) = budget_of(
+                self.budget_gib,
+                self.reserve_gib,
+                &scenario.gpu,
+                ("budget_gib", "reserve_gib"),
+            )?;
+            plan.memory_budget_bytes = budget;
+            plan.reserve_bytes = reserve;
         }
         set(&mut plan.partition, self.partition);
         if let Some(units) = &self.recompute_units {
@@ -169,27 +191,34 @@ impl ScenarioOverrides {
     }
 }
 
-/// `m = B / (b d)` for a global batch of `global` sequences, refused when not whole.
-fn micro_batches_of(global: u64, b: u64, d: u32) -> Result<u32, InvalidField> {
-    let (b, d) = (b.max(1), d.max(1));
-    let per_step = b.saturating_mul(u64::from(d));
-    if let Some(m) = super::micro_batches_for(global, b, d) {
-        return Ok(m);
-    }
-    let allowed = if global == 0 || !global.is_multiple_of(per_step) {
-        format!("a positive multiple of micro_batch_size x dp ({b} x {d} = {per_step} sequences)")
-    } else {
-        format!("at most {} x {per_step} sequences", u32::MAX)
-    };
-    Err(InvalidField::new("global_batch", global, allowed))
-}
-
 fn set<T: Copy>(field: &mut T, value: Option<T>) {
     if let Some(v) = value {
         *field = v;
     }
 }
 
-fn names(what: &str, known: &[&str]) -> String {
-    format!("{what}: {}", known.join(", "))
+/// Refuses a model or GPU name that a user file claims but cannot give (broken, or defined
+/// twice), naming the file.
+fn unusable(
+    catalog: &Catalog,
+    kind: PresetKind,
+    field: &str,
+    name: &str,
+) -> Result<(), InvalidField> {
+    match catalog.unusable(kind, name) {
+        Some(e) => Err(InvalidField::new(
+            field,
+            name,
+            format!("a preset that loads: {e}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// "a model preset (did you mean 'llama3-8b'?): gpt-21b, ..." for an unknown `name`.
+fn names(what: &str, name: &str, known: &[&str]) -> String {
+    let hint = super::presets::nearest(name, known)
+        .map(|k| format!(" (did you mean '{k}'?)"))
+        .unwrap_or_default();
+    format!("{what}{hint}: {}", known.join(", "))
 }

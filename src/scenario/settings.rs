@@ -1,7 +1,7 @@
 //! Parallel layout, batch and plan settings of a scenario.
 
 use crate::scenario::ScheduleKind;
-use crate::scenario::{Objective, Partition, Precision, Strategy};
+use crate::scenario::{InvalidField, Objective, Partition, Precision, Strategy};
 
 /// How the model is split over devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,14 +38,27 @@ pub struct Batch {
 }
 
 /// The micro-batches per iteration of a global batch: `m = B / (b x d)` for `global`
-/// sequences, micro-batches of `b` sequences and `d` data-parallel replicas; `None` when that
-/// is not a whole number from 1 to `u32::MAX` (the one place this rule is written).
-pub fn micro_batches_for(global: u64, b: u64, d: u32) -> Option<u32> {
-    let per_micro_batch = b.checked_mul(u64::from(d)).filter(|&n| n > 0)?;
-    if global == 0 || !global.is_multiple_of(per_micro_batch) {
-        return None;
-    }
-    u32::try_from(global / per_micro_batch).ok()
+/// sequences, micro-batches of `b` sequences and `d` data-parallel replicas; refused (as the
+/// `global_batch` field, saying what is allowed) when that is not a whole number from 1 to
+/// `u32::MAX`. The one place this rule is written: the `--global-batch` flag, a preset's
+/// `global_batch`, the UI's `global B` field and the sweep's enumeration all use it.
+pub fn micro_batches_for(global: u64, b: u64, d: u32) -> Result<u32, InvalidField> {
+    let allowed = match b.checked_mul(u64::from(d)).filter(|&n| n > 0) {
+        Some(per_step) if global > 0 && global.is_multiple_of(per_step) => {
+            match u32::try_from(global / per_step) {
+                Ok(m) => return Ok(m),
+                Err(_) => format!("at most {} x {per_step} sequences", u32::MAX),
+            }
+        }
+        Some(per_step) => format!(
+            "a positive multiple of micro_batch_size x dp ({b} x {d} = {per_step} sequences)"
+        ),
+        None => format!(
+            "a positive multiple of micro_batch_size x dp ({b} x {d}, which must be from 1 to {})",
+            u64::MAX
+        ),
+    };
+    Err(InvalidField::new("global_batch", global, allowed))
 }
 
 impl Batch {
@@ -92,22 +105,36 @@ pub struct PlanSettings {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
     fn micro_batches_are_the_global_batch_over_b_times_d_when_whole() {
-        assert_eq!(micro_batches_for(512, 2, 8), Some(32));
-        assert_eq!(micro_batches_for(512, 3, 8), None);
-        assert_eq!(micro_batches_for(0, 1, 1), None);
-        assert_eq!(micro_batches_for(8, 0, 1), None);
-        assert_eq!(micro_batches_for(u64::MAX, u64::MAX, 2), None);
-        assert_eq!(micro_batches_for(1 << 40, 1, 1), None);
+        assert_eq!(micro_batches_for(512, 2, 8), Ok(32));
+        assert_eq!(micro_batches_for(512, 3, 8).ok(), None);
+        assert_eq!(micro_batches_for(0, 1, 1).ok(), None);
+        assert_eq!(micro_batches_for(8, 0, 1).ok(), None);
+        assert_eq!(micro_batches_for(u64::MAX, u64::MAX, 2).ok(), None);
+        assert_eq!(micro_batches_for(1 << 40, 1, 1).ok(), None);
+        // A refusal names the field and says what is allowed.
+        let e = micro_batches_for(512, 3, 8).unwrap_err();
+        assert_eq!(e.field, "global_batch");
+        assert_eq!(
+            e.allowed,
+            "a positive multiple of micro_batch_size x dp (3 x 8 = 24 sequences)"
+        );
+        assert!(
+            micro_batches_for(1 << 40, 1, 1)
+                .unwrap_err()
+                .allowed
+                .starts_with("at most 4294967295 x 1")
+        );
         let batch = Batch {
             seq_len: 2048,
             micro_batch_size: 2,
             micro_batches: 32,
         };
         assert_eq!(batch.global_batch(8), 512);
-        assert_eq!(micro_batches_for(batch.global_batch(8), 2, 8), Some(32));
+        assert_eq!(micro_batches_for(batch.global_batch(8), 2, 8), Ok(32));
     }
 }

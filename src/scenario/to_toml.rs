@@ -74,7 +74,16 @@ fn gpu_table(g: &GpuSpec) -> Table {
         }
     }
     t.insert("efficiency".into(), Value::Table(e));
-    t.insert("codec".into(), Value::Table(g.codec.to_table()));
+    if g.codecs.is_empty() {
+        t.insert("codec".into(), Value::Table(g.codec.to_table()));
+    } else {
+        let list = g
+            .codecs
+            .iter()
+            .map(|c| Value::Table(c.to_table()))
+            .collect();
+        t.insert("codecs".into(), Value::Array(list));
+    }
     t
 }
 

@@ -3,7 +3,7 @@
 //! error (it makes the outcome infeasible), so it is not checked here.
 
 use super::magnitude::{check_activations, check_parameters};
-use super::{GpuSpec, InvalidField, ModelSpec, Scenario};
+use super::{GpuSpec, InvalidField, ModelSpec, Scenario, ranges};
 
 /// Upper bounds of single fields, far above any real training set-up. Products of fields
 /// are bounded jointly in `magnitude.rs` (model parameters, activation bytes).
@@ -38,12 +38,13 @@ fn positive(field: &str, value: u64, max: u64) -> Result<(), InvalidField> {
     Ok(())
 }
 
-fn positive_f64(field: &str, value: f64) -> Result<(), InvalidField> {
-    if !(value.is_finite() && value > 0.0) {
+/// A memory limit in chunk-activations: above 0, and at most 1e9 (far above any 2p).
+fn memory_limit(field: &str, value: f64) -> Result<(), InvalidField> {
+    if !(value > 0.0 && value <= 1e9) {
         return Err(InvalidField::new(
             field,
-            value,
-            "a finite number greater than 0",
+            super::ranges::number_text(value),
+            "a number of chunk-activations greater than 0 and at most 1e9",
         ));
     }
     Ok(())
@@ -60,10 +61,24 @@ fn divides(field: &str, value: u64, by: u64, what: &str) -> Result<(), InvalidFi
     Ok(())
 }
 
-/// Checks a model shape on its own (no parallel layout).
+/// Refuses a preset name with a control character (a newline, a tab, an escape): names are
+/// listed one per line in tables and shown in the UI's fields.
+pub fn check_name(field: &str, name: &str) -> Result<(), InvalidField> {
+    if name.trim().is_empty() || name.chars().any(char::is_control) {
+        return Err(InvalidField::new(
+            field,
+            format!("{name:?}"),
+            "a name that is not empty and has no control characters (newlines, tabs, escapes)",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a model shape on its own (no parallel layout): its name, every number in its range
+/// (`ranges.rs`), then how they relate.
 pub fn validate_model(m: &ModelSpec) -> Result<(), InvalidField> {
-    positive("model.layers", u64::from(m.layers), limits::LAYERS)?;
-    positive("model.hidden", m.hidden, limits::WIDTH)?;
+    check_name("model.name", &m.name)?;
+    super::ranges::check_model(m)?;
     positive("model.heads", m.heads, limits::HEADS.min(m.hidden))?;
     match m.head_dim {
         None => divides("model.hidden", m.hidden, m.heads, "model.heads")?,
@@ -79,76 +94,24 @@ pub fn validate_model(m: &ModelSpec) -> Result<(), InvalidField> {
             format!("a divisor of model.heads ({})", m.heads),
         ));
     }
-    positive("model.ffn", m.ffn, limits::WIDTH)?;
-    positive("model.vocab", m.vocab, limits::WIDTH)?;
-    if let Some(pos) = m.max_positions {
-        positive("model.max_positions", pos, limits::SEQ_LEN)?;
-    }
     check_parameters(m)
 }
 
-/// Checks a GPU's figures and its efficiency curve.
+/// Checks a GPU's figures (every number in its range, `ranges.rs`), its efficiency curve and
+/// its codec.
 pub fn validate_gpu(g: &GpuSpec) -> Result<(), InvalidField> {
-    positive_f64("gpu.memory_gib", g.memory_gib)?;
-    if g.memory_gib > 1.0e6 {
-        return Err(InvalidField::new(
-            "gpu.memory_gib",
-            g.memory_gib,
-            "at most 1000000 GiB",
-        ));
-    }
-    positive_f64("gpu.bf16_tflops", g.bf16_tflops)?;
-    positive_f64("gpu.hbm_gbps", g.hbm_gbps)?;
-    positive_f64("gpu.link_gbps", g.link_gbps)?;
-    positive_f64("gpu.inter_node_gbps", g.inter_node_gbps)?;
-    positive_f64("gpu.host_gbps", g.host_gbps)?;
+    check_name("gpu.name", &g.name)?;
+    super::ranges::check_gpu(g)?;
     g.codec.validate("gpu.codec")?;
-    positive("gpu.node_gpus", u64::from(g.node_gpus), limits::DEGREE)?;
-    if let Some(fp8) = g.fp8_tflops {
-        positive_f64("gpu.fp8_tflops", fp8)?;
-    }
-    let eff = &g.efficiency;
-    let optional = [
-        ("gpu.efficiency.matrix_fp8", &eff.matrix_fp8),
-        ("gpu.efficiency.attention", &eff.attention),
-        ("gpu.efficiency.attention_backward", &eff.attention_backward),
-    ];
-    for (field, steps) in [
-        ("gpu.efficiency.matrix", &eff.matrix),
-        ("gpu.efficiency.memory", &eff.memory),
-    ]
-    .into_iter()
-    .chain(
-        optional
-            .into_iter()
-            .filter_map(|(f, s)| s.as_ref().map(|s| (f, s))),
-    ) {
-        if steps.is_empty() {
+    for (i, c) in g.codecs.iter().enumerate() {
+        c.validate(&format!("gpu.codecs[{i}]"))?;
+        if g.codecs[..i].iter().any(|o| o.name == c.name) {
             return Err(InvalidField::new(
-                field,
-                "[]",
-                "at least one [threshold, efficiency] step",
+                format!("gpu.codecs[{i}].name"),
+                &c.name,
+                "a name no other codec of the GPU has",
             ));
         }
-        for &(threshold, e) in steps {
-            if !(threshold.is_finite() && threshold >= 0.0) {
-                return Err(InvalidField::new(
-                    field,
-                    threshold,
-                    "thresholds that are finite and >= 0",
-                ));
-            }
-            if !(e.is_finite() && e > 0.0 && e <= 1.0) {
-                return Err(InvalidField::new(field, e, "efficiencies in (0, 1]"));
-            }
-        }
-    }
-    if !(eff.link.is_finite() && eff.link > 0.0 && eff.link <= 1.0) {
-        return Err(InvalidField::new(
-            "gpu.efficiency.link",
-            eff.link,
-            "a fraction in (0, 1]",
-        ));
     }
     Ok(())
 }
@@ -156,6 +119,7 @@ pub fn validate_gpu(g: &GpuSpec) -> Result<(), InvalidField> {
 impl Scenario {
     /// Checks every field; the first value that is not allowed is returned as an error.
     pub fn validate(&self) -> Result<(), InvalidField> {
+        check_name("name", &self.name)?;
         validate_model(&self.model)?;
         validate_gpu(&self.gpu)?;
         let m = &self.model;
@@ -163,7 +127,7 @@ impl Scenario {
         // Attention and MLP blocks: the planner gives each stage at least one (the embedding
         // and the head ride with the first and last stage), so 2L is the most stages.
         let blocks = 2 * u64::from(m.layers);
-        positive("parallel.tp", u64::from(par.tp), limits::DEGREE)?;
+        ranges::TP.check_count(u64::from(par.tp))?;
         let t = u64::from(par.tp);
         if !m.heads.is_multiple_of(t) {
             return Err(InvalidField::new(
@@ -189,7 +153,7 @@ impl Scenario {
                 format!("a divisor of model.ffn ({})", m.ffn),
             ));
         }
-        positive("parallel.pp", u64::from(par.pp), limits::DEGREE)?;
+        ranges::PP.check_count(u64::from(par.pp))?;
         if u64::from(par.pp) > blocks {
             return Err(InvalidField::new(
                 "parallel.pp",
@@ -199,8 +163,8 @@ impl Scenario {
                 ),
             ));
         }
-        positive("parallel.dp", u64::from(par.dp), limits::DEGREE)?;
-        positive("parallel.chunks", u64::from(par.chunks), limits::DEGREE)?;
+        ranges::DP.check_count(u64::from(par.dp))?;
+        ranges::CHUNKS.check_count(u64::from(par.chunks))?;
         let v = u64::from(self.plan.schedule.chunks(par.chunks));
         let layer_stages = u64::from(m.layers) * u64::from(par.pp) * v;
         if layer_stages > limits::LAYER_STAGES {
@@ -228,17 +192,9 @@ impl Scenario {
             ));
         }
         let b = &self.batch;
-        positive("batch.seq_len", b.seq_len, limits::SEQ_LEN)?;
-        positive(
-            "batch.micro_batch_size",
-            b.micro_batch_size,
-            limits::MICRO_BATCH,
-        )?;
-        positive(
-            "batch.micro_batches",
-            u64::from(b.micro_batches),
-            limits::MICRO_BATCHES,
-        )?;
+        ranges::SEQ_LEN.check_count(b.seq_len)?;
+        ranges::MICRO_BATCH_SIZE.check_count(b.micro_batch_size)?;
+        ranges::MICRO_BATCHES.check_count(u64::from(b.micro_batches))?;
         if par.sequence_parallel && !b.seq_len.is_multiple_of(t) {
             return Err(InvalidField::new(
                 "batch.seq_len",
@@ -295,13 +251,13 @@ impl Scenario {
             ));
         }
         if let Some(limit) = plan.mem_limit {
-            positive_f64("plan.mem_limit", limit)?;
+            memory_limit("plan.mem_limit", limit)?;
         }
         if let Some(g) = plan.group_size {
-            positive("plan.group_size", u64::from(g), limits::DEGREE)?;
+            ranges::GROUP_SIZE.check_count(u64::from(g))?;
         }
         if let Some(k) = plan.offload_chunks {
-            positive("plan.offload_chunks", u64::from(k), limits::DEGREE)?;
+            ranges::OFFLOAD_CHUNKS.check_count(u64::from(k))?;
         }
         if let Some(profile) = &self.profile {
             profile.validate()?;

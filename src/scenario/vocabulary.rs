@@ -114,6 +114,17 @@ pub enum Strategy {
     /// `--recompute-modules`), keep the rest (with no names, keep everything).
     #[strum(serialize = "named")]
     Named,
+    /// Lynx's optimal policy: per stage, which units to recompute and whether each runs in
+    /// the schedule's communication windows (the wait for the gradient, the backward's
+    /// tensor-parallel collectives) or on demand, charged only its exposed time; nested in a
+    /// recomputation-aware partition search.
+    #[strum(serialize = "lynx")]
+    Lynx,
+    /// Lynx's heuristic: one such policy per class of identical stages (the most
+    /// constrained stage's), on the even partition.
+    #[serde(rename = "lynx-heuristic")]
+    #[strum(serialize = "lynx-heuristic")]
+    LynxHeuristic,
 }
 
 /// Every schedule pipescope knows, named as on the command line (docs/model.md).
@@ -211,6 +222,47 @@ impl ScheduleKind {
             | ScheduleKind::Chimera => 2,
             _ => 1,
         }
+    }
+
+    /// Whether the user's chunk count (`--chunks`, `parallel.chunks`) sets this schedule's
+    /// chunks per device (at least 2); the others run a fixed count ([`ScheduleKind::chunks`]).
+    pub fn takes_chunks(self) -> bool {
+        matches!(
+            self,
+            ScheduleKind::Interleaved | ScheduleKind::Gis | ScheduleKind::GisOffload
+        )
+    }
+
+    /// Whether a memory limit (`--mem-limit`, `plan.mem_limit`) shapes this schedule's order:
+    /// the searched schedules `zb-auto`, `zb-v` and `v-zb` (`zb-h2`'s limit is 2p by its
+    /// definition).
+    pub fn takes_mem_limit(self) -> bool {
+        matches!(
+            self,
+            ScheduleKind::ZbAuto | ScheduleKind::ZbV | ScheduleKind::VZb
+        )
+    }
+
+    /// Whether a group size (`--group-size`, `plan.group_size`) applies: `gis` and
+    /// `gis-offload`.
+    pub fn takes_group_size(self) -> bool {
+        matches!(self, ScheduleKind::Gis | ScheduleKind::GisOffload)
+    }
+
+    /// Whether the schedule itself moves activations to the host and back (`gis-offload`),
+    /// so that `--offload-chunks` and `--offload-cost` apply to it.
+    pub fn offloads(self) -> bool {
+        self == ScheduleKind::GisOffload
+    }
+
+    /// The names of the schedules for which `pred` holds, comma separated (for messages).
+    pub fn names_where(pred: fn(ScheduleKind) -> bool) -> String {
+        let names: Vec<&str> = Self::ALL
+            .iter()
+            .filter(|k| pred(**k))
+            .map(|k| k.name())
+            .collect();
+        names.join(", ")
     }
 
     /// Whether the backward is split into B (input gradient) and W (weight gradient).

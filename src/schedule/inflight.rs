@@ -46,6 +46,14 @@ impl Schedule {
     pub fn peak_weighted_in_flight(&self, weights: &[Vec<u64>]) -> Vec<u64> {
         peak_weighted(self, weights)
     }
+
+    /// Per device, the live micro-batches of each chunk at every moment that can set a
+    /// weighted peak (after each F), keeping only the vectors no other one covers: for any
+    /// non-negative chunk weights, the device's [`Schedule::peak_weighted_in_flight`] is the
+    /// largest weighted sum of one of them. The planner sizes chunks with them.
+    pub fn live_vectors(&self) -> Vec<Vec<Vec<u32>>> {
+        live_vectors(self)
+    }
 }
 
 fn analyze(schedule: &Schedule) -> InFlight {
@@ -95,6 +103,34 @@ fn peak_weighted(schedule: &Schedule, weights: &[Vec<u64>]) -> Vec<u64> {
                 }
             }
             peak
+        })
+        .collect()
+}
+
+fn live_vectors(schedule: &Schedule) -> Vec<Vec<Vec<u32>>> {
+    let v = schedule.v as usize;
+    schedule
+        .devices
+        .iter()
+        .map(|ops| {
+            let mut live = vec![0u32; v];
+            let mut out: Vec<Vec<u32>> = Vec::new();
+            for op in ops {
+                let c = (op.chunk as usize).min(v.saturating_sub(1));
+                match op.kind {
+                    OpKind::F => {
+                        live[c] += 1;
+                        let covered = |o: &Vec<u32>| o.iter().zip(&live).all(|(a, b)| a >= b);
+                        if !out.iter().any(covered) {
+                            out.retain(|o| !o.iter().zip(&live).all(|(a, b)| a <= b));
+                            out.push(live.clone());
+                        }
+                    }
+                    OpKind::B => {}
+                    OpKind::W | OpKind::BW => live[c] = live[c].saturating_sub(1),
+                }
+            }
+            out
         })
         .collect()
 }

@@ -64,8 +64,12 @@ pub fn generate_cancellable(
     }
 }
 
-/// Largest `p x m x chunks` a schedule may have (about 4 million micro-batch-chunks).
-pub const MAX_CELLS: u64 = 1 << 22;
+/// Largest `p x m x chunks` a schedule may have (131,072 micro-batch-chunks: p 8 with m
+/// 16,384, p 64 with m 2,048, p 128 with two chunks and m 512). A solve keeps every op of the
+/// simulation and its memory curves, several hundred bytes a micro-batch-chunk, and a
+/// comparison holds one per strategy: at this limit a plan takes about 100 MB and a second,
+/// a nine-strategy comparison under 1 GB (docs/model.md, "Sizes"); four times more took 3.4 GB.
+pub const MAX_CELLS: u64 = 1 << 17;
 
 /// Most devices a schedule may have: generation and simulation then finish within seconds
 /// and a few hundred MB for every schedule (at p 65536 a schedule's tables alone would take
@@ -98,14 +102,20 @@ pub fn check_size(kind: ScheduleKind, p: u32, m: u32, v: u32) -> Result<(), Sche
             requirement,
         })
     };
-    if p == 0 || m == 0 || cells > MAX_CELLS {
+    if p == 0 || m == 0 {
         return refuse(format!(
-            "at least one device and one micro-batch and at most {MAX_CELLS} \
-             micro-batch-chunks in all (got p={p}, m={m}, chunks={chunks})"
+            "at least one device and one micro-batch (got p={p}, m={m})"
         ));
     }
     if p > MAX_STAGES {
         return refuse(format!("at most {MAX_STAGES} devices (got p={p})"));
+    }
+    if cells > MAX_CELLS {
+        return refuse(format!(
+            "p x m x chunks at most {MAX_CELLS} micro-batch-chunks (MAX_CELLS: a solve keeps \
+             every op, so this keeps a plan within seconds and a few hundred MB; got {p} x \
+             {m} x {chunks} = {cells}): fewer micro-batches or stages"
+        ));
     }
     let work = u64::from(p) * cells;
     let v_zb_slots = u64::from(m.max(p.saturating_mul(2)));

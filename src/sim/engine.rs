@@ -10,7 +10,7 @@
 use crate::schedule::{Op, OpKind, Schedule};
 
 use super::copies::{self, Candidate};
-use super::types::{Lane, SimCosts, SimError, Span, SpanKind};
+use super::types::{BackwardWait, Lane, SimCosts, SimError, Span, SpanKind};
 
 /// A change of a device's memory at one instant.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +36,8 @@ pub(crate) struct DeviceRun {
     pub send: Vec<Span>,
     /// Memory changes in the order they were produced (not sorted).
     pub events: Vec<MemEvent>,
+    /// The window before each backward, in the device's op order.
+    pub waits: Vec<BackwardWait>,
     /// Total compute time.
     pub busy: f64,
 }
@@ -49,7 +51,10 @@ struct ChunkCosts {
     f: f64,
     b: f64,
     w: f64,
+    /// Recomputation on demand, right before the backward.
     r: f64,
+    /// Recomputation in the windows before the backward (Lynx).
+    r_overlap: f64,
     act: i64,
     b_free: i64,
     off: i64,
@@ -65,7 +70,6 @@ struct Engine<'a> {
     m: usize,
     stages: u32,
     comm: &'a [f64],
-    overlap_recompute: bool,
     f_end: Vec<f64>,
     b_end: Vec<f64>,
     /// Per cell, when offloading: start of the first op that reads the kept bytes again.
@@ -102,11 +106,18 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
             let cc = &costs.chunks[d][c];
             let off = i64::try_from(cc.offload_bytes).unwrap_or(i64::MAX);
             any_offload |= off > 0;
+            // With `overlap_recompute` every recomputation goes to the windows.
+            let (r, r_overlap) = if costs.overlap_recompute {
+                (0.0, cc.r_s + cc.r_overlap_s)
+            } else {
+                (cc.r_s, cc.r_overlap_s)
+            };
             table.push(ChunkCosts {
                 f: cc.f_s,
                 b: cc.b_s,
                 w: cc.w_s,
-                r: cc.r_s,
+                r,
+                r_overlap,
                 act: i64::try_from(cc.act_bytes).unwrap_or(i64::MAX),
                 b_free: i64::try_from(cc.b_free_bytes).unwrap_or(i64::MAX),
                 off,
@@ -129,7 +140,6 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         m,
         stages,
         comm: &costs.comm_s,
-        overlap_recompute: costs.overlap_recompute,
         f_end: vec![PENDING; cells],
         b_end: vec![PENDING; cells],
         need: vec![PENDING; offload_cells],
@@ -261,27 +271,39 @@ impl Engine<'_> {
                     }
                 }
                 OpKind::B | OpKind::BW => {
-                    if c.r > 0.0 {
-                        let (r_start, r) = if self.overlap_recompute {
-                            let comm = match op.kind {
-                                OpKind::BW => c.tp_b + c.tp_w,
-                                _ => c.tp_b,
-                            };
-                            (self.free[di], (c.r - comm).max(0.0))
-                        } else {
-                            (start, c.r)
+                    let free = self.free[di];
+                    let unhindered = start;
+                    // Overlapped recomputation: from the moment the device is free, hidden
+                    // first under the backward's collectives, then in the wait for the
+                    // gradient; its span is what the collectives do not hide.
+                    let mut first_read = f64::INFINITY;
+                    if c.r_overlap > 0.0 {
+                        let comm = match op.kind {
+                            OpKind::BW => c.tp_b + c.tp_w,
+                            _ => c.tp_b,
                         };
-                        let r_end = r_start + r;
-                        if r > 0.0 {
-                            self.push_compute(d, SpanKind::R, mb, chunk, r_start, r_end);
+                        let visible = (c.r_overlap - comm).max(0.0);
+                        if visible > 0.0 {
+                            self.push_compute(d, SpanKind::R, mb, chunk, free, free + visible);
                         }
-                        if c.off > 0 {
-                            self.need[cell] = r_start;
-                        }
-                        start = r_end.max(ready);
-                    } else if c.off > 0 {
-                        self.need[cell] = start;
+                        first_read = free;
+                        start = (free + visible).max(ready);
                     }
+                    // On-demand recomputation: right before the backward.
+                    if c.r > 0.0 {
+                        self.push_compute(d, SpanKind::R, mb, chunk, start, start + c.r);
+                        first_read = first_read.min(start);
+                        start += c.r;
+                    }
+                    if c.off > 0 {
+                        self.need[cell] = first_read.min(start);
+                    }
+                    self.runs[di].waits.push(BackwardWait {
+                        micro_batch: mb,
+                        chunk,
+                        wait_s: (ready - free).max(0.0),
+                        delay_s: start - unhindered,
+                    });
                     let (kind, dur, freed, count) = if op.kind == OpKind::B {
                         (SpanKind::B, c.b, c.b_free, 0)
                     } else {

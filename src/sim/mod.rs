@@ -7,11 +7,12 @@
 //!
 //! Details the model fixes:
 //! - a recomputation `R` (when `r_s > 0`) is its own compute span right before the B/BW that
-//!   needs it, started once the incoming gradient is there; with
-//!   [`SimCosts::overlap_recompute`] (Lynx) it starts as soon as the device is free after the
-//!   previous op, overlapping the wait for the gradient (and so the pipeline transfer that
-//!   brings it), and hides under the tensor-parallel collectives of its backward
-//!   (`tp_b_s`, plus `tp_w_s` when B and W are fused): its span is only what exceeds them;
+//!   needs it, started once the incoming gradient is there; an overlapped one
+//!   (`r_overlap_s`, Lynx; all of `r_s` too with [`SimCosts::overlap_recompute`]) starts as
+//!   soon as the device is free after the previous op, overlapping the wait for the gradient
+//!   (and so the pipeline transfer that brings it), and hides under the tensor-parallel
+//!   collectives of its backward (`tp_b_s`, plus `tp_w_s` when B and W are fused): its span
+//!   is only what exceeds them. [`backward_waits`] reports each backward's window;
 //! - offloaded bytes (`offload_bytes > 0`) never delay compute (PipeOffload's rule): the
 //!   copies are fitted around the compute timeline afterwards (the `copies` module). A
 //!   micro-batch-chunk goes to the host only when its forward-to-backward gap holds the
@@ -37,8 +38,8 @@ mod validate;
 
 pub use abstract_run::{AbstractOutcome, AbstractRun, AbstractRunError};
 pub use types::{
-    ChunkCosts, DeviceMetrics, Lane, MemoryCurve, SimCosts, SimError, Simulation, Span, SpanKind,
-    Timeline,
+    BackwardWait, ChunkCosts, DeviceMetrics, Lane, MemoryCurve, SimCosts, SimError, Simulation,
+    Span, SpanKind, Timeline,
 };
 
 use crate::schedule::Schedule;
@@ -54,4 +55,18 @@ pub fn simulate(schedule: &Schedule, costs: &SimCosts) -> Result<Simulation, Sim
     validate::check(schedule, costs)?;
     let runs = engine::run(schedule, costs)?;
     Ok(metrics::finish(schedule, costs, runs))
+}
+
+/// The window before every backward of every device (in each device's op order) when
+/// `schedule` runs with `costs`: how long the compute lane waits for the gradient, and how
+/// much the recomputation delays the backward. What Lynx's planner places recomputation in.
+///
+/// Errors: as [`simulate`].
+pub fn backward_waits(
+    schedule: &Schedule,
+    costs: &SimCosts,
+) -> Result<Vec<Vec<BackwardWait>>, SimError> {
+    validate::check(schedule, costs)?;
+    let runs = engine::run(schedule, costs)?;
+    Ok(runs.into_iter().map(|r| r.waits).collect())
 }

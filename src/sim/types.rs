@@ -14,6 +14,11 @@ pub struct ChunkCosts {
     /// Recomputation run right before the B/BW that needs it (or overlapped, see
     /// [`SimCosts::overlap_recompute`]).
     pub r_s: f64,
+    /// Recomputation placed in the communication windows before the B/BW that needs it
+    /// (Lynx): it starts as soon as the device is free after its previous op (filling the
+    /// wait for the gradient) and hides under the backward's tensor-parallel collectives
+    /// (`tp_b_s`, plus `tp_w_s` in a fused BW); only what exceeds both delays the backward.
+    pub r_overlap_s: f64,
     /// Bytes allocated at F and kept until the backward.
     pub act_bytes: u64,
     /// Bytes B frees (all but the weight-GEMM inputs); the rest is freed at W. A fused BW
@@ -43,10 +48,12 @@ pub struct SimCosts {
     pub transient_bytes: Vec<u64>,
     /// Host link bandwidth in bytes/s shared by the copies of a device (offload).
     pub host_bytes_per_s: f64,
-    /// Lynx: a recomputation may start as soon as the device is free, overlapping the wait
-    /// for the incoming gradient (and the transfer that brings it), instead of right before
-    /// its B; and it hides under the tensor-parallel collectives of its backward
-    /// (`tp_b_s`, plus `tp_w_s` in a fused BW): only what exceeds them takes compute time.
+    /// Every recomputation is placed in the windows (`r_s` counts as
+    /// [`ChunkCosts::r_overlap_s`]): a recomputation may start as soon as the device is
+    /// free, overlapping the wait for the incoming gradient (and the transfer that brings
+    /// it), instead of right before its B; and it hides under the tensor-parallel
+    /// collectives of its backward (`tp_b_s`, plus `tp_w_s` in a fused BW): only what
+    /// exceeds them takes compute time.
     pub overlap_recompute: bool,
     /// Model FLOPs of one iteration over all devices of the pipeline (for MFU), if known.
     pub model_flops: Option<f64>,
@@ -85,6 +92,7 @@ impl SimCosts {
                             b_s: b,
                             w_s: w,
                             r_s: 0.0,
+                            r_overlap_s: 0.0,
                             act_bytes: 1,
                             b_free_bytes: 0,
                             offload_bytes: u64::from(off),
@@ -111,6 +119,21 @@ impl SimCosts {
             peak_flops_per_device: None,
         }
     }
+}
+
+/// The window before one backward (B or BW) of a device, as a run measured it.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct BackwardWait {
+    /// Micro-batch of the backward.
+    pub micro_batch: u32,
+    /// Local chunk of the backward.
+    pub chunk: u32,
+    /// Idle time of the compute lane before it: from the end of the device's previous op to
+    /// the arrival of the gradient (0 when the gradient is there first).
+    pub wait_s: f64,
+    /// How much later the backward started because of its recomputation (the exposed
+    /// recomputation).
+    pub delay_s: f64,
 }
 
 /// Which lane of a device a span runs on.

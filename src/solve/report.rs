@@ -49,7 +49,11 @@ pub(super) fn outcome(
                     size_bytes: u.size_bytes,
                     keep: k.keep,
                     recompute: k.recompute,
+                    overlap: k.overlap,
                     compress: k.compress,
+                    codec: (k.compress > 0)
+                        .then(|| anatomy.codec_names.get(k.codec as usize).cloned())
+                        .flatten(),
                     offload: k.offload,
                 })
             })
@@ -93,6 +97,7 @@ pub(super) fn outcome(
             forward_s: d.costs.forward_s,
             backward_s: d.costs.backward_b_s + d.costs.backward_w_s + d.costs.recompute_s,
             recompute_s: d.costs.recompute_s,
+            hidden_recompute_s: d.costs.hidden_s,
             offload_bytes: d.costs.offload_bytes,
             time_breakdown_s: simulation
                 .job
@@ -181,6 +186,7 @@ fn unit_tables(anatomy: &Anatomy) -> Vec<UnitTable> {
             names: block.units.iter().map(|u| u.name.clone()).collect(),
             size_bytes: block.units.iter().map(|u| u.size_bytes).collect(),
             recompute_s: block.units.iter().map(|u| u.forward_s).collect(),
+            droppable: block.units.iter().map(|u| !u.forced).collect(),
         }
     })
     .collect()

@@ -78,8 +78,17 @@ fn min_kept(block: &Block, strategy: Strategy, attention: bool) -> u64 {
             .filter(|u| !u.core_attention)
             .map(|u| u.size_bytes)
             .sum(),
-        Strategy::Full | Strategy::Uniform | Strategy::Adaptive | Strategy::AdaPipe => {
-            if attention { block.forced_bytes() } else { 0 }
+        Strategy::Full
+        | Strategy::Uniform
+        | Strategy::Adaptive
+        | Strategy::AdaPipe
+        | Strategy::Lynx
+        | Strategy::LynxHeuristic => {
+            if attention {
+                block.forced_bytes()
+            } else {
+                0
+            }
         }
         // `named` keeps what the user does not name; its names are not known here, so 0.
         Strategy::Offload | Strategy::Compress | Strategy::Unified | Strategy::Named => 0,
@@ -88,7 +97,8 @@ fn min_kept(block: &Block, strategy: Strategy, attention: bool) -> u64 {
 
 /// Recomputation per micro-batch of `block` that `strategy` always does, whatever the
 /// budget: the whole forward of a layer block for `full`, core attention for `selective`
-/// (none when recomputation overlaps the wait for the gradient, where it may hide).
+/// (Megatron's checkpoint: attention x V too; none when recomputation overlaps the wait for
+/// the gradient, where it may hide).
 fn fixed_recompute_s(block: &Block, strategy: Strategy, overlap_recompute: bool) -> f64 {
     let layer = matches!(block.kind, BlockKind::Attention | BlockKind::Mlp);
     if overlap_recompute || !layer {
@@ -99,7 +109,7 @@ fn fixed_recompute_s(block: &Block, strategy: Strategy, overlap_recompute: bool)
         Strategy::Selective => block
             .units
             .iter()
-            .filter(|u| u.core_attention)
+            .filter(|u| u.core_attention || u.selective_rerun)
             .map(|u| u.forward_s)
             .sum(),
         _ => 0.0,

@@ -132,7 +132,7 @@ pub fn enumerate(
                 }
                 let d = (u64::from(gpus) / tp) as u32;
                 for &b in &mbs {
-                    let Some(m) = micro_batches_for(space.global_batch, b, d) else {
+                    let Ok(m) = micro_batches_for(space.global_batch, b, d) else {
                         reject(&mut rejected, M_WHOLE);
                         continue;
                     };

@@ -20,6 +20,28 @@ use crate::solve::{ScheduleMemo, SolveOptions, fixed_peak_bytes, solve_on};
 
 use crate::scenario::GIB;
 
+/// The scenario a sweep starts from: `sc` with everything the sweep enumerates reset (one
+/// GPU, sequence parallelism and the distributed optimizer off, one micro-batch of one
+/// sequence, one chunk, `1f1b` with no strategy); every other setting (model, GPU, sequence
+/// length, budget or reserve, flash, partition, overlap, gradient bytes, objective, limits,
+/// profile) is kept. The command line and the UI's sweep view both start here.
+pub fn starting_scenario(sc: &Scenario) -> Scenario {
+    let reset = Config {
+        gpus: 1,
+        t: 1,
+        p: 1,
+        d: 1,
+        b: 1,
+        m: 1,
+        chunks: 1,
+        sp: false,
+        distributed_optimizer: false,
+        schedule: crate::scenario::ScheduleKind::OneFOneB,
+        strategy: crate::scenario::Strategy::None,
+    };
+    scenario_for(sc, &reset)
+}
+
 /// `base` with the configuration's layout, batch, schedule and strategy; every other setting
 /// (model, GPU, sequence length, budget, flash, objective, ...) is the base's.
 pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {

@@ -2,10 +2,13 @@
 //! bounds, whether an unsolved configuration can still enter either.
 //!
 //! A point is (iteration time, peak memory, GPUs); `a` dominates `b` when it is no worse on
-//! all three and better on one. Ties are ordered by the configuration's enumeration index, so
-//! the answer does not depend on the order in which configurations were solved.
+//! all three and better on one. The ranked list and the front are in one total order
+//! ([`total_order`]), so the answer does not depend on the order in which configurations
+//! were solved.
 
-use super::Row;
+use std::cmp::Ordering;
+
+use super::{Config, Row};
 
 /// One solved feasible configuration as the front sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,20 +41,67 @@ impl Point {
     }
 }
 
-/// Indices of the `k` fastest feasible rows, fastest first (ties by index).
+/// The sweep's total order (docs/cli.md): iteration time, then peak memory, then the
+/// configuration's fields in the order `t, p, d, b, m, chunks, sp, distributed_optimizer,
+/// schedule, strategy` (numbers ascending, off before on, names alphabetically).
+pub fn total_order(a: &Row, b: &Row) -> Ordering {
+    let (x, y) = (&a.config, &b.config);
+    a.iteration_time_s
+        .total_cmp(&b.iteration_time_s)
+        .then(a.peak_memory_bytes.cmp(&b.peak_memory_bytes))
+        .then(x.t.cmp(&y.t))
+        .then(x.p.cmp(&y.p))
+        .then(x.d.cmp(&y.d))
+        .then(x.b.cmp(&y.b))
+        .then(x.m.cmp(&y.m))
+        .then(x.chunks.cmp(&y.chunks))
+        .then(x.sp.cmp(&y.sp))
+        .then(x.distributed_optimizer.cmp(&y.distributed_optimizer))
+        .then(x.schedule.name().cmp(y.schedule.name()))
+        .then(x.strategy.name().cmp(y.strategy.name()))
+        .then(x.gpus.cmp(&y.gpus))
+}
+
+/// Indices of the `k` first feasible rows in the [`total_order`] (fastest first).
 pub fn ranked(rows: &[Row], k: usize) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].feasible()).collect();
-    idx.sort_by(|&a, &b| {
-        rows[a]
-            .iteration_time_s
-            .total_cmp(&rows[b].iteration_time_s)
-            .then(a.cmp(&b))
-    });
+    idx.sort_by(|&a, &b| total_order(&rows[a], &rows[b]).then(a.cmp(&b)));
     idx.truncate(k);
     idx
 }
 
-/// Indices of the feasible rows that no other feasible row dominates, fastest first.
+/// Whether two simulated times are the same up to floating-point noise (a relative
+/// difference of at most 1e-9): what a table shows as a tie.
+pub fn same_time(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
+}
+
+/// `idx` (in the sweep's total order) cut into runs of configurations that differ only in their
+/// strategy and have the same iteration time ([`same_time`]) and peak memory: one line of a
+/// table each
+/// (the JSON keeps every configuration).
+pub fn tie_groups(rows: &[Row], idx: &[usize]) -> Vec<Vec<usize>> {
+    let same = |a: &Row, b: &Row| {
+        let strategy = a.config.strategy;
+        same_time(a.iteration_time_s, b.iteration_time_s)
+            && a.peak_memory_bytes == b.peak_memory_bytes
+            && Config {
+                strategy,
+                ..b.config
+            } == a.config
+    };
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for &i in idx {
+        match groups.last_mut() {
+            Some(g) if g.last().is_some_and(|&j| same(&rows[j], &rows[i])) => g.push(i),
+            _ => groups.push(vec![i]),
+        }
+    }
+    groups
+}
+
+/// Indices of the feasible rows that no other feasible row dominates, in the
+/// [`total_order`] (fastest first).
 pub fn pareto(rows: &[Row]) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].feasible()).collect();
     // Sorted by time then peak then GPUs, a row can only be dominated by one before it.
@@ -70,12 +120,7 @@ pub fn pareto(rows: &[Row]) -> Vec<usize> {
             front.push(i);
         }
     }
-    front.sort_by(|&a, &b| {
-        rows[a]
-            .iteration_time_s
-            .total_cmp(&rows[b].iteration_time_s)
-            .then(a.cmp(&b))
-    });
+    front.sort_by(|&a, &b| total_order(&rows[a], &rows[b]).then(a.cmp(&b)));
     front
 }
 

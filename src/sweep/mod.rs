@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use crate::scenario::{InvalidField, ScheduleKind, Strategy};
 
 pub use enumerate::enumerate;
-pub use evaluate::{scenario_for, sweep};
+pub use evaluate::{scenario_for, starting_scenario, sweep};
 
 /// The schedules a sweep tries when none are asked for.
 pub const DEFAULT_SCHEDULES: [ScheduleKind; 5] = [

@@ -105,6 +105,20 @@ actions! {
     SweepLoad,
     /// Help: scroll by this many lines
     HelpScroll(i32),
+    /// Show the status line's messages whole (reload errors, why the plan does not fit)
+    ToggleMessages,
+    /// Messages: scroll by this many lines
+    MessagesScroll(i32),
+    /// Lesson: scroll its narration by this many lines
+    LessonScroll(i32),
+    /// Named strategy: pick the units it recomputes
+    TogglePicker,
+    /// Picker: move the cursor by this many units
+    PickerMove(i32),
+    /// Picker: recompute the unit under the cursor, or keep it again
+    PickerToggle,
+    /// Details: the stage's next (+1) or previous (-1) op (from a stage: the first or last in view)
+    OpStep(i32),
     /// The sweep worker reported (internal)
     Sweep(Box<SweepEvent>),
     /// Save the scenario as a preset (user presets folder)
@@ -187,7 +201,8 @@ pub enum Effect {
         /// TOML text.
         text: String,
     },
-    /// Write these `(file name, text)` exports into the current folder, each atomically.
+    /// Write these `(file name, text)` exports into the export folder, never replacing a
+    /// file (numbered names `-2`, `-3` ... when the names are taken).
     Export(Vec<(String, String)>),
     /// Start this sweep on the sweep worker (cancelling the one running).
     Sweep(Box<SweepJob>),

@@ -13,11 +13,12 @@ use super::solved::Solved;
 use super::theme::{BUILTIN, Theme};
 
 /// The story's steps, in order (docs/model.md: the AdaPipe chain).
-pub const STORY: [Strategy; 4] = [
+pub const STORY: [Strategy; 5] = [
     Strategy::None,
     Strategy::Full,
     Strategy::Adaptive,
     Strategy::AdaPipe,
+    Strategy::Lynx,
 ];
 
 /// Which screen is shown.
@@ -130,6 +131,12 @@ pub struct App {
     pub help_typing: bool,
     /// Lines the help overlay is scrolled down by.
     pub help_scroll: u16,
+    /// The units picker of the `named` strategy (`u`), when open: its cursor.
+    pub picker: Option<usize>,
+    /// Whether the messages overlay (`!`: the status line's messages whole) is open.
+    pub messages: bool,
+    /// Lines the messages overlay is scrolled down by.
+    pub messages_scroll: u16,
     /// The sweep view and the latest sweep.
     pub sweep: super::sweep::SweepState,
     /// Latest good solve of the main scenario (kept while a new one runs or fails).
@@ -142,6 +149,8 @@ pub struct App {
     pub story: Vec<Option<Result<Solved, String>>>,
     /// The lesson's sizes (p, m), edited with the `stages p` and `micro m` fields there.
     pub lesson_size: (u32, u32),
+    /// Rows the lesson's narration is scrolled down by (PgUp PgDn, when it is cut).
+    pub lesson_scroll: u16,
     /// The lesson's current step, simulated (kept in step with mode and sizes by `update`).
     pub lesson: Option<crate::tui::lesson::LessonRun>,
     /// Why the latest edit could not be solved (shown in the status bar).
@@ -193,12 +202,16 @@ impl App {
             help_query: String::new(),
             help_typing: false,
             help_scroll: 0,
+            picker: None,
+            messages: false,
+            messages_scroll: 0,
             sweep: super::sweep::SweepState::default(),
             solved: None,
             solved_scenario: None,
             compare: None,
             story: vec![None; STORY.len()],
             lesson_size: (4, 8),
+            lesson_scroll: 0,
             lesson: None,
             error: None,
             note: None,

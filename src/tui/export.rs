@@ -1,11 +1,13 @@
 //! The `e` key: export what is on screen (the shown outcome: main, or the story's step) in
-//! the four formats of `pipescope export`, to files in the current folder named after the
-//! schedule and strategy; the status line says where they went.
+//! the four formats of `pipescope export`, to files in the current folder (or `export_dir`)
+//! named after the schedule and strategy, never replacing a file (a later export takes the
+//! next number, `-2`, `-3` ...); the status line gives the paths.
 
 use std::path::{Path, PathBuf};
 
 use crate::export::svg::Palette;
 use crate::export::{self, Run};
+use crate::files::{Existing, write_atomic_with};
 use crate::{Outcome, Scenario};
 
 use super::action::Effect;
@@ -21,7 +23,13 @@ pub fn files(scenario: &Scenario, outcome: &Outcome) -> Vec<(String, String)> {
     let mut out = vec![
         (
             format!("{stem}.svg"),
-            export::svg::export(&run, &Palette::light()),
+            export::svg::export_with(
+                &run,
+                &Palette::light(),
+                export::svg::Extras {
+                    memory_limit: Some(scenario.plan.memory_budget_bytes as f64),
+                },
+            ),
         ),
         (format!("{stem}.trace.json"), export::perfetto::export(&run)),
     ];
@@ -72,20 +80,81 @@ pub fn export_dir(config_dir: Option<&Path>) -> Result<PathBuf, String> {
     Ok(config.export_dir.unwrap_or(here))
 }
 
-/// Writes `files` into `dir`, each atomically; the paths written, or the first error.
-pub fn write_files(dir: &Path, files: &[(String, String)]) -> Result<Vec<PathBuf>, String> {
-    files
-        .iter()
-        .map(|(name, text)| crate::files::write_atomic(&dir.join(name), text))
-        .collect()
+/// How many numbered names (`stem.svg`, `stem-2.svg`, ...) an export tries before giving up.
+pub const MAX_EXPORT_NAMES: u32 = 100;
+
+/// The `n`th name of `file_name` (`pipescope-1f1b-full.trace.json`, then
+/// `pipescope-1f1b-full-2.trace.json`, ...): the number goes before the first dot.
+pub fn numbered(file_name: &str, n: u32) -> String {
+    if n <= 1 {
+        return file_name.to_string();
+    }
+    match file_name.split_once('.') {
+        Some((stem, rest)) => format!("{stem}-{n}.{rest}"),
+        None => format!("{file_name}-{n}"),
+    }
 }
 
-/// The status line after an export.
+/// Writes `files` into `dir` without replacing any file: all under the first number `n`
+/// for which none of their names exists yet (`stem.svg`, else `stem-2.svg` ..., the same
+/// number for every file of the export), each written atomically keeping an existing file
+/// ([`Existing::Keep`]). The paths written (absolute when the folder can be resolved), or
+/// the first error.
+pub fn write_files(dir: &Path, files: &[(String, String)]) -> Result<Vec<PathBuf>, String> {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut written = Vec::new();
+    let mut left: Vec<&(String, String)> = files.iter().collect();
+    for n in 1..=MAX_EXPORT_NAMES {
+        let taken = left
+            .iter()
+            .any(|(name, _)| std::fs::symlink_metadata(dir.join(numbered(name, n))).is_ok());
+        if taken {
+            continue;
+        }
+        let mut raced = Vec::new();
+        for file in left {
+            let path = dir.join(numbered(&file.0, n));
+            if write_atomic_with(&path, &file.1, Existing::Keep)? {
+                written.push(path);
+            } else {
+                // Created meanwhile by someone else: this one takes the next free number.
+                raced.push(file);
+            }
+        }
+        left = raced;
+        if left.is_empty() {
+            return Ok(written);
+        }
+    }
+    Err(format!(
+        "{}: {} and {} other numbered names are taken; remove some",
+        dir.display(),
+        left.first().map_or("", |f| f.0.as_str()),
+        MAX_EXPORT_NAMES - 1
+    ))
+}
+
+/// The status line after an export: every path written (and, when the names took a
+/// number, that the earlier files were kept).
 pub(super) fn exported(app: &mut App, result: Result<Vec<PathBuf>, String>) -> Vec<Effect> {
     match result {
         Ok(paths) => {
             let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-            app.note = Some(format!("exported {}", names.join(", ")));
+            let numbered = paths.iter().any(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.split_once('.'))
+                    .is_some_and(|(stem, _)| {
+                        stem.rsplit_once('-')
+                            .is_some_and(|(_, k)| k.parse::<u32>().is_ok_and(|k| k >= 2))
+                    })
+            });
+            let kept = if numbered {
+                " (earlier exports of these names kept)"
+            } else {
+                ""
+            };
+            app.note = Some(format!("exported {}{kept}", names.join(", ")));
         }
         Err(e) => app.error = Some(format!("could not export: {e}")),
     }

@@ -1,8 +1,13 @@
 //! The editable parameters of the left panel: their labels, how they are shown, and how a
 //! step (left/right, +/-) or a typed number changes the scenario.
+//!
+//! To add a parameter: a variant of [`Field`], its place in [`Field::ALL`] (the panel,
+//! the mouse, compare's change list and the field cycle follow that list; the panel scrolls
+//! when the fields outnumber its rows), and its arms in [`Field::label`], [`Field::value`],
+//! [`step`] and, for a number, [`set_number`].
 
 use crate::plan::Strategy;
-use crate::scenario::{GpuSpec, ModelSpec, Scenario};
+use crate::scenario::{GpuSpec, ModelSpec, Objective, Partition, Scenario};
 use crate::schedule::ScheduleKind;
 
 use crate::scenario::GIB;
@@ -41,11 +46,23 @@ pub enum Field {
     Strategy,
     /// Virtual chunks per device.
     Chunks,
+    /// Sequences per iteration over all replicas, `B = m x b x d` (an edit sets `m`).
+    GlobalBatch,
+    /// FlashAttention (fused core attention) on/off.
+    Flash,
+    /// Layer split of the baselines and non-partitioning strategies (even, balanced).
+    Partition,
+    /// Objective of the partition DP (estimate, adapipe).
+    Objective,
+    /// Megatron's overlap of the data-parallel gradient reduction with the backward on/off.
+    OverlapGradReduce,
+    /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
+    GradBytes,
 }
 
 impl Field {
     /// Every field, top to bottom.
-    pub const ALL: [Field; 15] = [
+    pub const ALL: [Field; 21] = [
         Field::Model,
         Field::Gpu,
         Field::Stages,
@@ -54,6 +71,7 @@ impl Field {
         Field::SequenceParallel,
         Field::MicroBatches,
         Field::MicroBatchSize,
+        Field::GlobalBatch,
         Field::SeqLen,
         Field::Budget,
         Field::Reserve,
@@ -61,6 +79,11 @@ impl Field {
         Field::Strategy,
         Field::Chunks,
         Field::DistOpt,
+        Field::Flash,
+        Field::Partition,
+        Field::Objective,
+        Field::OverlapGradReduce,
+        Field::GradBytes,
     ];
 
     /// Short label shown in the panel.
@@ -81,6 +104,12 @@ impl Field {
             Field::Schedule => "schedule",
             Field::Strategy => "strategy",
             Field::Chunks => "chunks",
+            Field::GlobalBatch => "global B",
+            Field::Flash => "flash",
+            Field::Partition => "partition",
+            Field::Objective => "objective",
+            Field::OverlapGradReduce => "overlap",
+            Field::GradBytes => "grad size",
         }
     }
 
@@ -94,11 +123,16 @@ impl Field {
                 | Field::SequenceParallel
                 | Field::Schedule
                 | Field::Strategy
+                | Field::Flash
+                | Field::Partition
+                | Field::Objective
+                | Field::OverlapGradReduce
         )
     }
 
     /// The field's current value as shown.
     pub fn value(self, sc: &Scenario) -> String {
+        let on = |b: bool| if b { "on" } else { "off" }.to_string();
         match self {
             Field::Model => sc.model.name.clone(),
             Field::Gpu => sc.gpu.name.clone(),
@@ -135,8 +169,21 @@ impl Field {
                     format!("{} (uses {used})", sc.parallel.chunks)
                 }
             }
+            Field::GlobalBatch => global_batch(sc).to_string(),
+            Field::Flash => on(sc.plan.flash_attention),
+            Field::Partition => sc.plan.partition.name().into(),
+            Field::Objective => sc.plan.objective.name().into(),
+            Field::OverlapGradReduce => on(sc.plan.overlap_grad_reduce),
+            Field::GradBytes => format!("{} bytes", sc.parallel.grad_bytes),
         }
     }
+}
+
+/// Sequences per iteration over all replicas, `m x b x d`.
+pub fn global_batch(sc: &Scenario) -> u64 {
+    u64::from(sc.batch.micro_batches)
+        .saturating_mul(sc.batch.micro_batch_size)
+        .saturating_mul(u64::from(sc.parallel.dp))
 }
 
 /// The presets the model and GPU fields cycle through.
@@ -202,18 +249,7 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
         }
         Field::Gpu => {
             if let Some(g) = cycle_by_name(&choices.gpus, &sc.gpu.name, |g| &g.name, delta) {
-                sc.gpu = g;
-                let reserve = sc
-                    .plan
-                    .reserve_bytes
-                    .filter(|&r| r < sc.gpu.memory_bytes())
-                    .unwrap_or(0);
-                sc.plan.reserve_bytes = Some(reserve);
-                sc.plan.memory_budget_bytes = sc.gpu.memory_bytes() - reserve;
-                return Some(format!(
-                    "budget set to the GPU's memory less the reserve, {:.1} GiB",
-                    sc.plan.memory_budget_bytes as f64 / GIB
-                ));
+                return Some(change_gpu(sc, g));
             }
         }
         Field::Stages => {
@@ -247,8 +283,15 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
         Field::SeqLen => sc.batch.seq_len = step_doubling(sc.batch.seq_len, delta, 128),
         Field::Budget => {
             let gib = (sc.plan.memory_budget_bytes as f64 / GIB).round() + f64::from(delta);
-            sc.plan.memory_budget_bytes = (gib.max(1.0) * GIB) as u64;
-            sc.plan.reserve_bytes = None;
+            let memory = sc.gpu.memory_bytes();
+            let bytes = ((gib.max(1.0) * GIB) as u64).min(memory);
+            if sc.set_absolute_budget(bytes).is_ok() && delta > 0 && bytes == memory {
+                return Some(format!(
+                    "the budget stops at the GPU's memory, {:.1} GiB of {}",
+                    memory as f64 / GIB,
+                    sc.gpu.name
+                ));
+            }
         }
         Field::Reserve => {
             let memory = sc.gpu.memory_bytes();
@@ -271,26 +314,99 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
         }
         Field::Chunks => {
             sc.parallel.chunks = to_u32(step_linear(u64::from(sc.parallel.chunks), delta, 1));
+            return unused_note(sc, field);
+        }
+        Field::GlobalBatch => {
+            // One micro-batch more or less per replica: B moves by b x d.
+            sc.batch.micro_batches =
+                to_u32(step_linear(u64::from(sc.batch.micro_batches), delta, 1));
+            return Some(format!(
+                "global B {} = m {} x b {} x d {} (the step changes m)",
+                global_batch(sc),
+                sc.batch.micro_batches,
+                sc.batch.micro_batch_size,
+                sc.parallel.dp
+            ));
+        }
+        Field::Flash => sc.plan.flash_attention = !sc.plan.flash_attention,
+        Field::Partition => {
+            if let Some(p) = cycle(Partition::ALL, &sc.plan.partition, delta) {
+                sc.plan.partition = p;
+            }
+        }
+        Field::Objective => {
+            if let Some(o) = cycle(Objective::ALL, &sc.plan.objective, delta) {
+                sc.plan.objective = o;
+            }
+        }
+        Field::OverlapGradReduce => sc.plan.overlap_grad_reduce = !sc.plan.overlap_grad_reduce,
+        Field::GradBytes => {
+            sc.parallel.grad_bytes = if sc.parallel.grad_bytes == 4 { 2 } else { 4 };
         }
     }
     None
 }
 
+/// Why an edit of `field` changes nothing the schedule runs, if it does not: the chunks of a
+/// schedule that runs a fixed number of them (the value is kept for the schedules that take
+/// it, and the status line says so).
+pub fn unused_note(sc: &Scenario, field: Field) -> Option<String> {
+    let kind = sc.plan.schedule;
+    let (asked, used) = (sc.parallel.chunks, kind.chunks(sc.parallel.chunks));
+    if field != Field::Chunks || asked == used {
+        return None;
+    }
+    Some(if kind.takes_chunks() {
+        format!("chunks {asked}: {kind} runs at least 2 chunks per device, so it runs {used}")
+    } else {
+        format!(
+            "chunks {asked} changes nothing here: {kind} always runs {used} per device \
+             (chunks sets {})",
+            ScheduleKind::names_where(ScheduleKind::takes_chunks)
+        )
+    })
+}
+
+/// Puts the scenario on the GPU `g` by the scenario's budget rule, and says what became of
+/// the budget (a reserve that does not fit the new GPU's memory falls to 0, and says so).
+fn change_gpu(sc: &mut Scenario, g: GpuSpec) -> String {
+    let gib = |b: u64| b as f64 / GIB;
+    match sc.change_gpu(g.clone()) {
+        Ok(Some(capped)) => capped,
+        Ok(None) => match sc.plan.reserve_bytes {
+            Some(r) => format!(
+                "budget {:.1} GiB: the GPU's memory less the {:.1} GiB reserve",
+                gib(sc.plan.memory_budget_bytes),
+                gib(r)
+            ),
+            None => format!(
+                "budget {:.1} GiB kept (typed)",
+                gib(sc.plan.memory_budget_bytes)
+            ),
+        },
+        Err(_) => {
+            let old = gib(sc.plan.reserve_bytes.unwrap_or(0));
+            sc.gpu = g;
+            let _ = sc.keep_free(0);
+            format!(
+                "the {old:.1} GiB reserve is not below {}'s memory: reserve 0, budget {:.1} GiB",
+                sc.gpu.name,
+                gib(sc.plan.memory_budget_bytes)
+            )
+        }
+    }
+}
+
 /// Keeps `gib` GiB of the GPU's memory free: the budget becomes the memory less it.
 fn set_reserve(sc: &mut Scenario, gib: f64) -> Result<(), String> {
-    let memory = sc.gpu.memory_bytes();
-    let bytes = gib * GIB;
-    if !(gib.is_finite() && gib >= 0.0 && bytes < memory as f64) {
-        return Err(format!(
+    let bytes = crate::scenario::reserve_bytes("reserve", gib, &sc.gpu).map_err(|_| {
+        format!(
             "a number of GiB from 0 to below the GPU's memory ({:.1} GiB of {})",
-            memory as f64 / GIB,
+            sc.gpu.memory_bytes() as f64 / GIB,
             sc.gpu.name
-        ));
-    }
-    let bytes = bytes as u64;
-    sc.plan.reserve_bytes = Some(bytes);
-    sc.plan.memory_budget_bytes = memory - bytes;
-    Ok(())
+        )
+    })?;
+    sc.keep_free(bytes).map_err(|e| e.allowed)
 }
 
 /// Sets a numeric `field` from typed text. Errors name the field, the value and what is
@@ -302,12 +418,9 @@ pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), Str
             .trim()
             .parse()
             .map_err(|_| bad("expected a number of GiB"))?;
-        if !(gib.is_finite() && gib > 0.0 && gib < 1.0e6) {
-            return Err(bad("expected a positive number of GiB"));
-        }
-        sc.plan.memory_budget_bytes = (gib * GIB) as u64;
-        sc.plan.reserve_bytes = None;
-        return Ok(());
+        let bytes = crate::scenario::budget_bytes("budget", gib)
+            .map_err(|_| bad("expected a positive number of GiB"))?;
+        return sc.set_absolute_budget(bytes).map_err(|e| bad(&e.allowed));
     }
     if field == Field::Reserve {
         let gib: f64 = text
@@ -320,6 +433,19 @@ pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), Str
         .trim()
         .parse()
         .map_err(|_| bad("expected a whole number"))?;
+    if field == Field::GradBytes {
+        if n != 2 && n != 4 {
+            return Err(bad("2 (16-bit gradients) or 4 (fp32)"));
+        }
+        sc.parallel.grad_bytes = n as u32;
+        return Ok(());
+    }
+    if field == Field::GlobalBatch {
+        let m = crate::scenario::micro_batches_for(n, sc.batch.micro_batch_size, sc.parallel.dp)
+            .map_err(|e| bad(&e.allowed))?;
+        sc.batch.micro_batches = m;
+        return Ok(());
+    }
     if n == 0 {
         return Err(bad("must be at least 1"));
     }
@@ -364,9 +490,12 @@ mod tests {
         assert_eq!(sc.model.name, "llama2-70b");
         step(&mut sc, Field::Model, 1, &c);
         assert_eq!(sc.model.name, "gpt3-175b");
+        // A typed budget (the fixture's 70 GiB) stays as typed on the new GPU.
+        let budget = sc.plan.memory_budget_bytes;
         assert!(step(&mut sc, Field::Gpu, 1, &c).is_some());
         assert_eq!(sc.gpu.name, "h100-80gb");
-        assert_eq!(sc.plan.memory_budget_bytes, sc.gpu.memory_bytes());
+        assert_eq!(sc.plan.memory_budget_bytes, budget);
+        assert_eq!(sc.plan.reserve_bytes, None);
         step(&mut sc, Field::Schedule, -1, &c);
         assert_eq!(sc.plan.schedule, ScheduleKind::Gpipe);
         step(&mut sc, Field::Strategy, 1, &c);

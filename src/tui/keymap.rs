@@ -36,6 +36,7 @@ impl Key {
                 KeyCode::Esc => "Esc".into(),
                 KeyCode::PageUp => "PgUp".into(),
                 KeyCode::PageDown => "PgDn".into(),
+                KeyCode::Char(' ') => "space".into(),
                 KeyCode::Char(c) => c.to_string(),
                 other => format!("{other:?}"),
             },
@@ -188,6 +189,11 @@ pub static TABLE: &[&[Binding]] = &[
         "Sweep: every layout on these GPUs, its front and ranking",
     )],
     &[b(
+        &[Code(Char('u'))],
+        Action::TogglePicker,
+        "Units the named strategy recomputes: a picker",
+    )],
+    &[b(
         &[Code(Char('w'))],
         Action::SavePreset,
         "Save the scenario as a preset (user presets folder)",
@@ -218,6 +224,11 @@ pub static TABLE: &[&[Binding]] = &[
         &[Code(Char('v'))],
         Action::ToggleMouse,
         "Mouse off (the terminal selects text) or back on",
+    )],
+    &[b(
+        &[Code(Char('!'))],
+        Action::ToggleMessages,
+        "Messages: the status line whole (reload errors, why it does not fit)",
     )],
     &[
         b(
@@ -280,6 +291,65 @@ pub static HELP_KEYS: &[Binding] = &[
     b(&[Code(KeyCode::PageDown)], Action::HelpScroll(10), ""),
 ];
 
+/// Keys of the messages overlay, tried before [`TABLE`] while it is open.
+pub static MESSAGE_KEYS: &[Binding] = &[
+    b(
+        &[Code(KeyCode::Up), Code(Char('k'))],
+        Action::MessagesScroll(-1),
+        "Messages: ↑↓ PgUp PgDn scroll them",
+    ),
+    b(
+        &[Code(KeyCode::Down), Code(Char('j'))],
+        Action::MessagesScroll(1),
+        "",
+    ),
+    b(&[Code(KeyCode::PageUp)], Action::MessagesScroll(-10), ""),
+    b(&[Code(KeyCode::PageDown)], Action::MessagesScroll(10), ""),
+];
+
+/// Keys of the lesson, tried before [`TABLE`] while it is open.
+pub static LESSON_KEYS: &[Binding] = &[
+    b(
+        &[Code(KeyCode::PageUp)],
+        Action::LessonScroll(-3),
+        "Lesson: PgUp PgDn scroll a narration taller than its panel",
+    ),
+    b(&[Code(KeyCode::PageDown)], Action::LessonScroll(3), ""),
+];
+
+/// Keys of the details overlay, tried before [`TABLE`] while it is open.
+pub static DETAILS_KEYS: &[Binding] = &[
+    b(
+        &[Code(KeyCode::Left), Code(Char('h'))],
+        Action::OpStep(-1),
+        "Details (⏎): ← → step through the stage's ops, [ ] other stages",
+    ),
+    b(
+        &[Code(KeyCode::Right), Code(Char('l'))],
+        Action::OpStep(1),
+        "",
+    ),
+];
+
+/// Keys of the units picker, tried before [`TABLE`] while it is open.
+pub static PICKER_KEYS: &[Binding] = &[
+    b(
+        &[Code(KeyCode::Up), Code(Char('k'))],
+        Action::PickerMove(-1),
+        "Units picker (u): ↑↓ move, space or ⏎ recompute the unit or keep it",
+    ),
+    b(
+        &[Code(KeyCode::Down), Code(Char('j'))],
+        Action::PickerMove(1),
+        "",
+    ),
+    b(
+        &[Code(Char(' ')), Code(KeyCode::Enter)],
+        Action::PickerToggle,
+        "",
+    ),
+];
+
 /// Every binding, in table order.
 pub fn bindings() -> impl Iterator<Item = &'static Binding> {
     TABLE.iter().flat_map(|line| line.iter())
@@ -295,12 +365,20 @@ pub struct HelpLine {
 }
 
 /// The help overlay's lines, generated from [`TABLE`], then one line for each context
-/// table ([`SWEEP_KEYS`], [`HELP_KEYS`]).
+/// table ([`SWEEP_KEYS`], [`HELP_KEYS`], [`MESSAGE_KEYS`], [`LESSON_KEYS`],
+/// [`DETAILS_KEYS`], [`PICKER_KEYS`]).
 pub fn help_lines() -> Vec<HelpLine> {
     TABLE
         .iter()
         .copied()
-        .chain([SWEEP_KEYS, HELP_KEYS])
+        .chain([
+            SWEEP_KEYS,
+            HELP_KEYS,
+            MESSAGE_KEYS,
+            LESSON_KEYS,
+            DETAILS_KEYS,
+            PICKER_KEYS,
+        ])
         .map(|line| HelpLine {
             keys: line
                 .iter()
@@ -389,8 +467,15 @@ mod tests {
     #[test]
     fn every_binding_is_in_the_help_with_its_keys() {
         let lines = help_lines();
-        assert_eq!(lines.len(), TABLE.len() + 2);
-        for b in bindings().chain(SWEEP_KEYS).chain(HELP_KEYS) {
+        assert_eq!(lines.len(), TABLE.len() + 6);
+        for b in bindings()
+            .chain(SWEEP_KEYS)
+            .chain(HELP_KEYS)
+            .chain(MESSAGE_KEYS)
+            .chain(LESSON_KEYS)
+            .chain(DETAILS_KEYS)
+            .chain(PICKER_KEYS)
+        {
             assert!(lines.iter().any(|l| l.text.contains(b.description)
                 && b.keys.iter().all(|k| l.keys.contains(&k.label()))));
         }
@@ -400,7 +485,14 @@ mod tests {
 
     #[test]
     fn context_keys_are_each_bound_once_in_their_table() {
-        for table in [SWEEP_KEYS, HELP_KEYS] {
+        for table in [
+            SWEEP_KEYS,
+            HELP_KEYS,
+            MESSAGE_KEYS,
+            LESSON_KEYS,
+            DETAILS_KEYS,
+            PICKER_KEYS,
+        ] {
             let mut seen: Vec<Key> = Vec::new();
             for b in table {
                 for k in b.keys {

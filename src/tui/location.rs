@@ -7,16 +7,14 @@ use std::path::Path;
 pub(crate) use crate::scenario::presets::line_column as span_location;
 
 /// Formats a TOML error as `path:line:column: message` (the message without toml's own
-/// location header and snippet).
+/// location header and snippet), as preset errors are: an unknown key with the nearest known
+/// one, a value of the wrong type with its key.
 pub fn located(path: &Path, text: &str, err: &toml::de::Error) -> String {
-    let (line, column) = err
-        .span()
-        .map_or((1, 1), |span| span_location(text, span.start));
-    format!(
-        "{}:{line}:{column}: {}",
-        path.display(),
-        err.message().trim()
-    )
+    let mut e = crate::scenario::PresetError::from_toml(&path.display().to_string(), text, err);
+    if e.line.is_none() {
+        (e.line, e.column) = (Some(1), Some(1));
+    }
+    e.to_string()
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 //! - `worker`: latest-wins solver thread; `sweep_worker`: the sweep view's thread (`sweep`
 //!   holds its state); `watch`: hot reload of presets and themes; `terminal`: raw mode /
 //!   alternate screen / mouse guard, synchronized draws.
+//! - `picker`: the `named` strategy's units picker.
 //! - [`fixture`]: hand-built scenarios and a synthetic solver for tests and benchmarks.
 //!
 //! The loop ([`run`]) blocks on one channel fed by the input thread, the worker and the
@@ -24,6 +25,7 @@ pub mod fixture;
 mod keymap;
 mod lesson;
 mod location;
+mod picker;
 mod preset_io;
 mod solved;
 mod story;
@@ -46,13 +48,14 @@ pub use app::{App, Details, Mode, Viewport};
 pub use export::write_files;
 pub use fields::{Choices, Field};
 pub use keymap::action_for;
-pub use lesson::{LESSON, LessonRun};
+pub use lesson::{LESSON, LessonRun, textbook};
+pub use picker::{Entry as PickerEntry, entries as picker_entries};
 pub use preset_io::{ParsedPreset, choices_of};
 pub use solved::{CancellableSolveFn, SolveFn, Solved, engine_solve, engine_solve_cancellable};
 pub use sweep::{SweepEvent, SweepFn, SweepInputs, SweepJob, SweepState, engine_sweep};
 pub use theme::{Colors, Glyphs, Theme};
 pub use update::{resolve, update};
-pub use view::{draw, format};
+pub use view::{draw, format, layout::regions, params::first_shown};
 pub use worker::Solver;
 
 use std::collections::VecDeque;
@@ -78,6 +81,8 @@ pub struct Options {
     pub presets_dir: Option<PathBuf>,
     /// User themes found at start.
     pub user_themes: Vec<Theme>,
+    /// User theme files that did not load at start, with their errors (`file:line:column`).
+    pub theme_errors: Vec<(PathBuf, String)>,
     /// Theme to start with.
     pub theme: Theme,
     /// Capture the mouse.
@@ -109,6 +114,9 @@ pub fn run(opts: Options) -> Result<(), String> {
             Some(x) => *x = t,
             None => app.themes.push(t),
         }
+    }
+    for (path, e) in opts.theme_errors {
+        update_files::theme_failed(&mut app, path, e);
     }
     let worker_tx = tx.clone();
     let worker = worker::Worker::start(opts.solve, move |r| {

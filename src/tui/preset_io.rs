@@ -20,17 +20,20 @@ pub struct ParsedPreset {
     pub choices: Choices,
 }
 
-/// The models and GPUs of a catalog, sorted by name.
+/// The models and GPUs of a catalog, sorted by name (without the names a broken or
+/// duplicate user file makes unusable).
 pub fn choices_of(catalog: &Catalog) -> Choices {
     Choices {
         models: catalog
             .model_names()
             .into_iter()
+            .filter(|n| catalog.unusable(PresetKind::Model, n).is_none())
             .filter_map(|n| catalog.model(n).cloned())
             .collect(),
         gpus: catalog
             .gpu_names()
             .into_iter()
+            .filter(|n| catalog.unusable(PresetKind::Gpu, n).is_none())
             .filter_map(|n| catalog.gpu(n).cloned())
             .collect(),
     }

@@ -1,5 +1,5 @@
 //! Story mode's narration: one sentence per step of the AdaPipe chain (none, full, adaptive,
-//! adapipe), built from the real numbers of the current scenario's solves.
+//! adapipe) and Lynx after it, built from the real numbers of the current scenario's solves.
 
 use crate::Outcome;
 
@@ -114,7 +114,7 @@ pub fn sentence(step: usize, results: &[StepResult]) -> String {
                 fit(o)
             )
         }
-        _ => {
+        3 => {
             let layers: Vec<String> = o
                 .stages
                 .iter()
@@ -127,6 +127,16 @@ pub fn sentence(step: usize, results: &[StepResult]) -> String {
                 "AdaPipe also moves layers between stages ({} layers per stage), so the slowest stage takes {} per micro-batch{before}; it {}, iteration {it}{vs_full}.",
                 layers.join("/"),
                 format::time(slowest(o)),
+                fit(o)
+            )
+        }
+        _ => {
+            let hidden: f64 = o.stages.iter().map(|s| s.hidden_recompute_s).sum();
+            let all: f64 = o.stages.iter().map(|s| s.recompute_s).sum();
+            format!(
+                "Lynx hides recomputation in the waits for the gradient and the backward's collectives: {} of {} per micro-batch over the stages is hidden; it {}, iteration {it}{vs_full}.",
+                format::time(hidden),
+                format::time(all),
                 fit(o)
             )
         }
@@ -149,7 +159,7 @@ mod tests {
                 Some(fixture::solve(&x))
             })
             .collect();
-        for step in 0..4 {
+        for step in 0..STORY.len() {
             let s = sentence(step, &results);
             assert!(s.contains("iteration"), "{s}");
         }

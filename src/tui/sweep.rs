@@ -6,7 +6,7 @@
 
 use crate::Scenario;
 use crate::cancel::Cancel;
-use crate::sweep::{Config, SweepOptions, SweepResult, SweepSpace};
+use crate::sweep::{SweepOptions, SweepResult, SweepSpace};
 
 /// Length of the ranked list the view shows (the sweep stays exact for it).
 pub const TOP: usize = 40;
@@ -52,21 +52,8 @@ impl SweepInputs {
         let par = &sc.parallel;
         let gpus = par.tp.saturating_mul(par.pp).saturating_mul(par.dp);
         let global_batch = sc.batch.global_batch(par.dp);
-        let reset = Config {
-            gpus,
-            t: 1,
-            p: 1,
-            d: 1,
-            b: 1,
-            m: 1,
-            chunks: 1,
-            sp: false,
-            distributed_optimizer: false,
-            schedule: crate::scenario::ScheduleKind::OneFOneB,
-            strategy: crate::plan::Strategy::None,
-        };
         SweepInputs {
-            base: crate::sweep::scenario_for(sc, &reset),
+            base: crate::sweep::starting_scenario(sc),
             gpus,
             global_batch,
         }
@@ -127,7 +114,7 @@ pub struct SweepState {
     pub progress: (usize, usize),
     /// The latest sweep's answer.
     pub result: Option<Result<Box<SweepResult>, String>>,
-    /// Index into the ranked list.
+    /// Index into the ranked list's lines ([`SweepState::lines`]).
     pub selected: usize,
     /// Sweeps cancelled by edits since the app started.
     pub cancelled: u32,
@@ -142,9 +129,18 @@ impl SweepState {
         }
     }
 
-    /// The selected configuration's row, if any.
+    /// The ranked list's lines: configurations that differ only in their strategy and tie
+    /// on time and memory share one (indices into the rows, in the total order).
+    pub fn lines(&self) -> Vec<Vec<usize>> {
+        self.answer()
+            .map(|r| crate::sweep::front::tie_groups(&r.rows, &r.ranked))
+            .unwrap_or_default()
+    }
+
+    /// The selected line's first configuration (the first of its strategies), if any.
     pub fn selected_row(&self) -> Option<&crate::sweep::Row> {
         let r = self.answer()?;
-        r.ranked.get(self.selected).and_then(|&i| r.rows.get(i))
+        let lines = self.lines();
+        lines.get(self.selected).and_then(|l| r.rows.get(l[0]))
     }
 }

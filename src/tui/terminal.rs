@@ -2,15 +2,23 @@
 //! and restores all of them on drop and on panic (the panic hook restores first, then
 //! chains to the previous hook), and synchronized-update framing around each draw.
 //!
-//! Signals (signal-hook, on a thread of their own): SIGTERM, SIGHUP, SIGINT and SIGQUIT
-//! restore the terminal and exit with 128 + the signal; SIGTSTP restores, stops the process,
-//! and on SIGCONT the TUI's terminal state comes back and the loop repaints every cell.
+//! Signals (signal-hook, on a thread of their own): every signal whose default action ends
+//! the process and that can be caught ([`TERMINATING`]: SIGTERM, SIGHUP, SIGINT, SIGQUIT,
+//! SIGUSR1, SIGUSR2, the timers' and the limits' signals) restores the terminal and exits with
+//! 128 + the signal; SIGTSTP restores, stops the process, and on SIGCONT the TUI's terminal
+//! state comes back and the loop repaints every cell. Left out: the faults a handler cannot
+//! outlive (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS: a panic restores
+//! through the panic hook), SIGPIPE (ignored, as Rust programs do) and SIGKILL (no handler
+//! runs: nothing can restore the terminal after it).
 
 use std::io::{self, Stdout, Write};
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use signal_hook::consts::signal::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP};
+use signal_hook::consts::signal::{
+    SIGALRM, SIGCONT, SIGHUP, SIGINT, SIGPROF, SIGQUIT, SIGTERM, SIGTSTP, SIGUSR1, SIGUSR2,
+    SIGVTALRM, SIGXCPU, SIGXFSZ,
+};
 use signal_hook::iterator::Signals;
 use signal_hook::low_level::emulate_default_handler;
 
@@ -25,6 +33,31 @@ use ratatui::backend::CrosstermBackend;
 
 /// The terminal type the app draws on.
 pub type Term = Terminal<CrosstermBackend<Stdout>>;
+
+/// The signals that end the process by default and are caught to restore the terminal first.
+#[cfg(target_os = "linux")]
+pub const TERMINATING: &[i32] = &[
+    SIGTERM,
+    SIGHUP,
+    SIGINT,
+    SIGQUIT,
+    SIGUSR1,
+    SIGUSR2,
+    SIGALRM,
+    SIGVTALRM,
+    SIGPROF,
+    SIGXCPU,
+    SIGXFSZ,
+    signal_hook::consts::signal::SIGIO,
+];
+
+/// The signals that end the process by default and are caught to restore the terminal first
+/// (SIGIO is ignored by default here, so it is left alone).
+#[cfg(not(target_os = "linux"))]
+pub const TERMINATING: &[i32] = &[
+    SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU,
+    SIGXFSZ,
+];
 
 /// Whether the TUI's terminal state is on (between `enter` and the guard's drop).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -138,7 +171,7 @@ pub fn suspend() -> io::Result<Term> {
 /// module doc). `wake` is called after the screen was re-entered, so that the loop wakes
 /// up, sees [`take_repaint`] and draws everything.
 pub fn handle_signals(wake: impl Fn() + Send + 'static) -> io::Result<()> {
-    let mut signals = Signals::new([SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGTSTP, SIGCONT])?;
+    let mut signals = Signals::new(TERMINATING.iter().chain(&[SIGTSTP, SIGCONT]))?;
     std::thread::Builder::new()
         .name("pipescope-signals".into())
         .spawn(move || {

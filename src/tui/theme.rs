@@ -21,6 +21,27 @@ pub const BUILTIN: [(&str, &str); 4] = [
     ("mono", include_str!("../../themes/mono.toml")),
 ];
 
+/// The colour names a theme may use (besides `#rrggbb` and 0-255), for "did you mean".
+const COLOR_NAMES: [&str; 17] = [
+    "reset",
+    "black",
+    "red",
+    "green",
+    "yellow",
+    "blue",
+    "magenta",
+    "cyan",
+    "gray",
+    "darkgray",
+    "lightred",
+    "lightgreen",
+    "lightyellow",
+    "lightblue",
+    "lightmagenta",
+    "lightcyan",
+    "white",
+];
+
 macro_rules! theme_keys {
     ($name:ident, $raw:ident, $ty:ty, $rawty:ty, [$($field:ident),* $(,)?]) => {
         /// One value per theme key.
@@ -29,6 +50,7 @@ macro_rules! theme_keys {
             $(#[doc = concat!("`", stringify!($field), "`")] pub $field: $ty,)*
         }
         #[derive(Debug, Default, Deserialize)]
+        #[serde(deny_unknown_fields)]
         struct $raw {
             $($field: Option<$rawty>,)*
         }
@@ -98,9 +120,15 @@ theme_keys!(
     ]
 );
 
+/// A theme file; an unknown key anywhere is refused (a misspelt colour would otherwise be
+/// ignored without a word).
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawTheme {
     name: Option<String>,
+    /// Free text about the theme (not shown).
+    #[allow(dead_code)]
+    description: Option<String>,
     base: Option<String>,
     #[serde(default)]
     colors: RawColors,
@@ -157,8 +185,11 @@ impl Theme {
             if let Some(v) = value {
                 let color = v.get_ref().parse::<Color>().map_err(|_| {
                     let (l, c) = span_location(text, v.span().start);
+                    let hint = crate::scenario::presets::nearest(v.get_ref(), &COLOR_NAMES)
+                        .map(|n| format!(" (did you mean \"{n}\"?)"))
+                        .unwrap_or_default();
                     format!(
-                        "{}:{l}:{c}: colour {key} = \"{}\" is not a colour name, #rrggbb, 0-255 or reset",
+                        "{}:{l}:{c}: colour {key} = \"{}\" is not a colour name, #rrggbb, 0-255 or reset{hint}",
                         path.display(),
                         v.get_ref()
                     )
@@ -346,5 +377,21 @@ mod tests {
         assert!(e.starts_with("t.toml:1:"), "{e}");
         let e = Theme::parse("[glyphs]\nforward = \"ab\"\n", Path::new("t.toml")).unwrap_err();
         assert!(e.contains("exactly one character"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_with_the_nearest_known_one() {
+        let e = Theme::parse("[colors]\nforwrad = \"red\"\n", Path::new("t.toml")).unwrap_err();
+        assert!(
+            e.starts_with("t.toml:2:1:") && e.contains("`forward`"),
+            "{e}"
+        );
+        let e = Theme::parse("[colours]\nforward = \"red\"\n", Path::new("t.toml")).unwrap_err();
+        assert!(e.starts_with("t.toml:1:") && e.contains("`colors`"), "{e}");
+        let e = Theme::parse("[colors]\nforward = \"blu\"\n", Path::new("t.toml")).unwrap_err();
+        assert!(e.contains("did you mean \"blue\""), "{e}");
+        let e = Theme::parse("[glyphs]\nidel = \".\"\n", Path::new("t.toml")).unwrap_err();
+        assert!(e.contains("`idle`"), "{e}");
+        assert!(Theme::parse("name = \"x\"\ndescription = \"d\"\n", Path::new("t.toml")).is_ok());
     }
 }

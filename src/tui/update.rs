@@ -30,12 +30,21 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     effects
 }
 
-/// The key's action in the context open (help overlay, sweep view), if that binds it.
+/// The key's action in the context open (help, messages or units picker overlay, sweep
+/// view, details, lesson), if that binds it.
 fn context_action(app: &App, key: crossterm::event::KeyEvent) -> Option<Action> {
     if app.help {
         keymap::context_action_for(keymap::HELP_KEYS, key)
+    } else if app.messages {
+        keymap::context_action_for(keymap::MESSAGE_KEYS, key)
+    } else if app.picker.is_some() {
+        keymap::context_action_for(keymap::PICKER_KEYS, key)
     } else if app.sweep.open && app.typing.is_none() {
         keymap::context_action_for(keymap::SWEEP_KEYS, key)
+    } else if app.details.is_some() && app.typing.is_none() {
+        keymap::context_action_for(keymap::DETAILS_KEYS, key)
+    } else if matches!(app.mode, super::app::Mode::Lesson { .. }) {
+        keymap::context_action_for(keymap::LESSON_KEYS, key)
     } else {
         None
     }
@@ -70,6 +79,24 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
         Action::OpenSweep | Action::SweepSelect(_) | Action::SweepLoad => sweep::sweep(app, action),
         Action::Sweep(e) => {
             sweep::event(app, *e);
+            Vec::new()
+        }
+        Action::TogglePicker | Action::PickerMove(_) | Action::PickerToggle => {
+            edit::picker(app, action)
+        }
+        Action::ToggleMessages => {
+            app.messages = !app.messages;
+            app.messages_scroll = 0;
+            Vec::new()
+        }
+        Action::MessagesScroll(delta) => {
+            let s = i32::from(app.messages_scroll) + delta;
+            app.messages_scroll = u16::try_from(s.clamp(0, 1000)).unwrap_or(0);
+            Vec::new()
+        }
+        Action::LessonScroll(delta) => {
+            let s = i32::from(app.lesson_scroll) + delta;
+            app.lesson_scroll = u16::try_from(s.clamp(0, 100)).unwrap_or(0);
             Vec::new()
         }
         Action::HelpScroll(delta) => {

@@ -49,9 +49,14 @@ pub(super) fn save(app: &mut App) -> Vec<Effect> {
 pub(super) fn reloaded(app: &mut App, reload: Reload) -> Vec<Effect> {
     match reload {
         Reload::Theme(path, Ok(theme)) => {
-            app.reload_errors.remove(&path);
+            let was_broken = app.reload_errors.remove(&path).is_some();
             app.note = Some(format!("reloaded {}", path.display()));
             let theme = *theme;
+            // The stand-in of a file that did not load goes, once the file names another theme.
+            let stem = file_stem(&path);
+            if was_broken && stem != theme.name {
+                app.themes.retain(|t| t.name != stem);
+            }
             if app.theme.name == theme.name {
                 app.theme = theme.clone();
             }
@@ -93,11 +98,36 @@ pub(super) fn reloaded(app: &mut App, reload: Reload) -> Vec<Effect> {
                 _ => Vec::new(),
             }
         }
-        Reload::Theme(path, Err(e)) | Reload::Preset(path, Err(e)) => {
+        // A new error goes before an older note on the status line.
+        Reload::Theme(path, Err(e)) => {
+            app.note = None;
+            theme_failed(app, path, e);
+            Vec::new()
+        }
+        Reload::Preset(path, Err(e)) => {
+            app.note = None;
             app.reload_errors.insert(path, e);
             Vec::new()
         }
     }
+}
+
+/// A user theme file that does not load: its error stays on the status line until it is
+/// fixed, and the theme stays in the `T` cycle (its last good version, or, when it never
+/// loaded, the `dark` theme under the file's name, so that it does not vanish).
+pub(crate) fn theme_failed(app: &mut App, path: std::path::PathBuf, e: String) {
+    let stem = file_stem(&path);
+    if !app.themes.iter().any(|t| t.name == stem) {
+        let mut stand_in = super::theme::Theme::builtin("dark");
+        stand_in.name = stem;
+        app.themes.push(stand_in);
+    }
+    app.reload_errors.insert(path, e);
+}
+
+fn file_stem(path: &std::path::Path) -> String {
+    path.file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
 }
 
 /// Three-way merge of a reloaded preset: starts from the file's new `theirs` and keeps every
@@ -128,8 +158,27 @@ pub(super) fn keep_edits(
     keep!(Field::MicroBatches.label(), batch.micro_batches);
     keep!(Field::MicroBatchSize.label(), batch.micro_batch_size);
     keep!(Field::SeqLen.label(), batch.seq_len);
-    keep!(Field::Budget.label(), plan.memory_budget_bytes);
     keep!(Field::Schedule.label(), plan.schedule);
     keep!(Field::Strategy.label(), plan.strategy);
+    keep!("recompute units", plan.recompute_units);
+    keep!(Field::DistOpt.label(), parallel.distributed_optimizer);
+    keep!(Field::Flash.label(), plan.flash_attention);
+    keep!(Field::Partition.label(), plan.partition);
+    keep!(Field::Objective.label(), plan.objective);
+    keep!(Field::OverlapGradReduce.label(), plan.overlap_grad_reduce);
+    keep!(Field::GradBytes.label(), parallel.grad_bytes);
+    // The budget and the reserve are one setting (`scenario::budget`): kept together, and a
+    // reserve's budget follows the merged GPU.
+    let (o, b) = (&ours.plan, &base.plan);
+    if o.memory_budget_bytes != b.memory_budget_bytes || o.reserve_bytes != b.reserve_bytes {
+        merged.plan.memory_budget_bytes = o.memory_budget_bytes;
+        merged.plan.reserve_bytes = o.reserve_bytes;
+        kept.push(Field::Budget.label());
+    }
+    let gpu = merged.gpu.clone();
+    if merged.change_gpu(gpu).is_err() {
+        // A reserve the merged GPU cannot keep: nothing is kept free.
+        let _ = merged.keep_free(0);
+    }
     (merged, kept)
 }

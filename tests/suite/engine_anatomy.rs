@@ -308,11 +308,15 @@ fn the_codec_is_a_gpu_and_profile_setting() {
     .apply(&mut sc, &c)
     .unwrap();
     let four = Anatomy::build(&sc).unwrap();
-    let q = four.attention.unit("q").unwrap();
+    // `v` takes the plain 4-bit codec; `q`, outlier-sensitive, may not (it keeps its size).
+    let q = four.attention.unit("v").unwrap();
     let n = q.size_bytes / 2;
     assert_eq!(q.compressed_bytes, n / 2 + 4 * n.div_ceil(64));
     assert!((q.codec_s - 2.0 * q.size_bytes as f64 / 500e9).abs() < 1e-15);
-    let q8 = eight.attention.unit("q").unwrap();
+    let sensitive = four.attention.unit("q").unwrap();
+    assert_eq!(sensitive.compressed_bytes, sensitive.size_bytes);
+    assert_eq!(sensitive.codecs, vec![None]);
+    let q8 = eight.attention.unit("v").unwrap();
     assert_eq!(q8.compressed_bytes, n + 4 * n.div_ceil(128));
     for block in [&four.attention, &four.mlp] {
         let mask = block.unit("out_dropout_mask").unwrap();
@@ -323,7 +327,7 @@ fn the_codec_is_a_gpu_and_profile_setting() {
     let profile = "source = \"x\"\n[codec]\nbits = 6\ngroup = 0\n";
     sc.profile = Some(pipescope::MeasuredProfile::from_toml_str("p.toml", profile).unwrap());
     let six = Anatomy::build(&sc).unwrap();
-    let q6 = six.attention.unit("q").unwrap();
+    let q6 = six.attention.unit("v").unwrap();
     assert_eq!(q6.compressed_bytes, 3 * n / 4);
     // Bad values are refused, naming the key and what is allowed.
     for (good, bad, key) in [

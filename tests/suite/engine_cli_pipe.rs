@@ -46,7 +46,7 @@ fn simulate_json_ops_into_a_closed_pipe_does_not_panic() {
 #[test]
 fn simulate_text_into_a_closed_pipe_does_not_panic() {
     let (ok, err) =
-        read_one_line_then_close(&["simulate", "--schedule", "gpipe", "-p", "64", "-m", "4000"]);
+        read_one_line_then_close(&["simulate", "--schedule", "gpipe", "-p", "64", "-m", "2000"]);
     assert!(!err.contains("panicked"), "{err}");
     assert!(ok, "{err}");
 }

@@ -13,7 +13,8 @@ fn huge_simulations_are_refused_with_the_limit_named() {
         (["v-min", "65536", "8"], "at most 1024 devices"),
         (["v-half", "65536", "8"], "at most 1024 devices"),
         (["1f1b", "65536", "8"], "at most 1024 devices"),
-        (["v-min", "1024", "1024"], "p x p x m x chunks at most"),
+        (["v-min", "1024", "64"], "p x p x m x chunks at most"),
+        (["1f1b", "8", "16385"], "MAX_CELLS"),
         (["v-zb", "40", "164"], "p x p x max(m, 2p) at most 262144"),
         (["v-zb", "32", "257"], "p x p x max(m, 2p) at most 262144"),
         // Fewer than 2p micro-batches cost as much as 2p (minutes before that was counted):

@@ -79,11 +79,11 @@ fn a_touch_neither_reverts_an_edit_nor_starts_a_reload_loop() {
         &format!("'{}' --preset '{}'", bin(), preset.display()),
         &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
     );
-    t.wait_text("micro m  8 ");
+    t.wait_text("micro m   8 ");
     t.wait_for("solved", solved);
     // Edit micro-batches (stages -> tp -> dp -> sp -> micro, then +1).
     t.keys(&["j", "j", "j", "j", "l"]);
-    t.wait_text("micro m  9 ");
+    t.wait_text("micro m   9 ");
     t.wait_for("solved", solved);
     // `touch` (and our own reads) change no content: nothing is reloaded.
     let status = Command::new("touch").arg(&preset).status().unwrap();
@@ -91,7 +91,7 @@ fn a_touch_neither_reverts_an_edit_nor_starts_a_reload_loop() {
     sleep(Duration::from_millis(1200));
     let screen = t.capture();
     assert!(
-        screen.contains("micro m  9 "),
+        screen.contains("micro m   9 "),
         "the edit survives: {screen}"
     );
     assert!(!screen.contains("reloaded"), "no reload: {screen}");
@@ -105,8 +105,8 @@ fn a_touch_neither_reverts_an_edit_nor_starts_a_reload_loop() {
     write(&project.join("Cargo.toml"), "[package\n");
     // A real change reloads, keeps the edit and says so.
     write(&preset, &PRESET.replace("PP", "6"));
-    let screen = t.wait_text("stages p 6");
-    assert!(screen.contains("micro m  9 "), "{screen}");
+    let screen = t.wait_text("stages p  6");
+    assert!(screen.contains("micro m   9 "), "{screen}");
     let screen = t.wait_text("kept your edits");
     assert!(screen.contains("micro m"), "{screen}");
     assert!(!screen.contains("Cargo.toml"), "{screen}");
@@ -159,6 +159,16 @@ fn sigterm_sighup_sigint_and_sigquit_restore_the_terminal() {
     }
 }
 
+#[test]
+fn every_other_terminating_signal_restores_the_terminal_too() {
+    if skip_without_tmux() {
+        return;
+    }
+    for signal in ["USR1", "USR2", "ALRM", "VTALRM", "PROF", "XCPU", "XFSZ"] {
+        ends_restored(signal);
+    }
+}
+
 /// The UI started from an interactive bash in the pane (tmux itself continues a pane's
 /// own process when it stops; a job-control shell keeps it stopped until `fg`). Returns the
 /// tmux server and the program's pid.
@@ -194,7 +204,7 @@ fn stopped_restored_then_back(t: &Tmux, pid: &str) {
     wait_until("the alternate screen again", || {
         t.pane("alternate_on") == "1"
     });
-    t.wait_text("micro m  64");
+    t.wait_text("micro m   64");
     wait_until("raw again after SIGCONT", || !cooked(&t.stty()));
     wait_until("mouse captured again", || t.pane("mouse_any_flag") == "1");
     t.keys(&["q"]);
@@ -248,5 +258,59 @@ fn ctrl_z_stops_without_running_a_program() {
     t.keys(&["C-z"]);
     stopped_restored_then_back(&t, &pid);
     assert!(!mark.exists(), "Ctrl-Z ran `kill` from PATH");
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn a_broken_user_theme_stays_in_the_cycle_and_a_killed_save_is_cleaned_up() {
+    if skip_without_tmux() {
+        return;
+    }
+    let home = temp_dir("h-theme-start");
+    let config = home.join("pipescope");
+    // An unknown key in a user theme (a misspelt colour name).
+    write(
+        &config.join("themes/mine.toml"),
+        "name = \"mine\"\n[colors]\nforwrad = \"red\"\n",
+    );
+    // The temporary file of a save killed before it was linked, a while ago.
+    let stale = config.join("presets/.my-x.toml.0123456789abcdef.tmp");
+    write(&stale, "name = \"my-x\"\n");
+    let long_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(long_ago)
+        .unwrap();
+    let home_s = home.display().to_string();
+    let t = Tmux::start(
+        &[],
+        &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
+        200,
+        60,
+    );
+    let screen = t.wait_text("mine.toml:3:1");
+    assert!(
+        screen.contains("forwrad") && screen.contains("forward"),
+        "{screen}"
+    );
+    assert!(
+        !stale.exists(),
+        "the killed save's temporary file is removed at start"
+    );
+    // dark, light, high-contrast, mono, then the broken theme under its file's name.
+    t.keys(&["T", "T", "T", "T"]);
+    let screen = t.wait_text("theme mine");
+    assert!(screen.contains("mine.toml:3:1"), "{screen}");
+    // Fixed on disk: reloaded, the error goes.
+    write(
+        &config.join("themes/mine.toml"),
+        "name = \"mine\"\n[colors]\nforward = \"red\"\n",
+    );
+    t.wait_for("the error to go", |s| {
+        s.contains("reloaded") && !s.contains("mine.toml:3:1")
+    });
+    t.keys(&["q"]);
     let _ = std::fs::remove_dir_all(&home);
 }

@@ -52,8 +52,8 @@ fn korthikanti_table5_end_to_end() {
     assert!(mean < MEAN_BOUND, "mean error {mean}");
 }
 
-/// The mean absolute error this model reaches (see the README's calibration table: 1.9 %).
+/// The mean absolute error this model reaches (see the README's calibration table: 1.5 %).
 const MEAN_BOUND: f64 = 0.025;
 
-/// The largest error of one run (3.6 % today).
+/// The largest error of one run (2.6 % today).
 const RUN_BOUND: f64 = 0.05;

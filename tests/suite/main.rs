@@ -5,6 +5,7 @@
 
 mod arch_layers;
 mod cli_common;
+mod cli_rules;
 mod engine_anatomy;
 mod engine_calibration;
 mod engine_cli;
@@ -38,6 +39,7 @@ mod plan_cli;
 mod plan_costing;
 mod plan_gis_offload;
 mod plan_props;
+mod preset_rules;
 mod sched_cli;
 mod sched_closed_forms;
 mod sched_common;

@@ -30,7 +30,7 @@ fn keys_change_stages_and_micro_batches_and_the_screen_follows() {
         return;
     }
     let (t, home) = fixture_ui("e2e-keys");
-    t.wait_text("micro m  64");
+    t.wait_text("micro m   64");
     t.wait_for("a solved screen", |s| {
         s.contains("iter ") && s.contains("stage 0 units")
     });
@@ -41,15 +41,15 @@ fn keys_change_stages_and_micro_batches_and_the_screen_follows() {
     t.wait_text("stage 1 units");
     // Micro-batches: down to the field (stages -> tp -> dp -> sp -> micro), then +1.
     t.keys(&["j", "j", "j", "j", "l"]);
-    t.wait_text("micro m  65");
+    t.wait_text("micro m   65");
     // Type a number.
     t.keys(&["1", "2", "Enter"]);
-    let screen = t.wait_text("micro m  12");
-    assert!(!screen.contains("micro m  65"));
+    let screen = t.wait_text("micro m   12");
+    assert!(!screen.contains("micro m   65"));
     // Fewer stages: the Gantt loses its rows.
     t.keys(&["k", "k", "k", "k", "h", "h", "h", "h"]);
     t.wait_for("4 stages", |s| {
-        s.contains("stages p 4") && s.contains("s3 ") && !s.contains("s4 ")
+        s.contains("stages p  4") && s.contains("s3 ") && !s.contains("s4 ")
     });
     // Help overlay opens and closes; q quits.
     t.keys(&["?"]);
@@ -83,7 +83,7 @@ fn the_lesson_steps_through_the_schedules_and_follows_p_and_m() {
     t.wait_text("lesson 2/9: 1f1b");
     // m 8 -> 9 (stages -> tp -> dp -> sp -> micro): 1F1B's bubble becomes 3/12.
     t.keys(&["j", "j", "j", "j", "l"]);
-    t.wait_text("micro m  9");
+    t.wait_text("micro m   9");
     t.wait_text("25.0%");
     for _ in 0..7 {
         t.keys(&["n"]);
@@ -107,7 +107,10 @@ fn compare_pins_a_and_shows_b_edits_against_it() {
     });
     t.keys(&["c"]);
     t.wait_text("A pinned");
-    t.wait_text("strategy adapipe→full");
+    // B starts as A: nothing changed until the user changes it.
+    t.wait_text("B (no change)");
+    t.keys(&["b"]);
+    t.wait_text("strategy adapipe→offload");
     // Edit B: one more micro-batch.
     t.keys(&["j", "j", "j", "j", "l"]);
     let screen = t.wait_text("micro 64→65");
@@ -129,7 +132,7 @@ fn a_burst_of_edits_ends_solved_with_the_last_edit_shown() {
     // (once, the oldest replaced it and the screen stayed "solving…").
     for round in 0..6 {
         t.burst(&["l", "l", "l", "h", "h"]);
-        let want = format!("stages p {}", 9 + round);
+        let want = format!("stages p  {}", 9 + round);
         t.wait_for(&want, |s| s.contains(&want));
         t.wait_for("solved after the burst", |s| {
             s.lines()
@@ -157,7 +160,7 @@ fn theme_file_edits_reload_and_errors_show_with_their_location() {
         120,
         40,
     );
-    t.wait_text("micro m  64");
+    t.wait_text("micro m   64");
     // Broken: the error shows with file:line:column.
     write(&theme, "name = \"mine\"\n[colors]\nforward = \"nope\"\n");
     t.wait_text("mine.toml:3:11");
@@ -198,21 +201,21 @@ fn preset_file_edits_reload_and_a_broken_file_keeps_the_last_good_one() {
         120,
         40,
     );
-    t.wait_text("micro m  8 ");
+    t.wait_text("micro m   8 ");
     t.wait_for("solved", |s| {
         s.contains("stage 0 units") && s.contains("s3 ")
     });
     // Edit: the screen follows.
     write(&preset, &PRESET.replace("MB", "12"));
-    t.wait_text("micro m  12");
+    t.wait_text("micro m   12");
     // Break it: the error shows with file:line:column and the last good preset stays.
     write(&preset, &PRESET.replace("MB", "\"twelve\""));
     let screen = t.wait_text("mine.toml:10:17");
-    assert!(screen.contains("micro m  12"), "{screen}");
+    assert!(screen.contains("micro m   12"), "{screen}");
     // Fix it: the error goes and the new value shows.
     write(&preset, &PRESET.replace("MB", "16"));
     t.wait_for("fixed", |s| {
-        s.contains("micro m  16") && !s.contains("mine.toml:10:17")
+        s.contains("micro m   16") && !s.contains("mine.toml:10:17")
     });
     // Save: an atomic write into the user's presets folder that loads back.
     t.keys(&["w"]);
@@ -224,6 +227,43 @@ fn preset_file_edits_reload_and_a_broken_file_keeps_the_last_good_one() {
         .expect("the saved preset parses");
     assert_eq!(back.batch.micro_batches, 16);
     assert_eq!(back.name, "my-mine");
+    t.keys(&["q"]);
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn at_80x24_a_reload_error_is_shown_whole_and_bang_lists_it() {
+    if crate::tmux_common::skip_without_tmux() {
+        return;
+    }
+    let home = temp_dir("e2e-reload-80");
+    let preset = home.join("pipescope").join("presets").join("mine.toml");
+    write(&preset, &PRESET.replace("MB", "8"));
+    let home_s = home.display().to_string();
+    let t = Tmux::start(
+        &["--preset", "mine"],
+        &[("XDG_CONFIG_HOME", &home_s)],
+        80,
+        24,
+    );
+    t.wait_text("micro m   8 ");
+    // A misspelt key: the whole message (location, what is expected, the suggestion) is on
+    // the screen, wrapped above the key hints.
+    write(
+        &preset,
+        &PRESET.replace("micro_batches = MB", "micro_batchs = 8"),
+    );
+    let screen = t.wait_for("the whole error", |s| {
+        let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        flat.contains("mine.toml:")
+            && flat.contains("micro_batches")
+            && flat.contains("last good version kept")
+    });
+    assert!(screen.contains("q quit"), "{screen}");
+    t.keys(&["!"]);
+    t.wait_text("messages");
+    t.keys(&["Escape"]);
+    t.wait_for("overlay closed", |s| !s.contains("┌ messages"));
     t.keys(&["q"]);
     let _ = std::fs::remove_dir_all(&home);
 }
@@ -278,7 +318,7 @@ fn a_panic_and_ctrl_c_leave_the_terminal_restored() {
         ),
         &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
     );
-    t.wait_text("micro m  64");
+    t.wait_text("micro m   64");
     t.keys(&["?"]);
     t.wait_text("Esc closes");
     t.keys(&["C-c"]);
@@ -308,11 +348,14 @@ fn at_32768_micro_batches_a_frame_and_q_take_under_two_seconds() {
     );
     let budget = Duration::from_secs(2);
     t.wait_for_within("the solved screen", Duration::from_secs(300), |s| {
-        s.contains("micro m  32768") && s.contains(" s0: compute")
+        s.contains("micro m   32768")
+            && (s.contains(" s0: compute") || s.contains(" stage 0 time: compute"))
     });
     let start = Instant::now();
     t.keys(&["]"]);
-    t.wait_for_within("stage 1 selected", budget, |s| s.contains(" s1: compute"));
+    t.wait_for_within("stage 1 selected", budget, |s| {
+        s.contains(" s1: compute") || s.contains(" stage 1 time: compute")
+    });
     let frame = start.elapsed();
     t.keys(&["q"]);
     let quit = t.wait_exit(Duration::from_secs(60));

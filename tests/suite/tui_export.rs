@@ -44,3 +44,49 @@ fn e_exports_what_is_shown_and_says_where() {
     assert!(app.error.as_deref().unwrap().contains("disk full"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn e_never_replaces_an_earlier_export_and_names_the_new_files() {
+    let mut app = solved_app("gpt3");
+    let effects = update(&mut app, Action::Export);
+    let [Effect::Export(files)] = effects.as_slice() else {
+        panic!("expected one export effect, got {effects:?}");
+    };
+    let dir =
+        std::env::temp_dir().join(format!("pipescope-tui-export-again-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // A file of the user's with the export's first name, and a first export.
+    let svg = dir.join(&files[0].0);
+    std::fs::write(&svg, "mine").unwrap();
+    let first = write_files(&dir, files).unwrap();
+    let second = write_files(&dir, files).unwrap();
+    assert_eq!(std::fs::read_to_string(&svg).unwrap(), "mine");
+    let name = |p: &std::path::PathBuf| p.file_name().unwrap().to_string_lossy().into_owned();
+    let stem = files[0].0.split_once('.').unwrap().0;
+    // One number for the whole set: -2 (the user's file took the plain name), then -3.
+    for (written, n) in [(&first, 2), (&second, 3)] {
+        assert_eq!(written.len(), files.len());
+        for (p, (f, text)) in written.iter().zip(files) {
+            let rest = f.split_once('.').unwrap().1;
+            assert_eq!(name(p), format!("{stem}-{n}.{rest}"));
+            assert_eq!(&std::fs::read_to_string(p).unwrap(), text);
+            assert!(p.is_absolute(), "{}", p.display());
+        }
+    }
+    // Nothing was replaced: the user's file and two complete sets, no temporary files.
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1 + 2 * files.len()
+    );
+    act(&mut app, Action::Exported(Ok(second.clone())));
+    let note = app.note.clone().unwrap();
+    for p in &second {
+        assert!(note.contains(&*p.to_string_lossy()), "{note}");
+    }
+    assert!(
+        note.contains("earlier exports of these names kept"),
+        "{note}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

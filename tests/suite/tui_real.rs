@@ -40,7 +40,10 @@ fn real_presets_render_their_figures_in_every_mode() {
             );
             assert!(screen.contains(&format::pct(o.bubble_rate)), "{screen}");
             assert!(screen.contains("s0 "), "{screen}");
-            assert!(screen.contains("stage 0 units"), "{screen}");
+            assert!(
+                screen.contains("stage 0 units") || screen.contains("s0 units"),
+                "{screen}"
+            );
         }
         let effects = update(&mut app, Action::ToggleCompare);
         run(&mut app, effects);
@@ -50,7 +53,7 @@ fn real_presets_render_their_figures_in_every_mode() {
             app.compare.as_ref().map(|c| c.as_ref().err())
         );
         let screen = render(&mut app, 160, 48).to_string();
-        assert!(screen.contains("→full): 1f1b · full"), "{screen}");
+        assert!(screen.contains("B (no change)"), "{screen}");
         let effects = update(&mut app, Action::ToggleStory);
         run(&mut app, effects);
         assert!(
@@ -127,4 +130,41 @@ fn the_header_and_the_stage_details_give_one_time_split() {
 fn act_real(app: &mut App, action: Action) {
     let effects = update(app, action);
     run(app, effects);
+}
+#[test]
+fn a_unit_picked_for_the_named_strategy_is_recomputed_by_the_engine() {
+    let mut app = real_app("gpt3-175b-16k");
+    let entries = pipescope::tui::picker_entries(app.solved.as_ref().unwrap());
+    let gelu = entries
+        .iter()
+        .position(|e| e.qualified() == "mlp.gelu_out")
+        .expect("gelu_out is offered");
+    assert!(entries.iter().all(|e| e.unit != "input"), "inputs are kept");
+    let effects = update(&mut app, Action::TogglePicker);
+    run(&mut app, effects);
+    for _ in 0..gelu {
+        let effects = update(&mut app, Action::PickerMove(1));
+        run(&mut app, effects);
+    }
+    let effects = update(&mut app, Action::PickerToggle);
+    run(&mut app, effects);
+    assert_eq!(app.error, None);
+    let o = &app.solved.as_ref().unwrap().outcome;
+    assert_eq!(o.strategy, pipescope::Strategy::Named);
+    let gelus = o
+        .stages
+        .iter()
+        .flat_map(|st| &st.units)
+        .filter(|u| u.name == "mlp.gelu_out" && u.recompute > 0)
+        .count();
+    assert_eq!(gelus, o.stages.len(), "every stage recomputes it");
+    for st in &o.stages {
+        for u in &st.units {
+            if u.name == "mlp.gelu_out" {
+                assert_eq!(u.keep, 0, "stage {}: {u:?}", st.stage);
+            } else if u.name.starts_with("mlp.") || u.name.starts_with("attention.") {
+                assert_eq!(u.recompute, 0, "stage {}: {u:?}", st.stage);
+            }
+        }
+    }
 }

@@ -62,7 +62,7 @@ fn story_mode_160x48() {
 fn story_mode_80x24_last_step() {
     let mut app = solved_app("llama2-70b-4k");
     act(&mut app, Action::ToggleStory);
-    for _ in 0..3 {
+    for _ in 0..4 {
         act(&mut app, Action::StoryNext);
     }
     assert_snapshot!(render(&mut app, 80, 24));

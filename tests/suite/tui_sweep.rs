@@ -225,7 +225,7 @@ fn in_tmux_the_sweep_runs_is_cancelled_by_an_edit_and_enter_loads_a_configuratio
     // An edit while it runs: a new model, so the sweep starts again for it.
     t.keys(&["m"]);
     t.wait_for("the cancelled sweep", |s| {
-        s.contains("sweep · ")
+        s.contains("┌ sweep · ")
             && !s.contains("sweep · gpt3-175b")
             && s.contains("1 earlier sweep cancelled")
     });
@@ -235,9 +235,53 @@ fn in_tmux_the_sweep_runs_is_cancelled_by_an_edit_and_enter_loads_a_configuratio
     assert!(done.contains("t×p×d"), "{done}");
     t.keys(&["j", "Enter"]);
     let loaded = t.wait_for("the loaded configuration", |s| {
-        s.contains("loaded t") && !s.contains("sweep · ")
+        s.contains("loaded t") && !s.contains("┌ sweep")
     });
     assert!(loaded.contains("gantt"), "{loaded}");
     t.keys(&["q"]);
     let _ = std::fs::remove_dir_all(&home);
+}
+
+#[test]
+fn ties_share_a_line_and_close_times_get_the_figures_that_tell_them_apart() {
+    use pipescope::Strategy;
+    let mut app = solved_app("gpt3-175b-16k");
+    open_and_answer(&mut app);
+    let Some(Ok(r)) = app.sweep.result.as_mut() else {
+        panic!("no answer")
+    };
+    // A second strategy with the fastest one's exact time and memory (adapipe finding
+    // nothing to recompute), and a third line 0.002 s slower than the first.
+    let first = r.ranked[0];
+    let mut twin = r.rows[first].clone();
+    twin.config.strategy = Strategy::None;
+    assert!(twin.config.strategy.name() > r.rows[first].config.strategy.name());
+    r.rows.push(twin);
+    r.ranked.insert(1, r.rows.len() - 1);
+    let second = r.ranked[2];
+    r.rows[second].iteration_time_s = r.rows[first].iteration_time_s + 0.002;
+    let ranked = r.ranked.clone();
+    let rows = r.rows.clone();
+    assert_eq!(app.sweep.lines().len(), ranked.len() - 1);
+    let screen = render(&mut app, 120, 40).to_string();
+    let both = format!("{},none", rows[first].config.strategy.name());
+    let line = screen
+        .lines()
+        .find(|l| l.contains(&both))
+        .unwrap_or_else(|| panic!("{both}\n{screen}"));
+    // Times 0.002 s apart around 47 s: five figures tell them apart (four would not).
+    let sig = |t: f64, n| pipescope::tui::format::time_sig(t, n);
+    let (a, b) = (rows[first].iteration_time_s, rows[second].iteration_time_s);
+    assert_eq!(sig(a, 4), sig(b, 4), "the test needs a tie at four figures");
+    let (t1, t2) = (sig(a, 5), sig(b, 5));
+    assert_ne!(t1, t2);
+    assert!(line.contains(&t1), "{t1}: {line}");
+    assert!(screen.contains(&t2), "{t2}\n{screen}");
+    // The merged line is one selection: the next one down is the third configuration.
+    act(&mut app, Action::SweepSelect(1));
+    assert_eq!(app.sweep.selected_row().unwrap(), &rows[second]);
+    act(&mut app, Action::SweepSelect(-1));
+    act(&mut app, Action::SweepLoad);
+    let note = app.note.clone().unwrap();
+    assert!(note.contains("as fast and as small: none"), "{note}");
 }

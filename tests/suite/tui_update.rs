@@ -43,7 +43,7 @@ fn field_navigation_wraps() {
     let mut app = solved_app("gpt3");
     app.field = Field::Model;
     act(&mut app, Action::PrevField);
-    assert_eq!(app.field, Field::DistOpt);
+    assert_eq!(app.field, *Field::ALL.last().unwrap());
     act(&mut app, Action::NextField);
     assert_eq!(app.field, Field::Model);
     act(&mut app, Action::SelectField(Field::Budget));
@@ -217,14 +217,14 @@ fn compare_mode_solves_both_sides() {
     let effects = update(&mut app, Action::ToggleCompare);
     let job = solve_job(&effects);
     assert_eq!(job.kind, JobKind::Compare);
-    // B (edited) first, the pinned A second.
-    assert_eq!(job.scenarios[0].plan.strategy, Strategy::Full);
+    // B (edited) first, the pinned A second; B starts as A.
+    assert_eq!(job.scenarios[0], job.scenarios[1]);
     assert_eq!(job.scenarios[1].plan.strategy, Strategy::AdaPipe);
     tui_common::run_effects(&mut app, effects);
     assert!(app.compare_solved().is_some());
     act(&mut app, Action::CycleCompare);
     assert_eq!(app.mode, Mode::Compare);
-    assert_eq!(app.scenario.plan.strategy, Strategy::Selective);
+    assert_eq!(app.scenario.plan.strategy, Strategy::Offload);
     // Any edit changes B only; A stays pinned and the change is listed.
     let effects = update(&mut app, Action::CycleSchedule(1));
     let job = solve_job(&effects);
@@ -236,7 +236,7 @@ fn compare_mode_solves_both_sides() {
     tui_common::run_effects(&mut app, effects);
     // B's Gantt names what changed against A.
     let screen = render(&mut app, 200, 60).to_string();
-    assert!(screen.contains("strategy adapipe→selective"), "{screen}");
+    assert!(screen.contains("strategy adapipe→offload"), "{screen}");
     assert!(screen.contains("schedule 1f1b→"), "{screen}");
     act(&mut app, Action::ToggleCompare);
     assert!(app.pinned.is_none());
@@ -254,13 +254,13 @@ fn story_mode_steps_through_the_chain() {
     assert_eq!(app.mode, Mode::Story { step: 0 });
     assert!(app.story.iter().all(|s| matches!(s, Some(Ok(_)))));
     assert_eq!(app.shown().unwrap().outcome.strategy, Strategy::None);
-    for _ in 0..5 {
+    for _ in 0..6 {
         act(&mut app, Action::StoryNext);
     }
-    assert_eq!(app.mode, Mode::Story { step: 3 });
-    assert_eq!(app.shown().unwrap().outcome.strategy, Strategy::AdaPipe);
+    assert_eq!(app.mode, Mode::Story { step: 4 });
+    assert_eq!(app.shown().unwrap().outcome.strategy, Strategy::Lynx);
     act(&mut app, Action::StoryPrev);
-    assert_eq!(app.mode, Mode::Story { step: 2 });
+    assert_eq!(app.mode, Mode::Story { step: 3 });
     act(&mut app, Action::ToggleStory);
     assert_eq!(app.mode, Mode::Normal);
 }
@@ -283,6 +283,128 @@ fn save_without_a_toml_writer_reports_or_saves() {
     assert!(app.error.as_deref().unwrap().contains("disk full"));
 }
 
+/// The text the `w` key would save.
+fn saved_text(app: &mut pipescope::tui::App) -> String {
+    match update(app, Action::SavePreset).as_slice() {
+        [Effect::Save { text, .. }] => text.clone(),
+        other => panic!("expected a save, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_typed_budget_stays_typed_when_the_gpu_cycles_and_is_saved_as_typed() {
+    let mut app = solved_app("gpt3");
+    app.field = Field::Budget;
+    for c in "60".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    assert_eq!(app.scenario.plan.memory_budget_bytes, 60 << 30);
+    act(&mut app, Action::CycleGpu(1));
+    assert_eq!(app.scenario.gpu.name, "h100-80gb");
+    // The budget is the one typed, and the reserve says so (it is not a reserve of 0).
+    assert_eq!(app.scenario.plan.memory_budget_bytes, 60 << 30);
+    assert_eq!(app.scenario.plan.reserve_bytes, None);
+    assert_eq!(Field::Reserve.value(&app.scenario), "– (budget)");
+    let text = saved_text(&mut app);
+    assert!(text.contains("memory_budget_gib = 60.0"), "{text}");
+    assert!(!text.contains("reserve_gib"), "{text}");
+    let saved: toml::Table = toml::from_str(&text).unwrap();
+    assert_eq!(saved["plan"]["memory_budget_gib"].as_float(), Some(60.0));
+    let screen = format!("{}", render(&mut app, 80, 24));
+    assert!(
+        screen.contains("60.0 GiB") && screen.contains("(budget)"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_reserve_follows_the_gpu_and_is_saved_as_a_reserve() {
+    let mut app = solved_app("gpt3");
+    app.field = Field::Reserve;
+    for c in "12".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    act(&mut app, Action::CycleGpu(1));
+    let memory = app.scenario.gpu.memory_bytes();
+    assert_eq!(app.scenario.plan.reserve_bytes, Some(12 << 30));
+    assert_eq!(app.scenario.plan.memory_budget_bytes, memory - (12 << 30));
+    let text = saved_text(&mut app);
+    assert!(text.contains("reserve_gib = 12.0"), "{text}");
+    assert!(!text.contains("memory_budget_gib"), "{text}");
+}
+
+#[test]
+fn a_reload_keeps_the_edited_reserve_and_its_budget_together() {
+    let mut app = solved_app("gpt3");
+    let path = std::path::PathBuf::from("/cfg/pipescope/presets/mine.toml");
+    let mut file = fixture::scenario("gpt3");
+    file.keep_free(10 << 30).unwrap();
+    app.scenario = file.clone();
+    app.preset_source = Some(path.clone());
+    app.preset_base = Some(file.clone());
+    // The user keeps 12 GiB free; the file then changes the sequence length.
+    app.field = Field::Reserve;
+    for c in "12".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    let mut changed = file;
+    changed.batch.seq_len /= 2;
+    act(
+        &mut app,
+        Action::Reloaded(Box::new(Reload::Preset(
+            path,
+            Ok(Box::new(parsed(changed))),
+        ))),
+    );
+    let plan = &app.scenario.plan;
+    assert_eq!(plan.reserve_bytes, Some(12 << 30));
+    assert_eq!(
+        plan.memory_budget_bytes,
+        app.scenario.gpu.memory_bytes() - (12 << 30)
+    );
+    assert_eq!(app.scenario.batch.seq_len, 8192);
+}
+
+#[test]
+fn an_edit_that_changes_nothing_says_why_on_the_status_line() {
+    let mut app = solved_app("gpt3");
+    // Chunks on a one-chunk schedule.
+    app.field = Field::Chunks;
+    for c in "200".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    let note = app.note.clone().unwrap_or_default();
+    assert!(
+        note.contains("changes nothing") && note.contains("1f1b"),
+        "{note}"
+    );
+    let screen = format!("{}", render(&mut app, 200, 60));
+    assert!(screen.contains("changes nothing"), "{screen}");
+    act(&mut app, Action::Increase);
+    assert!(
+        app.note
+            .clone()
+            .unwrap_or_default()
+            .contains("changes nothing")
+    );
+    // A number typed on the GPU field.
+    app.field = Field::Gpu;
+    act(&mut app, Action::Type('4'));
+    let note = app.note.clone().unwrap_or_default();
+    assert!(note.contains("gpu takes no number"), "{note}");
+    // + on the tensor size at the node size.
+    app.field = Field::Tp;
+    app.scenario.parallel.tp = 8;
+    act(&mut app, Action::Increase);
+    let note = app.note.clone().unwrap_or_default();
+    assert!(note.contains("node size"), "{note}");
+    assert_eq!(app.scenario.parallel.tp, 8);
+}
+
 #[test]
 fn theme_cycles_through_the_builtins() {
     let mut app = solved_app("gpt3");
@@ -299,7 +421,7 @@ fn mouse_clicks_select_fields_and_stages_and_wheel_zooms() {
     let mut app = solved_app("gpt3");
     render(&mut app, 160, 48);
     // Two header lines; params panel: border at row 2, fields from row 3.
-    act(&mut app, Action::Click(3, 3 + 8));
+    act(&mut app, Action::Click(3, 3 + 9));
     assert_eq!(app.field, Field::SeqLen);
     // Gantt: two rows per device from row 3 (the fixture has no visible transfers, so the
     // second lane is the memory sparkline); device 3 at row 3 + 3 * 2.
@@ -313,6 +435,43 @@ fn mouse_clicks_select_fields_and_stages_and_wheel_zooms() {
     app.dirty = false;
     act(&mut app, Action::Click(159, 47));
     assert!(!app.dirty);
+}
+
+#[test]
+fn the_parameters_panel_scrolls_to_the_selected_field_and_clicks_follow_it() {
+    let mut app = solved_app("gpt3");
+    // At 80x24 the panel has fewer rows than fields: the last field scrolls into view.
+    app.field = Field::Model;
+    act(&mut app, Action::PrevField);
+    let last = *Field::ALL.last().unwrap();
+    assert_eq!(app.field, last);
+    let screen = render(&mut app, 80, 24).to_string();
+    assert!(screen.contains(last.label()), "{screen}");
+    assert!(screen.contains("more ┐"), "{screen}");
+    assert!(!screen.contains("model "), "{screen}");
+    // Every field is reachable, and shown when selected.
+    for f in Field::ALL {
+        act(&mut app, Action::SelectField(f));
+        let screen = render(&mut app, 80, 24).to_string();
+        let row = screen
+            .lines()
+            .find(|l| l.contains(&format!("│{}", f.label())))
+            .unwrap_or_else(|| panic!("{f:?}\n{screen}"));
+        assert!(row.contains(&f.value(&app.scenario)), "{row}");
+    }
+    // A click on the first row selects the first field shown, not the first of the list.
+    act(&mut app, Action::SelectField(last));
+    render(&mut app, 80, 24);
+    let rows = usize::from(
+        pipescope::tui::regions(ratatui::layout::Rect::new(0, 0, 80, 24), &app)
+            .params
+            .height
+            - 2,
+    );
+    let first = pipescope::tui::first_shown(last, rows);
+    assert!(first > 0);
+    act(&mut app, Action::Click(3, 3));
+    assert_eq!(app.field, Field::ALL[first]);
 }
 
 #[test]
@@ -446,16 +605,21 @@ fn mouse_toggle_and_suspend_ask_the_runner() {
 }
 
 #[test]
-fn a_long_error_takes_the_whole_status_line() {
+fn a_long_error_wraps_above_the_hints() {
     let mut app = solved_app("gpt3");
     app.error = Some(format!(
         "invalid parallel.pp = 9999: {} END",
         "y".repeat(30)
     ));
     let screen = render(&mut app, 100, 30).to_string();
-    let last = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
-    assert!(last.contains("END"), "{last}");
-    assert!(!last.contains("q quit"), "{last}");
+    let mut lines = screen
+        .lines()
+        .rev()
+        .filter(|l| !l.trim_matches('"').trim().is_empty());
+    let last = lines.next().unwrap();
+    let above = lines.next().unwrap();
+    assert!(last.contains("q quit"), "{last}");
+    assert!(above.contains("END") && above.contains("9999"), "{above}");
 }
 
 #[test]
@@ -508,4 +672,135 @@ fn a_note_lasts_until_the_next_action() {
     assert!(app.note.is_some());
     act(&mut app, Action::NextStage);
     assert!(app.note.is_none());
+}
+
+/// Types `text` into the selected field and applies it.
+fn type_in(app: &mut pipescope::tui::App, text: &str) {
+    for c in text.chars() {
+        act(app, Action::Type(c));
+    }
+    act(app, Action::Commit);
+}
+
+#[test]
+fn the_command_line_settings_are_fields_of_the_panel() {
+    use pipescope::{Objective, Partition};
+    let mut app = solved_app("gpt3");
+    let before = app.scenario.clone();
+    // Each toggle or cycle changes its setting and solves again.
+    for (field, check) in [
+        (
+            Field::Flash,
+            (|a, b| a.plan.flash_attention != b.plan.flash_attention)
+                as fn(&pipescope::Scenario, &pipescope::Scenario) -> bool,
+        ),
+        (Field::Partition, |a, b| {
+            a.plan.partition != b.plan.partition
+        }),
+        (Field::Objective, |a, b| {
+            a.plan.objective != b.plan.objective
+        }),
+        (Field::OverlapGradReduce, |a, b| {
+            a.plan.overlap_grad_reduce != b.plan.overlap_grad_reduce
+        }),
+        (Field::GradBytes, |a, b| {
+            a.parallel.grad_bytes != b.parallel.grad_bytes
+        }),
+    ] {
+        act(&mut app, Action::SelectField(field));
+        let effects = update(&mut app, Action::Increase);
+        assert!(
+            check(&solve_job(&effects).scenarios[0], &before),
+            "{field:?}"
+        );
+        tui_common::run_effects(&mut app, effects);
+    }
+    assert_eq!(app.scenario.plan.partition, Partition::Balanced);
+    assert_eq!(app.scenario.plan.objective, Objective::AdaPipe);
+    assert_eq!(app.scenario.parallel.grad_bytes, 2);
+    assert_eq!(Field::GradBytes.value(&app.scenario), "2 bytes");
+    // Typed numbers: gradient bytes are 2 or 4.
+    type_in(&mut app, "4");
+    assert_eq!(app.scenario.parallel.grad_bytes, 4);
+    type_in(&mut app, "3");
+    let e = app.error.clone().unwrap();
+    assert!(
+        e.contains("grad size = '3'") && e.contains("2 (16-bit"),
+        "{e}"
+    );
+    // The global batch sets m = B / (b x d), and refuses a B that is not a multiple.
+    act(&mut app, Action::SelectField(Field::GlobalBatch));
+    app.scenario.batch.micro_batch_size = 2;
+    type_in(&mut app, "96");
+    assert_eq!(app.scenario.batch.micro_batches, 48);
+    assert_eq!(Field::GlobalBatch.value(&app.scenario), "96");
+    type_in(&mut app, "97");
+    let e = app.error.clone().unwrap();
+    assert!(
+        e.contains("global B = '97'") && e.contains("multiple"),
+        "{e}"
+    );
+    assert_eq!(app.scenario.batch.micro_batches, 48);
+    // A step moves m by one and says so.
+    act(&mut app, Action::Increase);
+    assert_eq!(app.scenario.batch.micro_batches, 49);
+    let note = app.note.clone().unwrap();
+    assert!(note.contains("global B 98 = m 49 x b 2 x d 1"), "{note}");
+}
+
+fn press(app: &mut pipescope::tui::App, code: crossterm::event::KeyCode) {
+    act(app, Action::Key(crossterm::event::KeyEvent::from(code)));
+}
+
+#[test]
+fn the_units_picker_makes_the_named_strategy_usable() {
+    use crossterm::event::KeyCode;
+    let mut app = solved_app("gpt3");
+    // Cycling onto `named` says how to pick its units.
+    act(&mut app, Action::SelectField(Field::Strategy));
+    while app.scenario.plan.strategy != Strategy::Named {
+        act(&mut app, Action::Increase);
+    }
+    assert!(app.note.as_deref().unwrap().contains("u"), "{:?}", app.note);
+    act(&mut app, Action::SelectField(Field::Strategy));
+    act(&mut app, Action::Decrease);
+    let before = app.scenario.plan.strategy;
+    assert_ne!(before, Strategy::Named);
+    // u opens the picker; the arrows move in it, space picks a unit.
+    press(&mut app, KeyCode::Char('u'));
+    assert_eq!(app.picker, Some(0));
+    let field = app.field;
+    press(&mut app, KeyCode::Down);
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.picker, Some(2));
+    assert_eq!(
+        app.field, field,
+        "the arrows move the picker, not the fields"
+    );
+    let entries = pipescope::tui::picker_entries(app.solved.as_ref().unwrap());
+    let effects = update(&mut app, Action::Key(KeyCode::Char(' ').into()));
+    let job = solve_job(&effects);
+    assert_eq!(job.scenarios[0].plan.strategy, Strategy::Named);
+    assert_eq!(
+        job.scenarios[0].plan.recompute_units,
+        vec![entries[2].qualified()]
+    );
+    tui_common::run_effects(&mut app, effects);
+    let note = app.note.clone().unwrap();
+    assert!(
+        note.contains(&format!("strategy {before} → named")),
+        "the switch is said: {note}"
+    );
+    let screen = render(&mut app, 80, 24).to_string();
+    assert!(
+        screen.contains(&format!("[R] {}", entries[2].qualified())),
+        "{screen}"
+    );
+    insta::assert_snapshot!(screen);
+    // Enter toggles too; the unit is kept again.
+    press(&mut app, KeyCode::Enter);
+    assert!(app.scenario.plan.recompute_units.is_empty());
+    assert!(app.note.as_deref().unwrap().ends_with("kept"));
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.picker, None);
 }

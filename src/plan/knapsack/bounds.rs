@@ -158,7 +158,7 @@ pub fn bounds_keep(groups: &[Arith], capacity: u64) -> Bounds {
     if groups.iter().any(|a| a.step < a.charge) {
         let general: Vec<Group> = groups
             .iter()
-            .map(|&a| Group::keep_of(a, |_| [0; 3]))
+            .map(|&a| Group::keep_of(a, |_| [0; 4]))
             .collect();
         return bounds(&general, capacity);
     }

@@ -43,8 +43,9 @@ pub struct Choice {
     pub bytes: u64,
     /// Time it adds per micro-batch (recomputation and codec time).
     pub cost_s: f64,
-    /// Caller's tag (e.g. counts kept / compressed / offloaded), returned with the solution.
-    pub tag: [u32; 3],
+    /// Caller's tag (e.g. counts kept / compressed / offloaded and the codec), returned with
+    /// the solution.
+    pub tag: [u32; 4],
 }
 
 /// The options of one group; exactly one is chosen.
@@ -74,7 +75,7 @@ pub struct Arith {
 
 impl Group {
     /// The keep-k-of-n group (`choices[k]` keeps k copies), with its fast path.
-    pub fn keep_of(a: Arith, tag: impl Fn(u32) -> [u32; 3]) -> Self {
+    pub fn keep_of(a: Arith, tag: impl Fn(u32) -> [u32; 4]) -> Self {
         let choices = (0..=a.n)
             .map(|k| Choice {
                 bytes: u64::from(k) * a.step + if k < a.n { a.charge } else { 0 },
@@ -247,7 +248,7 @@ mod tests {
                 charge,
                 unit_cost,
             },
-            |k| [k, 0, 0],
+            |k| [k, 0, 0, 0],
         )
     }
 
@@ -258,7 +259,7 @@ mod tests {
                 .map(|(b, c)| Choice {
                     bytes: b * scale,
                     cost_s: c,
-                    tag: [0; 3],
+                    tag: [0; 4],
                 })
                 .collect(),
             arith: None,

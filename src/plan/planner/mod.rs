@@ -1,9 +1,12 @@
 //! From a layout, in-flight counts and a strategy to candidate plans: the partition DP with
-//! the nested knapsack for `adapipe` and `unified` on single-chunk schedules, the even
+//! the nested knapsack for `adapipe`, `unified` and `lynx` on single-chunk schedules, the
+//! device-level partition search for `adapipe` and `unified` on multi-chunk ones, the even
 //! partition otherwise, and `uniform`'s search over keep sets.
 //!
 //! Files: this one builds a plan from stage ranges and picks the candidates; `search` is the
-//! partition search's memoised stage-time oracle; `uniform` is `uniform`'s keep-set search.
+//! partition search's memoised stage-time oracle; `chunked` is the multi-chunk search;
+//! `uniform` is `uniform`'s keep-set search; `lynx` holds Lynx's windows and its heuristic's
+//! shared policies.
 
 use crate::anatomy::Anatomy;
 use crate::cancel::{Cancel, Cancelled};
@@ -15,9 +18,12 @@ use crate::plan::memo::KnapsackCache;
 
 use crate::plan::stage::{self, BlockCounts, KnapsackMode, StageEnv};
 
+mod chunked;
+mod lynx;
 mod search;
 mod uniform;
 
+pub use lynx::{LynxWaits, windows_for};
 use search::search;
 use uniform::uniform;
 
@@ -28,7 +34,8 @@ pub struct PlanRequest<'a> {
     pub anatomy: &'a Anatomy,
     /// Memory strategy.
     pub strategy: Strategy,
-    /// Partition objective (single-chunk schedules, `adapipe` and `unified`).
+    /// Partition objective of `adapipe` and `unified` (single-chunk schedules; the
+    /// multi-chunk search always uses the estimate).
     pub objective: Objective,
     /// Layer split of the non-partitioning strategies (and the searched ones' candidate).
     pub partition: Partition,
@@ -46,6 +53,12 @@ pub struct PlanRequest<'a> {
     pub comm_s: Vec<f64>,
     /// Share of the host-link window offload may use (1 normally).
     pub offload_scale: f64,
+    /// The schedule's timing as Lynx's strategies see it (their communication windows).
+    pub lynx: LynxWaits,
+    /// Per device of a multi-chunk schedule, the live micro-batches per chunk at each moment
+    /// that can set its peak (`Schedule::live_vectors`): a plan's chunk sizes
+    /// weight them into its time-coincident peak. Empty: `in_flight` alone.
+    pub live: Vec<Vec<Vec<u32>>>,
     /// Stage knapsack answers already computed for this request (a pure cache: the answers
     /// depend only on their keys, so re-plans with other in-flight counts or offload scales
     /// reuse them; start it empty).
@@ -132,10 +145,42 @@ fn mode_for(req: &PlanRequest, counts: BlockCounts, in_flight: u32) -> KnapsackM
 
 fn env_for(req: &PlanRequest, device: usize, ranges: &[(usize, usize)]) -> StageEnv {
     let n = req.anatomy.num_blocks();
+    let weights: Vec<u64> = ranges
+        .iter()
+        .map(|&(a, e)| u64::from(BlockCounts::of_range(req.anatomy, a, e).total()))
+        .collect();
+    device_env(
+        req,
+        device,
+        &weights,
+        ranges.iter().any(|&(_, e)| e == n - 1),
+    )
+}
+
+/// A device's environment with chunks of `weights` blocks (in local chunk order): its
+/// in-flight count is the request's, or on a multi-chunk schedule with its live vectors at
+/// least the time-coincident peak of those chunks in device-worths (rounded up).
+fn device_env(req: &PlanRequest, device: usize, weights: &[u64], logits: bool) -> StageEnv {
+    let mut in_flight = req.in_flight.get(device).copied().unwrap_or(1).max(1);
+    if let Some(vectors) = req.live.get(device).filter(|_| weights.len() > 1) {
+        let total = weights.iter().sum::<u64>().max(1);
+        let peak = vectors
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .zip(weights)
+                    .map(|(&x, &w)| u64::from(x) * w)
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0);
+        let worths = u32::try_from(peak.div_ceil(total)).unwrap_or(u32::MAX);
+        in_flight = in_flight.max(worths);
+    }
     StageEnv {
-        in_flight: req.in_flight.get(device).copied().unwrap_or(1).max(1),
+        in_flight,
         budget_bytes: req.budget_bytes,
-        logits: ranges.iter().any(|&(_, e)| e == n - 1),
+        logits,
     }
 }
 
@@ -151,6 +196,20 @@ pub fn plan_ranges(req: &PlanRequest, stage_ranges: &[(usize, usize)]) -> Plan {
             let counts = ranges.iter().fold(BlockCounts::default(), |c, &(a, e)| {
                 c.plus(BlockCounts::of_range(req.anatomy, a, e))
             });
+            if matches!(req.strategy, Strategy::Lynx | Strategy::LynxHeuristic) {
+                let windows = windows_for(req, d, counts);
+                // The heuristic's policies are decided per class below.
+                let keep = (req.strategy == Strategy::LynxHeuristic)
+                    .then(|| stage::keep_all(req.anatomy, counts));
+                return decide::decide_lynx(
+                    req.anatomy,
+                    d,
+                    &ranges,
+                    env,
+                    &windows,
+                    keep.as_deref(),
+                );
+            }
             let mode = mode_for(req, counts, env.in_flight);
             decide::decide_in(&req.cache, req.anatomy, d, &ranges, env, req.strategy, mode)
         })
@@ -163,6 +222,18 @@ pub fn plan_ranges(req: &PlanRequest, stage_ranges: &[(usize, usize)]) -> Plan {
     };
     if req.strategy == Strategy::Uniform {
         uniform(req, &mut plan);
+    }
+    if req.strategy == Strategy::LynxHeuristic {
+        lynx::share_policies(req, &mut plan.devices);
+    }
+    if matches!(req.strategy, Strategy::Lynx | Strategy::LynxHeuristic)
+        && req.stage_of.iter().any(|c| c.len() > 1)
+    {
+        plan.notes.push(format!(
+            "{} places recomputation in the windows of single-chunk schedules only; on this \
+             multi-chunk schedule it recomputes on demand",
+            req.strategy
+        ));
     }
     plan.estimate_s = estimate(req, &plan);
     plan
@@ -197,10 +268,11 @@ fn estimate(req: &PlanRequest, plan: &Plan) -> f64 {
 }
 
 /// Candidate plans, the search's best first (the caller simulates them all and keeps the
-/// fastest). Single-chunk schedules with `adapipe` or `unified` search the partition, and the
-/// even partition joins the candidates when it fits (under the estimate objective);
-/// everything else uses the even partition. Stops with [`Cancelled`] soon after `cancel` is
-/// set: the partition search checks it before every exact stage solve.
+/// fastest). Single-chunk schedules with `adapipe`, `unified` or `lynx` search the partition,
+/// multi-chunk ones (not Chimera's replicas) with `adapipe` or `unified` search the layers
+/// per device, and the even partition joins the candidates when it fits (under the estimate
+/// objective); everything else uses the even partition. Stops with [`Cancelled`] soon after
+/// `cancel` is set: the partition search checks it before every exact stage solve.
 pub fn plan_cancellable(
     req: &PlanRequest,
     keep: usize,
@@ -211,18 +283,42 @@ pub fn plan_cancellable(
         return Ok(None);
     };
     let single = req.stage_of.iter().all(|c| c.len() == 1) && req.stages == req.stage_of.len();
-    let searched = matches!(req.strategy, Strategy::AdaPipe | Strategy::Unified);
-    if !searched || !single {
+    let searched = matches!(
+        req.strategy,
+        Strategy::AdaPipe | Strategy::Unified | Strategy::Lynx
+    );
+    // Multi-chunk schedules whose chunks are distinct stages: the device-level search
+    // (`chunked`); Chimera's replicas and Lynx keep the even partition.
+    let chunked = !single
+        && req.stage_of.iter().flatten().count() == req.stages
+        && req.strategy != Strategy::Lynx;
+    if !searched || (!single && !chunked) {
         let mut p = plan_ranges(req, &even);
-        if searched {
+        if searched && req.strategy != Strategy::Lynx {
             p.notes.push(format!(
-                "{} uses the even partition per chunk on multi-chunk schedules (adapipe equals adaptive here)",
+                "{} uses the even partition per chunk here (Chimera's replicated stages), so \
+                 it equals adaptive",
                 req.strategy
             ));
         }
         return Ok(Some(vec![p]));
     }
-    let parts = search(req, keep, cancel).ok_or(Cancelled)?;
+    // The multi-chunk search gives every chunk whole layers: with more chunks than layers
+    // some chunk holds half a layer, which only the even partition does.
+    if chunked && (req.anatomy.layers as usize) < req.stages {
+        let mut p = plan_ranges(req, &even);
+        p.notes.push(format!(
+            "{} gives every chunk whole layers, and {} chunks share {} layers here: it uses \
+             the even partition, so it equals adaptive",
+            req.strategy, req.stages, req.anatomy.layers
+        ));
+        return Ok(Some(vec![p]));
+    }
+    let parts = if chunked {
+        chunked::search(req, keep, cancel).ok_or(Cancelled)?
+    } else {
+        search(req, keep, cancel).ok_or(Cancelled)?
+    };
     if parts.is_empty() {
         let mut p = plan_ranges(req, &even);
         p.notes
@@ -237,6 +333,13 @@ pub fn plan_cancellable(
             // adds compression or refines its offload); AdaPipe's recurrence is shown as is.
             if req.objective == Objective::AdaPipe {
                 p.estimate_s = part.objective_s;
+                if chunked {
+                    p.notes.push(
+                        "AdaPipe's recurrence is for single-chunk schedules: the multi-chunk \
+                         partition search minimises the pipeline estimate"
+                            .into(),
+                    );
+                }
             }
             p
         })
@@ -275,6 +378,8 @@ mod tests {
             budget_bytes: budget,
             comm_s: vec![0.01; p - 1],
             offload_scale: 1.0,
+            lynx: LynxWaits::default(),
+            live: Vec::new(),
             cache: KnapsackCache::default(),
         }
     }
@@ -329,6 +434,75 @@ mod tests {
                 proptest::prop_assert!((g.objective_s - w).abs() < 1e-9 * w, "{} vs {w}", g.objective_s);
             }
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+        /// Lynx's recomputation-aware partition (the exposed time balanced, windows per
+        /// stage) against every partition.
+        #[test]
+        fn lynx_partition_matches_enumeration(
+            layers in 2u32..5,
+            p in 2usize..4,
+            m in 2u32..8,
+            budget in 60u64..400,
+            wait in 0.0f64..3.0,
+        ) {
+            let x = 1u64 << 20;
+            let a = testkit::gpt_like(layers, x, 4 * x);
+            proptest::prop_assume!(a.num_blocks() >= p);
+            let mut req = request(&a, p, m, budget * x, Strategy::Lynx);
+            req.lynx.waits_s = (0..p)
+                .map(|s| (0..m).map(|j| wait * f64::from((j + s as u32) % 3)).collect())
+                .collect();
+            let want = best_by_enumeration(&req, p, a.num_blocks());
+            let got = search(&req, 1, &Cancel::never()).unwrap();
+            proptest::prop_assert_eq!(!got.is_empty(), want.is_some());
+            if let (Some(g), Some(w)) = (got.first(), want) {
+                proptest::prop_assert!((g.objective_s - w).abs() < 1e-9 * w, "{} vs {w}", g.objective_s);
+            }
+        }
+    }
+
+    /// Lynx's heuristic (one policy per class of identical stages) is never better than its
+    /// optimal policy on any stage, is the same where a class has one member, and hides
+    /// recomputation in the windows.
+    #[test]
+    fn the_heuristic_never_beats_the_optimal_policy() {
+        let x = 1u64 << 20;
+        let a = testkit::gpt_like(8, x, 4 * x);
+        let (p, m) = (4usize, 8u32);
+        let even = crate::plan::layout::even_partition(8, p).unwrap();
+        let mut hidden = 0.0;
+        for budget in [150u64, 200, 250, 300] {
+            for wait in [0.0, 0.5, 2.0] {
+                let mut opt = request(&a, p, m, budget * x, Strategy::Lynx);
+                opt.lynx.waits_s = (0..p)
+                    .map(|s| {
+                        (0..m)
+                            .map(|j| wait * f64::from((j + s as u32) % 4))
+                            .collect()
+                    })
+                    .collect();
+                let mut heu = opt.clone();
+                heu.strategy = Strategy::LynxHeuristic;
+                let (o, h) = (plan_ranges(&opt, &even), plan_ranges(&heu, &even));
+                for (od, hd) in o.devices.iter().zip(&h.devices) {
+                    if !hd.fits {
+                        continue;
+                    }
+                    assert!(od.fits);
+                    let (ot, ht) = (od.costs.compute_s(), hd.costs.compute_s());
+                    assert!(ot <= ht + 1e-12, "budget {budget} wait {wait}: {ot} > {ht}");
+                    hidden += od.costs.hidden_s;
+                }
+                // Stage 0 holds the embedding, stage 3 the head: classes of one.
+                for d in [0, 3] {
+                    assert_eq!(o.devices[d].decisions, h.devices[d].decisions);
+                }
+            }
+        }
+        assert!(hidden > 0.0);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The partition search's stage-time oracle: the time of a stage holding a block range,
+//! The partition search's stage-time oracle: the time of a stage holding a block range
+//! (its exposed recomputation only, for `lynx`: a recomputation-aware partition),
 //! memoised by (stage, block counts), with the knapsack's cheap bounds (memoised too) so that
 //! the search asks for few exact knapsack solves; and the search itself.
 
@@ -7,7 +8,8 @@ use crate::plan::partition::{self, RangeTime};
 use crate::plan::stage::{self, BlockCounts, KnapsackMode, StageEnv};
 use crate::scenario::Objective;
 
-use super::{PlanRequest, comm_in_out, mode_for};
+use super::{PlanRequest, comm_in_out, mode_for, windows_for};
+use crate::plan::Strategy;
 
 /// The memoised oracle: stage time for a range, keyed by (stage, block counts), with the
 /// knapsack's cheap bounds (memoised too) so that the search asks for few exact solves.
@@ -72,7 +74,12 @@ impl Oracle<'_, '_> {
 
     fn compute(&self, s: usize, c: BlockCounts) -> Option<RangeTime> {
         let (env, mode) = self.env(s, c);
-        let added = stage::knapsack_added_in(&self.req.cache, self.req.anatomy, c, &env, mode)?;
+        let added = if self.req.strategy == Strategy::Lynx {
+            let windows = windows_for(self.req, s, c);
+            stage::lynx_knapsack(self.req.anatomy, c, &env, &windows)?.added_s
+        } else {
+            stage::knapsack_added_in(&self.req.cache, self.req.anatomy, c, &env, mode)?
+        };
         Some(self.with_added(s, c, added))
     }
 
@@ -80,7 +87,12 @@ impl Oracle<'_, '_> {
     /// fit" / "no information"), widened by [`BOUND_SLACK`].
     fn compute_bounds(&self, s: usize, c: BlockCounts) -> (f64, f64) {
         let (env, mode) = self.env(s, c);
-        let b = stage::knapsack_added_bounds(self.req.anatomy, c, &env, mode);
+        let b = if self.req.strategy == Strategy::Lynx {
+            let windows = windows_for(self.req, s, c);
+            stage::lynx_bounds(self.req.anatomy, c, &env, &windows)
+        } else {
+            stage::knapsack_added_bounds(self.req.anatomy, c, &env, mode)
+        };
         let total = |added: f64| {
             if added.is_finite() {
                 self.with_added(s, c, added).total()

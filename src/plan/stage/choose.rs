@@ -174,10 +174,11 @@ fn solve_uncached(
         d.keep = d.count;
     }
     for (g, &k) in owners.iter().enumerate() {
-        let [keep, comp, off] = groups[g].choices[sel.picks[g]].tag;
+        let [keep, comp, off, codec] = groups[g].choices[sel.picks[g]].tag;
         let d = &mut decisions[k];
         d.keep = keep;
         d.compress = comp;
+        d.codec = if comp > 0 { codec } else { 0 };
         d.offload = off;
         d.recompute = d.count - keep - comp - off;
     }

@@ -117,31 +117,36 @@ pub(super) fn formulate(
                     charge: u.size_bytes,
                     unit_cost: u.forward_s,
                 },
-                |k| [k, 0, off],
+                |k| [k, 0, off, 0],
             ));
             owners.push(k);
             continue;
         }
-        // A unit the codec does not shrink (a dropout mask) is never offered compression.
-        let shrinks = u.compressed_bytes < u.size_bytes;
+        // Keep, recompute, or compress with any one codec that may hold the unit (none may
+        // hold a dropout mask; only outlier-keeping codecs an outlier-sensitive unit).
         let mut choices = Vec::new();
         for keep in 0..=n {
-            let max_comp = if mode.compress && shrinks {
-                n - keep
-            } else {
-                0
-            };
-            for comp in 0..=max_comp {
-                let rec = n - keep - comp;
-                let bytes = i
-                    * (u64::from(keep) * u.size_bytes + u64::from(comp) * u.compressed_bytes)
-                    + if rec > 0 { u.size_bytes } else { 0 };
-                let cost_s = f64::from(rec) * u.forward_s + f64::from(comp) * u.codec_s;
-                choices.push(Choice {
-                    bytes,
-                    cost_s,
-                    tag: [keep, comp, off],
-                });
+            let rec = n - keep;
+            choices.push(Choice {
+                bytes: i * u64::from(keep) * u.size_bytes + if rec > 0 { u.size_bytes } else { 0 },
+                cost_s: f64::from(rec) * u.forward_s,
+                tag: [keep, 0, off, 0],
+            });
+            for (c, codec) in u.codecs.iter().enumerate() {
+                let Some(codec) = codec else { continue };
+                for comp in 1..=(n - keep) {
+                    let rec = n - keep - comp;
+                    let bytes = i
+                        * (u64::from(keep) * u.size_bytes
+                            + u64::from(comp) * codec.compressed_bytes)
+                        + if rec > 0 { u.size_bytes } else { 0 };
+                    let cost_s = f64::from(rec) * u.forward_s + f64::from(comp) * codec.codec_s;
+                    choices.push(Choice {
+                        bytes,
+                        cost_s,
+                        tag: [keep, comp, off, c as u32],
+                    });
+                }
             }
         }
         groups.push(Group {

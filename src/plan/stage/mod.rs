@@ -5,18 +5,22 @@
 //!
 //! Files: this one holds the stage's vocabulary and its cost model ([`costs`]); `choose`
 //! asks the knapsack for a stage's decisions; `offload_search` tries host-offload
-//! assignments around it; `formulate` turns a stage into the knapsack's groups and bounds.
+//! assignments around it; `formulate` turns a stage into the knapsack's groups and bounds;
+//! `lynx` is Lynx's policy (recomputation placed in the communication windows).
 
 use crate::anatomy::{Anatomy, BlockKind};
 
 mod choose;
 mod formulate;
+mod lynx;
+mod lynx_search;
 mod offload_search;
 
 pub use choose::{KnapsackMode, KnapsackPlan, knapsack_added_in, knapsack_in};
 #[cfg(test)]
 use formulate::formulate;
 pub use formulate::knapsack_added_bounds;
+pub use lynx::{Windows, collectives_s, exposed_s, lynx_bounds, lynx_knapsack};
 
 /// How many blocks of each kind a stage holds: the stage's isomorphism class (two ranges with
 /// equal counts have the same knapsack).
@@ -100,8 +104,14 @@ pub struct KindDecision {
     pub keep: u32,
     /// Copies recomputed.
     pub recompute: u32,
+    /// Of the recomputed copies, those recomputed early in the device's communication
+    /// windows (Lynx); the rest are recomputed on demand, right before their backward.
+    pub overlap: u32,
     /// Copies kept compressed.
     pub compress: u32,
+    /// The codec of the compressed copies: an index into the GPU's codecs
+    /// ([`Anatomy::codec_names`](crate::anatomy::Anatomy::codec_names)).
+    pub codec: u32,
     /// Copies offloaded to host.
     pub offload: u32,
 }
@@ -129,12 +139,15 @@ pub struct StageCosts {
     pub backward_w_s: f64,
     /// Recomputation time.
     pub recompute_s: f64,
+    /// Of `recompute_s`, what the communication windows hide (Lynx): the mean over the
+    /// device's backwards of the overlapped recomputation that fits its window.
+    pub hidden_s: f64,
 }
 
 impl StageCosts {
-    /// Forward + backward + recomputation per micro-batch.
+    /// Forward + backward + the exposed recomputation per micro-batch.
     pub fn compute_s(&self) -> f64 {
-        self.forward_s + self.backward_b_s + self.backward_w_s + self.recompute_s
+        self.forward_s + self.backward_b_s + self.backward_w_s + self.recompute_s - self.hidden_s
     }
 }
 
@@ -170,15 +183,40 @@ pub fn keep_all(anatomy: &Anatomy, counts: BlockCounts) -> Vec<KindDecision> {
     out
 }
 
-/// Memory and time of a stage under `decisions`. `whole_layer_recompute` is the `full`
-/// strategy's accounting: recomputation costs the forward of every attention and MLP block.
+/// A unit's compressed size and codec time under codec `codec` (the unit's size and no time
+/// when that codec may not hold it).
+pub fn codec_of(u: &crate::anatomy::Unit, codec: u32) -> (u64, f64) {
+    u.codecs
+        .get(codec as usize)
+        .copied()
+        .flatten()
+        .map_or((u.size_bytes, 0.0), |c| (c.compressed_bytes, c.codec_s))
+}
+
+/// How a stage's recomputation time is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RecomputeRule {
+    /// Each recomputed copy costs its unit's forward (the knapsack strategies).
+    #[default]
+    Units,
+    /// `full`: the forward of every attention and MLP block (Megatron re-runs the whole
+    /// layer, its tensor-parallel collectives included).
+    WholeLayer,
+    /// `selective`: Megatron's checkpoint of core attention re-runs the dropped units and,
+    /// once per attention block, the kept units it ends with (`Unit::selective_rerun`:
+    /// attention x V and the context's permute).
+    CoreAttention,
+}
+
+/// Memory and time of a stage under `decisions`, its recomputation counted by `rule`.
 pub fn costs(
     anatomy: &Anatomy,
     counts: BlockCounts,
     env: &StageEnv,
     decisions: &[KindDecision],
-    whole_layer_recompute: bool,
+    rule: RecomputeRule,
 ) -> StageCosts {
+    let whole_layer_recompute = rule == RecomputeRule::WholeLayer;
     let mut c = StageCosts::default();
     for kind in KINDS {
         let n = f64::from(counts.of(kind));
@@ -192,19 +230,26 @@ pub fn costs(
     for d in decisions {
         let Some(kind) = d.block else { continue };
         let u = &anatomy.block_of(kind).units[d.unit];
-        let kept = u64::from(d.keep) * u.size_bytes + u64::from(d.compress) * u.compressed_bytes;
+        let (compressed_bytes, codec_s) = codec_of(u, d.codec);
+        let kept = u64::from(d.keep) * u.size_bytes + u64::from(d.compress) * compressed_bytes;
         c.act_bytes += kept;
         if u.needed_by_w {
             c.w_bytes += kept;
         }
         c.offload_bytes += u64::from(d.offload) * u.size_bytes;
-        if d.recompute > 0 {
+        // On-demand copies are recomputed one block at a time; overlapped ones are all
+        // recomputed before the backward that reads them, so they are alive together.
+        if d.recompute > d.overlap {
             recompute_transient += u.size_bytes;
         }
+        recompute_transient += u64::from(d.overlap) * u.size_bytes;
         if !whole_layer_recompute {
             c.recompute_s += f64::from(d.recompute) * u.forward_s;
         }
-        let codec = f64::from(d.compress) * u.codec_s / 2.0;
+        if rule == RecomputeRule::CoreAttention && u.selective_rerun {
+            c.recompute_s += f64::from(d.count) * u.forward_s;
+        }
+        let codec = f64::from(d.compress) * codec_s / 2.0;
         c.forward_s += codec;
         c.backward_b_s += codec;
     }
@@ -224,23 +269,42 @@ pub fn costs(
 }
 
 #[cfg(test)]
+mod codec_tests;
+
+/// Steps the brute-force tests' odometer `idx` (one position per unit kind, counting up to
+/// `opts[k].len()`) to the next combination; `false` once every combination was visited.
+#[cfg(test)]
+pub(crate) fn next_choice<T>(idx: &mut [usize], opts: &[Vec<T>]) -> bool {
+    for (i, options) in idx.iter_mut().zip(opts) {
+        *i += 1;
+        if *i < options.len() {
+            return true;
+        }
+        *i = 0;
+    }
+    false
+}
+
+/// [`knapsack_in`] with a cache of its own (tests ask one question at a time).
+#[cfg(test)]
+pub(crate) fn knapsack(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+) -> Option<KnapsackPlan> {
+    knapsack_in(
+        &crate::plan::memo::KnapsackCache::default(),
+        anatomy,
+        counts,
+        env,
+        mode,
+    )
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
-
-    fn knapsack(
-        anatomy: &Anatomy,
-        counts: BlockCounts,
-        env: &StageEnv,
-        mode: KnapsackMode,
-    ) -> Option<KnapsackPlan> {
-        knapsack_in(
-            &crate::plan::memo::KnapsackCache::default(),
-            anatomy,
-            counts,
-            env,
-            mode,
-        )
-    }
     use crate::plan::knapsack;
     use crate::plan::testkit;
     use proptest::prelude::*;
@@ -284,7 +348,7 @@ mod tests {
                 dd.recompute = dd.count - keep - comp - off;
                 host += u64::from(off) * a.block_of(dd.block.unwrap()).units[dd.unit].size_bytes;
             }
-            let c = costs(a, counts, env, &d, false);
+            let c = costs(a, counts, env, &d, RecomputeRule::Units);
             let codec: f64 = d
                 .iter()
                 .map(|dd| {
@@ -297,17 +361,8 @@ mod tests {
                     best = Some(t);
                 }
             }
-            let mut k = 0;
-            loop {
-                if k == idx.len() {
-                    return best;
-                }
-                idx[k] += 1;
-                if idx[k] < opts[k].len() {
-                    break;
-                }
-                idx[k] = 0;
-                k += 1;
+            if !crate::plan::stage::next_choice(&mut idx, &opts) {
+                return best;
             }
         }
     }
@@ -352,7 +407,7 @@ mod tests {
             }
             if let (Some(g), Some(w)) = (got, want) {
                 prop_assert!((g.added_s - w).abs() < 1e-9, "{} vs {}", g.added_s, w);
-                let c = costs(&a, counts, &env, &g.decisions, false);
+                let c = costs(&a, counts, &env, &g.decisions, RecomputeRule::Units);
                 prop_assert!(c.peak_bytes <= budget);
                 prop_assert!((c.recompute_s - g.added_s).abs() < 1e-9);
             }
@@ -373,7 +428,7 @@ mod tests {
             }
             if let (Some(g), Some(w)) = (got, want) {
                 prop_assert!((g.added_s - w).abs() < 1e-9, "{} vs {}", g.added_s, w);
-                prop_assert!(costs(&a, counts, &env, &g.decisions, false).peak_bytes <= budget);
+                prop_assert!(costs(&a, counts, &env, &g.decisions, RecomputeRule::Units).peak_bytes <= budget);
             }
         }
     }
@@ -476,7 +531,8 @@ mod tests {
                                 }
                                 if let (Some(g), Some(w)) = (got, want) {
                                     assert!(g.added_s + 1e-9 >= w);
-                                    let c = costs(&a, counts, &env, &g.decisions, false);
+                                    let c =
+                                        costs(&a, counts, &env, &g.decisions, RecomputeRule::Units);
                                     assert!(c.peak_bytes <= env.budget_bytes);
                                     let base = c.forward_s + c.backward_b_s + c.backward_w_s
                                         - (g.added_s - c.recompute_s);

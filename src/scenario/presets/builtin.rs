@@ -1,5 +1,8 @@
 //! The embedded preset files, as `(path, text)` pairs.
 
+/// How the source of a built-in preset begins (`builtin:presets/...`).
+pub const PREFIX: &str = "builtin:";
+
 /// Every built-in preset file.
 pub const FILES: &[(&str, &str)] = &[
     (

@@ -68,7 +68,8 @@ impl PresetError {
             .message
             .strip_prefix("invalid ")
             .and_then(|r| r.split(" = ").next())
-            .map(str::to_string);
+            // An entry of an array (`matrix[1]`) is found at its key.
+            .map(|f| f.split('[').next().unwrap_or(f).to_string());
         if let Some(offset) = field.and_then(|f| find_key(text, &f)) {
             let (line, column) = line_column(text, offset);
             self.line = Some(line);
@@ -82,6 +83,12 @@ impl PresetError {
         let mut message = e.message().trim().to_string();
         if let Some(hint) = unknown_field_hint(&message) {
             message.push_str(&hint);
+        }
+        if let Some(explained) = e
+            .span()
+            .and_then(|span| super::toml_error::explain(text, span, &message))
+        {
+            message = explained;
         }
         match e.span() {
             Some(span) => Self::at(file, text, span.start, message),
@@ -108,8 +115,14 @@ fn unknown_field_hint(message: &str) -> Option<String> {
     nearest(field, &known).map(|k| format!("; did you mean `{k}`?"))
 }
 
-/// The known word closest to `word` by edit distance, if it is reasonably close.
+/// The known word closest to `word`: the first that starts with it (`h100` for
+/// `h100-80gb`), else the nearest by edit distance, if it is reasonably close.
 pub fn nearest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    if word.chars().count() >= 2
+        && let Some(k) = known.iter().find(|k| k.starts_with(word))
+    {
+        return Some(k);
+    }
     known
         .iter()
         .map(|k| (edit_distance(word, k), *k))

@@ -17,6 +17,9 @@ use crate::scenario::Scenario;
 /// The largest preset, theme or profile file read: 1 MiB.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
+/// The settings file at the top of the config folder (the UI's `export_dir`): not a preset.
+pub const SETTINGS_FILE: &str = "config.toml";
+
 /// How many folders deep a config folder is searched for presets.
 pub const MAX_DEPTH: usize = 16;
 
@@ -91,7 +94,8 @@ impl Walk {
     }
 
     /// Every `*.toml` file under `dir` (sorted so loading is deterministic), except those in
-    /// a `themes` folder: the user's config dir keeps themes beside the presets.
+    /// a `themes` folder (the user's config dir keeps themes beside the presets) and the
+    /// settings file [`SETTINGS_FILE`] at the top.
     fn dir(&mut self, dir: &Path, depth: usize) {
         if depth > MAX_DEPTH {
             self.error(
@@ -145,6 +149,10 @@ impl Walk {
             }
             self.dir(path, depth + 1);
         } else if is_toml {
+            if depth == 0 && path.file_name().is_some_and(|n| n == SETTINGS_FILE) {
+                // The UI's settings, not a preset.
+                return;
+            }
             if !meta.is_file() {
                 return self.error(path, "not a regular file: not read".into());
             }
@@ -199,38 +207,47 @@ impl Catalog {
                 Err(e) => errors.push(PresetError::new(&name, format!("cannot read: {e}"))),
             }
         }
-        errors.extend(self.add_texts(&texts));
+        errors.extend(self.add_user_texts(&texts));
         errors
     }
 
     /// Adds several `(path, text)` files: models and GPUs first, then scenarios (so that
     /// order within a directory does not matter). Returns the errors.
     pub fn add_texts(&mut self, files: &[(String, String)]) -> Vec<PresetError> {
-        let mut errors = Vec::new();
-        let mut later = Vec::new();
-        for (path, text) in files {
-            let is_scenario = toml::from_str::<toml::Table>(text)
+        self.add_in_order(files)
+            .into_iter()
+            .filter_map(|(_, _, result)| result.err())
+            .collect()
+    }
+
+    /// Adds `files`, models and GPUs first, then scenarios; each file with what became of it.
+    pub(super) fn add_in_order<'a>(
+        &mut self,
+        files: &'a [(String, String)],
+    ) -> Vec<(&'a str, &'a str, Result<PresetInfo, PresetError>)> {
+        let is_scenario = |text: &str| {
+            toml::from_str::<toml::Table>(text)
                 .map(|t| t.contains_key("name"))
-                .unwrap_or(false);
-            if is_scenario {
-                later.push((path, text));
-            } else if let Err(e) = self.add_text(path, text) {
-                errors.push(e);
-            }
-        }
-        for (path, text) in later {
-            if let Err(e) = self.add_text(path, text) {
-                errors.push(e);
-            }
-        }
-        errors
+                .unwrap_or(false)
+        };
+        let (scenarios, others): (Vec<_>, Vec<_>) =
+            files.iter().partition(|(_, text)| is_scenario(text));
+        others
+            .into_iter()
+            .chain(scenarios)
+            .map(|(path, text)| (path.as_str(), text.as_str(), self.add_text(path, text)))
+            .collect()
     }
 
     /// Reads one preset file and adds it (`--preset FILE`, or a watcher's changed file).
+    /// A file named on the command line is used even when a user file claims its name
+    /// (`claims.rs`): it was asked for by its path.
     pub fn add_file(&mut self, path: &Path) -> Result<PresetInfo, PresetError> {
         let name = path.display().to_string();
         let text = read_text_file(path)
             .map_err(|e| PresetError::new(&name, format!("cannot read the preset file: {e}")))?;
-        self.add_text(&name, &text)
+        let info = self.add_text(&name, &text)?;
+        self.unusable.remove(&(info.kind, info.name.clone()));
+        Ok(info)
     }
 }

@@ -4,10 +4,12 @@
 //! testable and usable from a watcher thread; only `files.rs` touches the file system.
 
 mod builtin;
+mod claims;
 mod error;
 mod files;
 mod resolve;
 mod schema;
+mod toml_error;
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -19,13 +21,12 @@ use serde::Serialize;
 pub(crate) use error::line_column;
 pub use error::{PresetError, nearest};
 pub use files::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
-pub use resolve::{budget_bytes, reserve_bytes};
 
 use super::{GpuSpec, ModelSpec, Scenario};
 use schema::{GpuFile, ModelFile, ScenarioToml};
 
 /// What a preset file describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PresetKind {
     /// A `[model]` table.
@@ -63,6 +64,8 @@ pub struct Catalog {
     gpus: BTreeMap<String, Entry<GpuSpec>>,
     scenarios: BTreeMap<String, Entry<ScenarioToml>>,
     errors: Vec<PresetError>,
+    /// Names user files claim but cannot give (`claims.rs`), with the reason.
+    unusable: BTreeMap<(PresetKind, String), PresetError>,
 }
 
 static BUILTIN: OnceLock<Catalog> = OnceLock::new();
@@ -75,17 +78,7 @@ impl Catalog {
 
     /// The embedded presets (parsed once per process, then cloned).
     pub fn builtin() -> Self {
-        BUILTIN
-            .get_or_init(|| {
-                let mut c = Catalog::empty();
-                for (path, text) in builtin::FILES {
-                    if let Err(e) = c.add_text(path, text) {
-                        c.errors.push(e);
-                    }
-                }
-                c
-            })
-            .clone()
+        builtin_catalog().clone()
     }
 
     /// Errors met while loading files into this catalog (built-in files: none, by test).
@@ -172,8 +165,17 @@ impl Catalog {
 
     /// The scenario preset called `name_or_path`, or, when no preset has that name and it
     /// looks like a path (contains `/` or ends in `.toml`), the scenario in that file.
+    /// A user file that claims the name and cannot give it makes the name unusable
+    /// (`claims.rs`); a built-in scenario names built-in models and GPUs (a user preset of the
+    /// same name is used where it is named, not inside the built-in scenarios).
     pub fn scenario(&self, name_or_path: &str) -> Result<Scenario, PresetError> {
+        if let Some(e) = self.unusable(PresetKind::Scenario, name_or_path) {
+            return Err(e);
+        }
         if let Some(e) = self.scenarios.get(name_or_path) {
+            if e.info.source.starts_with(builtin::PREFIX) {
+                return builtin_catalog().resolve(&e.info.source, &e.value);
+            }
             return self.resolve(&e.info.source, &e.value);
         }
         if files::looks_like_path(name_or_path) {
@@ -227,6 +229,19 @@ impl Catalog {
     pub fn scenarios(&self) -> Vec<PresetInfo> {
         self.scenarios.values().map(|e| e.info.clone()).collect()
     }
+}
+
+/// The embedded presets, parsed once per process.
+fn builtin_catalog() -> &'static Catalog {
+    BUILTIN.get_or_init(|| {
+        let mut c = Catalog::empty();
+        for (path, text) in builtin::FILES {
+            if let Err(e) = c.add_text(path, text) {
+                c.errors.push(e);
+            }
+        }
+        c
+    })
 }
 
 /// Whether a preset text is a model file, a GPU file or a scenario.

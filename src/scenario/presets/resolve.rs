@@ -5,6 +5,7 @@ use super::schema::{GpuRef, GpuToml, ModelRef, ModelToml, ScenarioToml};
 use super::{Catalog, PresetError};
 use crate::scenario::MeasuredProfile;
 use crate::scenario::ScheduleKind;
+use crate::scenario::budget::budget_of;
 use crate::scenario::gpu::a100_links;
 use crate::scenario::validate::{validate_gpu, validate_model};
 use crate::scenario::{
@@ -19,10 +20,13 @@ pub fn model_spec(t: &ModelToml) -> Result<ModelSpec, InvalidField> {
         None | Some("gpt") => ModelStyle::Gpt,
         Some("llama") => ModelStyle::Llama,
         Some(other) => {
+            let hint = super::nearest(other, &["gpt", "llama"])
+                .map(|n| format!(" (did you mean \"{n}\"?)"))
+                .unwrap_or_default();
             return Err(InvalidField::new(
                 "model.style",
                 other,
-                "\"gpt\" or \"llama\"",
+                format!("\"gpt\" or \"llama\"{hint}"),
             ));
         }
     };
@@ -86,6 +90,17 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
             None => CodecSpec::default(),
             Some(c) => CodecSpec::from_table("gpu.codec", c)?,
         },
+        codecs: match &t.codecs {
+            None => Vec::new(),
+            Some(_) if t.codec.is_some() => {
+                return Err(InvalidField::new(
+                    "gpu.codecs",
+                    "[[gpu.codecs]] with [gpu.codec]",
+                    "one of them: a [gpu.codec] table (one codec) or [[gpu.codecs]] tables",
+                ));
+            }
+            Some(list) => crate::scenario::codecs_from_tables(list)?,
+        },
     };
     validate_gpu(&spec)?;
     Ok(spec)
@@ -96,40 +111,19 @@ fn parse_name<T: std::str::FromStr<Err = String>>(
     value: &str,
 ) -> Result<T, InvalidField> {
     value.parse::<T>().map_err(|e| {
-        let allowed = e
-            .split_once(": ")
-            .map_or(e.as_str(), |(_, a)| a)
-            .to_string();
+        // "unknown strategy 'x' (did you mean 'y'?): expected one of ...": the field is
+        // named by the error already; the hint and the list are what is allowed.
+        let (head, list) = e.split_once(": ").unwrap_or(("", e.as_str()));
+        let hint = head
+            .find(" (did you mean")
+            .map_or("", |i| head[i..].trim_start());
+        let allowed = if hint.is_empty() {
+            list.to_string()
+        } else {
+            format!("{list} {hint}")
+        };
         InvalidField::new(field, value, allowed)
     })
-}
-
-/// Converts a budget in GiB to bytes, refusing zero, negative and non-finite values.
-pub fn budget_bytes(field: &str, gib: f64) -> Result<u64, InvalidField> {
-    if !(gib.is_finite() && gib > 0.0 && gib <= 1.0e9) {
-        return Err(InvalidField::new(
-            field,
-            gib,
-            "a budget in GiB greater than 0 (and at most 1e9)",
-        ));
-    }
-    Ok(((gib * crate::scenario::GIB).round() as u64).max(1))
-}
-
-/// Converts a reserve in GiB to bytes: at least 0 and less than `gpu`'s memory.
-pub fn reserve_bytes(field: &str, gib: f64, gpu: &GpuSpec) -> Result<u64, InvalidField> {
-    let bytes = gib * crate::scenario::GIB;
-    if !(gib.is_finite() && gib >= 0.0 && (bytes.round() as u64) < gpu.memory_bytes()) {
-        return Err(InvalidField::new(
-            field,
-            gib,
-            format!(
-                "memory kept free in GiB, at least 0 and less than the GPU's memory ({}: {} GiB)",
-                gpu.name, gpu.memory_gib
-            ),
-        ));
-    }
-    Ok(bytes.round() as u64)
 }
 
 impl Catalog {
@@ -185,24 +179,13 @@ impl Catalog {
             Some(s) => parse_name::<Partition>("plan.partition", s).map_err(inv)?,
             None => Partition::Even,
         };
-        let (memory_budget_bytes, reserve_bytes) = match (pl.memory_budget_gib, pl.reserve_gib) {
-            (Some(_), Some(_)) => {
-                return Err(inv(InvalidField::new(
-                    "plan.reserve_gib",
-                    "given with plan.memory_budget_gib",
-                    "one of reserve_gib (memory kept free) or memory_budget_gib (absolute)",
-                )));
-            }
-            (Some(gib), None) => (
-                budget_bytes("plan.memory_budget_gib", gib).map_err(inv)?,
-                None,
-            ),
-            (None, reserve) => {
-                let r =
-                    reserve_bytes("plan.reserve_gib", reserve.unwrap_or(0.0), &gpu).map_err(inv)?;
-                (gpu.memory_bytes() - r, Some(r))
-            }
-        };
+        let (memory_budget_bytes, reserve_bytes) = budget_of(
+            pl.memory_budget_gib,
+            pl.reserve_gib,
+            &gpu,
+            ("plan.memory_budget_gib", "plan.reserve_gib"),
+        )
+        .map_err(inv)?;
         let plan = PlanSettings {
             schedule,
             strategy,
@@ -237,12 +220,18 @@ impl Catalog {
     }
 
     fn model_or_err(&self, file: &str, name: &str) -> Result<ModelSpec, PresetError> {
+        if let Some(e) = self.unusable(super::PresetKind::Model, name) {
+            return Err(e);
+        }
         self.model(name)
             .cloned()
             .ok_or_else(|| PresetError::new(file, unknown_name("model", name, &self.model_names())))
     }
 
     fn gpu_or_err(&self, file: &str, name: &str) -> Result<GpuSpec, PresetError> {
+        if let Some(e) = self.unusable(super::PresetKind::Gpu, name) {
+            return Err(e);
+        }
         self.gpu(name)
             .cloned()
             .ok_or_else(|| PresetError::new(file, unknown_name("gpu", name, &self.gpu_names())))

@@ -56,6 +56,8 @@ pub struct GpuToml {
     pub efficiency: Option<EfficiencyToml>,
     /// `[gpu.codec]`: read by `CodecSpec::from_table`, which names bad keys.
     pub codec: Option<toml::Table>,
+    /// `[[gpu.codecs]]`: read by `codecs_from_tables`, which names bad keys.
+    pub codecs: Option<Vec<toml::Table>>,
 }
 
 /// A `[parallel]` table.

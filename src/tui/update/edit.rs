@@ -2,6 +2,7 @@
 //! numbers.
 
 use super::resolve;
+use crate::Strategy;
 use crate::tui::action::{Action, Effect};
 use crate::tui::app::{App, Mode};
 use crate::tui::fields::{self, Field};
@@ -59,7 +60,10 @@ fn move_field(app: &mut App, delta: i32) -> Vec<Effect> {
 
 fn type_char(app: &mut App, c: char) {
     if !app.field.numeric() {
-        app.note = Some(format!("{} takes no number: use ← →", app.field.label()));
+        app.note = Some(format!(
+            "{} takes no number: ← → (or +/-) step through its choices",
+            app.field.label()
+        ));
     } else if app.typing.as_ref().is_some_and(|t| t.len() >= MAX_TYPED) {
         app.note = Some("number too long".into());
     } else {
@@ -77,7 +81,10 @@ fn commit(app: &mut App) -> Vec<Effect> {
     match app.typing.take() {
         Some(text) if !text.is_empty() => {
             match fields::set_number(&mut app.scenario, app.field, &text) {
-                Ok(()) => resolve(app),
+                Ok(()) => {
+                    app.note = fields::unused_note(&app.scenario, app.field);
+                    resolve(app)
+                }
                 Err(e) => {
                     app.error = Some(e);
                     Vec::new()
@@ -146,27 +153,67 @@ fn cycle_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {
 fn step_field(app: &mut App, field: Field, delta: i32) -> Vec<Effect> {
     app.field = field;
     app.typing = None;
-    // Cycling the GPU keeps the user's headroom below the GPU's memory.
-    let headroom = app
-        .scenario
-        .gpu
-        .memory_bytes()
-        .saturating_sub(app.scenario.plan.memory_budget_bytes);
-    let gpu = app.scenario.gpu.name.clone();
     app.note = fields::step(&mut app.scenario, field, delta, &app.choices);
-    if field == Field::Gpu && gpu != app.scenario.gpu.name && headroom > 0 {
-        let memory = app.scenario.gpu.memory_bytes();
-        if headroom < memory {
-            app.scenario.plan.memory_budget_bytes = memory - headroom;
-            app.note = Some(format!(
-                "budget {:.1} GiB: the GPU's memory less the same {:.1} GiB headroom",
-                app.scenario.plan.memory_budget_bytes as f64 / GIB,
-                headroom as f64 / GIB
-            ));
-        }
+    if field == Field::Strategy && app.scenario.plan.strategy == Strategy::Named {
+        let units = &app.scenario.plan.recompute_units;
+        app.note = Some(if units.is_empty() {
+            "named recomputes the units picked with u (none yet: it keeps every unit)".into()
+        } else {
+            format!("named recomputes {} (u picks others)", units.join(", "))
+        });
     }
     resolve(app)
 }
 
-/// Bytes in a GiB.
-use crate::scenario::GIB;
+/// `u` and the picker's keys: open or close it, move its cursor, toggle a unit (which
+/// makes the strategy `named` when it is not, and says so).
+pub(super) fn picker(app: &mut App, action: Action) -> Vec<Effect> {
+    let entries = app
+        .solved
+        .as_ref()
+        .map(crate::tui::picker::entries)
+        .unwrap_or_default();
+    match action {
+        Action::TogglePicker => {
+            app.picker = match (app.picker, entries.is_empty()) {
+                (Some(_), _) => None,
+                (None, true) => {
+                    app.note = Some("the units are known once the scenario is solved".into());
+                    None
+                }
+                (None, false) => Some(0),
+            };
+            Vec::new()
+        }
+        Action::PickerMove(delta) => {
+            if let Some(i) = app.picker {
+                let n = entries.len().max(1) as i64;
+                app.picker = Some((i as i64 + i64::from(delta)).rem_euclid(n) as usize);
+            }
+            Vec::new()
+        }
+        Action::PickerToggle => {
+            let Some(i) = app.picker else {
+                return Vec::new();
+            };
+            let Some(entry) = entries.get(i) else {
+                return Vec::new();
+            };
+            let on = crate::tui::picker::toggle(&mut app.scenario, &entries, i);
+            let what = format!(
+                "{} {}",
+                entry.qualified(),
+                if on { "recomputed" } else { "kept" }
+            );
+            let was = app.scenario.plan.strategy;
+            app.note = Some(if was == Strategy::Named {
+                what
+            } else {
+                app.scenario.plan.strategy = Strategy::Named;
+                format!("{what}; strategy {was} → named (it recomputes the units picked)")
+            });
+            resolve(app)
+        }
+        _ => Vec::new(),
+    }
+}

@@ -40,6 +40,10 @@ fn close(app: &mut App) -> Vec<Effect> {
         app.help = false;
         app.help_query.clear();
         app.help_typing = false;
+    } else if app.messages {
+        app.messages = false;
+    } else if app.picker.is_some() {
+        app.picker = None;
     } else if app.typing.is_some() {
         app.typing = None;
     } else if app.sweep.open {
@@ -77,8 +81,8 @@ pub(super) fn help_filter_key(app: &mut App, code: KeyCode) -> Vec<Effect> {
     Vec::new()
 }
 
-/// `c` and `b`. Entering compare pins the scenario as side A and gives side B (the one
-/// edited from then on) another strategy; leaving keeps B.
+/// `c` and `b`. Entering compare pins the scenario as side A; side B (the one edited from
+/// then on) starts equal to it. Leaving keeps B.
 pub(super) fn compare(app: &mut App, action: Action) -> Vec<Effect> {
     match (action, app.mode) {
         (Action::ToggleCompare, Mode::Compare) => {
@@ -88,12 +92,11 @@ pub(super) fn compare(app: &mut App, action: Action) -> Vec<Effect> {
             resolve(app)
         }
         (Action::ToggleCompare, _) => {
-            let a = app.scenario.plan.strategy;
+            // B starts as A and changes only when the user changes it.
             app.pinned = Some(app.scenario.clone());
-            app.scenario.plan.strategy = default_other(a);
             app.mode = Mode::Compare;
             app.compare = None;
-            app.note = Some("A pinned: edit B freely (b cycles B's strategy)".into());
+            app.note = Some("A pinned; B starts equal to A: edit B (b cycles B's strategy)".into());
             resolve(app)
         }
         (Action::CycleCompare, Mode::Compare) => {
@@ -122,15 +125,6 @@ fn toggle_story_from_lesson(app: &mut App) -> Vec<Effect> {
     resolve(app)
 }
 
-/// The strategy side B starts with.
-fn default_other(current: Strategy) -> Strategy {
-    if current == Strategy::Full {
-        Strategy::AdaPipe
-    } else {
-        Strategy::Full
-    }
-}
-
 /// `i`: into the lesson (from any mode) or out of it.
 pub(super) fn toggle_lesson(app: &mut App) -> Vec<Effect> {
     app.mode = match app.mode {
@@ -140,6 +134,7 @@ pub(super) fn toggle_lesson(app: &mut App) -> Vec<Effect> {
     app.pinned = None;
     app.compare = None;
     app.details = None;
+    app.lesson_scroll = 0;
     refresh_lesson(app);
     resolve(app)
 }
@@ -169,6 +164,7 @@ pub(super) fn story(app: &mut App, action: Action) -> Vec<Effect> {
             _ => return toggle_story_from_lesson(app),
         };
         app.mode = Mode::Lesson { step };
+        app.lesson_scroll = 0;
         refresh_lesson(app);
         return Vec::new();
     }

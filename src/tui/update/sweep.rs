@@ -12,7 +12,7 @@ pub(super) fn sweep(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
         Action::OpenSweep => toggle(app),
         Action::SweepSelect(delta) => {
-            let n = app.sweep.answer().map_or(0, |r| r.ranked.len());
+            let n = app.sweep.lines().len();
             let i = i64::try_from(app.sweep.selected).unwrap_or(0) + i64::from(delta);
             app.sweep.selected =
                 usize::try_from(i.clamp(0, n.saturating_sub(1) as i64)).unwrap_or(0);
@@ -95,10 +95,28 @@ fn load(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     };
     let c = row.config;
+    // The other strategies of the line (same time and memory).
+    let same: Vec<&str> = app
+        .sweep
+        .lines()
+        .get(app.sweep.selected)
+        .and_then(|l| app.sweep.answer().map(|r| (l.clone(), r)))
+        .map(|(l, r)| {
+            l.iter()
+                .skip(1)
+                .map(|&i| r.rows[i].config.strategy.name())
+                .collect()
+        })
+        .unwrap_or_default();
+    let also = if same.is_empty() {
+        String::new()
+    } else {
+        format!(" (as fast and as small: {})", same.join(", "))
+    };
     app.scenario = crate::sweep::scenario_for(&app.scenario, &c);
     app.sweep.open = false;
     app.note = Some(format!(
-        "loaded t {} p {} d {} b {} m {} chunks {} sp {} dist-opt {} {} {}",
+        "loaded t {} p {} d {} b {} m {} chunks {} sp {} dist-opt {} {} {}{also}",
         c.t,
         c.p,
         c.d,

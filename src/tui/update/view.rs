@@ -35,6 +35,7 @@ pub(super) fn view(app: &mut App, action: Action) -> Vec<Effect> {
             _ => app.dirty = false,
         },
         Action::Resize(w, h) => app.size = (w, h),
+        Action::OpStep(delta) => step_op(app, delta),
         _ => {}
     }
     Vec::new()
@@ -44,12 +45,98 @@ fn wheel_factor(dir: i32) -> f64 {
     if dir > 0 { 1.0 / ZOOM } else { ZOOM }
 }
 
-/// Selects stage `s` (wrapping), and moves the details to it when they show a stage.
+/// Selects stage `s` (wrapping), and moves the details to it: a stage's to the new stage,
+/// an op's to the op of the new stage nearest in time.
 fn select_stage(app: &mut App, s: u32) {
     app.stage = s % app.devices();
-    if let Some(Details::Stage(_)) = app.details {
-        app.details = Some(Details::Stage(app.stage));
+    match app.details {
+        Some(Details::Stage(_)) => app.details = Some(Details::Stage(app.stage)),
+        Some(Details::Op(span)) => {
+            let mid = (span.start + span.end) / 2.0;
+            let nearest = stage_ops(app, app.stage).into_iter().min_by(|a, b| {
+                let d = |x: &crate::sim::Span| ((x.start + x.end) / 2.0 - mid).abs();
+                d(a).total_cmp(&d(b))
+            });
+            if let Some(op) = nearest {
+                show_op(app, op);
+            }
+        }
+        None => {}
     }
+}
+
+/// The compute ops of device `stage` of what is shown, in start order.
+fn stage_ops(app: &App, stage: u32) -> Vec<crate::sim::Span> {
+    let Some(s) = app.shown() else {
+        return Vec::new();
+    };
+    let mut ops: Vec<_> = s
+        .outcome
+        .simulation
+        .timeline
+        .spans
+        .iter()
+        .filter(|x| x.device == stage && x.lane == Lane::Compute)
+        .copied()
+        .collect();
+    ops.sort_by(|a, b| a.start.total_cmp(&b.start));
+    ops
+}
+
+/// Shows `op`'s details and pans the Gantt (keeping the zoom) so that it is in view.
+fn show_op(app: &mut App, op: crate::sim::Span) {
+    app.details = Some(Details::Op(op));
+    let Some(makespan) = app
+        .shown()
+        .map(|s| s.outcome.simulation.timeline.makespan)
+        .filter(|m| *m > 0.0)
+    else {
+        return;
+    };
+    let (a, b) = (op.start / makespan, op.end / makespan);
+    let vp = app.viewport;
+    if a < vp.start || b > vp.start + vp.span {
+        // Centre it: pan by the difference between the op's middle and the view's.
+        let shift = ((a + b) / 2.0 - (vp.start + vp.span / 2.0)) / vp.span;
+        app.viewport = vp.pan(shift);
+    }
+}
+
+/// ← → in the details: the selected stage's previous or next op; from a stage's details
+/// the first (→) or last (←) op in view.
+fn step_op(app: &mut App, delta: i32) {
+    let ops = stage_ops(app, app.stage);
+    if ops.is_empty() {
+        app.note = Some("no op to show: nothing solved for this stage yet".into());
+        return;
+    }
+    let index = match app.details {
+        Some(Details::Op(span)) => {
+            let at = ops.iter().position(|o| *o == span).unwrap_or(0);
+            if delta > 0 {
+                (at + 1).min(ops.len() - 1)
+            } else {
+                at.saturating_sub(1)
+            }
+        }
+        _ => {
+            let makespan = app
+                .shown()
+                .map_or(1.0, |s| s.outcome.simulation.timeline.makespan);
+            let (t0, t1) = (
+                app.viewport.start * makespan,
+                (app.viewport.start + app.viewport.span) * makespan,
+            );
+            if delta > 0 {
+                ops.iter().position(|o| o.end > t0).unwrap_or(0)
+            } else {
+                ops.iter()
+                    .rposition(|o| o.start < t1)
+                    .unwrap_or(ops.len() - 1)
+            }
+        }
+    };
+    show_op(app, ops[index]);
 }
 
 fn zoom(app: &mut App, factor: f64, at: f64) {
@@ -65,7 +152,18 @@ fn cycle_theme(app: &mut App) {
         .unwrap_or(0);
     if let Some(t) = app.themes.get((i + 1) % n) {
         app.theme = t.clone();
-        app.note = Some(format!("theme {}", app.theme.name));
+        let broken = app
+            .reload_errors
+            .iter()
+            .find(|(path, _)| path.file_stem().is_some_and(|s| *s == *app.theme.name));
+        app.note = Some(match broken {
+            Some((_, e)) => format!(
+                "theme {}: its file did not load ({}); the last good version is shown",
+                app.theme.name,
+                super::super::view::status::short_paths(e)
+            ),
+            None => format!("theme {}", app.theme.name),
+        });
     }
 }
 

@@ -94,11 +94,16 @@ fn deltas(a: &Outcome, b: &Outcome, room: usize) -> (Vec<(String, String)>, &'st
     } else {
         " "
     };
+    // Whole figures only: the least important go until the rest fits.
+    while short.len() > 1 && width(&short, sep) > room {
+        short.pop();
+    }
     (short, sep)
 }
 
-/// How B stands against A: a speed ratio only when both plans fit in memory.
-fn verdict(a: &Outcome, b: &Outcome) -> String {
+/// How B stands against A: a speed ratio only when both plans fit in memory; otherwise
+/// which side fits (read after "B is").
+pub fn verdict(a: &Outcome, b: &Outcome) -> String {
     match (a.feasible, b.feasible) {
         (true, true) => {
             let r = a.iteration_time_s / b.iteration_time_s.max(f64::MIN_POSITIVE);
@@ -109,8 +114,8 @@ fn verdict(a: &Outcome, b: &Outcome) -> String {
             }
         }
         (false, false) => "infeasible, as A".into(),
-        (false, true) => "infeasible, A fits".into(),
-        (true, false) => "feasible, A is not".into(),
+        (true, false) => "infeasible, A fits".into(),
+        (false, true) => "feasible, A is not".into(),
     }
 }
 
@@ -134,38 +139,63 @@ pub fn changed(app: &App) -> String {
     }
 }
 
+/// The layout of one side: `t8 p4 d2 64 GPUs` (what the job runs on, which the
+/// parameters panel shows only for side B).
+pub fn layout(sc: &crate::Scenario) -> String {
+    let par = &sc.parallel;
+    let gpus = u64::from(par.tp) * u64::from(par.pp) * u64::from(par.dp);
+    format!("t{} p{} d{} {gpus} GPUs", par.tp, par.pp, par.dp)
+}
+
+fn width(spans: &[Span]) -> usize {
+    spans.iter().map(|s| s.content.chars().count()).sum()
+}
+
 /// Draws the two-line compare metrics bar: A (pinned), then B with its changes against A.
+/// Each line starts with the side's strategy and layout (t, p, d and the GPU count).
 pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App) {
     let theme = &app.theme;
-    let strategy = |s: Option<&crate::Scenario>| s.map_or("", |s| s.plan.strategy.name());
-    let a_name = strategy(app.pinned.as_ref());
-    let b_name = strategy(Some(&app.scenario));
-    let head = |side: &str, name: &str| {
-        vec![
+    let head = |side: &str, sc: Option<&crate::Scenario>| {
+        let name = sc.map_or("", |s| s.plan.strategy.name());
+        let mut line = vec![
             Span::styled(format!(" {side} "), theme.selected()),
             Span::styled(format!(" {name:<9} "), theme.accent()),
-        ]
+        ];
+        if let Some(sc) = sc {
+            line.push(Span::styled(format!("{}  ", layout(sc)), theme.text()));
+        }
+        line
     };
-    let mut a_line = head("A", a_name);
-    let mut b_line = head("B", b_name);
+    let mut a_line = head("A", app.pinned.as_ref());
+    let mut b_line = head("B", Some(&app.scenario));
+    let room = usize::from(area.width);
     let a = app.compare_solved().map(|s| &s.outcome);
     match a {
         Some(o) => {
             if !o.feasible {
                 a_line.push(Span::styled("✗ INFEASIBLE ", theme.error()));
             }
-            // The long labels when they fit (as in the normal metrics bar), else compact.
-            let used: usize = a_line.iter().map(|s| s.content.chars().count()).sum();
-            let long = metrics::spans(&metrics::figures(o, false, None), theme, "  ");
-            let long_w: usize = long.iter().map(|s| s.content.chars().count()).sum();
-            if used + long_w <= usize::from(area.width) {
+            // The long labels when they fit (as in the normal metrics bar), else the
+            // compact figures that fit whole. The head already gives the GPU count.
+            let without_gpus = |compact: bool| {
+                let mut figs = metrics::figures(o, compact, None);
+                figs.retain(|(label, _)| label != "GPUs");
+                figs
+            };
+            let long = metrics::spans(&without_gpus(false), theme, "  ");
+            if width(&a_line) + width(&long) <= room {
                 a_line.extend(long);
             } else {
-                a_line.extend(metrics::spans(
-                    &metrics::figures(o, true, None),
-                    theme,
-                    "  ",
-                ));
+                for (i, fig) in without_gpus(true).into_iter().enumerate() {
+                    let mut one = metrics::spans(std::slice::from_ref(&fig), theme, "  ");
+                    if i > 0 {
+                        one.insert(0, Span::styled("  ", theme.muted()));
+                    }
+                    if width(&a_line) + width(&one) > room {
+                        break;
+                    }
+                    a_line.extend(one);
+                }
             }
         }
         None => a_line.push(Span::styled("solving…", theme.muted())),
@@ -175,9 +205,7 @@ pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App) {
             if !b.outcome.feasible {
                 b_line.push(Span::styled("✗ INFEASIBLE ", theme.error()));
             }
-            let used: usize = b_line.iter().map(|s| s.content.chars().count()).sum();
-            let room = usize::from(area.width).saturating_sub(used);
-            let (figs, sep) = deltas(a, &b.outcome, room);
+            let (figs, sep) = deltas(a, &b.outcome, room.saturating_sub(width(&b_line)));
             b_line.extend(metrics::spans(&figs, theme, sep));
         }
         (_, _, Some(e)) => b_line.push(Span::styled(e.clone(), theme.error())),

@@ -5,7 +5,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use crate::Outcome;
 use crate::sim::{Lane, Span, SpanKind};
@@ -23,15 +23,29 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let w = area.width.saturating_sub(4).min(76);
     let (title, lines) = match details {
         Details::Op(span) => (
-            format!(" op on s{} · Esc closes ", span.device),
+            format!(
+                " op on s{} · ← → ops · [ ] stages · Esc closes ",
+                span.device
+            ),
             op(o, &span),
         ),
         Details::Stage(s) => (
-            format!(" stage s{s} · [ ] other stages · Esc closes "),
+            format!(" stage s{s} · → its ops · [ ] other stages · Esc closes "),
             stage(o, s, usize::from(w.saturating_sub(2))),
         ),
     };
     let theme = &app.theme;
+    // Wrapped here (keeping each line's indent) so the height counts every row.
+    let inner_w = usize::from(w.saturating_sub(2)).max(1);
+    let lines: Vec<String> = lines
+        .iter()
+        .flat_map(|l| {
+            let indent = l.chars().take_while(|c| *c == ' ').count().min(inner_w / 2);
+            super::format::wrap_words(l.trim_start(), inner_w - indent)
+                .into_iter()
+                .map(move |r| format!("{}{r}", " ".repeat(indent)))
+        })
+        .collect();
     let h = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
     let r = Rect {
         x: area.x + (area.width - w) / 2,
@@ -48,10 +62,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         .into_iter()
         .map(|l| Line::styled(l, theme.text()))
         .collect();
-    Paragraph::new(lines)
-        .block(block)
-        .wrap(Wrap { trim: false })
-        .render(r, buf);
+    Paragraph::new(lines).block(block).render(r, buf);
 }
 
 fn kind_name(kind: SpanKind) -> &'static str {

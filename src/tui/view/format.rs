@@ -28,6 +28,28 @@ pub fn time(s: f64) -> String {
     }
 }
 
+/// A duration with `sig` significant figures (at least; whole numbers keep every digit) and
+/// the unit [`time`] would choose: `177.2 s`, `82.54 s`, `840.3 ms`.
+pub fn time_sig(s: f64, sig: usize) -> String {
+    let a = s.abs();
+    if !s.is_finite() {
+        return "-".into();
+    }
+    if a == 0.0 {
+        return "0 s".into();
+    }
+    let (v, unit) = if a >= 1.0 {
+        (s, "s")
+    } else if a >= 1e-3 {
+        (s * 1e3, "ms")
+    } else {
+        (s * 1e6, "µs")
+    };
+    let int_digits = (v.abs().log10().floor() as i64 + 1).max(1) as usize;
+    let decimals = sig.saturating_sub(int_digits);
+    format!("{v:.decimals$} {unit}")
+}
+
 /// Bytes in GiB with one decimal, no unit.
 pub fn gib(bytes: u64) -> String {
     format!("{:.1}", bytes as f64 / GIB)
@@ -104,6 +126,79 @@ pub fn tick(t: f64, step: f64) -> String {
     format!("{v:.decimals$} {unit}")
 }
 
+/// `line` cut to `width` columns with "…" as its last character when it is wider (the
+/// styles kept), so that a cut is always visible.
+pub fn clip_line(line: ratatui::text::Line<'static>, width: usize) -> ratatui::text::Line<'static> {
+    use ratatui::text::{Line, Span};
+    if line.width() <= width {
+        return line;
+    }
+    let mut left = width.saturating_sub(1);
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut last_style = ratatui::style::Style::default();
+    for span in line.spans {
+        last_style = span.style;
+        if left == 0 {
+            break;
+        }
+        let n = span.content.chars().count();
+        if n <= left {
+            left -= n;
+            spans.push(span);
+        } else {
+            let head: String = span.content.chars().take(left).collect();
+            spans.push(Span::styled(head, span.style));
+            left = 0;
+        }
+    }
+    if width > 0 {
+        spans.push(Span::styled("…", last_style));
+    }
+    Line::from(spans)
+}
+
+/// `text` broken at spaces into rows of at most `width` columns. A word longer than a row
+/// (a path) continues on the next row: every character of `text` is kept.
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    use ratatui::text::Line;
+    let width = width.max(1);
+    let mut rows = Vec::new();
+    let mut row = String::new();
+    let mut row_w = 0;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let mut word = word.to_string();
+        let mut word_w = Line::from(word.as_str()).width();
+        while word_w > width {
+            if !row.is_empty() {
+                rows.push(std::mem::take(&mut row));
+            }
+            let cut: String = word.chars().take(width).collect();
+            let cut_len = cut.len();
+            rows.push(cut);
+            word = word[cut_len..].to_string();
+            word_w = Line::from(word.as_str()).width();
+            row_w = 0;
+        }
+        if word.is_empty() {
+            continue;
+        }
+        let gap = usize::from(!row.is_empty());
+        if row_w + gap + word_w > width {
+            rows.push(std::mem::take(&mut row));
+            row_w = 0;
+        } else if gap == 1 {
+            row.push(' ');
+            row_w += 1;
+        }
+        row.push_str(&word);
+        row_w += word_w;
+    }
+    if !row.is_empty() || rows.is_empty() {
+        rows.push(row);
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +217,9 @@ mod tests {
         assert_eq!(nice_step(1.2), 2.0);
         assert_eq!(tick(1.5, 0.5), "1.5 s");
         assert_eq!(tick(0.02, 0.01), "20 ms");
+        assert_eq!(time_sig(177.234, 3), "177 s");
+        assert_eq!(time_sig(177.234, 4), "177.2 s");
+        assert_eq!(time_sig(7.891, 3), "7.89 s");
+        assert_eq!(time_sig(0.8403, 4), "840.3 ms");
     }
 }

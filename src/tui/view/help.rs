@@ -8,6 +8,8 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use crate::tui::app::App;
 use crate::tui::keymap;
 
+use super::format::wrap_words;
+
 /// The glossary at the end of the help.
 const GLOSSARY: [&str; 3] = [
     "p stages · t tensor · d data parallel · m micro-batches · b micro-batch size",
@@ -143,50 +145,9 @@ fn key_rows<'a>(
     rows
 }
 
-/// `text` broken at spaces into rows of at most `width` columns (a word longer than a row
-/// is cut).
-fn wrap_words(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut rows = Vec::new();
-    let mut row = String::new();
-    let mut row_w = 0;
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        let mut word = word.to_string();
-        let mut word_w = Line::from(word.as_str()).width();
-        while word_w > width {
-            if !row.is_empty() {
-                rows.push(std::mem::take(&mut row));
-            }
-            let cut: String = word.chars().take(width).collect();
-            let cut_len = cut.len();
-            rows.push(cut);
-            word = word[cut_len..].to_string();
-            word_w = Line::from(word.as_str()).width();
-            row_w = 0;
-        }
-        if word.is_empty() {
-            continue;
-        }
-        let gap = usize::from(!row.is_empty());
-        if row_w + gap + word_w > width {
-            rows.push(std::mem::take(&mut row));
-            row_w = 0;
-        } else if gap == 1 {
-            row.push(' ');
-            row_w += 1;
-        }
-        row.push_str(&word);
-        row_w += word_w;
-    }
-    if !row.is_empty() || rows.is_empty() {
-        rows.push(row);
-    }
-    rows
-}
-
 #[cfg(test)]
 mod tests {
-    use super::wrap_words;
+    use super::super::format::wrap_words;
     use ratatui::text::Line;
 
     #[test]

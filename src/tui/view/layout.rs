@@ -73,8 +73,12 @@ fn split_v(r: Rect, top: u16) -> (Rect, Rect) {
     )
 }
 
-/// Height the parameters panel wants.
+/// Height the parameters panel wants (every field and its borders).
 pub const PARAMS_HEIGHT: u16 = Field::ALL.len() as u16 + 2;
+/// Rows the legend keeps under a parameters panel that scrolls.
+const LEGEND_MIN: u16 = 4;
+/// Fewest rows of the parameters panel (it scrolls below its full height).
+const MIN_PARAMS: u16 = 5;
 
 /// Computes the regions of a frame of `area` for `app`.
 pub fn regions(area: Rect, app: &App) -> Regions {
@@ -88,10 +92,14 @@ pub fn regions(area: Rect, app: &App) -> Regions {
     // Two header lines (the metrics, then the selected stage's time), one in the lesson.
     let lesson = matches!(app.mode, Mode::Lesson { .. });
     let (metrics, rest) = split_v(area, if lesson { 1 } else { 2 });
-    let (body, status) = split_v(rest, rest.height.saturating_sub(1));
-    let params_w = if area.width >= 120 { 27 } else { 23 };
+    // The status bar grows to show a long message whole (up to a sixth of the height).
+    let status_h = crate::tui::view::status::height(app, area.width, area.height);
+    let (body, status) = split_v(rest, rest.height.saturating_sub(status_h));
+    let params_w = if area.width >= 120 { 28 } else { 24 };
     let (left, right) = split_h(body, params_w);
-    let (params, legend) = split_v(left, PARAMS_HEIGHT);
+    // Every field when there is room, else the panel scrolls and the legend keeps 4 rows.
+    let params_h = PARAMS_HEIGHT.min(left.height.saturating_sub(LEGEND_MIN));
+    let (params, legend) = split_v(left, params_h.max(left.height.min(MIN_PARAMS)));
     // The narration's height follows its length (wrapped to the panel's width).
     let story_h = match app.mode {
         Mode::Story { step } => {
@@ -100,7 +108,16 @@ pub fn regions(area: Rect, app: &App) -> Regions {
             let lines = text.chars().count().div_ceil(inner) + 1;
             u16::try_from(lines + 2).unwrap_or(8).clamp(4, 8)
         }
-        Mode::Lesson { .. } => crate::tui::view::lesson::HEIGHT.min(right.height / 3),
+        Mode::Lesson { .. } => {
+            // The whole narration when the Gantt keeps a row per device; it scrolls below.
+            let p = app.lesson.as_ref().map_or(4, |r| r.p).min(64) as u16;
+            // The Gantt keeps a row per device, the peak panel at least one.
+            let others = (p + 3) + 3;
+            crate::tui::view::lesson::wanted_height(app, right.width)
+                .min(crate::tui::view::lesson::HEIGHT.max(right.height / 3))
+                .min(right.height.saturating_sub(others))
+                .max(4)
+        }
         _ => 0,
     };
     let (story_r, right) = if story {
@@ -134,6 +151,22 @@ pub fn regions(area: Rect, app: &App) -> Regions {
         r.gantt_b = gb;
         r.memory = ma;
         r.memory_b = mb;
+        r.lanes = lanes;
+        return r;
+    }
+    if lesson {
+        // The lesson: its Gantt keeps a row per device (two when there is room for the
+        // memory lane too), the peak panel below takes the rest.
+        let lanes = if avail >= 2 * p + 3 + p + 2 { 2 } else { 1 };
+        let g = (lanes * p + 3).min(avail.saturating_sub(3));
+        let (gantt, bottom) = split_v(right, g);
+        r.gantt = gantt;
+        r.memory = bottom;
+        r.units = Rect {
+            x: bottom.right(),
+            width: 0,
+            ..bottom
+        };
         r.lanes = lanes;
         return r;
     }
@@ -204,14 +237,16 @@ pub const GANTT_LABEL: u16 = 4;
 /// Maps a mouse position to what is drawn there.
 pub fn hit(app: &App, x: u16, y: u16) -> Option<Hit> {
     let area = Rect::new(0, 0, app.size.0, app.size.1);
-    if too_small(area) || app.help {
+    if too_small(area) || app.help || app.messages || app.picker.is_some() {
         return None;
     }
     let r = regions(area, app);
     let p = app.devices();
-    if inside(r.params, x, y) && y > r.params.y {
+    if inside(r.params, x, y) && y > r.params.y && y + 1 < r.params.bottom() {
+        let rows = usize::from(r.params.height.saturating_sub(2));
+        let first = crate::tui::view::params::first_shown(app.field, rows);
         return Field::ALL
-            .get((y - r.params.y - 1) as usize)
+            .get(first + usize::from(y - r.params.y - 1))
             .copied()
             .map(Hit::Field);
     }

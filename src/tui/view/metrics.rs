@@ -15,12 +15,18 @@ use super::format;
 /// The figures of one outcome as (label, value) pairs, long or compact.
 pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(String, String)> {
     let peak = o.max_peak_memory_bytes();
+    // The job (GPU count and global batch) is shown at every width, in both forms.
+    let job = [
+        ("GPUs".to_string(), o.gpus.to_string()),
+        ("batch".to_string(), o.global_batch.to_string()),
+    ];
     if !o.feasible {
         // No speed-up or MFU for a plan that does not run: the bar says why instead.
         let mut v = vec![
             ("iter".to_string(), format::time(o.iteration_time_s)),
             ("peak".into(), format!("{} GiB", format::gib(peak))),
         ];
+        v.extend(job);
         if let Some(t) = solve_time {
             v.push(("solve".into(), format::time(t)));
         }
@@ -38,19 +44,23 @@ pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(Stri
                 format!("{} GiB", format::gib(peak))
             },
         ),
-        (
-            if compact {
-                "vs 1F1B-R".into()
-            } else {
-                "vs 1F1B full-recompute".into()
-            },
-            o.speedup.map_or_else(|| "–".into(), |x| format!("{x:.2}×")),
-        ),
     ];
-    // The job: GPUs and global batch in the long form; tokens/s per GPU in both.
-    if !compact {
-        v.push(("GPUs".into(), o.gpus.to_string()));
-        v.push(("batch".into(), o.global_batch.to_string()));
+    let speedup = (
+        if compact {
+            "vs 1F1B-R".into()
+        } else {
+            "vs 1F1B full-recompute".into()
+        },
+        o.speedup.map_or_else(|| "–".into(), |x| format!("{x:.2}×")),
+    );
+    // The compact form drops figures from its end when they do not fit: the job goes
+    // before the speed-up there.
+    if compact {
+        v.extend(job);
+        v.push(speedup);
+    } else {
+        v.push(speedup);
+        v.extend(job);
     }
     v.push((
         if compact { "tok/s/GPU" } else { "tokens/s/GPU" }.into(),
@@ -109,12 +119,44 @@ pub fn fit_words(text: &str, room: usize) -> String {
     out
 }
 
-/// Draws the metrics bar for the shown outcome.
+/// A short, whole summary of why `o` does not fit, in at most `room` columns (the memory
+/// panel and the `!` overlay give every stage).
+fn infeasible_head(o: &Outcome, room: usize) -> String {
+    let over = o
+        .stages
+        .iter()
+        .filter(|s| s.peak_memory_bytes > s.budget_bytes)
+        .count();
+    let forms = if over > 0 {
+        vec![
+            format!(
+                "✗ does not fit: {over} of {} stages over budget",
+                o.stages.len()
+            ),
+            format!("✗ does not fit: {over}/{} over", o.stages.len()),
+            "✗ does not fit".to_string(),
+        ]
+    } else {
+        vec![
+            "✗ does not fit (! says why)".into(),
+            "✗ does not fit".into(),
+        ]
+    };
+    let last = forms.last().cloned().unwrap_or_default();
+    forms
+        .into_iter()
+        .find(|f| f.chars().count() <= room)
+        .unwrap_or(last)
+}
+
+/// Draws the metrics bar for the shown outcome: the long form when it fits, else the
+/// compact figures that fit whole (the GPU count and global batch among the first).
 pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     if area.height == 0 {
         return;
     }
     let theme = &app.theme;
+    let room = usize::from(area.width);
     let mut line = vec![Span::styled(" pipescope ", theme.accent())];
     match app.shown() {
         None => {
@@ -129,39 +171,32 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
             let o = &s.outcome;
             let solve = app.show_solve_time.then_some(o.solve_time_s);
             let long = spans(&figures(o, false, solve), theme, " │ ");
-            if width(&line) + width(&long) <= usize::from(area.width) {
+            if o.feasible && width(&line) + width(&long) <= room {
                 line.extend(long);
             } else {
                 line.clear();
+                if !o.feasible {
+                    // Leave the room of three compact figures at least.
+                    let head = infeasible_head(o, room.saturating_sub(40).max(14));
+                    line.push(Span::styled(format!(" {head} "), theme.error()));
+                }
                 // Whole figures only: one that does not fit is left out, never cut; the
                 // separator narrows first.
-                let room = usize::from(area.width);
                 let compact = figures(o, true, solve);
-                let sep = if width(&spans(&compact, theme, "  ")) <= room {
+                let left = room.saturating_sub(width(&line));
+                let sep = if width(&spans(&compact, theme, "  ")) < left {
                     "  "
                 } else {
                     " "
                 };
-                for (i, fig) in compact.into_iter().enumerate() {
+                for fig in compact {
                     let mut one = spans(std::slice::from_ref(&fig), theme, sep);
-                    if i > 0 {
-                        one.insert(0, Span::styled(sep, theme.muted()));
-                    }
+                    one.insert(0, Span::styled(sep, theme.muted()));
                     if width(&line) + width(&one) > room {
                         break;
                     }
                     line.extend(one);
                 }
-            }
-            if !o.feasible {
-                let room = usize::from(area.width).saturating_sub(width(&line) + 2);
-                let why = o.infeasible_reason.as_deref().unwrap_or("over the budget");
-                let mut head = vec![Span::styled(
-                    format!("✗ {}  ", fit_words(&format!("does not fit: {why}"), room)),
-                    theme.error(),
-                )];
-                head.append(&mut line);
-                line = head;
             }
         }
     }

@@ -27,8 +27,10 @@ pub mod layout;
 pub mod legend;
 pub mod lesson;
 pub mod memory;
+pub mod messages;
 pub mod metrics;
 pub mod params;
+pub mod picker;
 pub mod stage_time;
 pub mod status;
 pub mod story;
@@ -123,9 +125,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                     ..r.body
                 };
                 sweep::render(right, buf, app);
-                if app.help {
-                    help::render(area, buf, app);
-                }
+                overlays(area, buf, app);
                 return;
             }
             story::render(r.story, buf, app);
@@ -143,6 +143,16 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         }
     }
     details::render(r.body, buf, app);
+    overlays(area, buf, app);
+}
+
+/// The overlays over everything: the units picker (`u`), the messages (`!`), then the help
+/// (`?`) on top.
+fn overlays(area: Rect, buf: &mut Buffer, app: &App) {
+    picker::render(area, buf, app);
+    if app.messages {
+        messages::render(area, buf, app);
+    }
     if app.help {
         help::render(area, buf, app);
     }

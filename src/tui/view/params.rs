@@ -1,5 +1,6 @@
 //! The parameters panel: one row per editable field, the selected one highlighted, a typed
-//! number shown with a cursor.
+//! number shown with a cursor. When the fields outnumber the rows, the panel scrolls to keep
+//! the selected field in view and its borders say how many are above and below.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -8,7 +9,18 @@ use crate::tui::app::{App, Mode, STORY};
 use crate::tui::fields::Field;
 
 /// Width of the label column.
-const LABEL: usize = 9;
+const LABEL: usize = 10;
+
+/// Index in [`Field::ALL`] of the first field shown in `rows` rows: the selected field kept
+/// in the middle, the list never scrolled past its ends.
+pub fn first_shown(selected: Field, rows: usize) -> usize {
+    let n = Field::ALL.len();
+    if rows >= n {
+        return 0;
+    }
+    let i = Field::ALL.iter().position(|f| *f == selected).unwrap_or(0);
+    i.saturating_sub(rows / 2).min(n - rows)
+}
 
 /// Draws the parameters panel.
 pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
@@ -33,8 +45,27 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     };
     let scenario = story_scenario.as_ref().unwrap_or(&app.scenario);
     let width = usize::from(inner.width);
-    for (i, field) in Field::ALL.iter().enumerate() {
-        let Ok(dy) = u16::try_from(i) else { break };
+    let rows = usize::from(inner.height);
+    let first = first_shown(app.field, rows);
+    let below = Field::ALL.len().saturating_sub(first + rows);
+    // How many fields are out of view, on the borders.
+    for (count, arrow, y) in [(first, "↑", area.y), (below, "↓", area.bottom() - 1)] {
+        let mark = format!(" {arrow}{count} more ");
+        let w = mark.chars().count() as u16;
+        if count > 0 && area.width > w + 2 {
+            buf.set_stringn(
+                area.right() - w - 1,
+                y,
+                &mark,
+                usize::from(w),
+                theme.accent(),
+            );
+        }
+    }
+    for (i, field) in Field::ALL.iter().enumerate().skip(first) {
+        let Ok(dy) = u16::try_from(i - first) else {
+            break;
+        };
         if dy >= inner.height {
             break;
         }

@@ -25,9 +25,19 @@ pub fn short_paths(msg: &str) -> String {
 /// The left-hand message and its style.
 pub fn message(app: &App) -> (String, Style) {
     let theme = &app.theme;
+    // The answer to the last key first (it goes at the next one); then a file that did not
+    // reload, which stays until it is fixed.
+    if let Some(n) = app.note.as_ref().filter(|_| !app.reload_errors.is_empty()) {
+        return (n.clone(), theme.text());
+    }
     if let Some(e) = app.reload_errors.values().next() {
+        let more = match app.reload_errors.len() - 1 {
+            0 => String::new(),
+            1 => "; 1 more file has an error (! shows all)".into(),
+            n => format!("; {n} more files have errors (! shows all)"),
+        };
         return (
-            format!("✗ {} (last good version kept)", short_paths(e)),
+            format!("✗ {} (last good version kept){more}", short_paths(e)),
             theme.error(),
         );
     }
@@ -94,40 +104,160 @@ fn infeasible(o: &crate::Outcome) -> String {
     }
 }
 
-/// Draws the status bar.
+/// The key hints of the current mode, as `(key, what)` pairs.
+pub fn hints(app: &App) -> &'static [(&'static str, &'static str)] {
+    match app.mode {
+        Mode::Normal if app.sweep.open => &[
+            ("↑↓", "pick"),
+            ("⏎", "load"),
+            ("o", "back"),
+            ("?", "help"),
+            ("q", "quit"),
+        ],
+        Mode::Compare => &[
+            ("b", "B's strategy"),
+            ("c", "back"),
+            ("?", "help"),
+            ("q", "quit"),
+        ],
+        Mode::Story { .. } => &[("n/p", "step"), ("t", "back"), ("?", "help"), ("q", "quit")],
+        Mode::Lesson { .. } => &[("n/p", "step"), ("i", "back"), ("?", "help"), ("q", "quit")],
+        Mode::Normal => &[
+            ("?", "help"),
+            ("c", "compare"),
+            ("t", "story"),
+            ("i", "lesson"),
+            ("o", "sweep"),
+            ("e", "export"),
+            ("q", "quit"),
+        ],
+    }
+}
+
+/// The hints as one line: ` · ` between them (`wide`), or single spaces (the keys stand
+/// out by colour), as `(text, is_key)` parts.
+fn hints_line(app: &App, wide: bool) -> Vec<(String, bool)> {
+    let pairs = hints(app);
+    let mut out = vec![(" ".to_string(), false)];
+    for (i, (key, what)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out.push((if wide { " · " } else { " " }.to_string(), false));
+        }
+        out.push(((*key).to_string(), true));
+        out.push((format!(" {what}"), false));
+    }
+    out.push((" ".to_string(), false));
+    out
+}
+
+fn text_width(parts: &[(String, bool)]) -> usize {
+    parts.iter().map(|(t, _)| t.chars().count()).sum()
+}
+
+/// Most rows the status message may take in a terminal `height` rows high; a longer message
+/// ends in "… ! shows all" (the `!` overlay shows it whole).
+pub fn max_rows(height: u16) -> usize {
+    usize::from(height / 6).clamp(1, 6)
+}
+
+/// Suffix of a message cut to [`max_rows`].
+pub const SHOWS_ALL: &str = "… ! shows all";
+
+/// How the status bar lays out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The message's rows (one when the hints share it).
+    pub rows: Vec<String>,
+    /// Whether the hints share the message's single row (else they take a row below it).
+    pub beside: bool,
+    /// Whether the hints are separated by ` · ` (else by single spaces).
+    pub wide: bool,
+}
+
+/// How the status bar lays out in `width` x `height` columns and rows: the message's rows
+/// (wrapped; cut to [`max_rows`] with [`SHOWS_ALL`]), and where the hints go.
+pub fn plan(app: &App, width: u16, height: u16) -> Plan {
+    plan_rows(app, width, max_rows(height))
+}
+
+/// [`plan`] with at most `max` rows for the message.
+fn plan_rows(app: &App, width: u16, max: usize) -> Plan {
+    let (msg, _) = message(app);
+    let w = usize::from(width);
+    let msg_w = msg.chars().count() + 2;
+    for wide in [true, false] {
+        if msg_w + text_width(&hints_line(app, wide)) <= w {
+            return Plan {
+                rows: vec![msg],
+                beside: true,
+                wide,
+            };
+        }
+    }
+    let room = w.saturating_sub(1).max(1);
+    let mut rows = super::format::wrap_words(&msg, room);
+    let max = max.max(1);
+    if rows.len() > max {
+        let rest = rows[max - 1..].join(" ");
+        rows.truncate(max - 1);
+        let keep = room.saturating_sub(SHOWS_ALL.chars().count());
+        let cut = super::metrics::fit_words(&rest, keep + 1);
+        let cut = cut.strip_suffix('…').unwrap_or(&cut).trim_end().to_string();
+        rows.push(format!("{cut}{SHOWS_ALL}"));
+    }
+    Plan {
+        rows,
+        beside: false,
+        wide: text_width(&hints_line(app, true)) <= w,
+    }
+}
+
+/// Rows the status bar takes in a terminal of `width` x `height` (the layout asks).
+pub fn height(app: &App, width: u16, height: u16) -> u16 {
+    let p = plan(app, width, height);
+    let n = p.rows.len() + usize::from(!p.beside);
+    u16::try_from(n).unwrap_or(1).max(1)
+}
+
+/// Draws the status bar: the message, wrapped over as many rows as the layout gave it, and
+/// the key hints on the right of the last row.
 pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     if area.height == 0 {
         return;
     }
     let theme = &app.theme;
-    let hints = match app.mode {
-        Mode::Normal if app.sweep.open => " ↑↓ pick · ⏎ load · o back · q quit ",
-        Mode::Compare => " b B's strategy · c back · ? help · q quit ",
-        Mode::Story { .. } => " n/p step · t back · ? help · q quit ",
-        Mode::Lesson { .. } => " n/p step · i back · ? help · q quit ",
-        Mode::Normal => " ? help · c compare · t story · q quit ",
-    };
-    let hints_w = hints.chars().count() as u16;
-    let (msg, style) = message(app);
-    let msg_w = area.width.saturating_sub(hints_w + 1);
-    // A message longer than the room left of the hints takes the whole line (an error
-    // matters more than hints that `?` repeats).
-    let long = msg.chars().count() + 1 > usize::from(msg_w);
-    let msg_w = if msg_w < 20 || long {
-        area.width
-    } else {
-        msg_w
-    };
-    let msg = super::metrics::fit_words(&msg, usize::from(msg_w).saturating_sub(1));
-    buf.set_stringn(area.x, area.y, format!(" {msg}"), usize::from(msg_w), style);
-    if msg_w < area.width {
+    let (_, style) = message(app);
+    let beside = plan_rows(app, area.width, usize::MAX).beside;
+    let room = usize::from(area.height) - usize::from(!beside && area.height > 1);
+    let p = plan_rows(app, area.width, room);
+    for (i, row) in p.rows.iter().enumerate() {
+        let Ok(dy) = u16::try_from(i) else { break };
+        if dy >= area.height {
+            break;
+        }
         buf.set_stringn(
-            area.right() - hints_w,
-            area.y,
-            hints,
-            usize::from(hints_w),
-            theme.muted(),
+            area.x,
+            area.y + dy,
+            format!(" {row}"),
+            usize::from(area.width),
+            style,
         );
+    }
+    let hints = hints_line(app, p.wide);
+    let hints_w = u16::try_from(text_width(&hints)).unwrap_or(u16::MAX);
+    if hints_w > area.width {
+        return;
+    }
+    let y = if p.beside {
+        area.y
+    } else {
+        area.bottom().saturating_sub(1)
+    };
+    let mut x = area.right() - hints_w;
+    for (text, key) in hints {
+        let st = if key { theme.accent() } else { theme.muted() };
+        buf.set_stringn(x, y, &text, usize::from(area.right() - x), st);
+        x += u16::try_from(text.chars().count()).unwrap_or(0);
     }
 }
 

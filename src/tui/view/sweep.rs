@@ -253,8 +253,8 @@ fn render_chart(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
 /// Width of the list's lines for a body of `width` (the wide form when the list sits
 /// beside the chart or has the room).
 fn list_width(width: u16) -> u16 {
-    if width >= SIDE_BY_SIDE || width >= 62 {
-        62
+    if width >= SIDE_BY_SIDE || width >= 66 {
+        66
     } else {
         55
     }
@@ -269,9 +269,51 @@ fn cut(text: &str, w: usize) -> String {
     s
 }
 
-/// One ranked configuration: layout, batch split, chunks, flags, schedule, strategy,
-/// iteration time and peak.
-fn row_text(r: &Row, wide: bool) -> String {
+/// Significant figures that tell apart every two neighbouring times of `times` that differ
+/// (beyond floating-point noise): four at least (hundreds of seconds keep a decimal), eight
+/// at most.
+pub fn figures_apart(times: &[f64]) -> usize {
+    (4..=8)
+        .find(|&sig| {
+            times.windows(2).all(|w| {
+                crate::sweep::front::same_time(w[0], w[1])
+                    || format::time_sig(w[0], sig) != format::time_sig(w[1], sig)
+            })
+        })
+        .unwrap_or(8)
+}
+
+/// The peaks' decimals in GiB that tell neighbours apart (one at least, four at most).
+fn gib_decimals(peaks: &[u64]) -> usize {
+    let mut sorted = peaks.to_vec();
+    sorted.sort_unstable();
+    (1..=4)
+        .find(|&d| {
+            sorted.windows(2).all(|w| {
+                w[0] == w[1]
+                    || format!("{:.d$}", w[0] as f64 / GIB) != format!("{:.d$}", w[1] as f64 / GIB)
+            })
+        })
+        .unwrap_or(4)
+}
+
+/// How the list's columns are formatted for the lines shown.
+struct Columns {
+    /// Schedule column width.
+    schedule: usize,
+    /// Significant figures of the times.
+    sig: usize,
+    /// Width of the time column.
+    time: usize,
+    /// Decimals of the peaks in GiB.
+    gib: usize,
+    /// Width of the GiB column.
+    gib_w: usize,
+}
+
+/// One line of the ranked list: layout, batch split, chunks, flags, schedule, iteration
+/// time, peak, then the strategies (several when they tie), cut with "…" to `width`.
+fn row_text(r: &Row, strategies: &str, cols: &Columns, width: usize) -> String {
     let c = &r.config;
     let layout = format!("{}×{}×{}", c.t, c.p, c.d);
     let flags = format!(
@@ -279,17 +321,17 @@ fn row_text(r: &Row, wide: bool) -> String {
         if c.sp { "S" } else { "·" },
         if c.distributed_optimizer { "D" } else { "·" }
     );
-    let (sw, gw) = if wide { (11, 9) } else { (7, 7) };
-    format!(
-        "{layout:<8} {:>2} {:>4} {} {flags} {:<sw$} {:<gw$} {:>7} {:>5}",
+    let (sw, tw, gw, gd) = (cols.schedule, cols.time, cols.gib_w, cols.gib);
+    let text = format!(
+        "{layout:<8} {:>2} {:>4} {} {flags} {:<sw$} {:>tw$} {:>gw$.gd$} {strategies}",
         c.b,
         c.m,
         c.chunks,
         cut(c.schedule.name(), sw),
-        cut(c.strategy.name(), gw),
-        format::time(r.iteration_time_s),
-        format::gib(r.peak_memory_bytes),
-    )
+        format::time_sig(r.iteration_time_s, cols.sig),
+        r.peak_memory_bytes as f64 / GIB,
+    );
+    cut(&text, width)
 }
 
 fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
@@ -297,21 +339,57 @@ fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
         return;
     }
     let theme = &app.theme;
-    let wide = area.width >= 62;
-    let (sw, gw) = if wide { (11, 9) } else { (7, 7) };
-    let header = format!(
-        "  {:<8} {:>2} {:>4} v fl {:<sw$} {:<gw$} {:>7} {:>5}",
-        "t×p×d", "b", "m", "schedule", "strategy", "iter", "GiB"
-    );
-    let mut lines = vec![Line::styled(header, theme.muted())];
+    let lines_all = app.sweep.lines();
+    let width = usize::from(area.width).saturating_sub(2);
     let rows = usize::from(area.height) - 1;
-    let selected = app.sweep.selected.min(r.ranked.len().saturating_sub(1));
+    let selected = app.sweep.selected.min(lines_all.len().saturating_sub(1));
     // The selection stays in view: the list scrolls by whole pages.
     let first = selected / rows.max(1) * rows.max(1);
-    for (k, &i) in r.ranked.iter().enumerate().skip(first).take(rows) {
-        let row = &r.rows[i];
-        let mark = if r.pareto.contains(&i) { "◆ " } else { "  " };
-        let text = row_text(row, wide);
+    let shown: Vec<&Vec<usize>> = lines_all.iter().skip(first).take(rows).collect();
+    let times: Vec<f64> = lines_all
+        .iter()
+        .map(|l| r.rows[l[0]].iteration_time_s)
+        .collect();
+    let peaks: Vec<u64> = lines_all
+        .iter()
+        .map(|l| r.rows[l[0]].peak_memory_bytes)
+        .collect();
+    let sig = figures_apart(&times);
+    let gib = gib_decimals(&peaks);
+    let cols = Columns {
+        schedule: if area.width >= 62 { 11 } else { 7 },
+        sig,
+        time: times
+            .iter()
+            .map(|t| format::time_sig(*t, sig).chars().count())
+            .max()
+            .unwrap_or(4)
+            .max(4),
+        gib,
+        gib_w: (gib + 3).max(3),
+    };
+    let (sw, tw, gw) = (cols.schedule, cols.time, cols.gib_w);
+    let header = format!(
+        "  {:<8} {:>2} {:>4} v fl {:<sw$} {:>tw$} {:>gw$} strategy",
+        "t×p×d", "b", "m", "schedule", "iter", "GiB"
+    );
+    // Where the page is, on the header line's right (the header cut with "…" for it).
+    let pos = (lines_all.len() > rows).then(|| format!(" {}/{} ", selected + 1, lines_all.len()));
+    let header_room = (width + 2).saturating_sub(pos.as_ref().map_or(0, |p| p.chars().count()));
+    let mut lines = vec![Line::styled(cut(&header, header_room), theme.muted())];
+    for (k, line) in shown.iter().enumerate() {
+        let k = first + k;
+        let row = &r.rows[line[0]];
+        let strategies: Vec<&str> = line
+            .iter()
+            .map(|&i| r.rows[i].config.strategy.name())
+            .collect();
+        let mark = if line.iter().any(|i| r.pareto.contains(i)) {
+            "◆ "
+        } else {
+            "  "
+        };
+        let text = row_text(row, &strategies.join(","), &cols, width);
         if k == selected {
             lines.push(Line::styled(format!("{mark}{text}"), theme.selected()));
         } else {
@@ -321,15 +399,11 @@ fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
             ]));
         }
     }
-    if r.ranked.len() > rows && area.height > 2 {
-        // Where the page is, on the header line's right.
-        let pos = format!(" {}/{} ", selected + 1, r.ranked.len());
-        let x = area.right().saturating_sub(pos.chars().count() as u16);
-        Paragraph::new(lines).render(area, buf);
-        buf.set_stringn(x, area.y, pos, usize::from(area.width), theme.accent());
-        return;
-    }
     Paragraph::new(lines).render(area, buf);
+    if let Some(pos) = pos {
+        let x = area.right().saturating_sub(pos.chars().count() as u16);
+        buf.set_stringn(x, area.y, pos, usize::from(area.width), theme.accent());
+    }
 }
 
 #[cfg(test)]
@@ -337,13 +411,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rows_fit_their_width_in_both_forms() {
+    fn rows_fit_their_width_and_times_have_the_figures_that_tell_them_apart() {
         let sc = crate::tui::fixture::scenario("gpt3");
         let r = crate::tui::fixture::sweep::result(&sc, 64, 64);
+        let cols = Columns {
+            schedule: 7,
+            sig: 4,
+            time: 8,
+            gib: 1,
+            gib_w: 5,
+        };
         for row in &r.rows {
-            assert!(row_text(row, true).chars().count() + 2 <= 62);
-            assert!(row_text(row, false).chars().count() + 2 <= 55);
+            let text = row_text(row, "adapipe,none,full", &cols, 50);
+            assert!(text.chars().count() <= 50, "{text}");
         }
+        assert_eq!(figures_apart(&[177.21, 177.24, 180.0]), 5);
+        assert_eq!(figures_apart(&[177.2, 177.2, 180.0]), 4);
+        assert_eq!(figures_apart(&[82.544, 82.740]), 4);
+        assert_eq!(figures_apart(&[82.544, 82.549]), 4);
     }
 
     #[test]

@@ -19,7 +19,7 @@ fn decision_style(theme: &Theme, d: Decision) -> Style {
     let c = &theme.colors;
     let color = match d {
         Decision::Keep => c.activation,
-        Decision::Recompute => c.recompute,
+        Decision::Recompute | Decision::Overlap => c.recompute,
         Decision::Compress => c.buffer,
         Decision::Offload => c.offload,
     };
@@ -68,30 +68,53 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let theme = &app.theme;
     let solved = app.shown();
     let stage = solved.and_then(|s| s.outcome.stages.get(app.stage as usize));
-    let mut title = match stage {
-        Some(st) => format!(" stage {} units · {} ", st.stage, blocks_title(st)),
-        None => format!(" stage {} units ", app.stage),
-    };
+    // The longest title that fits whole, the glyph key first to go.
+    let room = usize::from(area.width.saturating_sub(2));
     let key = "· K keep R recompute C compress O offload ";
-    if title.chars().count() + key.chars().count() + 2 <= usize::from(area.width) {
-        title.push_str(key);
-    }
+    let forms = match stage {
+        Some(st) => {
+            let blocks = blocks_title(st);
+            vec![
+                format!(" stage {} units · {blocks} {key}", st.stage),
+                format!(" stage {} units · {blocks} ", st.stage),
+                format!(" s{} units · {blocks} ", st.stage),
+            ]
+        }
+        None => vec![format!(" stage {} units ", app.stage)],
+    };
+    let last = forms.last().cloned().unwrap_or_default();
+    let title = forms
+        .into_iter()
+        .find(|t| t.chars().count() <= room)
+        .unwrap_or_else(|| format!(" {} ", super::metrics::fit_words(last.trim(), room - 2)));
     let inner = super::panel(title, theme, area, buf);
     let (Some(s), Some(st)) = (solved, stage) else {
         Paragraph::new("…").style(theme.muted()).render(inner, buf);
         return;
     };
-    let mut lines = vec![Line::from(vec![
-        Span::styled("fwd ", theme.muted()),
-        Span::styled(format::time(st.forward_s), theme.accent()),
-        Span::styled("  bwd ", theme.muted()),
-        Span::styled(format::time(st.backward_s), theme.accent()),
-        Span::styled("  recomp ", theme.muted()),
-        Span::styled(format::time(st.recompute_s), theme.accent()),
-        Span::styled(" per micro-batch · in flight ", theme.muted()),
-        Span::styled(st.in_flight.to_string(), theme.accent()),
-    ])];
     let width = usize::from(inner.width);
+    // The stage's times per micro-batch, whole figures only ("…" when some are left out).
+    let figures = [
+        ("fwd ", format::time(st.forward_s)),
+        ("bwd ", format::time(st.backward_s)),
+        ("recomp ", format::time(st.recompute_s)),
+        ("per micro-batch", String::new()),
+        ("in flight ", st.in_flight.to_string()),
+    ];
+    let mut first = Vec::new();
+    let mut used = 0;
+    for (i, (label, value)) in figures.iter().enumerate() {
+        let sep = if i == 0 { "" } else { "  " };
+        let w = sep.len() + label.chars().count() + value.chars().count();
+        if used + w + 2 > width && i + 1 < figures.len() || used + w > width {
+            first.push(Span::styled(" …", theme.muted()));
+            break;
+        }
+        used += w;
+        first.push(Span::styled(format!("{sep}{label}"), theme.muted()));
+        first.push(Span::styled(value.clone(), theme.accent()));
+    }
+    let mut lines = vec![Line::from(first)];
     let kinds = [
         BlockKind::Embedding,
         BlockKind::Attention,
@@ -135,7 +158,13 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
                 .and_then(|u| u.names.get(i))
                 .map_or_else(|| format!("u{i}"), String::clone);
             let full = format!("{}.{name}", short(kind));
-            let shown: String = full.chars().take(name_w - 1).collect();
+            let shown: String = if full.chars().count() < name_w {
+                full
+            } else {
+                let mut cut: String = full.chars().take(name_w - 2).collect();
+                cut.push('…');
+                cut
+            };
             let mut spans = vec![Span::styled(format!("{shown:<name_w$}"), theme.text())];
             if with_figures {
                 let size = info
@@ -170,11 +199,21 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     if lines.len() > h && h > 1 {
         let more = lines.len() - (h - 1);
         lines.truncate(h - 1);
-        lines.push(Line::styled(
+        let note = [
             format!("… {more} more rows (taller terminal)"),
-            theme.muted(),
-        ));
+            format!("… {more} more rows"),
+            format!("… {more} more"),
+        ]
+        .into_iter()
+        .find(|n| n.chars().count() <= width)
+        .unwrap_or_else(|| "…".into());
+        lines.push(Line::styled(note, theme.muted()));
     }
+    // Anything still wider than the panel ends in "…", never cut silently.
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .map(|l| format::clip_line(l, width))
+        .collect();
     Paragraph::new(lines).render(inner, buf);
 }
 

@@ -1,0 +1,194 @@
+//! The scenario flags, in three groups so that each command takes the groups it needs with one
+//! parser: where the scenario comes from ([`SourceFlags`]), its layout, batch split, schedule
+//! and strategy ([`LayoutFlags`], which a sweep enumerates instead), and every other setting
+//! ([`SettingFlags`], which a sweep keeps). Each value parser says what is allowed, so a bad
+//! value names the flag, the value and the allowed form (clap adds the first two).
+
+use clap::Args;
+
+use pipescope::{Objective, Partition, Precision, ScheduleKind, Strategy};
+
+/// Where the scenario starts from: a preset, a model, a GPU, a measured profile.
+#[derive(Debug, Clone, Default, PartialEq, Args)]
+pub struct SourceFlags {
+    /// Scenario preset name or TOML file (default: gpt3-175b-16k, with nothing kept free).
+    #[arg(long, value_name = "NAME|FILE")]
+    pub preset: Option<String>,
+    /// Model preset name (see `pipescope presets`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// GPU preset name (see `pipescope presets`).
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Measured profile (TOML) replacing the cost model's estimates.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<String>,
+}
+
+/// The parallel layout, the batch split, the schedule and the strategy: what a sweep
+/// enumerates.
+#[derive(Debug, Clone, Default, PartialEq, Args)]
+pub struct LayoutFlags {
+    /// Pipeline stages p.
+    #[arg(short = 'p', long = "stages", value_name = "P", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub pp: Option<u32>,
+    /// Tensor-parallel size t.
+    #[arg(short = 't', long = "tp", value_name = "T", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub tp: Option<u32>,
+    /// Data-parallel size d.
+    #[arg(short = 'd', long = "dp", value_name = "D", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub dp: Option<u32>,
+    /// Sequence parallelism on.
+    #[arg(long, conflicts_with = "no_sp")]
+    pub sp: bool,
+    /// Sequence parallelism off.
+    #[arg(long = "no-sp", conflicts_with = "sp")]
+    pub no_sp: bool,
+    /// Micro-batches per iteration m.
+    #[arg(short = 'm', long = "microbatches", value_name = "M", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub micro_batches: Option<u32>,
+    /// Sequences per micro-batch b.
+    #[arg(short = 'b', long = "micro-batch-size", value_name = "B", value_parser = whole::<u64>, allow_negative_numbers = true)]
+    pub micro_batch_size: Option<u64>,
+    /// Sequences per iteration over all replicas (sets m = B / (b x d)).
+    #[arg(long = "global-batch", value_name = "B", value_parser = whole::<u64>, allow_negative_numbers = true)]
+    pub global_batch: Option<u64>,
+    /// Pipeline schedule (1f1b, gpipe, interleaved, zb-h1, zb-h2, zb-auto, zb-v, v-half, ...).
+    #[arg(long)]
+    pub schedule: Option<ScheduleKind>,
+    /// Memory strategy (none, full, selective, uniform, adaptive, adapipe, offload, ...).
+    #[arg(long)]
+    pub strategy: Option<Strategy>,
+    /// Virtual chunks per device for interleaved, gis and gis-offload (2 or more).
+    #[arg(long, value_name = "V", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub chunks: Option<u32>,
+    /// Distributed optimizer on (fp32 master weights and Adam moments sharded over d).
+    #[arg(
+        long = "distributed-optimizer",
+        conflicts_with = "no_distributed_optimizer"
+    )]
+    pub distributed_optimizer: bool,
+    /// Distributed optimizer off.
+    #[arg(
+        long = "no-distributed-optimizer",
+        conflicts_with = "distributed_optimizer"
+    )]
+    pub no_distributed_optimizer: bool,
+}
+
+/// Every other setting of a scenario: the sequence, the budget, the planner's options and the
+/// schedule's limits.
+#[derive(Debug, Clone, Default, PartialEq, Args)]
+pub struct SettingFlags {
+    /// Sequence length s.
+    #[arg(short = 's', long = "seq", value_name = "S", value_parser = whole::<u64>, allow_negative_numbers = true)]
+    pub seq_len: Option<u64>,
+    /// Memory budget per device in GiB (default: the GPU's memory less the reserve).
+    #[arg(long = "budget-gib", value_name = "X", value_parser = gib, allow_negative_numbers = true)]
+    pub budget_gib: Option<f64>,
+    /// Memory kept free per device in GiB (budget = the GPU's memory minus it; default 0).
+    #[arg(long = "reserve-gib", value_name = "X", value_parser = gib, allow_negative_numbers = true)]
+    pub reserve_gib: Option<f64>,
+    /// FlashAttention on.
+    #[arg(long, conflicts_with = "no_flash")]
+    pub flash: bool,
+    /// FlashAttention off (materialised softmax).
+    #[arg(long = "no-flash", conflicts_with = "flash")]
+    pub no_flash: bool,
+    /// Partition objective: estimate or adapipe.
+    #[arg(long, value_name = "estimate|adapipe")]
+    pub objective: Option<Objective>,
+    /// Let recomputation overlap communication: the wait for the incoming gradient and the
+    /// backward's tensor-parallel collectives (Lynx).
+    #[arg(long = "overlap-recompute")]
+    pub overlap_recompute: bool,
+    /// Memory limit (chunk-activations) of the searched schedules zb-auto, zb-v and v-zb.
+    #[arg(long = "mem-limit", value_name = "X", value_parser = mem_limit, allow_negative_numbers = true)]
+    pub mem_limit: Option<f64>,
+    /// Group size of gis / gis-offload (default p).
+    #[arg(long = "group-size", value_name = "G", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub group_size: Option<u32>,
+    /// Chunks offloaded by gis-offload (default 1).
+    #[arg(long = "offload-chunks", value_name = "K", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub offload_chunks: Option<u32>,
+    /// Overlap the data-parallel gradient reduction with the backward (Megatron's buckets).
+    #[arg(
+        long = "overlap-grad-reduce",
+        conflicts_with = "no_overlap_grad_reduce"
+    )]
+    pub overlap_grad_reduce: bool,
+    /// Reduce the gradients after the last backward (no overlap).
+    #[arg(
+        long = "no-overlap-grad-reduce",
+        conflicts_with = "overlap_grad_reduce"
+    )]
+    pub no_overlap_grad_reduce: bool,
+    /// Layer split of the baselines and non-partitioning strategies: even or balanced.
+    #[arg(long, value_name = "even|balanced")]
+    pub partition: Option<Partition>,
+    /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
+    #[arg(long = "grad-bytes", value_name = "2|4", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub grad_bytes: Option<u32>,
+    /// Number format of the transformer layers' GEMMs: bf16, or fp8 as Transformer Engine
+    /// runs it (needs a GPU with fp8 tensor cores).
+    #[arg(long, value_name = "bf16|fp8")]
+    pub precision: Option<Precision>,
+    /// Units the named strategy recomputes (names as in `units --json`, e.g. ln_out,gelu_out).
+    #[arg(
+        long = "recompute-units",
+        value_name = "NAME,...",
+        value_delimiter = ','
+    )]
+    pub recompute_units: Option<Vec<String>>,
+}
+
+/// Parses a count flag (`-p`, `-s`, `-m`, ...) so that a bad value such as `1e12` or `-1`
+/// says what is allowed; the scenario's validation then checks the range.
+pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| "a whole number written in digits, like 4096".to_string())
+}
+
+/// Parses a GiB flag (`--budget-gib`, `--reserve-gib`) so that `70GiB` says what is allowed.
+pub fn gib(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| "a number of GiB without a unit, like 70 or 75.5".to_string())
+}
+
+/// Parses `--mem-limit`: a number of chunk-activations (the scenario or the run checks > 0).
+pub fn mem_limit(text: &str) -> Result<f64, String> {
+    text.trim().parse().map_err(|_| {
+        "a memory limit in chunk-activations: a number greater than 0, like 8 or 12.5".to_string()
+    })
+}
+
+/// Parses a time of an abstract run (`--comm`, `--offload-cost`), in the run's cost units.
+pub fn cost(text: &str) -> Result<f64, String> {
+    text.trim().parse().map_err(|_| {
+        "a time in the run's cost units (those of --costs): a number >= 0, like 0.5".to_string()
+    })
+}
+
+/// `Some(true)` for the `--x` flag, `Some(false)` for `--no-x`, `None` for neither.
+pub fn flag_pair(on: bool, off: bool) -> Option<bool> {
+    match (on, off) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_parsers_say_what_is_allowed() {
+        assert!(mem_limit("abc").unwrap_err().contains("chunk-activations"));
+        assert!(cost("1s").unwrap_err().contains("cost units"));
+        assert!(gib("70GiB").unwrap_err().contains("GiB"));
+        assert_eq!(mem_limit(" 8 "), Ok(8.0));
+    }
+}

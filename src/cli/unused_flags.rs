@@ -1,0 +1,210 @@
+//! No flag is accepted and silently ignored: a schedule setting given for a schedule that does
+//! not use it (`--chunks 3` on `1f1b`, `--offload-chunks` on `interleaved`, `--group-size`
+//! off GIS, `--mem-limit` on `zb-h2`) is refused, naming the flag and the schedules that
+//! would use it. Which schedule uses what is the engine's knowledge ([`ScheduleKind`]'s
+//! `takes_*` methods); this file only words it for the command line.
+
+use pipescope::{Scenario, ScheduleKind};
+
+use super::scenario_flags::{LayoutFlags, SettingFlags};
+
+/// The schedule flags given, as `(flag, whether the schedule uses it, who does)`.
+fn schedule_flags(
+    kind: ScheduleKind,
+    settings: &SettingFlags,
+    offload_cost: bool,
+) -> Vec<(String, bool, String)> {
+    let mut given = Vec::new();
+    if let Some(x) = settings.mem_limit {
+        let why = if kind == ScheduleKind::ZbH2 {
+            "zb-h2's limit is 2p by its definition; zb-auto is the zero-bubble heuristic \
+             under a limit you choose"
+                .to_string()
+        } else {
+            format!(
+                "it sets the limit of {}",
+                ScheduleKind::names_where(ScheduleKind::takes_mem_limit)
+            )
+        };
+        given.push((format!("--mem-limit {x}"), kind.takes_mem_limit(), why));
+    }
+    if let Some(g) = settings.group_size {
+        given.push((
+            format!("--group-size {g}"),
+            kind.takes_group_size(),
+            format!(
+                "it sets the group size of {}",
+                ScheduleKind::names_where(ScheduleKind::takes_group_size)
+            ),
+        ));
+    }
+    let offload_users = || {
+        format!(
+            "only {} offloads activations by its schedule",
+            ScheduleKind::names_where(ScheduleKind::offloads)
+        )
+    };
+    if let Some(k) = settings.offload_chunks {
+        given.push((
+            format!("--offload-chunks {k}"),
+            kind.offloads(),
+            offload_users(),
+        ));
+    }
+    if offload_cost {
+        given.push((
+            "--offload-cost".to_string(),
+            kind.offloads(),
+            offload_users(),
+        ));
+    }
+    given
+}
+
+/// Refuses `--chunks V` when `kind` does not run V chunks per device.
+pub fn check_chunks(kind: ScheduleKind, chunks: Option<u32>) -> Result<(), String> {
+    let Some(v) = chunks else { return Ok(()) };
+    let used = kind.chunks(v);
+    if used == v {
+        return Ok(());
+    }
+    let takers = ScheduleKind::names_where(ScheduleKind::takes_chunks);
+    Err(if kind.takes_chunks() {
+        format!("--chunks {v}: {kind} runs at least 2 chunks per device (it would run {used})")
+    } else {
+        format!(
+            "--chunks {v}: {kind} always runs {used} chunk{} per device, so the flag would do \
+             nothing; --chunks sets the chunks of {takers}",
+            if used == 1 { "" } else { "s" }
+        )
+    })
+}
+
+/// Refuses the schedule flags that `kind` would ignore (`offload_cost`: `--offload-cost`
+/// was given, on an abstract run).
+pub fn check_schedule(
+    kind: ScheduleKind,
+    layout: &LayoutFlags,
+    settings: &SettingFlags,
+    offload_cost: bool,
+) -> Result<(), String> {
+    check_chunks(kind, layout.chunks)?;
+    for (flag, used, why) in schedule_flags(kind, settings, offload_cost) {
+        if !used {
+            return Err(format!(
+                "{flag}: {kind} does not use it, so it would do nothing ({why})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// [`check_schedule`] for a planned scenario (its schedule from the flags or the preset).
+pub fn check_planned(
+    layout: &LayoutFlags,
+    settings: &SettingFlags,
+    scenario: &Scenario,
+) -> Result<(), String> {
+    check_schedule(scenario.plan.schedule, layout, settings, false)
+}
+
+/// For a sweep: refuses a schedule flag that none of the swept `schedules` uses.
+pub fn check_sweep(
+    schedules: &[ScheduleKind],
+    chunks: &[u32],
+    settings: &SettingFlags,
+) -> Result<(), String> {
+    if !chunks.is_empty() && !schedules.iter().any(|k| k.takes_chunks()) {
+        return Err(format!(
+            "--chunks: none of the swept schedules takes it ({}); it sets the chunks of {}",
+            names(schedules),
+            ScheduleKind::names_where(ScheduleKind::takes_chunks)
+        ));
+    }
+    let Some(&first) = schedules.first() else {
+        return Ok(());
+    };
+    for (i, (flag, _, why)) in schedule_flags(first, settings, false)
+        .into_iter()
+        .enumerate()
+    {
+        let used = schedules.iter().any(|&k| {
+            schedule_flags(k, settings, false)
+                .get(i)
+                .is_some_and(|f| f.1)
+        });
+        if !used {
+            return Err(format!(
+                "{flag}: none of the swept schedules uses it ({}), so it would do nothing ({why})",
+                names(schedules)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn names(schedules: &[ScheduleKind]) -> String {
+    let names: Vec<&str> = schedules.iter().map(|k| k.name()).collect();
+    names.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> SettingFlags {
+        SettingFlags::default()
+    }
+
+    #[test]
+    fn chunks_on_a_one_chunk_schedule_are_refused() {
+        let e = check_chunks(ScheduleKind::OneFOneB, Some(3)).unwrap_err();
+        assert!(e.contains("--chunks 3") && e.contains("interleaved"), "{e}");
+        assert!(check_chunks(ScheduleKind::OneFOneB, Some(1)).is_ok());
+        assert!(check_chunks(ScheduleKind::ZbV, Some(2)).is_ok());
+        assert!(check_chunks(ScheduleKind::ZbV, Some(4)).is_err());
+        assert!(check_chunks(ScheduleKind::Interleaved, Some(1)).is_err());
+        assert!(check_chunks(ScheduleKind::Interleaved, Some(3)).is_ok());
+    }
+
+    #[test]
+    fn offload_and_group_flags_need_a_schedule_that_uses_them() {
+        let mut s = settings();
+        s.offload_chunks = Some(1);
+        let layout = LayoutFlags::default();
+        let e = check_schedule(ScheduleKind::Interleaved, &layout, &s, false).unwrap_err();
+        assert!(
+            e.contains("--offload-chunks 1") && e.contains("gis-offload"),
+            "{e}"
+        );
+        assert!(check_schedule(ScheduleKind::GisOffload, &layout, &s, false).is_ok());
+        let e = check_schedule(ScheduleKind::OneFOneB, &layout, &settings(), true).unwrap_err();
+        assert!(e.contains("--offload-cost"), "{e}");
+        let mut s = settings();
+        s.group_size = Some(2);
+        assert!(check_schedule(ScheduleKind::OneFOneB, &layout, &s, false).is_err());
+        assert!(check_schedule(ScheduleKind::Gis, &layout, &s, false).is_ok());
+    }
+
+    #[test]
+    fn zb_h2_refuses_a_memory_limit_and_names_zb_auto() {
+        let mut s = settings();
+        s.mem_limit = Some(5.0);
+        let layout = LayoutFlags::default();
+        let e = check_schedule(ScheduleKind::ZbH2, &layout, &s, false).unwrap_err();
+        assert!(e.contains("--mem-limit 5") && e.contains("zb-auto"), "{e}");
+        assert!(check_schedule(ScheduleKind::ZbAuto, &layout, &s, false).is_ok());
+    }
+
+    #[test]
+    fn a_sweep_refuses_flags_no_swept_schedule_uses() {
+        let mut s = settings();
+        s.group_size = Some(2);
+        let both = [ScheduleKind::OneFOneB, ScheduleKind::Gis];
+        assert!(check_sweep(&both, &[], &s).is_ok());
+        let e = check_sweep(&[ScheduleKind::OneFOneB], &[], &s).unwrap_err();
+        assert!(e.contains("--group-size 2"), "{e}");
+        let e = check_sweep(&[ScheduleKind::ZbV], &[3], &settings()).unwrap_err();
+        assert!(e.contains("--chunks"), "{e}");
+    }
+}

@@ -1,0 +1,106 @@
+//! The units picker overlay (`u`): every droppable unit of the attention and MLP blocks with
+//! its size and recompute time per micro-batch and layer, checked when the `named` strategy
+//! recomputes it.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+
+use crate::plan::Strategy;
+use crate::tui::app::App;
+use crate::tui::picker;
+
+use super::format;
+
+/// Draws the picker, when open, centred over `area`.
+pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
+    let (Some(cursor), Some(solved)) = (app.picker, app.solved.as_ref()) else {
+        return;
+    };
+    let theme = &app.theme;
+    let entries = picker::entries(solved);
+    let names = &app.scenario.plan.recompute_units;
+    let picked = entries.iter().filter(|e| e.named_in(names)).count();
+    let w = area.width.saturating_sub(4).min(64);
+    let inner_w = usize::from(w.saturating_sub(2));
+    let name_w = entries
+        .iter()
+        .map(|e| e.qualified().chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let strategy = app.scenario.plan.strategy;
+    let head = if strategy == Strategy::Named {
+        format!(
+            "named recomputes {picked} of {} units per layer",
+            entries.len()
+        )
+    } else {
+        format!("strategy {strategy}: a pick makes it named")
+    };
+    let mut lines = vec![
+        Line::styled(super::metrics::fit_words(&head, inner_w), theme.muted()),
+        Line::styled(
+            format::clip_line(
+                Line::from(format!(
+                    "    {:<name_w$} {:>9} {:>9}",
+                    "unit", "per mb", "recompute"
+                )),
+                inner_w,
+            )
+            .to_string(),
+            theme.muted(),
+        ),
+    ];
+    for (i, e) in entries.iter().enumerate() {
+        let mark = if e.named_in(names) { "[R]" } else { "[ ]" };
+        let text = format!(
+            "{mark} {:<name_w$} {:>9} {:>9}",
+            e.qualified(),
+            format::bytes(e.size_bytes),
+            format::time(e.recompute_s)
+        );
+        let style = if i == cursor {
+            theme.selected()
+        } else if e.named_in(names) {
+            theme.accent()
+        } else {
+            theme.text()
+        };
+        lines.push(format::clip_line(
+            Line::from(Span::styled(text, style)),
+            inner_w,
+        ));
+    }
+    let rows = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+    let h = area.height.saturating_sub(2).min(rows.saturating_add(2));
+    // The cursor's row stays in view.
+    let visible = h.saturating_sub(2);
+    let cursor_row = u16::try_from(cursor + 2).unwrap_or(0);
+    let scroll = (cursor_row + 1).saturating_sub(visible);
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    Clear.render(r, buf);
+    let title = [
+        " units to recompute (named) · ↑↓ · space toggles · Esc ",
+        " units (named) · ↑↓ · space · Esc ",
+        " units ",
+    ]
+    .into_iter()
+    .find(|t| t.chars().count() + 2 <= usize::from(w))
+    .unwrap_or("");
+    Paragraph::new(lines)
+        .block(
+            Block::bordered()
+                .title(title)
+                .border_style(theme.accent())
+                .title_style(theme.accent()),
+        )
+        .scroll((scroll, 0))
+        .render(r, buf);
+}
