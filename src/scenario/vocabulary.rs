@@ -233,6 +233,13 @@ impl ScheduleKind {
         )
     }
 
+    /// Whether the schedule's two chunks per device are two copies of the same `p` stages,
+    /// one per direction (`chimera`, `dualpipe`), rather than a model cut into `2p` stages:
+    /// a chunk count does not describe them, so `--chunks` is refused for them.
+    pub fn replicates_stages(self) -> bool {
+        matches!(self, ScheduleKind::Chimera | ScheduleKind::DualPipe)
+    }
+
     /// Whether a memory limit (`--mem-limit`, `plan.mem_limit`) shapes this schedule's order:
     /// the searched schedules `zb-auto`, `zb-v` and `v-zb` (`zb-h2`'s limit is 2p by its
     /// definition).
