@@ -163,7 +163,9 @@ impl Field {
             Field::Strategy => sc.plan.strategy.name().into(),
             Field::Chunks => {
                 let used = sc.plan.schedule.chunks(sc.parallel.chunks);
-                if used == sc.parallel.chunks {
+                if sc.plan.schedule.replicates_stages() {
+                    format!("{} (2 copies)", sc.parallel.chunks)
+                } else if used == sc.parallel.chunks {
                     used.to_string()
                 } else {
                     format!("{} (uses {used})", sc.parallel.chunks)

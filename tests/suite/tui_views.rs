@@ -106,6 +106,37 @@ fn v_shape_zoomed_200x60() {
     assert_snapshot!(render(&mut v_shape(), 200, 60));
 }
 
+/// DualPipe zoomed in: its overlapped F&B pairs carry one label each (`F5&b1`).
+fn dualpipe() -> App {
+    let mut app = edited(solved_app("llama2-70b-4k"), |a| {
+        a.scenario.plan.schedule = ScheduleKind::DualPipe;
+    });
+    for _ in 0..4 {
+        act(&mut app, Action::ZoomIn);
+    }
+    app
+}
+
+#[test]
+fn dualpipe_draws_each_overlapped_pair_as_one_unit() {
+    for (w, h) in SIZES {
+        let mut app = dualpipe();
+        assert!(app.error.is_none(), "{:?}", app.error);
+        let screen = render(&mut app, w, h).to_string();
+        assert!(screen.contains('&'), "{w}x{h}\n{screen}");
+    }
+}
+
+#[test]
+fn dualpipe_zoomed_200x60() {
+    assert_snapshot!(render(&mut dualpipe(), 200, 60));
+}
+
+#[test]
+fn dualpipe_zoomed_80x24_mono() {
+    assert_snapshot!(render(&mut mono(dualpipe()), 80, 24));
+}
+
 #[test]
 fn time_bars_beside_memory_bars_200x60() {
     let mut app = solved_app("gpt3-175b-16k");

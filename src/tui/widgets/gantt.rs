@@ -1,6 +1,7 @@
 //! The Gantt widget: one row per device (plus a transfer lane when there is room), ops as
-//! coloured glyphs, micro-batch labels where they fit, idle time shaded, a time axis at the
-//! bottom. It takes plain data (a timeline, a time window, a theme) and writes cells.
+//! coloured glyphs, micro-batch labels where they fit, overlapped forward-backward pairs drawn
+//! as one unit, idle time shaded, a time axis at the bottom. It takes plain data (a timeline,
+//! a time window, a theme) and writes cells.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -11,6 +12,8 @@ use crate::sim::{Lane, MemoryCurve, Span, SpanKind, Timeline};
 use crate::tui::theme::Theme;
 use crate::tui::view::format;
 use crate::tui::view::layout::GANTT_LABEL;
+
+use super::gantt_pairs;
 
 /// The Gantt of one timeline between `t0` and `t1`.
 pub struct Gantt<'a> {
@@ -216,8 +219,9 @@ impl<'a> Gantt<'a> {
             // Labels only on ops nearly two cells wide or more: ops of about one and a half
             // cells (a whole iteration in view) would get a number here and there, by
             // rounding luck.
+            // Halves of an overlapped pair get the pair's one label ([`super::gantt_pairs`]).
             let (first, last) = (a.round() as usize, (b.round() as usize).min(w));
-            if last > first && b - a >= 1.75 {
+            if last > first && b - a >= 1.75 && !(lane == 0 && span.paired) {
                 labels.push((row, first, last - first, span));
             }
         }
@@ -353,6 +357,14 @@ impl Widget for Gantt<'_> {
         let (cover, labels) = self.coverage(&geo);
         self.draw_cells(&geo, &cover, buf);
         self.draw_labels(&geo, &labels, buf);
+        let pairs = gantt_pairs::pair_cells(
+            self.timeline,
+            self.t0,
+            geo.dt,
+            geo.width,
+            (geo.first, geo.shown),
+        );
+        gantt_pairs::draw_pairs(&pairs, self.theme, geo.x0, |d| geo.row(d, 0), buf);
         self.draw_memory(&geo, buf);
         draw_axis(
             buf,
