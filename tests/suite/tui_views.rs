@@ -565,7 +565,7 @@ fn the_lesson_shows_formulas_beside_the_simulation_at_every_size() {
             let mut app = lesson_at(step);
             let screen = render(&mut app, w, h).to_string();
             assert!(
-                screen.contains(&format!("lesson {}/9", step + 1)),
+                screen.contains(&format!("lesson {}/10", step + 1)),
                 "{w}x{h}\n{screen}"
             );
             assert!(screen.contains("textbook"), "{w}x{h}\n{screen}");
@@ -632,6 +632,19 @@ fn lesson_p_and_m_are_edited_in_the_lesson() {
     assert_eq!(app.scenario.batch.micro_batches, 64);
     act(&mut app, Action::Close);
     assert!(app.lesson.is_none());
+}
+
+#[test]
+fn lesson_dualpipe_120x40_shows_its_pairs_and_formulas() {
+    let mut app = lesson_at(9);
+    let screen = render(&mut app, 120, 40).to_string();
+    assert!(screen.contains("lesson 10/10: dualpipe"), "{screen}");
+    // p 4, m 8: (p-2)/(3m+p-2) = 2/26 and p+1 = 5 stage-activations, simulated alike.
+    assert!(screen.contains("= 7.7% · simulated 7.7%"), "{screen}");
+    assert!(screen.contains("(one copy's stages) = 5.0 ·"), "{screen}");
+    assert!(screen.contains("simulated 5.0"), "{screen}");
+    assert!(screen.contains('&'), "a pair's one label\n{screen}");
+    assert_snapshot!(screen);
 }
 
 #[test]
