@@ -219,9 +219,8 @@ impl<'a> Gantt<'a> {
             // Labels only on ops nearly two cells wide or more: ops of about one and a half
             // cells (a whole iteration in view) would get a number here and there, by
             // rounding luck.
-            // Halves of an overlapped pair get the pair's one label ([`super::gantt_pairs`]).
             let (first, last) = (a.round() as usize, (b.round() as usize).min(w));
-            if last > first && b - a >= 1.75 && !(lane == 0 && span.paired) {
+            if last > first && b - a >= 1.75 {
                 labels.push((row, first, last - first, span));
             }
         }
@@ -293,10 +292,19 @@ impl<'a> Gantt<'a> {
     }
 
     /// Phase 4: micro-batch labels on ops wide enough to hold them (the letter lower-case
-    /// on a second chunk).
-    fn draw_labels(&self, geo: &Geometry, labels: &[Label], buf: &mut Buffer) {
+    /// on a second chunk), except inside an overlapped pair, which has one label of its own.
+    fn draw_labels(
+        &self,
+        geo: &Geometry,
+        labels: &[Label],
+        pairs: &[gantt_pairs::PairCells],
+        buf: &mut Buffer,
+    ) {
         for &(row, first, cells, span) in labels {
             let lane = (row % usize::from(geo.lanes)) as u16;
+            if lane == 0 && gantt_pairs::overlaps_pair(pairs, span.device, first, cells) {
+                continue;
+            }
             let Some(y) = geo.row(span.device, lane) else {
                 continue;
             };
@@ -356,7 +364,6 @@ impl Widget for Gantt<'_> {
         self.draw_rows(&geo, buf);
         let (cover, labels) = self.coverage(&geo);
         self.draw_cells(&geo, &cover, buf);
-        self.draw_labels(&geo, &labels, buf);
         let pairs = gantt_pairs::pair_cells(
             self.timeline,
             self.t0,
@@ -364,6 +371,7 @@ impl Widget for Gantt<'_> {
             geo.width,
             (geo.first, geo.shown),
         );
+        self.draw_labels(&geo, &labels, &pairs, buf);
         gantt_pairs::draw_pairs(&pairs, self.theme, geo.x0, |d| geo.row(d, 0), buf);
         self.draw_memory(&geo, buf);
         draw_axis(

@@ -59,6 +59,19 @@ pub fn pair_cells(
         .collect()
 }
 
+/// Whether cells `first..first + cells` of `device`'s compute row overlap one of `pairs`
+/// (sorted by device, then first cell, as [`pair_cells`] returns them): a label there would
+/// cut into the pair's one label (a recomputation between a pair's halves has its own).
+pub fn overlaps_pair(pairs: &[PairCells], device: u32, first: usize, cells: usize) -> bool {
+    let end = first + cells;
+    let i = pairs.partition_point(|p| (p.device, p.first) < (device, end));
+    pairs[..i]
+        .iter()
+        .rev()
+        .take_while(|p| p.device == device)
+        .any(|p| p.first + p.cells > first)
+}
+
 /// The widest label of the pair `f`, `b` that fits in `cells` with a cell to spare.
 fn label(f: &Span, b: &Span, cells: usize) -> String {
     let letter = |s: &Span| {
@@ -122,6 +135,7 @@ pub fn draw_pairs(
 mod tests {
     use super::*;
     use crate::sim::{Lane, SpanKind};
+    use ratatui::widgets::Widget;
 
     fn span(kind: SpanKind, micro_batch: u32, chunk: u32, start: f64, end: f64) -> Span {
         Span {
@@ -166,6 +180,52 @@ mod tests {
         // Off the window or on a device not drawn: nothing.
         assert!(pair_cells(&tl, 10.0, 1.0, 4, (0, 1)).is_empty());
         assert!(pair_cells(&tl, 0.0, 1.0, 4, (1, 1)).is_empty());
+    }
+
+    #[test]
+    fn the_gantt_labels_a_pair_once_even_around_a_recomputation() {
+        let theme = Theme::builtin("mono");
+        let mut r = span(SpanKind::R, 1, 1, 1.0, 2.0);
+        r.paired = false;
+        let tl = Timeline {
+            devices: 1,
+            spans: vec![
+                span(SpanKind::F, 3, 0, 0.0, 1.0),
+                r,
+                span(SpanKind::BW, 1, 1, 2.0, 4.0),
+            ],
+            makespan: 4.0,
+        };
+        let area = ratatui::layout::Rect::new(0, 0, 4 + 16, 2);
+        let mut buf = Buffer::empty(area);
+        super::super::gantt::Gantt {
+            timeline: &tl,
+            t0: 0.0,
+            t1: 4.0,
+            lanes: 1,
+            theme: &theme,
+            selected: None,
+            memory: None,
+            cost_units: false,
+        }
+        .render(area, &mut buf);
+        let row: String = (0..area.width)
+            .map(|x| buf[(x, 0)].symbol().to_string())
+            .collect();
+        // One label, then the pair's own glyphs: no F3, r1 or b1 of the halves.
+        assert_eq!(row, "s0  F3&b1░░░▄▄▄▄▄▄▄▄");
+    }
+
+    #[test]
+    fn labels_inside_a_pair_are_found() {
+        let tl = timeline();
+        let pairs = pair_cells(&tl, 0.0, 0.5, 12, (0, 1));
+        assert!(overlaps_pair(&pairs, 0, 2, 2));
+        assert!(overlaps_pair(&pairs, 0, 5, 3));
+        assert!(overlaps_pair(&pairs, 0, 11, 4));
+        assert!(!overlaps_pair(&pairs, 0, 12, 2));
+        assert!(!overlaps_pair(&pairs, 1, 2, 2));
+        assert!(!overlaps_pair(&[], 0, 0, 5));
     }
 
     #[test]
