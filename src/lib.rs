@@ -41,11 +41,12 @@ pub use scenario::{
     Batch, Catalog, Codec, CodecSpec, DEFAULT_SCENARIO, EfficiencyCurve, GIB, GpuSpec,
     InvalidField, MeasuredProfile, ModelSpec, ModelStyle, Objective, Parallel, Partition,
     PlanSettings, Precision, PresetError, PresetInfo, PresetKind, Scenario, ScenarioOverrides,
-    ScheduleKind, Strategy, UnitMeasurement, default_scenario, limits, micro_batches_for, to_toml,
+    ScheduleKind, Strategy, UnitMeasurement, Zero, default_scenario, limits, micro_batches_for,
+    to_toml,
 };
 
 // The model as blocks of computation units, with their bytes and times.
-pub use anatomy::{Anatomy, Block, BlockKind, Unit, UnitCodec};
+pub use anatomy::{Anatomy, Block, BlockKind, CommTimes, Unit, UnitCodec};
 
 // Solving: the outcome and what it is made of.
 pub use cancel::{Cancel, Cancelled};

@@ -78,12 +78,14 @@ pub struct StageOutcome {
     pub static_bytes: u64,
     /// Kept tensors at the device's peak, bytes.
     pub activation_bytes: u64,
-    /// bf16 weights of `static_bytes`, bytes.
+    /// bf16 weights of `static_bytes` (with the fp8 recipe's cast; with ZeRO-3 the shard plus
+    /// the layers gathered at a time), bytes.
     pub weights_bytes: u64,
-    /// Gradients of `static_bytes` (fp32, or 16-bit with `--grad-bytes 2`), bytes.
+    /// Gradients of `static_bytes` (fp32, or 16-bit with `--grad-bytes 2`; with ZeRO-3 the
+    /// shard plus one layer's unsharded gradient), bytes.
     pub grads_bytes: u64,
     /// Optimizer state of `static_bytes` (fp32 master weights, Adam's moments; sharded over
-    /// `d` with the distributed optimizer), bytes.
+    /// `d x cp` with the distributed optimizer and ZeRO-3), bytes.
     pub optimizer_bytes: u64,
     /// Peak memory in the simulation, bytes: the figure that decides whether the stage fits
     /// (`feasible`, `infeasible_reason`) and the one the tables show.
@@ -133,8 +135,19 @@ pub struct Outcome {
     pub mfu: Option<f64>,
     /// Hardware FLOPs utilisation (recomputation included), 0..1 (`None` when infeasible).
     pub hfu: Option<f64>,
-    /// GPUs of the job, `t x p x d`.
+    /// GPUs of the job, `t x cp x p x d`.
     pub gpus: u64,
+    /// Tensor-parallel size `t`.
+    pub tp: u32,
+    /// Context-parallel size `cp` (each sequence split over `cp` ranks).
+    pub cp: u32,
+    /// Pipeline stages `p`.
+    pub pp: u32,
+    /// Data-parallel size `d` (replicas of the pipeline).
+    pub dp: u32,
+    /// ZeRO stage over the `d x cp` data-parallel ranks: 0, 1 (distributed optimizer) or 3
+    /// (Megatron-FSDP).
+    pub zero: u8,
     /// Sequences per iteration over all replicas, `m x b x d`.
     pub global_batch: u64,
     /// Tokens trained per second by the whole job.

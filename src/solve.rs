@@ -461,6 +461,7 @@ fn plan_and_simulate(
         let mut simulation = sim::simulate(&sched, &costs)?;
         let pipeline_s = simulation.makespan;
         sim::job::finish(&mut simulation, &job::job_costs(scenario, anatomy, &plan));
+        sim::collectives::annotate(&mut simulation, &job::chunk_comm(anatomy, &plan));
         if best
             .as_ref()
             .is_none_or(|b| simulation.makespan < b.simulation.makespan)

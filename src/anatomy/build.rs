@@ -19,14 +19,20 @@ impl Anatomy {
         let tf = t as f64;
         let vocab = params::padded_vocab(m.vocab, t);
         let head_dim = m.head_dim() as f64;
-        let tokens = (batch.seq_len * batch.micro_batch_size) as f64;
+        let cp = u64::from(par.cp.max(1));
+        let local_seq = batch.seq_len / cp;
+        let tokens = (local_seq * batch.micro_batch_size) as f64;
+        let cluster = super::cluster::Cluster::of(scenario);
         // A measured profile's codec replaces the GPU's set.
         let codecs = match scenario.profile.as_ref().and_then(|p| p.codec) {
             Some(c) => vec![Codec::single(c)],
             None => scenario.gpu.codec_set(),
         };
         let d = Dims {
-            s: batch.seq_len as f64,
+            s: local_seq as f64,
+            cp: cp as f64,
+            cp_ring_bytes_per_s: cluster.cp_ring_bytes_per_s(),
+            tp_overlap: scenario.plan.tp_comm_overlap,
             b: batch.micro_batch_size as f64,
             h: m.hidden as f64,
             tokens,
@@ -88,6 +94,8 @@ impl Anatomy {
             p2p_inter_s: p2p_bytes / (scenario.gpu.inter_node_gbps * 1e9 * link_eff),
             host_bytes_per_s: scenario.gpu.host_gbps * 1e9,
             node_gpus: scenario.gpu.node_gpus,
+            device_bytes: 0,
+            pass_gather_s: 0.0,
             codec_names: codecs.iter().map(|c| c.name.clone()).collect(),
         };
         anatomy.attention.fp8_weight_bytes = 2 * a8;
@@ -95,6 +103,7 @@ impl Anatomy {
         if let Some(profile) = &scenario.profile {
             profile.apply(&mut anatomy);
         }
+        super::fsdp::apply(&mut anatomy, scenario, &machine);
         anatomy.mark_named(&scenario.plan.recompute_units)?;
         Ok(anatomy)
     }

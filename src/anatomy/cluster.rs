@@ -1,12 +1,14 @@
 //! Where the job's ranks sit and what their transfers cost (docs/model.md).
 //!
-//! Placement is Megatron's default rank order: tensor rank fastest, then data, then pipeline,
-//! `rank = tp + t (dp + d pp)`; a node holds `node_gpus` consecutive ranks. A transfer between
+//! Placement is Megatron's default rank order (`tp-cp-ep-dp-pp`, tensor rank fastest):
+//! `rank = tp + t (cp + cp (dp + d pp))`; a node holds `node_gpus` consecutive ranks. A transfer between
 //! two ranks of one node uses the NVLink figure (`link_gbps`), otherwise the inter-node
 //! network (`inter_node_gbps`, per GPU and direction), both at the GPU's link efficiency.
 //!
-//! Collectives are ring costs (docs/model.md). A data-parallel group whose
-//! members share nodes runs hierarchically, as NCCL does: a reduce-scatter among the `k`
+//! Collectives are ring costs (docs/model.md). The data-parallel collectives (gradient
+//! reduction, ZeRO's gathers) run over the `d x cp` ranks that hold copies of a stage, as
+//! Megatron's `dp_cp` group does: for a given tensor and pipeline rank they are `t` apart.
+//! A data-parallel group whose members share nodes runs hierarchically, as NCCL does: a reduce-scatter among the `k`
 //! members of a node over NVLink, a ring over the `n` nodes on each member's own network
 //! share (`1/k` of the bytes each, in parallel), and an all-gather inside the node:
 //! all-reduce `2 (k-1)/k S / B_nvl + 2 (n-1)/n S/k / B_net`; a reduce-scatter or an
@@ -19,6 +21,8 @@ use crate::scenario::Scenario;
 pub struct Cluster {
     /// Tensor-parallel size `t`.
     pub t: u64,
+    /// Context-parallel size `cp`.
+    pub cp: u64,
     /// Data-parallel size `d`.
     pub d: u64,
     /// Pipeline stages `p`.
@@ -39,6 +43,7 @@ impl Cluster {
         let eff = gpu.efficiency.link;
         Self {
             t: u64::from(par.tp.max(1)),
+            cp: u64::from(par.cp.max(1)),
             d: u64::from(par.dp.max(1)),
             p: u64::from(par.pp.max(1)),
             node_gpus: u64::from(gpu.node_gpus.max(1)),
@@ -47,9 +52,27 @@ impl Cluster {
         }
     }
 
-    /// Megatron's global rank of (tensor rank, data rank, pipeline rank).
-    pub fn rank(&self, tp: u64, dp: u64, pp: u64) -> u64 {
-        tp + self.t * (dp + self.d * pp)
+    /// Ranks that hold copies of one stage and share its data-parallel collectives, `d x cp`.
+    pub fn shard_ranks(&self) -> u64 {
+        self.d * self.cp
+    }
+
+    /// Megatron's global rank of (tensor rank, context rank, data rank, pipeline rank).
+    pub fn rank(&self, tp: u64, cp: u64, dp: u64, pp: u64) -> u64 {
+        tp + self.t * (cp + self.cp * (dp + self.d * pp))
+    }
+
+    /// Achieved rate of one step of the context-parallel ring (bytes/s, each rank sending to
+    /// the next): the ring of a (tensor, data, pipeline) rank is the `cp` ranks `t` apart, a
+    /// block of `t x cp` consecutive ranks, so it stays on NVLink when such blocks tile the
+    /// nodes; otherwise some hop crosses nodes, and the ring's steps run at that hop's rate.
+    pub fn cp_ring_bytes_per_s(&self) -> f64 {
+        let block = self.t * self.cp;
+        if block <= self.node_gpus && self.node_gpus.is_multiple_of(block) {
+            self.intra_bytes_per_s
+        } else {
+            self.inter_bytes_per_s
+        }
     }
 
     /// Node of a global rank.
@@ -61,7 +84,7 @@ impl Cluster {
     /// stage `b` sit on different nodes: the transfers of a boundary run in lockstep, so
     /// the slowest sets its time.
     pub fn crosses_nodes(&self, a: u64, b: u64) -> bool {
-        let width = self.t * self.d;
+        let width = self.t * self.cp * self.d;
         let shift = a.abs_diff(b) * width;
         if shift == 0 {
             return false;
@@ -70,26 +93,31 @@ impl Cluster {
             return true;
         }
         (0..self.t).any(|tp| {
-            (0..self.d)
-                .any(|dp| self.node_of(self.rank(tp, dp, a)) != self.node_of(self.rank(tp, dp, b)))
+            (0..self.cp).any(|cp| {
+                (0..self.d).any(|dp| {
+                    self.node_of(self.rank(tp, cp, dp, a)) != self.node_of(self.rank(tp, cp, dp, b))
+                })
+            })
         })
     }
 
-    /// `(k, n)` of the data-parallel group: members per node and nodes spanned. The group
-    /// of a (tensor, pipeline) rank has stride `t`, so `node_gpus / t` members share a node.
+    /// `(k, n)` of the data-parallel group (its `d x cp` ranks): members per node and nodes
+    /// spanned. The group of a (tensor, pipeline) rank has stride `t`, so `node_gpus / t`
+    /// members share a node.
     pub fn dp_shape(&self) -> (u64, u64) {
+        let ranks = self.shard_ranks();
         let per_node = if self.t >= self.node_gpus {
             1
         } else {
-            (self.node_gpus / self.t).clamp(1, self.d)
+            (self.node_gpus / self.t).clamp(1, ranks)
         };
-        (per_node, self.d.div_ceil(per_node))
+        (per_node, ranks.div_ceil(per_node))
     }
 
     /// One half of a hierarchical all-reduce (a reduce-scatter, or an all-gather) of a
     /// tensor of `bytes` over the data-parallel group.
     pub fn dp_half_s(&self, bytes: f64) -> f64 {
-        if self.d <= 1 || bytes <= 0.0 {
+        if self.shard_ranks() <= 1 || bytes <= 0.0 {
             return 0.0;
         }
         let (k, n) = self.dp_shape();
@@ -146,6 +174,7 @@ mod tests {
     fn cluster(t: u64, d: u64, p: u64) -> Cluster {
         Cluster {
             t,
+            cp: 1,
             d,
             p,
             node_gpus: 8,
@@ -157,11 +186,64 @@ mod tests {
     #[test]
     fn ranks_follow_megatron_order() {
         let c = cluster(2, 4, 3);
-        assert_eq!(c.rank(0, 0, 0), 0);
-        assert_eq!(c.rank(1, 0, 0), 1);
-        assert_eq!(c.rank(0, 1, 0), 2);
-        assert_eq!(c.rank(0, 0, 1), 8);
-        assert_eq!(c.rank(1, 3, 2), 1 + 2 * (3 + 4 * 2));
+        assert_eq!(c.rank(0, 0, 0, 0), 0);
+        assert_eq!(c.rank(1, 0, 0, 0), 1);
+        assert_eq!(c.rank(0, 0, 1, 0), 2);
+        assert_eq!(c.rank(0, 0, 0, 1), 8);
+        assert_eq!(c.rank(1, 0, 3, 2), 1 + 2 * (3 + 4 * 2));
+        // With context parallelism the cp rank sits between tensor and data (tp-cp-dp-pp):
+        // t 2, cp 2, d 4, p 3: rank = tp + 2 (cp + 2 (dp + 4 pp)).
+        let c = Cluster {
+            cp: 2,
+            ..cluster(2, 4, 3)
+        };
+        assert_eq!(c.rank(0, 1, 0, 0), 2);
+        assert_eq!(c.rank(0, 0, 1, 0), 4);
+        assert_eq!(c.rank(0, 0, 0, 1), 16);
+        assert_eq!(c.rank(1, 1, 3, 2), 1 + 2 * (1 + 2 * (3 + 4 * 2)));
+        assert_eq!(c.shard_ranks(), 8);
+    }
+
+    #[test]
+    fn context_parallel_rings_and_groups_follow_the_rank_order() {
+        // t 4, cp 2: a ring is 8 consecutive ranks, one node: NVLink.
+        let c = Cluster {
+            cp: 2,
+            ..cluster(4, 2, 2)
+        };
+        assert_eq!(c.cp_ring_bytes_per_s(), 200e9);
+        // t 8, cp 2: the two ranks of a ring are on two nodes.
+        let c = Cluster {
+            cp: 2,
+            ..cluster(8, 2, 2)
+        };
+        assert_eq!(c.cp_ring_bytes_per_s(), 20e9);
+        // t 2, cp 3 on nodes of 8: 6-rank blocks straddle node boundaries (ranks 6..12).
+        let c = Cluster {
+            cp: 3,
+            ..cluster(2, 2, 2)
+        };
+        assert_eq!(c.cp_ring_bytes_per_s(), 20e9);
+        // The data-parallel group is d x cp ranks t apart: t 2, cp 2, d 4 -> 8 ranks, 4 per
+        // node on 2 nodes, as a t 2, d 8 job's group.
+        let c = Cluster {
+            cp: 2,
+            ..cluster(2, 4, 1)
+        };
+        assert_eq!(c.dp_shape(), (4, 2));
+        assert!((c.dp_all_reduce_s(1e9) - 0.020).abs() < 1e-12);
+        // Stage boundaries move by t x cp x d ranks: t 2, cp 2, d 2 -> 8, a node per stage.
+        let c = Cluster {
+            cp: 2,
+            ..cluster(2, 2, 4)
+        };
+        assert!(c.crosses_nodes(0, 1));
+        let c = Cluster {
+            cp: 2,
+            ..cluster(2, 1, 4)
+        };
+        assert!(!c.crosses_nodes(0, 1));
+        assert!(c.crosses_nodes(1, 2));
     }
 
     #[test]
@@ -212,7 +294,7 @@ mod tests {
     #[test]
     fn from_the_default_scenario() {
         let c = Cluster::of(&default_scenario());
-        assert_eq!((c.t, c.d, c.p, c.node_gpus), (8, 1, 8, 8));
+        assert_eq!((c.t, c.cp, c.d, c.p, c.node_gpus), (8, 1, 1, 8, 8));
         assert!((c.intra_bytes_per_s - 300e9 * 0.75).abs() < 1.0);
         assert!((c.inter_bytes_per_s - 25e9 * 0.75).abs() < 1.0);
     }

@@ -107,6 +107,8 @@ pub struct Machine<'a> {
     fp8_peak_flops: f64,
     /// The transformer layers' linear GEMMs run in fp8 (Transformer Engine's recipe).
     fp8: bool,
+    /// Streaming multiprocessors (0 when the GPU's preset does not say).
+    sms: f64,
 }
 
 impl<'a> Machine<'a> {
@@ -126,7 +128,29 @@ impl<'a> Machine<'a> {
             tp_bytes_per_s: link_gbps * 1e9 * gpu.efficiency.link,
             fp8_peak_flops: gpu.fp8_tflops.unwrap_or(0.0) * 1e12,
             fp8: false,
+            sms: f64::from(gpu.sms.unwrap_or(0)),
         }
+    }
+
+    /// Tensor-parallel group size `t`.
+    pub fn tp(&self) -> f64 {
+        self.t
+    }
+
+    /// Time a transformer layer's linear GEMM work `w` loses when `lent` of the GPU's
+    /// streaming multiprocessors run communication kernels beside it: its math (at the
+    /// layers' precision) stretched by `sms / (sms - lent)`. An upper bound: a GEMM bound by
+    /// memory loses less. 0 on a GPU whose multiprocessors are not known.
+    pub fn sm_margin_s(&self, w: Work, lent: f64) -> f64 {
+        if self.sms <= lent || w.flops <= 0.0 {
+            return 0.0;
+        }
+        let math = if self.fp8 {
+            w.flops / (self.fp8_peak_flops * self.eff.matrix_fp8_at(w.flops))
+        } else {
+            w.flops / (self.peak_flops * self.eff.matrix_at(w.flops))
+        };
+        math.min(w.s) * (self.sms / (self.sms - lent) - 1.0)
     }
 
     /// The same machine running the transformer layers' linear GEMMs in `precision` (fp8

@@ -6,16 +6,21 @@
 //! every MLP block. [`Anatomy::kind_of`] maps a block index to its kind.
 //!
 //! Files: `types.rs` (the data), `build.rs` ([`Anatomy::build`]), `units.rs` (the units of
-//! the layer blocks), `outer.rs` (embedding and head), `cost.rs` (the roofline cost model), `params.rs` (parameters and static
+//! the layer blocks), `outer.rs` (embedding and head), `tp_comm.rs` (the tensor-parallel collectives and their
+//! overlap), `ring.rs` (context parallelism's ring attention), `fsdp.rs` (ZeRO-3's gathers),
+//! `cost.rs` (the roofline cost model), `params.rs` (parameters and static
 //! memory), `profile.rs` (measured profiles), `megatron_modules.rs` (the units each of
 //! Megatron-LM's `--recompute-modules` recomputes).
 
 mod build;
 pub mod cluster;
 pub mod cost;
+mod fsdp;
 pub mod megatron_modules;
 mod outer;
 mod profile;
+mod ring;
+pub mod tp_comm;
 mod types;
 mod units;
 
@@ -26,4 +31,4 @@ mod precision_tests;
 
 pub use crate::scenario::params;
 pub use crate::scenario::{MeasuredProfile, UnitMeasurement};
-pub use types::{Anatomy, Block, BlockKind, Unit, UnitCodec};
+pub use types::{Anatomy, Block, BlockKind, CommTimes, Unit, UnitCodec};

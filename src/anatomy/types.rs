@@ -88,6 +88,29 @@ pub struct UnitCodec {
     pub codec_s: f64,
 }
 
+/// One kind of communication inside a block's passes, per micro-batch: how long it keeps the
+/// link busy (hidden or not) and how much time it adds to the block (the part no computation
+/// hides, and for overlapped tensor-parallel GEMMs their slowdown), which the block's times
+/// include.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct CommTimes {
+    /// Link time in the forward.
+    pub forward_s: f64,
+    /// Time it adds to the forward.
+    pub forward_added_s: f64,
+    /// Link time in the backward (B and W).
+    pub backward_s: f64,
+    /// Time it adds to the backward (B and W).
+    pub backward_added_s: f64,
+}
+
+impl CommTimes {
+    /// Time added to one forward and backward.
+    pub fn added_s(&self) -> f64 {
+        self.forward_added_s + self.backward_added_s
+    }
+}
+
 /// One block kind's units, parameters and times.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Block {
@@ -111,6 +134,14 @@ pub struct Block {
     pub backward_b_comm_s: f64,
     /// Tensor-parallel collectives inside `backward_w_s`.
     pub backward_w_comm_s: f64,
+    /// Tensor-parallel collectives of the block (their exposed time, and with
+    /// `tp_comm_overlap` the overlapped GEMMs' slowdown, is inside the block's times).
+    pub tp_comm: CommTimes,
+    /// Context parallelism's K/V exchange (attention blocks with `cp > 1`).
+    pub cp_comm: CommTimes,
+    /// ZeRO-3's gathers of the block's weights and the reduce-scatter of its gradient, in
+    /// steady state (each prefetched under the previous block's work).
+    pub dp_comm: CommTimes,
     /// Model FLOPs of the forward per device (Megatron's MFU convention: causal s^2 halved).
     pub model_forward_flops: f64,
     /// Under the fp8 recipe, the fp8 cast of the block's linear weights and its transpose
@@ -170,6 +201,13 @@ pub struct Anatomy {
     pub host_bytes_per_s: f64,
     /// GPUs per node (stage boundaries at multiples of it cross nodes).
     pub node_gpus: u32,
+    /// Bytes every device holds besides its blocks' static memory and its activations: with
+    /// ZeRO-3, the two layers gathered at a time and one layer's unsharded gradient; 0
+    /// otherwise.
+    pub device_bytes: u64,
+    /// ZeRO-3: the all-gather of one layer that starts each forward and each backward pass
+    /// of a chunk, which no earlier work of the pass hides; 0 otherwise.
+    pub pass_gather_s: f64,
     /// Names of the GPU's codecs (or the profile's one), in the order of `Unit::codecs`.
     pub codec_names: Vec<String>,
 }

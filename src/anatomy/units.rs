@@ -6,21 +6,31 @@
 //! and the head.
 
 use super::cost::{InputCast, Machine, Piece, Work};
-use super::{Block, BlockKind, Unit, UnitCodec};
+use super::ring;
+use super::tp_comm::{self, Collective};
+use super::{Block, BlockKind, CommTimes, Unit, UnitCodec};
 use crate::scenario::{Codec, ModelStyle};
 
-/// Sizes per device and micro-batch, as `f64` (exact integers below 2^53).
+/// Sizes per device and micro-batch, as `f64` (exact integers below 2^53). With context
+/// parallelism the device holds `s/cp` tokens of each sequence.
 #[derive(Debug, Clone, Copy)]
 pub struct Dims<'a> {
-    /// Sequence length `s`.
+    /// Tokens of each sequence on the device: `s/cp`.
     pub s: f64,
+    /// Context-parallel size `cp`.
+    pub cp: f64,
+    /// Achieved rate of one hop of the context-parallel ring, bytes/s.
+    pub cp_ring_bytes_per_s: f64,
+    /// Tensor-parallel collectives pipelined with their GEMMs (Transformer Engine's
+    /// userbuffers).
+    pub tp_overlap: bool,
     /// Micro-batch size `b`.
     pub b: f64,
     /// Hidden size `h`.
     pub h: f64,
-    /// Tokens per micro-batch `sb`.
+    /// Tokens per micro-batch on the device `sb/cp`.
     pub tokens: f64,
-    /// Tokens per device in sequence-sharded regions: `sb/t` with SP, else `sb`.
+    /// Tokens per device in sequence-sharded regions: `sb/(cp t)` with SP, else `sb/cp`.
     pub tokens_sp: f64,
     /// Query heads per device `a/t`.
     pub heads: f64,
@@ -90,8 +100,10 @@ pub(super) struct Builder<'a> {
     units_total: Piece,
     /// Pieces that are no unit's.
     pub(super) other: Piece,
-    /// Tensor-parallel collectives among them (counted in `other` too).
-    comm: Piece,
+    /// Tensor-parallel collectives among them (their added time counted in `other` too).
+    tp: Collective,
+    /// Context parallelism's K/V exchange (its exposed time is inside a unit's piece).
+    cp: Collective,
     /// Model FLOPs of one forward (MFU's numerator, causal s^2 term halved).
     pub(super) model_flops: f64,
 }
@@ -106,7 +118,8 @@ impl<'a> Builder<'a> {
             units: Vec::with_capacity(10),
             units_total: Piece::default(),
             other: Piece::default(),
-            comm: Piece::default(),
+            tp: Collective::default(),
+            cp: Collective::default(),
             model_flops: 0.0,
         }
     }
@@ -174,10 +187,20 @@ impl<'a> Builder<'a> {
         self.unit(name, keep, Piece::default());
     }
 
-    /// Adds a tensor-parallel collective (to the block's times and its communication).
-    pub(super) fn collective(&mut self, piece: Piece) {
-        self.other += piece;
-        self.comm += piece;
+    /// Adds a tensor-parallel collective (its added time to the block's times).
+    pub(super) fn collective(&mut self, c: Collective) {
+        self.other += c.added;
+        self.tp = self.tp + c;
+    }
+
+    /// Records the K/V exchange of context parallelism, whose exposed time a unit's piece
+    /// already carries.
+    fn cp_exchange(&mut self, wire: Piece, exposed: Piece) {
+        self.cp = self.cp
+            + Collective {
+                wire,
+                added: exposed,
+            };
     }
 
     /// The finished block with its times (units plus other pieces) and static memory.
@@ -188,8 +211,11 @@ impl<'a> Builder<'a> {
             forward_s: total.fwd.s,
             backward_b_s: total.b.s,
             backward_w_s: total.w.s,
-            backward_b_comm_s: self.comm.b.s,
-            backward_w_comm_s: self.comm.w.s,
+            backward_b_comm_s: self.tp.added.b.s,
+            backward_w_comm_s: self.tp.added.w.s,
+            tp_comm: comm_times(&self.tp),
+            cp_comm: comm_times(&self.cp),
+            dp_comm: CommTimes::default(),
             model_forward_flops: self.model_flops,
             fp8_weight_bytes: 0,
             params,
@@ -199,58 +225,13 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// Collectives around a tensor-parallel sub-layer's column-parallel GEMM `col` (the GEMMs
-/// that read the norm output). Forward: all-gather of the norm output (SP) before the GEMM.
-/// Backward, as Megatron's column-parallel linear runs it (asynchronous collectives, one
-/// connection per device): with SP, the re-gather of the saved norm-output shard runs under
-/// the input-gradient GEMM and the reduce-scatter of the input gradient under the
-/// weight-gradient GEMM; without SP, the all-reduce of the input gradient runs under the
-/// weight-gradient GEMM. Only what a GEMM cannot hide is charged (B carries the input
-/// gradient's collective, W the re-gather). Under the fp8 recipe (`fp8_input`: the GEMM is
-/// a transformer layer's) Transformer Engine gathers the norm output already cast, 1 byte an
-/// element; the input gradient stays bf16.
-pub(super) fn gather_in(m: &Machine, d: &Dims, col: &Piece, fp8_input: bool) -> Piece {
-    let full = 2.0 * d.tokens * d.h;
-    let input = if fp8_input {
-        m.gathered_bytes_per_element() * d.tokens * d.h
-    } else {
-        full
-    };
-    let exposed = |comm: Work, hide: f64| Work {
-        s: (comm.s - hide).max(0.0),
-        ..comm
-    };
-    if d.sp {
-        Piece {
-            fwd: m.gather(input),
-            b: exposed(m.gather(full), col.w.s),
-            w: exposed(m.gather(input), col.b.s),
-        }
-    } else {
-        Piece {
-            fwd: Work::default(),
-            b: exposed(m.all_reduce(full), col.w.s),
-            w: Work::default(),
-        }
-    }
-}
-
-/// Collectives around a row-parallel GEMM (out-projection, the MLP's second GEMM): the
-/// reduce-scatter (SP) or all-reduce of its output in the forward; with SP the gather of the
-/// output gradient before its backward, already cast to fp8 under the fp8 recipe.
-fn reduce_out(m: &Machine, d: &Dims) -> Piece {
-    let full = 2.0 * d.tokens * d.h;
-    if d.sp {
-        Piece {
-            fwd: m.gather(full),
-            b: m.gather(m.gathered_bytes_per_element() * d.tokens * d.h),
-            w: Work::default(),
-        }
-    } else {
-        Piece {
-            fwd: m.all_reduce(full),
-            ..Piece::default()
-        }
+/// A collective's per-pass times as the block reports them.
+fn comm_times(c: &Collective) -> CommTimes {
+    CommTimes {
+        forward_s: c.wire.fwd.s,
+        forward_added_s: c.added.fwd.s,
+        backward_s: c.wire.b.s + c.wire.w.s,
+        backward_added_s: c.added.b.s + c.added.w.s,
     }
 }
 
@@ -282,7 +263,7 @@ pub(super) fn norm_then_gather(
         }
     };
     k.unit(name, keep, norm(m, d));
-    k.collective(gather_in(m, d, col, layer));
+    k.collective(tp_comm::gather_in(m, d, col, layer));
 }
 
 /// What a bf16 tensor of `elements` that feeds a layer's linear layer keeps: itself (2
@@ -359,9 +340,11 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
     k.unit("v", act(2.0 * d.tokens * d.kv_width), v);
 
     // Core attention: QK^T and attention x V, 2 b s^2 (a/t) d FLOPs each. Model FLOPs halve
-    // the s^2 term for the causal mask (Megatron's MFU convention).
+    // the s^2 term for the causal mask (Megatron's MFU convention). With context parallelism
+    // `d.s` is the rank's s/cp tokens, and the rank runs cp ring steps of that size: 1/cp of
+    // the whole causal attention.
     let bmm_flops = 2.0 * d.b * d.heads * d.s * d.s * d.head_dim;
-    k.model_flops += bmm_flops;
+    k.model_flops += d.cp * bmm_flops;
     let scores = d.b * d.heads * d.s * d.s;
     let context = d.tokens * d.q_width;
     if d.flash {
@@ -369,7 +352,9 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
         // the fp8 recipe the out-projection keeps an fp8 cast of the output besides the bf16
         // output FlashAttention's backward reads (delayed scaling cannot reuse it).
         let io = 2.0 * d.tokens * (2.0 * d.q_width + 2.0 * d.kv_width) + 4.0 * d.heads * d.s * d.b;
-        let mut piece = m.flash_attention(bmm_flops, io);
+        let ring = ring::ring_attention(m, d, m.flash_attention(bmm_flops, io));
+        k.cp_exchange(ring.wire, ring.exposed);
+        let mut piece = ring.piece;
         piece.fwd += m.input_cast(context);
         let fp8_copy = if m.fp8() { context } else { 0.0 };
         let keep = Keep {
@@ -428,7 +413,7 @@ pub fn attention(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block
     let out = m.layer_linear(d.tokens, d.q_width, d.h, InputCast::Elsewhere);
     k.model_flops += out.fwd.flops;
     k.other += out;
-    k.collective(reduce_out(m, d));
+    k.collective(tp_comm::reduce_out(m, d, &out));
     add_residual(&mut k, m, d);
     k.finish(params, static_bytes)
 }
@@ -451,7 +436,7 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
             let fc2 = m.layer_linear(d.tokens, d.ffn, d.h, InputCast::Elsewhere);
             k.model_flops += fc2.fwd.flops;
             k.other += fc2;
-            k.collective(reduce_out(m, d));
+            k.collective(tp_comm::reduce_out(m, d, &fc2));
             add_residual(&mut k, m, d);
         }
         ModelStyle::Llama => {
@@ -465,7 +450,7 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
             let down = m.layer_linear(d.tokens, d.ffn, d.h, InputCast::Elsewhere);
             k.model_flops += down.fwd.flops;
             k.other += down;
-            k.collective(reduce_out(m, d));
+            k.collective(tp_comm::reduce_out(m, d, &down));
             add_residual(&mut k, m, d);
         }
     }

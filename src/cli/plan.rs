@@ -17,13 +17,19 @@ pub struct PlanArgs {
     pub json: bool,
 }
 
-/// The text form of one outcome: headline, then one row per stage.
+/// The text form of one outcome: headline (schedule, strategy, the job's GPUs as
+/// `t x cp x p x d`, the figures), then one row per stage.
 pub fn table(o: &Outcome) -> String {
     let mut s = format!(
-        "{} / {}: iteration {:.3} s (estimate {:.3} s), bubble {:.1}%, MFU {}, HFU {}, \
-         {} vs 1f1b + full ({:.3} s), solved in {:.2} ms\n",
+        "{} / {} on {} GPUs (t{} x cp{} x p{} x d{}): iteration {:.3} s (estimate {:.3} s), \
+         bubble {:.1}%, MFU {}, HFU {}, {} vs 1f1b + full ({:.3} s), solved in {:.2} ms\n",
         o.schedule,
         o.strategy,
+        o.gpus,
+        o.tp,
+        o.cp,
+        o.pp,
+        o.dp,
         o.iteration_time_s,
         o.estimated_iteration_time_s,
         100.0 * o.bubble_rate,

@@ -9,7 +9,9 @@ use pipescope::{
     Catalog, DEFAULT_SCENARIO, MeasuredProfile, PresetKind, Scenario, ScenarioOverrides,
 };
 
-pub use super::scenario_flags::{LayoutFlags, SettingFlags, SourceFlags, cost, flag_pair, whole};
+pub use super::scenario_flags::{
+    LayoutFlags, SettingFlags, SourceFlags, cost, degree, flag_pair, whole,
+};
 
 /// Every scenario flag: where the scenario comes from, its layout, and its other settings.
 #[derive(Debug, Clone, Default, PartialEq, Args)]
@@ -40,9 +42,10 @@ pub fn setting_overrides(source: &SourceFlags, s: &SettingFlags) -> ScenarioOver
         group_size: s.group_size,
         offload_chunks: s.offload_chunks,
         overlap_grad_reduce: flag_pair(s.overlap_grad_reduce, s.no_overlap_grad_reduce),
+        overlap_param_gather: s.overlap_param_gather.then_some(true),
+        tp_comm_overlap: s.tp_comm_overlap.then_some(true),
         partition: s.partition,
         grad_bytes: s.grad_bytes,
-        precision: s.precision,
         recompute_units: s.recompute_units.clone(),
         ..ScenarioOverrides::default()
     }
@@ -118,6 +121,7 @@ impl ScenarioArgs {
             pp: l.pp,
             tp: l.tp,
             dp: l.dp,
+            cp: l.cp,
             sp: flag_pair(l.sp, l.no_sp),
             micro_batches: l.micro_batches,
             micro_batch_size: l.micro_batch_size,
@@ -125,7 +129,9 @@ impl ScenarioArgs {
             schedule: l.schedule,
             strategy: l.strategy,
             chunks: l.chunks,
+            zero: l.zero,
             distributed_optimizer: flag_pair(l.distributed_optimizer, l.no_distributed_optimizer),
+            precision: l.precision,
             ..setting_overrides(&self.source, &self.settings)
         }
     }
@@ -161,13 +167,19 @@ impl ScenarioArgs {
 }
 
 /// The scenario's keys and the command-line flags that set them.
-const KEY_FLAGS: [(&str, &str); 18] = [
+const KEY_FLAGS: &[(&str, &str)] = &[
     ("parallel.pp", "-p/--stages"),
     ("parallel.precision", "--precision"),
     ("parallel.tp", "-t/--tp"),
     ("parallel.dp", "-d/--dp"),
     ("parallel.chunks", "--chunks"),
     ("parallel.grad_bytes", "--grad-bytes"),
+    ("parallel.cp", "--cp"),
+    ("parallel.zero", "--zero"),
+    ("parallel.distributed_optimizer", "--distributed-optimizer"),
+    ("plan.overlap_param_gather", "--overlap-param-gather"),
+    ("plan.tp_comm_overlap", "--tp-comm-overlap"),
+    ("plan.overlap_grad_reduce", "--overlap-grad-reduce"),
     ("batch.seq_len", "-s/--seq"),
     ("batch.micro_batches", "-m/--microbatches"),
     ("batch.micro_batch_size", "-b/--micro-batch-size"),

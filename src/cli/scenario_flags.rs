@@ -6,7 +6,7 @@
 
 use clap::Args;
 
-use pipescope::{Objective, Partition, Precision, ScheduleKind, Strategy};
+use pipescope::{Objective, Partition, Precision, ScheduleKind, Strategy, Zero, limits};
 
 /// Where the scenario starts from: a preset, a model, a GPU, a measured profile.
 #[derive(Debug, Clone, Default, PartialEq, Args)]
@@ -25,18 +25,18 @@ pub struct SourceFlags {
     pub profile: Option<String>,
 }
 
-/// The parallel layout, the batch split, the schedule and the strategy: what a sweep
-/// enumerates.
+/// The parallel layout (t, cp, p, d, the ZeRO stage), the number format, the batch split,
+/// the schedule and the strategy: what a sweep enumerates.
 #[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct LayoutFlags {
     /// Pipeline stages p.
-    #[arg(short = 'p', long = "stages", value_name = "P", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(short = 'p', long = "stages", value_name = "P", value_parser = degree, allow_negative_numbers = true)]
     pub pp: Option<u32>,
     /// Tensor-parallel size t.
-    #[arg(short = 't', long = "tp", value_name = "T", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(short = 't', long = "tp", value_name = "T", value_parser = degree, allow_negative_numbers = true)]
     pub tp: Option<u32>,
     /// Data-parallel size d.
-    #[arg(short = 'd', long = "dp", value_name = "D", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(short = 'd', long = "dp", value_name = "D", value_parser = degree, allow_negative_numbers = true)]
     pub dp: Option<u32>,
     /// Sequence parallelism on.
     #[arg(long, conflicts_with = "no_sp")]
@@ -60,20 +60,33 @@ pub struct LayoutFlags {
     #[arg(long)]
     pub strategy: Option<Strategy>,
     /// Virtual chunks per device for interleaved, gis and gis-offload (2 or more).
-    #[arg(long, value_name = "V", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(long, value_name = "V", value_parser = degree, allow_negative_numbers = true)]
     pub chunks: Option<u32>,
-    /// Distributed optimizer on (fp32 master weights and Adam moments sharded over d).
+    /// Context-parallel size cp: each sequence split over cp ranks (ring attention as
+    /// Megatron and Transformer Engine run it; s a multiple of 2 x cp).
+    #[arg(long = "cp", value_name = "CP", value_parser = degree, allow_negative_numbers = true)]
+    pub cp: Option<u32>,
+    /// ZeRO stage over the d x cp data-parallel ranks: 0 (plain), 1 (distributed optimizer)
+    /// or 3 (Megatron-FSDP: weights, gradients and optimizer sharded).
+    #[arg(long, value_name = "0|1|3")]
+    pub zero: Option<Zero>,
+    /// Distributed optimizer on (fp32 master weights and Adam moments sharded over d x cp):
+    /// an alias of --zero 1.
     #[arg(
         long = "distributed-optimizer",
         conflicts_with = "no_distributed_optimizer"
     )]
     pub distributed_optimizer: bool,
-    /// Distributed optimizer off.
+    /// Distributed optimizer off: an alias of --zero 0.
     #[arg(
         long = "no-distributed-optimizer",
         conflicts_with = "distributed_optimizer"
     )]
     pub no_distributed_optimizer: bool,
+    /// Number format of the transformer layers' GEMMs: bf16, or fp8 as Transformer Engine
+    /// runs it (needs a GPU with fp8 tensor cores).
+    #[arg(long, value_name = "bf16|fp8")]
+    pub precision: Option<Precision>,
 }
 
 /// Every other setting of a scenario: the sequence, the budget, the planner's options and the
@@ -106,10 +119,10 @@ pub struct SettingFlags {
     #[arg(long = "mem-limit", value_name = "X", value_parser = mem_limit, allow_negative_numbers = true)]
     pub mem_limit: Option<f64>,
     /// Group size of gis / gis-offload (default p).
-    #[arg(long = "group-size", value_name = "G", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(long = "group-size", value_name = "G", value_parser = degree, allow_negative_numbers = true)]
     pub group_size: Option<u32>,
     /// Chunks offloaded by gis-offload (default 1).
-    #[arg(long = "offload-chunks", value_name = "K", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(long = "offload-chunks", value_name = "K", value_parser = degree, allow_negative_numbers = true)]
     pub offload_chunks: Option<u32>,
     /// Overlap the data-parallel gradient reduction with the backward (Megatron's buckets).
     #[arg(
@@ -123,16 +136,20 @@ pub struct SettingFlags {
         conflicts_with = "overlap_grad_reduce"
     )]
     pub no_overlap_grad_reduce: bool,
+    /// Overlap the distributed optimizer's parameter all-gather with the next iteration's
+    /// first forward (needs --zero 1 or 3 and --overlap-grad-reduce).
+    #[arg(long = "overlap-param-gather")]
+    pub overlap_param_gather: bool,
+    /// Pipeline the tensor-parallel collectives with their GEMMs as Transformer Engine's
+    /// userbuffers do (needs sequence parallelism).
+    #[arg(long = "tp-comm-overlap")]
+    pub tp_comm_overlap: bool,
     /// Layer split of the baselines and non-partitioning strategies: even or balanced.
     #[arg(long, value_name = "even|balanced")]
     pub partition: Option<Partition>,
     /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
     #[arg(long = "grad-bytes", value_name = "2|4", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub grad_bytes: Option<u32>,
-    /// Number format of the transformer layers' GEMMs: bf16, or fp8 as Transformer Engine
-    /// runs it (needs a GPU with fp8 tensor cores).
-    #[arg(long, value_name = "bf16|fp8")]
-    pub precision: Option<Precision>,
     /// Units the named strategy recomputes (names as in `units --json`, e.g. ln_out,gelu_out).
     #[arg(
         long = "recompute-units",
@@ -148,6 +165,16 @@ pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.trim()
         .parse()
         .map_err(|_| "a whole number written in digits, like 4096".to_string())
+}
+
+/// Parses a parallel degree or count of chunks (`-t`, `-p`, `-d`, `--cp`, `--chunks`,
+/// `--group-size`, `--offload-chunks`): anything that is not a whole number in the range
+/// every such setting shares, 1 to [`limits::DEGREE`], says that range (a number too large
+/// for the flag's type included); the scenario's validation then names the field.
+pub fn degree(text: &str) -> Result<u32, String> {
+    let allowed = || format!("a whole number from 1 to {}", limits::DEGREE);
+    let value: u64 = text.trim().parse().map_err(|_| allowed())?;
+    u32::try_from(value).map_err(|_| allowed())
 }
 
 /// Parses a GiB flag (`--budget-gib`, `--reserve-gib`) so that `70GiB` says what is allowed.
@@ -190,5 +217,12 @@ mod tests {
         assert!(cost("1s").unwrap_err().contains("cost units"));
         assert!(gib("70GiB").unwrap_err().contains("GiB"));
         assert_eq!(mem_limit(" 8 "), Ok(8.0));
+        for bad in ["99999999999", "-1", "2.5", "x"] {
+            assert_eq!(
+                degree(bad),
+                Err("a whole number from 1 to 65536".to_string())
+            );
+        }
+        assert_eq!(degree(" 4 "), Ok(4));
     }
 }

@@ -306,7 +306,12 @@ fn glyph(kind: SpanKind, chunk: u32) -> char {
         SpanKind::W => 'W',
         SpanKind::BW => 'X',
         SpanKind::R => 'R',
-        SpanKind::D2H | SpanKind::H2D | SpanKind::Send => '~',
+        SpanKind::D2H
+        | SpanKind::H2D
+        | SpanKind::Send
+        | SpanKind::Kv
+        | SpanKind::Gather
+        | SpanKind::Scatter => '~',
     };
     if chunk == 0 {
         c

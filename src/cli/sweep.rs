@@ -8,13 +8,13 @@ use std::time::Instant;
 use clap::Args;
 
 use super::scenario_args::{
-    SettingFlags, SourceFlags, finish_scenario, setting_overrides, starting_scenario, whole,
+    SettingFlags, SourceFlags, degree, finish_scenario, setting_overrides, starting_scenario, whole,
 };
 use super::sweep_output as out;
 use super::unused_flags;
 use pipescope::{
-    SWEEP_DEFAULT_SCHEDULES, Scenario, ScheduleKind, Strategy, SweepOptions, SweepResult,
-    SweepSpace, solve, sweep, sweep_scenario, sweep_starting_scenario,
+    Precision, SWEEP_DEFAULT_SCHEDULES, Scenario, ScheduleKind, Strategy, SweepOptions,
+    SweepResult, SweepSpace, Zero, solve, sweep, sweep_scenario, sweep_starting_scenario,
 };
 
 /// Arguments of `pipescope sweep`.
@@ -36,16 +36,16 @@ pub struct SweepArgs {
     #[arg(long = "global-batch", value_name = "B", value_parser = whole::<u64>, required = true)]
     pub global_batch: u64,
     /// Tensor-parallel sizes (default: every t up to the GPU's node size that divides the heads).
-    #[arg(short = 't', long, value_delimiter = ',', value_name = "T,...", value_parser = whole::<u32>)]
+    #[arg(short = 't', long, value_delimiter = ',', value_name = "T,...", value_parser = degree)]
     pub tp: Vec<u32>,
     /// Pipeline sizes (default: 1 to the layers).
-    #[arg(short = 'p', long, visible_alias = "stages", value_delimiter = ',', value_name = "P,...", value_parser = whole::<u32>)]
+    #[arg(short = 'p', long, visible_alias = "stages", value_delimiter = ',', value_name = "P,...", value_parser = degree)]
     pub pp: Vec<u32>,
     /// Micro-batch sizes (default: 1,2,4,8).
     #[arg(short = 'b', long, visible_alias = "micro-batch-size", value_delimiter = ',', value_name = "B,...", value_parser = whole::<u64>)]
     pub mbs: Vec<u64>,
     /// Chunks for the schedules that take them (default: 2).
-    #[arg(long, value_delimiter = ',', value_name = "V,...", value_parser = whole::<u32>)]
+    #[arg(long, value_delimiter = ',', value_name = "V,...", value_parser = degree)]
     pub chunks: Vec<u32>,
     /// Schedules (default: 1f1b,interleaved,zb-h1,zb-v,v-half).
     #[arg(
@@ -75,13 +75,23 @@ pub struct SweepArgs {
     /// Print one CSV row per configuration instead of a table.
     #[arg(long)]
     pub csv: bool,
+    /// Number formats of the layers' GEMMs (default: the preset's, bf16 unless it says).
+    #[arg(long, value_delimiter = ',', value_name = "bf16|fp8,...")]
+    pub precision: Vec<Precision>,
+    /// Context-parallel sizes (default: 1 and the divisors of N up to 8 whose 2 cp divides
+    /// the sequence).
+    #[arg(long, value_delimiter = ',', value_name = "CP,...", value_parser = degree)]
+    pub cp: Vec<u32>,
+    /// ZeRO stages (default: 0,1; 3 only when listed).
+    #[arg(long, value_delimiter = ',', value_name = "0|1|3,...")]
+    pub zero: Vec<Zero>,
 }
 
 /// Scenario flags whose setting the sweep enumerates (or derives) for every configuration:
 /// accepted so that the refusal can say what to give instead.
 #[derive(Debug, Clone, Default, Args)]
 pub struct EnumeratedFlags {
-    /// (Refused: the sweep derives d = N / (t x p).)
+    /// (Refused: the sweep derives d = N / (t x cp x p).)
     #[arg(short = 'd', long = "dp", value_name = "D", hide = true)]
     pub dp: Option<String>,
     /// (Refused: the sweep derives m = B / (b x d).)
@@ -93,10 +103,10 @@ pub struct EnumeratedFlags {
     /// (Refused: the sweep tries sequence parallelism on and off.)
     #[arg(long = "no-sp", hide = true)]
     pub no_sp: bool,
-    /// (Refused: the sweep tries the distributed optimizer on and off.)
+    /// (Refused: the sweep enumerates the ZeRO stages, `--zero LIST`.)
     #[arg(long = "distributed-optimizer", hide = true)]
     pub distributed_optimizer: bool,
-    /// (Refused: the sweep tries the distributed optimizer on and off.)
+    /// (Refused: the sweep enumerates the ZeRO stages, `--zero LIST`.)
     #[arg(long = "no-distributed-optimizer", hide = true)]
     pub no_distributed_optimizer: bool,
 }
@@ -106,11 +116,11 @@ impl EnumeratedFlags {
     fn refuse(&self) -> Result<(), String> {
         let derived = |flag: &str, rule: &str| {
             format!(
-                "{flag}: the sweep derives {rule} for every configuration; give --gpus, --global-batch (and --tp, --pp, --mbs to narrow t, p and b)"
+                "{flag}: the sweep derives {rule} for every configuration; give --gpus, --global-batch (and --tp, --cp, --pp, --mbs to narrow t, cp, p and b)"
             )
         };
         if self.dp.is_some() {
-            return Err(derived("-d/--dp", "d = N / (t x p)"));
+            return Err(derived("-d/--dp", "d = N / (t x cp x p)"));
         }
         if self.micro_batches.is_some() {
             return Err(derived("-m/--microbatches", "m = B / (b x d)"));
@@ -124,10 +134,12 @@ impl EnumeratedFlags {
             return Err(both("--sp/--no-sp", "sequence parallelism"));
         }
         if self.distributed_optimizer || self.no_distributed_optimizer {
-            return Err(both(
-                "--distributed-optimizer/--no-distributed-optimizer",
-                "the distributed optimizer",
-            ));
+            return Err(
+                "--distributed-optimizer/--no-distributed-optimizer: the sweep enumerates the \
+                 ZeRO stages (the distributed optimizer is zero 1); give --zero 0, --zero 1 or \
+                 a list such as --zero 0,1,3"
+                    .to_string(),
+            );
         }
         Ok(())
     }
@@ -145,12 +157,21 @@ impl SweepArgs {
         };
         unused_flags::check_sweep(&schedules, &self.chunks, &self.settings)?;
         let (start, catalog) = starting_scenario(&self.source, false)?;
-        finish_scenario(
+        // The two overlaps apply per configuration, where it allows them
+        // (`sweep_scenario`): the one-GPU starting scenario would refuse them.
+        let mut settings = self.settings.clone();
+        settings.overlap_param_gather = false;
+        settings.tp_comm_overlap = false;
+        let mut scenario = finish_scenario(
             sweep_starting_scenario(&start),
             &catalog,
-            &setting_overrides(&self.source, &self.settings),
+            &setting_overrides(&self.source, &settings),
             self.source.profile.as_deref(),
-        )
+        )?;
+        unused_flags::check_sweep_overlaps(&scenario, &self.tp, &self.zero, &self.settings)?;
+        scenario.plan.overlap_param_gather = self.settings.overlap_param_gather;
+        scenario.plan.tp_comm_overlap = self.settings.tp_comm_overlap;
+        Ok(scenario)
     }
 
     /// The space the flags describe.
@@ -164,6 +185,9 @@ impl SweepArgs {
             chunks: self.chunks.clone(),
             schedules: self.schedules.clone(),
             strategies: self.strategies.clone(),
+            cp: self.cp.clone(),
+            zero: self.zero.clone(),
+            precision: self.precision.clone(),
         }
     }
 }

@@ -19,6 +19,7 @@ pub fn entry(r: &SweepRow) -> Value {
     json!({
         "gpus": c.gpus,
         "t": c.t,
+        "cp": c.cp,
         "p": c.p,
         "d": c.d,
         "b": c.b,
@@ -26,6 +27,8 @@ pub fn entry(r: &SweepRow) -> Value {
         "chunks": c.chunks,
         "sp": c.sp,
         "distributed_optimizer": c.distributed_optimizer,
+        "zero": c.zero.level(),
+        "precision": c.precision.name(),
         "schedule": c.schedule.name(),
         "strategy": c.strategy.name(),
         "iteration_time_s": num(r.iteration_time_s),
@@ -76,13 +79,13 @@ pub fn csv(result: &SweepResult) -> String {
     let mut s = String::from(
         "gpus,t,p,d,b,m,chunks,sp,distributed_optimizer,schedule,strategy,status,\
          iteration_time_s,tokens_per_s_per_gpu,mfu,peak_memory_bytes,time_bound_s,\
-         memory_bound_bytes,solve_time_s,reason\n",
+         memory_bound_bytes,solve_time_s,reason,cp,zero,precision\n",
     );
     for r in &result.rows {
         let c = &r.config;
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             c.gpus,
             c.t,
             c.p,
@@ -107,6 +110,9 @@ pub fn csv(result: &SweepResult) -> String {
             r.memory_bound_bytes,
             r.solve_time_s,
             csv_field(r.status.reason().unwrap_or("")),
+            c.cp,
+            c.zero.level(),
+            c.precision,
         );
     }
     s
@@ -167,17 +173,19 @@ fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
     let pw = (pd + 6).max(9);
     let _ = writeln!(
         s,
-        "{:>3} {:>5} {:>3} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<11} {:<gw$} {:>tw$} {:>9} {:>6} {:>pw$}",
+        "{:>3} {:>5} {:>3} {:>2} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<4} {:<11} {:<gw$} {:>tw$} {:>9} {:>6} {:>pw$}",
         "#",
         "gpus",
         "t",
+        "cp",
         "p",
         "d",
         "b",
         "m",
         "v",
         "sp",
-        "dopt",
+        "zero",
+        "prec",
         "schedule",
         "strategy",
         "iter s",
@@ -191,17 +199,19 @@ fn rows_table(s: &mut String, result: &SweepResult, idx: &[usize]) {
         let yn = |b: bool| if b { "on" } else { "-" };
         let _ = writeln!(
             s,
-            "{:>3} {:>5} {:>3} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<11} {:<gw$} {:>tw$.td$} {:>9.0} {:>5.1}% {:>pw$.pd$}",
+            "{:>3} {:>5} {:>3} {:>2} {:>3} {:>4} {:>2} {:>5} {:>2} {:>3} {:>4} {:<4} {:<11} {:<gw$} {:>tw$.td$} {:>9.0} {:>5.1}% {:>pw$.pd$}",
             n + 1,
             c.gpus,
             c.t,
+            c.cp,
             c.p,
             c.d,
             c.b,
             c.m,
             c.chunks,
             yn(c.sp),
-            yn(c.distributed_optimizer),
+            c.zero.level(),
+            c.precision.name(),
             c.schedule.name(),
             strategy,
             r.iteration_time_s,

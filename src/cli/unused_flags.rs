@@ -5,7 +5,7 @@
 //! of the stages (`chimera`, `dualpipe`). Which schedule uses what is the engine's knowledge
 //! ([`ScheduleKind`]'s `takes_*` methods); this file only words it for the command line.
 
-use pipescope::{Scenario, ScheduleKind};
+use pipescope::{Scenario, ScheduleKind, Zero};
 
 use super::scenario_flags::{LayoutFlags, SettingFlags};
 
@@ -153,6 +153,52 @@ pub fn check_sweep(
     Ok(())
 }
 
+/// For a sweep: refuses an overlap flag that no swept configuration could use (each
+/// configuration takes the overlaps where it allows them), or that none could run on `base`
+/// (its GPU and its gradient overlap, which every configuration keeps).
+pub fn check_sweep_overlaps(
+    base: &Scenario,
+    tp: &[u32],
+    zero: &[Zero],
+    settings: &SettingFlags,
+) -> Result<(), String> {
+    if settings.overlap_param_gather {
+        if !zero.is_empty() && zero.iter().all(|&z| z == Zero::Off) {
+            return Err(
+                "--overlap-param-gather: none of the swept ZeRO stages shards (--zero 0), so it \
+                 would do nothing (it overlaps the parameter all-gather of zero 1 or 3)"
+                    .to_string(),
+            );
+        }
+        if !base.plan.overlap_grad_reduce {
+            return Err(
+                "--overlap-param-gather: it needs --overlap-grad-reduce as well (Megatron: \
+                 --overlap-param-gather needs --overlap-grad-reduce)"
+                    .to_string(),
+            );
+        }
+    }
+    if settings.tp_comm_overlap {
+        if !tp.is_empty() && tp.iter().all(|&t| t <= 1) {
+            return Err(
+                "--tp-comm-overlap: none of the swept tensor-parallel sizes is above 1 (--tp 1), \
+                 so it would do nothing (it pipelines the collectives of t > 1 with sequence \
+                 parallelism)"
+                    .to_string(),
+            );
+        }
+        if base.gpu.sms.is_none() {
+            return Err(format!(
+                "--tp-comm-overlap: {} has no gpu.sms in its preset (the overlapped GEMMs lend \
+                 streaming multiprocessors to the communication), so no configuration could \
+                 run it",
+                base.gpu.name
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn names(schedules: &[ScheduleKind]) -> String {
     let names: Vec<&str> = schedules.iter().map(|k| k.name()).collect();
     names.join(", ")
@@ -232,5 +278,36 @@ mod tests {
         assert!(e.contains("--group-size 2"), "{e}");
         let e = check_sweep(&[ScheduleKind::ZbV], &[3], &settings()).unwrap_err();
         assert!(e.contains("--chunks"), "{e}");
+    }
+
+    #[test]
+    fn a_sweep_refuses_an_overlap_no_swept_configuration_could_use() {
+        let mut base = pipescope::Catalog::builtin()
+            .scenario("gpt3-175b-16k")
+            .unwrap();
+        base.plan.overlap_grad_reduce = true;
+        let mut s = settings();
+        s.overlap_param_gather = true;
+        assert!(check_sweep_overlaps(&base, &[], &[], &s).is_ok());
+        assert!(check_sweep_overlaps(&base, &[], &[Zero::Off, Zero::Full], &s).is_ok());
+        let e = check_sweep_overlaps(&base, &[], &[Zero::Off], &s).unwrap_err();
+        assert!(
+            e.contains("--overlap-param-gather") && e.contains("zero 1 or 3"),
+            "{e}"
+        );
+        base.plan.overlap_grad_reduce = false;
+        let e = check_sweep_overlaps(&base, &[], &[], &s).unwrap_err();
+        assert!(e.contains("--overlap-grad-reduce"), "{e}");
+        let mut s = settings();
+        s.tp_comm_overlap = true;
+        assert!(check_sweep_overlaps(&base, &[1, 8], &[], &s).is_ok());
+        let e = check_sweep_overlaps(&base, &[1], &[], &s).unwrap_err();
+        assert!(
+            e.contains("--tp-comm-overlap") && e.contains("--tp 1"),
+            "{e}"
+        );
+        base.gpu.sms = None;
+        let e = check_sweep_overlaps(&base, &[], &[], &s).unwrap_err();
+        assert!(e.contains("gpu.sms") && e.contains(&base.gpu.name), "{e}");
     }
 }

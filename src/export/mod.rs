@@ -135,6 +135,9 @@ pub fn kind_name(kind: SpanKind) -> &'static str {
         SpanKind::D2H => "D2H",
         SpanKind::H2D => "H2D",
         SpanKind::Send => "SEND",
+        SpanKind::Kv => "KV",
+        SpanKind::Gather => "AG",
+        SpanKind::Scatter => "RS",
     }
 }
 

@@ -21,6 +21,9 @@ const COMPUTE_TID: u32 = 1;
 const COPY_TID: u32 = 2;
 /// Thread id of the first send lane (overlapping sends take the next ones).
 const SEND_TID: u32 = 3;
+/// The thread of the collectives inside the compute ops (K/V exchange, ZeRO-3's gathers
+/// and reduce-scatters), below the iteration end's and far above the send threads.
+const COMM_TID: u32 = 999_999;
 /// The thread of the end-of-iteration steps (gradient reduction, tied embedding, optimizer);
 /// far above the send threads, which are numbered from [`SEND_TID`] up.
 const JOB_TID: u32 = 1_000_000;
@@ -106,6 +109,7 @@ pub fn export(run: &Run<'_>) -> String {
     });
     tids.resize(sim.timeline.spans.len(), COMPUTE_TID);
     let mut copy_used = vec![false; p as usize];
+    let mut comm_used = vec![false; p as usize];
     for &i in &spans {
         let s = &sim.timeline.spans[i];
         let d = s.device as usize;
@@ -132,6 +136,12 @@ pub fn export(run: &Run<'_>) -> String {
                 ends[slot] = end;
                 SEND_TID + slot as u32
             }
+            Lane::Comm => {
+                if let Some(u) = comm_used.get_mut(d) {
+                    *u = true;
+                }
+                COMM_TID
+            }
         };
     }
     // Metadata: processes and threads.
@@ -148,6 +158,12 @@ pub fn export(run: &Run<'_>) -> String {
             let _ = write!(
                 out,
                 ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{COPY_TID},\"name\":\"thread_name\",\"args\":{{\"name\":\"host copies\"}}}}"
+            );
+        }
+        if comm_used.get(d as usize).copied().unwrap_or(false) {
+            let _ = write!(
+                out,
+                ",\n{{\"ph\":\"M\",\"pid\":{pid},\"tid\":{COMM_TID},\"name\":\"thread_name\",\"args\":{{\"name\":\"collectives\"}}}}"
             );
         }
         let sends = send_ends.get(d as usize).map_or(0, Vec::len);

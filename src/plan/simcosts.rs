@@ -72,6 +72,10 @@ fn chunk_costs(anatomy: &Anatomy, dev: &DevicePlan, range: (usize, usize)) -> (C
         }
     }
     c.b_free_bytes = c.act_bytes.saturating_sub(w_bytes);
+    // ZeRO-3: each forward and each backward pass of the chunk starts with a gather that
+    // nothing earlier in the pass hides (the blocks carry the rest).
+    c.f_s += anatomy.pass_gather_s;
+    c.b_s += anatomy.pass_gather_s;
     (c, recompute_flops)
 }
 

@@ -43,6 +43,9 @@ fn block(kind: BlockKind, units: Vec<Unit>, static_bytes: u64, f: f64) -> Block 
         backward_w_s: f,
         backward_b_comm_s: 0.0,
         backward_w_comm_s: 0.0,
+        tp_comm: Default::default(),
+        cp_comm: Default::default(),
+        dp_comm: Default::default(),
         model_forward_flops: f * 1e12,
         fp8_weight_bytes: 0,
     }
@@ -105,6 +108,8 @@ pub fn gpt_like(layers: u32, x: u64, static_bytes: u64) -> Anatomy {
         p2p_bytes: 2 * x,
         p2p_intra_s: 0.01,
         p2p_inter_s: 0.05,
+        device_bytes: 0,
+        pass_gather_s: 0.0,
         host_bytes_per_s: x as f64 * 4.0,
         node_gpus: 8,
         codec_names: vec!["half".into()],

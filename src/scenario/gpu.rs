@@ -49,6 +49,11 @@ pub struct GpuSpec {
     pub fp8_tflops: Option<f64>,
     /// HBM bandwidth, GB/s (10^9 bytes/s).
     pub hbm_gbps: f64,
+    /// Streaming multiprocessors (the GEMMs that Transformer Engine overlaps with
+    /// communication lend some of them to it); `None` where the preset does not say, and
+    /// such a GPU refuses `tp_comm_overlap`.
+    #[serde(default)]
+    pub sms: Option<u32>,
     /// GPU-to-GPU bandwidth inside a node, per direction, GB/s.
     pub link_gbps: f64,
     /// GPUs per node; stages beyond a node use `inter_node_gbps`.

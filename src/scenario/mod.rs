@@ -22,6 +22,7 @@ mod settings;
 mod to_toml;
 mod units;
 mod validate;
+mod validate_job;
 mod vocabulary;
 
 /// A typed budget or reserve in GiB as bytes, checked (the TUI's fields take them).
@@ -41,7 +42,7 @@ pub use units::GIB;
 pub use validate::limits;
 #[cfg(test)]
 pub(crate) use validate::validate_model;
-pub use vocabulary::{Objective, Partition, Precision, ScheduleKind, Strategy};
+pub use vocabulary::{Objective, Partition, Precision, ScheduleKind, Strategy, Zero};
 
 /// One complete, validated description of a training set-up to plan and simulate.
 #[derive(Debug, Clone, PartialEq)]

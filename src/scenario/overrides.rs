@@ -2,7 +2,7 @@
 
 use super::budget::budget_of;
 use super::presets::{Catalog, PresetKind};
-use super::{GIB, InvalidField, Objective, Partition, Precision, Scenario};
+use super::{GIB, InvalidField, Objective, Partition, Precision, Scenario, Zero};
 use crate::scenario::ScheduleKind;
 use crate::scenario::Strategy;
 
@@ -47,8 +47,16 @@ pub struct ScenarioOverrides {
     pub group_size: Option<u32>,
     /// Chunks offloaded by `gis-offload`.
     pub offload_chunks: Option<u32>,
-    /// Distributed optimizer (ZeRO-1 over `d`) on or off.
+    /// Distributed optimizer (ZeRO-1 over `d x cp`) on or off: an alias of `zero` 1 and 0.
     pub distributed_optimizer: Option<bool>,
+    /// ZeRO stage (0, 1 or 3); given with `distributed_optimizer`, they must agree.
+    pub zero: Option<Zero>,
+    /// Context-parallel size `cp`.
+    pub cp: Option<u32>,
+    /// The distributed optimizer's parameter all-gather overlapped with the next forward.
+    pub overlap_param_gather: Option<bool>,
+    /// Tensor-parallel collectives pipelined with their GEMMs (Transformer Engine).
+    pub tp_comm_overlap: Option<bool>,
     /// Overlap of the data-parallel gradient reduction with the backward on or off.
     pub overlap_grad_reduce: Option<bool>,
     /// Layer split of the baselines and non-partitioning strategies.
@@ -131,7 +139,24 @@ impl ScenarioOverrides {
         set(&mut par.dp, self.dp);
         set(&mut par.sequence_parallel, self.sp);
         set(&mut par.chunks, self.chunks);
-        set(&mut par.distributed_optimizer, self.distributed_optimizer);
+        match (self.zero, self.distributed_optimizer) {
+            (Some(z), Some(d)) if d != (z != Zero::Off) => {
+                return Err(InvalidField::new(
+                    "parallel.distributed_optimizer",
+                    d,
+                    format!(
+                        "{} to agree with parallel.zero = {} (the distributed optimizer is zero \
+                         1, and zero 3 includes it): give one of the two",
+                        !d,
+                        z.level()
+                    ),
+                ));
+            }
+            (Some(z), _) => par.set_zero(z),
+            (None, Some(d)) => par.set_zero(if d { Zero::Optimizer } else { Zero::Off }),
+            (None, None) => {}
+        }
+        set(&mut par.cp, self.cp);
         set(&mut par.grad_bytes, self.grad_bytes);
         set(&mut par.precision, self.precision);
         let batch = &mut scenario.batch;
@@ -173,6 +198,8 @@ impl ScenarioOverrides {
             plan.recompute_units = units.clone();
         }
         set(&mut plan.overlap_grad_reduce, self.overlap_grad_reduce);
+        set(&mut plan.overlap_param_gather, self.overlap_param_gather);
+        set(&mut plan.tp_comm_overlap, self.tp_comm_overlap);
         set(&mut plan.schedule, self.schedule);
         set(&mut plan.strategy, self.strategy);
         set(&mut plan.flash_attention, self.flash);

@@ -1,6 +1,7 @@
 //! Parameter counts per block (after tensor-parallel sharding) and static memory: weights,
 //! gradients and optimizer state at 18 bytes per parameter (bf16 weight, fp32 gradient, fp32
-//! master, Adam m and v), or `6 + 12/d` with the distributed optimizer.
+//! master, Adam m and v), or `6 + 12/D` with the distributed optimizer and `18/D` with ZeRO-3,
+//! `D = d x cp` the ranks that hold copies of a stage.
 
 use crate::scenario::{ModelSpec, ModelStyle, Scenario};
 
@@ -112,15 +113,23 @@ impl ModelSpec {
 
 /// Bytes per parameter of weights + gradients + optimizer state: 2 (bf16 weight) +
 /// `grad_bytes` (4, or 2 with 16-bit gradients) + 12 (fp32 master, Adam m and v), the 12
-/// divided by `d` with the distributed optimizer (18, 16, `6 + 12/d` or `4 + 12/d`).
+/// divided by `D = d x cp` with the distributed optimizer (18, 16, `6 + 12/D` or `4 + 12/D`),
+/// and all of it with ZeRO-3 (`18/D`; the layers it gathers while they run are the
+/// anatomy's `device_bytes`).
 pub fn bytes_per_param(s: &Scenario) -> f64 {
-    2.0 + f64::from(s.parallel.grad_bytes) + optimizer_bytes_per_param(s)
+    let weights_grads = 2.0 + f64::from(s.parallel.grad_bytes);
+    if s.parallel.full_shard {
+        weights_grads / s.parallel.shard_ranks() as f64 + optimizer_bytes_per_param(s)
+    } else {
+        weights_grads + optimizer_bytes_per_param(s)
+    }
 }
 
-/// Optimizer-state bytes per parameter: 12, or `12/d` with the distributed optimizer.
+/// Optimizer-state bytes per parameter: 12, or `12/D` with the distributed optimizer (and
+/// ZeRO-3), `D = d x cp`.
 pub fn optimizer_bytes_per_param(s: &Scenario) -> f64 {
     if s.parallel.distributed_optimizer {
-        12.0 / f64::from(s.parallel.dp.max(1))
+        12.0 / s.parallel.shard_ranks() as f64
     } else {
         12.0
     }

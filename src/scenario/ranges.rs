@@ -118,6 +118,7 @@ pub const GPU_RANGES: &[(Range, GpuField)] = &[
     (Range::real("gpu.inter_node_gbps", 0.01, 1e5, "GB/s"), |g| Some(g.inter_node_gbps)),
     (Range::real("gpu.host_gbps", 0.01, 1e5, "GB/s"), |g| Some(g.host_gbps)),
     (Range::real("gpu.efficiency.link", 0.01, 1.0, ""), |g| Some(g.efficiency.link)),
+    (Range::count("gpu.sms", 1.0, 65536.0), |g| g.sms.map(f64::from)),
 ];
 
 /// A measured time of a profile (`profile.BLOCK.forward_s`, ...), in seconds: one block of one
@@ -150,6 +151,8 @@ pub const MODEL_RANGES: &[(Range, ModelField)] = &[
 pub const PP: Range = Range::count("parallel.pp", 1.0, DEGREE);
 /// Tensor-parallel size `t`.
 pub const TP: Range = Range::count("parallel.tp", 1.0, DEGREE);
+/// Context-parallel size `cp`.
+pub const CP: Range = Range::count("parallel.cp", 1.0, DEGREE);
 /// Data-parallel size `d`.
 pub const DP: Range = Range::count("parallel.dp", 1.0, DEGREE);
 /// Chunks per device `v`.
@@ -170,6 +173,7 @@ pub const OFFLOAD_CHUNKS: Range = Range::count("plan.offload_chunks", 1.0, DEGRE
 pub const SETTING_RANGES: &[Range] = &[
     PP,
     TP,
+    CP,
     DP,
     CHUNKS,
     SEQ_LEN,
@@ -333,6 +337,7 @@ mod tests {
             "gpu.inter_node_gbps" => g.inter_node_gbps = value,
             "gpu.host_gbps" => g.host_gbps = value,
             "gpu.efficiency.link" => g.efficiency.link = value,
+            "gpu.sms" => g.sms = Some(u32::MAX),
             other => panic!("the test does not know {other}: add it here"),
         }
     }

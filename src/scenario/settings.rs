@@ -1,7 +1,7 @@
 //! Parallel layout, batch and plan settings of a scenario.
 
 use crate::scenario::ScheduleKind;
-use crate::scenario::{InvalidField, Objective, Partition, Precision, Strategy};
+use crate::scenario::{InvalidField, Objective, Partition, Precision, Strategy, Zero};
 
 /// How the model is split over devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,14 +16,48 @@ pub struct Parallel {
     pub sequence_parallel: bool,
     /// Virtual chunks per device `v` for the multi-chunk schedules that take it.
     pub chunks: u32,
-    /// ZeRO-1 style sharding of optimizer state over `d` (6 + 12/d bytes per parameter).
+    /// ZeRO-1 style sharding of optimizer state over the `d x cp` data-parallel ranks
+    /// (Megatron's distributed optimizer; on for `zero` 1 and 3).
     pub distributed_optimizer: bool,
+    /// ZeRO-3 (Megatron-FSDP): weights and gradients sharded over `d x cp` as well, each
+    /// layer gathered when it runs. Implies `distributed_optimizer`, as Megatron-FSDP does.
+    pub full_shard: bool,
+    /// Context-parallel size `cp`: each sequence split over `cp` ranks (ring attention).
+    pub cp: u32,
     /// Bytes per gradient element kept and reduced over `d`: 4 (fp32, Megatron's default)
     /// or 2 (16-bit gradients: 16 bytes/param, half the data-parallel traffic).
     pub grad_bytes: u32,
     /// The number format of the transformer layers' GEMMs: bf16, or Transformer Engine's fp8
     /// (needs a GPU with `fp8_tflops`).
     pub precision: Precision,
+}
+
+impl Parallel {
+    /// The ZeRO stage the two sharding switches describe.
+    pub fn zero(&self) -> Zero {
+        match (self.distributed_optimizer, self.full_shard) {
+            (_, true) => Zero::Full,
+            (true, false) => Zero::Optimizer,
+            (false, false) => Zero::Off,
+        }
+    }
+
+    /// Sets both sharding switches for `zero`.
+    pub fn set_zero(&mut self, zero: Zero) {
+        self.distributed_optimizer = zero != Zero::Off;
+        self.full_shard = zero == Zero::Full;
+    }
+
+    /// The ranks that hold copies of one stage's weights and share its gradient reduction and
+    /// ZeRO sharding: `d x cp` (Megatron's data-parallel group with context parallelism).
+    pub fn shard_ranks(&self) -> u64 {
+        u64::from(self.dp.max(1)) * u64::from(self.cp.max(1))
+    }
+
+    /// GPUs of the job, `t x cp x p x d`.
+    pub fn gpus(&self) -> u64 {
+        u64::from(self.tp) * u64::from(self.cp) * u64::from(self.pp) * u64::from(self.dp)
+    }
 }
 
 /// The batch of one iteration.
@@ -89,6 +123,13 @@ pub struct PlanSettings {
     pub partition: Partition,
     /// Megatron's bucketed overlap of the data-parallel gradient reduction with the backward.
     pub overlap_grad_reduce: bool,
+    /// Megatron's `--overlap-param-gather`: the distributed optimizer's all-gather of the
+    /// updated weights overlapped with the next iteration's first forward (needs `zero` 1 or
+    /// 3 and `overlap_grad_reduce`).
+    pub overlap_param_gather: bool,
+    /// Megatron's `--tp-comm-overlap`: the tensor-parallel collectives pipelined with their
+    /// GEMMs as Transformer Engine's userbuffers run them (needs sequence parallelism).
+    pub tp_comm_overlap: bool,
     /// FlashAttention (fused core attention) instead of a materialised softmax.
     pub flash_attention: bool,
     /// Partition DP objective.

@@ -52,6 +52,9 @@ fn gpu_table(g: &GpuSpec) -> Table {
         t.insert("fp8_tflops".into(), Value::Float(fp8));
     }
     t.insert("hbm_gbps".into(), Value::Float(g.hbm_gbps));
+    if let Some(sms) = g.sms {
+        t.insert("sms".into(), int(u64::from(sms)));
+    }
     t.insert("link_gbps".into(), Value::Float(g.link_gbps));
     t.insert("node_gpus".into(), int(u64::from(g.node_gpus)));
     t.insert("inter_node_gbps".into(), Value::Float(g.inter_node_gbps));
@@ -105,10 +108,8 @@ pub fn to_toml(s: &Scenario) -> String {
         Value::Boolean(p.sequence_parallel),
     );
     par.insert("chunks".into(), int(u64::from(p.chunks)));
-    par.insert(
-        "distributed_optimizer".into(),
-        Value::Boolean(p.distributed_optimizer),
-    );
+    par.insert("zero".into(), int(u64::from(p.zero().level())));
+    par.insert("cp".into(), int(u64::from(p.cp)));
     par.insert("grad_bytes".into(), int(u64::from(p.grad_bytes)));
     par.insert("precision".into(), Value::String(p.precision.name().into()));
     root.insert("parallel".into(), Value::Table(par));
@@ -143,6 +144,11 @@ pub fn to_toml(s: &Scenario) -> String {
         "overlap_grad_reduce".into(),
         Value::Boolean(pl.overlap_grad_reduce),
     );
+    plan.insert(
+        "overlap_param_gather".into(),
+        Value::Boolean(pl.overlap_param_gather),
+    );
+    plan.insert("tp_comm_overlap".into(), Value::Boolean(pl.tp_comm_overlap));
     plan.insert("flash_attention".into(), Value::Boolean(pl.flash_attention));
     plan.insert(
         "objective".into(),

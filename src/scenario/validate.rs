@@ -259,6 +259,7 @@ impl Scenario {
         if let Some(k) = plan.offload_chunks {
             ranges::OFFLOAD_CHUNKS.check_count(u64::from(k))?;
         }
+        super::validate_job::check_job(self)?;
         if let Some(profile) = &self.profile {
             profile.validate()?;
         }

@@ -64,6 +64,7 @@ named_values!(ScheduleKind, "schedule");
 named_values!(Objective, "objective");
 named_values!(Partition, "partition");
 named_values!(Precision, "precision");
+named_values!(Zero, "zero stage");
 
 /// A memory strategy: how a plan trades memory for time.
 #[derive(
@@ -344,5 +345,52 @@ impl Precision {
     /// Whether the transformer layers' linear GEMMs run in fp8.
     pub fn is_fp8(self) -> bool {
         self == Precision::Fp8
+    }
+}
+
+/// How the data-parallel ranks (`d x cp` of them) share the model's state (docs/model.md,
+/// "Sharding"): ZeRO's stages as Megatron runs them.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+pub enum Zero {
+    /// Plain data parallelism: every rank holds the whole state of its stage.
+    #[default]
+    #[serde(rename = "0")]
+    #[strum(serialize = "0")]
+    Off,
+    /// ZeRO-1, Megatron's distributed optimizer: fp32 master weights and Adam's moments
+    /// sharded; gradients reduce-scattered and the updated weights all-gathered.
+    #[serde(rename = "1")]
+    #[strum(serialize = "1")]
+    Optimizer,
+    /// ZeRO-3 as Megatron-FSDP runs it (`optim_grads_params`): weights, gradients and the
+    /// optimizer sharded; each layer gathered before its forward and again before its
+    /// backward, its gradient reduce-scattered after.
+    #[serde(rename = "3")]
+    #[strum(serialize = "3")]
+    Full,
+}
+
+impl Zero {
+    /// The stage as a number (0, 1 or 3), as `--zero` and the JSON write it.
+    pub fn level(self) -> u8 {
+        match self {
+            Zero::Off => 0,
+            Zero::Optimizer => 1,
+            Zero::Full => 3,
+        }
     }
 }

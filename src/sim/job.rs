@@ -29,6 +29,11 @@ pub struct DeviceJob {
     /// Tensor-parallel collectives inside the device's F/B/W of one iteration (reported
     /// apart from compute in the breakdown).
     pub tp_comm_s: f64,
+    /// Context parallelism's exposed K/V exchange inside the device's F/B of one iteration.
+    pub cp_comm_s: f64,
+    /// ZeRO-3's exposed gathers and reduce-scatters inside the device's F/B of one
+    /// iteration (reported as data-parallel communication).
+    pub fsdp_comm_s: f64,
 }
 
 /// The per-device end-of-iteration work of a job.
@@ -71,6 +76,8 @@ pub struct TimeBreakdown {
     pub bubble: f64,
     /// Tensor-parallel collectives inside the compute.
     pub tp_comm: f64,
+    /// Context parallelism's K/V exchange that the attention kernels do not hide.
+    pub cp_comm: f64,
     /// Pipeline communication that is not hidden: the tied embedding's all-reduce.
     pub pp_comm: f64,
     /// Exposed data-parallel gradient reduction and parameter all-gather.
@@ -86,6 +93,7 @@ impl TimeBreakdown {
             + self.recompute
             + self.bubble
             + self.tp_comm
+            + self.cp_comm
             + self.pp_comm
             + self.dp_comm
             + self.optimizer
@@ -263,14 +271,17 @@ fn device_breakdowns<'a>(
 
 /// The breakdown of a device with `busy` compute and `recompute` seconds, up to its own end.
 fn parts(busy: f64, recompute: f64, job: &DeviceJob, tail: &DeviceTail) -> TimeBreakdown {
-    let tp_comm = job.tp_comm_s.min(busy);
-    let dp_comm = (tail.grad_end_s - tail.pipeline_end_s).max(0.0) + job.param_gather_s;
+    let tp_comm = job.tp_comm_s.clamp(0.0, busy);
+    let cp_comm = job.cp_comm_s.clamp(0.0, busy - tp_comm);
+    let fsdp = job.fsdp_comm_s.clamp(0.0, busy - tp_comm - cp_comm);
+    let dp_comm = (tail.grad_end_s - tail.pipeline_end_s).max(0.0) + job.param_gather_s + fsdp;
     let pp_comm = if job.tied_s > 0.0 { job.tied_s } else { 0.0 };
     let mut b = TimeBreakdown {
-        compute: busy - tp_comm,
+        compute: busy - tp_comm - cp_comm - fsdp,
         recompute,
         bubble: 0.0,
         tp_comm,
+        cp_comm,
         pp_comm,
         dp_comm,
         optimizer: job.optimizer_s,

@@ -28,6 +28,7 @@
 //!   transfer time is positive; sends do not queue behind each other.
 
 mod abstract_run;
+pub mod collectives;
 mod copies;
 mod engine;
 pub mod estimate;

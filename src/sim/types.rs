@@ -145,6 +145,9 @@ pub enum Lane {
     Copy,
     /// Outgoing point-to-point transfers.
     Send,
+    /// Collectives inside the compute ops (context parallelism's K/V exchange, ZeRO-3's
+    /// gathers and reduce-scatters), drawn where they keep the link busy.
+    Comm,
 }
 
 /// What a span is.
@@ -167,6 +170,15 @@ pub enum SpanKind {
     /// Point-to-point send to another device.
     #[serde(rename = "SEND")]
     Send,
+    /// Context parallelism's K/V exchange round the ring (comm lane).
+    #[serde(rename = "KV")]
+    Kv,
+    /// ZeRO-3's all-gather of a chunk's weights (comm lane).
+    #[serde(rename = "AG")]
+    Gather,
+    /// ZeRO-3's reduce-scatter of a chunk's gradients (comm lane).
+    #[serde(rename = "RS")]
+    Scatter,
 }
 
 /// One timed op.

@@ -1,16 +1,20 @@
 //! The job's end-of-iteration costs of a plan (docs/model.md): per device, the
 //! data-parallel gradient reduction, the tied embedding's all-reduce, the optimizer step
-//! (with, under the fp8 recipe, the once-per-iteration cast of the weights to fp8) and the
-//! tensor-parallel share of its compute, from the cluster's placement and links.
+//! (with, under the fp8 recipe, the once-per-iteration cast of the weights to fp8), the
+//! parameter all-gather (exposed, or overlapped with the next forward) and the shares of its
+//! compute that are tensor-parallel, context-parallel and ZeRO-3 communication, from the
+//! cluster's placement and links.
 
 use crate::anatomy::cluster::Cluster;
 use crate::anatomy::cost::Machine;
 use crate::anatomy::{Anatomy, params};
 use crate::plan::planner::Plan;
 use crate::scenario::Scenario;
+use crate::sim::collectives::ChunkComm;
 use crate::sim::job::{DeviceJob, JobCosts};
 
-/// Megatron's gradient bucket: `max(40M, 1M x d)` parameters.
+/// Megatron's gradient bucket: `max(40M, 1M x D)` parameters, `D = d x cp` the ranks of the
+/// data-parallel group.
 fn bucket_params(d: u64) -> u64 {
     40_000_000u64.max(1_000_000 * d)
 }
@@ -38,23 +42,42 @@ pub(crate) fn device_params(anatomy: &Anatomy, plan: &Plan) -> Vec<u64> {
         .collect()
 }
 
-/// Tensor-parallel collective time of one layer block's forward and backward per
-/// micro-batch that is exposed (the collectives `anatomy/units.rs` charges: with SP two
-/// all-gathers or reduce-scatters forward and one backward; without, one all-reduce forward;
-/// the backward's column-parallel collectives are taken as hidden under its GEMMs). Under the
-/// fp8 recipe the forward's all-gather and the backward's gather move 1-byte elements.
-fn tp_block_s(scenario: &Scenario) -> f64 {
-    let par = &scenario.parallel;
-    let machine = Machine::new(&scenario.gpu, par.tp).with_precision(par.precision);
-    let elements = (scenario.batch.seq_len * scenario.batch.micro_batch_size) as f64
-        * scenario.model.hidden as f64;
-    let full = 2.0 * elements;
-    if par.sequence_parallel {
-        let cast = machine.gathered_bytes_per_element() * elements;
-        machine.gather(full).s + 2.0 * machine.gather(cast).s
-    } else {
-        machine.all_reduce(full).s
+/// Per device of `plan`, the communication inside its F/B/W ops of one iteration that its
+/// blocks' times include: `(tensor-parallel, context-parallel, ZeRO-3)` seconds. Each block's
+/// added times per micro-batch, `m` times, and with ZeRO-3 the unhidden gather that opens each
+/// forward and backward pass of a chunk.
+fn inner_comm_s(anatomy: &Anatomy, plan: &Plan, m: f64) -> Vec<(f64, f64, f64)> {
+    plan.devices
+        .iter()
+        .map(|d| {
+            let (mut tp, mut cp, mut dp) = (0.0, 0.0, 0.0);
+            for &(a, e) in &d.ranges {
+                for i in a..=e {
+                    let b = anatomy.block(i);
+                    tp += b.tp_comm.added_s();
+                    cp += b.cp_comm.added_s();
+                    dp += b.dp_comm.added_s();
+                }
+                dp += 2.0 * anatomy.pass_gather_s;
+            }
+            (m * tp, m * cp, m * dp)
+        })
+        .collect()
+}
+
+/// The distributed optimizer's all-gather of a device's `params` updated weights (taking
+/// `gather_s` in all) overlapped with the first micro-batch's forward of the next iteration
+/// (`forward_s`), as Megatron's `--overlap-param-gather` runs it: the weights are gathered in
+/// the gradient buckets (`buckets` of them, equal), each bucket's gather waited for by the
+/// forward of its layers and the next one started then, so the first bucket's gather and
+/// what each later one takes beyond its share of the forward are exposed.
+fn overlapped_gather_s(gather_s: f64, buckets: u32, forward_s: f64) -> f64 {
+    if gather_s <= 0.0 {
+        return 0.0;
     }
+    let n = f64::from(buckets.max(1));
+    let each = gather_s / n;
+    each + (n - 1.0) * (each - forward_s / n).max(0.0)
 }
 
 /// The end-of-iteration costs of every device of `plan`.
@@ -79,8 +102,10 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
     } else {
         0.0
     };
-    let tp_block = tp_block_s(scenario);
     let m = f64::from(scenario.batch.micro_batches);
+    let inner = inner_comm_s(anatomy, plan, m);
+    let shards = cluster.shard_ranks();
+    let full_shard = par.full_shard;
     let devices = plan
         .devices
         .iter()
@@ -88,14 +113,40 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
         .enumerate()
         .map(|(i, (dev, &n))| {
             let nf = n as f64;
-            let (grad_reduce_s, param_gather_s) =
-                cluster.dp_collectives_s(nf, grad_bytes, par.distributed_optimizer);
+            let buckets =
+                u32::try_from(n.div_ceil(bucket_params(shards)).max(1)).unwrap_or(u32::MAX);
+            let (grad_reduce_s, param_gather_s) = if full_shard {
+                // ZeRO-3 reduce-scatters every layer after each backward (inside the ops);
+                // the last one is waited for before the optimizer step. The embedding and
+                // the output layer are gathered once, before their first use.
+                let layer = (anatomy.attention.params + anatomy.mlp.params) as f64;
+                let outer: u64 = dev
+                    .ranges
+                    .iter()
+                    .flat_map(|&(a, e)| a..=e)
+                    .filter(|&i| i == 0 || i == last_block)
+                    .map(|i| anatomy.block(i).params)
+                    .sum();
+                (
+                    cluster.dp_half_s(layer * grad_bytes),
+                    cluster.dp_half_s(2.0 * outer as f64),
+                )
+            } else {
+                let (grads, gather) =
+                    cluster.dp_collectives_s(nf, grad_bytes, par.distributed_optimizer);
+                let gather = if scenario.plan.overlap_param_gather {
+                    overlapped_gather_s(gather, buckets, dev.costs.forward_s)
+                } else {
+                    gather
+                };
+                (grads, gather)
+            };
             let shard = if par.distributed_optimizer {
-                nf / cluster.d as f64
+                nf / shards as f64
             } else {
                 nf
             };
-            let layers = f64::from(dev.counts.attention + dev.counts.mlp);
+            let (tp_comm_s, cp_comm_s, fsdp_comm_s) = inner[i];
             // Under the fp8 recipe the weights are cast once per iteration: read the bf16
             // weight, write its fp8 copy and transpose (twice the cached bytes).
             let fp8_weight_bytes = u64::from(dev.counts.attention)
@@ -104,8 +155,7 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
             DeviceJob {
                 grad_reduce_s,
                 param_gather_s,
-                buckets: u32::try_from(n.div_ceil(bucket_params(cluster.d)).max(1))
-                    .unwrap_or(u32::MAX),
+                buckets: if full_shard { 1 } else { buckets },
                 tied_s: if tied && (Some(i) == first || Some(i) == last) {
                     tied_s
                 } else {
@@ -115,7 +165,9 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
                     .mem(shard * optimizer_bytes_per_param(par.grad_bytes))
                     .s
                     + machine.mem(2.0 * fp8_weight_bytes as f64).s,
-                tp_comm_s: m * layers * tp_block,
+                tp_comm_s,
+                cp_comm_s,
+                fsdp_comm_s,
             }
         })
         .collect();
@@ -124,4 +176,30 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
         overlap_grad_reduce: scenario.plan.overlap_grad_reduce,
         m: scenario.batch.micro_batches,
     }
+}
+
+/// Per device and local chunk of `plan`, the link time of the collectives inside its ops
+/// per micro-batch (the comm lane's spans): the K/V exchange, ZeRO-3's gathers of the
+/// chunk's layers and the reduce-scatters of their gradients.
+pub(crate) fn chunk_comm(anatomy: &Anatomy, plan: &Plan) -> Vec<Vec<ChunkComm>> {
+    plan.devices
+        .iter()
+        .map(|d| {
+            d.ranges
+                .iter()
+                .map(|&(a, e)| {
+                    let mut c = ChunkComm::default();
+                    for i in a..=e {
+                        let b = anatomy.block(i);
+                        c.kv_forward_s += b.cp_comm.forward_s;
+                        c.kv_backward_s += b.cp_comm.backward_s;
+                        c.gather_forward_s += b.dp_comm.forward_s;
+                        c.gather_backward_s += b.dp_comm.forward_s;
+                        c.scatter_s += b.dp_comm.backward_s - b.dp_comm.forward_s;
+                    }
+                    c
+                })
+                .collect()
+        })
+        .collect()
 }

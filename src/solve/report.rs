@@ -72,12 +72,17 @@ pub(super) fn outcome(
         let fp8_weights = u64::from(d.counts.attention) * anatomy.attention.fp8_weight_bytes
             + u64::from(d.counts.mlp) * anatomy.mlp.fp8_weight_bytes;
         let fp8_weights = fp8_weights.min(d.costs.static_bytes);
-        let (weights_bytes, grads_bytes, optimizer_bytes) = crate::anatomy::params::static_split(
-            params.get(d.device).copied().unwrap_or(0),
-            d.costs.static_bytes - fp8_weights,
-            scenario.parallel.grad_bytes,
-        );
-        let weights_bytes = weights_bytes + fp8_weights;
+        let n = params.get(d.device).copied().unwrap_or(0);
+        let (weights_bytes, grads_bytes, optimizer_bytes) = if scenario.parallel.full_shard {
+            sharded_split(scenario, anatomy, n, d.costs.static_bytes)
+        } else {
+            let (w, g, o) = crate::anatomy::params::static_split(
+                n,
+                d.costs.static_bytes - fp8_weights,
+                scenario.parallel.grad_bytes,
+            );
+            (w + fp8_weights, g, o)
+        };
         stages.push(StageOutcome {
             stage: d.device as u32,
             first_block: first,
@@ -119,7 +124,7 @@ pub(super) fn outcome(
     let makespan = simulation.makespan;
     let feasible = reasons.is_empty();
     let par = &scenario.parallel;
-    let gpus = u64::from(par.tp) * u64::from(par.pp) * u64::from(par.dp);
+    let gpus = par.gpus();
     let global_batch = scenario.batch.global_batch(par.dp);
     let tokens_per_s = if makespan > 0.0 {
         (global_batch * scenario.batch.seq_len) as f64 / makespan
@@ -146,6 +151,11 @@ pub(super) fn outcome(
         mfu: fraction(simulation.mfu).filter(|_| feasible),
         hfu: fraction(simulation.hfu).filter(|_| feasible),
         gpus,
+        tp: par.tp,
+        cp: par.cp,
+        pp: par.pp,
+        dp: par.dp,
+        zero: par.zero().level(),
         global_batch,
         tokens_per_s,
         tokens_per_s_per_gpu: tokens_per_s / gpus.max(1) as f64,
@@ -190,4 +200,23 @@ fn unit_tables(anatomy: &Anatomy) -> Vec<UnitTable> {
         }
     })
     .collect()
+}
+
+/// `(weights, gradients, optimizer)` of a ZeRO-3 device holding `params` parameters with
+/// `static_bytes` in all: the optimizer its `12/D` share, the gradients their `g/D` share plus
+/// one layer's unsharded gradient, the weights the rest (their shard, the layers gathered at a
+/// time with their fp8 casts, and the embedding and output layer kept gathered).
+fn sharded_split(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+    params: u64,
+    static_bytes: u64,
+) -> (u64, u64, u64) {
+    let shards = scenario.parallel.shard_ranks() as f64;
+    let g = f64::from(scenario.parallel.grad_bytes);
+    let layer = (anatomy.attention.params + anatomy.mlp.params) as f64;
+    let optimizer = ((12.0 * params as f64 / shards).round() as u64).min(static_bytes);
+    let grads =
+        ((g * params as f64 / shards + g * layer).round() as u64).min(static_bytes - optimizer);
+    (static_bytes - optimizer - grads, grads, optimizer)
 }

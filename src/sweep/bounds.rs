@@ -122,6 +122,11 @@ fn fixed_recompute_s(block: &Block, strategy: Strategy, overlap_recompute: bool)
 /// them (`Cluster::dp_collectives_s`, proportional to the parameters).
 fn tail_s_per_param(scenario: &Scenario) -> f64 {
     let par = &scenario.parallel;
+    // ZeRO-3 reduces inside the ops; its tail is not proportional to the parameters (and
+    // only adds), so it contributes nothing here.
+    if par.full_shard {
+        return 0.0;
+    }
     let (grad, gather) = Cluster::of(scenario).dp_collectives_s(
         1.0,
         f64::from(par.grad_bytes),
@@ -131,6 +136,12 @@ fn tail_s_per_param(scenario: &Scenario) -> f64 {
         0.0
     } else {
         grad
+    };
+    // Overlapped with the next forward, the gather may hide all but a bucket: bound it by 0.
+    let gather = if scenario.plan.overlap_param_gather {
+        0.0
+    } else {
+        gather
     };
     (grad + gather).max(0.0)
 }
@@ -250,13 +261,15 @@ pub fn bounds(config: &Config, anatomy: &Anatomy, scenario: &Scenario) -> Bounds
         l * (min_kept(&anatomy.attention, config.strategy, true)
             + min_kept(&anatomy.mlp, config.strategy, false))
     };
-    let average = (statics + kept).div_ceil(p);
-    let head = anatomy.head.static_bytes + anatomy.logits_transient_bytes;
+    // Every device also holds the anatomy's `device_bytes` (ZeRO-3's gathered layers).
+    let average = (statics + kept).div_ceil(p) + anatomy.device_bytes;
+    let head = anatomy.head.static_bytes + anatomy.logits_transient_bytes + anatomy.device_bytes;
     let largest = anatomy
         .embedding
         .static_bytes
         .max(anatomy.attention.static_bytes)
-        .max(anatomy.mlp.static_bytes);
+        .max(anatomy.mlp.static_bytes)
+        + anatomy.device_bytes;
     Bounds {
         time_s: time * (1.0 - TIME_SLACK),
         peak_bytes: average.max(head).max(largest),

@@ -6,10 +6,12 @@
 use std::collections::BTreeMap;
 
 use super::{
-    Config, DEFAULT_CHUNKS, DEFAULT_MICRO_BATCH_SIZES, DEFAULT_SCHEDULES, DEFAULT_STRATEGIES,
-    SweepSpace,
+    Config, DEFAULT_CHUNKS, DEFAULT_MAX_CP, DEFAULT_MICRO_BATCH_SIZES, DEFAULT_SCHEDULES,
+    DEFAULT_STRATEGIES, DEFAULT_ZERO, SweepSpace,
 };
-use crate::scenario::{InvalidField, Scenario, ScheduleKind, limits, micro_batches_for};
+use crate::scenario::{
+    InvalidField, Precision, Scenario, ScheduleKind, Strategy, Zero, limits, micro_batches_for,
+};
 
 /// Rejection reason: `t` does not divide the query heads.
 pub const T_HEADS: &str = "t does not divide the heads";
@@ -19,12 +21,18 @@ pub const T_KV_HEADS: &str = "t does not divide the kv heads";
 pub const T_FFN: &str = "t does not divide the ffn size";
 /// Rejection reason: `p` is above the layers.
 pub const P_LAYERS: &str = "p above the layers";
-/// Rejection reason: `d = N / (t x p)` is not whole.
-pub const D_WHOLE: &str = "d = N / (t x p) not whole";
+/// Rejection reason: `d = N / (t x cp x p)` is not whole.
+pub const D_WHOLE: &str = "d = N / (t x cp x p) not whole";
+/// Rejection reason: context parallelism needs `s` a multiple of `2 cp`.
+pub const CP_SEQ: &str = "cp needs s a multiple of 2 cp";
+/// Rejection reason: context parallelism needs FlashAttention.
+pub const CP_FLASH: &str = "cp needs flash attention";
+/// Rejection reason: a GPU without fp8 tensor cores.
+pub const FP8_GPU: &str = "fp8 needs a GPU with fp8";
 /// Rejection reason: `m = B / (b x d)` is not whole.
 pub const M_WHOLE: &str = "m = B / (b x d) not whole";
-/// Rejection reason: sequence parallelism needs `s` a multiple of `t`.
-pub const SP_SEQ: &str = "sp needs s a multiple of t";
+/// Rejection reason: sequence parallelism needs `s / cp` a multiple of `t`.
+pub const SP_SEQ: &str = "sp needs s / cp a multiple of t";
 /// Rejection reason: more stages (`p x chunks`) than blocks.
 pub const STAGES_BLOCKS: &str = "p x chunks above the blocks 2L+2";
 /// Rejection reason: interleaved 1F1B needs `m` a multiple of `p`.
@@ -58,6 +66,7 @@ pub fn validate(space: &SweepSpace) -> Result<(), InvalidField> {
     check_list("--pp", &space.pp, limits::DEGREE)?;
     check_list("--mbs", &space.mbs, limits::MICRO_BATCH)?;
     check_list("--chunks", &space.chunks, limits::DEGREE)?;
+    check_list("--cp", &space.cp, limits::DEGREE)?;
     if space.global_batch == 0 || space.global_batch > limits::MICRO_BATCHES * limits::MICRO_BATCH {
         return Err(InvalidField::new(
             "--global-batch",
@@ -83,8 +92,27 @@ fn reject(rejected: &mut BTreeMap<String, u64>, reason: &str) {
     *rejected.entry(reason.to_string()).or_insert(0) += 1;
 }
 
+/// The context-parallel sizes tried on `gpus` GPUs: the list, or by default 1 and every
+/// divisor of `gpus` up to [`DEFAULT_MAX_CP`] whose `2 cp` divides the sequence (with
+/// FlashAttention, which context parallelism runs on).
+fn cp_choices(space: &SweepSpace, base: &Scenario, gpus: u32) -> Vec<u32> {
+    if !space.cp.is_empty() {
+        return space.cp.clone();
+    }
+    let seq = base.batch.seq_len;
+    (1..=DEFAULT_MAX_CP)
+        .filter(|&c| {
+            c == 1
+                || (gpus.is_multiple_of(c)
+                    && seq.is_multiple_of(2 * u64::from(c))
+                    && base.plan.flash_attention)
+        })
+        .collect()
+}
+
 /// Every configuration of `space` on `base`'s model, GPU and sequence length, in a fixed
-/// order, and the rejected combinations by reason.
+/// order (GPU count, t, cp, p, micro-batch size, sp, ZeRO stage, precision, schedule,
+/// chunks, strategy), and the rejected combinations by reason.
 pub fn enumerate(
     base: &Scenario,
     space: &SweepSpace,
@@ -93,7 +121,6 @@ pub fn enumerate(
     let model = &base.model;
     let seq = base.batch.seq_len;
     let layers = model.layers;
-    let blocks = 2 * u64::from(layers) + 2;
     let tps = or_default(
         &space.tp,
         &(1..=base.gpu.node_gpus.max(1)).collect::<Vec<_>>(),
@@ -103,6 +130,8 @@ pub fn enumerate(
     let chunk_list = or_default(&space.chunks, &DEFAULT_CHUNKS);
     let schedules = or_default(&space.schedules, &DEFAULT_SCHEDULES);
     let strategies = or_default(&space.strategies, &DEFAULT_STRATEGIES);
+    let zeros = or_default(&space.zero, &DEFAULT_ZERO);
+    let precisions = or_default(&space.precision, &[base.parallel.precision]);
     let mut configs = Vec::new();
     let mut rejected = BTreeMap::new();
     for &gpus in &space.gpus {
@@ -120,66 +149,132 @@ pub fn enumerate(
                 reject(&mut rejected, T_FFN);
                 continue;
             }
-            for &p in &pps {
-                if p > layers {
-                    reject(&mut rejected, P_LAYERS);
+            for cp in cp_choices(space, base, gpus) {
+                if cp > 1 && !seq.is_multiple_of(2 * u64::from(cp)) {
+                    reject(&mut rejected, CP_SEQ);
                     continue;
                 }
-                let tp = u64::from(t) * u64::from(p);
-                if !u64::from(gpus).is_multiple_of(tp) {
-                    reject(&mut rejected, D_WHOLE);
+                if cp > 1 && !base.plan.flash_attention {
+                    reject(&mut rejected, CP_FLASH);
                     continue;
                 }
-                let d = (u64::from(gpus) / tp) as u32;
-                for &b in &mbs {
-                    let Ok(m) = micro_batches_for(space.global_batch, b, d) else {
-                        reject(&mut rejected, M_WHOLE);
+                for &p in &pps {
+                    if p > layers {
+                        reject(&mut rejected, P_LAYERS);
                         continue;
-                    };
-                    let sps: &[bool] = if t > 1 { &[false, true] } else { &[false] };
-                    for &sp in sps {
-                        if sp && !seq.is_multiple_of(tw) {
-                            reject(&mut rejected, SP_SEQ);
+                    }
+                    let tcp = u64::from(t) * u64::from(cp) * u64::from(p);
+                    if !u64::from(gpus).is_multiple_of(tcp) {
+                        reject(&mut rejected, D_WHOLE);
+                        continue;
+                    }
+                    let d = (u64::from(gpus) / tcp) as u32;
+                    let shape = Shape { gpus, t, cp, p, d };
+                    for &b in &mbs {
+                        let Ok(m) = micro_batches_for(space.global_batch, b, d) else {
+                            reject(&mut rejected, M_WHOLE);
                             continue;
-                        }
-                        let dos: &[bool] = if d > 1 { &[false, true] } else { &[false] };
-                        for &distributed_optimizer in dos {
-                            for &schedule in &schedules {
-                                let vs = chunk_choices(schedule, &chunk_list);
-                                for v in vs {
-                                    if u64::from(p) * u64::from(v) > blocks {
-                                        reject(&mut rejected, STAGES_BLOCKS);
-                                        continue;
-                                    }
-                                    if schedule == ScheduleKind::Interleaved && !m.is_multiple_of(p)
-                                    {
-                                        reject(&mut rejected, INTERLEAVED_M);
-                                        continue;
-                                    }
-                                    for &strategy in &strategies {
-                                        configs.push(Config {
-                                            gpus,
-                                            t,
-                                            p,
-                                            d,
-                                            b,
-                                            m,
-                                            chunks: v,
-                                            sp,
-                                            distributed_optimizer,
-                                            schedule,
-                                            strategy,
-                                        });
-                                    }
-                                }
-                            }
-                        }
+                        };
+                        let lists = Lists {
+                            zeros: &zeros,
+                            precisions: &precisions,
+                            schedules: &schedules,
+                            chunks: &chunk_list,
+                            strategies: &strategies,
+                        };
+                        push_batch(base, shape, (b, m), lists, &mut configs, &mut rejected);
                     }
                 }
             }
         }
     }
     Ok((configs, rejected))
+}
+
+/// A layout's sizes.
+#[derive(Clone, Copy)]
+struct Shape {
+    gpus: u32,
+    t: u32,
+    cp: u32,
+    p: u32,
+    d: u32,
+}
+
+/// The lists enumerated inside one layout and batch.
+#[derive(Clone, Copy)]
+struct Lists<'a> {
+    zeros: &'a [Zero],
+    precisions: &'a [Precision],
+    schedules: &'a [ScheduleKind],
+    chunks: &'a [u32],
+    strategies: &'a [Strategy],
+}
+
+/// The configurations of one layout and batch `(b, m)`: sp, ZeRO stage, precision,
+/// schedule, chunks and strategy.
+fn push_batch(
+    base: &Scenario,
+    shape: Shape,
+    (b, m): (u64, u32),
+    lists: Lists,
+    configs: &mut Vec<Config>,
+    rejected: &mut BTreeMap<String, u64>,
+) {
+    let Shape { gpus, t, cp, p, d } = shape;
+    let blocks = 2 * u64::from(base.model.layers) + 2;
+    let local = base.batch.seq_len / u64::from(cp.max(1));
+    let sps: &[bool] = if t > 1 { &[false, true] } else { &[false] };
+    let shards = u64::from(d) * u64::from(cp);
+    for &sp in sps {
+        if sp && !local.is_multiple_of(u64::from(t)) {
+            reject(rejected, SP_SEQ);
+            continue;
+        }
+        // ZeRO 1 and 3 shard over d x cp ranks: with one, they are plain data parallelism.
+        for &zero in lists
+            .zeros
+            .iter()
+            .filter(|&&z| z == Zero::Off || shards > 1)
+        {
+            for &precision in lists.precisions {
+                if precision.is_fp8() && base.gpu.fp8_tflops.is_none() {
+                    reject(rejected, FP8_GPU);
+                    continue;
+                }
+                for &schedule in lists.schedules {
+                    for v in chunk_choices(schedule, lists.chunks) {
+                        if u64::from(p) * u64::from(v) > blocks {
+                            reject(rejected, STAGES_BLOCKS);
+                            continue;
+                        }
+                        if schedule == ScheduleKind::Interleaved && !m.is_multiple_of(p) {
+                            reject(rejected, INTERLEAVED_M);
+                            continue;
+                        }
+                        for &strategy in lists.strategies {
+                            configs.push(Config {
+                                gpus,
+                                t,
+                                cp,
+                                p,
+                                d,
+                                b,
+                                m,
+                                chunks: v,
+                                sp,
+                                distributed_optimizer: zero != Zero::Off,
+                                zero,
+                                precision,
+                                schedule,
+                                strategy,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The chunk counts a schedule runs with: the list (deduplicated after the schedule's own
@@ -211,11 +306,18 @@ mod tests {
         let (configs, rejected) = enumerate(&base, &space(16, 32)).unwrap();
         assert!(!configs.is_empty());
         for c in &configs {
-            assert_eq!(c.t * c.p * c.d, 16);
+            assert_eq!(c.t * c.cp * c.p * c.d, 16);
             assert_eq!(u64::from(c.m) * c.b * u64::from(c.d), 32);
             assert!(c.p <= 8);
             assert!(!c.sp || c.t > 1);
-            assert!(!c.distributed_optimizer || c.d > 1);
+            assert!(!c.distributed_optimizer || c.d * c.cp > 1);
+            assert_eq!(c.distributed_optimizer, c.zero != Zero::Off);
+            // By default cp is 1 or a divisor of 16 up to 8 whose 2 cp divides s (4096).
+            assert!([1, 2, 4, 8].contains(&c.cp), "{c:?}");
+            assert_ne!(c.zero, Zero::Full, "zero 3 only when asked");
+        }
+        for cp in [1, 2, 4, 8] {
+            assert!(configs.iter().any(|c| c.cp == cp), "cp {cp} enumerated");
         }
         // 16 heads: t = 3, 5, 6, 7 (of 1..=8) do not divide them.
         assert_eq!(rejected.get(T_HEADS), Some(&4));
@@ -229,6 +331,28 @@ mod tests {
         {
             assert_eq!(c.m % c.p, 0);
         }
+    }
+
+    #[test]
+    fn listed_cp_zero_and_precision_are_enumerated_or_rejected_with_the_rule() {
+        let base = Catalog::builtin().scenario("tiny-4x8").unwrap();
+        let mut s = space(16, 32);
+        // s 4096: cp 3 does not divide 16 (d not whole), cp 4096 puts 2 cp above s.
+        s.cp = vec![1, 3, 4096];
+        s.zero = vec![Zero::Off, Zero::Full];
+        s.precision = vec![Precision::Bf16, Precision::Fp8];
+        let (configs, rejected) = enumerate(&base, &s).unwrap();
+        assert!(configs.iter().all(|c| c.cp == 1));
+        assert!(rejected.get(CP_SEQ).copied().unwrap_or(0) > 0);
+        assert!(configs.iter().any(|c| c.zero == Zero::Full && c.d > 1));
+        assert!(
+            configs
+                .iter()
+                .all(|c| c.zero != Zero::Full || c.d * c.cp > 1)
+        );
+        // The tiny preset's A100 has no fp8: every fp8 combination is rejected, by reason.
+        assert!(configs.iter().all(|c| c.precision == Precision::Bf16));
+        assert!(rejected.get(FP8_GPU).copied().unwrap_or(0) > 0);
     }
 
     #[test]

@@ -15,20 +15,23 @@ use super::front::{self, Incumbents, Point};
 use super::{Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate};
 use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
-use crate::scenario::Scenario;
+use crate::scenario::{Precision, Scenario, Zero};
 use crate::solve::{ScheduleMemo, SolveOptions, fixed_peak_bytes, solve_on};
 
 use crate::scenario::GIB;
 
 /// The scenario a sweep starts from: `sc` with everything the sweep enumerates reset (one
-/// GPU, sequence parallelism and the distributed optimizer off, one micro-batch of one
-/// sequence, one chunk, `1f1b` with no strategy); every other setting (model, GPU, sequence
-/// length, budget or reserve, flash, partition, overlap, gradient bytes, objective, limits,
-/// profile) is kept. The command line and the UI's sweep view both start here.
+/// GPU, no context parallelism, sequence parallelism off, ZeRO 0, one micro-batch of one
+/// sequence, one chunk, `1f1b` with no strategy; the precision stays `sc`'s, the sweep's
+/// default); every other setting (model, GPU, sequence length, budget or reserve, flash,
+/// partition, gradient overlap, gradient bytes, objective, limits, profile) is kept, but not
+/// the parameter-gather and tensor-parallel overlaps, which one GPU cannot run (a sweep
+/// applies them per configuration, where it allows them). The command line and the UI's sweep view both start here.
 pub fn starting_scenario(sc: &Scenario) -> Scenario {
     let reset = Config {
         gpus: 1,
         t: 1,
+        cp: 1,
         p: 1,
         d: 1,
         b: 1,
@@ -36,6 +39,8 @@ pub fn starting_scenario(sc: &Scenario) -> Scenario {
         chunks: 1,
         sp: false,
         distributed_optimizer: false,
+        zero: Zero::Off,
+        precision: sc.parallel.precision,
         schedule: crate::scenario::ScheduleKind::OneFOneB,
         strategy: crate::scenario::Strategy::None,
     };
@@ -51,7 +56,15 @@ pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
     s.parallel.dp = c.d;
     s.parallel.sequence_parallel = c.sp;
     s.parallel.chunks = c.chunks;
-    s.parallel.distributed_optimizer = c.distributed_optimizer;
+    s.parallel.cp = c.cp;
+    s.parallel.set_zero(c.zero);
+    s.parallel.precision = c.precision;
+    // The overlaps the base asks for, where the configuration allows them.
+    s.plan.tp_comm_overlap =
+        base.plan.tp_comm_overlap && c.sp && c.t > 1 && c.t <= base.gpu.node_gpus;
+    s.plan.overlap_param_gather = base.plan.overlap_param_gather
+        && c.zero != crate::scenario::Zero::Off
+        && base.plan.overlap_grad_reduce;
     s.batch.micro_batch_size = c.b;
     s.batch.micro_batches = c.m;
     s.plan.schedule = c.schedule;
@@ -60,10 +73,10 @@ pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
 }
 
 /// What the anatomy depends on: everything but the schedule, strategy, chunks and m.
-type GroupKey = (u32, u32, u32, u32, u64, bool, bool);
+type GroupKey = (u32, u32, u32, u32, u32, u64, bool, Zero, Precision);
 
 fn group_key(c: &Config) -> GroupKey {
-    (c.gpus, c.t, c.p, c.d, c.b, c.sp, c.distributed_optimizer)
+    (c.gpus, c.t, c.cp, c.p, c.d, c.b, c.sp, c.zero, c.precision)
 }
 
 fn unsolved(config: Config, b: Bounds, status: Status) -> Row {

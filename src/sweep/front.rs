@@ -42,7 +42,7 @@ impl Point {
 }
 
 /// The sweep's total order (docs/cli.md): iteration time, then peak memory, then the
-/// configuration's fields in the order `t, p, d, b, m, chunks, sp, distributed_optimizer,
+/// configuration's fields in the order `t, cp, p, d, b, m, chunks, sp, zero, precision,
 /// schedule, strategy` (numbers ascending, off before on, names alphabetically).
 pub fn total_order(a: &Row, b: &Row) -> Ordering {
     let (x, y) = (&a.config, &b.config);
@@ -50,13 +50,15 @@ pub fn total_order(a: &Row, b: &Row) -> Ordering {
         .total_cmp(&b.iteration_time_s)
         .then(a.peak_memory_bytes.cmp(&b.peak_memory_bytes))
         .then(x.t.cmp(&y.t))
+        .then(x.cp.cmp(&y.cp))
         .then(x.p.cmp(&y.p))
         .then(x.d.cmp(&y.d))
         .then(x.b.cmp(&y.b))
         .then(x.m.cmp(&y.m))
         .then(x.chunks.cmp(&y.chunks))
         .then(x.sp.cmp(&y.sp))
-        .then(x.distributed_optimizer.cmp(&y.distributed_optimizer))
+        .then(x.zero.level().cmp(&y.zero.level()))
+        .then(x.precision.name().cmp(y.precision.name()))
         .then(x.schedule.name().cmp(y.schedule.name()))
         .then(x.strategy.name().cmp(y.strategy.name()))
         .then(x.gpus.cmp(&y.gpus))

@@ -1,15 +1,15 @@
 //! Sweep: the best way to run a model on N GPUs (docs/cli.md).
 //!
-//! [`sweep`] enumerates every configuration of a space (t, p, d, micro-batch size, chunks,
-//! sequence parallelism, distributed optimizer, schedule, strategy) for one or several GPU
+//! [`sweep`] enumerates every configuration of a space (t, cp, p, d, micro-batch size, chunks,
+//! sequence parallelism, ZeRO stage, precision, schedule, strategy) for one or several GPU
 //! counts and a global batch, evaluates them with the same engine as `plan`, and returns the
 //! ranked list (top K by iteration time) and the Pareto front (iteration time, peak memory
 //! and, with several GPU counts, GPU count).
 //!
 //! It is exact: a configuration is left unsolved only when proven bounds show it can enter
 //! neither the top K nor the front ([`bounds`]), so the answer equals that of solving every
-//! configuration (`exhaustive`). Work is shared: one anatomy per (N, t, p, d, b, sp,
-//! distributed optimizer), one generated schedule per distinct generator input (shared by
+//! configuration (`exhaustive`). Work is shared: one anatomy per (N, t, cp, p, d, b, sp,
+//! ZeRO stage, precision), one generated schedule per distinct generator input (shared by
 //! every solve that asks for it), and the fixed strategies' exact memory peak, found without a
 //! simulation, rules out what cannot fit. Configurations are evaluated in parallel (rayon, one
 //! worker per thread taking the next one in order), and each `solve` stays single-threaded.
@@ -25,7 +25,7 @@ pub mod front;
 
 use std::collections::BTreeMap;
 
-use crate::scenario::{InvalidField, ScheduleKind, Strategy};
+use crate::scenario::{InvalidField, Precision, ScheduleKind, Strategy, Zero};
 
 pub use enumerate::enumerate;
 pub use evaluate::{scenario_for, starting_scenario, sweep};
@@ -50,6 +50,13 @@ pub const DEFAULT_STRATEGIES: [Strategy; 4] = [
 /// The micro-batch sizes a sweep tries when none are asked for.
 pub const DEFAULT_MICRO_BATCH_SIZES: [u64; 4] = [1, 2, 4, 8];
 
+/// The context-parallel sizes a sweep tries when none are asked for: 1 and every divisor of
+/// the GPU count up to this that the sequence allows.
+pub const DEFAULT_MAX_CP: u32 = 8;
+
+/// The ZeRO stages a sweep tries when none are asked for (3 only when asked).
+pub const DEFAULT_ZERO: [Zero; 2] = [Zero::Off, Zero::Optimizer];
+
 /// The chunk counts tried for the schedules that take `--chunks` when none are asked for.
 pub const DEFAULT_CHUNKS: [u32; 1] = [2];
 
@@ -72,6 +79,13 @@ pub struct SweepSpace {
     pub schedules: Vec<ScheduleKind>,
     /// Strategies (default: none, full, selective, adapipe).
     pub strategies: Vec<Strategy>,
+    /// Context-parallel sizes (default 1 and the divisors of N up to 8 that
+    /// the sequence allows).
+    pub cp: Vec<u32>,
+    /// ZeRO stages (default 0 and 1; 3 only when listed).
+    pub zero: Vec<Zero>,
+    /// Precisions (default: the base scenario's).
+    pub precision: Vec<Precision>,
 }
 
 /// How to search.
@@ -95,10 +109,12 @@ impl Default for SweepOptions {
 /// One point of the space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Config {
-    /// GPUs of the job, `t x p x d`.
+    /// GPUs of the job, `t x cp x p x d`.
     pub gpus: u32,
     /// Tensor parallel.
     pub t: u32,
+    /// Context parallel.
+    pub cp: u32,
     /// Pipeline stages.
     pub p: u32,
     /// Data parallel.
@@ -111,8 +127,12 @@ pub struct Config {
     pub chunks: u32,
     /// Sequence parallelism.
     pub sp: bool,
-    /// Distributed optimizer.
+    /// Distributed optimizer (ZeRO 1 or 3).
     pub distributed_optimizer: bool,
+    /// ZeRO stage.
+    pub zero: Zero,
+    /// Number format of the layers' GEMMs.
+    pub precision: Precision,
     /// Pipeline schedule.
     pub schedule: ScheduleKind,
     /// Memory strategy.

@@ -7,7 +7,7 @@
 //! [`step`] and, for a number, [`set_number`].
 
 use crate::plan::Strategy;
-use crate::scenario::{GpuSpec, ModelSpec, Objective, Partition, Scenario};
+use crate::scenario::{GpuSpec, ModelSpec, Objective, Partition, Precision, Scenario, Zero};
 use crate::schedule::ScheduleKind;
 
 use crate::scenario::GIB;
@@ -25,8 +25,13 @@ pub enum Field {
     Tp,
     /// Data parallel `d`.
     Dp,
-    /// Distributed optimizer (optimizer state sharded over `d`) on/off.
-    DistOpt,
+    /// Context-parallel size `cp` (each sequence split over `cp` ranks).
+    Cp,
+    /// ZeRO stage over the `d x cp` data-parallel ranks: 0, 1 (the distributed optimizer)
+    /// or 3 (weights, gradients and optimizer state sharded).
+    Zero,
+    /// Number format of the layers' GEMMs: bf16 or fp8.
+    Precision,
     /// Sequence parallelism on/off.
     SequenceParallel,
     /// Micro-batches per iteration `m`.
@@ -62,7 +67,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, top to bottom.
-    pub const ALL: [Field; 21] = [
+    pub const ALL: [Field; 23] = [
         Field::Model,
         Field::Gpu,
         Field::Stages,
@@ -78,7 +83,9 @@ impl Field {
         Field::Schedule,
         Field::Strategy,
         Field::Chunks,
-        Field::DistOpt,
+        Field::Zero,
+        Field::Cp,
+        Field::Precision,
         Field::Flash,
         Field::Partition,
         Field::Objective,
@@ -94,7 +101,9 @@ impl Field {
             Field::Stages => "stages p",
             Field::Tp => "tensor t",
             Field::Dp => "data d",
-            Field::DistOpt => "dist opt",
+            Field::Cp => "ctx cp",
+            Field::Zero => "zero",
+            Field::Precision => "prec",
             Field::SequenceParallel => "seq par",
             Field::MicroBatches => "micro m",
             Field::MicroBatchSize => "mb size",
@@ -119,7 +128,8 @@ impl Field {
             self,
             Field::Model
                 | Field::Gpu
-                | Field::DistOpt
+                | Field::Zero
+                | Field::Precision
                 | Field::SequenceParallel
                 | Field::Schedule
                 | Field::Strategy
@@ -139,12 +149,14 @@ impl Field {
             Field::Stages => sc.parallel.pp.to_string(),
             Field::Tp => sc.parallel.tp.to_string(),
             Field::Dp => sc.parallel.dp.to_string(),
-            Field::DistOpt => if sc.parallel.distributed_optimizer {
-                "on"
-            } else {
-                "off"
+            Field::Cp => sc.parallel.cp.to_string(),
+            Field::Zero => match sc.parallel.zero() {
+                Zero::Off => "0",
+                Zero::Optimizer => "1 dist opt",
+                Zero::Full => "3 full",
             }
             .into(),
+            Field::Precision => sc.parallel.precision.name().into(),
             Field::SequenceParallel => if sc.parallel.sequence_parallel {
                 "on"
             } else {
@@ -180,6 +192,12 @@ impl Field {
         }
     }
 }
+
+/// The ZeRO stages the zero field cycles through.
+const ZERO_STAGES: &[Zero] = &[Zero::Off, Zero::Optimizer, Zero::Full];
+
+/// The number formats the precision field cycles through.
+const PRECISIONS: &[Precision] = &[Precision::Bf16, Precision::Fp8];
 
 /// Sequences per iteration over all replicas, `m x b x d`.
 pub fn global_batch(sc: &Scenario) -> u64 {
@@ -271,8 +289,22 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
             sc.parallel.tp = next;
         }
         Field::Dp => sc.parallel.dp = to_u32(step_doubling(u64::from(sc.parallel.dp), delta, 1)),
-        Field::DistOpt => {
-            sc.parallel.distributed_optimizer = !sc.parallel.distributed_optimizer;
+        Field::Cp => sc.parallel.cp = to_u32(step_doubling(u64::from(sc.parallel.cp), delta, 1)),
+        Field::Zero => {
+            if let Some(z) = cycle(ZERO_STAGES, &sc.parallel.zero(), delta) {
+                sc.parallel.set_zero(z);
+            }
+        }
+        Field::Precision => {
+            let p = cycle(PRECISIONS, &sc.parallel.precision, delta)?;
+            if p.is_fp8() && sc.gpu.fp8_tflops.is_none() {
+                // Refused here rather than left for the engine: the step would only fail.
+                return Some(format!(
+                    "fp8 needs a GPU with fp8 tensor cores: {} has none (choose an H100 or later)",
+                    sc.gpu.name
+                ));
+            }
+            sc.parallel.precision = p;
         }
         Field::SequenceParallel => sc.parallel.sequence_parallel = !sc.parallel.sequence_parallel,
         Field::MicroBatches => {
@@ -462,6 +494,7 @@ pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), Str
         Field::Stages => sc.parallel.pp = n32,
         Field::Tp => sc.parallel.tp = n32,
         Field::Dp => sc.parallel.dp = n32,
+        Field::Cp => sc.parallel.cp = n32,
         Field::MicroBatches => sc.batch.micro_batches = n32,
         Field::MicroBatchSize => sc.batch.micro_batch_size = n,
         Field::SeqLen => sc.batch.seq_len = n,
@@ -541,6 +574,47 @@ mod tests {
         // A typed number may still go past it.
         set_number(&mut sc, Field::Tp, "16").unwrap();
         assert_eq!(sc.parallel.tp, 16);
+    }
+
+    #[test]
+    fn context_zero_and_precision_step() {
+        let mut sc = fixture::scenario("gpt3");
+        let c = choices();
+        assert_eq!(Field::Cp.value(&sc), "1");
+        step(&mut sc, Field::Cp, 1, &c);
+        assert_eq!(sc.parallel.cp, 2);
+        step(&mut sc, Field::Cp, -1, &c);
+        step(&mut sc, Field::Cp, -1, &c);
+        assert_eq!(sc.parallel.cp, 1);
+        set_number(&mut sc, Field::Cp, "4").unwrap();
+        assert_eq!(sc.parallel.cp, 4);
+        assert!(
+            set_number(&mut sc, Field::Cp, "0")
+                .unwrap_err()
+                .contains("ctx cp")
+        );
+        // zero cycles 0, 1, 3 and keeps the distributed optimizer in step with it.
+        sc.parallel.set_zero(Zero::Off);
+        step(&mut sc, Field::Zero, 1, &c);
+        assert_eq!(sc.parallel.zero(), Zero::Optimizer);
+        assert!(sc.parallel.distributed_optimizer);
+        step(&mut sc, Field::Zero, 1, &c);
+        assert_eq!(sc.parallel.zero(), Zero::Full);
+        assert_eq!(Field::Zero.value(&sc), "3 full");
+        step(&mut sc, Field::Zero, 1, &c);
+        assert_eq!(sc.parallel.zero(), Zero::Off);
+        assert!(!sc.parallel.distributed_optimizer);
+        // fp8 only on a GPU that has it; the step says why it does not move.
+        sc.gpu = fixture::gpu_a100();
+        let note = step(&mut sc, Field::Precision, 1, &c).unwrap();
+        assert!(
+            note.contains("fp8") && note.contains(&sc.gpu.name),
+            "{note}"
+        );
+        assert_eq!(sc.parallel.precision, Precision::Bf16);
+        sc.gpu = fixture::gpu_h100();
+        assert!(step(&mut sc, Field::Precision, 1, &c).is_none());
+        assert_eq!(Field::Precision.value(&sc), "fp8");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The sweep view's state: which sweep is running or was last answered, its progress and
 //! result, and the selected configuration. The sweep asks "which layout is best on these
-//! GPUs": the current model, GPU, GPU count (`t x p x d`), global batch (`m x b x d`),
+//! GPUs": the current model, GPU, GPU count (`t x cp x p x d`), global batch (`m x b x d`),
 //! sequence length, budget and every other setting the sweep does not enumerate. It runs on
 //! its own thread ([`super::sweep_worker`]); an edit that changes these inputs cancels it.
 
@@ -40,7 +40,7 @@ pub fn engine_sweep(
 pub struct SweepInputs {
     /// The scenario with its layout, batch split, schedule and strategy reset.
     pub base: Scenario,
-    /// GPUs of the job, `t x p x d`.
+    /// GPUs of the job, `t x cp x p x d`.
     pub gpus: u32,
     /// Sequences per iteration, `m x b x d`.
     pub global_batch: u64,
@@ -50,10 +50,18 @@ impl SweepInputs {
     /// The inputs of a sweep for scenario `sc`.
     pub fn of(sc: &Scenario) -> SweepInputs {
         let par = &sc.parallel;
-        let gpus = par.tp.saturating_mul(par.pp).saturating_mul(par.dp);
+        let gpus = par
+            .tp
+            .saturating_mul(par.cp)
+            .saturating_mul(par.pp)
+            .saturating_mul(par.dp);
         let global_batch = sc.batch.global_batch(par.dp);
+        let mut base = crate::sweep::starting_scenario(sc);
+        // The overlaps the scenario asks for, which each configuration takes where it can.
+        base.plan.tp_comm_overlap = sc.plan.tp_comm_overlap;
+        base.plan.overlap_param_gather = sc.plan.overlap_param_gather;
         SweepInputs {
-            base: crate::sweep::starting_scenario(sc),
+            base,
             gpus,
             global_batch,
         }

@@ -161,7 +161,12 @@ pub(super) fn keep_edits(
     keep!(Field::Schedule.label(), plan.schedule);
     keep!(Field::Strategy.label(), plan.strategy);
     keep!("recompute units", plan.recompute_units);
-    keep!(Field::DistOpt.label(), parallel.distributed_optimizer);
+    keep!(Field::Cp.label(), parallel.cp);
+    if ours.parallel.zero() != base.parallel.zero() {
+        merged.parallel.set_zero(ours.parallel.zero());
+        kept.push(Field::Zero.label());
+    }
+    keep!(Field::Precision.label(), parallel.precision);
     keep!(Field::Flash.label(), plan.flash_attention);
     keep!(Field::Partition.label(), plan.partition);
     keep!(Field::Objective.label(), plan.objective);

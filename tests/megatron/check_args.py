@@ -29,7 +29,12 @@ def read_script(path):
         'torchrun() { printf "%s\\0" "${CUDA_DEVICE_MAX_CONNECTIONS-<unset>}" "$@"; }; '
         'source "$1"'
     )
-    run = subprocess.run(["bash", "-c", stub, "check", path], capture_output=True, text=True)
+    # The script alone decides the variable: not the caller's, nor an earlier script's (this
+    # process sets it for the check it runs).
+    clean = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"}
+    run = subprocess.run(
+        ["bash", "-c", stub, "check", path], capture_output=True, text=True, env=clean
+    )
     if run.returncode != 0:
         raise SystemExit(f"{path}: bash failed: {run.stderr}")
     words = run.stdout.split("\0")[:-1]

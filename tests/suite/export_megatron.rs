@@ -260,6 +260,55 @@ fn the_fp8_flags_follow_the_precision() {
 }
 
 #[test]
+fn context_parallelism_sharding_and_the_overlaps_pass_megatrons_check() {
+    let catalog = Catalog::builtin();
+    let mut s = catalog.scenario("gpt3-175b-16k").unwrap();
+    s.gpu = catalog.gpu("h100-80gb").unwrap().clone();
+    s.plan.memory_budget_bytes = s.gpu.memory_bytes();
+    s.plan.schedule = ScheduleKind::Interleaved;
+    s.parallel.chunks = 2;
+    s.parallel.dp = 2;
+    s.parallel.cp = 2;
+    s.plan.overlap_grad_reduce = true;
+    for (zero, overlaps) in [
+        (pipescope::Zero::Off, false),
+        (pipescope::Zero::Optimizer, true),
+        (pipescope::Zero::Full, false),
+        (pipescope::Zero::Full, true),
+    ] {
+        s.parallel.set_zero(zero);
+        s.plan.overlap_param_gather = overlaps;
+        s.plan.tp_comm_overlap = overlaps;
+        let (text, l) = export(&s);
+        let problems: Vec<String> = check_flags(&l).into_iter().chain(check_rules(&l)).collect();
+        assert!(
+            problems.is_empty(),
+            "{zero:?} {overlaps}: {problems:?}\n{text}"
+        );
+        assert_eq!(l.int("--context-parallel-size", 1), 2);
+        assert_eq!(l.one("--cp-comm-type"), Some("p2p"));
+        // t 8 x cp 2 x p 8 x d 2.
+        assert_eq!(l.world(), 256);
+        assert!(text.contains("tensor 8 x context 2 x pipeline 8 x data 2"));
+        let full = zero == pipescope::Zero::Full;
+        assert_eq!(l.has("--use-megatron-fsdp"), full);
+        assert_eq!(
+            l.one("--data-parallel-sharding-strategy"),
+            full.then_some("optim_grads_params")
+        );
+        assert_eq!(
+            l.has("--use-distributed-optimizer"),
+            zero != pipescope::Zero::Off
+        );
+        // Megatron-FSDP always overlaps both; otherwise as asked.
+        assert_eq!(l.has("--overlap-param-gather"), full || overlaps);
+        assert_eq!(l.has("--tp-comm-overlap"), overlaps);
+        // One connection for t and cp, except under FSDP, which refuses it.
+        assert_eq!(l.connections.as_deref(), (!full).then_some("1"));
+    }
+}
+
+#[test]
 fn a_job_larger_than_a_node_spans_nodes() {
     let mut s = default_scenario();
     s.parallel.dp = 3;

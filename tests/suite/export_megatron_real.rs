@@ -87,6 +87,23 @@ fn megatron_accepts_the_exported_scripts() {
         std::fs::write(&path, megatron_args(&s, &outcome).unwrap()).unwrap();
         paths.push(path);
     }
+    // Context parallelism with each ZeRO stage and the overlaps.
+    for (zero, overlaps) in [
+        (pipescope::Zero::Optimizer, true),
+        (pipescope::Zero::Full, false),
+    ] {
+        let mut s = catalog.scenario("gpt3-175b-16k").unwrap();
+        s.parallel.dp = 2;
+        s.parallel.cp = 2;
+        s.parallel.set_zero(zero);
+        s.plan.overlap_grad_reduce = true;
+        s.plan.overlap_param_gather = overlaps;
+        s.plan.tp_comm_overlap = overlaps;
+        let outcome = pipescope::solve(&s).unwrap();
+        let path = dir.join(format!("cp2-zero{}.sh", zero.level()));
+        std::fs::write(&path, megatron_args(&s, &outcome).unwrap()).unwrap();
+        paths.push(path);
+    }
     // One Python for all: importing Megatron-LM is the slow part.
     let out = Command::new(&python)
         .args(["-W", "ignore"])

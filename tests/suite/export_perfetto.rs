@@ -307,3 +307,32 @@ fn dualpipe_pairs_are_slices_around_their_two_ops() {
     let (text, _, _, pairs) = abstract_trace_pairs(ScheduleKind::ZbV, 4, 8, 0.0);
     assert_eq!((pairs, validate(&text).pairs), (0, 0));
 }
+
+#[test]
+fn the_collectives_inside_the_ops_get_their_own_thread() {
+    // GPT-3 175B with context parallelism over a slow ring and ZeRO-3: the K/V exchange,
+    // the gathers and the reduce-scatters are slices of a "collectives" thread, inside their
+    // ops and never partly over one another (the validator's rule).
+    let mut scenario = default_scenario();
+    scenario.parallel.dp = 2;
+    scenario.parallel.cp = 2;
+    scenario.parallel.set_zero(pipescope::Zero::Full);
+    let outcome = pipescope::solve(&scenario).unwrap();
+    let text = perfetto_trace(&Run::planned(&outcome));
+    validate(&text);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let comm_tid = events
+        .iter()
+        .find(|e| e["name"] == "thread_name" && e["args"]["name"] == "collectives")
+        .map(|e| e["tid"].as_u64().unwrap())
+        .expect("a collectives thread");
+    for kind in ["KV", "AG", "RS"] {
+        let n = events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["cat"] == kind)
+            .inspect(|e| assert_eq!(e["tid"].as_u64(), Some(comm_tid)))
+            .count();
+        assert!(n > 0, "no {kind} slices");
+    }
+}

@@ -4,7 +4,7 @@
 
 use pipescope::{
     Catalog, Scenario, ScheduleKind, Strategy, SweepOptions, SweepResult, SweepSpace, SweepStatus,
-    solve, sweep, sweep_scenario,
+    Zero, solve, sweep, sweep_scenario,
 };
 
 fn tiny(budget_gib: f64) -> Scenario {
@@ -98,16 +98,37 @@ fn bounds_hold_over_many_configurations() {
     let mut flashless = tiny(6.0);
     flashless.plan.flash_attention = false;
     checked += check_bounds(&run(&flashless, &space(&[16], 32), 5, true));
+    // Context parallelism, every ZeRO stage and both overlaps, over a slow network (the
+    // collectives show through), generous and tight budgets.
+    for budget in [40.0, 4.0] {
+        let mut sharded = tiny(budget);
+        sharded.gpu.inter_node_gbps = 2.0;
+        sharded.plan.overlap_grad_reduce = true;
+        sharded.plan.overlap_param_gather = true;
+        sharded.plan.tp_comm_overlap = true;
+        let mut sp = space(&[16], 32);
+        sp.cp = vec![1, 2, 4];
+        sp.zero = vec![Zero::Off, Zero::Optimizer, Zero::Full];
+        checked += check_bounds(&run(&sharded, &sp, 5, true));
+    }
     assert!(checked > 500, "only {checked} configurations checked");
 }
 
 #[test]
 fn pruning_gives_the_same_answer_as_solving_everything() {
+    let mut sharded = tiny(5.0);
+    sharded.gpu.inter_node_gbps = 2.0;
+    sharded.plan.overlap_grad_reduce = true;
+    sharded.plan.overlap_param_gather = true;
+    let mut sharded_space = space(&[16], 32);
+    sharded_space.cp = vec![1, 2, 4];
+    sharded_space.zero = vec![Zero::Off, Zero::Optimizer, Zero::Full];
     let cases: Vec<(Scenario, SweepSpace, usize)> = vec![
         (tiny(40.0), space(&[8], 32), 5),
         (tiny(3.5), space(&[8], 32), 3),
         (tiny(6.0), space(&[8, 16], 64), 4),
         (tiny(20.0), space(&[4], 8), 1),
+        (sharded, sharded_space, 4),
     ];
     let mut pruned = 0;
     let mut fixed_peaks = 0;

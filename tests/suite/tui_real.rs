@@ -131,6 +131,51 @@ fn act_real(app: &mut App, action: Action) {
     let effects = update(app, action);
     run(app, effects);
 }
+
+/// Jobs with context parallelism and ZeRO-3 on the real engine: the header gives the GPUs
+/// as t x cp x p x d and the stage's K/V exchange (`cp_comm`), the parameters show the
+/// three new fields, and the Gantt's transfer lane draws the K/V exchange (cp 2), the
+/// gathers and the reduce-scatters (zero 3) inside the ops, with their glyphs in the legend.
+#[test]
+fn context_parallelism_and_zero_3_show_in_the_header_the_fields_and_the_gantt() {
+    let catalog = Catalog::builtin();
+    for (zero, field, glyphs) in [
+        (
+            pipescope::Zero::Optimizer,
+            "zero      1 dist opt",
+            &['≈'][..],
+        ),
+        (pipescope::Zero::Full, "zero      3 full", &['▾', '▴'][..]),
+    ] {
+        let mut scenario = catalog.scenario("gpt3-175b-16k").unwrap();
+        scenario.parallel.dp = 2;
+        scenario.parallel.cp = 2;
+        scenario.parallel.set_zero(zero);
+        let mut app = App::new(scenario, choices_of(&catalog), Theme::builtin("dark"));
+        app.show_solve_time = false;
+        let effects = resolve(&mut app);
+        run(&mut app, effects);
+        assert_eq!(app.error, None);
+        let screen = render(&mut app, 200, 60).to_string();
+        assert!(screen.contains("GPUs 256 = t8×cp2×p8×d2"), "{screen}");
+        assert!(screen.contains("cp_comm "), "{screen}");
+        for field in [field, "ctx cp    2", "prec      bf16"] {
+            assert!(screen.contains(field), "no {field:?}\n{screen}");
+        }
+        // The Gantt's rows (right of the parameters and the legend).
+        let gantt: String = screen
+            .lines()
+            .filter_map(|l| l.split("││").nth(1))
+            .collect();
+        for glyph in glyphs {
+            assert!(gantt.contains(*glyph), "no {glyph} on the Gantt\n{screen}");
+        }
+        for name in ["≈ K/V", "▾ gather", "▴ scatter"] {
+            assert!(screen.contains(name), "legend lacks {name}\n{screen}");
+        }
+    }
+}
+
 #[test]
 fn a_unit_picked_for_the_named_strategy_is_recomputed_by_the_engine() {
     let mut app = real_app("gpt3-175b-16k");

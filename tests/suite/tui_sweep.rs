@@ -232,7 +232,7 @@ fn in_tmux_the_sweep_runs_is_cancelled_by_an_edit_and_enter_loads_a_configuratio
     let done = t.wait_for("the answer", |s| {
         s.contains("feasible ·") && s.contains("◆")
     });
-    assert!(done.contains("t×p×d"), "{done}");
+    assert!(done.contains("t×cp×p×d"), "{done}");
     t.keys(&["j", "Enter"]);
     let loaded = t.wait_for("the loaded configuration", |s| {
         s.contains("loaded t") && !s.contains("┌ sweep")

@@ -96,7 +96,12 @@ pub fn model_parallel(s: &Scenario, layout: &str) -> Group {
         .value("--pipeline-model-parallel-size", p.pp)
         .value("--pipeline-model-parallel-layout", layout)
         // Megatron turns sequence parallelism off itself at t = 1 (with a warning).
-        .switch_if(p.sequence_parallel && p.tp > 1, "--sequence-parallel");
+        .switch_if(p.sequence_parallel && p.tp > 1, "--sequence-parallel")
+        // Ring attention with the K/V exchanged point to point (Transformer Engine's p2p,
+        // what pipescope models).
+        .value_if(p.cp > 1, "--context-parallel-size", p.cp)
+        .value_if(p.cp > 1, "--cp-comm-type", "p2p")
+        .switch_if(s.plan.tp_comm_overlap, "--tp-comm-overlap");
     g
 }
 
@@ -112,6 +117,8 @@ pub fn model(s: &Scenario) -> Group {
     g.value("--num-layers", m.layers)
         .value("--hidden-size", m.hidden)
         .value("--num-attention-heads", m.heads)
+        // The head size when it is not hidden / heads (Qwen3's).
+        .value_if(m.head_dim.is_some(), "--kv-channels", m.head_dim())
         .switch_if(m.kv_heads != m.heads, "--group-query-attention")
         .value_if(m.kv_heads != m.heads, "--num-query-groups", m.kv_heads)
         .value("--ffn-hidden-size", m.ffn)
@@ -170,14 +177,31 @@ pub fn training(s: &Scenario) -> Group {
 /// Iterations of the timing run the script starts (mock data).
 pub const RUN_ITERATIONS: u32 = 10;
 
-/// The data-parallel side: optimizer sharding and the overlap of the gradient reduction.
+/// The data-parallel side: the ZeRO stage and the overlaps of the gradient reduction and
+/// the parameter all-gather. ZeRO-3 is Megatron-FSDP (`optim_grads_params`, its checkpoint
+/// format, and the distributed optimizer its first version requires), which always overlaps
+/// both; it runs its own gradient accumulation, not Transformer Engine's fused one, as its
+/// user guide requires.
 pub fn data_parallel(s: &Scenario) -> Group {
+    let full = s.parallel.full_shard;
     let mut g = Group::new("DATA_PARALLEL_ARGS");
-    g.switch_if(
-        s.parallel.distributed_optimizer,
-        "--use-distributed-optimizer",
-    )
-    .switch_if(s.plan.overlap_grad_reduce, "--overlap-grad-reduce");
+    g.switch_if(full, "--use-megatron-fsdp")
+        .value_if(
+            full,
+            "--data-parallel-sharding-strategy",
+            "optim_grads_params",
+        )
+        .value_if(full, "--ckpt-format", "fsdp_dtensor")
+        .switch_if(full, "--no-gradient-accumulation-fusion")
+        .switch_if(
+            s.parallel.distributed_optimizer,
+            "--use-distributed-optimizer",
+        )
+        .switch_if(s.plan.overlap_grad_reduce || full, "--overlap-grad-reduce")
+        .switch_if(
+            s.plan.overlap_param_gather || full,
+            "--overlap-param-gather",
+        );
     g
 }
 
@@ -195,13 +219,14 @@ pub fn data(s: &Scenario) -> Group {
 /// The environment `pretrain_gpt.py` needs: `(name, value, why)`.
 pub fn environment(s: &Scenario) -> Vec<(&'static str, String, &'static str)> {
     let mut env = Vec::new();
-    // validate_args asserts it before Blackwell whenever t (or cp) > 1: the tensor-parallel
-    // collectives are ordered against their GEMMs through a single connection.
-    if s.parallel.tp > 1 {
+    // validate_args asserts it before Blackwell whenever t or cp > 1: the tensor-parallel
+    // collectives are ordered against their GEMMs through a single connection. Megatron-FSDP
+    // asserts the opposite (it only warns that the two want different settings).
+    if (s.parallel.tp > 1 || s.parallel.cp > 1) && !s.parallel.full_shard {
         env.push((
             "CUDA_DEVICE_MAX_CONNECTIONS",
             "1".to_string(),
-            "tensor parallelism: Megatron requires one connection (before Blackwell)",
+            "tensor or context parallelism: Megatron requires one connection (before Blackwell)",
         ));
     }
     env

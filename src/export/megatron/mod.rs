@@ -103,6 +103,18 @@ fn notes(
             "# {kind} replicates the stages (one copy per direction); the layout is one direction's"
         );
     }
+    if scenario.parallel.full_shard {
+        out.push_str(
+            "# zero 3: Megatron-FSDP (torch FSDP2 refuses pipeline parallelism), which always \
+             overlaps its gathers and reduce-scatters\n",
+        );
+    }
+    if scenario.plan.tp_comm_overlap {
+        out.push_str(
+            "# tp-comm-overlap: pipescope models Transformer Engine's default userbuffer methods \
+             (--tp-comm-overlap-cfg tunes them)\n",
+        );
+    }
     // Chain positions are virtual stages when devices hold several chunks.
     let stage = if chain.len() > outcome.stages.len() {
         "virtual stage"
@@ -254,9 +266,9 @@ pub fn export(scenario: &Scenario, outcome: &Outcome) -> Result<String, InvalidF
         out,
         "\nGPUS_PER_NODE={per_node}\nNUM_NODES={nodes}\nNODE_RANK=${{NODE_RANK:-0}}\n\
          MASTER_ADDR=${{MASTER_ADDR:-localhost}}\nMASTER_PORT=${{MASTER_PORT:-29500}}\n\
-         # WORLD_SIZE={gpus}: tensor {} x pipeline {} x data {}\n\
+         # WORLD_SIZE={gpus}: tensor {} x context {} x pipeline {} x data {}\n\
          WORLD_SIZE=$((GPUS_PER_NODE * NUM_NODES))\n\n",
-        par.tp, par.pp, par.dp
+        par.tp, par.cp, par.pp, par.dp
     );
     out.push_str(
         "DISTRIBUTED_ARGS=(\n    --nproc_per_node \"$GPUS_PER_NODE\"\n    --nnodes \"$NUM_NODES\"\n    \

@@ -235,7 +235,8 @@ fn sig4(x: f64) -> String {
 fn ops(out: &mut String, run: &Run<'_>, p: usize, x: &dyn Fn(f64) -> f64) {
     for s in &run.simulation.timeline.spans {
         let d = s.device as usize;
-        if d >= p || s.lane == Lane::Send {
+        // Sends and the collectives inside the ops are not drawn (the ops hold their time).
+        if d >= p || matches!(s.lane, Lane::Send | Lane::Comm) {
             continue;
         }
         let (x0, x1) = (x(s.start), x(s.end));

@@ -47,11 +47,12 @@ const NO_FIT: knapsack::Bounds = knapsack::Bounds {
 /// [`knapsack::bounds_keep`], without building choice lists.
 fn keep_bounds(anatomy: &Anatomy, counts: BlockCounts, env: &StageEnv) -> knapsack::Bounds {
     let i = u64::from(env.in_flight);
-    let mut fixed = if env.logits {
-        anatomy.logits_transient_bytes
-    } else {
-        0
-    };
+    let mut fixed = anatomy.device_bytes
+        + if env.logits {
+            anatomy.logits_transient_bytes
+        } else {
+            0
+        };
     let mut groups: Vec<knapsack::Arith> = Vec::with_capacity(16);
     for kind in KINDS {
         let n = counts.of(kind);
@@ -89,11 +90,12 @@ pub(super) fn formulate(
     offload: &[u32],
 ) -> (Vec<Group>, Vec<usize>, Option<u64>) {
     let i = u64::from(env.in_flight);
-    let mut fixed = if env.logits {
-        anatomy.logits_transient_bytes
-    } else {
-        0
-    };
+    let mut fixed = anatomy.device_bytes
+        + if env.logits {
+            anatomy.logits_transient_bytes
+        } else {
+            0
+        };
     for kind in KINDS {
         fixed += u64::from(counts.of(kind)) * anatomy.block_of(kind).static_bytes;
     }

@@ -217,7 +217,10 @@ pub fn costs(
     rule: RecomputeRule,
 ) -> StageCosts {
     let whole_layer_recompute = rule == RecomputeRule::WholeLayer;
-    let mut c = StageCosts::default();
+    let mut c = StageCosts {
+        static_bytes: anatomy.device_bytes,
+        ..StageCosts::default()
+    };
     for kind in KINDS {
         let n = f64::from(counts.of(kind));
         let b = anatomy.block_of(kind);

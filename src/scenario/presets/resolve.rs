@@ -12,7 +12,7 @@ use crate::scenario::{
     Batch, CodecSpec, EfficiencyCurve, GpuSpec, InvalidField, ModelSpec, ModelStyle, Objective,
     Parallel, PlanSettings, Precision, Scenario,
 };
-use crate::scenario::{Partition, Strategy};
+use crate::scenario::{Partition, Strategy, Zero};
 
 /// A `[model]` table with its defaults applied, validated.
 pub fn model_spec(t: &ModelToml) -> Result<ModelSpec, InvalidField> {
@@ -81,6 +81,7 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
         bf16_tflops: t.bf16_tflops,
         fp8_tflops: t.fp8_tflops,
         hbm_gbps: t.hbm_gbps,
+        sms: t.sms,
         link_gbps: t.link_gbps.unwrap_or(a100_links::LINK_GBPS),
         node_gpus: t.node_gpus.unwrap_or(a100_links::NODE_GPUS),
         inter_node_gbps: t.inter_node_gbps.unwrap_or(a100_links::INTER_NODE_GBPS),
@@ -126,6 +127,37 @@ fn parse_name<T: std::str::FromStr<Err = String>>(
     })
 }
 
+/// The ZeRO stage of a `[parallel]` table: `zero = 0|1|3`, or the older
+/// `distributed_optimizer = true|false` (1 or 0); both given, they must agree.
+fn zero_of(zero: Option<u32>, distributed_optimizer: Option<bool>) -> Result<Zero, InvalidField> {
+    let level = match zero {
+        None => None,
+        Some(0) => Some(Zero::Off),
+        Some(1) => Some(Zero::Optimizer),
+        Some(3) => Some(Zero::Full),
+        Some(other) => {
+            return Err(InvalidField::new(
+                "parallel.zero",
+                other,
+                "0 (plain data parallelism), 1 (distributed optimizer) or 3 (Megatron-FSDP)",
+            ));
+        }
+    };
+    match (level, distributed_optimizer) {
+        (Some(z), Some(d)) if d != (z != Zero::Off) => Err(InvalidField::new(
+            "parallel.distributed_optimizer",
+            d,
+            format!(
+                "a value that agrees with parallel.zero = {} (or leave it out: zero says it)",
+                z.level()
+            ),
+        )),
+        (Some(z), _) => Ok(z),
+        (None, Some(true)) => Ok(Zero::Optimizer),
+        (None, _) => Ok(Zero::Off),
+    }
+}
+
 impl Catalog {
     /// Resolves a parsed scenario preset into a validated scenario.
     pub(crate) fn resolve(&self, file: &str, t: &ScenarioToml) -> Result<Scenario, PresetError> {
@@ -141,19 +173,23 @@ impl Catalog {
             Some(GpuRef::Inline(g)) => gpu_spec(g).map_err(inv)?,
         };
         let p = &t.parallel;
-        let parallel = Parallel {
+        let zero = zero_of(p.zero, p.distributed_optimizer).map_err(inv)?;
+        let mut parallel = Parallel {
             pp: p.pp.unwrap_or(1),
             tp: p.tp.unwrap_or(1),
             dp: p.dp.unwrap_or(1),
             sequence_parallel: p.sequence_parallel.unwrap_or(true),
             chunks: p.chunks.unwrap_or(1),
-            distributed_optimizer: p.distributed_optimizer.unwrap_or(false),
+            distributed_optimizer: false,
+            full_shard: false,
+            cp: p.cp.unwrap_or(1),
             grad_bytes: p.grad_bytes.unwrap_or(4),
             precision: match &p.precision {
                 Some(name) => parse_name::<Precision>("parallel.precision", name).map_err(inv)?,
                 None => Precision::Bf16,
             },
         };
+        parallel.set_zero(zero);
         let b = &t.batch;
         let batch = Batch {
             seq_len: b.seq_len.unwrap_or(2048),
@@ -194,6 +230,8 @@ impl Catalog {
             recompute_units: pl.recompute_units.clone().unwrap_or_default(),
             partition,
             overlap_grad_reduce: pl.overlap_grad_reduce.unwrap_or(false),
+            overlap_param_gather: pl.overlap_param_gather.unwrap_or(false),
+            tp_comm_overlap: pl.tp_comm_overlap.unwrap_or(false),
             flash_attention: pl.flash_attention.unwrap_or(true),
             objective,
             overlap_recompute: pl.overlap_recompute.unwrap_or(false),

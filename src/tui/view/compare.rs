@@ -139,12 +139,17 @@ pub fn changed(app: &App) -> String {
     }
 }
 
-/// The layout of one side: `t8 p4 d2 64 GPUs` (what the job runs on, which the
-/// parameters panel shows only for side B).
+/// The layout of one side: `t8 p4 d2 64 GPUs`, with `cp2` after `t` under context
+/// parallelism (what the job runs on, which the parameters panel shows only for side B).
 pub fn layout(sc: &crate::Scenario) -> String {
     let par = &sc.parallel;
-    let gpus = u64::from(par.tp) * u64::from(par.pp) * u64::from(par.dp);
-    format!("t{} p{} d{} {gpus} GPUs", par.tp, par.pp, par.dp)
+    let gpus = u64::from(par.tp) * u64::from(par.cp) * u64::from(par.pp) * u64::from(par.dp);
+    let cp = if par.cp > 1 {
+        format!(" cp{}", par.cp)
+    } else {
+        String::new()
+    };
+    format!("t{}{cp} p{} d{} {gpus} GPUs", par.tp, par.pp, par.dp)
 }
 
 fn width(spans: &[Span]) -> usize {
@@ -227,5 +232,22 @@ pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App) {
     }
     if area.height >= 2 {
         Line::from(b_line).render(rb, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::layout;
+
+    #[test]
+    fn a_side_s_gpus_count_its_context_parallel_ranks() {
+        let mut sc = crate::tui::fixture::scenario("gpt3");
+        let (t, p, d) = (sc.parallel.tp, sc.parallel.pp, sc.parallel.dp);
+        assert_eq!(layout(&sc), format!("t{t} p{p} d{d} {} GPUs", t * p * d));
+        sc.parallel.cp = 2;
+        assert_eq!(
+            layout(&sc),
+            format!("t{t} cp2 p{p} d{d} {} GPUs", 2 * t * p * d)
+        );
     }
 }

@@ -75,6 +75,9 @@ fn kind_name(kind: SpanKind) -> &'static str {
         SpanKind::D2H => "offload copy to host",
         SpanKind::H2D => "reload copy from host",
         SpanKind::Send => "send to the next device",
+        SpanKind::Kv => "context parallelism's K/V exchange",
+        SpanKind::Gather => "ZeRO-3 all-gather of the weights",
+        SpanKind::Scatter => "ZeRO-3 reduce-scatter of the gradients",
     }
 }
 

@@ -1,10 +1,14 @@
-//! The legend under the parameters: what each Gantt glyph and memory segment means.
+//! The legend under the parameters: what each Gantt glyph and memory segment means (with
+//! the collectives of the transfer lane when the shown job has them: context parallelism's
+//! K/V exchange, ZeRO-3's gathers and reduce-scatters).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 
+use crate::sim::SpanKind;
 use crate::tui::app::App;
+use crate::tui::widgets::gantt::kind_look;
 
 /// Draws the legend (as many rows as fit).
 pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
@@ -37,6 +41,18 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
             (g.budget, c.budget, "budget"),
         ],
     ];
+    // The transfer lane's collectives, when the shown job runs some (with room).
+    let look = |kind: SpanKind, name| {
+        let (color, glyph, _) = kind_look(theme, kind);
+        (glyph, color, name)
+    };
+    let collectives: [[Item; 2]; 2] = [
+        [look(SpanKind::Kv, "K/V"), look(SpanKind::Gather, "gather")],
+        [look(SpanKind::Scatter, "scatter"), (g.send, c.send, "send")],
+    ];
+    let has_collectives = app
+        .shown()
+        .is_some_and(|s| s.outcome.cp > 1 || s.outcome.zero == 3);
     // The Gantt and the memory bars reuse the same block glyphs, so with room the two
     // halves get a heading each (in mono the glyph alone cannot say which it is).
     let headed = inner.height >= 8;
@@ -45,6 +61,9 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         rows.push(None);
     }
     rows.extend(gantt.iter().copied().map(Some));
+    if headed && has_collectives {
+        rows.extend(collectives.iter().copied().map(Some));
+    }
     if headed {
         rows.push(None);
         rows.extend(memory.iter().copied().map(Some));

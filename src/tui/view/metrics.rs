@@ -15,9 +15,13 @@ use super::format;
 /// The figures of one outcome as (label, value) pairs, long or compact.
 pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(String, String)> {
     let peak = o.max_peak_memory_bytes();
-    // The job (GPU count and global batch) is shown at every width, in both forms.
+    // The job (GPU count and global batch) is shown at every width, in both forms; the long
+    // form gives the GPUs with their layout.
     let job = [
-        ("GPUs".to_string(), o.gpus.to_string()),
+        (
+            "GPUs".to_string(),
+            if compact { o.gpus.to_string() } else { gpus(o) },
+        ),
         ("batch".to_string(), o.global_batch.to_string()),
     ];
     if !o.feasible {
@@ -70,6 +74,11 @@ pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(Stri
         v.push(("solve".into(), format::time(t)));
     }
     v
+}
+
+/// The job's GPU count with its layout, `t x cp x p x d`: "256 = t8×cp2×p8×d2".
+pub fn gpus(o: &Outcome) -> String {
+    format!("{} = t{}×cp{}×p{}×d{}", o.gpus, o.tp, o.cp, o.pp, o.dp)
 }
 
 /// Spans for a figures list: muted labels, accented values, separators.

@@ -1,6 +1,6 @@
 //! The header's second line: where the selected stage's iteration goes (compute,
-//! recompute, bubble, tp_comm, pp_comm, dp_comm, optimizer, as in `plan --json`'s
-//! `time_breakdown_s`), in seconds when it fits, else in shares of the iteration with
+//! recompute, bubble, tp_comm, cp_comm (with context parallelism), pp_comm, dp_comm,
+//! optimizer, as in `plan --json`'s `time_breakdown_s`), in seconds when it fits, else in shares of the iteration with
 //! shorter labels; a part that still does not fit is left out whole, never cut.
 
 use ratatui::buffer::Buffer;
@@ -20,17 +20,24 @@ pub fn of_stage(o: &Outcome, stage: u32) -> Option<TimeBreakdown> {
     o.stages.get(stage as usize).map(|s| s.time_breakdown_s)
 }
 
-/// The parts in the order of the JSON field, with their long and short labels.
-pub fn parts(b: &TimeBreakdown) -> [(&'static str, &'static str, f64); 7] {
-    [
+/// The parts in the order of the JSON field, with their long and short labels; `cp_comm`
+/// only when there is some (a job without context parallelism has none).
+pub fn parts(b: &TimeBreakdown) -> Vec<(&'static str, &'static str, f64)> {
+    let mut out = vec![
         ("compute", "comp", b.compute),
         ("recompute", "rec", b.recompute),
         ("bubble", "bub", b.bubble),
         ("tp_comm", "tp", b.tp_comm),
+    ];
+    if b.cp_comm > 0.0 {
+        out.push(("cp_comm", "cp", b.cp_comm));
+    }
+    out.extend([
         ("pp_comm", "pp", b.pp_comm),
         ("dp_comm", "dp", b.dp_comm),
         ("optimizer", "opt", b.optimizer),
-    ]
+    ]);
+    out
 }
 
 /// The line's text items (label, value) for `stage`, in the form `form` (0 seconds, 1
@@ -108,6 +115,7 @@ mod tests {
             recompute: 1.1,
             bubble: 2.0,
             tp_comm: 0.5,
+            cp_comm: 0.0,
             pp_comm: 0.1,
             dp_comm: 0.3,
             optimizer: 0.1,
@@ -115,6 +123,11 @@ mod tests {
         let (head, list) = items(63, &b, 2);
         assert_eq!(list.len(), 7);
         assert!(width(&head, &list, "") <= 80);
+        // With context parallelism's exchange the short form still fits.
+        let b = TimeBreakdown { cp_comm: 0.4, ..b };
+        let (head, list) = items(63, &b, 2);
+        assert_eq!(list.len(), 8);
+        assert!(width(&head, &list, "") <= 80, "{}", width(&head, &list, ""));
         let (head, list) = items(63, &b, 0);
         assert!(width(&head, &list, " ·") <= 200);
     }

@@ -6,8 +6,8 @@
 //! ```text
 //! ┌ sweep · gpt3-175b on 64 × a100-80gb · batch 64 · s 16384 ──────────────────────────┐
 //! │ 812 configurations · 96 feasible · front 5 · ↑↓ pick · ⏎ load · o back              │
-//! │ iter s                                  │   t×p×d     b    m v    schedule  ...    │
-//! │ 12 ┤•  •                                │ ◆ 8×8×1     1   64 1 S· 1f1b      ...    │
+//! │ iter s                                  │   t×cp×p×d  b    m v fl  schedule  ...   │
+//! │ 12 ┤•  •                                │ ◆ 8×1×8×1   1   64 1 S·· 1f1b      ...   │
 //! │    │ ◆──◆──◆                            │                                          │
 //! │    └──────────── peak GiB               │                                          │
 //! └─────────────────────────────────────────────────────────────────────────────────────┘
@@ -311,19 +311,26 @@ struct Columns {
     gib_w: usize,
 }
 
-/// One line of the ranked list: layout, batch split, chunks, flags, schedule, iteration
-/// time, peak, then the strategies (several when they tie), cut with "…" to `width`.
+/// One line of the ranked list: layout `t×cp×p×d`, batch split, chunks, flags (sequence
+/// parallelism `S`; the ZeRO stage `1` or `3`; fp8 `8`; `·` for off, 0 and bf16), schedule,
+/// iteration time, peak, then the strategies (several when they tie), cut with "…" to
+/// `width`.
 fn row_text(r: &Row, strategies: &str, cols: &Columns, width: usize) -> String {
     let c = &r.config;
-    let layout = format!("{}×{}×{}", c.t, c.p, c.d);
+    let layout = format!("{}×{}×{}×{}", c.t, c.cp, c.p, c.d);
     let flags = format!(
-        "{}{}",
+        "{}{}{}",
         if c.sp { "S" } else { "·" },
-        if c.distributed_optimizer { "D" } else { "·" }
+        match c.zero {
+            crate::scenario::Zero::Off => "·",
+            crate::scenario::Zero::Optimizer => "1",
+            crate::scenario::Zero::Full => "3",
+        },
+        if c.precision.is_fp8() { "8" } else { "·" }
     );
     let (sw, tw, gw, gd) = (cols.schedule, cols.time, cols.gib_w, cols.gib);
     let text = format!(
-        "{layout:<8} {:>2} {:>4} {} {flags} {:<sw$} {:>tw$} {:>gw$.gd$} {strategies}",
+        "{layout:<9} {:>2} {:>4} {} {flags} {:<sw$} {:>tw$} {:>gw$.gd$} {strategies}",
         c.b,
         c.m,
         c.chunks,
@@ -370,8 +377,8 @@ fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
     };
     let (sw, tw, gw) = (cols.schedule, cols.time, cols.gib_w);
     let header = format!(
-        "  {:<8} {:>2} {:>4} v fl {:<sw$} {:>tw$} {:>gw$} strategy",
-        "t×p×d", "b", "m", "schedule", "iter", "GiB"
+        "  {:<9} {:>2} {:>4} v {:<3} {:<sw$} {:>tw$} {:>gw$} strategy",
+        "t×cp×p×d", "b", "m", "fl", "schedule", "iter", "GiB"
     );
     // Where the page is, on the header line's right (the header cut with "…" for it).
     let pos = (lines_all.len() > rows).then(|| format!(" {}/{} ", selected + 1, lines_all.len()));
@@ -425,6 +432,22 @@ mod tests {
             let text = row_text(row, "adapipe,none,full", &cols, 50);
             assert!(text.chars().count() <= 50, "{text}");
         }
+        // The layout reads t×cp×p×d; the flags give sp, the ZeRO stage and fp8.
+        let mut row = r.rows[0].clone();
+        let c = row.config;
+        let text = row_text(&row, "none", &cols, 200);
+        assert!(
+            text.starts_with(&format!("{}×{}×{}×{} ", c.t, c.cp, c.p, c.d)),
+            "{text}"
+        );
+        row.config.sp = true;
+        row.config.zero = crate::scenario::Zero::Full;
+        row.config.precision = crate::scenario::Precision::Fp8;
+        assert!(row_text(&row, "none", &cols, 200).contains(" S38 "));
+        row.config.sp = false;
+        row.config.zero = crate::scenario::Zero::Off;
+        row.config.precision = crate::scenario::Precision::Bf16;
+        assert!(row_text(&row, "none", &cols, 200).contains(" ··· "));
         assert_eq!(figures_apart(&[177.21, 177.24, 180.0]), 5);
         assert_eq!(figures_apart(&[177.2, 177.2, 180.0]), 4);
         assert_eq!(figures_apart(&[82.544, 82.740]), 4);

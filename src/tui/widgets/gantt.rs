@@ -40,7 +40,7 @@ pub struct Gantt<'a> {
 const SPARK: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 /// Span kinds in the order of [`Cell::time`].
-const KINDS: [SpanKind; 8] = [
+const KINDS: [SpanKind; 11] = [
     SpanKind::F,
     SpanKind::B,
     SpanKind::W,
@@ -49,6 +49,9 @@ const KINDS: [SpanKind; 8] = [
     SpanKind::D2H,
     SpanKind::H2D,
     SpanKind::Send,
+    SpanKind::Kv,
+    SpanKind::Gather,
+    SpanKind::Scatter,
 ];
 
 /// Index standing for idle time in a cell's ranking.
@@ -65,7 +68,7 @@ fn kind_index(kind: SpanKind) -> usize {
 #[derive(Debug, Clone, Copy, Default)]
 struct Cell {
     /// Time (in cell widths) covered by each kind of [`KINDS`].
-    time: [f64; 8],
+    time: [f64; 11],
     /// The widest single overlap seen, and its micro-batch (for alternating shades).
     best: f64,
     micro_batch: u32,
@@ -85,6 +88,11 @@ pub fn kind_look(theme: &Theme, kind: SpanKind) -> (Color, char, &'static str) {
         SpanKind::D2H => (c.offload, g.offload, "↓"),
         SpanKind::H2D => (c.offload, g.offload, "↑"),
         SpanKind::Send => (c.send, g.send, ""),
+        // The collectives inside the ops, on the transfer lane: fixed glyphs that read apart
+        // in every theme.
+        SpanKind::Kv => (c.accent, '≈', "K"),
+        SpanKind::Gather => (c.buffer, '▾', "G"),
+        SpanKind::Scatter => (c.buffer, '▴', "S"),
     }
 }
 

@@ -1,0 +1,230 @@
+//! The tensor-parallel collectives around a sub-layer's GEMMs (docs/model.md, "Tensor
+//! parallelism"): what each one moves, which GEMM it runs under, and how much of it the
+//! block waits for, as Megatron-LM runs them, or, with `tp_comm_overlap`, as Transformer
+//! Engine's userbuffers pipeline them with their GEMMs.
+//!
+//! Without the overlap (Megatron's own asynchronous collectives): the forward's all-gather of
+//! the sequence-parallel norm output and reduce-scatter of the row-parallel output are
+//! exposed; in the backward the column-parallel GEMMs hide the re-gather of their saved input
+//! under the input-gradient GEMM and the reduce-scatter of the input gradient under the
+//! weight-gradient GEMM; the gather of the row-parallel output gradient is exposed.
+//!
+//! With the overlap, per GEMM as Transformer Engine's defaults set it
+//! (`transformer_engine/pytorch/module/base.py`, `initialize_ub`):
+//! - `ring_exchange` (the column-parallel forward GEMMs, the row-parallel input-gradient
+//!   GEMMs): the all-gather becomes `t - 1` point-to-point steps on copy engines, and each
+//!   arrived chunk's GEMM (`1/t` of it) runs while the next chunk moves. With all-gather time
+//!   `C` and GEMM time `G` the pair takes `max(G, C + G/t)`: `max(0, C - G (t-1)/t)` exposed.
+//! - `pipeline` (the row-parallel forward GEMMs): the GEMM in 4 chunks, each chunk's
+//!   reduce-scatter under the next chunk's GEMM, on 16 streaming multiprocessors taken from
+//!   the GEMM (`set_sm_margin`): with chunk times `g` (stretched) and `c`, `g + 3 max(g, c) +
+//!   c` in all.
+//! - `bulk` (the column-parallel backward): the same hiding as Megatron's, but the GEMMs lend
+//!   16 streaming multiprocessors to the collective.
+//!
+//! A GEMM that lends `k` of the GPU's `n` multiprocessors has its math stretched by
+//! `n / (n - k)` (an upper bound; a memory-bound GEMM loses less). That loss counts as
+//! tensor-parallel time: it is what the overlap costs.
+
+use super::cost::{Machine, Piece, Work};
+use super::units::Dims;
+
+/// Streaming multiprocessors Transformer Engine's `pipeline` and `bulk` overlaps give their
+/// communication kernels (`num_sm` 16 in `initialize_ub`'s defaults).
+pub const OVERLAP_SMS: f64 = 16.0;
+
+/// Chunks of a `pipeline` overlap (`num_splits` 4 in `initialize_ub`'s defaults).
+const PIPELINE_SPLITS: f64 = 4.0;
+
+/// A collective around a GEMM: the time it keeps the link busy, and the time the block
+/// spends on it (waiting for it, or the GEMM slowed by it), per pass.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Collective {
+    /// Link time per pass.
+    pub wire: Piece,
+    /// Time added to the block per pass.
+    pub added: Piece,
+}
+
+impl std::ops::Add for Collective {
+    type Output = Collective;
+    fn add(self, o: Collective) -> Collective {
+        Collective {
+            wire: self.wire + o.wire,
+            added: self.added + o.added,
+        }
+    }
+}
+
+/// The time of a collective `comm` that a GEMM of `hide` seconds covers: only what exceeds
+/// it is added.
+fn exposed(comm: Work, hide: f64) -> Work {
+    Work {
+        s: (comm.s - hide).max(0.0),
+        ..comm
+    }
+}
+
+/// Seconds only.
+fn secs(s: f64) -> Work {
+    Work {
+        s,
+        ..Work::default()
+    }
+}
+
+/// A `ring_exchange` all-gather of `comm` under a GEMM of `gemm` seconds: exposed
+/// `max(0, C - G (t-1)/t)`.
+fn ring_exchange(m: &Machine, comm: Work, gemm: f64) -> Work {
+    let t = m.tp();
+    secs((comm.s - gemm * (t - 1.0) / t).max(0.0))
+}
+
+/// A `pipeline` reduce-scatter of `comm` after the GEMM `gemm` (its time `gemm.s`): the added
+/// time over the GEMM alone, its stretch included.
+fn pipeline(m: &Machine, comm: Work, gemm: Work) -> Work {
+    let stretched = gemm.s + m.sm_margin_s(gemm, OVERLAP_SMS);
+    let (g, c) = (stretched / PIPELINE_SPLITS, comm.s / PIPELINE_SPLITS);
+    let total = g + (PIPELINE_SPLITS - 1.0) * g.max(c) + c;
+    secs((total - gemm.s).max(0.0))
+}
+
+/// A `bulk` collective `comm` under the GEMM `gemm`: the GEMM's stretch plus what its
+/// stretched time cannot hide.
+fn bulk(m: &Machine, comm: Work, gemm: Work) -> Work {
+    let stretch = m.sm_margin_s(gemm, OVERLAP_SMS);
+    secs(stretch + (comm.s - gemm.s - stretch).max(0.0))
+}
+
+/// Collectives around a sub-layer's column-parallel GEMMs `col` (the GEMMs that read the
+/// norm output; `layer` for a transformer layer's, which Transformer Engine runs: the head's
+/// output projection is Megatron's own and never overlapped). Forward: the all-gather of the
+/// norm output (SP), already cast to fp8 under the fp8 recipe. Backward: with SP the re-gather
+/// of the saved input (under the input-gradient GEMM, charged to W, which needs it) and the
+/// reduce-scatter of the input gradient (under the weight-gradient GEMM, charged to B, whose
+/// output it is); without SP the all-reduce of the input gradient under the weight-gradient
+/// GEMM.
+pub fn gather_in(m: &Machine, d: &Dims, col: &Piece, layer: bool) -> Collective {
+    let full = 2.0 * d.tokens * d.h;
+    let input = if layer {
+        m.gathered_bytes_per_element() * d.tokens * d.h
+    } else {
+        full
+    };
+    if !d.sp {
+        let ar = m.all_reduce(full);
+        return Collective {
+            wire: Piece {
+                b: ar,
+                ..Piece::default()
+            },
+            added: Piece {
+                b: exposed(ar, col.w.s),
+                ..Piece::default()
+            },
+        };
+    }
+    let (ag, rs, again) = (m.gather(input), m.gather(full), m.gather(input));
+    let wire = Piece {
+        fwd: ag,
+        b: rs,
+        w: again,
+    };
+    let added = if layer && d.tp_overlap {
+        Piece {
+            fwd: ring_exchange(m, ag, col.fwd.s),
+            b: bulk(m, rs, col.w),
+            w: bulk(m, again, col.b),
+        }
+    } else {
+        Piece {
+            fwd: ag,
+            b: exposed(rs, col.w.s),
+            w: exposed(again, col.b.s),
+        }
+    };
+    Collective { wire, added }
+}
+
+/// Collectives around a layer's row-parallel GEMM `row` (out-projection, the MLP's second
+/// GEMM): the reduce-scatter (SP) or all-reduce of its output in the forward; with SP the
+/// gather of the output gradient before its input-gradient GEMM, already cast to fp8 under
+/// the fp8 recipe.
+pub fn reduce_out(m: &Machine, d: &Dims, row: &Piece) -> Collective {
+    let full = 2.0 * d.tokens * d.h;
+    if !d.sp {
+        let ar = m.all_reduce(full);
+        let fwd = Piece {
+            fwd: ar,
+            ..Piece::default()
+        };
+        return Collective {
+            wire: fwd,
+            added: fwd,
+        };
+    }
+    let rs = m.gather(full);
+    let ag = m.gather(m.gathered_bytes_per_element() * d.tokens * d.h);
+    let wire = Piece {
+        fwd: rs,
+        b: ag,
+        w: Work::default(),
+    };
+    let added = if d.tp_overlap {
+        Piece {
+            fwd: pipeline(m, rs, row.fwd),
+            b: ring_exchange(m, ag, row.b.s),
+            w: Work::default(),
+        }
+    } else {
+        wire
+    };
+    Collective { wire, added }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Catalog;
+
+    fn h100() -> crate::scenario::GpuSpec {
+        Catalog::builtin()
+            .gpu("h100-80gb")
+            .cloned()
+            .unwrap_or_else(|| crate::scenario::default_scenario().gpu)
+    }
+
+    #[test]
+    fn ring_exchange_hides_all_but_what_the_last_chunk_cannot() {
+        let gpu = h100();
+        let m = Machine::new(&gpu, 4);
+        // C 1.0, G 2.0, t 4: the ring finishes its last chunk at 3/4 C... G (t-1)/t = 1.5
+        // covers C: nothing exposed.
+        assert_eq!(ring_exchange(&m, secs(1.0), 2.0).s, 0.0);
+        // C 2.0, G 1.0: max(G, C + G/t) = 2.25, so 1.25 over the GEMM.
+        assert!((ring_exchange(&m, secs(2.0), 1.0).s - 1.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn pipelined_reduce_scatter_by_hand() {
+        let gpu = h100();
+        let m = Machine::new(&gpu, 4);
+        // A GEMM with no FLOPs is not stretched: G 4.0 -> g 1.0; C 2.0 -> c 0.5:
+        // 1 + 3 x 1 + 0.5 = 4.5, so 0.5 added (the last chunk's reduce-scatter).
+        assert!((pipeline(&m, secs(2.0), secs(4.0)).s - 0.5).abs() < 1e-12);
+        // c > g: 1 + 3 x 2 + 2 = 9 with C 8: 5 added.
+        assert!((pipeline(&m, secs(8.0), secs(4.0)).s - 5.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn lent_multiprocessors_stretch_the_math() {
+        let gpu = h100();
+        let m = Machine::new(&gpu, 4);
+        let g = m.gemm(8192.0, 8192.0, 8192.0);
+        let math = g.flops / (989e12 * gpu.efficiency.matrix_at(g.flops));
+        // 132 multiprocessors, 16 lent: the math takes 132/116 as long.
+        let want = math.min(g.s) * (132.0 / 116.0 - 1.0);
+        assert!((m.sm_margin_s(g, OVERLAP_SMS) - want).abs() < 1e-15);
+        assert!(want > 0.1 * g.s);
+    }
+}

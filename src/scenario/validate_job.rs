@@ -1,0 +1,107 @@
+//! The rules of the job's newer dimensions (docs/model.md): context parallelism, the ZeRO
+//! stage and the two overlaps, each refused with the field, the value and the rule, as
+//! Megatron-LM's `validate_args` and Transformer Engine state them.
+
+use super::{InvalidField, Scenario};
+
+/// Checks `cp`, `zero`, `overlap_param_gather` and `tp_comm_overlap` against the rest of the
+/// scenario.
+pub(super) fn check_job(s: &Scenario) -> Result<(), InvalidField> {
+    let par = &s.parallel;
+    let cp = u64::from(par.cp);
+    super::ranges::CP.check_count(cp)?;
+    let seq = s.batch.seq_len;
+    if cp > 1 {
+        // Transformer Engine's load-balanced ring cuts each sequence into 2 cp chunks.
+        if !seq.is_multiple_of(2 * cp) {
+            return Err(InvalidField::new(
+                "batch.seq_len",
+                seq,
+                format!(
+                    "a multiple of 2 x parallel.cp ({}): context parallelism cuts each \
+                     sequence into 2 cp chunks",
+                    2 * cp
+                ),
+            ));
+        }
+        if !s.plan.flash_attention {
+            return Err(InvalidField::new(
+                "parallel.cp",
+                cp,
+                "1 without FlashAttention: context parallelism runs Transformer Engine's \
+                 fused attention (turn flash_attention on)",
+            ));
+        }
+    }
+    let t = u64::from(par.tp.max(1));
+    if par.sequence_parallel && !(seq / cp).is_multiple_of(t) {
+        return Err(InvalidField::new(
+            "batch.seq_len",
+            seq,
+            format!(
+                "a multiple of parallel.cp x parallel.tp ({cp} x {t}) with sequence \
+                 parallelism: each context-parallel rank's tokens split over t"
+            ),
+        ));
+    }
+    if par.full_shard && !par.distributed_optimizer {
+        return Err(InvalidField::new(
+            "parallel.zero",
+            "3 without the distributed optimizer",
+            "zero 3 with distributed_optimizer on (Megatron-FSDP shards the optimizer too)",
+        ));
+    }
+    let plan = &s.plan;
+    if plan.overlap_param_gather {
+        if !par.distributed_optimizer {
+            return Err(InvalidField::new(
+                "plan.overlap_param_gather",
+                true,
+                "off unless zero is 1 or 3: it overlaps the distributed optimizer's \
+                 parameter all-gather (Megatron: supported only with the distributed \
+                 optimizer or Megatron-FSDP)",
+            ));
+        }
+        if !plan.overlap_grad_reduce {
+            return Err(InvalidField::new(
+                "plan.overlap_param_gather",
+                true,
+                "off without overlap_grad_reduce (Megatron: --overlap-param-gather needs \
+                 --overlap-grad-reduce)",
+            ));
+        }
+    }
+    if plan.tp_comm_overlap {
+        if t <= 1 || !par.sequence_parallel {
+            return Err(InvalidField::new(
+                "plan.tp_comm_overlap",
+                true,
+                "off without tensor parallelism (t > 1) and sequence parallelism (Megatron: \
+                 TP communication/GEMM overlap happens only with sequence parallelism)",
+            ));
+        }
+        if par.tp > s.gpu.node_gpus {
+            return Err(InvalidField::new(
+                "plan.tp_comm_overlap",
+                true,
+                format!(
+                    "off when the tensor-parallel group spans nodes (t {} > {} GPUs per \
+                     node): Transformer Engine's userbuffers need one NVLink domain",
+                    par.tp, s.gpu.node_gpus
+                ),
+            ));
+        }
+        if s.gpu.sms.is_none() {
+            return Err(InvalidField::new(
+                "plan.tp_comm_overlap",
+                true,
+                format!(
+                    "off on {}: its preset gives no gpu.sms (the overlapped GEMMs lend \
+                     streaming multiprocessors to the communication)",
+                    s.gpu.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
