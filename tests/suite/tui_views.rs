@@ -128,6 +128,32 @@ fn dualpipe_draws_each_overlapped_pair_as_one_unit() {
 }
 
 #[test]
+fn the_details_of_a_paired_op_name_the_other_half() {
+    let mut app = dualpipe();
+    let spans = app
+        .solved
+        .as_ref()
+        .unwrap()
+        .outcome
+        .simulation
+        .timeline
+        .clone();
+    let (f, b) = spans.pairs()[0];
+    app.details = Some(Details::Op(spans.spans[b]));
+    let screen = render(&mut app, 120, 40).to_string();
+    let want = format!(
+        "overlapped pair with the forward (F) of micro-batch {} (chunk {})",
+        spans.spans[f].micro_batch, spans.spans[f].chunk
+    );
+    assert!(screen.contains(&want), "{want}\n{screen}");
+    // An op that is not half of a pair says nothing of pairs.
+    let lone = spans.spans.iter().find(|s| !s.paired).copied().unwrap();
+    app.details = Some(Details::Op(lone));
+    let screen = render(&mut app, 120, 40).to_string();
+    assert!(!screen.contains("overlapped pair"), "{screen}");
+}
+
+#[test]
 fn dualpipe_zoomed_200x60() {
     assert_snapshot!(render(&mut dualpipe(), 200, 60));
 }
