@@ -39,10 +39,10 @@ pub mod tui;
 pub use scenario::presets::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
 pub use scenario::{
     Batch, Catalog, Codec, CodecSpec, DEFAULT_SCENARIO, EfficiencyCurve, GIB, GpuSpec,
-    InvalidField, MeasuredProfile, ModelSpec, ModelStyle, Objective, Parallel, Partition,
-    PlanSettings, Precision, PresetError, PresetInfo, PresetKind, Scenario, ScenarioOverrides,
-    ScheduleKind, Strategy, UnitMeasurement, Zero, default_scenario, limits, micro_batches_for,
-    to_toml,
+    InvalidField, LayoutError, LayoutLayer, LayoutStage, MeasuredProfile, ModelSpec, ModelStyle,
+    Objective, P2p, Parallel, Partition, PipelineLayout, PlanSettings, Precision, PresetError,
+    PresetInfo, PresetKind, Scenario, ScenarioOverrides, ScheduleKind, Strategy, UnitMeasurement,
+    Zero, default_scenario, limits, micro_batches_for, to_toml,
 };
 
 // The model as blocks of computation units, with their bytes and times.
@@ -52,6 +52,7 @@ pub use anatomy::{Anatomy, Block, BlockKind, CommTimes, Unit, UnitCodec};
 pub use cancel::{Cancel, Cancelled};
 pub use outcome::{BlockDecisions, Outcome, StageOutcome, UnitCount, UnitTable};
 pub use plan::Decision;
+pub use plan::split::searches_own_split;
 pub use sim::job::{DeviceTail, JobTimes, TimeBreakdown};
 pub use solve::{ScheduleMemo, SolveError, SolveOptions, solve, solve_with};
 

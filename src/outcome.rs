@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::anatomy::BlockKind;
 use crate::plan::{Decision, Strategy};
-use crate::scenario::Precision;
+use crate::scenario::{P2p, Precision};
 use crate::schedule::{Schedule, ScheduleKind};
 use crate::sim::Simulation;
 use crate::sim::job::TimeBreakdown;
@@ -163,6 +163,10 @@ pub struct Outcome {
     pub schedule: ScheduleKind,
     /// Number format of the transformer layers' GEMMs (`bf16` or `fp8`).
     pub precision: Precision,
+    /// Pipeline layout the run used, in Megatron's grammar (`None`: the `partition` split).
+    pub layout: Option<String>,
+    /// Whether stage-to-stage sends blocked their sender (`blocking`) or not (`overlapped`).
+    pub p2p: P2p,
     /// Iteration time of 1F1B, full recomputation, even partition.
     pub baseline_iteration_time_s: f64,
     /// `baseline_iteration_time_s / iteration_time_s` (`None` when infeasible).

@@ -9,7 +9,7 @@ use crate::outcome::Outcome;
 use crate::plan::planner::{self, Plan, PlanRequest};
 use crate::plan::simcosts::{self, SimOptions};
 use crate::plan::{Strategy, split};
-use crate::scenario::{InvalidField, Scenario};
+use crate::scenario::{InvalidField, P2p, Scenario};
 use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 use crate::sim::{self, SimError, Simulation};
 
@@ -97,6 +97,7 @@ pub(crate) fn solve_on(
 ) -> Result<Outcome, SolveError> {
     let (cancel, memo) = (&options.cancel, options.memo);
     let kind = scenario.plan.schedule;
+    split::check_layout(scenario)?;
     let main = run(
         scenario,
         anatomy,
@@ -193,6 +194,7 @@ fn options_for(m: u32, overlap: bool, peak: f64, replicated: bool) -> SimOptions
         overlap_recompute: overlap,
         peak_flops_per_device: peak,
         replicated,
+        blocking_sends: false,
     }
 }
 
@@ -231,7 +233,7 @@ fn generate(
 /// in flight per device: what the first schedule is generated from (step 1 of [`run`], and
 /// of the sweep's exact peaks).
 pub(crate) fn none_request<'a>(
-    scenario: &Scenario,
+    scenario: &'a Scenario,
     anatomy: &'a Anatomy,
     kind: ScheduleKind,
     stages: usize,
@@ -242,6 +244,7 @@ pub(crate) fn none_request<'a>(
         strategy: Strategy::None,
         objective: scenario.plan.objective,
         partition: scenario.plan.partition,
+        layout: scenario.plan.layout.as_ref(),
         stage_of: kind.stage_map(p, scenario.parallel.chunks),
         stages,
         m: scenario.batch.micro_batches,
@@ -273,7 +276,8 @@ pub(crate) fn run(
     // 1. The schedule from the `none` strategy's durations on the even partition.
     let stages = kind.stages(p, scenario.parallel.chunks) as usize;
     let partition = scenario.plan.partition;
-    let even = split::default_partition(anatomy.layers, stages, partition).ok_or_else(|| {
+    let layout = scenario.plan.layout.as_ref();
+    let even = split::chain_split(anatomy.layers, stages, partition, layout).ok_or_else(|| {
         InvalidField::new(
             "parallel.pp",
             p,
@@ -314,7 +318,10 @@ pub(crate) fn run(
         req.in_flight = sched.peak_in_flight();
     }
     let replicated = sched.placement == Placement::Chimera;
-    let opts = options_for(m, scenario.plan.overlap_recompute, peak_flops, replicated);
+    let opts = SimOptions {
+        blocking_sends: scenario.plan.p2p == P2p::Blocking,
+        ..options_for(m, scenario.plan.overlap_recompute, peak_flops, replicated)
+    };
     let lynx = matches!(strategy, Strategy::Lynx | Strategy::LynxHeuristic);
     if lynx {
         // Lynx's first windows: the waits when nothing is recomputed, the timing that a

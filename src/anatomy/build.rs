@@ -82,6 +82,14 @@ impl Anatomy {
 
         let p2p_bytes = 2.0 * d.tokens_sp * d.h;
         let link_eff = scenario.gpu.efficiency.link;
+        // Megatron scatters a pipeline tensor that sequence parallelism has not already split
+        // over the tensor-parallel ranks (each sends its 1/t over its own link), then
+        // all-gathers it on the receiving node (docs/model.md, "Stage-to-stage transfers").
+        let (p2p_wire_bytes, p2p_gather_s) = if !par.sequence_parallel && t > 1 {
+            (p2p_bytes / tf, machine.gather(p2p_bytes).s)
+        } else {
+            (p2p_bytes, 0.0)
+        };
         let mut anatomy = Anatomy {
             layers: m.layers,
             embedding: outer::embedding(&machine, &d, ep, esb),
@@ -90,8 +98,9 @@ impl Anatomy {
             head: outer::head(&machine, &d, hp, hsb),
             logits_transient_bytes: (10.0 * tokens * d.vocab).round() as u64,
             p2p_bytes: p2p_bytes.round() as u64,
-            p2p_intra_s: p2p_bytes / (scenario.gpu.link_gbps * 1e9 * link_eff),
-            p2p_inter_s: p2p_bytes / (scenario.gpu.inter_node_gbps * 1e9 * link_eff),
+            p2p_intra_s: p2p_wire_bytes / (scenario.gpu.link_gbps * 1e9 * link_eff) + p2p_gather_s,
+            p2p_inter_s: p2p_wire_bytes / (scenario.gpu.inter_node_gbps * 1e9 * link_eff)
+                + p2p_gather_s,
             host_bytes_per_s: scenario.gpu.host_gbps * 1e9,
             node_gpus: scenario.gpu.node_gpus,
             device_bytes: 0,

@@ -38,7 +38,8 @@ pub fn compare(
                 memo: Some(&memo),
                 ..SolveOptions::default()
             };
-            solve_with(&s, &options).map_err(|e| format!("{k}: {e}"))
+            solve_with(&s, &options)
+                .map_err(|e| format!("{k}: {}", super::scenario_args::name_flags(&e.to_string())))
         })
         .collect()
 }
@@ -47,7 +48,7 @@ pub fn compare(
 pub fn run(args: &CompareArgs) -> Result<(), String> {
     let (scenario, _) = args.scenario.to_scenario()?;
     let strategies: Vec<Strategy> = if args.strategies.is_empty() {
-        Strategy::ALL.to_vec()
+        default_strategies(&scenario)
     } else {
         args.strategies.clone()
     };
@@ -57,6 +58,25 @@ pub fn run(args: &CompareArgs) -> Result<(), String> {
         return super::output::emit_line(&text);
     }
     super::output::emit(&table(&scenario, &outcomes))
+}
+
+/// Every strategy, but with a layout (`--layout`, a preset's `plan.layout`) not those that
+/// search their own split: they would refuse it. A note on standard error names them.
+fn default_strategies(scenario: &pipescope::Scenario) -> Vec<Strategy> {
+    let (keep, searching): (Vec<Strategy>, Vec<Strategy>) = Strategy::ALL.iter().partition(|&&k| {
+        let mut s = scenario.clone();
+        s.plan.strategy = k;
+        scenario.plan.layout.is_none() || !pipescope::searches_own_split(&s)
+    });
+    if !searching.is_empty() {
+        let names: Vec<String> = searching.iter().map(|k| k.to_string()).collect();
+        eprintln!(
+            "pipescope: note: the layout is the whole split, so compare leaves out {} (they \
+             search their own split; --strategies names them to see the refusal)",
+            names.join(", ")
+        );
+    }
+    keep
 }
 
 /// The text report: one row per strategy, then the outcomes' notes.

@@ -45,6 +45,8 @@ pub fn setting_overrides(source: &SourceFlags, s: &SettingFlags) -> ScenarioOver
         overlap_param_gather: s.overlap_param_gather.then_some(true),
         tp_comm_overlap: s.tp_comm_overlap.then_some(true),
         partition: s.partition,
+        layout: s.layout.clone(),
+        p2p: s.p2p,
         grad_bytes: s.grad_bytes,
         recompute_units: s.recompute_units.clone(),
         ..ScenarioOverrides::default()
@@ -168,6 +170,8 @@ impl ScenarioArgs {
 
 /// The scenario's keys and the command-line flags that set them.
 const KEY_FLAGS: &[(&str, &str)] = &[
+    ("plan.layout", "--layout"),
+    ("plan.p2p", "--p2p"),
     ("parallel.pp", "-p/--stages"),
     ("parallel.precision", "--precision"),
     ("parallel.tp", "-t/--tp"),

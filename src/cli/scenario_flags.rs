@@ -6,7 +6,7 @@
 
 use clap::Args;
 
-use pipescope::{Objective, Partition, Precision, ScheduleKind, Strategy, Zero, limits};
+use pipescope::{Objective, P2p, Partition, Precision, ScheduleKind, Strategy, Zero, limits};
 
 /// Where the scenario starts from: a preset, a model, a GPU, a measured profile.
 #[derive(Debug, Clone, Default, PartialEq, Args)]
@@ -147,6 +147,13 @@ pub struct SettingFlags {
     /// Layer split of the baselines and non-partitioning strategies: even or balanced.
     #[arg(long, value_name = "even|balanced")]
     pub partition: Option<Partition>,
+    /// Pipeline layout in Megatron's --pipeline-model-parallel-layout grammar, e.g.
+    /// "Et*8|t*8|t*8|t*8L" (E embedding, t layer, L loss, `|` between virtual stages).
+    #[arg(long, value_name = "LAYOUT")]
+    pub layout: Option<String>,
+    /// Stage-to-stage sends: overlapped (default) or blocking (Megatron-LM's 2021-2022 runs).
+    #[arg(long, value_name = "blocking|overlapped")]
+    pub p2p: Option<P2p>,
     /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
     #[arg(long = "grad-bytes", value_name = "2|4", value_parser = whole::<u32>, allow_negative_numbers = true)]
     pub grad_bytes: Option<u32>,

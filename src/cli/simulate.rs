@@ -46,7 +46,7 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
     }
     let src = &rest.source;
     let (l, st) = (&rest.layout, &rest.settings);
-    let flags: [(&'static str, bool); 21] = [
+    let flags: [(&'static str, bool); 28] = [
         ("--preset", src.preset.is_some()),
         ("--model", src.model.is_some()),
         ("--gpu", src.gpu.is_some()),
@@ -72,6 +72,13 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
             st.overlap_grad_reduce || st.no_overlap_grad_reduce,
         ),
         ("--partition", st.partition.is_some()),
+        ("--layout", st.layout.is_some()),
+        ("--p2p", st.p2p.is_some()),
+        ("--precision", l.precision.is_some()),
+        ("--cp", l.cp.is_some()),
+        ("--zero", l.zero.is_some()),
+        ("--overlap-param-gather", st.overlap_param_gather),
+        ("--tp-comm-overlap", st.tp_comm_overlap),
         ("--grad-bytes", st.grad_bytes.is_some()),
         ("--recompute-units", st.recompute_units.is_some()),
     ];

@@ -155,6 +155,7 @@ impl SweepArgs {
         } else {
             self.schedules.clone()
         };
+        unused_flags::check_sweep_layout(&self.settings)?;
         unused_flags::check_sweep(&schedules, &self.chunks, &self.settings)?;
         let (start, catalog) = starting_scenario(&self.source, false)?;
         // The two overlaps apply per configuration, where it allows them

@@ -1,9 +1,11 @@
 //! No flag is accepted and silently ignored: a schedule setting given for a schedule that does
 //! not use it (`--chunks 3` on `1f1b`, `--offload-chunks` on `interleaved`, `--group-size`
 //! off GIS, `--mem-limit` on `zb-h2`) is refused, naming the flag and the schedules that
-//! would use it; `--chunks` is refused whatever its value on a schedule that holds two copies
-//! of the stages (`chimera`, `dualpipe`). Which schedule uses what is the engine's knowledge
-//! ([`ScheduleKind`]'s `takes_*` methods); this file only words it for the command line.
+//! would use it; so are `--chunks` whatever its value on a schedule that holds two copies of
+//! the stages (`chimera`, `dualpipe`), `--partition` beside `--layout` (the layout is the
+//! whole split) and `--layout` in a sweep (which chooses the split itself). Which schedule
+//! uses what is the engine's knowledge ([`ScheduleKind`]'s `takes_*` methods); this file only
+//! words it for the command line.
 
 use pipescope::{Scenario, ScheduleKind, Zero};
 
@@ -99,6 +101,7 @@ pub fn check_schedule(
     offload_cost: bool,
 ) -> Result<(), String> {
     check_chunks(kind, layout.chunks)?;
+    check_layout_partition(settings)?;
     for (flag, used, why) in schedule_flags(kind, settings, offload_cost) {
         if !used {
             return Err(format!(
@@ -107,6 +110,32 @@ pub fn check_schedule(
         }
     }
     Ok(())
+}
+
+/// Refuses `--partition` beside `--layout`: the layout is the whole split, so the partition
+/// would do nothing.
+pub fn check_layout_partition(settings: &SettingFlags) -> Result<(), String> {
+    match (&settings.layout, settings.partition) {
+        (Some(_), Some(partition)) => Err(format!(
+            "--partition {partition}: --layout gives the whole split, so --partition would do \
+             nothing; give one of them"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses `--layout` in a sweep: a layout fixes the stages (`p x chunks`) and every
+/// stage's layers, which the sweep chooses for every configuration.
+pub fn check_sweep_layout(settings: &SettingFlags) -> Result<(), String> {
+    match &settings.layout {
+        Some(text) => Err(format!(
+            "--layout {text}: a layout fixes p x chunks and each stage's layers, which the \
+             sweep chooses for every configuration, so one layout cannot apply to them all; \
+             sweep without it, then try a layout on the configuration you pick with \
+             `plan --layout`"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// [`check_schedule`] for a planned scenario (its schedule from the flags or the preset).
@@ -266,6 +295,26 @@ mod tests {
         let e = check_schedule(ScheduleKind::ZbH2, &layout, &s, false).unwrap_err();
         assert!(e.contains("--mem-limit 5") && e.contains("zb-auto"), "{e}");
         assert!(check_schedule(ScheduleKind::ZbAuto, &layout, &s, false).is_ok());
+    }
+
+    #[test]
+    fn a_layout_refuses_a_partition_beside_it_and_in_a_sweep() {
+        let mut s = settings();
+        s.layout = Some("Et|tL".into());
+        assert!(check_layout_partition(&s).is_ok());
+        let e = check_sweep_layout(&s).unwrap_err();
+        assert!(
+            e.starts_with("--layout Et|tL:") && e.contains("plan --layout"),
+            "{e}"
+        );
+        s.partition = Some(pipescope::Partition::Even);
+        let layout = LayoutFlags::default();
+        let e = check_schedule(ScheduleKind::OneFOneB, &layout, &s, false).unwrap_err();
+        assert!(
+            e.contains("--partition even") && e.contains("--layout"),
+            "{e}"
+        );
+        assert!(check_sweep_layout(&settings()).is_ok());
     }
 
     #[test]

@@ -109,6 +109,8 @@ pub struct SimOptions {
     pub peak_flops_per_device: f64,
     /// Whether each micro-batch visits only one of two model replicas (Chimera).
     pub replicated: bool,
+    /// Whether a stage-to-stage send holds its sender until it ends.
+    pub blocking_sends: bool,
 }
 
 /// The simulator's inputs for `plan`, with `comm_s` per boundary of the chain.
@@ -145,6 +147,7 @@ pub fn sim_costs(anatomy: &Anatomy, plan: &Plan, comm_s: &[f64], opt: SimOptions
             .collect(),
         host_bytes_per_s: anatomy.host_bytes_per_s,
         overlap_recompute: opt.overlap_recompute,
+        blocking_sends: opt.blocking_sends,
         model_flops: Some(model),
         hardware_flops: Some(model + recompute_flops * mf * share),
         peak_flops_per_device: Some(opt.peak_flops_per_device),

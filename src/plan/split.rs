@@ -5,7 +5,7 @@
 //! `p x v` virtual stages with chunks), the remainder going to the last stages as in the
 //! even split.
 
-use crate::scenario::Partition;
+use crate::scenario::{InvalidField, Partition, PipelineLayout, Scenario, Strategy};
 
 use super::layout::even_partition;
 
@@ -20,6 +20,75 @@ pub fn default_partition(
         Partition::Even => even_partition(layers, stages),
         Partition::Balanced => balanced(layers, stages).or_else(|| even_partition(layers, stages)),
     }
+}
+
+/// `(first, last)` block of every chain stage: the layout's when it has `stages` stages
+/// (checked by [`check_layout`]; a run with another count of stages, such as the 1F1B
+/// baseline of an interleaved layout, falls back to `partition`), else `partition`'s.
+pub fn chain_split(
+    layers: u32,
+    stages: usize,
+    partition: Partition,
+    layout: Option<&PipelineLayout>,
+) -> Option<Vec<(usize, usize)>> {
+    layout
+        .filter(|l| l.stages().len() == stages)
+        .and_then(|l| l.chain(layers, 0, stages).ok())
+        .or_else(|| default_partition(layers, stages, partition))
+}
+
+/// Whether the scenario's strategy searches its own layer split (and so cannot take a
+/// layout): AdaPipe and unified everywhere, Lynx where every device holds one stage
+/// (elsewhere it keeps the given split).
+pub fn searches_own_split(scenario: &Scenario) -> bool {
+    let plan = &scenario.plan;
+    let stages = plan
+        .schedule
+        .stages(scenario.parallel.pp, scenario.parallel.chunks);
+    match plan.strategy {
+        Strategy::AdaPipe | Strategy::Unified => true,
+        Strategy::Lynx => stages == scenario.parallel.pp,
+        _ => false,
+    }
+}
+
+/// Refuses a layout that does not fit the scenario: its stages against `p x chunks` of the
+/// schedule, its layers against the model (with the column and the reason), a partitioning
+/// strategy (which chooses its own split) and `partition balanced` beside it.
+pub fn check_layout(scenario: &Scenario) -> Result<(), InvalidField> {
+    let Some(layout) = &scenario.plan.layout else {
+        return Ok(());
+    };
+    let plan = &scenario.plan;
+    let stages = plan
+        .schedule
+        .stages(scenario.parallel.pp, scenario.parallel.chunks) as usize;
+    // The text against the pipeline and the model first: its errors point at a column.
+    layout
+        .chain(scenario.model.layers, 0, stages)
+        .map_err(|e| InvalidField::new("plan.layout", layout, e.to_string()))?;
+    if searches_own_split(scenario) {
+        return Err(InvalidField::new(
+            "plan.layout",
+            layout,
+            format!(
+                "a layout with a strategy that keeps the given split (strategy {} chooses \
+                 its own)",
+                plan.strategy
+            ),
+        ));
+    }
+    if plan.partition != Partition::Even {
+        return Err(InvalidField::new(
+            "plan.layout",
+            layout,
+            format!(
+                "a layout or partition {}, not both (a layout is the whole split)",
+                plan.partition
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The balanced split, `None` when there are fewer units (`L + 2`) than stages.

@@ -6,7 +6,7 @@ use super::{
     PlanSettings, Precision, Scenario,
 };
 use crate::scenario::ScheduleKind;
-use crate::scenario::{Partition, Strategy};
+use crate::scenario::{P2p, Partition, Strategy};
 
 /// Name of the default scenario preset.
 pub const DEFAULT_SCENARIO: &str = "gpt3-175b-16k";
@@ -79,6 +79,8 @@ pub(crate) fn built_in_code() -> Scenario {
             reserve_bytes: Some(10 << 30),
             recompute_units: Vec::new(),
             partition: Partition::Even,
+            p2p: P2p::Overlapped,
+            layout: None,
             overlap_grad_reduce: false,
             overlap_param_gather: false,
             tp_comm_overlap: false,

@@ -15,6 +15,7 @@ pub(crate) mod magnitude;
 mod model;
 mod overrides;
 pub mod params;
+mod pipeline_layout;
 pub mod presets;
 mod profile;
 pub mod ranges;
@@ -34,6 +35,7 @@ pub use default::{DEFAULT_SCENARIO, default_scenario};
 pub use gpu::{EfficiencyCurve, GpuSpec};
 pub use model::{ModelSpec, ModelStyle};
 pub use overrides::ScenarioOverrides;
+pub use pipeline_layout::{LayoutError, LayoutLayer, LayoutStage, PipelineLayout};
 pub use presets::{Catalog, PresetError, PresetInfo, PresetKind};
 pub use profile::{MeasuredProfile, UnitMeasurement};
 pub use settings::{Batch, Parallel, PlanSettings, micro_batches_for};
@@ -42,7 +44,7 @@ pub use units::GIB;
 pub use validate::limits;
 #[cfg(test)]
 pub(crate) use validate::validate_model;
-pub use vocabulary::{Objective, Partition, Precision, ScheduleKind, Strategy, Zero};
+pub use vocabulary::{Objective, P2p, Partition, Precision, ScheduleKind, Strategy, Zero};
 
 /// One complete, validated description of a training set-up to plan and simulate.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,9 @@
 
 use super::budget::budget_of;
 use super::presets::{Catalog, PresetKind};
-use super::{GIB, InvalidField, Objective, Partition, Precision, Scenario, Zero};
+use super::{
+    GIB, InvalidField, Objective, P2p, Partition, PipelineLayout, Precision, Scenario, Zero,
+};
 use crate::scenario::ScheduleKind;
 use crate::scenario::Strategy;
 
@@ -61,6 +63,10 @@ pub struct ScenarioOverrides {
     pub overlap_grad_reduce: Option<bool>,
     /// Layer split of the baselines and non-partitioning strategies.
     pub partition: Option<Partition>,
+    /// Whether stage-to-stage sends block their sender.
+    pub p2p: Option<P2p>,
+    /// Pipeline layout in Megatron's grammar (an empty text clears it).
+    pub layout: Option<String>,
     /// Sequences per iteration over all replicas; sets `m = B / (b d)`.
     pub global_batch: Option<u64>,
     /// Memory kept free per device, GiB (budget = the GPU's memory minus it).
@@ -194,6 +200,17 @@ impl ScenarioOverrides {
             plan.reserve_bytes = reserve;
         }
         set(&mut plan.partition, self.partition);
+        set(&mut plan.p2p, self.p2p);
+        if let Some(text) = &self.layout {
+            plan.layout = if text.is_empty() {
+                None
+            } else {
+                Some(
+                    PipelineLayout::parse(text)
+                        .map_err(|e| InvalidField::new("plan.layout", text, e.to_string()))?,
+                )
+            };
+        }
         if let Some(units) = &self.recompute_units {
             plan.recompute_units = units.clone();
         }

@@ -1,7 +1,7 @@
 //! Parallel layout, batch and plan settings of a scenario.
 
-use crate::scenario::ScheduleKind;
-use crate::scenario::{InvalidField, Objective, Partition, Precision, Strategy, Zero};
+use crate::scenario::{InvalidField, Objective, P2p, Partition, Precision, Strategy, Zero};
+use crate::scenario::{PipelineLayout, ScheduleKind};
 
 /// How the model is split over devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +121,12 @@ pub struct PlanSettings {
     pub recompute_units: Vec<String>,
     /// Layer split of the baselines and the non-partitioning strategies.
     pub partition: Partition,
+    /// Whether a stage-to-stage send holds its sender (`blocking`, Megatron-LM's 2021-2022
+    /// runs) or runs beside its next ops (`overlapped`, the default).
+    pub p2p: P2p,
+    /// Pipeline layout in Megatron's grammar (each virtual stage's layers); `None`: the
+    /// split follows `partition`.
+    pub layout: Option<PipelineLayout>,
     /// Megatron's bucketed overlap of the data-parallel gradient reduction with the backward.
     pub overlap_grad_reduce: bool,
     /// Megatron's `--overlap-param-gather`: the distributed optimizer's all-gather of the

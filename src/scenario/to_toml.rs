@@ -136,6 +136,10 @@ pub fn to_toml(s: &Scenario) -> String {
         "partition".into(),
         Value::String(pl.partition.name().into()),
     );
+    plan.insert("p2p".into(), Value::String(pl.p2p.name().into()));
+    if let Some(layout) = &pl.layout {
+        plan.insert("layout".into(), Value::String(layout.text().into()));
+    }
     if !pl.recompute_units.is_empty() {
         let names = pl.recompute_units.iter().cloned().map(Value::String);
         plan.insert("recompute_units".into(), Value::Array(names.collect()));

@@ -64,6 +64,7 @@ named_values!(ScheduleKind, "schedule");
 named_values!(Objective, "objective");
 named_values!(Partition, "partition");
 named_values!(Precision, "precision");
+named_values!(P2p, "p2p mode");
 named_values!(Zero, "zero stage");
 
 /// A memory strategy: how a plan trades memory for time.
@@ -308,6 +309,34 @@ pub enum Partition {
     /// each count as one layer (over all `p x v` virtual stages with chunks).
     #[strum(serialize = "balanced")]
     Balanced,
+}
+
+/// How stage-to-stage sends (activations forward, gradients back) meet the compute
+/// (docs/model.md, "Stage-to-stage transfers").
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum P2p {
+    /// As Megatron-LM ran them in its published 2021-2022 runs: each exchange is a batched
+    /// send/receive followed by a device synchronisation, so the sender waits until its send
+    /// has ended before its next op.
+    #[strum(serialize = "blocking")]
+    Blocking,
+    /// Sends run beside the sender's next ops (Megatron-Core's `--overlap-p2p-comm`, the
+    /// default of today's interleaved schedule); only the receiver waits for them.
+    #[default]
+    #[strum(serialize = "overlapped")]
+    Overlapped,
 }
 
 /// The number format the transformer layers' GEMMs run in (docs/model.md, "FP8").

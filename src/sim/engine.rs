@@ -10,6 +10,8 @@
 use crate::schedule::{Op, OpKind, Schedule};
 
 use super::copies::{self, Candidate};
+use super::op_costs::OpCosts;
+use super::transfers::{Slot, Transfer, Transfers, later};
 use super::types::{BackwardWait, Lane, SimCosts, SimError, Span, SpanKind};
 
 /// A change of a device's memory at one instant.
@@ -45,31 +47,14 @@ pub(crate) struct DeviceRun {
 /// Not finished yet.
 const PENDING: f64 = f64::INFINITY;
 
-/// One (device, chunk)'s op durations and activation sizes, copied once into a flat table.
-#[derive(Debug, Clone, Copy, Default)]
-struct ChunkCosts {
-    f: f64,
-    b: f64,
-    w: f64,
-    /// Recomputation on demand, right before the backward.
-    r: f64,
-    /// Recomputation in the windows before the backward (Lynx).
-    r_overlap: f64,
-    act: i64,
-    b_free: i64,
-    off: i64,
-    copy: f64,
-    tp_b: f64,
-    tp_w: f64,
-}
-
 struct Engine<'a> {
     sched: &'a Schedule,
-    costs: Vec<ChunkCosts>,
+    costs: Vec<OpCosts>,
     v: usize,
     m: usize,
     stages: u32,
     comm: &'a [f64],
+    tx: Transfers,
     f_end: Vec<f64>,
     b_end: Vec<f64>,
     /// Per cell, when offloading: start of the first op that reads the kept bytes again.
@@ -85,7 +70,8 @@ struct Engine<'a> {
     held: Vec<Option<Held>>,
 }
 
-/// A paired forward that has run but not yet handed its output on.
+/// A forward that has run, with its stage: handed on at once, or, for the first half of an
+/// overlapped pair, held until the pair's end.
 #[derive(Debug, Clone, Copy)]
 struct Held {
     op: Op,
@@ -98,39 +84,7 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
     let v = sched.v as usize;
     let m = sched.m as usize;
     let stages = sched.stages();
-    let bw = costs.host_bytes_per_s;
-    let mut table = Vec::with_capacity(p * v);
-    let mut any_offload = false;
-    for d in 0..p {
-        for c in 0..v {
-            let cc = &costs.chunks[d][c];
-            let off = i64::try_from(cc.offload_bytes).unwrap_or(i64::MAX);
-            any_offload |= off > 0;
-            // With `overlap_recompute` every recomputation goes to the windows.
-            let (r, r_overlap) = if costs.overlap_recompute {
-                (0.0, cc.r_s + cc.r_overlap_s)
-            } else {
-                (cc.r_s, cc.r_overlap_s)
-            };
-            table.push(ChunkCosts {
-                f: cc.f_s,
-                b: cc.b_s,
-                w: cc.w_s,
-                r,
-                r_overlap,
-                act: i64::try_from(cc.act_bytes).unwrap_or(i64::MAX),
-                b_free: i64::try_from(cc.b_free_bytes).unwrap_or(i64::MAX),
-                off,
-                copy: if off > 0 && bw > 0.0 && bw.is_finite() {
-                    cc.offload_bytes as f64 / bw
-                } else {
-                    0.0
-                },
-                tp_b: cc.tp_b_s,
-                tp_w: cc.tp_w_s,
-            });
-        }
-    }
+    let (table, any_offload) = OpCosts::table(costs, p, v);
     let cells = stages as usize * m;
     let offload_cells = if any_offload { cells } else { 0 };
     let mut e = Engine {
@@ -140,6 +94,7 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         m,
         stages,
         comm: &costs.comm_s,
+        tx: Transfers::new(sched, costs.blocking_sends),
         f_end: vec![PENDING; cells],
         b_end: vec![PENDING; cells],
         need: vec![PENDING; offload_cells],
@@ -165,6 +120,12 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
     while let Some(d) = queue.pop() {
         queued[d as usize] = false;
         e.advance(d, &mut queue, &mut queued);
+    }
+    if let Some(d) = (0..p).find(|&d| e.tx.is_waiting(d as u32)) {
+        return Err(SimError::Deadlock {
+            device: d as u32,
+            op: "a blocking send whose receiver never comes".into(),
+        });
     }
     if let Some(d) = (0..p).find(|&d| e.ptr[d] < sched.devices[d].len()) {
         let op = sched.devices[d][e.ptr[d]];
@@ -202,21 +163,25 @@ impl Engine<'_> {
                 if stage == 0 {
                     return 0.0;
                 }
-                let t = self.f_end[self.cell(stage - 1, mb)];
+                let cell = self.cell(stage - 1, mb);
                 let (pd, _) = self.sched.locate(stage - 1, mb);
                 if pd != d {
-                    t + self.comm_at(stage - 1)
+                    self.tx.forward_arrival(cell)
                 } else {
-                    t
+                    self.f_end[cell]
                 }
             }
             OpKind::B | OpKind::BW => {
                 if stage + 1 == self.stages {
                     return self.f_end[self.cell(stage, mb)];
                 }
-                let t = self.b_end[self.cell(stage + 1, mb)];
+                let cell = self.cell(stage + 1, mb);
                 let (pd, _) = self.sched.locate(stage + 1, mb);
-                if pd != d { t + self.comm_at(stage) } else { t }
+                if pd != d {
+                    self.tx.backward_arrival(cell)
+                } else {
+                    self.b_end[cell]
+                }
             }
             OpKind::W => self.b_end[self.cell(stage, mb)],
         }
@@ -227,7 +192,18 @@ impl Engine<'_> {
         let di = d as usize;
         let sched = self.sched;
         let ops = &sched.devices[di];
-        while self.ptr[di] < ops.len() {
+        loop {
+            // A device whose blocking send waits for its receiver goes on only after it.
+            let (hold, woken) = self.tx.resolve(d, &mut self.runs[di].send);
+            if let Some(h) = hold {
+                self.free[di] = self.free[di].max(h);
+            }
+            for q in woken {
+                wake(q, queue, queued);
+            }
+            if self.tx.is_waiting(d) || self.ptr[di] >= ops.len() {
+                return;
+            }
             let op = ops[self.ptr[di]];
             let stage = self.sched.stage_of(d, op.chunk, op.micro_batch);
             let mut ready = self.ready_at(d, op.kind, stage, op.micro_batch);
@@ -249,6 +225,8 @@ impl Engine<'_> {
             let chunk = op.chunk;
             let mut start = self.free[di].max(ready);
             let end;
+            // When the device may run its next op, if a blocking send holds it past `end`.
+            let mut hold = None;
             match op.kind {
                 OpKind::F => {
                     end = start + c.f;
@@ -267,7 +245,14 @@ impl Engine<'_> {
                         self.mark_paired(di);
                         self.held[di] = Some(Held { op, stage });
                     } else {
-                        self.forward_done(d, op, stage, end, queue, queued);
+                        let next_is_backward = ops
+                            .get(self.ptr[di] + 1)
+                            .is_some_and(|o| matches!(o.kind, OpKind::B | OpKind::BW));
+                        let f = Held { op, stage };
+                        hold = later(
+                            hold,
+                            self.forward_done(d, f, end, next_is_backward, queue, queued),
+                        );
                     }
                 }
                 OpKind::B | OpKind::BW => {
@@ -321,9 +306,20 @@ impl Engine<'_> {
                     if stage > 0 {
                         let (nd, _) = self.sched.locate(stage - 1, mb);
                         if nd != d {
-                            self.send(d, mb, chunk, end, self.comm_at(stage - 1));
-                            wake(nd, queue, queued);
+                            let t = Transfer {
+                                to: nd,
+                                reader: self.cell(stage - 1, mb),
+                                at: end,
+                                comm: self.comm_at(stage - 1),
+                                slot: Slot::Backward(cell),
+                                mb,
+                                chunk,
+                            };
+                            hold = later(hold, self.transfer(d, t, queue, queued));
                         }
+                    }
+                    if let Some(t) = self.tx.take_deferred(d, end) {
+                        hold = later(hold, self.transfer(d, t, queue, queued));
                     }
                 }
                 OpKind::W => {
@@ -337,12 +333,23 @@ impl Engine<'_> {
                     });
                 }
             }
-            self.free[di] = end;
-            self.ptr[di] += 1;
-            if !pair_start && let Some(h) = self.held[di].take() {
+            if !pair_start && let Some(f) = self.held[di].take() {
+                // The pair's end: its backward is the last compute span, and the held
+                // forward's output leaves now.
                 self.mark_paired(di);
-                self.forward_done(d, h.op, h.stage, end, queue, queued);
+                let next_is_backward = ops
+                    .get(self.ptr[di] + 1)
+                    .is_some_and(|o| matches!(o.kind, OpKind::B | OpKind::BW));
+                hold = later(
+                    hold,
+                    self.forward_done(d, f, end, next_is_backward, queue, queued),
+                );
             }
+            self.free[di] = hold.unwrap_or(end);
+            for q in self.tx.op_done(d, self.ptr[di], end) {
+                wake(q, queue, queued);
+            }
+            self.ptr[di] += 1;
         }
     }
 
@@ -374,26 +381,43 @@ impl Engine<'_> {
         }
     }
 
-    /// The forward `op` at `stage` on device `d` hands its output on at `at`: its end time
-    /// for the next stage, and the transfer when that stage is on another device.
+    /// The forward `f` on device `d` hands its output on at `at`: its end time for a next
+    /// stage on the same device, else a transfer to the next stage's device (`next_is_backward`:
+    /// whether the device's next op is a backward, for the rendezvous exchange). Returns when
+    /// `d` may go on if the send holds it.
     fn forward_done(
         &mut self,
         d: u32,
-        op: Op,
-        stage: u32,
+        f: Held,
         at: f64,
+        next_is_backward: bool,
         queue: &mut Vec<u32>,
         queued: &mut [bool],
-    ) {
-        let mb = op.micro_batch;
+    ) -> Option<f64> {
+        let (mb, chunk, stage) = (f.op.micro_batch, f.op.chunk, f.stage);
         let cell = self.cell(stage, mb);
         self.f_end[cell] = at;
-        if stage + 1 < self.stages {
-            let (nd, _) = self.sched.locate(stage + 1, mb);
-            if nd != d {
-                self.send(d, mb, op.chunk, at, self.comm_at(stage));
-                wake(nd, queue, queued);
-            }
+        if stage + 1 >= self.stages {
+            return None;
+        }
+        let (nd, _) = self.sched.locate(stage + 1, mb);
+        if nd == d {
+            return None;
+        }
+        let t = Transfer {
+            to: nd,
+            reader: self.cell(stage + 1, mb),
+            at,
+            comm: self.comm_at(stage),
+            slot: Slot::Forward(cell),
+            mb,
+            chunk,
+        };
+        if self.tx.defers_forward(d, next_is_backward) {
+            self.tx.defer(d, t);
+            None
+        } else {
+            self.transfer(d, t, queue, queued)
         }
     }
 
@@ -455,18 +479,20 @@ impl Engine<'_> {
             .push(span(d, Lane::Copy, kind, mb, chunk, start, end));
     }
 
-    fn send(&mut self, d: u32, mb: u32, chunk: u32, at: f64, dur: f64) {
-        if dur > 0.0 {
-            self.runs[d as usize].send.push(span(
-                d,
-                Lane::Send,
-                SpanKind::Send,
-                mb,
-                chunk,
-                at,
-                at + dur,
-            ));
+    /// Places a transfer from `d` and wakes its receiver; returns when `d` may go on if
+    /// the send holds it.
+    fn transfer(
+        &mut self,
+        d: u32,
+        t: Transfer,
+        queue: &mut Vec<u32>,
+        queued: &mut [bool],
+    ) -> Option<f64> {
+        let (hold, woke) = self.tx.send(d, t, &mut self.runs[d as usize].send);
+        if woke {
+            wake(t.to, queue, queued);
         }
+        hold
     }
 }
 

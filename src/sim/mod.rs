@@ -25,7 +25,9 @@
 //!   end, everything at BW end (frees before allocations at equal times); the peak memory is
 //!   static + peak activations + the transient;
 //! - a SEND span (producer's send lane) covers each transfer between two devices when the
-//!   transfer time is positive; sends do not queue behind each other.
+//!   transfer time is positive; sends do not queue behind each other. With
+//!   [`SimCosts::blocking_sends`] the sender waits for its send, and on Megatron's own
+//!   schedules the send also waits for its receiver (the `transfers` module).
 
 mod abstract_run;
 pub mod collectives;
@@ -34,6 +36,8 @@ mod engine;
 pub mod estimate;
 pub mod job;
 mod metrics;
+mod op_costs;
+mod transfers;
 mod types;
 mod validate;
 

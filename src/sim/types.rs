@@ -55,6 +55,11 @@ pub struct SimCosts {
     /// collectives of its backward (`tp_b_s`, plus `tp_w_s` in a fused BW): only what
     /// exceeds them takes compute time.
     pub overlap_recompute: bool,
+    /// Blocking stage-to-stage sends (docs/model.md, "Stage-to-stage transfers"): the device
+    /// that sends an activation or a gradient to another device waits until the transfer has
+    /// ended before its next op, as Megatron-LM's synchronous batched send/receive holds it;
+    /// `false`: the send runs beside the sender's next ops.
+    pub blocking_sends: bool,
     /// Model FLOPs of one iteration over all devices of the pipeline (for MFU), if known.
     pub model_flops: Option<f64>,
     /// Hardware FLOPs (model + recomputation) of one iteration (for HFU), if known.
@@ -114,6 +119,7 @@ impl SimCosts {
                 f64::INFINITY
             },
             overlap_recompute: false,
+            blocking_sends: false,
             model_flops: None,
             hardware_flops: None,
             peak_flops_per_device: None,

@@ -61,7 +61,8 @@ pub(crate) fn fixed_peak_bytes(
     let v = kind.chunks(scenario.parallel.chunks);
     let stages = kind.stages(p, scenario.parallel.chunks) as usize;
     let partition = scenario.plan.partition;
-    let even = split::default_partition(anatomy.layers, stages, partition)?;
+    let layout = scenario.plan.layout.as_ref();
+    let even = split::chain_split(anatomy.layers, stages, partition, layout)?;
     let mut req = none_request(scenario, anatomy, kind, stages);
     let none_plan = planner::plan_ranges(&req, &even);
     let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);

@@ -167,6 +167,8 @@ pub(super) fn outcome(
         strategy: scenario.plan.strategy,
         schedule: schedule.kind,
         precision: scenario.parallel.precision,
+        layout: scenario.plan.layout.as_ref().map(|l| l.text().to_string()),
+        p2p: scenario.plan.p2p,
         baseline_iteration_time_s: baseline_s,
         speedup: (feasible && makespan > 0.0 && baseline_s.is_finite())
             .then(|| baseline_s / makespan),

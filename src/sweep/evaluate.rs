@@ -22,11 +22,13 @@ use crate::scenario::GIB;
 
 /// The scenario a sweep starts from: `sc` with everything the sweep enumerates reset (one
 /// GPU, no context parallelism, sequence parallelism off, ZeRO 0, one micro-batch of one
-/// sequence, one chunk, `1f1b` with no strategy; the precision stays `sc`'s, the sweep's
-/// default); every other setting (model, GPU, sequence length, budget or reserve, flash,
-/// partition, gradient overlap, gradient bytes, objective, limits, profile) is kept, but not
-/// the parameter-gather and tensor-parallel overlaps, which one GPU cannot run (a sweep
-/// applies them per configuration, where it allows them). The command line and the UI's sweep view both start here.
+/// sequence, one chunk, `1f1b` with no strategy, no pipeline layout (each configuration has
+/// its own stages); the precision stays `sc`'s, the sweep's default); every other setting
+/// (model, GPU, sequence length, budget or reserve, flash, partition, gradient overlap,
+/// stage-to-stage sends, gradient bytes, objective, limits, profile) is kept, but not the
+/// parameter-gather and tensor-parallel overlaps, which one GPU cannot run (a sweep applies
+/// them per configuration, where it allows them). The command line and the UI's sweep view
+/// both start here.
 pub fn starting_scenario(sc: &Scenario) -> Scenario {
     let reset = Config {
         gpus: 1,
@@ -44,7 +46,9 @@ pub fn starting_scenario(sc: &Scenario) -> Scenario {
         schedule: crate::scenario::ScheduleKind::OneFOneB,
         strategy: crate::scenario::Strategy::None,
     };
-    scenario_for(sc, &reset)
+    let mut start = scenario_for(sc, &reset);
+    start.plan.layout = None;
+    start
 }
 
 /// `base` with the configuration's layout, batch, schedule and strategy; every other setting

@@ -11,6 +11,7 @@ mod engine_calibration;
 mod engine_cli;
 mod engine_cli_pipe;
 mod engine_context;
+mod engine_layout;
 mod engine_precision;
 mod engine_presets;
 mod engine_proptest;

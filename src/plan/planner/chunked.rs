@@ -243,6 +243,7 @@ mod tests {
             strategy: Strategy::AdaPipe,
             objective: Objective::Estimate,
             partition: Split::Even,
+            layout: None,
             stages: 2 * p as usize,
             stage_of,
             m,

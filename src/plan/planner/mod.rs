@@ -10,7 +10,7 @@
 
 use crate::anatomy::Anatomy;
 use crate::cancel::{Cancel, Cancelled};
-use crate::scenario::{Objective, Partition};
+use crate::scenario::{Objective, Partition, PipelineLayout};
 
 use crate::plan::Strategy;
 use crate::plan::decide::{self, DevicePlan};
@@ -39,6 +39,8 @@ pub struct PlanRequest<'a> {
     pub objective: Objective,
     /// Layer split of the non-partitioning strategies (and the searched ones' candidate).
     pub partition: Partition,
+    /// A hand-written layout that replaces `partition` when it has one stage per chain stage.
+    pub layout: Option<&'a PipelineLayout>,
     /// `[device][local chunk]` -> stage of the model chain.
     pub stage_of: Vec<Vec<usize>>,
     /// Stages in the model chain.
@@ -278,7 +280,8 @@ pub fn plan_cancellable(
     keep: usize,
     cancel: &Cancel,
 ) -> Result<Option<Vec<Plan>>, Cancelled> {
-    let Some(even) = super::split::default_partition(req.anatomy.layers, req.stages, req.partition)
+    let Some(even) =
+        super::split::chain_split(req.anatomy.layers, req.stages, req.partition, req.layout)
     else {
         return Ok(None);
     };
@@ -371,6 +374,7 @@ mod tests {
             strategy,
             objective: Objective::Estimate,
             partition: Partition::Even,
+            layout: None,
             stage_of: (0..p).map(|d| vec![d]).collect(),
             stages: p,
             m,

@@ -12,7 +12,7 @@ use crate::scenario::{
     Batch, CodecSpec, EfficiencyCurve, GpuSpec, InvalidField, ModelSpec, ModelStyle, Objective,
     Parallel, PlanSettings, Precision, Scenario,
 };
-use crate::scenario::{Partition, Strategy, Zero};
+use crate::scenario::{P2p, Partition, PipelineLayout, Strategy, Zero};
 
 /// A `[model]` table with its defaults applied, validated.
 pub fn model_spec(t: &ModelToml) -> Result<ModelSpec, InvalidField> {
@@ -215,6 +215,17 @@ impl Catalog {
             Some(s) => parse_name::<Partition>("plan.partition", s).map_err(inv)?,
             None => Partition::Even,
         };
+        let p2p = match &pl.p2p {
+            Some(s) => parse_name::<P2p>("plan.p2p", s).map_err(inv)?,
+            None => P2p::Overlapped,
+        };
+        let layout = match &pl.layout {
+            Some(s) => Some(
+                PipelineLayout::parse(s)
+                    .map_err(|e| inv(InvalidField::new("plan.layout", s, e.to_string())))?,
+            ),
+            None => None,
+        };
         let (memory_budget_bytes, reserve_bytes) = budget_of(
             pl.memory_budget_gib,
             pl.reserve_gib,
@@ -229,6 +240,8 @@ impl Catalog {
             reserve_bytes,
             recompute_units: pl.recompute_units.clone().unwrap_or_default(),
             partition,
+            p2p,
+            layout,
             overlap_grad_reduce: pl.overlap_grad_reduce.unwrap_or(false),
             overlap_param_gather: pl.overlap_param_gather.unwrap_or(false),
             tp_comm_overlap: pl.tp_comm_overlap.unwrap_or(false),

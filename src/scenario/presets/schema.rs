@@ -102,6 +102,8 @@ pub struct PlanToml {
     pub reserve_gib: Option<f64>,
     pub recompute_units: Option<Vec<String>>,
     pub partition: Option<String>,
+    pub p2p: Option<String>,
+    pub layout: Option<String>,
     pub overlap_grad_reduce: Option<bool>,
     pub overlap_param_gather: Option<bool>,
     pub tp_comm_overlap: Option<bool>,

@@ -204,6 +204,9 @@ pub fn stage(o: &Outcome, s: u32, room: usize) -> Vec<String> {
         ),
         format!("  buffers (recompute, transient) {}", gib(buffers)),
     ];
+    if let Some(text) = &o.layout {
+        lines.insert(1, format!("split by the layout {text}"));
+    }
     if st.offload_bytes > 0 {
         lines.push(format!("  offloaded to host {}", gib(st.offload_bytes)));
     }

@@ -1,0 +1,74 @@
+//! Each (device, chunk)'s op durations, recomputation and activation sizes, copied once from
+//! [`SimCosts`] into a flat table that the timing pass (`engine`) reads per op: the integer
+//! byte counts it adds up, the copy time of what it offloads, and where the recomputation
+//! goes (before the backward, or into the windows with `overlap_recompute`).
+
+use super::types::SimCosts;
+
+/// One (device, chunk)'s op durations and activation sizes, copied once into a flat table.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct OpCosts {
+    /// Forward time.
+    pub(super) f: f64,
+    /// Backward (input gradient) time.
+    pub(super) b: f64,
+    /// Weight-gradient time.
+    pub(super) w: f64,
+    /// Recomputation on demand, right before the backward.
+    pub(super) r: f64,
+    /// Recomputation in the windows before the backward (Lynx).
+    pub(super) r_overlap: f64,
+    /// Activation bytes the forward keeps.
+    pub(super) act: i64,
+    /// Bytes the backward frees (the rest goes with the weight gradient).
+    pub(super) b_free: i64,
+    /// Bytes offloaded to the host.
+    pub(super) off: i64,
+    /// Time of one offload copy of those bytes.
+    pub(super) copy: f64,
+    /// Tensor-parallel collectives of the backward (what overlapped recomputation hides under).
+    pub(super) tp_b: f64,
+    /// Tensor-parallel collectives of the weight gradient.
+    pub(super) tp_w: f64,
+}
+
+impl OpCosts {
+    /// The table for `p` devices of `v` chunks, indexed `d * v + chunk`, and whether any
+    /// chunk offloads.
+    pub(super) fn table(costs: &SimCosts, p: usize, v: usize) -> (Vec<OpCosts>, bool) {
+        let bw = costs.host_bytes_per_s;
+        let mut table = Vec::with_capacity(p * v);
+        let mut any_offload = false;
+        for d in 0..p {
+            for c in 0..v {
+                let cc = &costs.chunks[d][c];
+                let off = i64::try_from(cc.offload_bytes).unwrap_or(i64::MAX);
+                any_offload |= off > 0;
+                // With `overlap_recompute` every recomputation goes to the windows.
+                let (r, r_overlap) = if costs.overlap_recompute {
+                    (0.0, cc.r_s + cc.r_overlap_s)
+                } else {
+                    (cc.r_s, cc.r_overlap_s)
+                };
+                table.push(OpCosts {
+                    f: cc.f_s,
+                    b: cc.b_s,
+                    w: cc.w_s,
+                    r,
+                    r_overlap,
+                    act: i64::try_from(cc.act_bytes).unwrap_or(i64::MAX),
+                    b_free: i64::try_from(cc.b_free_bytes).unwrap_or(i64::MAX),
+                    off,
+                    copy: if off > 0 && bw > 0.0 && bw.is_finite() {
+                        cc.offload_bytes as f64 / bw
+                    } else {
+                        0.0
+                    },
+                    tp_b: cc.tp_b_s,
+                    tp_w: cc.tp_w_s,
+                });
+            }
+        }
+        (table, any_offload)
+    }
+}
