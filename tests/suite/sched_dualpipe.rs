@@ -11,7 +11,8 @@
 use crate::sched_common;
 
 use pipescope::{
-    Lane, OpKind, Placement, Schedule, ScheduleInput, ScheduleKind, SpanKind, generate,
+    Lane, OpKind, Placement, Schedule, ScheduleInput, ScheduleKind, SimCosts, SpanKind, generate,
+    simulate,
 };
 use sched_common::{check_invariants, run_uniform};
 
@@ -309,6 +310,66 @@ fn peak_activations_are_pp_plus_one() {
             assert_eq!(peaks.iter().max(), Some(&(p + 1)), "p={p} m={m}");
             let simulated: Vec<u32> = sim.devices.iter().map(|d| d.peak_in_flight).collect();
             assert_eq!(peaks, simulated);
+        }
+    }
+}
+
+/// With blocking sends (`--p2p blocking`) a pair's forward still sends at the pair's end (not
+/// at its own), and its device's next op does not start before that send is done.
+#[test]
+fn a_blocking_send_of_a_paired_forward_leaves_at_the_pairs_end() {
+    let (fbw, comm) = ([1.0, 1.0, 1.0], 0.5);
+    for (p, m) in [(4, 8), (6, 14)] {
+        for kind in [ScheduleKind::DualPipe, ScheduleKind::DualPipeV] {
+            let s = sched_common::gen_uniform(kind, p, m, 2, fbw, comm).unwrap();
+            let mut costs = SimCosts::abstract_run(&s, fbw[0], fbw[1], fbw[2], comm, fbw[0]);
+            costs.blocking_sends = true;
+            let sim = simulate(&s, &costs).unwrap();
+            check_invariants(&s, &sim, fbw, comm);
+            // The first boundary slower than the rest: device 0's paired forward then sends
+            // longer than the backward beside it, so only its own send can hold the device.
+            costs.comm_s = vec![3.0 * comm, comm];
+            let sim = simulate(&s, &costs).unwrap();
+            let spans = &sim.timeline.spans;
+            let mut checked = 0;
+            for (f, b) in sim.timeline.pairs() {
+                let (f, b) = (&spans[f], &spans[b]);
+                // Only a forward whose next stage is on another device sends.
+                let stage = s.stage_of(f.device, f.chunk, f.micro_batch);
+                if stage + 1 == s.stages() || s.locate(stage + 1, f.micro_batch).0 == f.device {
+                    continue;
+                }
+                // Its send: the first of its (micro-batch, chunk) after it (the backward's
+                // comes much later).
+                let send = spans
+                    .iter()
+                    .filter(|x| {
+                        x.lane == Lane::Send
+                            && x.device == f.device
+                            && x.micro_batch == f.micro_batch
+                            && x.chunk == f.chunk
+                            && x.start >= f.end - 1e-9
+                    })
+                    .min_by(|x, y| x.start.total_cmp(&y.start))
+                    .unwrap();
+                assert!(
+                    send.start + 1e-9 >= b.end,
+                    "{kind} p={p} m={m}: {send:?} {b:?}"
+                );
+                // The device's next compute op waits for the send.
+                if let Some(next) = spans
+                    .iter()
+                    .filter(|x| x.lane == Lane::Compute && x.device == f.device)
+                    .find(|x| x.start >= b.end - 1e-9 && !std::ptr::eq(*x, b))
+                {
+                    assert!(
+                        next.start + 1e-9 >= send.end,
+                        "{kind} p={p} m={m}: {f:?} {b:?} {send:?} {next:?}"
+                    );
+                }
+                checked += 1;
+            }
+            assert!(checked > 0, "{kind} p={p} m={m}");
         }
     }
 }
