@@ -591,7 +591,11 @@ fn the_lesson_shows_formulas_beside_the_simulation_at_every_size() {
             let mut app = lesson_at(step);
             let screen = render(&mut app, w, h).to_string();
             assert!(
-                screen.contains(&format!("lesson {}/10", step + 1)),
+                screen.contains(&format!(
+                    "lesson {}/{}",
+                    step + 1,
+                    pipescope::tui::LESSON.len()
+                )),
                 "{w}x{h}\n{screen}"
             );
             assert!(screen.contains("textbook"), "{w}x{h}\n{screen}");
@@ -664,7 +668,7 @@ fn lesson_p_and_m_are_edited_in_the_lesson() {
 fn lesson_dualpipe_120x40_shows_its_pairs_and_formulas() {
     let mut app = lesson_at(9);
     let screen = render(&mut app, 120, 40).to_string();
-    assert!(screen.contains("lesson 10/10: dualpipe"), "{screen}");
+    assert!(screen.contains("lesson 10/12: dualpipe"), "{screen}");
     // p 4, m 8: (p-2)/(3m+p-2) = 2/26 and p+1 = 5 stage-activations, simulated alike.
     assert!(screen.contains("= 7.7% · simulated 7.7%"), "{screen}");
     assert!(screen.contains("(one copy's stages) = 5.0 ·"), "{screen}");
@@ -681,6 +685,20 @@ fn lesson_gpipe_80x24() {
 #[test]
 fn lesson_zb_h2_120x40() {
     assert_snapshot!(render(&mut lesson_at(4), 120, 40));
+}
+
+/// PipeOffload's PO-H in the lesson: the copy lane between each device's compute row and
+/// its memory sparkline.
+#[test]
+fn lesson_po_h_120x40() {
+    let step = pipescope::tui::LESSON
+        .iter()
+        .position(|&k| k == ScheduleKind::PoH)
+        .unwrap();
+    let screen = render(&mut lesson_at(step), 120, 40);
+    let text = screen.to_string();
+    assert!(text.contains("po-h") && text.contains('⇄'), "{text}");
+    assert_snapshot!(screen);
 }
 
 #[test]
