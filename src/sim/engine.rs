@@ -14,6 +14,9 @@ use super::op_costs::OpCosts;
 use super::transfers::{Slot, Transfer, Transfers, later};
 use super::types::{BackwardWait, Lane, SimCosts, SimError, Span, SpanKind};
 
+#[path = "engine_pairs.rs"]
+mod pairs;
+
 /// Where one op of a device ended up, kept for the paired copy pass (`po-h`, `po-f`), which
 /// may postpone warm-up forwards: its start (its recomputation's, if one runs right before
 /// it) and end, its compute span, its send span and (for an F) its memory event.
@@ -385,34 +388,6 @@ impl Engine<'_> {
             if !self.ops.is_empty() {
                 self.record(di, op.kind, marks, end);
             }
-        }
-    }
-
-    /// Whether the op device `di` is at opens its next overlapped pair.
-    fn pair_starts_here(&self, di: usize) -> bool {
-        let next = self
-            .sched
-            .pairs
-            .get(di)
-            .and_then(|starts| starts.get(self.next_pair[di]));
-        next.is_some_and(|&i| i as usize == self.ptr[di])
-    }
-
-    /// When the inputs of op `index` of device `d` (a pair's backward) are there.
-    fn partner_ready(&self, d: u32, index: usize) -> f64 {
-        match self.sched.devices[d as usize].get(index) {
-            Some(op) => {
-                let stage = self.sched.stage_of(d, op.chunk, op.micro_batch);
-                self.ready_at(d, op.kind, stage, op.micro_batch)
-            }
-            None => 0.0,
-        }
-    }
-
-    /// Marks device `di`'s last compute span as one half of an overlapped pair.
-    fn mark_paired(&mut self, di: usize) {
-        if let Some(span) = self.runs[di].compute.last_mut() {
-            span.paired = true;
         }
     }
 
