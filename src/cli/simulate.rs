@@ -159,6 +159,9 @@ struct JsonOp {
     chunk: u32,
     start: f64,
     end: f64,
+    /// One half of an overlapped forward-backward pair (written only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    paired: bool,
 }
 
 /// Runs the subcommand.
@@ -205,6 +208,7 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
                         chunk: s.chunk,
                         start: s.start,
                         end: s.end,
+                        paired: s.paired,
                     })
                     .collect()
             }),
@@ -245,6 +249,13 @@ fn text_report(kind: ScheduleKind, sim: &Simulation, v: u32, units: Units) -> St
             "  F/f forward, B/b input backward, W/w weight backward, X/x fused backward, \
              R/r recompute (upper case chunk 0), . idle\n",
         );
+    }
+    let pairs = sim.timeline.pairs().len();
+    if pairs > 0 {
+        out.push_str(&format!(
+            "{pairs} overlapped F&B pairs, each run as one unit (a forward and another \
+             micro-batch's backward)\n"
+        ));
     }
     out.push_str("device      busy  bubble  in-flight  peak-act\n");
     for d in &sim.devices {

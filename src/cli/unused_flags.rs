@@ -1,9 +1,11 @@
 //! No flag is accepted and silently ignored: a schedule setting given for a schedule that does
 //! not use it (`--chunks 3` on `1f1b`, `--offload-chunks` on `interleaved`, `--group-size`
 //! off GIS, `--mem-limit` on `zb-h2`) is refused, naming the flag and the schedules that
-//! would use it; so are `--partition` beside `--layout` (the layout is the whole split) and
-//! `--layout` in a sweep (which chooses the split itself). Which schedule uses what is the engine's knowledge ([`ScheduleKind`]'s
-//! `takes_*` methods); this file only words it for the command line.
+//! would use it; so are `--chunks` whatever its value on a schedule that holds two copies of
+//! the stages (`chimera`, `dualpipe`), `--partition` beside `--layout` (the layout is the
+//! whole split) and `--layout` in a sweep (which chooses the split itself). Which schedule
+//! uses what is the engine's knowledge ([`ScheduleKind`]'s `takes_*` methods); this file only
+//! words it for the command line.
 
 use pipescope::{Scenario, ScheduleKind, Zero};
 
@@ -72,14 +74,23 @@ fn schedule_flags(
     given
 }
 
-/// Refuses `--chunks V` when `kind` does not run V chunks per device.
+/// Refuses `--chunks V` when `kind` does not run V chunks per device, and any `--chunks` for
+/// a schedule whose two chunks are copies of the same stages (it would read as a model cut
+/// into `2p` stages, which such a schedule never runs).
 pub fn check_chunks(kind: ScheduleKind, chunks: Option<u32>) -> Result<(), String> {
     let Some(v) = chunks else { return Ok(()) };
     let used = kind.chunks(v);
+    let takers = ScheduleKind::names_where(ScheduleKind::takes_chunks);
+    if kind.replicates_stages() {
+        return Err(format!(
+            "--chunks {v}: {kind} cuts the model into p stages and holds two copies of them on \
+             every device (one per direction), so a chunk count does not apply to it; \
+             --chunks sets the chunks of {takers}"
+        ));
+    }
     if used == v {
         return Ok(());
     }
-    let takers = ScheduleKind::names_where(ScheduleKind::takes_chunks);
     Err(if kind.takes_chunks() {
         format!("--chunks {v}: {kind} runs at least 2 chunks per device (it would run {used})")
     } else {
@@ -249,6 +260,22 @@ mod tests {
         assert!(check_chunks(ScheduleKind::ZbV, Some(4)).is_err());
         assert!(check_chunks(ScheduleKind::Interleaved, Some(1)).is_err());
         assert!(check_chunks(ScheduleKind::Interleaved, Some(3)).is_ok());
+    }
+
+    #[test]
+    fn chunks_on_replicated_stages_are_refused_even_at_two() {
+        for kind in [ScheduleKind::DualPipe, ScheduleKind::Chimera] {
+            for v in [1, 2, 4] {
+                let e = check_chunks(kind, Some(v)).unwrap_err();
+                assert!(
+                    e.contains(&format!("--chunks {v}")) && e.contains("two copies"),
+                    "{e}"
+                );
+            }
+            assert!(check_chunks(kind, None).is_ok());
+        }
+        // DualPipe-V's two chunks are distinct stages (a V over 2p of them).
+        assert!(check_chunks(ScheduleKind::DualPipeV, Some(2)).is_ok());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Chrome trace-event JSON (`{"traceEvents": [...]}`) as Perfetto and `chrome://tracing`
 //! import it: a process per device (`pid` = device + 1), a thread per lane, one complete
 //! event per op, memory as a counter and flows (v2, `bind_id` on the X events) along every
-//! chain of cross-device dependencies ([`super::flow_chains`]).
+//! chain of cross-device dependencies ([`super::flow_chains`]). An overlapped forward-backward
+//! pair (DualPipe, DualPipe-V) is one more slice, `cat` "pair", around its two ops.
 //!
 //! Times are microseconds with three decimals (nanoseconds), computed as integers so that
 //! ops that touch in the simulation touch in the trace: no two slices of a thread overlap
@@ -179,8 +180,31 @@ pub fn export(run: &Run<'_>) -> String {
             );
         }
     }
-    // Ops.
+    // Overlapped F&B pairs: a slice around each pair's two ops on the compute thread,
+    // written before the ops so that importers nest the ops inside it even at equal starts.
     let v = sched.v.max(1);
+    for (f, b) in sim.timeline.pairs() {
+        let (fs, bs) = (&sim.timeline.spans[f], &sim.timeline.spans[b]);
+        let (start, end) = (nanos(run.units, fs.start), nanos(run.units, bs.end));
+        let (fk, bk) = (kind_name(fs.kind), kind_name(bs.kind));
+        sep(&mut out);
+        let _ = write!(
+            out,
+            "{{\"ph\":\"X\",\"pid\":{},\"tid\":{COMPUTE_TID},\"name\":\"{}&{}\",\"cat\":\"pair\",\"ts\":",
+            fs.device + 1,
+            super::op_label(fk, fs.micro_batch, fs.chunk, v),
+            super::op_label(bk, bs.micro_batch, bs.chunk, v)
+        );
+        write_us(&mut out, start);
+        out.push_str(",\"dur\":");
+        write_us(&mut out, (end - start).max(0));
+        let _ = write!(
+            out,
+            ",\"args\":{{\"forward_micro_batch\":{},\"backward_micro_batch\":{}}}}}",
+            fs.micro_batch, bs.micro_batch
+        );
+    }
+    // Ops.
     for (i, s) in sim.timeline.spans.iter().enumerate() {
         let kind = kind_name(s.kind);
         let (start, end) = (nanos(run.units, s.start), nanos(run.units, s.end));

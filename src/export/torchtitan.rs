@@ -8,8 +8,8 @@
 //! `rank` for chunk 0 and `2p - 1 - rank` for chunk 1 (torch's `style="v"`); micro-batches
 //! count from 0 as torch does.
 //!
-//! Refused: Chimera (a stage lives on two ranks, one replica per direction; torch places
-//! each stage on one rank) and gis-offload (its host copies have no torch action; export
+//! Refused: Chimera and DualPipe (a stage lives on two ranks, one replica per direction;
+//! torch places each stage on one rank) and gis-offload (its host copies have no torch action; export
 //! `gis` for the same compute order).
 
 use crate::schedule::{OpKind, Schedule, ScheduleKind};
@@ -29,12 +29,17 @@ pub fn supported(kind: ScheduleKind) -> Result<(), Unsupported> {
     let reason = match kind {
         ScheduleKind::Chimera => {
             "chimera replicates every stage on two ranks (one per direction); torch places each \
-             stage on exactly one rank. Allowed: every other schedule except gis-offload, \
-             po-h and po-f"
+             stage on exactly one rank. Allowed: every other schedule except dualpipe, \
+             gis-offload, po-h and po-f"
         }
         ScheduleKind::GisOffload => {
             "gis-offload's host copies have no torch action; export --schedule gis for the same \
              compute order"
+        }
+        ScheduleKind::DualPipe => {
+            "dualpipe replicates every stage on two ranks (one per direction); torch places each \
+             stage on exactly one rank. Export --schedule dualpipe-v (torch's ScheduleDualPipeV: \
+             one copy, the same bidirectional feed) instead"
         }
         ScheduleKind::PoH | ScheduleKind::PoF => {
             "PipeOffload's host copies have no torch action; export --schedule gis with \

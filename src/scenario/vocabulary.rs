@@ -189,6 +189,11 @@ pub enum ScheduleKind {
     #[serde(rename = "dualpipe-v")]
     #[strum(serialize = "dualpipe-v")]
     DualPipeV,
+    /// DeepSeek DualPipe: two copies of the stages traversed in opposite directions, half
+    /// the micro-batches fed from each end.
+    #[serde(rename = "dualpipe")]
+    #[strum(serialize = "dualpipe")]
+    DualPipe,
     /// Chimera: two 1F1B pipelines in opposite directions.
     #[serde(rename = "chimera")]
     #[strum(serialize = "chimera")]
@@ -227,6 +232,7 @@ impl ScheduleKind {
             | ScheduleKind::VMin
             | ScheduleKind::VZb
             | ScheduleKind::DualPipeV
+            | ScheduleKind::DualPipe
             | ScheduleKind::Chimera => 2,
             _ => 1,
         }
@@ -243,6 +249,13 @@ impl ScheduleKind {
                 | ScheduleKind::PoH
                 | ScheduleKind::PoF
         )
+    }
+
+    /// Whether the schedule's two chunks per device are two copies of the same `p` stages,
+    /// one per direction (`chimera`, `dualpipe`), rather than a model cut into `2p` stages:
+    /// a chunk count does not describe them, so `--chunks` is refused for them.
+    pub fn replicates_stages(self) -> bool {
+        matches!(self, ScheduleKind::Chimera | ScheduleKind::DualPipe)
     }
 
     /// Whether a memory limit (`--mem-limit`, `plan.mem_limit`) shapes this schedule's order:

@@ -24,7 +24,7 @@ impl ScheduleKind {
             | ScheduleKind::VMin
             | ScheduleKind::VZb
             | ScheduleKind::DualPipeV => Placement::VShape,
-            ScheduleKind::Chimera => Placement::Chimera,
+            ScheduleKind::DualPipe | ScheduleKind::Chimera => Placement::Chimera,
         }
     }
 
@@ -126,6 +126,11 @@ mod tests {
                 .map(|d| (0..s.v).map(|c| s.stage_of(d, c, 0) as usize).collect())
                 .collect();
             assert_eq!(map, kind.stage_map(4, 2), "{kind}");
+            assert_eq!(
+                kind.replicates_stages(),
+                s.placement == Placement::Chimera,
+                "{kind}"
+            );
         }
     }
 

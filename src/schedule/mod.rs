@@ -7,6 +7,8 @@
 //! how many micro-batch-chunks each device holds at its peak.
 
 mod chimera;
+mod dual_steps;
+mod dualpipe;
 mod dualpipe_v;
 mod gis;
 mod gpipe;
@@ -57,6 +59,7 @@ pub fn generate_cancellable(
         ScheduleKind::VHalf | ScheduleKind::VMin => v_greedy::generate(kind, input),
         ScheduleKind::VZb => v_auto::generate(input, cancel),
         ScheduleKind::DualPipeV => dualpipe_v::generate(input),
+        ScheduleKind::DualPipe => dualpipe::generate(input),
         ScheduleKind::Chimera => chimera::generate(input),
         ScheduleKind::Gis | ScheduleKind::GisOffload => gis::generate(kind, input),
         ScheduleKind::PoH | ScheduleKind::PoF => po::generate(kind, input),

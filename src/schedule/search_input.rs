@@ -89,6 +89,7 @@ pub(crate) fn schedule(
         v,
         placement,
         offloaded: vec![vec![false; v as usize]; input.p as usize],
+        pairs: vec![Vec::new(); input.p as usize],
         devices,
     }
 }

@@ -70,6 +70,14 @@ pub struct Schedule {
     pub devices: Vec<Vec<Op>>,
     /// Chunks whose activations the schedule offloads to host (PipeOffload), per device.
     pub offloaded: Vec<Vec<bool>>,
+    /// Per device, the overlapped forward-backward pairs of DualPipe and DualPipe-V: each
+    /// entry `i` (ascending) says that op `i` (a forward) and op `i + 1` (a backward of
+    /// another micro-batch) are one pair, run as two ops in sequence, forward first. The
+    /// simulator starts a pair when the inputs of both are there and hands both outputs on
+    /// at its end, as the source does; a pair is also where one micro-batch's
+    /// communication can hide under the other's compute (docs/model.md). Empty lists for
+    /// schedules that pair nothing.
+    pub pairs: Vec<Vec<u32>>,
 }
 
 impl Schedule {
@@ -83,6 +91,30 @@ impl Schedule {
             placement,
             devices: vec![Vec::new(); p as usize],
             offloaded: vec![vec![false; v as usize]; p as usize],
+            pairs: vec![Vec::new(); p as usize],
+        }
+    }
+
+    /// The overlapped pairs of `device`: positions of their forwards in its op list.
+    pub fn pair_starts(&self, device: u32) -> &[u32] {
+        self.pairs.get(device as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// Where op `index` of `device` is one half of an overlapped pair, the position of the
+    /// other half (`index + 1` for the forward, `index - 1` for the backward).
+    pub fn pair_partner(&self, device: u32, index: usize) -> Option<usize> {
+        let starts = self.pair_starts(device);
+        let has = |i: usize| {
+            u32::try_from(i)
+                .map(|i| starts.binary_search(&i).is_ok())
+                .unwrap_or(false)
+        };
+        if has(index) {
+            Some(index + 1)
+        } else if index > 0 && has(index - 1) {
+            Some(index - 1)
+        } else {
+            None
         }
     }
 

@@ -91,6 +91,8 @@ pub fn annotate(sim: &mut Simulation, comm: &[Vec<ChunkComm>]) {
                         kind,
                         start: at,
                         end,
+                        // A collective inside a pair's op is not a half of the pair.
+                        paired: false,
                         ..s
                     });
                     at = end;
@@ -117,6 +119,7 @@ mod tests {
             chunk,
             start,
             end,
+            paired: false,
         }
     }
 
@@ -206,6 +209,36 @@ mod tests {
                 (SpanKind::A2a, 0.25, 0.75),
                 (SpanKind::A2a, 2.0, 3.0),
             ]
+        );
+    }
+
+    #[test]
+    fn the_collectives_of_a_paired_op_are_not_halves_of_the_pair() {
+        let mut f = op(0, SpanKind::F, 0, 0.0, 1.0);
+        let mut b = op(0, SpanKind::BW, 1, 1.0, 3.0);
+        (f.paired, b.paired) = (true, true);
+        let mut sim = Simulation {
+            timeline: Timeline {
+                devices: 1,
+                spans: vec![f, b],
+                makespan: 3.0,
+            },
+            ..Simulation::default()
+        };
+        let c = ChunkComm {
+            kv_forward_s: 0.3,
+            kv_backward_s: 0.6,
+            ..ChunkComm::default()
+        };
+        annotate(&mut sim, &[vec![c, c]]);
+        let spans = &sim.timeline.spans;
+        assert!(spans.iter().any(|s| s.lane == Lane::Comm));
+        assert!(spans.iter().all(|s| s.paired == (s.lane == Lane::Compute)));
+        let pairs = sim.timeline.pairs();
+        assert_eq!(pairs.len(), 1);
+        assert_eq!(
+            (spans[pairs[0].0].kind, spans[pairs[0].1].kind),
+            (SpanKind::F, SpanKind::BW)
         );
     }
 

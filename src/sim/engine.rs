@@ -7,12 +7,15 @@
 //! so every op is visited a constant number of times. End times live in flat arrays indexed
 //! by `(stage, micro-batch)`; nothing is allocated per op besides the spans themselves.
 
-use crate::schedule::{OpKind, Schedule};
+use crate::schedule::{Op, OpKind, Schedule};
 
 use super::copies::{self, Candidate};
 use super::op_costs::OpCosts;
 use super::transfers::{Slot, Transfer, Transfers, later};
 use super::types::{BackwardWait, Lane, SimCosts, SimError, Span, SpanKind};
+
+#[path = "engine_pairs.rs"]
+mod pairs;
 
 /// Where one op of a device ended up, kept for the paired copy pass (`po-h`, `po-f`), which
 /// may postpone warm-up forwards: its start (its recomputation's, if one runs right before
@@ -78,6 +81,18 @@ pub(super) struct Engine<'a> {
     ptr: Vec<usize>,
     free: Vec<f64>,
     pub runs: Vec<DeviceRun>,
+    /// Per device, the index in `sched.pairs` of its next overlapped pair.
+    next_pair: Vec<usize>,
+    /// Per device, the forward of the pair under way, whose output waits for the pair's end.
+    held: Vec<Option<Held>>,
+}
+
+/// A forward that has run, with its stage: handed on at once, or, for the first half of an
+/// overlapped pair, held until the pair's end.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    op: Op,
+    stage: u32,
 }
 
 /// Runs the timing pass. The schedule must have passed `validate::check`.
@@ -113,6 +128,8 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         },
         ptr: vec![0; p],
         free: vec![0.0; p],
+        next_pair: vec![0; p],
+        held: vec![None; p],
         runs: sched
             .devices
             .iter()
@@ -219,9 +236,18 @@ impl Engine<'_> {
             }
             let op = ops[self.ptr[di]];
             let stage = self.sched.stage_of(d, op.chunk, op.micro_batch);
-            let ready = self.ready_at(d, op.kind, stage, op.micro_batch);
+            let mut ready = self.ready_at(d, op.kind, stage, op.micro_batch);
             if ready == PENDING {
                 return;
+            }
+            let pair_start = self.pair_starts_here(di);
+            if pair_start {
+                // An overlapped pair starts once the inputs of both its ops are there.
+                ready = ready.max(self.partner_ready(d, self.ptr[di] + 1));
+                if ready == PENDING {
+                    return;
+                }
+                self.next_pair[di] += 1;
             }
             let c = self.costs[di * self.v + op.chunk as usize];
             let cell = self.cell(stage, op.micro_batch);
@@ -239,7 +265,6 @@ impl Engine<'_> {
             match op.kind {
                 OpKind::F => {
                     end = start + c.f;
-                    self.f_end[cell] = end;
                     self.push_compute(d, SpanKind::F, mb, chunk, start, end);
                     self.runs[di].events.push(MemEvent {
                         t: start,
@@ -250,27 +275,19 @@ impl Engine<'_> {
                     if c.off > 0 {
                         self.offloadable[di].push((cell, mb, chunk));
                     }
-                    if stage + 1 < self.stages {
-                        let (nd, _) = self.sched.locate(stage + 1, mb);
-                        if nd != d {
-                            let t = Transfer {
-                                to: nd,
-                                reader: self.cell(stage + 1, mb),
-                                at: end,
-                                comm: self.comm_at(stage),
-                                slot: Slot::Forward(cell),
-                                mb,
-                                chunk,
-                            };
-                            let next_is_backward = ops
-                                .get(self.ptr[di] + 1)
-                                .is_some_and(|o| matches!(o.kind, OpKind::B | OpKind::BW));
-                            if self.tx.defers_forward(d, next_is_backward) {
-                                self.tx.defer(d, t);
-                            } else {
-                                hold = later(hold, self.transfer(d, t, queue, queued));
-                            }
-                        }
+                    if pair_start {
+                        // Its output leaves with its partner's, at the pair's end.
+                        self.mark_paired(di);
+                        self.held[di] = Some(Held { op, stage });
+                    } else {
+                        let next_is_backward = ops
+                            .get(self.ptr[di] + 1)
+                            .is_some_and(|o| matches!(o.kind, OpKind::B | OpKind::BW));
+                        let f = Held { op, stage };
+                        hold = later(
+                            hold,
+                            self.forward_done(d, f, end, next_is_backward, queue, queued),
+                        );
                     }
                 }
                 OpKind::B | OpKind::BW => {
@@ -351,6 +368,18 @@ impl Engine<'_> {
                     });
                 }
             }
+            if !pair_start && let Some(f) = self.held[di].take() {
+                // The pair's end: its backward is the last compute span, and the held
+                // forward's output leaves now.
+                self.mark_paired(di);
+                let next_is_backward = ops
+                    .get(self.ptr[di] + 1)
+                    .is_some_and(|o| matches!(o.kind, OpKind::B | OpKind::BW));
+                hold = later(
+                    hold,
+                    self.forward_done(d, f, end, next_is_backward, queue, queued),
+                );
+            }
             self.free[di] = hold.unwrap_or(end);
             for q in self.tx.op_done(d, self.ptr[di], end) {
                 wake(q, queue, queued);
@@ -359,6 +388,46 @@ impl Engine<'_> {
             if !self.ops.is_empty() {
                 self.record(di, op.kind, marks, end);
             }
+        }
+    }
+
+    /// The forward `f` on device `d` hands its output on at `at`: its end time for a next
+    /// stage on the same device, else a transfer to the next stage's device (`next_is_backward`:
+    /// whether the device's next op is a backward, for the rendezvous exchange). Returns when
+    /// `d` may go on if the send holds it.
+    fn forward_done(
+        &mut self,
+        d: u32,
+        f: Held,
+        at: f64,
+        next_is_backward: bool,
+        queue: &mut Vec<u32>,
+        queued: &mut [bool],
+    ) -> Option<f64> {
+        let (mb, chunk, stage) = (f.op.micro_batch, f.op.chunk, f.stage);
+        let cell = self.cell(stage, mb);
+        self.f_end[cell] = at;
+        if stage + 1 >= self.stages {
+            return None;
+        }
+        let (nd, _) = self.sched.locate(stage + 1, mb);
+        if nd == d {
+            return None;
+        }
+        let t = Transfer {
+            to: nd,
+            reader: self.cell(stage + 1, mb),
+            at,
+            comm: self.comm_at(stage),
+            slot: Slot::Forward(cell),
+            mb,
+            chunk,
+        };
+        if self.tx.defers_forward(d, next_is_backward) {
+            self.tx.defer(d, t);
+            None
+        } else {
+            self.transfer(d, t, queue, queued)
         }
     }
 
@@ -510,5 +579,6 @@ fn span(d: u32, lane: Lane, kind: SpanKind, mb: u32, chunk: u32, start: f64, end
         chunk,
         start,
         end,
+        paired: false,
     }
 }

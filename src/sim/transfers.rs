@@ -207,6 +207,7 @@ impl Transfers {
                 chunk: t.chunk,
                 start,
                 end,
+                paired: false,
             });
         }
         let hold = match self.mode {

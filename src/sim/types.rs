@@ -230,6 +230,11 @@ pub struct Span {
     pub start: f64,
     /// End time.
     pub end: f64,
+    /// Whether the span is one half of an overlapped forward-backward pair (DualPipe,
+    /// DualPipe-V): the forward's partner is the next compute span of its device, the
+    /// backward's the one before (a recomputation span may sit between them).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub paired: bool,
 }
 
 /// Every span of a run.
@@ -241,6 +246,31 @@ pub struct Timeline {
     pub spans: Vec<Span>,
     /// End of the last span.
     pub makespan: f64,
+}
+
+impl Timeline {
+    /// The overlapped forward-backward pairs as `(forward, backward)` indices into
+    /// [`Timeline::spans`], in device and time order: each paired forward with the next
+    /// paired backward of its device's compute lane (a recomputation span may sit between
+    /// them). Empty for schedules that pair nothing.
+    pub fn pairs(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut open: Option<usize> = None;
+        for (i, s) in self.spans.iter().enumerate() {
+            if s.lane != Lane::Compute || !s.paired {
+                continue;
+            }
+            match (s.kind, open) {
+                (SpanKind::F, _) => open = Some(i),
+                (SpanKind::B | SpanKind::BW, Some(f)) if self.spans[f].device == s.device => {
+                    out.push((f, i));
+                    open = None;
+                }
+                _ => {}
+            }
+        }
+        out
+    }
 }
 
 /// Memory of one device over time.

@@ -86,6 +86,7 @@ pub(crate) fn check(sched: &Schedule, costs: &SimCosts) -> Result<(), SimError> 
         return shape(format!("comm_s contains {x}: must be finite and >= 0"));
     }
     check_total(sched, costs)?;
+    check_pairs(sched)?;
     let stages = sched.stages() as usize;
     // Per (stage, micro-batch): forwards, input-gradient backwards, weight backwards.
     let mut seen = vec![[0u8; 3]; stages * m];
@@ -126,6 +127,37 @@ pub(crate) fn check(sched: &Schedule, costs: &SimCosts) -> Result<(), SimError> 
                  exactly one each is needed",
                 cell[0], cell[1], cell[2]
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Every overlapped pair is a forward followed by a backward (B or BW) of the same device,
+/// and no op belongs to two pairs.
+fn check_pairs(sched: &Schedule) -> Result<(), SimError> {
+    if sched.pairs.len() > sched.devices.len() {
+        return Err(SimError::Shape(format!(
+            "pairs has {} devices, the schedule {}",
+            sched.pairs.len(),
+            sched.devices.len()
+        )));
+    }
+    for (d, (starts, ops)) in sched.pairs.iter().zip(&sched.devices).enumerate() {
+        let mut free_from = 0usize;
+        for &i in starts {
+            let i = i as usize;
+            let forward = ops.get(i).map(|o| o.kind);
+            let backward = ops.get(i + 1).map(|o| o.kind);
+            let well_formed = i >= free_from
+                && forward == Some(OpKind::F)
+                && matches!(backward, Some(OpKind::B | OpKind::BW));
+            if !well_formed {
+                return Err(SimError::Shape(format!(
+                    "device {d}: pair at op {i} is not a forward followed by a backward, or \
+                     overlaps the pair before it (pairs must ascend)"
+                )));
+            }
+            free_from = i + 2;
         }
     }
     Ok(())

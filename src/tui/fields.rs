@@ -175,7 +175,9 @@ impl Field {
             Field::Strategy => sc.plan.strategy.name().into(),
             Field::Chunks => {
                 let used = sc.plan.schedule.chunks(sc.parallel.chunks);
-                if used == sc.parallel.chunks {
+                if sc.plan.schedule.replicates_stages() {
+                    format!("{} (2 copies)", sc.parallel.chunks)
+                } else if used == sc.parallel.chunks {
                     used.to_string()
                 } else {
                     format!("{} (uses {used})", sc.parallel.chunks)
@@ -380,15 +382,21 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
 }
 
 /// Why an edit of `field` changes nothing the schedule runs, if it does not: the chunks of a
-/// schedule that runs a fixed number of them (the value is kept for the schedules that take
-/// it, and the status line says so).
+/// schedule that runs a fixed number of them or holds two copies of its stages (the value is
+/// kept for the schedules that take it, and the status line says so).
 pub fn unused_note(sc: &Scenario, field: Field) -> Option<String> {
     let kind = sc.plan.schedule;
     let (asked, used) = (sc.parallel.chunks, kind.chunks(sc.parallel.chunks));
-    if field != Field::Chunks || asked == used {
+    if field != Field::Chunks || (asked == used && !kind.replicates_stages()) {
         return None;
     }
-    Some(if kind.takes_chunks() {
+    Some(if kind.replicates_stages() {
+        format!(
+            "chunks {asked} changes nothing here: {kind} holds two copies of the p stages per \
+             device (chunks sets {})",
+            ScheduleKind::names_where(ScheduleKind::takes_chunks)
+        )
+    } else if kind.takes_chunks() {
         format!("chunks {asked}: {kind} runs at least 2 chunks per device, so it runs {used}")
     } else {
         format!(

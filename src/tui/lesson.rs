@@ -9,7 +9,7 @@ use crate::schedule::ScheduleKind;
 use crate::sim::{AbstractRun, Simulation};
 
 /// The lesson's schedules, in order.
-pub const LESSON: [ScheduleKind; 11] = [
+pub const LESSON: [ScheduleKind; 12] = [
     ScheduleKind::Gpipe,
     ScheduleKind::OneFOneB,
     ScheduleKind::Interleaved,
@@ -19,6 +19,7 @@ pub const LESSON: [ScheduleKind; 11] = [
     ScheduleKind::VHalf,
     ScheduleKind::VMin,
     ScheduleKind::DualPipeV,
+    ScheduleKind::DualPipe,
     ScheduleKind::PoH,
     ScheduleKind::PoF,
 ];
@@ -112,6 +113,14 @@ pub fn textbook(step: usize, p: u32, m: u32) -> Textbook {
             peak: ("⌊(p+4)/3⌋", Some(f64::from((p + 4) / 3))),
             why: "The tightest V: a third of 1F1B's activations, paid for with more bubble.",
         },
+        ScheduleKind::DualPipeV => Textbook {
+            bubble: (
+                "(PP/2−1)(F&B+B−3W)/T, PP=2p = (p−1)/(3m+p−1)",
+                rate(3.0 * mf),
+            ),
+            peak: ("(PP+1)/2 (2p+1 chunks)", Some((2.0 * pf + 1.0) / 2.0)),
+            why: "DualPipe-V runs a V of 2p stages whose steady state pairs one micro-batch's forward with another's backward (underlined, one label F5&b1): a pair starts when both inputs are there and runs as one unit, the time in which DeepSeek hides one micro-batch's all-to-all under the other's compute; deferred W's fill the ends.",
+        },
         ScheduleKind::PoH => Textbook {
             bubble: ("building block: no closed form", None),
             peak: (
@@ -126,19 +135,28 @@ pub fn textbook(step: usize, p: u32, m: u32) -> Textbook {
             why: "PO-F offloads every chunk. It needs each round trip to fit one chunk's F + B + W (k ≤ 1; here k = 2/3): then only the chunks being computed or copied stay on the device, at no cost in time.",
         },
         _ => Textbook {
-            bubble: ("paper (p−1)(F&B+B−3W) = 0", Some(0.0)),
-            peak: ("(2p+1)/2 (2p+1 chunks)", Some((2.0 * pf + 1.0) / 2.0)),
-            why: "DualPipe-V feeds micro-batches from both ends of the V and overlaps a forward with a backward; here the pair runs in sequence, so the simulated bubble is above the paper's.",
+            bubble: (
+                "(PP/2−1)(F&B+B−3W)/T, PP=p = (p−2)/(3m+p−2)",
+                Some((pf - 2.0).max(0.0) / (3.0 * mf + (pf - 2.0).max(0.0))),
+            ),
+            peak: ("PP+1 = p+1 (one copy's stages)", Some(pf + 1.0)),
+            why: "DualPipe holds two copies of the p stages: half the micro-batches run down from device 0, half up from device p−1, and each forward of one direction is paired with a backward of the other. DualPipe-V's bubble formula with PP = p instead of 2p, bought with twice the parameters per device; p and m must be even, m ≥ 2p.",
         },
     }
 }
 
 /// The simulated bubble rate and peak activations (in stage activations) of a run: the
 /// chunk-activations resident on a device at once (each weighs one in the lesson's runs;
-/// what sits on the host does not count).
+/// what sits on the host does not count) over the stages a micro-batch passes on one device
+/// (2 on a V or a loop, 1 for DualPipe, whose two chunks are copies).
 pub fn simulated(run: &LessonRun) -> Option<(f64, f64)> {
     let sim = run.sim.as_ref().ok()?;
-    let v = LESSON[run.step.min(LESSON.len() - 1)].chunks(2);
+    let kind = LESSON[run.step.min(LESSON.len() - 1)];
+    let v = if kind.replicates_stages() {
+        1
+    } else {
+        kind.chunks(2)
+    };
     let peak = sim
         .devices
         .iter()
@@ -181,6 +199,29 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn dualpipe_steps_meet_the_deepseek_v3_formulas_exactly() {
+        for (p, m) in [(4, 8), (6, 12), (8, 20), (2, 4)] {
+            for step in [8, 9] {
+                let run = run(step, p, m);
+                let (bubble, peak) = simulated(&run).expect("runs");
+                let t = textbook(step, p, m);
+                let (want_bubble, want_peak) = (t.bubble.1.unwrap(), t.peak.1.unwrap());
+                assert!(
+                    (bubble - want_bubble).abs() < 1e-9,
+                    "step {step} p={p} m={m}: {bubble} vs {want_bubble}"
+                );
+                assert!(
+                    (peak - want_peak).abs() < 1e-9,
+                    "step {step} p={p} m={m}: {peak} vs {want_peak}"
+                );
+            }
+        }
+        // Odd p: DualPipe says why it cannot run.
+        let e = run(9, 5, 10).sim.unwrap_err();
+        assert!(e.contains("even p"), "{e}");
     }
 
     #[test]

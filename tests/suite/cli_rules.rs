@@ -231,6 +231,17 @@ fn schedule_flags_a_schedule_does_not_use_are_refused() {
     );
     let err = abs(&["--schedule", "gpipe", "--chunks", "2"]);
     assert!(err.contains("--chunks 2"), "{err}");
+    // DualPipe's (and Chimera's) two chunks are two copies of the same p stages: even the
+    // chunk count they run is refused, since it reads as a model cut into 2p stages.
+    for schedule in ["dualpipe", "chimera"] {
+        let err = abs(&["--schedule", schedule, "--chunks", "2"]);
+        assert!(
+            err.contains("--chunks 2") && err.contains("two copies"),
+            "{err}"
+        );
+    }
+    let err = refused(&["plan", "--schedule", "dualpipe", "--chunks", "2"]);
+    assert!(err.contains("--chunks 2"), "{err}");
     let err = abs(&["--schedule", "interleaved", "--offload-chunks", "1"]);
     assert!(
         err.contains("--offload-chunks 1") && err.contains("gis-offload"),

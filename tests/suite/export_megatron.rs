@@ -71,6 +71,7 @@ fn layout_decodes_to_the_plans_layers_for_every_placement() {
         (ScheduleKind::Interleaved, Strategy::Adaptive),
         (ScheduleKind::ZbV, Strategy::AdaPipe),
         (ScheduleKind::Chimera, Strategy::Full),
+        (ScheduleKind::DualPipe, Strategy::Full),
     ];
     for (kind, strategy) in cases {
         let mut scenario = default_scenario();
@@ -119,8 +120,17 @@ fn layout_decodes_to_the_plans_layers_for_every_placement() {
         if strategy == Strategy::Full {
             assert_eq!(l.one("--recompute-granularity"), Some("full"), "{text}");
         }
-        if matches!(kind, ScheduleKind::ZbV | ScheduleKind::Chimera) {
+        if matches!(
+            kind,
+            ScheduleKind::ZbV | ScheduleKind::Chimera | ScheduleKind::DualPipe
+        ) {
             assert!(text.contains(&format!("# schedule: {kind} is not in upstream")));
+        }
+        if placement == Placement::Chimera {
+            assert!(
+                text.contains(&format!("# {kind} replicates the stages")),
+                "{text}"
+            );
         }
         if strategy == Strategy::AdaPipe {
             // The per-stage decisions as JSON on # lines.

@@ -16,6 +16,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 #[derive(Debug, Default)]
 struct Checked {
     slices: usize,
+    /// Slices around an overlapped forward-backward pair (`cat` "pair"), not in `slices`.
+    pairs: usize,
     chains: usize,
     counters: usize,
 }
@@ -67,7 +69,15 @@ fn validate(text: &str) -> Checked {
                 let start = ns(&e["ts"], "ts");
                 let end = start + ns(&e["dur"], "dur");
                 let name = e["name"].as_str().unwrap();
-                if e["cat"] != "job" {
+                if e["cat"] == "pair" {
+                    // An overlapped pair: named `F..&B..`, both micro-batches in its args.
+                    assert!(name.starts_with('F') && name.contains("&B"), "{e}");
+                    for key in ["forward_micro_batch", "backward_micro_batch"] {
+                        assert!(e["args"][key].is_u64(), "{e}");
+                    }
+                    assert_eq!(tid, 1, "pairs sit on the compute thread: {e}");
+                    out.pairs += 1;
+                } else if e["cat"] != "job" {
                     // An op; the end-of-iteration steps (cat "job") carry no micro-batch.
                     for key in ["micro_batch", "chunk"] {
                         assert!(e["args"][key].is_u64(), "{e}");
@@ -83,7 +93,9 @@ fn validate(text: &str) -> Checked {
                     let id = id.as_u64().expect("integer bind_id");
                     flows.entry(id).or_default().push((fin, fout, start, pid));
                 }
-                out.slices += 1;
+                if e["cat"] != "pair" {
+                    out.slices += 1;
+                }
             }
             "C" => {
                 ns(&e["ts"], "counter ts");
@@ -145,6 +157,17 @@ fn validate(text: &str) -> Checked {
 }
 
 fn abstract_trace(kind: ScheduleKind, p: u32, m: u32, comm: f64) -> (String, usize, usize) {
+    let (text, spans, chains, _) = abstract_trace_pairs(kind, p, m, comm);
+    (text, spans, chains)
+}
+
+/// [`abstract_trace`] and the simulation's overlapped pairs.
+fn abstract_trace_pairs(
+    kind: ScheduleKind,
+    p: u32,
+    m: u32,
+    comm: f64,
+) -> (String, usize, usize, usize) {
     let input = ScheduleInput::uniform(p, m, 2, 1.0, 1.0, 1.0, comm);
     let sched = generate(kind, &input).unwrap();
     let costs = SimCosts::abstract_run(&sched, 1.0, 1.0, 1.0, comm, 1.0);
@@ -158,6 +181,7 @@ fn abstract_trace(kind: ScheduleKind, p: u32, m: u32, comm: f64) -> (String, usi
         perfetto_trace(&run),
         sim.timeline.spans.len(),
         flow_chains(&sched).len(),
+        sim.timeline.pairs().len(),
     )
 }
 
@@ -165,9 +189,10 @@ fn abstract_trace(kind: ScheduleKind, p: u32, m: u32, comm: f64) -> (String, usi
 fn every_schedule_passes_the_importer_rules() {
     for &kind in ScheduleKind::ALL {
         for comm in [0.0, 0.5] {
-            let (text, spans, chains) = abstract_trace(kind, 4, 8, comm);
+            let (text, spans, chains, pairs) = abstract_trace_pairs(kind, 4, 8, comm);
             let c = validate(&text);
             assert_eq!(c.slices, spans, "{kind}");
+            assert_eq!(c.pairs, pairs, "{kind}");
             // Flows also with --comm 0; every chain is one flow.
             assert_eq!(c.chains, chains, "{kind} comm {comm}");
             assert!(c.chains > 0 && c.counters > 0, "{kind}");
@@ -251,6 +276,36 @@ fn planned_scenario_in_seconds_and_gib() {
         .map(|e| e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap())
         .fold(0.0, f64::max);
     assert!((last - makespan_us).abs() < 0.01, "{last} vs {makespan_us}");
+}
+
+#[test]
+fn dualpipe_pairs_are_slices_around_their_two_ops() {
+    let (text, _, _, pairs) = abstract_trace_pairs(ScheduleKind::DualPipe, 4, 8, 0.5);
+    let c = validate(&text);
+    assert!(pairs > 0 && c.pairs == pairs, "{} of {pairs}", c.pairs);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let at = |e: &serde_json::Value| {
+        let ts = e["ts"].as_f64().unwrap();
+        (ts, ts + e["dur"].as_f64().unwrap())
+    };
+    for pair in events.iter().filter(|e| e["cat"] == "pair") {
+        let (start, end) = at(pair);
+        let name = pair["name"].as_str().unwrap();
+        let (f, b) = name.split_once('&').unwrap();
+        // The pair's forward opens it and its backward closes it, on the same device.
+        let op = |label: &str| {
+            events
+                .iter()
+                .find(|e| e["name"] == label && e["pid"] == pair["pid"] && e["cat"] != "pair")
+                .unwrap_or_else(|| panic!("{label} of {pair}"))
+        };
+        assert_eq!(at(op(f)).0, start, "{pair}");
+        assert_eq!(at(op(b)).1, end, "{pair}");
+    }
+    // Schedules that pair nothing write no pair slices.
+    let (text, _, _, pairs) = abstract_trace_pairs(ScheduleKind::ZbV, 4, 8, 0.0);
+    assert_eq!((pairs, validate(&text).pairs), (0, 0));
 }
 
 #[test]

@@ -92,7 +92,7 @@ fn every_torch_schedule_is_complete_owned_and_ordered() {
         let text = match torchtitan_csv(&sched) {
             Ok(t) => t,
             Err(e) => {
-                assert!(kind == ScheduleKind::Chimera || kind.offloads(), "{kind}");
+                assert!(kind.replicates_stages() || kind.offloads(), "{kind}");
                 assert!(e.to_string().contains(kind.name()), "{e}");
                 continue;
             }
@@ -140,6 +140,26 @@ fn cli_refuses_chimera_with_a_reason() {
     ]);
     assert!(!ok);
     assert!(err.contains("chimera") && err.contains("one rank"), "{err}");
+    // DualPipe replicates the stages as Chimera does; the refusal names the schedule torch has.
+    let (ok, out, err) = cli_common::pipescope(&[
+        "export",
+        "torchtitan",
+        "--schedule",
+        "dualpipe",
+        "-p",
+        "4",
+        "-m",
+        "8",
+        "--costs",
+        "1,1,1",
+    ]);
+    assert!(!ok && out.is_empty());
+    assert!(
+        err.contains("dualpipe replicates")
+            && err.contains("one rank")
+            && err.contains("dualpipe-v"),
+        "{err}"
+    );
     let (ok, out, _) = cli_common::pipescope(&[
         "export",
         "torchtitan",

@@ -51,6 +51,7 @@ mod preset_rules;
 mod sched_cli;
 mod sched_closed_forms;
 mod sched_common;
+mod sched_dualpipe;
 mod sched_estimate;
 mod sched_invariants;
 mod sched_sim;

@@ -43,7 +43,8 @@ fn every_strategy_with_every_schedule_respects_the_budget() {
             } else {
                 assert!(o.infeasible_reason.is_some());
             }
-            // Every block of the chain is held by exactly one chunk (twice for Chimera).
+            // Every block of the chain is held by exactly one chunk (twice where the stages
+            // are replicated: Chimera, DualPipe).
             let mut held = vec![0u32; 2 * 8 + 2];
             for st in &o.stages {
                 for [a, e] in &st.ranges {
@@ -52,7 +53,7 @@ fn every_strategy_with_every_schedule_respects_the_budget() {
                     }
                 }
             }
-            let want = if kind == ScheduleKind::Chimera { 2 } else { 1 };
+            let want = if kind.replicates_stages() { 2 } else { 1 };
             assert!(
                 held.iter().all(|&h| h == want),
                 "{kind} {strategy}: {held:?}"

@@ -106,6 +106,63 @@ fn v_shape_zoomed_200x60() {
     assert_snapshot!(render(&mut v_shape(), 200, 60));
 }
 
+/// DualPipe zoomed in: its overlapped F&B pairs carry one label each (`F5&b1`).
+fn dualpipe() -> App {
+    let mut app = edited(solved_app("llama2-70b-4k"), |a| {
+        a.scenario.plan.schedule = ScheduleKind::DualPipe;
+    });
+    for _ in 0..4 {
+        act(&mut app, Action::ZoomIn);
+    }
+    app
+}
+
+#[test]
+fn dualpipe_draws_each_overlapped_pair_as_one_unit() {
+    for (w, h) in SIZES {
+        let mut app = dualpipe();
+        assert!(app.error.is_none(), "{:?}", app.error);
+        let screen = render(&mut app, w, h).to_string();
+        assert!(screen.contains('&'), "{w}x{h}\n{screen}");
+    }
+}
+
+#[test]
+fn the_details_of_a_paired_op_name_the_other_half() {
+    let mut app = dualpipe();
+    let spans = app
+        .solved
+        .as_ref()
+        .unwrap()
+        .outcome
+        .simulation
+        .timeline
+        .clone();
+    let (f, b) = spans.pairs()[0];
+    app.details = Some(Details::Op(spans.spans[b]));
+    let screen = render(&mut app, 120, 40).to_string();
+    let want = format!(
+        "overlapped pair with the forward (F) of micro-batch {} (chunk {})",
+        spans.spans[f].micro_batch, spans.spans[f].chunk
+    );
+    assert!(screen.contains(&want), "{want}\n{screen}");
+    // An op that is not half of a pair says nothing of pairs.
+    let lone = spans.spans.iter().find(|s| !s.paired).copied().unwrap();
+    app.details = Some(Details::Op(lone));
+    let screen = render(&mut app, 120, 40).to_string();
+    assert!(!screen.contains("overlapped pair"), "{screen}");
+}
+
+#[test]
+fn dualpipe_zoomed_200x60() {
+    assert_snapshot!(render(&mut dualpipe(), 200, 60));
+}
+
+#[test]
+fn dualpipe_zoomed_80x24_mono() {
+    assert_snapshot!(render(&mut mono(dualpipe()), 80, 24));
+}
+
 #[test]
 fn time_bars_beside_memory_bars_200x60() {
     let mut app = solved_app("gpt3-175b-16k");
@@ -605,6 +662,19 @@ fn lesson_p_and_m_are_edited_in_the_lesson() {
     assert_eq!(app.scenario.batch.micro_batches, 64);
     act(&mut app, Action::Close);
     assert!(app.lesson.is_none());
+}
+
+#[test]
+fn lesson_dualpipe_120x40_shows_its_pairs_and_formulas() {
+    let mut app = lesson_at(9);
+    let screen = render(&mut app, 120, 40).to_string();
+    assert!(screen.contains("lesson 10/12: dualpipe"), "{screen}");
+    // p 4, m 8: (p-2)/(3m+p-2) = 2/26 and p+1 = 5 stage-activations, simulated alike.
+    assert!(screen.contains("= 7.7% · simulated 7.7%"), "{screen}");
+    assert!(screen.contains("(one copy's stages) = 5.0 ·"), "{screen}");
+    assert!(screen.contains("simulated 5.0"), "{screen}");
+    assert!(screen.contains('&'), "a pair's one label\n{screen}");
+    assert_snapshot!(screen);
 }
 
 #[test]

@@ -98,7 +98,10 @@ fn notes(
         );
     }
     if kind.placement() == Placement::Chimera {
-        out.push_str("# chimera replicates the stages (one copy per direction); the layout is one direction's\n");
+        let _ = writeln!(
+            out,
+            "# {kind} replicates the stages (one copy per direction); the layout is one direction's"
+        );
     }
     if scenario.parallel.full_shard {
         out.push_str(

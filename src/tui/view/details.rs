@@ -1,6 +1,6 @@
 //! The details overlay (Enter, or a click on an op): an op's kind, micro-batch, chunk,
-//! start, end, duration and the recomputation before it; a stage's memory and time broken
-//! down.
+//! start, end, duration, the recomputation before it and, for half of an overlapped pair, the
+//! other half; a stage's memory and time broken down.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -105,7 +105,7 @@ pub fn op(o: &Outcome, span: &Span) -> Vec<String> {
         SpanKind::B | SpanKind::BW => "recompute before it: none (all kept)".into(),
         _ => "recompute: not for this kind of op".into(),
     };
-    vec![
+    let mut lines = vec![
         format!(
             "{} · micro-batch {} · chunk {}",
             kind_name(span.kind),
@@ -119,7 +119,37 @@ pub fn op(o: &Outcome, span: &Span) -> Vec<String> {
             format::time(span.end - span.start)
         ),
         recompute,
-    ]
+    ];
+    lines.extend(pair_line(o, span));
+    lines
+}
+
+/// For one half of an overlapped forward-backward pair: the other half, and the pair's span
+/// (it runs as one unit, both outputs handed on at its end).
+fn pair_line(o: &Outcome, span: &Span) -> Option<String> {
+    if !span.paired || span.lane != Lane::Compute {
+        return None;
+    }
+    let spans = &o.simulation.timeline.spans;
+    let (f, b) = o
+        .simulation
+        .timeline
+        .pairs()
+        .into_iter()
+        .find(|&(f, b)| spans[f] == *span || spans[b] == *span)?;
+    let other = if spans[f] == *span {
+        &spans[b]
+    } else {
+        &spans[f]
+    };
+    Some(format!(
+        "overlapped pair with the {} of micro-batch {} (chunk {}): one unit, {}–{}",
+        kind_name(other.kind),
+        other.micro_batch,
+        other.chunk,
+        format::time(spans[f].start),
+        format::time(spans[b].end)
+    ))
 }
 
 /// The lines describing one stage, at most `room` columns wide where the time parts are

@@ -304,6 +304,7 @@ mod tests {
             chunk: 0,
             start: 0.0,
             end: long,
+            paired: false,
         });
         // Transfers: lane 1 shows them, the sparkline moves to lane 2.
         let r = regions(area, &app);

@@ -74,12 +74,15 @@ pub fn narration(app: &App, width: usize) -> Vec<Line<'static>> {
     let value = |x: Option<f64>, f: &dyn Fn(f64) -> String| x.map_or("–".into(), f);
     let pct = |x: f64| format::pct(x);
     let acts = |x: f64| format!("{x:.1}");
+    let chunks = if kind.replicates_stages() {
+        "2 (two copies of the p stages)".to_string()
+    } else {
+        kind.chunks(2).to_string()
+    };
     let mut logical: Vec<Vec<(String, Style)>> = vec![vec![(
         format!(
-            "p = {}, m = {}, chunks {}; F = B = W = 1 per chunk, no transfer time",
-            run.p,
-            run.m,
-            kind.chunks(2)
+            "p = {}, m = {}, chunks {chunks}; F = B = W = 1 per chunk, no transfer time",
+            run.p, run.m,
         ),
         theme.muted(),
     )]];

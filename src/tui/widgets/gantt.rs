@@ -1,6 +1,7 @@
 //! The Gantt widget: one row per device (plus a transfer lane when there is room), ops as
-//! coloured glyphs, micro-batch labels where they fit, idle time shaded, a time axis at the
-//! bottom. It takes plain data (a timeline, a time window, a theme) and writes cells.
+//! coloured glyphs, micro-batch labels where they fit, overlapped forward-backward pairs drawn
+//! as one unit, idle time shaded, a time axis at the bottom. It takes plain data (a timeline,
+//! a time window, a theme) and writes cells.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -11,6 +12,8 @@ use crate::sim::{Lane, MemoryCurve, Span, SpanKind, Timeline};
 use crate::tui::theme::Theme;
 use crate::tui::view::format;
 use crate::tui::view::layout::GANTT_LABEL;
+
+use super::gantt_pairs;
 
 /// The Gantt of one timeline between `t0` and `t1`.
 pub struct Gantt<'a> {
@@ -299,10 +302,19 @@ impl<'a> Gantt<'a> {
     }
 
     /// Phase 4: micro-batch labels on ops wide enough to hold them (the letter lower-case
-    /// on a second chunk).
-    fn draw_labels(&self, geo: &Geometry, labels: &[Label], buf: &mut Buffer) {
+    /// on a second chunk), except inside an overlapped pair, which has one label of its own.
+    fn draw_labels(
+        &self,
+        geo: &Geometry,
+        labels: &[Label],
+        pairs: &[gantt_pairs::PairCells],
+        buf: &mut Buffer,
+    ) {
         for &(row, first, cells, span) in labels {
             let lane = (row % usize::from(geo.lanes)) as u16;
+            if lane == 0 && gantt_pairs::overlaps_pair(pairs, span.device, first, cells) {
+                continue;
+            }
             let Some(y) = geo.row(span.device, lane) else {
                 continue;
             };
@@ -362,7 +374,15 @@ impl Widget for Gantt<'_> {
         self.draw_rows(&geo, buf);
         let (cover, labels) = self.coverage(&geo);
         self.draw_cells(&geo, &cover, buf);
-        self.draw_labels(&geo, &labels, buf);
+        let pairs = gantt_pairs::pair_cells(
+            self.timeline,
+            self.t0,
+            geo.dt,
+            geo.width,
+            (geo.first, geo.shown),
+        );
+        self.draw_labels(&geo, &labels, &pairs, buf);
+        gantt_pairs::draw_pairs(&pairs, self.theme, geo.x0, |d| geo.row(d, 0), buf);
         self.draw_memory(&geo, buf);
         draw_axis(
             buf,
@@ -451,6 +471,7 @@ mod tests {
             chunk: 0,
             start,
             end,
+            paired: false,
         };
         Timeline {
             devices: 2,
