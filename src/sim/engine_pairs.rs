@@ -1,9 +1,10 @@
-//! The engine's overlapped forward-backward pairs (DualPipe, DualPipe-V): where a pair
+//! The engine's overlapped forward-backward pairs (DualPipe, DualPipe-V): what a pair hides of
+//! its all-to-alls, where a pair
 //! starts, when both its inputs are there, and marking its two spans.
 
-use super::Engine;
 use super::super::op_costs::{OpCosts, pair_hidden_s};
 use super::super::types::SimCosts;
+use super::Engine;
 use crate::schedule::{OpKind, Schedule};
 
 /// Per device of `sched`, the all-to-all seconds its overlapped pairs hide in one iteration
@@ -102,7 +103,10 @@ mod tests {
         // = 1.0 comes off every pair.
         let (hidden, makespan, per_device) = run(0.4, 0.6);
         assert_eq!(hidden.len(), plain.len());
-        assert!(hidden.iter().all(|&d| (d - 2.0).abs() < 1e-12), "{hidden:?}");
+        assert!(
+            hidden.iter().all(|&d| (d - 2.0).abs() < 1e-12),
+            "{hidden:?}"
+        );
         assert!(makespan < plain_makespan);
         // Per device: one second per pair.
         let sched = schedule::generate(
@@ -116,6 +120,9 @@ mod tests {
         // The bound: the forward's 0.9 hides under only 2 - 1.8 = 0.2 of the backward's
         // compute, the backward's 1.8 under 1 - 0.9 = 0.1 of the forward's.
         let (bounded, _, _) = run(0.9, 1.8);
-        assert!(bounded.iter().all(|&d| (d - 2.7).abs() < 1e-12), "{bounded:?}");
+        assert!(
+            bounded.iter().all(|&d| (d - 2.7).abs() < 1e-12),
+            "{bounded:?}"
+        );
     }
 }

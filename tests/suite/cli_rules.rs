@@ -444,7 +444,10 @@ fn the_all_to_all_overlap_is_refused_where_it_would_do_nothing() {
         "dualpipe",
         "--moe-a2a-overlap",
     ]);
-    assert!(e.contains("--moe-a2a-overlap") && e.contains("dense"), "{e}");
+    assert!(
+        e.contains("--moe-a2a-overlap") && e.contains("dense"),
+        "{e}"
+    );
     // A sweep does not apply it: it names the schedules that pair and what to run instead.
     let e = refused(&[
         "sweep",
@@ -456,7 +459,10 @@ fn the_all_to_all_overlap_is_refused_where_it_would_do_nothing() {
         "8",
         "--moe-a2a-overlap",
     ]);
-    assert!(e.contains("--moe-a2a-overlap") && e.contains("dualpipe-v"), "{e}");
+    assert!(
+        e.contains("--moe-a2a-overlap") && e.contains("dualpipe-v"),
+        "{e}"
+    );
     // An abstract simulation has no model to overlap.
     let e = refused(&[
         "simulate",

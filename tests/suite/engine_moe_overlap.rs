@@ -69,7 +69,10 @@ fn dualpipe_pairs_hide_the_all_to_alls_and_ep_comm_keeps_the_exposed_rest() {
     }
     // The iteration falls, by no more than all the pairs hid.
     let gain = plain.iteration_time_s - over.iteration_time_s;
-    assert!(gain > 0.0 && gain <= total + 1e-12, "gain {gain}, hidden {total}");
+    assert!(
+        gain > 0.0 && gain <= total + 1e-12,
+        "gain {gain}, hidden {total}"
+    );
     // Still drawn: as many all-to-all spans on the comm lane, now inside the partner op.
     let a2a = |o: &Outcome| {
         o.simulation
@@ -88,7 +91,10 @@ fn the_overlap_is_refused_for_a_dense_model_and_a_schedule_without_pairs() {
     let mut one = scenario(true);
     one.plan.schedule = ScheduleKind::OneFOneB;
     let e = pipescope::solve(&one).unwrap_err().to_string();
-    assert!(e.contains("plan.moe_a2a_overlap") && e.contains("dualpipe"), "{e}");
+    assert!(
+        e.contains("plan.moe_a2a_overlap") && e.contains("dualpipe"),
+        "{e}"
+    );
     let c = Catalog::builtin();
     let mut dense = scenario(false);
     dense.parallel.ep = 1;
@@ -100,5 +106,8 @@ fn the_overlap_is_refused_for_a_dense_model_and_a_schedule_without_pairs() {
     .unwrap();
     dense.plan.moe_a2a_overlap = true;
     let e = pipescope::solve(&dense).unwrap_err().to_string();
-    assert!(e.contains("plan.moe_a2a_overlap") && e.contains("dense"), "{e}");
+    assert!(
+        e.contains("plan.moe_a2a_overlap") && e.contains("dense"),
+        "{e}"
+    );
 }
