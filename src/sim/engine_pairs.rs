@@ -1,6 +1,6 @@
-//! The engine's overlapped forward-backward pairs (DualPipe, DualPipe-V): what a pair hides of
-//! its all-to-alls, where a pair
-//! starts, when both its inputs are there, and marking its two spans.
+//! The engine's overlapped forward-backward pairs (DualPipe, DualPipe-V): where a pair
+//! starts, when both its inputs are there, marking its two spans, and what the pairs hide of
+//! their all-to-alls.
 
 use super::super::op_costs::{OpCosts, pair_hidden_s};
 use super::super::types::SimCosts;
