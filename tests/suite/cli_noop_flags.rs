@@ -178,3 +178,65 @@ fn the_sweep_json_counts_the_pruned_configurations() {
     let pruned = v["pruned"].as_u64().expect("a top-level pruned count");
     assert_eq!(pruned, v["statuses"]["pruned"].as_u64().unwrap_or(0));
 }
+
+#[test]
+fn a_negative_zero_stage_says_the_allowed_stages() {
+    for cmd in [
+        &["plan", "--zero", "-1"][..],
+        &[
+            "sweep",
+            "--gpus",
+            "8",
+            "--global-batch",
+            "8",
+            "--zero",
+            "-1",
+        ][..],
+    ] {
+        let err = refused(cmd);
+        assert!(
+            err.contains("--zero") && err.contains("expected one of 0, 1, 3"),
+            "{cmd:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn simulate_help_says_the_op_limit_as_a_number() {
+    let (ok, out, _) = pipescope(&["simulate", "--help"]);
+    assert!(ok);
+    assert!(
+        !out.contains("MAX_CELLS") && out.contains("131072"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_compare_header_names_the_model_and_the_rows_align() {
+    let (ok, out, err) = pipescope(&[
+        "compare",
+        "--preset",
+        "tiny-4x8",
+        "--model",
+        "llama3.1-8b",
+        "--gpu",
+        "h100-80gb",
+        "-s",
+        "4096",
+        "--strategies",
+        "none,lynx-heuristic",
+    ]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("tiny-4x8: llama3.1-8b on h100-80gb ("),
+        "{out}"
+    );
+    // Every row's "feasible" column starts where the header's does.
+    let col = lines[1].find("feasible").unwrap();
+    for row in &lines[2..4] {
+        let after_name = row.split_whitespace().nth(1).unwrap();
+        let at = row.find(after_name).unwrap();
+        assert_eq!(at + after_name.len(), col + "feasible".len(), "{out}");
+    }
+}
