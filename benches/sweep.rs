@@ -1,12 +1,18 @@
-//! `sweep` (docs/cli.md): the teaching model's default space on 16 GPUs, and
-//! GPT-3 175B on 1,024 A100s (global batch 1,536, s 2048) with t 8 and the single-chunk
-//! schedules, both exact (pruned by proven bounds). The whole default space of the latter is
-//! timed with the release binary (`time pipescope sweep ...`), not here: it runs for
-//! longer than a benchmark sample should.
+//! `sweep` (docs/cli.md), every one exact (pruned by proven bounds only):
+//! - the teaching model's default space on 16 GPUs;
+//! - GPT-3 175B on 1,024 A100s (global batch 1,536, s 2048) with t 8 and the single-chunk
+//!   schedules;
+//! - the interactive-speed goals, each a whole default space: Llama 3 70B on 64 H100s (global
+//!   batch 512, s 8192), GPT-3 175B on 1,024 A100s (global batch 1,536, s 2048) and GPT-3
+//!   175B on 64 A100s with global batch 4,096 (many micro-batches). These run for seconds
+//!   per sample: run one at a time with a filter and short times, e.g.
+//!   `cargo bench --bench sweep -- "llama3-70b" --warm-up-time 1 --measurement-time 5`.
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{
+    BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
+};
 use pipescope::{
     Catalog, Scenario, ScenarioOverrides, ScheduleKind, SweepOptions, SweepSpace, sweep,
 };
@@ -22,6 +28,45 @@ fn scenario(name: &str, o: ScenarioOverrides) -> Option<Scenario> {
     Some(s)
 }
 
+/// The default preset with `model`, `gpu` and `seq_len`, the layout reset as the command
+/// line's sweep starts from it.
+fn job(model: &str, gpu: &str, seq_len: u64) -> Option<Scenario> {
+    scenario(
+        "gpt3-175b-16k",
+        ScenarioOverrides {
+            model: Some(model.into()),
+            gpu: Some(gpu.into()),
+            seq_len: Some(seq_len),
+            pp: Some(1),
+            tp: Some(1),
+            dp: Some(1),
+            ..ScenarioOverrides::default()
+        },
+    )
+}
+
+fn bench_space(g: &mut BenchmarkGroup<WallTime>, name: &str, base: &Scenario, space: &SweepSpace) {
+    g.bench_function(name, |b| {
+        b.iter(|| {
+            sweep(
+                black_box(base),
+                space,
+                SweepOptions::default(),
+                &|_, _| {},
+                &pipescope::Cancel::never(),
+            )
+        })
+    });
+}
+
+fn default_space(gpus: u32, global_batch: u64) -> SweepSpace {
+    SweepSpace {
+        gpus: vec![gpus],
+        global_batch,
+        ..SweepSpace::default()
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("sweep");
     g.sample_size(10);
@@ -31,50 +76,47 @@ fn bench(c: &mut Criterion) {
         dp: Some(1),
         ..ScenarioOverrides::default()
     };
-    if let Some(tiny) = scenario("tiny-4x8", one.clone()) {
-        let space = SweepSpace {
-            gpus: vec![16],
-            global_batch: 64,
-            ..SweepSpace::default()
-        };
-        g.bench_function("tiny-4x8 default space, 16 GPUs", |b| {
-            b.iter(|| {
-                sweep(
-                    black_box(&tiny),
-                    &space,
-                    SweepOptions::default(),
-                    &|_, _| {},
-                    &pipescope::Cancel::never(),
-                )
-            })
-        });
+    if let Some(tiny) = scenario("tiny-4x8", one) {
+        bench_space(
+            &mut g,
+            "tiny-4x8 default space, 16 GPUs",
+            &tiny,
+            &default_space(16, 64),
+        );
     }
-    let gpt = ScenarioOverrides {
-        model: Some("gpt3-175b".into()),
-        gpu: Some("a100-80gb".into()),
-        seq_len: Some(2048),
-        ..one
-    };
-    if let Some(gpt3) = scenario("gpt3-175b-16k", gpt) {
+    if let Some(gpt3) = job("gpt3-175b", "a100-80gb", 2048) {
         let space = SweepSpace {
-            gpus: vec![1024],
-            global_batch: 1536,
             tp: vec![8],
             pp: vec![4, 8, 16],
             schedules: vec![ScheduleKind::OneFOneB, ScheduleKind::ZbH1],
-            ..SweepSpace::default()
+            ..default_space(1024, 1536)
         };
-        g.bench_function("gpt3-175b 1024 GPUs, t 8, p 4-16, 1f1b + zb-h1", |b| {
-            b.iter(|| {
-                sweep(
-                    black_box(&gpt3),
-                    &space,
-                    SweepOptions::default(),
-                    &|_, _| {},
-                    &pipescope::Cancel::never(),
-                )
-            })
-        });
+        bench_space(
+            &mut g,
+            "gpt3-175b 1024 GPUs, t 8, p 4-16, 1f1b + zb-h1",
+            &gpt3,
+            &space,
+        );
+        bench_space(
+            &mut g,
+            "gpt3-175b 1024 A100 B 1536 default space",
+            &gpt3,
+            &default_space(1024, 1536),
+        );
+        bench_space(
+            &mut g,
+            "gpt3-175b 64 A100 B 4096 default space",
+            &gpt3,
+            &default_space(64, 4096),
+        );
+    }
+    if let Some(llama) = job("llama3-70b", "h100-80gb", 8192) {
+        bench_space(
+            &mut g,
+            "llama3-70b 64 H100 B 512 s 8192 default space",
+            &llama,
+            &default_space(64, 512),
+        );
     }
     g.finish();
 }

@@ -76,7 +76,8 @@ pub struct StageOutcome {
     pub mlp_blocks: u32,
     /// Weights, gradients and optimizer state, bytes.
     pub static_bytes: u64,
-    /// Kept tensors at the device's peak, bytes.
+    /// Kept tensors resident on the device at its peak (what is on the host at that moment
+    /// not counted), bytes.
     pub activation_bytes: u64,
     /// bf16 weights of `static_bytes` (with the fp8 recipe's cast; with ZeRO-3 the shard plus
     /// the layers gathered at a time), bytes.
@@ -107,8 +108,13 @@ pub struct StageOutcome {
     /// Of `recompute_s`, what the communication windows hide per micro-batch in the
     /// planner's model (Lynx: the mean over the device's backwards); 0 for other strategies.
     pub hidden_recompute_s: f64,
-    /// Bytes per micro-batch moved to host.
+    /// The most bytes of the device's activations held on the host at once (offload).
     pub offload_bytes: u64,
+    /// PipeOffload's copy-to-compute ratio `k` of the device's offloaded chunks: one
+    /// micro-batch-chunk's round trip to the host (D2H + H2D) over its F + B + W, the largest
+    /// over its chunks; absent when it offloads nothing. At most 1, every copy keeps pace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_ratio: Option<f64>,
     /// This device's iteration by cause (the parts of [`Outcome::time_breakdown_s`], for
     /// this device; a device that ends early counts the rest as bubble); adds up to the
     /// iteration time. Computed once per solve, so views read it instead of the timeline.

@@ -13,6 +13,7 @@ use crate::scenario::{InvalidField, P2p, Scenario};
 use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 use crate::sim::{self, SimError, Simulation};
 
+mod host;
 mod job;
 mod lynx;
 mod peak;
@@ -87,6 +88,9 @@ pub(crate) struct PlannedRun {
     /// Whether the host link lengthens the simulation (it would be shorter with an
     /// infinitely fast one); false when nothing is offloaded.
     pub host_link_slows: bool,
+    /// Per device, the copy-to-compute ratio `k` of its offloaded chunks (`None`: nothing
+    /// offloaded).
+    pub copy_ratio: Vec<Option<f64>>,
 }
 
 /// [`solve_with`] on a given anatomy (no clock): the outcome with `solve_time_s = 0`.
@@ -268,6 +272,14 @@ pub(crate) fn run(
     cancel: &Cancel,
     memo: Option<&ScheduleMemo>,
 ) -> Result<PlannedRun, SolveError> {
+    let split;
+    let anatomy = match kind.splits_backward().then(|| anatomy.for_split_backward()) {
+        Some(Some(a)) => {
+            split = a;
+            &split
+        }
+        _ => anatomy,
+    };
     let p = scenario.parallel.pp;
     let m = scenario.batch.micro_batches;
     let v = kind.chunks(scenario.parallel.chunks);
@@ -457,15 +469,16 @@ fn plan_and_simulate(
     for mut plan in plans {
         cancel.check()?;
         let mut costs = simcosts::sim_costs(anatomy, &plan, &req.comm_s, opts);
-        if offload_marked_chunks(&sched, &mut costs) {
-            plan.notes.push(
-                "gis-offload: the marked chunks' activations go to host memory in the \
-                 simulation; the planner budgets them as resident, so its choices are \
-                 conservative"
-                    .into(),
-            );
+        if host::schedule_offload(&sched, anatomy, &mut costs) {
+            plan.notes.push(format!(
+                "{kind}: the chunks it offloads go to host memory in the simulation; the \
+                 planner budgets them as resident, so its choices are conservative"
+            ));
         }
-        let mut simulation = sim::simulate(&sched, &costs)?;
+        host::add_link_bytes(scenario, anatomy, &sched, &mut costs);
+        let copy_ratio = host::copy_ratios(&costs);
+        let mut simulation =
+            sim::simulate(&sched, &costs).map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
         let pipeline_s = simulation.makespan;
         sim::job::finish(&mut simulation, &job::job_costs(scenario, anatomy, &plan));
         sim::collectives::annotate(&mut simulation, &job::chunk_comm(anatomy, &plan));
@@ -479,6 +492,7 @@ fn plan_and_simulate(
                 schedule: sched.clone(),
                 simulation,
                 host_link_slows,
+                copy_ratio,
             });
         }
     }
@@ -502,22 +516,6 @@ fn host_link_slows(
     };
     let ideal = sim::simulate(sched, &free)?.makespan;
     Ok(ideal < makespan * (1.0 - 1e-12))
-}
-
-/// PipeOffload's pass (`gis-offload`) marks chunks whose activations live on the host between
-/// their F and B: the simulator moves all of such a chunk's kept bytes over the copy lane.
-/// Returns whether any chunk was marked.
-fn offload_marked_chunks(sched: &Schedule, costs: &mut sim::SimCosts) -> bool {
-    let mut any = false;
-    for (row, marks) in costs.chunks.iter_mut().zip(&sched.offloaded) {
-        for (chunk, &marked) in row.iter_mut().zip(marks) {
-            if marked {
-                chunk.offload_bytes = chunk.act_bytes;
-                any = true;
-            }
-        }
-    }
-    any
 }
 
 #[cfg(test)]

@@ -81,6 +81,7 @@ impl Anatomy {
         let (hp, hsb) = per_device(params::head(m, vocab, par.pp));
 
         let p2p_bytes = 2.0 * d.tokens_sp * d.h;
+        let host = HostRates::of(scenario);
         let link_eff = scenario.gpu.efficiency.link;
         // Megatron scatters a pipeline tensor that sequence parallelism has not already split
         // over the tensor-parallel ranks (each sends its 1/t over its own link), then
@@ -101,12 +102,19 @@ impl Anatomy {
             p2p_intra_s: p2p_wire_bytes / (scenario.gpu.link_gbps * 1e9 * link_eff) + p2p_gather_s,
             p2p_inter_s: p2p_wire_bytes / (scenario.gpu.inter_node_gbps * 1e9 * link_eff)
                 + p2p_gather_s,
-            host_bytes_per_s: scenario.gpu.host_gbps * 1e9,
+            host_bytes_per_s: host.shared,
+            host_paired_bytes_per_s: host.paired,
+            host_solo_bytes_per_s: host.solo,
             node_gpus: scenario.gpu.node_gpus,
             device_bytes: 0,
             pass_gather_s: 0.0,
             codec_names: codecs.iter().map(|c| c.name.clone()).collect(),
         };
+        if scenario.plan.device_max_connections > 1 {
+            // Without the launch order one connection gives, nothing guarantees the
+            // collectives start before the GEMMs meant to hide them: charged exposed.
+            anatomy.expose_hidden_collectives();
+        }
         anatomy.attention.fp8_weight_bytes = 2 * a8;
         anatomy.mlp.fp8_weight_bytes = 2 * m8;
         if let Some(profile) = &scenario.profile {
@@ -188,5 +196,39 @@ impl Anatomy {
     /// Backward seconds (B + W) of one whole layer.
     pub fn layer_backward_s(&self) -> f64 {
         self.attention.backward_s() + self.mlp.backward_s()
+    }
+}
+
+/// One GPU's copy rates to and from the host, bytes/s per direction (docs/model.md,
+/// "Offload"): the one-way rate shared by the `pcie_pair` GPUs of a switch when they copy
+/// without taking turns; for PipeOffload's paired copies, the rate with both directions busy
+/// (the pair's two GPUs take turns on each direction) and the one-way rate of a copy alone,
+/// or half the one-way rate for both where the switch's two GPUs belong to one pipeline stage
+/// (tensor or data parallel peers copy in step).
+struct HostRates {
+    shared: f64,
+    paired: f64,
+    solo: f64,
+}
+
+impl HostRates {
+    fn of(scenario: &Scenario) -> Self {
+        let gpu = &scenario.gpu;
+        let one = gpu.host_gbps * 1e9;
+        let duplex = gpu.host_duplex_gbps.min(gpu.host_gbps) * 1e9;
+        let pair = f64::from(gpu.pcie_pair.max(1));
+        let peers = u64::from(scenario.parallel.tp) * u64::from(scenario.parallel.dp);
+        let (paired, solo) = if gpu.pcie_pair <= 1 {
+            (one, one)
+        } else if peers > 1 {
+            (one / pair, one / pair)
+        } else {
+            (duplex, one)
+        };
+        Self {
+            shared: one / pair,
+            paired,
+            solo,
+        }
     }
 }

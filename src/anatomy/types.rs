@@ -142,6 +142,14 @@ pub struct Block {
     /// ZeRO-3's gathers of the block's weights and the reduce-scatter of its gradient, in
     /// steady state (each prefetched under the previous block's work).
     pub dp_comm: CommTimes,
+    /// Tensor-parallel collective time of B that a fused backward hides under the weight
+    /// GEMMs (Megatron's asynchronous column-parallel backward), not in `backward_b_s`: a
+    /// split backward, whose B has no weight GEMM to run under, pays it
+    /// ([`Anatomy::for_split_backward`]).
+    pub backward_b_hidden_s: f64,
+    /// The same for W (the re-gather of a sequence-parallel shard, hidden under the
+    /// input-gradient GEMM when B and W run as one).
+    pub backward_w_hidden_s: f64,
     /// Model FLOPs of the forward per device (Megatron's MFU convention: causal s^2 halved).
     pub model_forward_flops: f64,
     /// Under the fp8 recipe, the fp8 cast of the block's linear weights and its transpose
@@ -168,6 +176,18 @@ impl Block {
     /// Whole backward per micro-batch (B + W).
     pub fn backward_s(&self) -> f64 {
         self.backward_b_s + self.backward_w_s
+    }
+
+    /// Charges the backward's hidden collectives (they run exposed): each joins its
+    /// backward's time and its collectives (`tp_comm`'s added time too).
+    pub fn expose_hidden_collectives(&mut self) {
+        self.backward_b_s += self.backward_b_hidden_s;
+        self.backward_b_comm_s += self.backward_b_hidden_s;
+        self.backward_w_s += self.backward_w_hidden_s;
+        self.backward_w_comm_s += self.backward_w_hidden_s;
+        self.tp_comm.backward_added_s += self.backward_b_hidden_s + self.backward_w_hidden_s;
+        self.backward_b_hidden_s = 0.0;
+        self.backward_w_hidden_s = 0.0;
     }
 
     /// The unit called `name`.
@@ -197,8 +217,18 @@ pub struct Anatomy {
     pub p2p_intra_s: f64,
     /// Time of one point-to-point transfer between nodes.
     pub p2p_inter_s: f64,
-    /// Host link bandwidth in bytes/s (offload).
+    /// Host link bandwidth of one GPU's copies, bytes/s per direction, when the GPUs that
+    /// share a PCIe switch copy without taking turns (the `offload` and `unified`
+    /// strategies, `gis-offload`): the switch's one-way rate shared by its `pcie_pair` GPUs.
     pub host_bytes_per_s: f64,
+    /// The same for PipeOffload's paired copies (`po-h`, `po-f`): where the two GPUs of a
+    /// switch are neighbouring pipeline stages (no tensor or data parallelism) they
+    /// interleave, one sending while the other receives, and each copy runs at the link's
+    /// rate with both directions busy; where they are peers of one stage they copy in step
+    /// and halve the one-way rate.
+    pub host_paired_bytes_per_s: f64,
+    /// A paired copy alone on the link (the pair's warm-up sends), bytes/s.
+    pub host_solo_bytes_per_s: f64,
     /// GPUs per node (stage boundaries at multiples of it cross nodes).
     pub node_gpus: u32,
     /// Bytes every device holds besides its blocks' static memory and its activations: with
@@ -213,6 +243,36 @@ pub struct Anatomy {
 }
 
 impl Anatomy {
+    /// The anatomy as a schedule with a split backward (B and W apart) runs it: B has no
+    /// weight GEMM to hide its input-gradient collective under, and the zero-bubble
+    /// runtime's W gathers its input synchronously, so every collective a fused backward
+    /// hides runs exposed. `None` when nothing is hidden (no tensor parallelism, or already
+    /// exposed by `CUDA_DEVICE_MAX_CONNECTIONS` above 1).
+    pub fn for_split_backward(&self) -> Option<Anatomy> {
+        let blocks = [&self.embedding, &self.attention, &self.mlp, &self.head];
+        if blocks
+            .iter()
+            .all(|b| b.backward_b_hidden_s == 0.0 && b.backward_w_hidden_s == 0.0)
+        {
+            return None;
+        }
+        let mut split = self.clone();
+        split.expose_hidden_collectives();
+        Some(split)
+    }
+
+    /// Charges every block's hidden backward collectives ([`Block::expose_hidden_collectives`]).
+    pub fn expose_hidden_collectives(&mut self) {
+        for b in [
+            &mut self.embedding,
+            &mut self.attention,
+            &mut self.mlp,
+            &mut self.head,
+        ] {
+            b.expose_hidden_collectives();
+        }
+    }
+
     /// Number of blocks in the chain, `2L + 2`.
     pub fn num_blocks(&self) -> usize {
         2 * self.layers as usize + 2

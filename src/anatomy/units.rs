@@ -213,6 +213,9 @@ impl<'a> Builder<'a> {
             backward_w_s: total.w.s,
             backward_b_comm_s: self.tp.added.b.s,
             backward_w_comm_s: self.tp.added.w.s,
+            // What the backward's GEMMs hide (link time the block does not wait for).
+            backward_b_hidden_s: (self.tp.wire.b.s - self.tp.added.b.s).max(0.0),
+            backward_w_hidden_s: (self.tp.wire.w.s - self.tp.added.w.s).max(0.0),
             tp_comm: comm_times(&self.tp),
             cp_comm: comm_times(&self.cp),
             dp_comm: CommTimes::default(),

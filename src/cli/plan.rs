@@ -42,6 +42,8 @@ pub fn table(o: &Outcome) -> String {
     if let Some(r) = &o.infeasible_reason {
         s.push_str(&format!("INFEASIBLE: {r}\n"));
     }
+    // Columns of what sits on the host, only when something does.
+    let offloads = o.stages.iter().any(|st| st.offload_bytes > 0);
     // The blocks column is as wide as its widest entry (a V's stage holds two ranges).
     let blocks: Vec<String> = o
         .stages
@@ -56,7 +58,7 @@ pub fn table(o: &Outcome) -> String {
         .collect();
     let bw = blocks.iter().map(String::len).max().unwrap_or(0).max(6);
     s.push_str(&format!(
-        "{:>5} {:>bw$} {:>4} {:>4} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        "{:>5} {:>bw$} {:>4} {:>4} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "stage",
         "blocks",
         "attn",
@@ -69,9 +71,14 @@ pub fn table(o: &Outcome) -> String {
         "bwd ms",
         "recomp ms"
     ));
+    s.push_str(&if offloads {
+        format!(" {:>9} {:>6}\n", "host GiB", "k")
+    } else {
+        "\n".to_string()
+    });
     for (st, blocks) in o.stages.iter().zip(&blocks) {
         s.push_str(&format!(
-            "{:>5} {:>bw$} {:>4} {:>4} {:>6} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}\n",
+            "{:>5} {:>bw$} {:>4} {:>4} {:>6} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2}",
             st.stage,
             blocks,
             st.attention_blocks,
@@ -84,6 +91,11 @@ pub fn table(o: &Outcome) -> String {
             st.backward_s * 1e3,
             st.recompute_s * 1e3
         ));
+        if offloads {
+            let k = st.copy_ratio.map_or("-".to_string(), |k| format!("{k:.2}"));
+            s.push_str(&format!(" {:>9.2} {:>6}", st.offload_bytes as f64 / GIB, k));
+        }
+        s.push('\n');
     }
     for n in &o.notes {
         s.push_str(&format!("note: {n}\n"));

@@ -41,6 +41,7 @@ pub fn setting_overrides(source: &SourceFlags, s: &SettingFlags) -> ScenarioOver
         mem_limit: s.mem_limit,
         group_size: s.group_size,
         offload_chunks: s.offload_chunks,
+        device_max_connections: s.device_max_connections,
         overlap_grad_reduce: flag_pair(s.overlap_grad_reduce, s.no_overlap_grad_reduce),
         overlap_param_gather: s.overlap_param_gather.then_some(true),
         tp_comm_overlap: s.tp_comm_overlap.then_some(true),
@@ -196,6 +197,7 @@ const KEY_FLAGS: &[(&str, &str)] = &[
     ("plan.mem_limit", "--mem-limit"),
     ("plan.group_size", "--group-size"),
     ("plan.offload_chunks", "--offload-chunks"),
+    ("plan.device_max_connections", "--device-max-connections"),
     // Fields of the command line's own overrides (after the keys that contain them).
     ("reserve_gib", "--reserve-gib"),
     ("budget_gib", "--budget-gib"),

@@ -124,6 +124,11 @@ pub struct SettingFlags {
     /// Chunks offloaded by gis-offload (default 1).
     #[arg(long = "offload-chunks", value_name = "K", value_parser = degree, allow_negative_numbers = true)]
     pub offload_chunks: Option<u32>,
+    /// CUDA_DEVICE_MAX_CONNECTIONS of the run: 1 (default) lets Megatron hide the backward's
+    /// tensor-parallel collectives under its GEMMs; more (the zero-bubble runtime uses 8)
+    /// leaves them exposed.
+    #[arg(long = "device-max-connections", value_name = "N", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    pub device_max_connections: Option<u32>,
     /// Overlap the data-parallel gradient reduction with the backward (Megatron's buckets).
     #[arg(
         long = "overlap-grad-reduce",

@@ -46,7 +46,7 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
     }
     let src = &rest.source;
     let (l, st) = (&rest.layout, &rest.settings);
-    let flags: [(&'static str, bool); 28] = [
+    let flags: [(&'static str, bool); 29] = [
         ("--preset", src.preset.is_some()),
         ("--model", src.model.is_some()),
         ("--gpu", src.gpu.is_some()),
@@ -81,6 +81,10 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
         ("--tp-comm-overlap", st.tp_comm_overlap),
         ("--grad-bytes", st.grad_bytes.is_some()),
         ("--recompute-units", st.recompute_units.is_some()),
+        (
+            "--device-max-connections",
+            st.device_max_connections.is_some(),
+        ),
     ];
     Some(
         flags

@@ -39,24 +39,34 @@ fn schedule_flags(
             ),
         ));
     }
-    let offload_users = || {
-        format!(
-            "only {} offloads activations by its schedule",
-            ScheduleKind::names_where(ScheduleKind::offloads)
-        )
-    };
     if let Some(k) = settings.offload_chunks {
+        let why = if kind.offloads() {
+            format!("{kind} chooses the chunks it offloads by their lifespan")
+        } else {
+            String::new()
+        };
+        let users = format!(
+            "it sets how many chunks {} offloads",
+            ScheduleKind::names_where(ScheduleKind::takes_offload_chunks)
+        );
         given.push((
             format!("--offload-chunks {k}"),
-            kind.offloads(),
-            offload_users(),
+            kind.takes_offload_chunks(),
+            if why.is_empty() {
+                users
+            } else {
+                format!("{why}; {users}")
+            },
         ));
     }
     if offload_cost {
         given.push((
             "--offload-cost".to_string(),
             kind.offloads(),
-            offload_users(),
+            format!(
+                "only {} offload activations by their schedule",
+                ScheduleKind::names_where(ScheduleKind::offloads)
+            ),
         ));
     }
     given
@@ -348,6 +358,30 @@ mod tests {
         s.group_size = Some(2);
         assert!(check_schedule(ScheduleKind::OneFOneB, &layout, &s, false).is_err());
         assert!(check_schedule(ScheduleKind::Gis, &layout, &s, false).is_ok());
+    }
+
+    /// PipeOffload's schedules take chunks, a group size and a copy time, but choose the
+    /// chunks they offload themselves: `--offload-chunks` says so.
+    #[test]
+    fn pipeoffload_takes_its_flags_but_not_a_chunk_count_to_offload() {
+        let layout = LayoutFlags {
+            chunks: Some(3),
+            ..LayoutFlags::default()
+        };
+        let mut s = settings();
+        s.group_size = Some(2);
+        for kind in [ScheduleKind::PoH, ScheduleKind::PoF] {
+            assert!(check_schedule(kind, &layout, &s, true).is_ok(), "{kind}");
+            let mut k = s.clone();
+            k.offload_chunks = Some(1);
+            let e = check_schedule(kind, &layout, &k, false).unwrap_err();
+            assert!(
+                e.contains("--offload-chunks 1")
+                    && e.contains("lifespan")
+                    && e.contains("gis-offload"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -29,11 +29,16 @@ pub fn supported(kind: ScheduleKind) -> Result<(), Unsupported> {
     let reason = match kind {
         ScheduleKind::Chimera => {
             "chimera replicates every stage on two ranks (one per direction); torch places each \
-             stage on exactly one rank. Allowed: every other schedule except gis-offload"
+             stage on exactly one rank. Allowed: every other schedule except gis-offload, \
+             po-h and po-f"
         }
         ScheduleKind::GisOffload => {
             "gis-offload's host copies have no torch action; export --schedule gis for the same \
              compute order"
+        }
+        ScheduleKind::PoH | ScheduleKind::PoF => {
+            "PipeOffload's host copies have no torch action; export --schedule gis with \
+             --group-size set to the same group for the same compute order"
         }
         _ => return Ok(()),
     };

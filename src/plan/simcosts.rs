@@ -146,6 +146,7 @@ pub fn sim_costs(anatomy: &Anatomy, plan: &Plan, comm_s: &[f64], opt: SimOptions
             })
             .collect(),
         host_bytes_per_s: anatomy.host_bytes_per_s,
+        host_solo_bytes_per_s: 0.0,
         overlap_recompute: opt.overlap_recompute,
         blocking_sends: opt.blocking_sends,
         model_flops: Some(model),

@@ -46,6 +46,8 @@ fn block(kind: BlockKind, units: Vec<Unit>, static_bytes: u64, f: f64) -> Block 
         tp_comm: Default::default(),
         cp_comm: Default::default(),
         dp_comm: Default::default(),
+        backward_b_hidden_s: 0.0,
+        backward_w_hidden_s: 0.0,
         model_forward_flops: f * 1e12,
         fp8_weight_bytes: 0,
     }
@@ -111,6 +113,8 @@ pub fn gpt_like(layers: u32, x: u64, static_bytes: u64) -> Anatomy {
         device_bytes: 0,
         pass_gather_s: 0.0,
         host_bytes_per_s: x as f64 * 4.0,
+        host_paired_bytes_per_s: x as f64 * 4.0,
+        host_solo_bytes_per_s: x as f64 * 4.0,
         node_gpus: 8,
         codec_names: vec!["half".into()],
     }

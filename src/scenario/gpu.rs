@@ -60,8 +60,23 @@ pub struct GpuSpec {
     pub node_gpus: u32,
     /// Bandwidth between nodes, per GPU and direction, GB/s.
     pub inter_node_gbps: f64,
-    /// Host link as achieved, per direction, GB/s (offload).
+    /// Host link as achieved by one GPU copying in one direction alone (the PCIe link's
+    /// measured rate, not its nominal one), GB/s (offload).
     pub host_gbps: f64,
+    /// Host link per direction while both directions carry a copy at once (PCIe's achieved
+    /// bidirectional rate), GB/s; at most `host_gbps`. PipeOffload's paired copies run at
+    /// it. A preset without it assumes no loss (`host_gbps`).
+    #[serde(default)]
+    pub host_duplex_gbps: f64,
+    /// GPUs behind one PCIe switch's uplink to the host (1 or 2): two share its bandwidth
+    /// per direction, and the network cards on the switch carry their cross-node traffic
+    /// through the same links. A preset without it: 1.
+    #[serde(default = "one")]
+    pub pcie_pair: u32,
+    /// Host memory per node, GiB; offloaded activations of the node's GPUs must fit in it.
+    /// `None`: not limited.
+    #[serde(default)]
+    pub host_memory_gib: Option<f64>,
     /// Efficiency curve of the roofline model.
     pub efficiency: EfficiencyCurve,
     /// Activation compression codec (`compress`, `unified`).
@@ -71,6 +86,10 @@ pub struct GpuSpec {
     /// GPU has the one `codec` above.
     #[serde(default)]
     pub codecs: Vec<super::Codec>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl GpuSpec {
@@ -200,6 +219,16 @@ pub mod a100_links {
     pub const NODE_GPUS: u32 = 8;
     /// 200 Gb/s InfiniBand per GPU, per direction, GB/s.
     pub const INTER_NODE_GBPS: f64 = 25.0;
-    /// Host link as achieved with every GPU transferring (PipeOffload's profile), GB/s.
-    pub const HOST_GBPS: f64 = 15.0;
+    /// Host link of one A100 copying alone in one direction, GB/s: PCIe Gen4 x16 carries
+    /// 31.5 GB/s nominal; nvbandwidth's host-to-device copy engine measures 25.9-26.2 GB/s on
+    /// each of eight A100s (NVIDIA/nvbandwidth README, "Unidirectional").
+    pub const HOST_GBPS: f64 = 26.0;
+    /// The same per direction with both directions busy: nvbandwidth's bidirectional
+    /// host-device test, 18.4-19.6 GB/s each way (README, "Bidirectional Host <-> Device").
+    pub const HOST_DUPLEX_GBPS: f64 = 19.0;
+    /// DGX A100: four PCIe Gen4 switches, each with two GPUs, their two compute network
+    /// cards and one uplink to a CPU.
+    pub const PCIE_PAIR: u32 = 2;
+    /// DGX A100 (640 GB): 2 TB of host memory per node.
+    pub const HOST_MEMORY_GIB: f64 = 2048.0;
 }

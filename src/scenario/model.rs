@@ -47,6 +47,19 @@ pub struct ModelSpec {
     pub tied_embeddings: bool,
 }
 
+impl ModelStyle {
+    /// The units PipeOffload recomputes so that fewer bytes go to the host (the zero-bubble
+    /// repository's `--recompute-lgd`: LayerNorm, GeLU and dropout; 20 of the 34 sbh bytes
+    /// per GPT layer stay), as the `named` strategy's `recompute_units`. For Llama-style
+    /// blocks, the same cheap element-wise producers: the RMSNorm outputs and SwiGLU's.
+    pub fn cheap_recompute_units(self) -> &'static [&'static str] {
+        match self {
+            ModelStyle::Gpt => &["ln_out", "gelu_out", "out_dropout_mask"],
+            ModelStyle::Llama => &["norm_out", "swiglu_out"],
+        }
+    }
+}
+
 impl ModelSpec {
     /// Width of one attention head `d`: `head_dim` when given, else `hidden / heads`.
     pub fn head_dim(&self) -> u64 {

@@ -49,6 +49,8 @@ pub struct ScenarioOverrides {
     pub group_size: Option<u32>,
     /// Chunks offloaded by `gis-offload`.
     pub offload_chunks: Option<u32>,
+    /// `CUDA_DEVICE_MAX_CONNECTIONS` of the run.
+    pub device_max_connections: Option<u32>,
     /// Distributed optimizer (ZeRO-1 over `d x cp`) on or off: an alias of `zero` 1 and 0.
     pub distributed_optimizer: Option<bool>,
     /// ZeRO stage (0, 1 or 3); given with `distributed_optimizer`, they must agree.
@@ -231,6 +233,10 @@ impl ScenarioOverrides {
         if self.offload_chunks.is_some() {
             plan.offload_chunks = self.offload_chunks;
         }
+        set(
+            &mut plan.device_max_connections,
+            self.device_max_connections,
+        );
         scenario.validate()
     }
 }

@@ -117,6 +117,9 @@ pub const GPU_RANGES: &[(Range, GpuField)] = &[
     (Range::count("gpu.node_gpus", 1.0, 65536.0), |g| Some(f64::from(g.node_gpus))),
     (Range::real("gpu.inter_node_gbps", 0.01, 1e5, "GB/s"), |g| Some(g.inter_node_gbps)),
     (Range::real("gpu.host_gbps", 0.01, 1e5, "GB/s"), |g| Some(g.host_gbps)),
+    (Range::real("gpu.host_duplex_gbps", 0.01, 1e5, "GB/s"), |g| Some(g.host_duplex_gbps)),
+    (Range::count("gpu.pcie_pair", 1.0, 2.0), |g| Some(f64::from(g.pcie_pair))),
+    (Range::real("gpu.host_memory_gib", 1.0, 1e7, "GiB"), |g| g.host_memory_gib),
     (Range::real("gpu.efficiency.link", 0.01, 1.0, ""), |g| Some(g.efficiency.link)),
     (Range::count("gpu.sms", 1.0, 65536.0), |g| g.sms.map(f64::from)),
 ];
@@ -168,6 +171,9 @@ pub const GROUP_SIZE: Range = Range::count("plan.group_size", 1.0, DEGREE);
 /// Chunks offloaded by `gis-offload`.
 pub const OFFLOAD_CHUNKS: Range = Range::count("plan.offload_chunks", 1.0, DEGREE);
 
+/// `CUDA_DEVICE_MAX_CONNECTIONS` of the run (the hardware has 32 work queues).
+pub const DEVICE_MAX_CONNECTIONS: Range = Range::count("plan.device_max_connections", 1.0, 32.0);
+
 /// The single-field ranges of a scenario's layout, batch and plan (relations between fields
 /// stay in `validate.rs`).
 pub const SETTING_RANGES: &[Range] = &[
@@ -181,6 +187,7 @@ pub const SETTING_RANGES: &[Range] = &[
     MICRO_BATCHES,
     GROUP_SIZE,
     OFFLOAD_CHUNKS,
+    DEVICE_MAX_CONNECTIONS,
 ];
 
 /// The range of the field at dotted path `field` (`gpu.hbm_gbps`, `parallel.pp`), if it has
@@ -336,6 +343,9 @@ mod tests {
             "gpu.node_gpus" => g.node_gpus = u32::MAX,
             "gpu.inter_node_gbps" => g.inter_node_gbps = value,
             "gpu.host_gbps" => g.host_gbps = value,
+            "gpu.host_duplex_gbps" => g.host_duplex_gbps = value,
+            "gpu.pcie_pair" => g.pcie_pair = u32::MAX,
+            "gpu.host_memory_gib" => g.host_memory_gib = Some(value),
             "gpu.efficiency.link" => g.efficiency.link = value,
             "gpu.sms" => g.sms = Some(u32::MAX),
             other => panic!("the test does not know {other}: add it here"),

@@ -148,6 +148,11 @@ pub struct PlanSettings {
     pub group_size: Option<u32>,
     /// Chunks offloaded by `gis-offload` (`None`: 1).
     pub offload_chunks: Option<u32>,
+    /// The training run's `CUDA_DEVICE_MAX_CONNECTIONS`: Megatron runs the backward's
+    /// tensor-parallel collectives under its GEMMs only at 1, which orders each collective's
+    /// launch before the GEMM; above 1 (the zero-bubble runtime, which PipeOffload builds on,
+    /// requires at least 8 to overlap its pipeline transfers) they run exposed.
+    pub device_max_connections: u32,
 }
 
 #[cfg(test)]

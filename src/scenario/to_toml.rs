@@ -59,6 +59,11 @@ fn gpu_table(g: &GpuSpec) -> Table {
     t.insert("node_gpus".into(), int(u64::from(g.node_gpus)));
     t.insert("inter_node_gbps".into(), Value::Float(g.inter_node_gbps));
     t.insert("host_gbps".into(), Value::Float(g.host_gbps));
+    t.insert("host_duplex_gbps".into(), Value::Float(g.host_duplex_gbps));
+    t.insert("pcie_pair".into(), int(u64::from(g.pcie_pair)));
+    if let Some(h) = g.host_memory_gib {
+        t.insert("host_memory_gib".into(), Value::Float(h));
+    }
     let mut e = Table::new();
     e.insert("matrix".into(), steps(&g.efficiency.matrix));
     e.insert("memory".into(), steps(&g.efficiency.memory));
@@ -170,6 +175,12 @@ pub fn to_toml(s: &Scenario) -> String {
     }
     if let Some(k) = pl.offload_chunks {
         plan.insert("offload_chunks".into(), int(u64::from(k)));
+    }
+    if pl.device_max_connections != 1 {
+        plan.insert(
+            "device_max_connections".into(),
+            int(u64::from(pl.device_max_connections)),
+        );
     }
     root.insert("plan".into(), Value::Table(plan));
     if let Some(profile) = &s.profile {

@@ -102,6 +102,17 @@ pub fn validate_model(m: &ModelSpec) -> Result<(), InvalidField> {
 pub fn validate_gpu(g: &GpuSpec) -> Result<(), InvalidField> {
     check_name("gpu.name", &g.name)?;
     super::ranges::check_gpu(g)?;
+    if g.host_duplex_gbps > g.host_gbps {
+        return Err(InvalidField::new(
+            "gpu.host_duplex_gbps",
+            g.host_duplex_gbps,
+            format!(
+                "at most host_gbps ({}): a direction shared with the other one carries no more \
+                 than alone",
+                g.host_gbps
+            ),
+        ));
+    }
     g.codec.validate("gpu.codec")?;
     for (i, c) in g.codecs.iter().enumerate() {
         c.validate(&format!("gpu.codecs[{i}]"))?;
@@ -259,6 +270,7 @@ impl Scenario {
         if let Some(k) = plan.offload_chunks {
             ranges::OFFLOAD_CHUNKS.check_count(u64::from(k))?;
         }
+        ranges::DEVICE_MAX_CONNECTIONS.check_count(u64::from(plan.device_max_connections))?;
         super::validate_job::check_job(self)?;
         if let Some(profile) = &self.profile {
             profile.validate()?;

@@ -201,15 +201,27 @@ pub enum ScheduleKind {
     #[serde(rename = "gis-offload")]
     #[strum(serialize = "gis-offload")]
     GisOffload,
+    /// PipeOffload's PO-H: the uniform-repeating building block with the shortest useful
+    /// group, the longest-lived half of every device's chunks offloaded on one copy stream
+    /// that a pair of devices interleaves.
+    #[serde(rename = "po-h")]
+    #[strum(serialize = "po-h")]
+    PoH,
+    /// PipeOffload's PO-F: as PO-H with every chunk offloaded.
+    #[serde(rename = "po-f")]
+    #[strum(serialize = "po-f")]
+    PoF,
 }
 
 impl ScheduleKind {
     /// Chunks per device this schedule runs with, given the user's `--chunks`.
     pub fn chunks(self, requested: u32) -> u32 {
         match self {
-            ScheduleKind::Interleaved | ScheduleKind::Gis | ScheduleKind::GisOffload => {
-                requested.max(2)
-            }
+            ScheduleKind::Interleaved
+            | ScheduleKind::Gis
+            | ScheduleKind::GisOffload
+            | ScheduleKind::PoH
+            | ScheduleKind::PoF => requested.max(2),
             ScheduleKind::ZbV
             | ScheduleKind::VHalf
             | ScheduleKind::VMin
@@ -225,7 +237,11 @@ impl ScheduleKind {
     pub fn takes_chunks(self) -> bool {
         matches!(
             self,
-            ScheduleKind::Interleaved | ScheduleKind::Gis | ScheduleKind::GisOffload
+            ScheduleKind::Interleaved
+                | ScheduleKind::Gis
+                | ScheduleKind::GisOffload
+                | ScheduleKind::PoH
+                | ScheduleKind::PoF
         )
     }
 
@@ -239,15 +255,19 @@ impl ScheduleKind {
         )
     }
 
-    /// Whether a group size (`--group-size`, `plan.group_size`) applies: `gis` and
-    /// `gis-offload`.
+    /// Whether a group size (`--group-size`, `plan.group_size`) applies: `gis`, `gis-offload`
+    /// and PipeOffload's `po-h` and `po-f` (all built from GIS's groups).
     pub fn takes_group_size(self) -> bool {
-        matches!(self, ScheduleKind::Gis | ScheduleKind::GisOffload)
+        matches!(
+            self,
+            ScheduleKind::Gis | ScheduleKind::GisOffload | ScheduleKind::PoH | ScheduleKind::PoF
+        )
     }
 
-    /// Whether the schedule itself moves activations to the host and back (`gis-offload`),
-    /// so that `--offload-chunks` and `--offload-cost` apply to it.
-    pub fn offloads(self) -> bool {
+    /// Whether a count of chunks to offload (`--offload-chunks`, `plan.offload_chunks`)
+    /// applies: `gis-offload` only (`po-h` and `po-f` choose their chunks by lifespan). The
+    /// schedules that offload at all are [`ScheduleKind::offloads`]'s.
+    pub fn takes_offload_chunks(self) -> bool {
         self == ScheduleKind::GisOffload
     }
 

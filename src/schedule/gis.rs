@@ -37,9 +37,9 @@ pub(crate) fn generate(
         schedule: kind,
         requirement,
     };
-    let (p, m) = (input.p as usize, input.m as usize);
+    let p = input.p as usize;
     let v = kind.chunks(input.v) as usize;
-    if kind == ScheduleKind::GisOffload && p % 2 != 0 {
+    if kind == ScheduleKind::GisOffload && !p.is_multiple_of(2) {
         return Err(unsupported(format!(
             "an even p: the offload pass pairs devices (2k, 2k+1) that share a host link (got p={p})"
         )));
@@ -50,8 +50,21 @@ pub(crate) fn generate(
             "offload_chunks between 1 and v={v} (got {offload_chunks})"
         )));
     }
-    // Smallest useful group: ceil(p/2), grown until one group's F+B+W covers a forward or
-    // backward sweep through all devices.
+    let mut s = building_block_schedule(kind, input, input.group_size.map(|g| g as usize))?;
+    if kind == ScheduleKind::GisOffload {
+        for row in &mut s.offloaded {
+            for (c, off) in row.iter_mut().enumerate() {
+                *off = c < offload_chunks;
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// The smallest useful group of the building block: ceil(p/2) (PipeOffload's GIS-H), grown
+/// until one group's F+B+W covers a forward or backward sweep through all devices.
+pub(super) fn min_group(input: &ScheduleInput, v: usize) -> usize {
+    let p = input.p as usize;
     let mean =
         |grid: &[Vec<f64>], d: usize| (0..v).map(|c| cost(grid, d, c)).sum::<f64>() / v as f64;
     let per_dev = |grid: &[Vec<f64>]| (0..p).map(|d| mean(grid, d)).collect::<Vec<f64>>();
@@ -62,24 +75,33 @@ pub(crate) fn generate(
     while max_fbw * (min_group as f64) < sweep && min_group < p {
         min_group += 1;
     }
+    min_group
+}
+
+/// The building block's order for `kind` with group size `group` (`None`: p), nothing
+/// offloaded yet. The input must have passed `check_basic`.
+pub(super) fn building_block_schedule(
+    kind: ScheduleKind,
+    input: &ScheduleInput,
+    group: Option<usize>,
+) -> Result<Schedule, ScheduleError> {
+    let unsupported = |requirement: String| ScheduleError::Unsupported {
+        schedule: kind,
+        requirement,
+    };
+    let (p, m) = (input.p as usize, input.m as usize);
+    let v = kind.chunks(input.v) as usize;
+    let min_group = min_group(input, v);
     // A group larger than p is reset to p, as the source does; a smaller group than
     // min_group spaces each chunk's forwards min_k = ceil(min_group / g) groups apart.
-    let g = input.group_size.map_or(p, |g| g as usize).clamp(1, p);
+    let g = group.unwrap_or(p).clamp(1, p);
     let devices = gis_order(p, m, v, g, min_group).ok_or_else(|| {
         unsupported(format!(
             "a group size and chunk count whose building block has no slot conflict \
              (got p={p}, v={v}, group size {g})"
         ))
     })?;
-    let mut s = schedule(kind, input, v as u32, Placement::Looped, devices);
-    if kind == ScheduleKind::GisOffload {
-        for row in &mut s.offloaded {
-            for (c, off) in row.iter_mut().enumerate() {
-                *off = c < offload_chunks;
-            }
-        }
-    }
-    Ok(s)
+    Ok(schedule(kind, input, v as u32, Placement::Looped, devices))
 }
 
 /// One pass of the building block: kind, chunk, group member, unwrapped slot.

@@ -14,9 +14,11 @@ impl ScheduleKind {
             | ScheduleKind::ZbH1
             | ScheduleKind::ZbH2
             | ScheduleKind::ZbAuto => Placement::Single,
-            ScheduleKind::Interleaved | ScheduleKind::Gis | ScheduleKind::GisOffload => {
-                Placement::Looped
-            }
+            ScheduleKind::Interleaved
+            | ScheduleKind::Gis
+            | ScheduleKind::GisOffload
+            | ScheduleKind::PoH
+            | ScheduleKind::PoF => Placement::Looped,
             ScheduleKind::ZbV
             | ScheduleKind::VHalf
             | ScheduleKind::VMin
@@ -28,7 +30,9 @@ impl ScheduleKind {
 
     /// Whether the op order depends on the durations (and memory limit) it is generated with:
     /// the searched schedules (zero-bubble's heuristic, the V-shape greedy and auto
-    /// schedules). `solve` regenerates these once with the plan's durations.
+    /// schedules), and PipeOffload's, whose default group grows until one group's work
+    /// covers a sweep through the devices. `solve` regenerates these once with the plan's
+    /// durations.
     pub fn uses_durations(self) -> bool {
         matches!(
             self,
@@ -38,7 +42,25 @@ impl ScheduleKind {
                 | ScheduleKind::VHalf
                 | ScheduleKind::VMin
                 | ScheduleKind::VZb
+                | ScheduleKind::PoH
+                | ScheduleKind::PoF
         )
+    }
+
+    /// Whether the schedule itself moves activations to the host and back (`gis-offload`,
+    /// `po-h`, `po-f`), whatever the memory strategy.
+    pub fn offloads(self) -> bool {
+        matches!(
+            self,
+            ScheduleKind::GisOffload | ScheduleKind::PoH | ScheduleKind::PoF
+        )
+    }
+
+    /// Whether the schedule's copies to the host and back run on PipeOffload's paired copy
+    /// slots (`po-h`, `po-f`): devices (2k, 2k+1) share a host link and interleave their
+    /// device-to-host and host-to-device copies, each on its one copy stream.
+    pub fn pairs_host_copies(self) -> bool {
+        matches!(self, ScheduleKind::PoH | ScheduleKind::PoF)
     }
 
     /// The stage of every (device, chunk) for `p` devices and the user's `requested` chunks,

@@ -15,6 +15,7 @@ mod interleaved;
 mod kind;
 mod list_timing;
 mod one_f_one_b;
+mod po;
 mod search_input;
 mod types;
 mod v_auto;
@@ -58,6 +59,7 @@ pub fn generate_cancellable(
         ScheduleKind::DualPipeV => dualpipe_v::generate(input),
         ScheduleKind::Chimera => chimera::generate(input),
         ScheduleKind::Gis | ScheduleKind::GisOffload => gis::generate(kind, input),
+        ScheduleKind::PoH | ScheduleKind::PoF => po::generate(kind, input),
     }
 }
 

@@ -229,22 +229,33 @@ impl Grid {
     /// `mem_of_stage`: peak of the running activation count along device `d`'s slots. With
     /// W's in the grid they free one each; without, every empty slot frees one pending W.
     fn mem_peak(&self, d: usize) -> i64 {
-        let has_w = self.lens.len() > 4;
+        let has_w = self.has_w();
         let (mut cur, mut peak, mut pending) = (0i64, 0i64, 0u32);
         for &code in self.row(d) {
-            if code != EMPTY {
-                let (t, _) = self.decode(code);
-                cur += MEM[t];
-                if t == 2 || t == 3 {
-                    pending += 1;
-                }
-            } else if !has_w && pending > 0 {
-                cur -= 1;
-                pending -= 1;
-            }
+            self.mem_step(code, has_w, &mut cur, &mut pending);
             peak = peak.max(cur);
         }
         peak
+    }
+
+    /// Whether the grid holds W lists (else every empty slot frees one pending W).
+    fn has_w(&self) -> bool {
+        self.lens.len() > 4
+    }
+
+    /// One slot of [`Grid::mem_peak`]'s walk: the running count `cur` and the W's `pending`
+    /// after the slot holding `code`.
+    fn mem_step(&self, code: u32, has_w: bool, cur: &mut i64, pending: &mut u32) {
+        if code != EMPTY {
+            let (t, _) = self.decode(code);
+            *cur += MEM[t];
+            if t == 2 || t == 3 {
+                *pending += 1;
+            }
+        } else if !has_w && *pending > 0 {
+            *cur -= 1;
+            *pending -= 1;
+        }
     }
 
     /// `eager_execution_time` with unit costs and no transfer time: each op starts when the
@@ -326,6 +337,7 @@ fn reorder(grid4: &Grid, consider_w: bool) -> Grid {
     let (p, m) = (g.p, g.m);
     let current_mem = (0..p).map(|d| g.mem_peak(d)).max().unwrap_or(0);
     let original = g.occ.clone();
+    let mut walks: Vec<MemWalk> = (0..p).map(|d| MemWalk::of(&g, d)).collect();
     let mut phase = 0;
     for s in 0..g.len {
         for d in 0..p {
@@ -370,7 +382,8 @@ fn reorder(grid4: &Grid, consider_w: bool) -> Grid {
                     continue;
                 }
                 g.move_op(d, t, k, to);
-                if g.mem_peak(d) <= current_mem {
+                if walks[d].peaks_within(&g, d, to, s, current_mem) {
+                    walks[d].refresh(&g, d, to, s);
                     break;
                 }
                 g.move_op(d, t, k, s);
@@ -379,4 +392,191 @@ fn reorder(grid4: &Grid, consider_w: bool) -> Grid {
     }
     let g = if consider_w { g } else { g.put_w(false) };
     g.eager_unit()
+}
+
+/// Slots per block of [`MemWalk`]'s block maxima.
+const BLOCK: usize = 64;
+
+/// [`Grid::mem_peak`]'s walk along one device's row, kept slot by slot so that a trial move
+/// is judged without walking the whole row again: the state after each slot, and the highest
+/// level of each block of [`BLOCK`] slots. A move from slot `s` to an earlier `to` leaves the
+/// walk before `to` as it was, and once the walk after `s` is back in a state it had before
+/// the move, it goes on exactly as before; so the new peak is the highest of the old walk
+/// before `to`, the stretch walked in between, and the old walk after it.
+/// [`MemWalk::peaks_within`] answers exactly what `mem_peak(d) <= limit` answers (a test
+/// compares them on random moves), at the cost of that stretch and the block maxima.
+struct MemWalk {
+    /// Running count after each slot.
+    cur: Vec<i64>,
+    /// Pending W's after each slot.
+    pending: Vec<u32>,
+    /// Highest running count in each block of slots.
+    block_max: Vec<i64>,
+}
+
+impl MemWalk {
+    /// The walk of device `d`'s row.
+    fn of(g: &Grid, d: usize) -> MemWalk {
+        let has_w = g.has_w();
+        let (mut cur, mut pending) = (0i64, 0u32);
+        let mut w = MemWalk {
+            cur: Vec::with_capacity(g.len),
+            pending: Vec::with_capacity(g.len),
+            block_max: Vec::new(),
+        };
+        for &code in g.row(d) {
+            g.mem_step(code, has_w, &mut cur, &mut pending);
+            w.cur.push(cur);
+            w.pending.push(pending);
+        }
+        w.block_max = w
+            .cur
+            .chunks(BLOCK)
+            .map(|c| c.iter().copied().max().unwrap_or(i64::MIN))
+            .collect();
+        w
+    }
+
+    /// The state before slot `i`.
+    fn before(&self, i: usize) -> (i64, u32) {
+        match i.checked_sub(1) {
+            Some(j) => (self.cur[j], self.pending[j]),
+            None => (0, 0),
+        }
+    }
+
+    /// Highest running count over slots `a..b` (`i64::MIN` when empty).
+    fn range_max(&self, a: usize, b: usize) -> i64 {
+        let mut high = i64::MIN;
+        let mut i = a;
+        while i < b {
+            if i.is_multiple_of(BLOCK) && i + BLOCK <= b {
+                high = high.max(self.block_max[i / BLOCK]);
+                i += BLOCK;
+            } else {
+                high = high.max(self.cur[i]);
+                i += 1;
+            }
+        }
+        high
+    }
+
+    /// Walks row `d` of `g` from slot `to` on until, at or after slot `s`, it reaches a state
+    /// the kept walk has at the same slot; calls `seen(slot, state)` for each slot walked,
+    /// stopping early when it returns false. Returns the slot where the walks met (or the
+    /// row's length) and whether it ran to the end.
+    fn walk_from(
+        &self,
+        g: &Grid,
+        d: usize,
+        (to, s): (usize, usize),
+        mut seen: impl FnMut(usize, i64, u32) -> bool,
+    ) -> Option<usize> {
+        let has_w = g.has_w();
+        let (mut cur, mut pending) = self.before(to);
+        for (i, &code) in g.row(d).iter().enumerate().skip(to) {
+            g.mem_step(code, has_w, &mut cur, &mut pending);
+            if i >= s && cur == self.cur[i] && pending == self.pending[i] {
+                return Some(i);
+            }
+            if !seen(i, cur, pending) {
+                return None;
+            }
+        }
+        Some(g.len)
+    }
+
+    /// Whether `mem_peak(d) <= limit` for the grid `g`, whose row `d` differs from the kept
+    /// walk only by one op moved from slot `s` to the earlier slot `to`.
+    fn peaks_within(&self, g: &Grid, d: usize, to: usize, s: usize, limit: i64) -> bool {
+        if self.range_max(0, to).max(0) > limit {
+            return false;
+        }
+        match self.walk_from(g, d, (to, s), |_, cur, _| cur <= limit) {
+            Some(met) => self.range_max(met, g.len) <= limit,
+            None => false,
+        }
+    }
+
+    /// Takes in the move of [`MemWalk::peaks_within`] (now kept in `g`).
+    fn refresh(&mut self, g: &Grid, d: usize, to: usize, s: usize) {
+        let mut changed = Vec::new();
+        let met = self
+            .walk_from(g, d, (to, s), |i, cur, pending| {
+                changed.push((i, cur, pending));
+                true
+            })
+            .unwrap_or(g.len);
+        for (i, cur, pending) in changed {
+            self.cur[i] = cur;
+            self.pending[i] = pending;
+        }
+        for blk in to / BLOCK..met.div_ceil(BLOCK).min(self.block_max.len()) {
+            let end = ((blk + 1) * BLOCK).min(g.len);
+            self.block_max[blk] = self.cur[blk * BLOCK..end]
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(i64::MIN);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kept walk judges every trial move exactly as walking the whole row does, with W's
+    /// in the grid and without, for moves that are kept and moves that are undone.
+    #[test]
+    fn the_kept_walk_judges_moves_as_the_full_walk() {
+        let mut seed = 11u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % n.max(1)
+        };
+        let mut judged = 0;
+        for (p, m) in [(2, 3), (4, 8), (5, 7), (8, 16), (16, 40)] {
+            for with_w in [false, true] {
+                let four = Grid::from_pattern(&pattern_v_half(p), m);
+                let mut g = if with_w { four.put_w(false) } else { four };
+                let mut walks: Vec<MemWalk> = (0..p).map(|d| MemWalk::of(&g, d)).collect();
+                for _ in 0..400 {
+                    let d = next(p);
+                    let s = next(g.len);
+                    let code = g.occ[d * g.len + s];
+                    if code == EMPTY || s == 0 {
+                        continue;
+                    }
+                    let to = next(s);
+                    if g.occ[d * g.len + to] != EMPTY {
+                        continue;
+                    }
+                    let (t, k) = g.decode(code);
+                    g.move_op(d, t, k, to);
+                    let peak = g.mem_peak(d);
+                    for limit in peak - 2..=peak + 1 {
+                        assert_eq!(
+                            walks[d].peaks_within(&g, d, to, s, limit),
+                            peak <= limit,
+                            "p {p} m {m} w {with_w} device {d} {s} -> {to} limit {limit}"
+                        );
+                        judged += 1;
+                    }
+                    if next(2) == 0 {
+                        walks[d].refresh(&g, d, to, s);
+                        let fresh = MemWalk::of(&g, d);
+                        assert_eq!(walks[d].cur, fresh.cur);
+                        assert_eq!(walks[d].pending, fresh.pending);
+                        assert_eq!(walks[d].block_max, fresh.block_max);
+                    } else {
+                        g.move_op(d, t, k, s);
+                    }
+                }
+            }
+        }
+        assert!(judged > 1000, "only {judged} moves judged");
+    }
 }

@@ -14,6 +14,18 @@ use super::op_costs::OpCosts;
 use super::transfers::{Slot, Transfer, Transfers, later};
 use super::types::{BackwardWait, Lane, SimCosts, SimError, Span, SpanKind};
 
+/// Where one op of a device ended up, kept for the paired copy pass (`po-h`, `po-f`), which
+/// may postpone warm-up forwards: its start (its recomputation's, if one runs right before
+/// it) and end, its compute span, its send span and (for an F) its memory event.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct OpRecord {
+    pub start: f64,
+    pub end: f64,
+    pub span: usize,
+    pub send: Option<usize>,
+    pub event: Option<usize>,
+}
+
 /// A change of a device's memory at one instant.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct MemEvent {
@@ -47,23 +59,25 @@ pub(crate) struct DeviceRun {
 /// Not finished yet.
 const PENDING: f64 = f64::INFINITY;
 
-struct Engine<'a> {
-    sched: &'a Schedule,
-    costs: Vec<OpCosts>,
-    v: usize,
-    m: usize,
-    stages: u32,
+pub(super) struct Engine<'a> {
+    pub sched: &'a Schedule,
+    pub costs: Vec<OpCosts>,
+    pub v: usize,
+    pub m: usize,
+    pub stages: u32,
     comm: &'a [f64],
     tx: Transfers,
-    f_end: Vec<f64>,
-    b_end: Vec<f64>,
+    pub f_end: Vec<f64>,
+    pub b_end: Vec<f64>,
     /// Per cell, when offloading: start of the first op that reads the kept bytes again.
-    need: Vec<f64>,
+    pub need: Vec<f64>,
     /// Per device, when offloading: its offloadable `(cell, micro-batch, chunk)` in F order.
-    offloadable: Vec<Vec<(usize, u32, u32)>>,
+    pub offloadable: Vec<Vec<(usize, u32, u32)>>,
+    /// Per device and op, when the schedule's copies are paired: where the op ran.
+    pub ops: Vec<Vec<OpRecord>>,
     ptr: Vec<usize>,
     free: Vec<f64>,
-    runs: Vec<DeviceRun>,
+    pub runs: Vec<DeviceRun>,
 }
 
 /// Runs the timing pass. The schedule must have passed `validate::check`.
@@ -75,6 +89,7 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
     let (table, any_offload) = OpCosts::table(costs, p, v);
     let cells = stages as usize * m;
     let offload_cells = if any_offload { cells } else { 0 };
+    let paired = any_offload && sched.kind.pairs_host_copies();
     let mut e = Engine {
         sched,
         costs: table,
@@ -87,6 +102,15 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         b_end: vec![PENDING; cells],
         need: vec![PENDING; offload_cells],
         offloadable: vec![Vec::new(); if any_offload { p } else { 0 }],
+        ops: if paired {
+            sched
+                .devices
+                .iter()
+                .map(|o| Vec::with_capacity(o.len()))
+                .collect()
+        } else {
+            Vec::new()
+        },
         ptr: vec![0; p],
         free: vec![0.0; p],
         runs: sched
@@ -123,21 +147,24 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
             ),
         });
     }
-    if any_offload {
+    if paired {
+        e.postpone_warmup_forwards();
+        e.place_paired_copies()?;
+    } else if any_offload {
         e.place_copies();
     }
     Ok(e.runs)
 }
 
 impl Engine<'_> {
-    fn comm_at(&self, boundary: u32) -> f64 {
+    pub(super) fn comm_at(&self, boundary: u32) -> f64 {
         match self.comm.len() {
             0 => 0.0,
             n => self.comm[(boundary as usize).min(n - 1)],
         }
     }
 
-    fn cell(&self, stage: u32, mb: u32) -> usize {
+    pub(super) fn cell(&self, stage: u32, mb: u32) -> usize {
         stage as usize * self.m + mb as usize
     }
 
@@ -202,6 +229,11 @@ impl Engine<'_> {
             let chunk = op.chunk;
             let mut start = self.free[di].max(ready);
             let end;
+            let marks = (
+                self.runs[di].compute.len(),
+                self.runs[di].send.len(),
+                self.runs[di].events.len(),
+            );
             // When the device may run its next op, if a blocking send holds it past `end`.
             let mut hold = None;
             match op.kind {
@@ -324,13 +356,31 @@ impl Engine<'_> {
                 wake(q, queue, queued);
             }
             self.ptr[di] += 1;
+            if !self.ops.is_empty() {
+                self.record(di, op.kind, marks, end);
+            }
         }
     }
 
+    /// Keeps where the op just run on device `di` ended up (`marks`: the lengths of its
+    /// compute, send and event lists before it ran).
+    fn record(&mut self, di: usize, kind: OpKind, marks: (usize, usize, usize), end: f64) {
+        let run = &self.runs[di];
+        let (spans, sends, events) = marks;
+        let Some(first) = run.compute.get(spans) else {
+            return;
+        };
+        self.ops[di].push(OpRecord {
+            start: first.start,
+            end,
+            span: run.compute.len() - 1,
+            send: (run.send.len() > sends).then(|| run.send.len() - 1),
+            event: (kind == OpKind::F).then_some(events),
+        });
+    }
+
     /// Fits every device's copies around its finished compute timeline
-    /// ([`super::copies`]): copy spans, and the memory moves of the micro-batch-chunks that
-    /// go to the host. A D2H's free comes before, and an H2D's allocation after, the compute
-    /// events of the same instant.
+    /// ([`super::copies`]).
     fn place_copies(&mut self) {
         for di in 0..self.offloadable.len() {
             let list = std::mem::take(&mut self.offloadable[di]);
@@ -343,33 +393,67 @@ impl Engine<'_> {
                 })
                 .collect();
             let placed = copies::place(&cands);
-            let d = di as u32;
-            let mut frees = Vec::new();
-            let mut loads = Vec::new();
-            for (&(_, mb, chunk), p) in list.iter().zip(placed) {
-                let Some(p) = p else { continue };
-                let off = self.costs[di * self.v + chunk as usize].off;
-                self.push_copy(d, SpanKind::D2H, mb, chunk, p.d2h.0, p.d2h.1);
-                self.push_copy(d, SpanKind::H2D, mb, chunk, p.h2d.0, p.h2d.1);
-                frees.push(MemEvent {
-                    t: p.d2h.1,
-                    bytes: -off,
-                    count: 0,
-                    host: off,
-                });
-                loads.push(MemEvent {
-                    t: p.h2d.0,
-                    bytes: off,
-                    count: 0,
-                    host: -off,
-                });
-            }
-            let run = &mut self.runs[di];
-            run.copy.sort_by(|a, b| a.start.total_cmp(&b.start));
-            frees.append(&mut run.events);
-            frees.append(&mut loads);
-            run.events = frees;
+            self.apply_copies(di, &list, placed, false);
         }
+    }
+
+    /// Adds device `di`'s placed copies (one per entry of its offloadable `list`, `None` for
+    /// those that stay resident): copy spans, and the memory moves. A D2H's free comes
+    /// before, and an H2D's allocation after, the compute events of the same instant. With
+    /// `at_op_boundaries` (PipeOffload's runtime, which acts on copies between the compute
+    /// ops it launches in order), a D2H frees its bytes at the start of the first op that
+    /// starts after it ended, and an H2D allocates its buffer at the start of the op running
+    /// when it starts.
+    pub(super) fn apply_copies(
+        &mut self,
+        di: usize,
+        list: &[(usize, u32, u32)],
+        placed: Vec<Option<copies::Placed>>,
+        at_op_boundaries: bool,
+    ) {
+        let d = di as u32;
+        let mut frees = Vec::new();
+        let mut loads = Vec::new();
+        let ops = if at_op_boundaries {
+            self.ops.get(di).map_or(&[][..], Vec::as_slice)
+        } else {
+            &[]
+        };
+        let free_at = |t: f64| {
+            let i = ops.partition_point(|r| r.start < t);
+            ops.get(i).map_or(t, |r| r.start)
+        };
+        let alloc_at = |t: f64| {
+            let i = ops.partition_point(|r| r.end <= t);
+            ops.get(i).map_or(t, |r| r.start.min(t))
+        };
+        let mut copies = Vec::new();
+        for (&(_, mb, chunk), p) in list.iter().zip(placed) {
+            let Some(p) = p else { continue };
+            let off = self.costs[di * self.v + chunk as usize].off;
+            copies.push((SpanKind::D2H, mb, chunk, p.d2h));
+            copies.push((SpanKind::H2D, mb, chunk, p.h2d));
+            frees.push(MemEvent {
+                t: free_at(p.d2h.1),
+                bytes: -off,
+                count: 0,
+                host: off,
+            });
+            loads.push(MemEvent {
+                t: alloc_at(p.h2d.0),
+                bytes: off,
+                count: 0,
+                host: -off,
+            });
+        }
+        for (kind, mb, chunk, (start, end)) in copies {
+            self.push_copy(d, kind, mb, chunk, start, end);
+        }
+        let run = &mut self.runs[di];
+        run.copy.sort_by(|a, b| a.start.total_cmp(&b.start));
+        frees.append(&mut run.events);
+        frees.append(&mut loads);
+        run.events = frees;
     }
 
     fn push_compute(&mut self, d: u32, kind: SpanKind, mb: u32, chunk: u32, start: f64, end: f64) {
@@ -379,7 +463,15 @@ impl Engine<'_> {
             .push(span(d, Lane::Compute, kind, mb, chunk, start, end));
     }
 
-    fn push_copy(&mut self, d: u32, kind: SpanKind, mb: u32, chunk: u32, start: f64, end: f64) {
+    pub(super) fn push_copy(
+        &mut self,
+        d: u32,
+        kind: SpanKind,
+        mb: u32,
+        chunk: u32,
+        start: f64,
+        end: f64,
+    ) {
         self.runs[d as usize]
             .copy
             .push(span(d, Lane::Copy, kind, mb, chunk, start, end));

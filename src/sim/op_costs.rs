@@ -24,8 +24,12 @@ pub(super) struct OpCosts {
     pub(super) b_free: i64,
     /// Bytes offloaded to the host.
     pub(super) off: i64,
-    /// Time of one offload copy of those bytes.
+    /// Time of one offload copy of those bytes (and the cross-node transfers its link
+    /// carries) while the link carries the other direction too, or alone outside the paired
+    /// pass.
     pub(super) copy: f64,
+    /// The same copy alone on the link (the paired pass's warm-up sends).
+    pub(super) copy_solo: f64,
     /// Tensor-parallel collectives of the backward (what overlapped recomputation hides under).
     pub(super) tp_b: f64,
     /// Tensor-parallel collectives of the weight gradient.
@@ -33,10 +37,27 @@ pub(super) struct OpCosts {
 }
 
 impl OpCosts {
+    /// Forward time.
+    pub(super) fn f(&self) -> f64 {
+        self.f
+    }
+
     /// The table for `p` devices of `v` chunks, indexed `d * v + chunk`, and whether any
     /// chunk offloads.
     pub(super) fn table(costs: &SimCosts, p: usize, v: usize) -> (Vec<OpCosts>, bool) {
         let bw = costs.host_bytes_per_s;
+        let solo_bw = if costs.host_solo_bytes_per_s > 0.0 {
+            costs.host_solo_bytes_per_s
+        } else {
+            bw
+        };
+        let copy_time = |bytes: u64, rate: f64| {
+            if bytes > 0 && rate > 0.0 && rate.is_finite() {
+                bytes as f64 / rate
+            } else {
+                0.0
+            }
+        };
         let mut table = Vec::with_capacity(p * v);
         let mut any_offload = false;
         for d in 0..p {
@@ -44,6 +65,12 @@ impl OpCosts {
                 let cc = &costs.chunks[d][c];
                 let off = i64::try_from(cc.offload_bytes).unwrap_or(i64::MAX);
                 any_offload |= off > 0;
+                // A copy's link also carries the chunk's cross-node transfers.
+                let carried = if cc.offload_bytes > 0 {
+                    cc.offload_bytes.saturating_add(cc.link_bytes)
+                } else {
+                    0
+                };
                 // With `overlap_recompute` every recomputation goes to the windows.
                 let (r, r_overlap) = if costs.overlap_recompute {
                     (0.0, cc.r_s + cc.r_overlap_s)
@@ -59,11 +86,8 @@ impl OpCosts {
                     act: i64::try_from(cc.act_bytes).unwrap_or(i64::MAX),
                     b_free: i64::try_from(cc.b_free_bytes).unwrap_or(i64::MAX),
                     off,
-                    copy: if off > 0 && bw > 0.0 && bw.is_finite() {
-                        cc.offload_bytes as f64 / bw
-                    } else {
-                        0.0
-                    },
+                    copy: copy_time(carried, bw),
+                    copy_solo: copy_time(carried, solo_bw),
                     tp_b: cc.tp_b_s,
                     tp_w: cc.tp_w_s,
                 });

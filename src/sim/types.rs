@@ -26,6 +26,10 @@ pub struct ChunkCosts {
     pub b_free_bytes: u64,
     /// Bytes moved to host after F and brought back before B (on the copy lane).
     pub offload_bytes: u64,
+    /// Bytes of this chunk's cross-node pipeline transfers per micro-batch in each direction:
+    /// they pass through the device's PCIe switch on their way to the network card, so each
+    /// of its copies carries them too (zero inside a node).
+    pub link_bytes: u64,
     /// Tensor-parallel collectives inside `b_s`: with [`SimCosts::overlap_recompute`]
     /// (Lynx) the recomputation hides under them.
     pub tp_b_s: f64,
@@ -46,8 +50,13 @@ pub struct SimCosts {
     pub static_bytes: Vec<u64>,
     /// Transient bytes per device on top of kept activations (recompute buffer, logits).
     pub transient_bytes: Vec<u64>,
-    /// Host link bandwidth in bytes/s shared by the copies of a device (offload).
+    /// Host link bandwidth in bytes/s of one device's copies (offload): with PipeOffload's
+    /// paired copies (`po-h`, `po-f`), each direction's rate while the pair's two devices
+    /// copy in opposite directions at once.
     pub host_bytes_per_s: f64,
+    /// With paired copies, the rate of one copy alone on the link (the pair's warm-up sends,
+    /// which only go one way); zero or less: `host_bytes_per_s`.
+    pub host_solo_bytes_per_s: f64,
     /// Every recomputation is placed in the windows (`r_s` counts as
     /// [`ChunkCosts::r_overlap_s`]): a recomputation may start as soon as the device is
     /// free, overlapping the wait for the incoming gradient (and the transfer that brings
@@ -68,12 +77,19 @@ pub struct SimCosts {
     pub peak_flops_per_device: Option<f64>,
 }
 
+/// In abstract runs with paired copies, a copy alone on the link takes this fraction of a
+/// paired copy's time: the zero-bubble repository's `offloading.py` (`solo_offload_time =
+/// 0.7 x parallel_offload_time`), close to the A100's measured 19 GB/s each way with both
+/// directions busy against 26 GB/s one way alone (docs/model.md).
+pub const SOLO_COPY_FRACTION: f64 = 0.7;
+
 impl SimCosts {
     /// Costs of an abstract run (`simulate --costs F,B,W --comm C`) of `schedule`: every op
     /// of every (device, chunk) costs `f`, `b`, `w` (a fused BW `b + w`), every transfer
     /// between devices `comm`, and a micro-batch-chunk weighs one byte from its F until its
     /// W or BW (B frees nothing). Chunks the schedule marks as offloaded move that byte to
-    /// the host and back, each copy taking `offload_s`. No static memory, no FLOPs.
+    /// the host and back, each copy taking `offload_s` (a paired warm-up send alone on the
+    /// link 0.7 of it, the source's factor). No static memory, no FLOPs.
     pub fn abstract_run(
         schedule: &crate::schedule::Schedule,
         f: f64,
@@ -101,6 +117,7 @@ impl SimCosts {
                             act_bytes: 1,
                             b_free_bytes: 0,
                             offload_bytes: u64::from(off),
+                            link_bytes: 0,
                             tp_b_s: 0.0,
                             tp_w_s: 0.0,
                         }
@@ -115,6 +132,11 @@ impl SimCosts {
             transient_bytes: vec![0; schedule.p as usize],
             host_bytes_per_s: if offload_s > 0.0 {
                 1.0 / offload_s
+            } else {
+                f64::INFINITY
+            },
+            host_solo_bytes_per_s: if offload_s > 0.0 {
+                1.0 / (SOLO_COPY_FRACTION * offload_s)
             } else {
                 f64::INFINITY
             },
@@ -283,6 +305,20 @@ pub enum SimError {
     /// The costs do not match the schedule's shape.
     #[error("costs do not match the schedule: {0}")]
     Shape(String),
+    /// PipeOffload's paired copies cannot be placed: a reload would have to start before its
+    /// copy to the host has ended (the source's "Unable to schedule offload").
+    #[error(
+        "offload cannot be scheduled on device {device}: copies of {copy_s:.4} each way are \
+         too slow for the gaps between forward and backward (a reload would start before its \
+         copy to the host ended); offload fewer chunks (po-h instead of po-f), or give the \
+         host link more bandwidth"
+    )]
+    OffloadUnschedulable {
+        /// The device whose reload would come too early.
+        device: u32,
+        /// One copy's time (seconds, or cost units in abstract runs).
+        copy_s: f64,
+    },
     /// Every duration is finite but together they overflow `f64`: op end times would
     /// become infinite (and look like ops that never ran).
     #[error(

@@ -12,9 +12,11 @@ use super::types::{SimCosts, SimError};
 fn check_total(sched: &Schedule, costs: &SimCosts) -> Result<(), SimError> {
     let (p, v, m) = (sched.p as usize, sched.v as usize, sched.m as f64);
     let bw = costs.host_bytes_per_s;
-    let copy = |bytes: u64| {
-        if bytes > 0 && bw > 0.0 && bw.is_finite() {
-            bytes as f64 / bw
+    let solo = costs.host_solo_bytes_per_s;
+    let slowest = if solo > 0.0 { bw.min(solo) } else { bw };
+    let copy = |c: &super::ChunkCosts| {
+        if c.offload_bytes > 0 && slowest > 0.0 && slowest.is_finite() {
+            c.offload_bytes.saturating_add(c.link_bytes) as f64 / slowest
         } else {
             0.0
         }
@@ -24,7 +26,7 @@ fn check_total(sched: &Schedule, costs: &SimCosts) -> Result<(), SimError> {
         .iter()
         .take(p)
         .flat_map(|row| row.iter().take(v))
-        .map(|c| c.f_s + c.b_s + c.w_s + c.r_s + 2.0 * copy(c.offload_bytes))
+        .map(|c| c.f_s + c.b_s + c.w_s + c.r_s + 2.0 * copy(c))
         .sum();
     let comm = costs.comm_s.iter().fold(0.0, |a: f64, &x| a.max(x));
     let total_s = m * ops + 2.0 * f64::from(sched.stages()) * m * comm;

@@ -18,8 +18,10 @@ pub(super) fn outcome(
         plan,
         schedule,
         simulation,
+        copy_ratio,
         ..
     } = solved;
+    let host_peaks = super::host::host_peaks(&simulation);
     let budget = scenario.plan.memory_budget_bytes;
     let params = super::job::device_params(anatomy, &plan);
     let tail_s = crate::sim::job::estimate_tail_s(&super::job::job_costs(scenario, anatomy, &plan));
@@ -29,7 +31,8 @@ pub(super) fn outcome(
         let sim_dev = simulation.devices.get(d.device);
         let sim_peak = sim_dev.map_or(0, |x| x.peak_memory_bytes);
         // The simulated peak decides, as the tables show it: the planner's figure counts
-        // whole micro-batch-chunks in flight and may stand above it.
+        // whole micro-batch-chunks in flight and may stand above it (and counts what a
+        // schedule offloads by itself as resident).
         if sim_peak > budget {
             reasons.push(format!(
                 "stage {} needs {:.1} GiB, budget {:.1} GiB",
@@ -103,7 +106,8 @@ pub(super) fn outcome(
             backward_s: d.costs.backward_b_s + d.costs.backward_w_s + d.costs.recompute_s,
             recompute_s: d.costs.recompute_s,
             hidden_recompute_s: d.costs.hidden_s,
-            offload_bytes: d.costs.offload_bytes,
+            offload_bytes: host_peaks.get(d.device).copied().unwrap_or(0),
+            copy_ratio: copy_ratio.get(d.device).copied().flatten(),
             time_breakdown_s: simulation
                 .job
                 .as_ref()
@@ -113,6 +117,7 @@ pub(super) fn outcome(
             blocks,
         });
     }
+    reasons.extend(super::host::host_memory_reasons(scenario, &simulation));
     let mut notes = plan.notes.clone();
     if scenario.plan.overlap_recompute {
         notes.push(

@@ -255,7 +255,7 @@ pub fn bounds(config: &Config, anatomy: &Anatomy, scenario: &Scenario) -> Bounds
     let statics = anatomy.embedding.static_bytes
         + l * (anatomy.attention.static_bytes + anatomy.mlp.static_bytes)
         + anatomy.head.static_bytes;
-    let kept = if config.schedule == ScheduleKind::GisOffload {
+    let kept = if config.schedule.offloads() {
         0
     } else {
         l * (min_kept(&anatomy.attention, config.strategy, true)

@@ -206,11 +206,32 @@ impl Job<'_> {
 }
 
 impl Job<'_> {
-    /// One candidate: its memory peak where it is known without a solve (a fixed strategy on
-    /// a schedule whose order reads no durations), which rules it out when it exceeds the
-    /// budget and tightens its memory bound otherwise; then a full solve when it can still
-    /// enter the answer. The new row, or `None` when it stays as it was.
+    /// Whether a configuration with these bounds can still enter the ranked list or the
+    /// front (always, when exhaustive).
+    fn can_enter(&self, row: &Row, shared: &Shared) -> bool {
+        self.exhaustive
+            || shared
+                .incumbents
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .can_enter(&Point {
+                    time_s: row.time_bound_s,
+                    peak_bytes: row.memory_bound_bytes,
+                    gpus: row.config.gpus,
+                })
+    }
+
+    /// One candidate: first whether its bounds from the anatomy still let it enter the answer
+    /// (a larger memory bound only keeps more out, so one that cannot enter now never could,
+    /// and nothing is generated for it); then its memory peak where it is known without a
+    /// solve (a fixed strategy on a schedule whose order reads no durations), which rules it
+    /// out when it exceeds the budget and tightens its memory bound otherwise; then a full
+    /// solve when it can still enter the answer. The new row, or `None` when it stays as it
+    /// was.
     fn decide(&self, row: &Row, anatomy: &Anatomy, shared: &Shared) -> Option<Row> {
+        if !self.can_enter(row, shared) {
+            return None;
+        }
         let scenario = scenario_for(self.base, &row.config);
         let mut row = row.clone();
         let known = fixed_peak_bytes(&scenario, anatomy, Some(&shared.memo));
@@ -225,18 +246,7 @@ impl Job<'_> {
                 return Some(row);
             }
         }
-        let bound = Point {
-            time_s: row.time_bound_s,
-            peak_bytes: row.memory_bound_bytes,
-            gpus: row.config.gpus,
-        };
-        let wanted = self.exhaustive
-            || shared
-                .incumbents
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .can_enter(&bound);
-        if wanted {
+        if self.can_enter(&row, shared) {
             Some(evaluate(self, anatomy, &row, &shared.memo))
         } else {
             known.map(|_| row)

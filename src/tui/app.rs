@@ -7,18 +7,86 @@ use std::path::PathBuf;
 
 use crate::Scenario;
 use crate::plan::Strategy;
+use crate::scenario::ScheduleKind;
 
 use super::fields::{Choices, Field};
 use super::solved::Solved;
 use super::theme::{BUILTIN, Theme};
 
-/// The story's steps, in order (docs/model.md: the AdaPipe chain).
-pub const STORY: [Strategy; 5] = [
-    Strategy::None,
-    Strategy::Full,
-    Strategy::Adaptive,
-    Strategy::AdaPipe,
-    Strategy::Lynx,
+/// One step of the story: the memory strategy it plans with and, for PipeOffload's steps,
+/// the schedule it runs instead of the scenario's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoryStep {
+    /// Memory strategy of the step.
+    pub strategy: Strategy,
+    /// Schedule of the step (`None`: the scenario's).
+    pub schedule: Option<ScheduleKind>,
+}
+
+impl StoryStep {
+    const fn strategy(strategy: Strategy) -> Self {
+        Self {
+            strategy,
+            schedule: None,
+        }
+    }
+
+    const fn offload(schedule: ScheduleKind) -> Self {
+        Self {
+            strategy: Strategy::Named,
+            schedule: Some(schedule),
+        }
+    }
+
+    /// The step's name: its schedule's for PipeOffload's steps, else its strategy's.
+    pub fn name(self) -> &'static str {
+        self.schedule
+            .map_or(self.strategy.name(), ScheduleKind::name)
+    }
+
+    /// The scenario of this step: `base` with the step's strategy and, for PipeOffload's
+    /// steps, its schedule with at least two chunks per device (and the schedule's own
+    /// group and offload choice), keeping every activation but what PipeOffload recomputes
+    /// to send fewer bytes ([`crate::ModelStyle::cheap_recompute_units`]). The strategy
+    /// steps run a schedule that offloads by itself (`gis-offload`, `po-h`, `po-f`) as `gis`,
+    /// its order with nothing on the host, so that what they say they keep stays on the
+    /// device.
+    pub fn scenario(self, base: &Scenario) -> Scenario {
+        let mut sc = base.clone();
+        sc.plan.strategy = self.strategy;
+        if self.schedule.is_none() && sc.plan.schedule.offloads() {
+            sc.plan.schedule = ScheduleKind::Gis;
+            sc.plan.offload_chunks = None;
+        }
+        if let Some(kind) = self.schedule {
+            sc.plan.schedule = kind;
+            sc.parallel.chunks = sc.parallel.chunks.max(2);
+            sc.plan.group_size = None;
+            sc.plan.offload_chunks = None;
+            sc.plan.recompute_units = sc
+                .model
+                .style
+                .cheap_recompute_units()
+                .iter()
+                .map(|u| (*u).to_string())
+                .collect();
+        }
+        sc
+    }
+}
+
+/// The story's steps, in order (docs/model.md): the AdaPipe chain (keep everything, full
+/// recomputation, adaptive recomputation, adaptive partitioning), Lynx (recomputation hidden
+/// in the communication windows), then PipeOffload's answer to the same memory (keep
+/// everything, on the host: half the stages, then all).
+pub const STORY: [StoryStep; 7] = [
+    StoryStep::strategy(Strategy::None),
+    StoryStep::strategy(Strategy::Full),
+    StoryStep::strategy(Strategy::Adaptive),
+    StoryStep::strategy(Strategy::AdaPipe),
+    StoryStep::strategy(Strategy::Lynx),
+    StoryStep::offload(ScheduleKind::PoH),
+    StoryStep::offload(ScheduleKind::PoF),
 ];
 
 /// Which screen is shown.

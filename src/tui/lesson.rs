@@ -1,14 +1,15 @@
 //! The lesson through the schedules: equal unit costs (F = B = W = 1 per chunk, no transfer
-//! time), one schedule per step, each with the textbook bubble and peak-memory formulas
-//! beside the simulated figures and one sentence on what changed and why. The user edits
-//! p and m (the `stages p` and `micro m` fields) and the formulas follow.
+//! time; PipeOffload's copies to the host take one forward's time each way), one schedule
+//! per step, each with the textbook bubble and peak-memory formulas beside the simulated
+//! figures and one sentence on what changed and why. The user edits p and m (the
+//! `stages p` and `micro m` fields) and the formulas follow.
 
 use crate::cancel::Cancel;
 use crate::schedule::ScheduleKind;
 use crate::sim::{AbstractRun, Simulation};
 
 /// The lesson's schedules, in order.
-pub const LESSON: [ScheduleKind; 9] = [
+pub const LESSON: [ScheduleKind; 11] = [
     ScheduleKind::Gpipe,
     ScheduleKind::OneFOneB,
     ScheduleKind::Interleaved,
@@ -18,6 +19,8 @@ pub const LESSON: [ScheduleKind; 9] = [
     ScheduleKind::VHalf,
     ScheduleKind::VMin,
     ScheduleKind::DualPipeV,
+    ScheduleKind::PoH,
+    ScheduleKind::PoF,
 ];
 
 /// Largest p and m the lesson takes (the Gantt stays readable).
@@ -109,6 +112,19 @@ pub fn textbook(step: usize, p: u32, m: u32) -> Textbook {
             peak: ("⌊(p+4)/3⌋", Some(f64::from((p + 4) / 3))),
             why: "The tightest V: a third of 1F1B's activations, paid for with more bubble.",
         },
+        ScheduleKind::PoH => Textbook {
+            bubble: ("building block: no closed form", None),
+            peak: (
+                "⌈p/2⌉ chunks resident (+ copies under way)",
+                Some(f64::from(p.div_ceil(2)) / 2.0),
+            ),
+            why: "PipeOffload's PO-H: the group of ⌈p/2⌉ micro-batches shortens every lifespan, and the longest-lived chunk goes to the host after its forward and comes back before its backward, on one copy stream that a pair of devices takes turns on. Half the stages offloaded leave a quarter of GIS's 2p: better than linear.",
+        },
+        ScheduleKind::PoF => Textbook {
+            bubble: ("building block: no closed form", None),
+            peak: ("copies under way (about 3 chunks)", Some(1.5)),
+            why: "PO-F offloads every chunk. It needs each round trip to fit one chunk's F + B + W (k ≤ 1; here k = 2/3): then only the chunks being computed or copied stay on the device, at no cost in time.",
+        },
         _ => Textbook {
             bubble: ("paper (p−1)(F&B+B−3W) = 0", Some(0.0)),
             peak: ("(2p+1)/2 (2p+1 chunks)", Some((2.0 * pf + 1.0) / 2.0)),
@@ -117,17 +133,19 @@ pub fn textbook(step: usize, p: u32, m: u32) -> Textbook {
     }
 }
 
-/// The simulated bubble rate and peak activations (in stage activations) of a run.
+/// The simulated bubble rate and peak activations (in stage activations) of a run: the
+/// chunk-activations resident on a device at once (each weighs one in the lesson's runs;
+/// what sits on the host does not count).
 pub fn simulated(run: &LessonRun) -> Option<(f64, f64)> {
     let sim = run.sim.as_ref().ok()?;
     let v = LESSON[run.step.min(LESSON.len() - 1)].chunks(2);
     let peak = sim
         .devices
         .iter()
-        .map(|d| d.peak_in_flight)
+        .map(|d| d.peak_activation_bytes)
         .max()
         .unwrap_or(0);
-    Some((sim.bubble_rate, f64::from(peak) / f64::from(v)))
+    Some((sim.bubble_rate, peak as f64 / f64::from(v)))
 }
 
 #[cfg(test)]
@@ -163,6 +181,19 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn pipeoffload_steps_keep_less_than_gis() {
+        let (p, m) = (8, 32);
+        let po_h = LESSON.iter().position(|&k| k == ScheduleKind::PoH).unwrap();
+        let (_, h) = simulated(&run(po_h, p, m)).unwrap();
+        let (_, f) = simulated(&run(po_h + 1, p, m)).unwrap();
+        // GIS holds 2p chunk-activations (p stage activations); PO-H's textbook keeps p/2
+        // chunks and the copies under way add a few; PO-F keeps about three.
+        let t = textbook(po_h, p, m).peak.1.unwrap();
+        assert!(t <= h && h < f64::from(p), "{t} {h}");
+        assert!(f <= 2.0 && f < h, "{f} {h}");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Story mode's narration: one sentence per step of the AdaPipe chain (none, full, adaptive,
-//! adapipe) and Lynx after it, built from the real numbers of the current scenario's solves.
+//! adapipe), Lynx after it, and PipeOffload's answer (po-h, po-f), built from the real numbers
+//! of the current scenario's solves.
 
-use crate::Outcome;
+use crate::{Outcome, ScheduleKind};
 
 use super::app::STORY;
 use super::solved::Solved;
@@ -130,7 +131,7 @@ pub fn sentence(step: usize, results: &[StepResult]) -> String {
                 fit(o)
             )
         }
-        _ => {
+        4 => {
             let hidden: f64 = o.stages.iter().map(|s| s.hidden_recompute_s).sum();
             let all: f64 = o.stages.iter().map(|s| s.recompute_s).sum();
             format!(
@@ -140,7 +141,53 @@ pub fn sentence(step: usize, results: &[StepResult]) -> String {
                 fit(o)
             )
         }
+        _ => offload_sentence(step, o, none, &it, &vs_full),
     }
+}
+
+/// PipeOffload's steps: what stays on the device, what sits on the host, and `k`.
+fn offload_sentence(
+    step: usize,
+    o: &Outcome,
+    none: Option<&Outcome>,
+    it: &str,
+    vs_full: &str,
+) -> String {
+    let resident = o
+        .stages
+        .iter()
+        .map(|s| s.activation_bytes)
+        .max()
+        .unwrap_or(0);
+    let host = o.stages.iter().map(|s| s.offload_bytes).max().unwrap_or(0);
+    let k = o
+        .stages
+        .iter()
+        .filter_map(|s| s.copy_ratio)
+        .reduce(f64::max)
+        .map_or(String::new(), |k| {
+            format!("; a round trip takes k = {k:.2} of its chunk's compute (at most 1 keeps pace)")
+        });
+    let kept = none.map_or(String::new(), |n| {
+        let most = n
+            .stages
+            .iter()
+            .map(|s| s.activation_bytes)
+            .max()
+            .unwrap_or(0);
+        format!(" (keeping them all: {} GiB)", format::gib(most))
+    });
+    let what = if STORY.get(step).and_then(|s| s.schedule) == Some(ScheduleKind::PoH) {
+        "PipeOffload's PO-H recomputes only the cheap norms, activations and dropouts, keeps the rest and sends the longest-lived half of each device's chunks to the host between forward and backward, on one copy stream per device that a pair of devices takes turns on"
+    } else {
+        "PO-F sends every chunk to the host"
+    };
+    format!(
+        "{what}: at most {} GiB of activations stay on a device{kept} and {} GiB sit on the host per GPU{k}; it {}, iteration {it}{vs_full}.",
+        format::gib(resident),
+        format::gib(host),
+        fit(o)
+    )
 }
 
 #[cfg(test)]
@@ -153,11 +200,7 @@ mod tests {
         let sc = fixture::scenario("gpt3");
         let results: Vec<StepResult> = STORY
             .iter()
-            .map(|s| {
-                let mut x = sc.clone();
-                x.plan.strategy = *s;
-                Some(fixture::solve(&x))
-            })
+            .map(|s| Some(fixture::solve(&s.scenario(&sc))))
             .collect();
         for step in 0..STORY.len() {
             let s = sentence(step, &results);

@@ -163,9 +163,7 @@ pub fn resolve(app: &mut App) -> Vec<Effect> {
         Mode::Lesson { .. } => JobKind::Main,
         Mode::Story { .. } => {
             for s in STORY {
-                let mut step = app.scenario.clone();
-                step.plan.strategy = s;
-                scenarios.push(step);
+                scenarios.push(s.scenario(&app.scenario));
             }
             JobKind::Story
         }

@@ -133,3 +133,74 @@ fn text_tables_and_errors() {
     assert!(out.is_empty());
     assert!(err.contains("bogus"), "{err}");
 }
+
+/// A plan that offloads shows, per stage, what sits on the host and the copies' `k` (JSON:
+/// `offload_bytes`, `copy_ratio`); one that offloads nothing has neither column.
+#[test]
+fn the_text_table_shows_the_host_side_of_offload() {
+    let (ok, out, err) = run(&["plan", "--preset", "pipeoffload-38.5b-po-h"]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    let header = lines.iter().find(|l| l.contains("peak GiB")).unwrap();
+    assert!(header.ends_with("host GiB      k"), "{header}");
+    // Stage 1: a layer in each chunk, chunk 0 offloaded, k below 1 (docs/model.md, "k").
+    let row: Vec<&str> = lines
+        .iter()
+        .find(|l| l.split_whitespace().next() == Some("1"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let host: f64 = row[row.len() - 2].parse().unwrap();
+    let k: f64 = row[row.len() - 1].parse().unwrap();
+    assert!(host > 1.0, "{row:?}");
+    assert!(k > 0.5 && k < 1.0, "{row:?}");
+    let (ok, json, _) = run(&["plan", "--preset", "pipeoffload-38.5b-po-h", "--json"]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let st = &v["stages"][1];
+    assert!((st["copy_ratio"].as_f64().unwrap() - k).abs() < 0.01);
+    assert!((st["offload_bytes"].as_f64().unwrap() / (1u64 << 30) as f64 - host).abs() < 0.01);
+
+    let (ok, out, _) = run(&["plan", "--preset", "pipeoffload-38.5b-1f1b-i-tp8"]);
+    assert!(ok);
+    assert!(!out.contains("host GiB"), "{out}");
+    let (_, json, _) = run(&["plan", "--preset", "pipeoffload-38.5b-1f1b-i-tp8", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["stages"][0].get("copy_ratio").is_none());
+}
+
+/// `--device-max-connections` is a setting of every command's one parser: above 1 the
+/// backward's tensor-parallel collectives are exposed (more `tp_comm`, a longer iteration),
+/// and a count outside 1 to 32 is refused naming the flag, the key and the range.
+#[test]
+fn device_max_connections_exposes_the_backward_collectives() {
+    let tp_comm = |n: &str| {
+        let args = [
+            "plan",
+            "--preset",
+            "pipeoffload-38.5b-1f1b-i-tp8",
+            "--device-max-connections",
+            n,
+            "--json",
+        ];
+        let (ok, json, err) = run(&args);
+        assert!(ok, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        (
+            v["time_breakdown_s"]["tp_comm"].as_f64().unwrap(),
+            v["iteration_time_s"].as_f64().unwrap(),
+        )
+    };
+    let (hidden, fast) = tp_comm("1");
+    let (exposed, slow) = tp_comm("8");
+    assert!(exposed > hidden * 1.2 && slow > fast, "{hidden} {exposed}");
+    for cmd in ["plan", "compare"] {
+        let (ok, _, err) = run(&[cmd, "--device-max-connections", "33"]);
+        assert!(!ok);
+        assert!(
+            err.contains("plan.device_max_connections (--device-max-connections) = 33")
+                && err.contains("1 to 32"),
+            "{err}"
+        );
+    }
+}

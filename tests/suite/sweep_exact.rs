@@ -200,3 +200,72 @@ fn the_front_is_not_dominated_and_the_best_is_what_plan_says() {
     // With two GPU counts, the front holds the fewer-GPU configuration that is cheapest.
     assert!(r.pareto.iter().any(|&i| r.rows[i].config.gpus == 8));
 }
+
+/// Random small spaces: the pruned sweep's answer is the exhaustive one.
+mod random_spaces {
+    use super::*;
+    use proptest::prelude::{ProptestConfig, prop_assert_eq, proptest};
+    use proptest::sample::{select, subsequence};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+
+        /// On random spaces (GPU counts, batch, t, p, micro-batch sizes, schedules,
+        /// strategies), budgets and list lengths, pruning leaves the best, the ranked list,
+        /// the front and their figures exactly as solving every configuration gives them.
+        #[test]
+        fn pruning_equals_solving_everything_on_random_spaces(
+            gpus in subsequence(vec![4u32, 8, 16], 1..=2),
+            batch in select(vec![8u64, 16, 32]),
+            tp in subsequence(vec![1u32, 2, 4], 1..=2),
+            pp in subsequence(vec![1u32, 2, 4, 8], 1..=3),
+            mbs in subsequence(vec![1u64, 2, 4], 1..=2),
+            schedules in subsequence(
+                vec![
+                    ScheduleKind::OneFOneB,
+                    ScheduleKind::Interleaved,
+                    ScheduleKind::ZbH1,
+                    ScheduleKind::ZbV,
+                    ScheduleKind::VHalf,
+                ],
+                1..=3,
+            ),
+            strategies in subsequence(
+                vec![Strategy::None, Strategy::Full, Strategy::Selective, Strategy::AdaPipe],
+                1..=3,
+            ),
+            budget_gib in 2.0f64..24.0,
+            top in 1usize..6,
+        ) {
+            let base = tiny(budget_gib);
+            let sp = SweepSpace {
+                gpus,
+                global_batch: batch,
+                tp,
+                pp,
+                mbs,
+                schedules,
+                strategies,
+                cp: vec![1],
+                ..SweepSpace::default()
+            };
+            let fast = run(&base, &sp, top, false);
+            let full = run(&base, &sp, top, true);
+            prop_assert_eq!(fast.configs(), full.configs());
+            prop_assert_eq!(&fast.ranked, &full.ranked);
+            prop_assert_eq!(&fast.pareto, &full.pareto);
+            for &i in fast.ranked.iter().chain(&fast.pareto) {
+                let (a, b) = (&fast.rows[i], &full.rows[i]);
+                prop_assert_eq!(a.config, b.config);
+                prop_assert_eq!(a.iteration_time_s, b.iteration_time_s);
+                prop_assert_eq!(a.peak_memory_bytes, b.peak_memory_bytes);
+                prop_assert_eq!(a.mfu.to_bits(), b.mfu.to_bits());
+                prop_assert_eq!(&a.status, &b.status);
+            }
+            prop_assert_eq!(
+                fast.best().map(|r| r.config),
+                full.best().map(|r| r.config)
+            );
+        }
+    }
+}

@@ -76,11 +76,11 @@ fn the_lesson_steps_through_the_schedules_and_follows_p_and_m() {
     });
     t.keys(&["i"]);
     // GPipe with p = 4, m = 8: bubble 3/11.
-    let screen = t.wait_text("lesson 1/9");
+    let screen = t.wait_text("lesson 1/11");
     assert!(screen.contains("gpipe"), "{screen}");
     t.wait_text("27.3%");
     t.keys(&["n"]);
-    t.wait_text("lesson 2/9: 1f1b");
+    t.wait_text("lesson 2/11: 1f1b");
     // m 8 -> 9 (stages -> tp -> dp -> sp -> micro): 1F1B's bubble becomes 3/12.
     t.keys(&["j", "j", "j", "j", "l"]);
     t.wait_text("micro m   9");
@@ -88,10 +88,14 @@ fn the_lesson_steps_through_the_schedules_and_follows_p_and_m() {
     for _ in 0..7 {
         t.keys(&["n"]);
     }
-    let screen = t.wait_text("lesson 9/9: dualpipe-v");
+    let screen = t.wait_text("lesson 9/11: dualpipe-v");
+    assert!(screen.contains("textbook"), "{screen}");
+    // PipeOffload's PO-H: its copies on their own lane.
+    t.keys(&["n"]);
+    let screen = t.wait_text("lesson 10/11: po-h");
     assert!(screen.contains("textbook"), "{screen}");
     t.keys(&["i"]);
-    t.wait_for("the lesson closed", |s| !s.contains("lesson 9/9"));
+    t.wait_for("the lesson closed", |s| !s.contains("lesson 10/11"));
     t.keys(&["q"]);
     let _ = std::fs::remove_dir_all(&home);
 }

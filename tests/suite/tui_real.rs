@@ -56,13 +56,23 @@ fn real_presets_render_their_figures_in_every_mode() {
         assert!(screen.contains("B (no change)"), "{screen}");
         let effects = update(&mut app, Action::ToggleStory);
         run(&mut app, effects);
-        assert!(
-            app.story.iter().all(|s| matches!(s, Some(Ok(_)))),
-            "{preset}"
-        );
-        for _ in 0..4 {
+        // Every step solves, except that PipeOffload's PO-F may be refused where its copies
+        // cannot keep pace with compute (the story then says why).
+        for (i, s) in app.story.iter().enumerate() {
+            match s {
+                Some(Ok(_)) => {}
+                Some(Err(e)) if i + 1 == app.story.len() && e.contains("keep pace") => {}
+                other => panic!("{preset} step {i}: {other:?}"),
+            }
+        }
+        for i in 0..app.story.len() {
             let screen = render(&mut app, 160, 48).to_string();
-            assert!(screen.contains("iteration"), "{screen}");
+            let said = if matches!(app.story[i], Some(Err(_))) {
+                "cannot be solved"
+            } else {
+                "iteration"
+            };
+            assert!(screen.contains(said), "{screen}");
             update(&mut app, Action::StoryNext);
         }
     }

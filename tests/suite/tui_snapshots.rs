@@ -62,10 +62,27 @@ fn story_mode_160x48() {
 fn story_mode_80x24_last_step() {
     let mut app = solved_app("llama2-70b-4k");
     act(&mut app, Action::ToggleStory);
-    for _ in 0..4 {
+    for _ in 0..6 {
         act(&mut app, Action::StoryNext);
     }
     assert_snapshot!(render(&mut app, 80, 24));
+}
+
+/// The story's PipeOffload step: PO-H on the same scenario, its sentence and its copies.
+#[test]
+fn story_po_h_160x48() {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::ToggleStory);
+    for _ in 0..5 {
+        act(&mut app, Action::StoryNext);
+    }
+    let screen = render(&mut app, 160, 48);
+    let text = screen.to_string();
+    assert!(
+        text.contains("PO-H") && text.contains("story 6/7"),
+        "{text}"
+    );
+    assert_snapshot!(screen);
 }
 
 #[test]

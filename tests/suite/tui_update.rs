@@ -254,8 +254,13 @@ fn story_mode_steps_through_the_chain() {
     assert_eq!(app.mode, Mode::Story { step: 0 });
     assert!(app.story.iter().all(|s| matches!(s, Some(Ok(_)))));
     assert_eq!(app.shown().unwrap().outcome.strategy, Strategy::None);
-    for _ in 0..6 {
+    for _ in 0..8 {
         act(&mut app, Action::StoryNext);
+    }
+    assert_eq!(app.mode, Mode::Story { step: 6 });
+    assert_eq!(app.shown().unwrap().outcome.schedule, ScheduleKind::PoF);
+    for _ in 0..2 {
+        act(&mut app, Action::StoryPrev);
     }
     assert_eq!(app.mode, Mode::Story { step: 4 });
     assert_eq!(app.shown().unwrap().outcome.strategy, Strategy::Lynx);
@@ -263,6 +268,33 @@ fn story_mode_steps_through_the_chain() {
     assert_eq!(app.mode, Mode::Story { step: 3 });
     act(&mut app, Action::ToggleStory);
     assert_eq!(app.mode, Mode::Normal);
+}
+
+/// On a scenario whose schedule offloads by itself, the story's strategy steps run its
+/// order without offload (`gis`), so "keep every activation" keeps them on the device; the
+/// last two steps are PipeOffload's.
+#[test]
+fn the_story_keeps_on_the_device_what_its_strategy_steps_say() {
+    for kind in [
+        ScheduleKind::PoH,
+        ScheduleKind::PoF,
+        ScheduleKind::GisOffload,
+    ] {
+        let mut app = solved_app("gpt3");
+        app.scenario.plan.schedule = kind;
+        app.scenario.parallel.chunks = 2;
+        let effects = update(&mut app, Action::ToggleStory);
+        let [Effect::Solve(job)] = effects.as_slice() else {
+            panic!("{effects:?}")
+        };
+        let kinds: Vec<ScheduleKind> = job.scenarios.iter().map(|s| s.plan.schedule).collect();
+        assert_eq!(kinds[0], kind, "the scenario itself");
+        assert!(
+            kinds[1..6].iter().all(|&k| k == ScheduleKind::Gis),
+            "{kinds:?}"
+        );
+        assert_eq!(&kinds[6..], &[ScheduleKind::PoH, ScheduleKind::PoF]);
+    }
 }
 
 #[test]

@@ -534,7 +534,11 @@ fn the_lesson_shows_formulas_beside_the_simulation_at_every_size() {
             let mut app = lesson_at(step);
             let screen = render(&mut app, w, h).to_string();
             assert!(
-                screen.contains(&format!("lesson {}/9", step + 1)),
+                screen.contains(&format!(
+                    "lesson {}/{}",
+                    step + 1,
+                    pipescope::tui::LESSON.len()
+                )),
                 "{w}x{h}\n{screen}"
             );
             assert!(screen.contains("textbook"), "{w}x{h}\n{screen}");
@@ -611,6 +615,20 @@ fn lesson_gpipe_80x24() {
 #[test]
 fn lesson_zb_h2_120x40() {
     assert_snapshot!(render(&mut lesson_at(4), 120, 40));
+}
+
+/// PipeOffload's PO-H in the lesson: the copy lane between each device's compute row and
+/// its memory sparkline.
+#[test]
+fn lesson_po_h_120x40() {
+    let step = pipescope::tui::LESSON
+        .iter()
+        .position(|&k| k == ScheduleKind::PoH)
+        .unwrap();
+    let screen = render(&mut lesson_at(step), 120, 40);
+    let text = screen.to_string();
+    assert!(text.contains("po-h") && text.contains('⇄'), "{text}");
+    assert_snapshot!(screen);
 }
 
 #[test]

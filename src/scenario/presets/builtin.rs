@@ -126,6 +126,18 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../../presets/scenarios/korthikanti-530b.toml"),
     ),
     (
+        "builtin:presets/scenarios/pipeoffload-38.5b-1f1b-i-tp8.toml",
+        include_str!("../../../presets/scenarios/pipeoffload-38.5b-1f1b-i-tp8.toml"),
+    ),
+    (
+        "builtin:presets/scenarios/pipeoffload-38.5b-po-h.toml",
+        include_str!("../../../presets/scenarios/pipeoffload-38.5b-po-h.toml"),
+    ),
+    (
+        "builtin:presets/scenarios/pipeoffload-98.5b-po-f.toml",
+        include_str!("../../../presets/scenarios/pipeoffload-98.5b-po-f.toml"),
+    ),
+    (
         "builtin:presets/scenarios/tiny-4x8.toml",
         include_str!("../../../presets/scenarios/tiny-4x8.toml"),
     ),

@@ -86,6 +86,12 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
         node_gpus: t.node_gpus.unwrap_or(a100_links::NODE_GPUS),
         inter_node_gbps: t.inter_node_gbps.unwrap_or(a100_links::INTER_NODE_GBPS),
         host_gbps: t.host_gbps.unwrap_or(a100_links::HOST_GBPS),
+        host_duplex_gbps: t
+            .host_duplex_gbps
+            .or(t.host_gbps)
+            .unwrap_or(a100_links::HOST_DUPLEX_GBPS),
+        pcie_pair: t.pcie_pair.unwrap_or(1),
+        host_memory_gib: t.host_memory_gib,
         efficiency,
         codec: match &t.codec {
             None => CodecSpec::default(),
@@ -251,6 +257,7 @@ impl Catalog {
             mem_limit: pl.mem_limit,
             group_size: pl.group_size,
             offload_chunks: pl.offload_chunks,
+            device_max_connections: pl.device_max_connections.unwrap_or(1),
         };
         let profile = match &t.profile {
             Some(table) => Some(MeasuredProfile::from_table(table).map_err(inv)?),

@@ -54,6 +54,9 @@ pub struct GpuToml {
     pub node_gpus: Option<u32>,
     pub inter_node_gbps: Option<f64>,
     pub host_gbps: Option<f64>,
+    pub host_duplex_gbps: Option<f64>,
+    pub pcie_pair: Option<u32>,
+    pub host_memory_gib: Option<f64>,
     pub efficiency: Option<EfficiencyToml>,
     /// `[gpu.codec]`: read by `CodecSpec::from_table`, which names bad keys.
     pub codec: Option<toml::Table>,
@@ -113,6 +116,7 @@ pub struct PlanToml {
     pub mem_limit: Option<f64>,
     pub group_size: Option<u32>,
     pub offload_chunks: Option<u32>,
+    pub device_max_connections: Option<u32>,
 }
 
 /// `model = "name"` or an inline `[model]` table.

@@ -7,6 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget};
 
+use crate::sim::Lane;
 use crate::tui::app::{App, Mode};
 use crate::tui::lesson::{self, LESSON};
 use crate::tui::widgets::gantt::Gantt;
@@ -187,11 +188,17 @@ pub fn render_run(gantt: Rect, bottom: Rect, buf: &mut Buffer, app: &App) {
         if let Ok(sim) = &run.sim {
             let vp = app.viewport;
             let m = sim.timeline.makespan.max(f64::MIN_POSITIVE);
-            // A memory sparkline under each device when there is room.
-            let lanes = if u32::from(inner.height.saturating_sub(1)) >= 2 * run.p {
-                2
+            // A memory sparkline under each device when there is room, and above it the copy
+            // lane of the schedules that offload (its copies to and from the host).
+            let rows = u32::from(inner.height.saturating_sub(1));
+            let copies = sim.timeline.spans.iter().any(|s| s.lane == Lane::Copy);
+            // Without room for both, the copies win: the panel below gives the peaks.
+            let (lanes, memory_lane) = if copies && rows >= 3 * run.p {
+                (3, 2)
+            } else if rows >= 2 * run.p {
+                (2, if copies { 0 } else { 1 })
             } else {
-                1
+                (1, 1)
             };
             Gantt {
                 timeline: &sim.timeline,
@@ -200,7 +207,7 @@ pub fn render_run(gantt: Rect, bottom: Rect, buf: &mut Buffer, app: &App) {
                 lanes,
                 theme,
                 selected: Some(app.stage),
-                memory: Some((&sim.memory, 1)),
+                memory: Some((&sim.memory, memory_lane)),
                 cost_units: true,
             }
             .render(inner, buf);
@@ -227,13 +234,10 @@ pub fn render_run(gantt: Rect, bottom: Rect, buf: &mut Buffer, app: &App) {
         " peak chunk-activations per device ".to_string()
     };
     let inner = super::panel(title, theme, bottom, buf);
-    let most = sim
-        .devices
-        .iter()
-        .map(|d| d.peak_in_flight)
-        .max()
-        .unwrap_or(1)
-        .max(1);
+    // Resident ones: each weighs one in the lesson's runs, and what sits on the host (the
+    // PipeOffload steps) does not count.
+    let resident = |d: &crate::sim::DeviceMetrics| d.peak_activation_bytes;
+    let most = sim.devices.iter().map(resident).max().unwrap_or(1).max(1);
     let bar_room = usize::from(inner.width.saturating_sub(10));
     for (i, d) in sim
         .devices
@@ -242,14 +246,14 @@ pub fn render_run(gantt: Rect, bottom: Rect, buf: &mut Buffer, app: &App) {
         .take(usize::from(inner.height))
         .enumerate()
     {
-        let cells = (d.peak_in_flight as usize * bar_room).div_ceil(most as usize);
+        let cells = (resident(d) as usize * bar_room).div_ceil(most as usize);
         let line = Line::from(vec![
             Span::styled(format!("s{:<3}", d.device), theme.muted()),
             Span::styled(
                 theme.glyphs.activation.to_string().repeat(cells),
                 theme.glyph(theme.colors.activation),
             ),
-            Span::styled(format!(" {}", d.peak_in_flight), theme.text()),
+            Span::styled(format!(" {}", resident(d)), theme.text()),
         ]);
         line.render(Rect::new(inner.x, inner.y + i as u16, inner.width, 1), buf);
     }

@@ -34,13 +34,9 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         _ => " params ",
     };
     let inner = super::panel(title, theme, area, buf);
-    // Story mode shows the step's strategy, the one the views draw.
+    // Story mode shows the step's strategy (and schedule), the one the views draw.
     let story_scenario = match app.mode {
-        Mode::Story { step } => STORY.get(step).map(|s| {
-            let mut sc = app.scenario.clone();
-            sc.plan.strategy = *s;
-            sc
-        }),
+        Mode::Story { step } => STORY.get(step).map(|s| s.scenario(&app.scenario)),
         _ => None,
     };
     let scenario = story_scenario.as_ref().unwrap_or(&app.scenario);

@@ -1,5 +1,5 @@
-//! Story mode's narration panel: where we are in none → full → adaptive → adapipe, and the
-//! sentence for this step.
+//! Story mode's narration panel: where we are in none → full → adaptive → adapipe → lynx →
+//! po-h → po-f, and the sentence for this step.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -18,9 +18,27 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         return;
     }
     let theme = &app.theme;
+    // The steps from `first` on; where all do not fit the border, the earliest ones give way
+    // (an ellipsis says so) so that the current step stays in sight.
+    let width = |first: usize| -> usize {
+        let names: usize = STORY[first..]
+            .iter()
+            .map(|s| s.name().chars().count() + 2)
+            .sum();
+        let arrows = 3 * (STORY.len() - first - 1);
+        names + arrows + if first > 0 { 4 } else { 0 }
+    };
+    let room = usize::from(area.width.saturating_sub(2));
+    let mut first = 0;
+    while first < step && width(first) > room {
+        first += 1;
+    }
     let mut steps = Vec::new();
-    for (i, s) in STORY.iter().enumerate() {
-        if i > 0 {
+    if first > 0 {
+        steps.push(Span::styled(" … →", theme.muted()));
+    }
+    for (i, s) in STORY.iter().enumerate().skip(first) {
+        if i > first {
             steps.push(Span::styled(" → ", theme.muted()));
         }
         let style = if i == step {
