@@ -57,7 +57,8 @@ pub fn run(args: &CompareArgs) -> Result<(), String> {
         let text = serde_json::to_string_pretty(&outcomes).map_err(|e| e.to_string())?;
         return super::output::emit_line(&text);
     }
-    super::output::emit(&table(&scenario, &outcomes))
+    let preset = args.scenario.source.preset.is_some();
+    super::output::emit(&table(&scenario, preset, &outcomes))
 }
 
 /// Every strategy, but with a layout (`--layout`, a preset's `plan.layout`) not those that
@@ -79,29 +80,44 @@ fn default_strategies(scenario: &pipescope::Scenario) -> Vec<Strategy> {
     keep
 }
 
-/// The text report: one row per strategy, then the outcomes' notes.
-fn table(scenario: &pipescope::Scenario, outcomes: &[Outcome]) -> String {
+/// The text report: a header naming the model and GPU (and the preset, when one was named:
+/// without `--preset` the starting preset is only where the flags began), one row per
+/// strategy, then the outcomes' notes.
+fn table(scenario: &pipescope::Scenario, preset: bool, outcomes: &[Outcome]) -> String {
     use std::fmt::Write;
     let mut s = String::new();
+    let preset = if preset {
+        format!("{}: ", scenario.name)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "{} ({}, p {}, m {}, budget {:.1} GiB)",
-        scenario.name,
+        "{preset}{} on {} ({}, p {}, m {}, budget {:.1} GiB)",
+        scenario.model.name,
+        scenario.gpu.name,
         scenario.plan.schedule,
         scenario.parallel.pp,
         scenario.batch.micro_batches,
         scenario.plan.memory_budget_bytes as f64 / GIB
     );
+    // The strategy column is as wide as its longest name (`lynx-heuristic`).
+    let w = outcomes
+        .iter()
+        .map(|o| o.strategy.name().len())
+        .max()
+        .unwrap_or(0)
+        .max(10);
     let _ = writeln!(
         s,
-        "{:<10} {:>8} {:>10} {:>8} {:>7} {:>7} {:>7} {:>10} {:>9}",
+        "{:<w$} {:>8} {:>10} {:>8} {:>7} {:>7} {:>7} {:>10} {:>9}",
         "strategy", "feasible", "iter s", "speedup", "bubble", "MFU", "HFU", "max peak", "solve ms"
     );
     for o in outcomes {
         let peak = o.max_peak_memory_bytes();
         let _ = writeln!(
             s,
-            "{:<10} {:>8} {:>10.3} {:>8} {:>6.1}% {:>7} {:>7} {:>6.1} GiB {:>9.2}",
+            "{:<w$} {:>8} {:>10.3} {:>8} {:>6.1}% {:>7} {:>7} {:>6.1} GiB {:>9.2}",
             o.strategy.name(),
             if o.feasible { "yes" } else { "NO" },
             o.iteration_time_s,

@@ -171,6 +171,9 @@ impl ScenarioArgs {
             self.source.profile.as_deref(),
         )?;
         super::unused_flags::check_planned(&self.layout, &self.settings, &scenario)?;
+        for note in super::unused_flags::job_flag_notes(&self.settings, &scenario) {
+            eprintln!("pipescope: note: {note}");
+        }
         Ok((scenario, catalog))
     }
 }

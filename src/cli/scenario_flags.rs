@@ -68,7 +68,7 @@ pub struct LayoutFlags {
     pub cp: Option<u32>,
     /// ZeRO stage over the d x cp data-parallel ranks: 0 (plain), 1 (distributed optimizer)
     /// or 3 (Megatron-FSDP: weights, gradients and optimizer sharded).
-    #[arg(long, value_name = "0|1|3")]
+    #[arg(long, value_name = "0|1|3", allow_negative_numbers = true)]
     pub zero: Option<Zero>,
     /// Distributed optimizer on (fp32 master weights and Adam moments sharded over d x cp):
     /// an alias of --zero 1.

@@ -24,7 +24,7 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub json: bool,
     /// With --json, list every op with its start and end (a run has at most
-    /// `MAX_CELLS` micro-batch-chunks, so at most a few hundred thousand ops).
+    /// 131072 micro-batch-chunks, so at most a few hundred thousand ops).
     #[arg(long, requires = "json")]
     pub ops: bool,
 }

@@ -90,7 +90,12 @@ pub struct SweepArgs {
     #[arg(long, value_delimiter = ',', value_name = "ETP,...", value_parser = whole::<u32>)]
     pub etp: Vec<u32>,
     /// ZeRO stages (default: 0,1; 3 only when listed).
-    #[arg(long, value_delimiter = ',', value_name = "0|1|3,...")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "0|1|3,...",
+        allow_negative_numbers = true
+    )]
     pub zero: Vec<Zero>,
 }
 

@@ -52,6 +52,7 @@ pub fn json(result: &SweepResult, best: Option<&Outcome>) -> Result<Value, Strin
         "configs": result.configs(),
         "feasible": result.feasible(),
         "solved": result.solved(),
+        "pruned": result.pruned(),
         "statuses": result.status_counts(),
         "rejected": result.rejected,
         "best": best,
@@ -277,7 +278,12 @@ pub fn table(
         .iter()
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
-    let _ = writeln!(s, "by status: {}", counts.join(", "));
+    let counts = if counts.is_empty() {
+        "none (no configuration to solve)".to_string()
+    } else {
+        counts.join(", ")
+    };
+    let _ = writeln!(s, "by status: {counts}");
     if !result.rejected.is_empty() {
         let rejected: Vec<String> = result
             .rejected

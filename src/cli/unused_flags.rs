@@ -148,13 +148,103 @@ pub fn check_sweep_layout(settings: &SettingFlags) -> Result<(), String> {
     }
 }
 
-/// [`check_schedule`] for a planned scenario (its schedule from the flags or the preset).
+/// [`check_schedule`] and [`check_job_flags`] for a planned scenario (its schedule from the
+/// flags or the preset).
 pub fn check_planned(
     layout: &LayoutFlags,
     settings: &SettingFlags,
     scenario: &Scenario,
 ) -> Result<(), String> {
-    check_schedule(scenario.plan.schedule, layout, settings, false)
+    check_schedule(scenario.plan.schedule, layout, settings, false)?;
+    check_job_flags(layout, settings, scenario)
+}
+
+/// Refuses the job flags that the scenario's layout gives nothing to act on: `--zero 1|3`
+/// (or `--distributed-optimizer`) and the two data-parallel overlaps with one data-parallel
+/// rank per stage (`d x cp = 1`: nothing to shard, no gradient reduction), and `--p2p` on one
+/// stage (no stage-to-stage sends). Only flags are refused, as for the schedule flags: a
+/// preset's value is its author's record of the run (the `korthikanti-22b` preset keeps
+/// Megatron's blocking sends at p 1).
+pub fn check_job_flags(
+    layout: &LayoutFlags,
+    settings: &SettingFlags,
+    scenario: &Scenario,
+) -> Result<(), String> {
+    let par = &scenario.parallel;
+    let ranks = par.shard_ranks();
+    let one_rank = || format!("d x cp = {} x {} = 1", par.dp, par.cp);
+    let zero_flag = match (layout.zero, layout.distributed_optimizer) {
+        (Some(z), _) => Some(format!("--zero {}", z.level())),
+        (None, true) => Some("--distributed-optimizer".to_string()),
+        (None, false) => None,
+    };
+    if let Some(flag) = zero_flag
+        && !par.zero().applies_over(ranks)
+    {
+        return Err(format!(
+            "{flag}: {}, so there is nothing to shard and it would do nothing (zero 1 and 3 \
+             shard over the d x cp data-parallel ranks; give -d/--dp or --cp above 1, or \
+             leave it out)",
+            one_rank()
+        ));
+    }
+    if ranks <= 1 {
+        for (given, flag, what) in [
+            (
+                settings.overlap_grad_reduce,
+                "--overlap-grad-reduce",
+                "gradient reduction",
+            ),
+            (
+                settings.overlap_param_gather,
+                "--overlap-param-gather",
+                "parameter all-gather",
+            ),
+        ] {
+            if given {
+                return Err(format!(
+                    "{flag}: {}, so there is no data-parallel {what} to overlap and it would \
+                     do nothing (give -d/--dp or --cp above 1, or leave it out)",
+                    one_rank()
+                ));
+            }
+        }
+    }
+    if let Some(p2p) = settings.p2p
+        && par.pp <= 1
+    {
+        return Err(format!(
+            "--p2p {}: with one pipeline stage (p 1) there are no stage-to-stage sends, so \
+             it would do nothing (give -p/--stages above 1, or leave it out)",
+            <&str>::from(p2p)
+        ));
+    }
+    Ok(())
+}
+
+/// The notes on flags that change nothing because the scenario does it anyway: under
+/// `--zero 3` the overlaps, as Megatron-FSDP always overlaps its gathers and reduce-scatters
+/// (so real recipes pass them, and refusing would break those).
+pub fn job_flag_notes(settings: &SettingFlags, scenario: &Scenario) -> Vec<String> {
+    let mut notes = Vec::new();
+    if scenario.parallel.zero() == Zero::Full {
+        let given: Vec<&str> = [
+            (settings.overlap_grad_reduce, "--overlap-grad-reduce"),
+            (settings.overlap_param_gather, "--overlap-param-gather"),
+        ]
+        .into_iter()
+        .filter_map(|(on, flag)| on.then_some(flag))
+        .collect();
+        if !given.is_empty() {
+            notes.push(format!(
+                "{}: zero 3 (Megatron-FSDP) always overlaps its parameter gathers and \
+                 gradient reduce-scatters, so the run is modelled the same with or without {}",
+                given.join(" "),
+                if given.len() == 1 { "it" } else { "them" }
+            ));
+        }
+    }
+    notes
 }
 
 /// For a sweep: refuses a schedule flag that none of the swept `schedules` uses.

@@ -450,4 +450,12 @@ impl Zero {
             Zero::Full => 3,
         }
     }
+
+    /// Whether this stage changes anything over `shard_ranks` data-parallel ranks (`d x cp`):
+    /// zero 1 and 3 shard over them, so with one rank there is nothing to shard and they
+    /// would run as plain data parallelism. The one place this rule is written: the sweep
+    /// rejects such combinations and the command line refuses `--zero` there.
+    pub fn applies_over(self, shard_ranks: u64) -> bool {
+        self == Zero::Off || shard_ranks > 1
+    }
 }

@@ -27,6 +27,10 @@ pub const D_WHOLE: &str = "d = N / (t x cp x p) not whole";
 pub const CP_SEQ: &str = "cp needs s a multiple of 2 cp";
 /// Rejection reason: context parallelism needs FlashAttention.
 pub const CP_FLASH: &str = "cp needs flash attention";
+/// Rejection reason: a sharding ZeRO stage (1 or 3) on a layout with one data-parallel rank
+/// per stage, where it would do nothing ([`Zero::applies_over`]); counted once per layout
+/// and stage.
+pub const ZERO_SHARDS: &str = "zero 1 or 3 needs d x cp > 1";
 /// Rejection reason: a GPU without fp8 tensor cores.
 pub const FP8_GPU: &str = "fp8 needs a GPU with fp8";
 /// Rejection reason: `m = B / (b x d)` is not whole.
@@ -196,6 +200,12 @@ pub fn enumerate(
                         continue;
                     }
                     let d = (u64::from(gpus) / tcp) as u32;
+                    let shard_ranks = u64::from(d) * u64::from(cp);
+                    for &zero in &zeros {
+                        if !zero.applies_over(shard_ranks) {
+                            reject(&mut rejected, ZERO_SHARDS);
+                        }
+                    }
                     let shape = Shape { gpus, t, cp, p, d };
                     for &b in &mbs {
                         let Ok(m) = micro_batches_for(space.global_batch, b, d) else {
@@ -272,7 +282,7 @@ fn push_batch(
         .collect();
     let local = base.batch.seq_len / u64::from(cp.max(1));
     let sps: &[bool] = if t > 1 { &[false, true] } else { &[false] };
-    let shards = u64::from(d) * u64::from(cp);
+    let shard_ranks = u64::from(d) * u64::from(cp);
     for (&sp, &(ep, etp)) in sps
         .iter()
         .flat_map(|sp| layouts.iter().map(move |l| (sp, l)))
@@ -300,12 +310,9 @@ fn push_batch(
                 continue;
             }
         }
-        // ZeRO 1 and 3 shard over d x cp ranks: with one, they are plain data parallelism.
-        for &zero in lists
-            .zeros
-            .iter()
-            .filter(|&&z| z == Zero::Off || shards > 1)
-        {
+        // ZeRO 1 and 3 shard over d x cp ranks: with one, they would do nothing (rejected,
+        // and counted, once per layout in `enumerate`).
+        for &zero in lists.zeros.iter().filter(|&&z| z.applies_over(shard_ranks)) {
             for &precision in lists.precisions {
                 if precision.is_fp8() && base.gpu.fp8_tflops.is_none() {
                     reject(rejected, FP8_GPU);
@@ -494,6 +501,26 @@ mod tests {
         let (configs, rejected) = enumerate(&dense, &sp).unwrap();
         assert!(configs.is_empty());
         assert!(rejected.get(EP_DENSE).copied().unwrap_or(0) > 0);
+    }
+
+    #[test]
+    fn a_sharding_zero_on_one_data_parallel_rank_is_rejected_by_name() {
+        let base = Catalog::builtin().scenario("tiny-4x8").unwrap();
+        let mut s = space(8, 8);
+        s.tp = vec![8];
+        s.pp = vec![1];
+        s.cp = vec![1];
+        s.zero = vec![Zero::Optimizer, Zero::Full];
+        // The one layout (t 8, cp 1, p 1) has d = 1: both stages rejected, each once.
+        let (configs, rejected) = enumerate(&base, &s).unwrap();
+        assert!(configs.is_empty());
+        assert_eq!(rejected.get(ZERO_SHARDS), Some(&2));
+        // On 16 GPUs d = 2: nothing rejected for it.
+        s.gpus = vec![16];
+        s.global_batch = 16;
+        let (configs, rejected) = enumerate(&base, &s).unwrap();
+        assert!(!configs.is_empty());
+        assert_eq!(rejected.get(ZERO_SHARDS), None);
     }
 
     #[test]

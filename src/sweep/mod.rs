@@ -248,6 +248,14 @@ impl SweepResult {
         self.rows.iter().filter(|r| r.solved).count()
     }
 
+    /// Configurations ruled out by proven bounds without a solve ([`Status::Pruned`]).
+    pub fn pruned(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| r.status == Status::Pruned)
+            .count()
+    }
+
     /// Counts per status name (feasible, infeasible, does-not-fit, invalid, pruned).
     pub fn status_counts(&self) -> BTreeMap<&'static str, usize> {
         let mut out = BTreeMap::new();

@@ -449,6 +449,23 @@ fn set_reserve(sc: &mut Scenario, gib: f64) -> Result<(), String> {
     sc.keep_free(bytes).map_err(|e| e.allowed)
 }
 
+/// The range of a count field, from the one table of ranges (so the UI words a bad value as
+/// the command line does: "a whole number from 1 to 1048576").
+fn count_range(field: Field) -> Option<crate::scenario::ranges::Range> {
+    use crate::scenario::ranges;
+    Some(match field {
+        Field::Stages => ranges::PP,
+        Field::Tp => ranges::TP,
+        Field::Dp => ranges::DP,
+        Field::Cp => ranges::CP,
+        Field::MicroBatches => ranges::MICRO_BATCHES,
+        Field::MicroBatchSize => ranges::MICRO_BATCH_SIZE,
+        Field::SeqLen => ranges::SEQ_LEN,
+        Field::Chunks => ranges::CHUNKS,
+        _ => return None,
+    })
+}
+
 /// Sets a numeric `field` from typed text. Errors name the field, the value and what is
 /// allowed; validation beyond "a number" is the engine's.
 pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), String> {
@@ -469,10 +486,11 @@ pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), Str
             .map_err(|_| bad("expected a number of GiB"))?;
         return set_reserve(sc, gib).map_err(|e| bad(&e));
     }
-    let n: u64 = text
-        .trim()
-        .parse()
-        .map_err(|_| bad("expected a whole number"))?;
+    let range = count_range(field);
+    let n: u64 = text.trim().parse().map_err(|_| match range {
+        Some(r) => bad(&r.allowed()),
+        None => bad("expected a whole number"),
+    })?;
     if field == Field::GradBytes {
         if n != 2 && n != 4 {
             return Err(bad("2 (16-bit gradients) or 4 (fp32)"));
@@ -486,10 +504,11 @@ pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), Str
         sc.batch.micro_batches = m;
         return Ok(());
     }
-    if n == 0 {
-        return Err(bad("must be at least 1"));
-    }
-    let n32 = u32::try_from(n).map_err(|_| bad("too large"))?;
+    let Some(range) = range else {
+        return Err(format!("{} takes no number: use left/right", field.label()));
+    };
+    range.check_count(n).map_err(|e| bad(&e.allowed))?;
+    let n32 = u32::try_from(n).map_err(|_| bad(&range.allowed()))?;
     match field {
         Field::Stages => sc.parallel.pp = n32,
         Field::Tp => sc.parallel.tp = n32,
@@ -557,6 +576,13 @@ mod tests {
                 .contains("stages p")
         );
         assert!(set_number(&mut sc, Field::Model, "3").is_err());
+        // A count out of range says the range, in the command line's words.
+        for bad in ["99999999999", "0", "-1"] {
+            let e = set_number(&mut sc, Field::MicroBatches, bad).unwrap_err();
+            assert!(e.contains("a whole number from 1 to 1048576"), "{e}");
+        }
+        let e = set_number(&mut sc, Field::Tp, "99999999999").unwrap_err();
+        assert!(e.contains("a whole number from 1 to 65536"), "{e}");
     }
 
     #[test]

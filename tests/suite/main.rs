@@ -5,6 +5,7 @@
 
 mod arch_layers;
 mod cli_common;
+mod cli_noop_flags;
 mod cli_rules;
 mod engine_anatomy;
 mod engine_calibration;

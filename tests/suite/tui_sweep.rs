@@ -93,7 +93,16 @@ fn opening_sweeps_the_current_gpus_and_batch_and_enter_loads_a_configuration() {
         (sc.plan.schedule, sc.plan.strategy),
         (c.schedule, c.strategy)
     );
-    assert!(app.note.as_deref().unwrap().starts_with("loaded t"));
+    let note = app.note.as_deref().unwrap();
+    assert!(note.starts_with("loaded t"), "{note}");
+    // The note names every enumerated dimension the config fixes: cp, zero, precision too.
+    for part in [
+        format!(" cp {} ", c.cp),
+        format!(" zero {} ", c.zero.level()),
+        format!(" {} ", c.precision.name()),
+    ] {
+        assert!(note.contains(&part), "{part:?} in {note}");
+    }
     // Loading keeps the GPU count and batch: the answer still stands.
     assert!(app.sweep.answer().is_some());
 }

@@ -116,15 +116,17 @@ fn load(app: &mut App) -> Vec<Effect> {
     app.scenario = crate::sweep::scenario_for(&app.scenario, &c);
     app.sweep.open = false;
     app.note = Some(format!(
-        "loaded t {} p {} d {} b {} m {} chunks {} sp {} dist-opt {} {} {}{also}",
+        "loaded t {} cp {} p {} d {} b {} m {} chunks {} sp {} zero {} {} {} {}{also}",
         c.t,
+        c.cp,
         c.p,
         c.d,
         c.b,
         c.m,
         c.chunks,
         on(c.sp),
-        on(c.distributed_optimizer),
+        c.zero.level(),
+        c.precision.name(),
         c.schedule.name(),
         c.strategy.name()
     ));

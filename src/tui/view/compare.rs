@@ -139,8 +139,10 @@ pub fn changed(app: &App) -> String {
     }
 }
 
-/// The layout of one side: `t8 p4 d2 64 GPUs`, with `cp2` after `t` under context
-/// parallelism (what the job runs on, which the parameters panel shows only for side B).
+/// The layout of one side: `t8 p4 d2 bf16 64 GPUs`, with `cp2` after `t` under context
+/// parallelism and `zero1` after `d` when it shards, and the number format (the MFU's peak
+/// is that format's, so two sides' MFUs compare only beside it): what the job runs on, which
+/// the parameters panel shows only for side B.
 pub fn layout(sc: &crate::Scenario) -> String {
     let par = &sc.parallel;
     let gpus = u64::from(par.tp) * u64::from(par.cp) * u64::from(par.pp) * u64::from(par.dp);
@@ -149,7 +151,17 @@ pub fn layout(sc: &crate::Scenario) -> String {
     } else {
         String::new()
     };
-    format!("t{}{cp} p{} d{} {gpus} GPUs", par.tp, par.pp, par.dp)
+    let zero = match par.zero() {
+        crate::scenario::Zero::Off => String::new(),
+        z => format!(" zero{}", z.level()),
+    };
+    format!(
+        "t{}{cp} p{} d{}{zero} {} {gpus} GPUs",
+        par.tp,
+        par.pp,
+        par.dp,
+        par.precision.name()
+    )
 }
 
 fn width(spans: &[Span]) -> usize {
@@ -243,11 +255,23 @@ mod tests {
     fn a_side_s_gpus_count_its_context_parallel_ranks() {
         let mut sc = crate::tui::fixture::scenario("gpt3");
         let (t, p, d) = (sc.parallel.tp, sc.parallel.pp, sc.parallel.dp);
-        assert_eq!(layout(&sc), format!("t{t} p{p} d{d} {} GPUs", t * p * d));
+        assert_eq!(
+            layout(&sc),
+            format!("t{t} p{p} d{d} bf16 {} GPUs", t * p * d)
+        );
         sc.parallel.cp = 2;
         assert_eq!(
             layout(&sc),
-            format!("t{t} cp2 p{p} d{d} {} GPUs", 2 * t * p * d)
+            format!("t{t} cp2 p{p} d{d} bf16 {} GPUs", 2 * t * p * d)
         );
+    }
+
+    #[test]
+    fn a_side_names_its_number_format_and_a_sharding_zero() {
+        let mut sc = crate::tui::fixture::scenario("gpt3");
+        sc.parallel.precision = crate::scenario::Precision::Fp8;
+        sc.parallel.set_zero(crate::scenario::Zero::Full);
+        let text = layout(&sc);
+        assert!(text.contains(" zero3 fp8 "), "{text}");
     }
 }
