@@ -199,6 +199,7 @@ fn options_for(m: u32, overlap: bool, peak: f64, replicated: bool) -> SimOptions
         peak_flops_per_device: peak,
         replicated,
         blocking_sends: false,
+        moe_a2a_overlap: false,
     }
 }
 
@@ -338,6 +339,7 @@ pub(crate) fn run(
     let replicated = sched.placement == Placement::Chimera;
     let opts = SimOptions {
         blocking_sends: scenario.plan.p2p == P2p::Blocking,
+        moe_a2a_overlap: scenario.plan.moe_a2a_overlap,
         ..options_for(m, scenario.plan.overlap_recompute, peak_flops, replicated)
     };
     let lynx = matches!(strategy, Strategy::Lynx | Strategy::LynxHeuristic);
@@ -486,7 +488,16 @@ fn plan_and_simulate(
         let mut simulation =
             sim::simulate(&sched, &costs).map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
         let pipeline_s = simulation.makespan;
-        sim::job::finish(&mut simulation, &job::job_costs(scenario, anatomy, &plan));
+        let mut job_costs = job::job_costs(scenario, anatomy, &plan);
+        // The all-to-alls the overlapped pairs hide are no longer exposed.
+        for (j, hidden) in job_costs
+            .devices
+            .iter_mut()
+            .zip(sim::a2a_hidden_s(&sched, &costs))
+        {
+            j.ep_comm_s = (j.ep_comm_s - hidden).max(0.0);
+        }
+        sim::job::finish(&mut simulation, &job_costs);
         if best
             .as_ref()
             .is_none_or(|b| simulation.makespan < b.simulation.makespan)
@@ -503,7 +514,11 @@ fn plan_and_simulate(
     }
     // The collectives inside the ops move nothing: they are drawn for the plan kept only.
     if let Some(b) = best.as_mut() {
-        sim::collectives::annotate(&mut b.simulation, &job::chunk_comm(anatomy, &b.plan));
+        let mut comm = job::chunk_comm(anatomy, &b.plan);
+        for c in comm.iter_mut().flatten() {
+            c.a2a_overlap = scenario.plan.moe_a2a_overlap;
+        }
+        sim::collectives::annotate(&mut b.simulation, &comm);
     }
     Ok(best)
 }

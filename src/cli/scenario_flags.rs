@@ -153,6 +153,10 @@ pub struct SettingFlags {
     /// first forward (needs --zero 1 or 3 and --overlap-grad-reduce).
     #[arg(long = "overlap-param-gather")]
     pub overlap_param_gather: bool,
+    /// Hide each half's MoE all-to-alls (dispatch and combine) under the other half's
+    /// compute in the overlapped forward-backward pairs of dualpipe and dualpipe-v.
+    #[arg(long = "moe-a2a-overlap")]
+    pub moe_a2a_overlap: bool,
     /// Pipeline the tensor-parallel collectives with their GEMMs as Transformer Engine's
     /// userbuffers do (needs sequence parallelism).
     #[arg(long = "tp-comm-overlap")]

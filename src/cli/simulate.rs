@@ -46,7 +46,7 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
     }
     let src = &rest.source;
     let (l, st) = (&rest.layout, &rest.settings);
-    let flags: [(&'static str, bool); 29] = [
+    let flags: [(&'static str, bool); 30] = [
         ("--preset", src.preset.is_some()),
         ("--model", src.model.is_some()),
         ("--gpu", src.gpu.is_some()),
@@ -78,6 +78,7 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
         ("--cp", l.cp.is_some()),
         ("--zero", l.zero.is_some()),
         ("--overlap-param-gather", st.overlap_param_gather),
+        ("--moe-a2a-overlap", st.moe_a2a_overlap),
         ("--tp-comm-overlap", st.tp_comm_overlap),
         ("--grad-bytes", st.grad_bytes.is_some()),
         ("--recompute-units", st.recompute_units.is_some()),

@@ -253,6 +253,14 @@ pub fn check_sweep(
     chunks: &[u32],
     settings: &SettingFlags,
 ) -> Result<(), String> {
+    if settings.moe_a2a_overlap {
+        return Err(format!(
+            "--moe-a2a-overlap: the sweep does not apply it (it changes only the overlapped \
+             forward-backward pairs of {}); plan the configuration you pick with \
+             `plan --schedule dualpipe --moe-a2a-overlap`",
+            ScheduleKind::names_where(ScheduleKind::pairs_forward_backward)
+        ));
+    }
     if !chunks.is_empty() && !schedules.iter().any(|k| k.takes_chunks()) {
         return Err(format!(
             "--chunks: none of the swept schedules takes it ({}); it sets the chunks of {}",

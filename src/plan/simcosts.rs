@@ -111,6 +111,9 @@ pub struct SimOptions {
     pub replicated: bool,
     /// Whether a stage-to-stage send holds its sender until it ends.
     pub blocking_sends: bool,
+    /// Whether an overlapped forward-backward pair hides one half's MoE all-to-alls under
+    /// the other half's compute (DualPipe's overlap).
+    pub moe_a2a_overlap: bool,
 }
 
 /// The simulator's inputs for `plan`, with `comm_s` per boundary of the chain.
@@ -120,8 +123,16 @@ pub fn sim_costs(anatomy: &Anatomy, plan: &Plan, comm_s: &[f64], opt: SimOptions
     for d in &plan.devices {
         let mut row = Vec::with_capacity(d.ranges.len());
         for &r in &d.ranges {
-            let (c, rf) = chunk_costs(anatomy, d, r);
+            let (mut c, rf) = chunk_costs(anatomy, d, r);
             recompute_flops += rf;
+            if opt.moe_a2a_overlap {
+                // What each op's all-to-alls add to it: what an overlapped pair can hide.
+                for i in r.0..=r.1 {
+                    let ep = &anatomy.block(i).ep_comm;
+                    c.a2a_f_s += ep.forward_added_s;
+                    c.a2a_b_s += ep.backward_added_s;
+                }
+            }
             row.push(c);
         }
         chunks.push(row);

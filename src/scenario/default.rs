@@ -92,6 +92,7 @@ pub(crate) fn built_in_code() -> Scenario {
             layout: None,
             overlap_grad_reduce: false,
             overlap_param_gather: false,
+            moe_a2a_overlap: false,
             tp_comm_overlap: false,
             routing_imbalance: 1.0,
             deepep: false,

@@ -69,6 +69,8 @@ pub struct ScenarioOverrides {
     pub mtp_layers: Option<u32>,
     /// The distributed optimizer's parameter all-gather overlapped with the next forward.
     pub overlap_param_gather: Option<bool>,
+    /// The MoE all-to-alls of an overlapped pair hidden under the other half's compute.
+    pub moe_a2a_overlap: Option<bool>,
     /// Tensor-parallel collectives pipelined with their GEMMs (Transformer Engine).
     pub tp_comm_overlap: Option<bool>,
     /// Overlap of the data-parallel gradient reduction with the backward on or off.
@@ -231,6 +233,7 @@ impl ScenarioOverrides {
         }
         set(&mut plan.overlap_grad_reduce, self.overlap_grad_reduce);
         set(&mut plan.overlap_param_gather, self.overlap_param_gather);
+        set(&mut plan.moe_a2a_overlap, self.moe_a2a_overlap);
         set(&mut plan.tp_comm_overlap, self.tp_comm_overlap);
         set(&mut plan.routing_imbalance, self.routing_imbalance);
         set(&mut plan.deepep, self.deepep);

@@ -146,6 +146,10 @@ pub struct PlanSettings {
     /// updated weights overlapped with the next iteration's first forward (needs `zero` 1 or
     /// 3 and `overlap_grad_reduce`).
     pub overlap_param_gather: bool,
+    /// In a schedule's overlapped forward-backward pairs (DualPipe's), each half's MoE
+    /// all-to-alls run under the other half's compute (needs a MoE model and a schedule
+    /// that pairs).
+    pub moe_a2a_overlap: bool,
     /// Megatron's `--tp-comm-overlap`: the tensor-parallel collectives pipelined with their
     /// GEMMs as Transformer Engine's userbuffers run them (needs sequence parallelism).
     pub tp_comm_overlap: bool,

@@ -186,6 +186,7 @@ pub fn to_toml(s: &Scenario) -> String {
         Value::Boolean(pl.overlap_param_gather),
     );
     plan.insert("tp_comm_overlap".into(), Value::Boolean(pl.tp_comm_overlap));
+    plan.insert("moe_a2a_overlap".into(), Value::Boolean(pl.moe_a2a_overlap));
     plan.insert("flash_attention".into(), Value::Boolean(pl.flash_attention));
     if s.model.moe.is_some() {
         plan.insert(

@@ -71,6 +71,28 @@ pub(super) fn check_job(s: &Scenario) -> Result<(), InvalidField> {
             ));
         }
     }
+    if plan.moe_a2a_overlap {
+        if s.model.moe.is_none() {
+            return Err(InvalidField::new(
+                "plan.moe_a2a_overlap",
+                true,
+                "off for a dense model: it hides the MoE layers' all-to-alls, which a model \
+                 without experts does not have",
+            ));
+        }
+        let kind = plan.schedule;
+        if !kind.pairs_forward_backward() {
+            return Err(InvalidField::new(
+                "plan.moe_a2a_overlap",
+                true,
+                format!(
+                    "off for {kind}: it hides one micro-batch's all-to-alls under another's \
+                     compute in overlapped forward-backward pairs, which only {} run",
+                    super::ScheduleKind::names_where(super::ScheduleKind::pairs_forward_backward)
+                ),
+            ));
+        }
+    }
     if plan.tp_comm_overlap {
         if t <= 1 || !par.sequence_parallel {
             return Err(InvalidField::new(

@@ -258,6 +258,14 @@ impl ScheduleKind {
         matches!(self, ScheduleKind::Chimera | ScheduleKind::DualPipe)
     }
 
+    /// Whether the steady state runs overlapped forward-backward pairs (`dualpipe`,
+    /// `dualpipe-v`): one micro-batch's forward with another's backward as one unit, under
+    /// which the MoE all-to-all overlap (`plan.moe_a2a_overlap`) hides each half's
+    /// all-to-alls under the other half's compute.
+    pub fn pairs_forward_backward(self) -> bool {
+        matches!(self, ScheduleKind::DualPipe | ScheduleKind::DualPipeV)
+    }
+
     /// Whether a memory limit (`--mem-limit`, `plan.mem_limit`) shapes this schedule's order:
     /// the searched schedules `zb-auto`, `zb-v` and `v-zb` (`zb-h2`'s limit is 2p by its
     /// definition).

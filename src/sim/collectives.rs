@@ -24,6 +24,9 @@ pub struct ChunkComm {
     pub a2a_forward_s: f64,
     /// The MoE layers' all-to-alls inside the backward.
     pub a2a_backward_s: f64,
+    /// In an overlapped forward-backward pair, this chunk's all-to-alls run under the other
+    /// half's compute (DualPipe's overlap): drawn inside the partner op, not its own.
+    pub a2a_overlap: bool,
 }
 
 impl ChunkComm {
@@ -51,32 +54,53 @@ pub fn annotate(sim: &mut Simulation, comm: &[Vec<ChunkComm>]) {
             .copied()
             .unwrap_or_default()
     };
+    let mut partner = vec![None; sim.timeline.spans.len()];
+    for (f, b) in sim.timeline.pairs() {
+        partner[f] = Some(b);
+        partner[b] = Some(f);
+    }
     let spans = std::mem::take(&mut sim.timeline.spans);
+    // The all-to-all drawn inside op `i`: its own, or its pair partner's under the overlap.
+    let a2a_in = |i: usize, s: &Span| -> (f64, u32, u32) {
+        let own = |s: &Span| {
+            let c = of(s.device, s.chunk);
+            match s.kind {
+                SpanKind::F => c.a2a_forward_s,
+                SpanKind::B | SpanKind::BW => c.a2a_backward_s,
+                _ => 0.0,
+            }
+        };
+        match partner[i].and_then(|j| spans.get(j)) {
+            Some(p) if of(s.device, s.chunk).a2a_overlap => (own(p), p.micro_batch, p.chunk),
+            _ => (own(s), s.micro_batch, s.chunk),
+        }
+    };
     let mut out = Vec::with_capacity(spans.len() * 2);
     let mut pending: Vec<Span> = Vec::new();
     let mut device = spans.first().map_or(0, |s| s.device);
-    for s in spans {
+    for (i, &s) in spans.iter().enumerate() {
         if s.device != device {
             out.append(&mut pending);
             device = s.device;
         }
         if s.lane == Lane::Compute {
             let c = of(s.device, s.chunk);
+            let (a2a_s, a2a_mb, a2a_chunk) = a2a_in(i, &s);
             let parts: &[(SpanKind, f64)] = match s.kind {
                 SpanKind::F => &[
                     (SpanKind::Gather, c.gather_forward_s),
                     (SpanKind::Kv, c.kv_forward_s),
-                    (SpanKind::A2a, c.a2a_forward_s),
+                    (SpanKind::A2a, a2a_s),
                 ],
                 SpanKind::B => &[
                     (SpanKind::Gather, c.gather_backward_s),
                     (SpanKind::Kv, c.kv_backward_s),
-                    (SpanKind::A2a, c.a2a_backward_s),
+                    (SpanKind::A2a, a2a_s),
                 ],
                 SpanKind::BW => &[
                     (SpanKind::Gather, c.gather_backward_s),
                     (SpanKind::Kv, c.kv_backward_s),
-                    (SpanKind::A2a, c.a2a_backward_s),
+                    (SpanKind::A2a, a2a_s),
                     (SpanKind::Scatter, c.scatter_s),
                 ],
                 SpanKind::W => &[(SpanKind::Scatter, c.scatter_s)],
@@ -86,9 +110,16 @@ pub fn annotate(sim: &mut Simulation, comm: &[Vec<ChunkComm>]) {
             for &(kind, dur) in parts {
                 let end = (at + dur).min(s.end);
                 if dur > 0.0 && end > at {
+                    let (micro_batch, chunk) = if kind == SpanKind::A2a {
+                        (a2a_mb, a2a_chunk)
+                    } else {
+                        (s.micro_batch, s.chunk)
+                    };
                     pending.push(Span {
                         lane: Lane::Comm,
                         kind,
+                        micro_batch,
+                        chunk,
                         start: at,
                         end,
                         // A collective inside a pair's op is not a half of the pair.

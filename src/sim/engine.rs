@@ -10,12 +10,13 @@
 use crate::schedule::{Op, OpKind, Schedule};
 
 use super::copies::{self, Candidate};
-use super::op_costs::OpCosts;
+use super::op_costs::{OpCosts, pair_hidden_s};
 use super::transfers::{Slot, Transfer, Transfers, later};
 use super::types::{BackwardWait, Lane, SimCosts, SimError, Span, SpanKind};
 
 #[path = "engine_pairs.rs"]
 mod pairs;
+pub use pairs::a2a_hidden_s;
 
 /// Where one op of a device ended up, kept for the paired copy pass (`po-h`, `po-f`), which
 /// may postpone warm-up forwards: its start (its recomputation's, if one runs right before
@@ -328,6 +329,15 @@ impl Engine<'_> {
                         (SpanKind::B, c.b, c.b_free, 0)
                     } else {
                         (SpanKind::BW, c.b + c.w, c.act, -1)
+                    };
+                    // The backward half of an overlapped pair: what the pair hides of the
+                    // two halves' all-to-alls comes off its end.
+                    let dur = match self.held[di] {
+                        Some(f) => {
+                            let fc = self.costs[di * self.v + f.op.chunk as usize];
+                            dur - pair_hidden_s(&fc, &c, dur)
+                        }
+                        None => dur,
                     };
                     end = start + dur;
                     self.b_end[cell] = end;

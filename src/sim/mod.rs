@@ -44,6 +44,7 @@ mod types;
 mod validate;
 
 pub use abstract_run::{AbstractOutcome, AbstractRun, AbstractRunError};
+pub use engine::a2a_hidden_s;
 pub use types::{
     BackwardWait, ChunkCosts, DeviceMetrics, Lane, MemoryCurve, SimCosts, SimError, Simulation,
     Span, SpanKind, Timeline,

@@ -34,6 +34,20 @@ pub(super) struct OpCosts {
     pub(super) tp_b: f64,
     /// Tensor-parallel collectives of the weight gradient.
     pub(super) tp_w: f64,
+    /// All-to-all time inside `f` that an overlapped pair hides under its backward.
+    pub(super) a2a_f: f64,
+    /// All-to-all time inside `b` that an overlapped pair hides under its forward.
+    pub(super) a2a_b: f64,
+}
+
+/// What an overlapped pair of the forward costing `f` and the backward costing `b` (its
+/// whole duration `b_dur`, with W when fused) hides of their all-to-alls: the forward's under
+/// the backward's compute without its own all-to-all, and the backward's under the forward's
+/// compute without its own, as DualPipe's overlapped forward-backward chunk interleaves them.
+pub(super) fn pair_hidden_s(f: &OpCosts, b: &OpCosts, b_dur: f64) -> f64 {
+    let f_compute = (f.f - f.a2a_f).max(0.0);
+    let b_compute = (b_dur - b.a2a_b).max(0.0);
+    f.a2a_f.min(b_compute) + b.a2a_b.min(f_compute)
 }
 
 impl OpCosts {
@@ -90,6 +104,8 @@ impl OpCosts {
                     copy_solo: copy_time(carried, solo_bw),
                     tp_b: cc.tp_b_s,
                     tp_w: cc.tp_w_s,
+                    a2a_f: cc.a2a_f_s.clamp(0.0, cc.f_s.max(0.0)),
+                    a2a_b: cc.a2a_b_s.clamp(0.0, (cc.b_s + cc.w_s).max(0.0)),
                 });
             }
         }

@@ -35,6 +35,12 @@ pub struct ChunkCosts {
     pub tp_b_s: f64,
     /// Tensor-parallel collectives inside `w_s` (hide recomputation only in a fused BW).
     pub tp_w_s: f64,
+    /// The MoE all-to-alls' time inside `f_s` that an overlapped forward-backward pair may
+    /// hide under its backward's compute (zero unless the all-to-all overlap is on).
+    pub a2a_f_s: f64,
+    /// The MoE all-to-alls' time inside `b_s` that an overlapped pair may hide under its
+    /// forward's compute (zero unless the all-to-all overlap is on).
+    pub a2a_b_s: f64,
 }
 
 /// Everything the simulator needs besides the op order.
@@ -120,6 +126,8 @@ impl SimCosts {
                             link_bytes: 0,
                             tp_b_s: 0.0,
                             tp_w_s: 0.0,
+                            a2a_f_s: 0.0,
+                            a2a_b_s: 0.0,
                         }
                     })
                     .collect()

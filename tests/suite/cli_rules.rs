@@ -432,3 +432,49 @@ fn ops_without_json_is_refused() {
     ]);
     assert!(err.contains("--json"), "{err}");
 }
+
+#[test]
+fn the_all_to_all_overlap_is_refused_where_it_would_do_nothing() {
+    // A dense model has no all-to-alls to hide.
+    let e = refused(&[
+        "plan",
+        "--preset",
+        "tiny-4x8",
+        "--schedule",
+        "dualpipe",
+        "--moe-a2a-overlap",
+    ]);
+    assert!(
+        e.contains("--moe-a2a-overlap") && e.contains("dense"),
+        "{e}"
+    );
+    // A sweep does not apply it: it names the schedules that pair and what to run instead.
+    let e = refused(&[
+        "sweep",
+        "--preset",
+        "tiny-4x8",
+        "--gpus",
+        "4",
+        "--global-batch",
+        "8",
+        "--moe-a2a-overlap",
+    ]);
+    assert!(
+        e.contains("--moe-a2a-overlap") && e.contains("dualpipe-v"),
+        "{e}"
+    );
+    // An abstract simulation has no model to overlap.
+    let e = refused(&[
+        "simulate",
+        "--schedule",
+        "dualpipe",
+        "-p",
+        "4",
+        "-m",
+        "8",
+        "--costs",
+        "1,1,1",
+        "--moe-a2a-overlap",
+    ]);
+    assert!(e.contains("--moe-a2a-overlap"), "{e}");
+}

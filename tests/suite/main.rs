@@ -14,6 +14,7 @@ mod engine_cli_pipe;
 mod engine_context;
 mod engine_layout;
 mod engine_moe;
+mod engine_moe_overlap;
 mod engine_moe_sharding;
 mod engine_precision;
 mod engine_presets;

@@ -339,6 +339,7 @@ impl Catalog {
             layout,
             overlap_grad_reduce: pl.overlap_grad_reduce.unwrap_or(false),
             overlap_param_gather: pl.overlap_param_gather.unwrap_or(false),
+            moe_a2a_overlap: pl.moe_a2a_overlap.unwrap_or(false),
             tp_comm_overlap: pl.tp_comm_overlap.unwrap_or(false),
             routing_imbalance: pl.routing_imbalance.unwrap_or(1.0),
             deepep: pl.deepep.unwrap_or(false),

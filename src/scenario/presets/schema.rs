@@ -125,6 +125,7 @@ pub struct PlanToml {
     pub layout: Option<String>,
     pub overlap_grad_reduce: Option<bool>,
     pub overlap_param_gather: Option<bool>,
+    pub moe_a2a_overlap: Option<bool>,
     pub tp_comm_overlap: Option<bool>,
     pub routing_imbalance: Option<f64>,
     pub deepep: Option<bool>,

@@ -1,0 +1,113 @@
+//! The MoE all-to-all overlap of DualPipe's overlapped forward-backward pairs
+//! (`plan.moe_a2a_overlap`): what the pairs hide leaves the exposed expert-parallel time and
+//! the iteration, and the all-to-alls stay drawn on the comm lane.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use pipescope::{Catalog, Lane, Outcome, Scenario, ScenarioOverrides, ScheduleKind, SpanKind};
+
+/// Qwen3-30B-A3B on 32 H100s (t 1, pp 4, d 8, ep 8, distributed optimizer), 4k tokens, 8
+/// micro-batches of one sequence, under DualPipe.
+fn scenario(overlap: bool) -> Scenario {
+    let c = Catalog::builtin();
+    let mut s = c.scenario("korthikanti-22b").unwrap();
+    ScenarioOverrides {
+        model: Some("qwen3-30b-a3b".into()),
+        gpu: Some("h100-80gb".into()),
+        seq_len: Some(4096),
+        micro_batch_size: Some(1),
+        tp: Some(1),
+        pp: Some(4),
+        sp: Some(false),
+        ..Default::default()
+    }
+    .apply(&mut s, &c)
+    .unwrap();
+    s.parallel.dp = 8;
+    s.parallel.ep = 8;
+    s.parallel.distributed_optimizer = true;
+    s.batch.micro_batches = 8;
+    s.plan.schedule = ScheduleKind::DualPipe;
+    s.plan.memory_budget_bytes = s.gpu.memory_bytes();
+    s.plan.moe_a2a_overlap = overlap;
+    s
+}
+
+/// Per device, the sum of its overlapped pairs' durations (forward start to backward end).
+fn pair_time(o: &Outcome, devices: usize) -> Vec<f64> {
+    let t = &o.simulation.timeline;
+    let mut out = vec![0.0; devices];
+    for (f, b) in t.pairs() {
+        out[t.spans[f].device as usize] += t.spans[b].end - t.spans[f].start;
+    }
+    out
+}
+
+#[test]
+fn dualpipe_pairs_hide_the_all_to_alls_and_ep_comm_keeps_the_exposed_rest() {
+    let plain = pipescope::solve(&scenario(false)).unwrap();
+    let over = pipescope::solve(&scenario(true)).unwrap();
+    assert!(
+        plain.feasible && over.feasible,
+        "{:?}",
+        plain.infeasible_reason
+    );
+    let p = plain.stages.len();
+    let (before, after) = (pair_time(&plain, p), pair_time(&over, p));
+    let mut total = 0.0;
+    for d in 0..p {
+        let hidden = before[d] - after[d];
+        assert!(hidden > 0.0, "device {d} hides nothing");
+        total += hidden;
+        // A device's exposed all-to-all falls by exactly what its pairs hid.
+        let ep = |o: &Outcome| o.stages[d].time_breakdown_s.ep_comm;
+        let fell = ep(&plain) - ep(&over);
+        assert!(
+            (fell - hidden).abs() <= 1e-9 * ep(&plain),
+            "device {d}: ep_comm fell {fell}, pairs hid {hidden}"
+        );
+    }
+    // The iteration falls, by no more than all the pairs hid.
+    let gain = plain.iteration_time_s - over.iteration_time_s;
+    assert!(
+        gain > 0.0 && gain <= total + 1e-12,
+        "gain {gain}, hidden {total}"
+    );
+    // Still drawn: as many all-to-all spans on the comm lane, now inside the partner op.
+    let a2a = |o: &Outcome| {
+        o.simulation
+            .timeline
+            .spans
+            .iter()
+            .filter(|s| s.kind == SpanKind::A2a && s.lane == Lane::Comm)
+            .count()
+    };
+    assert!(a2a(&over) > 0);
+    assert_eq!(a2a(&over), a2a(&plain));
+}
+
+#[test]
+fn the_overlap_is_refused_for_a_dense_model_and_a_schedule_without_pairs() {
+    let mut one = scenario(true);
+    one.plan.schedule = ScheduleKind::OneFOneB;
+    let e = pipescope::solve(&one).unwrap_err().to_string();
+    assert!(
+        e.contains("plan.moe_a2a_overlap") && e.contains("dualpipe"),
+        "{e}"
+    );
+    let c = Catalog::builtin();
+    let mut dense = scenario(false);
+    dense.parallel.ep = 1;
+    ScenarioOverrides {
+        model: Some("llama3-8b".into()),
+        ..Default::default()
+    }
+    .apply(&mut dense, &c)
+    .unwrap();
+    dense.plan.moe_a2a_overlap = true;
+    let e = pipescope::solve(&dense).unwrap_err().to_string();
+    assert!(
+        e.contains("plan.moe_a2a_overlap") && e.contains("dense"),
+        "{e}"
+    );
+}
