@@ -7,7 +7,7 @@
 
 use crate::anatomy::cluster::Cluster;
 use crate::anatomy::cost::Machine;
-use crate::anatomy::{Anatomy, BlockKind, params};
+use crate::anatomy::{Anatomy, Block, BlockKind, params};
 use crate::plan::planner::Plan;
 use crate::scenario::Scenario;
 use crate::sim::collectives::ChunkComm;
@@ -30,27 +30,23 @@ fn optimizer_bytes_per_param(grad_bytes: u32) -> f64 {
 
 /// Parameters held by each device of `plan`.
 pub(crate) fn device_params(anatomy: &Anatomy, plan: &Plan) -> Vec<u64> {
-    plan.devices
-        .iter()
-        .map(|d| {
-            d.ranges
-                .iter()
-                .flat_map(|&(a, e)| a..=e)
-                .map(|i| anatomy.block(i).params)
-                .sum()
-        })
-        .collect()
+    per_device_sum(anatomy, plan, |b| b.params)
 }
 
 /// Routed-expert parameters held by each device of `plan`.
 fn device_expert_params(anatomy: &Anatomy, plan: &Plan) -> Vec<u64> {
+    per_device_sum(anatomy, plan, |b| b.expert_params)
+}
+
+/// Per device of `plan`, `of` summed over every block of every chunk it holds.
+fn per_device_sum(anatomy: &Anatomy, plan: &Plan, of: impl Fn(&Block) -> u64) -> Vec<u64> {
     plan.devices
         .iter()
         .map(|d| {
             d.ranges
                 .iter()
                 .flat_map(|&(a, e)| a..=e)
-                .map(|i| anatomy.block(i).expert_params)
+                .map(|i| of(anatomy.block(i)))
                 .sum()
         })
         .collect()
