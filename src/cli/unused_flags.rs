@@ -179,13 +179,10 @@ pub fn check_job_flags(
         (None, false) => None,
     };
     if let Some(flag) = zero_flag
-        && !par.zero().applies_over(ranks)
+        && let Some(reason) = par.zero().refusal_over(par.dp, par.cp)
     {
         return Err(format!(
-            "{flag}: {}, so there is nothing to shard and it would do nothing (zero 1 and 3 \
-             shard over the d x cp data-parallel ranks; give -d/--dp or --cp above 1, or \
-             leave it out)",
-            one_rank()
+            "{flag}: {reason}; give -d/--dp or --cp above 1, or leave it out"
         ));
     }
     if ranks <= 1 {

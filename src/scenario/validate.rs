@@ -129,6 +129,13 @@ pub fn validate_gpu(g: &GpuSpec) -> Result<(), InvalidField> {
 }
 
 impl Scenario {
+    /// Checks the expert layout alone (`ep`, `etp` and the routing imbalance against the model
+    /// and a stage's `t x cp x d` GPUs), as [`Scenario::validate`] does: for an editor that
+    /// changes one of them and words a refusal as the command line does.
+    pub fn check_expert_layout(&self) -> Result<(), InvalidField> {
+        super::validate_moe::check_layout(self)
+    }
+
     /// Checks every field; the first value that is not allowed is returned as an error.
     pub fn validate(&self) -> Result<(), InvalidField> {
         check_name("name", &self.name)?;

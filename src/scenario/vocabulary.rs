@@ -458,4 +458,16 @@ impl Zero {
     pub fn applies_over(self, shard_ranks: u64) -> bool {
         self == Zero::Off || shard_ranks > 1
     }
+
+    /// Why this stage is refused over `dp x cp` data-parallel ranks, when it is
+    /// ([`Zero::applies_over`]): the one wording the command line and the TUI give.
+    pub fn refusal_over(self, dp: u32, cp: u32) -> Option<String> {
+        let ranks = u64::from(dp.max(1)) * u64::from(cp.max(1));
+        (!self.applies_over(ranks)).then(|| {
+            format!(
+                "d x cp = {dp} x {cp} = 1, so there is nothing to shard and it would do nothing \
+                 (zero 1 and 3 shard over the d x cp data-parallel ranks)"
+            )
+        })
+    }
 }

@@ -12,6 +12,8 @@ use crate::schedule::ScheduleKind;
 
 use crate::scenario::GIB;
 
+use super::fields_moe as moe;
+
 /// One editable parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Field {
@@ -63,11 +65,17 @@ pub enum Field {
     OverlapGradReduce,
     /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
     GradBytes,
+    /// Expert-parallel size `ep` of a mixture of experts (fixed at 1 for a dense model).
+    Ep,
+    /// Routing imbalance of a mixture of experts: the busiest expert's tokens over the mean.
+    Imbalance,
+    /// The all-to-all overlap inside DualPipe's overlapped forward-backward pairs on/off.
+    A2aOverlap,
 }
 
 impl Field {
     /// Every field, top to bottom.
-    pub const ALL: [Field; 23] = [
+    pub const ALL: [Field; 26] = [
         Field::Model,
         Field::Gpu,
         Field::Stages,
@@ -91,6 +99,9 @@ impl Field {
         Field::Objective,
         Field::OverlapGradReduce,
         Field::GradBytes,
+        Field::Ep,
+        Field::Imbalance,
+        Field::A2aOverlap,
     ];
 
     /// Short label shown in the panel.
@@ -119,6 +130,9 @@ impl Field {
             Field::Objective => "objective",
             Field::OverlapGradReduce => "overlap",
             Field::GradBytes => "grad size",
+            Field::Ep => "expert ep",
+            Field::Imbalance => "imbalance",
+            Field::A2aOverlap => "a2a ovl",
         }
     }
 
@@ -137,6 +151,7 @@ impl Field {
                 | Field::Partition
                 | Field::Objective
                 | Field::OverlapGradReduce
+                | Field::A2aOverlap
         )
     }
 
@@ -189,6 +204,9 @@ impl Field {
             Field::Objective => sc.plan.objective.name().into(),
             Field::OverlapGradReduce => on(sc.plan.overlap_grad_reduce),
             Field::GradBytes => format!("{} bytes", sc.parallel.grad_bytes),
+            Field::Ep => moe::ep_value(sc),
+            Field::Imbalance => moe::imbalance_value(sc),
+            Field::A2aOverlap => moe::a2a_value(sc),
         }
     }
 }
@@ -291,9 +309,15 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
         Field::Dp => sc.parallel.dp = to_u32(step_doubling(u64::from(sc.parallel.dp), delta, 1)),
         Field::Cp => sc.parallel.cp = to_u32(step_doubling(u64::from(sc.parallel.cp), delta, 1)),
         Field::Zero => {
-            if let Some(z) = cycle(ZERO_STAGES, &sc.parallel.zero(), delta) {
-                sc.parallel.set_zero(z);
+            let z = cycle(ZERO_STAGES, &sc.parallel.zero(), delta)?;
+            if let Some(reason) = z.refusal_over(sc.parallel.dp, sc.parallel.cp) {
+                // The command line's rule and words: sharding over one rank does nothing.
+                return Some(format!(
+                    "zero {}: {reason}; set data d or ctx cp above 1 first",
+                    z.level()
+                ));
             }
+            sc.parallel.set_zero(z);
         }
         Field::Precision => {
             let p = cycle(PRECISIONS, &sc.parallel.precision, delta)?;
@@ -377,6 +401,9 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
         Field::GradBytes => {
             sc.parallel.grad_bytes = if sc.parallel.grad_bytes == 4 { 2 } else { 4 };
         }
+        Field::Ep => return moe::step_ep(sc, delta),
+        Field::Imbalance => return moe::step_imbalance(sc, delta),
+        Field::A2aOverlap => return moe::toggle_a2a(sc),
     }
     None
 }
@@ -485,6 +512,11 @@ pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), Str
             .parse()
             .map_err(|_| bad("expected a number of GiB"))?;
         return set_reserve(sc, gib).map_err(|e| bad(&e));
+    }
+    match field {
+        Field::Ep => return moe::set_ep(sc, text).map_err(|e| bad(&e)),
+        Field::Imbalance => return moe::set_imbalance(sc, text).map_err(|e| bad(&e)),
+        _ => {}
     }
     let range = count_range(field);
     let n: u64 = text.trim().parse().map_err(|_| match range {

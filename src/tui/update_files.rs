@@ -172,6 +172,9 @@ pub(super) fn keep_edits(
     keep!(Field::Objective.label(), plan.objective);
     keep!(Field::OverlapGradReduce.label(), plan.overlap_grad_reduce);
     keep!(Field::GradBytes.label(), parallel.grad_bytes);
+    keep!(Field::Ep.label(), parallel.ep);
+    keep!(Field::Imbalance.label(), plan.routing_imbalance);
+    keep!(Field::A2aOverlap.label(), plan.moe_a2a_overlap);
     // The budget and the reserve are one setting (`scenario::budget`): kept together, and a
     // reserve's budget follows the merged GPU.
     let (o, b) = (&ours.plan, &base.plan);

@@ -143,3 +143,39 @@ fn every_size_renders_without_panic() {
         }
     }
 }
+
+/// A mixture of experts (qwen3-30b-a3b on H100s, t 1 x d 8, ep 8): the parameters end with
+/// its expert fields, ep 8, the routing imbalance and the all-to-all overlap.
+#[test]
+fn main_moe_qwen3_160x48() {
+    let catalog = pipescope::Catalog::builtin();
+    let mut scenario = pipescope::tui::fixture::scenario("gpt3-175b-16k");
+    pipescope::ScenarioOverrides {
+        model: Some("qwen3-30b-a3b".into()),
+        gpu: Some("h100-80gb".into()),
+        pp: Some(4),
+        tp: Some(1),
+        dp: Some(8),
+        ep: Some(8),
+        seq_len: Some(4096),
+        micro_batches: Some(32),
+        ..Default::default()
+    }
+    .apply(&mut scenario, &catalog)
+    .unwrap();
+    let mut app = pipescope::tui::App::new(
+        scenario,
+        tui_common::choices(),
+        pipescope::tui::Theme::builtin("dark"),
+    );
+    app.show_solve_time = false;
+    let effects = pipescope::tui::resolve(&mut app);
+    tui_common::run_effects(&mut app, effects);
+    assert_eq!(app.error, None);
+    let screen = render(&mut app, 160, 48);
+    let text = screen.to_string();
+    for field in ["expert ep 8", "imbalance 1.00", "a2a ovl   off"] {
+        assert!(text.contains(field), "no {field:?}\n{text}");
+    }
+    assert_snapshot!(screen);
+}
