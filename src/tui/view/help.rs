@@ -3,7 +3,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+use ratatui::widgets::{Block, Paragraph, Widget};
 
 use crate::tui::app::App;
 use crate::tui::keymap;
@@ -74,13 +74,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let h = area.height.saturating_sub(2).min(rows.saturating_add(2));
     let visible = h.saturating_sub(2);
     let scroll = app.help_scroll.min(rows.saturating_sub(visible));
-    let r = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
-    Clear.render(r, buf);
+    let r = super::clear_centred(area, buf, w, h);
     let title = match (app.help_typing, app.help_query.is_empty()) {
         (true, _) => format!(
             " help · filter: {}▌ · Enter keeps · Esc clears ",

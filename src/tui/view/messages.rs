@@ -6,7 +6,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+use ratatui::widgets::{Block, Paragraph, Widget};
 
 use crate::tui::app::App;
 
@@ -80,13 +80,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let h = area.height.saturating_sub(2).min(total.saturating_add(2));
     let visible = h.saturating_sub(2);
     let scroll = app.messages_scroll.min(total.saturating_sub(visible));
-    let r = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
-    Clear.render(r, buf);
+    let r = super::clear_centred(area, buf, w, h);
     let title = if total > visible {
         format!(
             " messages · ↑↓ {}–{} of {total} · Esc closes ",

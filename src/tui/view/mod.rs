@@ -45,7 +45,6 @@ use ratatui::widgets::Widget;
 
 use super::app::{App, Mode};
 
-/// Draws the whole app into a frame.
 /// Draws a dashboard panel: a bordered block with `title` in the theme's accent and a muted
 /// border. Returns the area inside the border.
 pub fn panel<'a>(
@@ -64,6 +63,20 @@ pub fn panel<'a>(
     inner
 }
 
+/// Clears and returns the `w` x `h` rectangle centred in `area`: where an overlay (help,
+/// messages, a picker) draws over the dashboard.
+pub fn clear_centred(area: Rect, buf: &mut Buffer, w: u16, h: u16) -> Rect {
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    ratatui::widgets::Clear.render(r, buf);
+    r
+}
+
+/// Draws the whole app into a frame.
 pub fn draw(frame: &mut Frame, app: &App) {
     let area = frame.area();
     render(app, area, frame.buffer_mut());

@@ -5,7 +5,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph, Widget};
+use ratatui::widgets::{Block, Paragraph, Widget};
 
 use crate::plan::Strategy;
 use crate::tui::app::App;
@@ -79,13 +79,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let visible = h.saturating_sub(2);
     let cursor_row = u16::try_from(cursor + 2).unwrap_or(0);
     let scroll = (cursor_row + 1).saturating_sub(visible);
-    let r = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
-    Clear.render(r, buf);
+    let r = super::clear_centred(area, buf, w, h);
     let title = [
         " units to recompute (named) · ↑↓ · space toggles · Esc ",
         " units (named) · ↑↓ · space · Esc ",
