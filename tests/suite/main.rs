@@ -23,6 +23,7 @@ mod engine_sharding;
 mod engine_shared;
 mod export_cli;
 mod export_megatron;
+mod export_megatron_launch;
 mod export_megatron_moe;
 mod export_megatron_real;
 mod export_megatron_recompute;

@@ -257,15 +257,9 @@ impl Catalog {
     pub(crate) fn resolve(&self, file: &str, t: &ScenarioToml) -> Result<Scenario, PresetError> {
         let inv = |e: InvalidField| PresetError::invalid(file, &e);
         let model = match &t.model {
-            // No default: a scenario without a model would be planned as some other model
-            // under the scenario's own name.
-            None => {
-                return Err(PresetError::new(
-                    file,
-                    "the scenario has no model: give a [model] table, or model = \"NAME\" (a \
-                     model preset: `pipescope presets`)",
-                ));
-            }
+            // Resolved with a stand-in so that the file's other errors are reported first;
+            // refused at the end.
+            None => self.model_or_err(file, "gpt3-175b")?,
             Some(ModelRef::Name(n)) => self.model_or_err(file, n)?,
             Some(ModelRef::Inline(m)) => model_spec(m).map_err(inv)?,
         };
@@ -389,6 +383,15 @@ impl Catalog {
                     stages as usize,
                 )
                 .map_err(|e| inv(InvalidField::new("plan.layout", layout, e.to_string())))?;
+        }
+        // No default model: a scenario without one would be planned as some other model
+        // under the scenario's own name.
+        if t.model.is_none() {
+            return Err(PresetError::new(
+                file,
+                "the scenario has no model: give a [model] table, or model = \"NAME\" (a \
+                 model preset: `pipescope presets`)",
+            ));
         }
         Ok(scenario)
     }

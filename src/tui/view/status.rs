@@ -220,9 +220,7 @@ pub fn height(app: &App, width: u16, height: u16) -> u16 {
 }
 
 /// Draws the status bar: the message, wrapped over as many rows as the layout gave it, and
-/// the key hints on the right of its one row, or, when the message needs the whole width, on
-/// a row above it: the bottom row, where the eye looks for the answer to the last key,
-/// always holds the message (a long one's first row is the `file:line:col`).
+/// the key hints on the right of the last row.
 pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     if area.height == 0 {
         return;
@@ -232,11 +230,8 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let beside = plan_rows(app, area.width, usize::MAX).beside;
     let room = usize::from(area.height) - usize::from(!beside && area.height > 1);
     let p = plan_rows(app, area.width, room);
-    // The hints' own row, when they do not share the message's, is the top one.
-    let top = u16::from(!p.beside && area.height > 1);
     for (i, row) in p.rows.iter().enumerate() {
         let Ok(dy) = u16::try_from(i) else { break };
-        let dy = dy + top;
         if dy >= area.height {
             break;
         }
@@ -253,7 +248,11 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     if hints_w > area.width {
         return;
     }
-    let y = area.y;
+    let y = if p.beside {
+        area.y
+    } else {
+        area.bottom().saturating_sub(1)
+    };
     let mut x = area.right() - hints_w;
     for (text, key) in hints {
         let st = if key { theme.accent() } else { theme.muted() };
