@@ -20,7 +20,7 @@
 use super::cost::{InputCast, Machine, Piece, Work};
 use super::tp_comm;
 use super::units::{Builder, Dims, Keep, act, add_residual, linear_input, norm, raw};
-use super::{Block, BlockKind};
+use super::{Anatomy, Block, BlockKind};
 
 /// The expert layout and rates a MoE block is costed with, per device.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -145,4 +145,31 @@ pub fn moe(m: &Machine, d: &Dims, e: &MoeDims, params: u64, static_bytes: u64) -
     }
     add_residual(&mut k, m, d);
     k.finish(params, static_bytes)
+}
+
+impl Anatomy {
+    /// The anatomy the planner estimates with where the simulation hides the MoE
+    /// all-to-alls in overlapped forward-backward pairs (`--moe-a2a-overlap` on `dualpipe`
+    /// or `dualpipe-v`); `None` without all-to-alls. A layer's forward pairs with another
+    /// micro-batch's backward of a layer (docs/model.md, "Overlapped all-to-alls"): the
+    /// forward's all-to-alls `a_F` hide under the partner layer's backward compute (the
+    /// MoE and attention blocks' B and W without the all-to-alls) and the backward's `a_B`
+    /// under its forward compute, each up to what that compute covers. The MoE block's
+    /// input-gradient backward is shortened by the hidden sum, so a stage's estimate
+    /// `F + B + W` is the pair time the simulation gives when every micro-batch is paired
+    /// (the warm-up and cool-down ops, unpaired, are where the estimate is optimistic).
+    pub fn for_a2a_overlap(&self) -> Option<Anatomy> {
+        let (m, att) = (&self.moe, &self.attention);
+        let (a_f, a_b) = (m.ep_comm.forward_added_s, m.ep_comm.backward_added_s);
+        if a_f + a_b <= 0.0 {
+            return None;
+        }
+        let backward_compute =
+            (m.backward_b_s + m.backward_w_s - a_b).max(0.0) + att.backward_b_s + att.backward_w_s;
+        let forward_compute = (m.forward_s - a_f).max(0.0) + att.forward_s;
+        let hidden = a_f.min(backward_compute) + a_b.min(forward_compute);
+        let mut out = self.clone();
+        out.moe.backward_b_s = (m.backward_b_s - hidden).max(0.0);
+        Some(out)
+    }
 }
