@@ -43,7 +43,7 @@ fn h100(o: ScenarioOverrides) -> ScenarioOverrides {
     }
 }
 
-/// The GB200 NVL72 runs' common settings.
+/// The GB200 NVL72 runs' common settings (the whole memory as the budget).
 fn gb200(o: ScenarioOverrides) -> ScenarioOverrides {
     ScenarioOverrides {
         gpu: Some("gb200-186gb".into()),
@@ -53,6 +53,7 @@ fn gb200(o: ScenarioOverrides) -> ScenarioOverrides {
         overlap_grad_reduce: Some(true),
         flash: Some(true),
         deepep: Some(true),
+        reserve_gib: Some(0.0),
         ..o
     }
 }
@@ -108,7 +109,13 @@ fn runs_within_reach() -> Vec<(&'static str, f64, f64)> {
             recompute_units: Some(vec!["layernorm".into(), "moe".into()]),
             ..Default::default()
         });
-        let want = step_at(qwen3_235b_flops(seq as f64), seq as f64, 256.0, 256.0, tflops);
+        let want = step_at(
+            qwen3_235b_flops(seq as f64),
+            seq as f64,
+            256.0,
+            256.0,
+            tflops,
+        );
         (got, want)
     };
     let mut out = Vec::new();
@@ -261,7 +268,10 @@ fn report(runs: &[(&str, f64, f64)]) -> (String, f64) {
     for (name, got, want) in runs {
         let err = (got - want) / want;
         sum += err.abs();
-        text += &format!("{name}: {got:.2} s vs {want:.2} s ({:+.1} %)\n", 100.0 * err);
+        text += &format!(
+            "{name}: {got:.2} s vs {want:.2} s ({:+.1} %)\n",
+            100.0 * err
+        );
     }
     (text, sum / runs.len() as f64)
 }
