@@ -173,3 +173,49 @@ impl Anatomy {
         Some(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::anatomy::Anatomy;
+    use crate::scenario::{Catalog, ScenarioOverrides};
+
+    fn anatomy(model: &str, ep: u32) -> Anatomy {
+        let c = Catalog::builtin();
+        let mut s = c.scenario("korthikanti-22b").unwrap();
+        ScenarioOverrides {
+            model: Some(model.into()),
+            gpu: Some("h100-80gb".into()),
+            seq_len: Some(4096),
+            micro_batch_size: Some(1),
+            tp: Some(1),
+            sp: Some(false),
+            pp: Some(4),
+            ..Default::default()
+        }
+        .apply(&mut s, &c)
+        .unwrap();
+        s.parallel.dp = 16;
+        s.parallel.ep = ep;
+        Anatomy::build(&s).unwrap()
+    }
+
+    #[test]
+    fn the_planners_anatomy_takes_off_what_a_layer_pair_hides() {
+        let a = anatomy("qwen3-30b-a3b", 16);
+        let o = a.for_a2a_overlap().unwrap();
+        let (m, att) = (&a.moe, &a.attention);
+        let (a_f, a_b) = (m.ep_comm.forward_added_s, m.ep_comm.backward_added_s);
+        assert!(a_f > 0.0 && a_b > 0.0);
+        let b_c = m.backward_b_s + m.backward_w_s - a_b + att.backward_b_s + att.backward_w_s;
+        let f_c = m.forward_s - a_f + att.forward_s;
+        let hidden = a_f.min(b_c) + a_b.min(f_c);
+        assert!((m.backward_b_s - o.moe.backward_b_s - hidden).abs() < 1e-15);
+        // Nothing else changes.
+        assert_eq!(o.moe.forward_s, m.forward_s);
+        assert_eq!(o.attention, a.attention);
+        // Without all-to-alls (ep 1, or a dense model) there is nothing to take off.
+        assert!(anatomy("qwen3-30b-a3b", 1).for_a2a_overlap().is_none());
+        assert!(anatomy("llama3-8b", 1).for_a2a_overlap().is_none());
+    }
+}

@@ -504,5 +504,13 @@ mod tests {
         base.gpu.sms = None;
         let e = check_sweep_overlaps(&base, &[], &[], &s).unwrap_err();
         assert!(e.contains("gpu.sms") && e.contains(&base.gpu.name), "{e}");
+        // A dense model has no all-to-alls to hide.
+        let mut s = settings();
+        s.moe_a2a_overlap = true;
+        let e = check_sweep_overlaps(&base, &[], &[], &s).unwrap_err();
+        assert!(
+            e.contains("--moe-a2a-overlap") && e.contains("dense"),
+            "{e}"
+        );
     }
 }
