@@ -75,7 +75,9 @@ pub use export::svg::{
 };
 pub use export::torchtitan::{Unsupported as TorchtitanUnsupported, export as torchtitan_csv};
 pub use export::{ChainOp, Run, Units, flow_chains, kind_name};
-pub use files::{Existing, remove_stale_temp_files, write_atomic, write_atomic_with};
+pub use files::{
+    Existing, is_stdout_alias, remove_stale_temp_files, write_atomic, write_atomic_with,
+};
 
 // The sweep over parallel layouts.
 pub use sweep::front::{same_time as sweep_same_time, tie_groups as sweep_tie_groups};

@@ -158,7 +158,18 @@ impl MeasuredProfile {
         use crate::scenario::PresetError;
         let table: toml::Table =
             toml::from_str(text).map_err(|e| PresetError::from_toml(file, text, &e))?;
-        Self::from_table(&table).map_err(|e| PresetError::invalid(file, &e).locate(text))
+        let profile =
+            Self::from_table(&table).map_err(|e| PresetError::invalid(file, &e).locate(text))?;
+        // A file that measures nothing (empty, or only its `source`) would change nothing:
+        // most likely the wrong file, or one whose writing failed.
+        if profile.entries.is_empty() && profile.codec.is_none() {
+            return Err(PresetError::new(
+                file,
+                "the profile measures nothing: give a table per block kind (or kind.unit) \
+                 with forward_s and backward_s, or a [codec] table",
+            ));
+        }
+        Ok(profile)
     }
 
     /// The profile as a TOML table (the format [`MeasuredProfile::from_table`] reads).

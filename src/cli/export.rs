@@ -273,6 +273,7 @@ pub fn run(args: &ExportArgs) -> Result<(), String> {
     let text = render(args.format, &built, &palette)?;
     match args.output.as_deref() {
         None | Some("-") => super::output::emit(&text),
+        Some(path) if pipescope::is_stdout_alias(Path::new(path)) => super::output::emit(&text),
         Some(path) => pipescope::write_atomic(Path::new(path), &text)
             .map(|_| ())
             .map_err(|e| format!("-o {e}")),

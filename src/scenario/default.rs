@@ -53,6 +53,7 @@ pub(crate) fn built_in_code() -> Scenario {
             sms: Some(108),
             link_gbps: a100_links::LINK_GBPS,
             node_gpus: a100_links::NODE_GPUS,
+            host_gpus: None,
             inter_node_gbps: a100_links::INTER_NODE_GBPS,
             host_gbps: a100_links::HOST_GBPS,
             host_duplex_gbps: a100_links::HOST_DUPLEX_GBPS,

@@ -63,6 +63,12 @@ pub struct GpuSpec {
     pub link_gbps: f64,
     /// GPUs per node; stages beyond a node use `inter_node_gbps`.
     pub node_gpus: u32,
+    /// GPUs per host (one machine running one launcher: torchrun's `--nproc_per_node`) where
+    /// it is smaller than the NVLink domain `node_gpus` (a GB200 NVL72 rack is one 72-GPU
+    /// NVLink domain of 18 hosts of 4 GPUs). `None`: a host is a node. Only the exported
+    /// launch scripts use it; the cost model's links follow `node_gpus`.
+    #[serde(default)]
+    pub host_gpus: Option<u32>,
     /// Bandwidth between nodes, per GPU and direction, GB/s.
     pub inter_node_gbps: f64,
     /// Host link as achieved by one GPU copying in one direction alone (the PCIe link's
@@ -105,6 +111,11 @@ impl GpuSpec {
         } else {
             self.codecs.clone()
         }
+    }
+
+    /// GPUs per host for a launcher (`host_gpus`, else `node_gpus`), at least 1.
+    pub fn launcher_host_gpus(&self) -> u32 {
+        self.host_gpus.unwrap_or(self.node_gpus).max(1)
     }
 
     /// Device memory in bytes.

@@ -80,6 +80,9 @@ fn gpu_table(g: &GpuSpec) -> Table {
     }
     t.insert("link_gbps".into(), Value::Float(g.link_gbps));
     t.insert("node_gpus".into(), int(u64::from(g.node_gpus)));
+    if let Some(h) = g.host_gpus {
+        t.insert("host_gpus".into(), int(u64::from(h)));
+    }
     t.insert("inter_node_gbps".into(), Value::Float(g.inter_node_gbps));
     t.insert("host_gbps".into(), Value::Float(g.host_gbps));
     t.insert("host_duplex_gbps".into(), Value::Float(g.host_duplex_gbps));

@@ -200,7 +200,11 @@ impl Field {
             }
             Field::GlobalBatch => global_batch(sc).to_string(),
             Field::Flash => on(sc.plan.flash_attention),
-            Field::Partition => sc.plan.partition.name().into(),
+            // A layout replaces the partition: say which split is in force.
+            Field::Partition => match &sc.plan.layout {
+                Some(layout) => format!("layout {}", layout.text()),
+                None => sc.plan.partition.name().into(),
+            },
             Field::Objective => sc.plan.objective.name().into(),
             Field::OverlapGradReduce => on(sc.plan.overlap_grad_reduce),
             Field::GradBytes => format!("{} bytes", sc.parallel.grad_bytes),

@@ -142,6 +142,8 @@ fn clears_note(action: &Action) -> bool {
             | Action::Reloaded(_)
             | Action::Saved(_)
             | Action::Exported(_)
+            | Action::ToggleMessages
+            | Action::MessagesScroll(_)
             | Action::Resize(..)
             | Action::Key(_)
             | Action::Scroll(..)

@@ -7,25 +7,65 @@ use super::fields::Field;
 use super::update::resolve;
 use crate::Scenario;
 
-/// `w`: the scenario as preset TOML under a `my-` name, for the runner to write.
-pub(super) fn save(app: &mut App) -> Vec<Effect> {
-    let base: String = app
-        .scenario
-        .name
+/// The longest file-name stem `w` gives a preset (far below any file system's limit).
+const MAX_STEM_CHARS: usize = 80;
+
+/// `text` as a file-name stem: lower-case letters, digits and dots, every other run of
+/// characters one `-`, no leading dot or dash (no hidden file, no `..`), at most
+/// [`MAX_STEM_CHARS`]; `custom` when nothing is left.
+fn file_stem_of(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out: String = out
+        .trim_start_matches(['.', '-'])
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
+        .take(MAX_STEM_CHARS)
         .collect();
-    let base = if base.is_empty() {
+    let out = out.trim_end_matches(['.', '-']);
+    if out.is_empty() {
         "custom".into()
     } else {
-        base
-    };
+        out.to_string()
+    }
+}
+
+/// The name and description a saved preset gets: its own when the scenario still holds the
+/// model, GPU and GPU count of the preset it came from (`reference`), else ones made from
+/// what it holds, so that a preset holding DeepSeek-V3 on 1,024 H100s is not saved under
+/// GPT-3's name and description.
+fn saved_identity(scenario: &Scenario, reference: Option<&Scenario>) -> (String, String) {
+    let same = reference.is_some_and(|r| {
+        r.model.name == scenario.model.name
+            && r.gpu.name == scenario.gpu.name
+            && r.parallel.gpus() == scenario.parallel.gpus()
+    });
+    if same {
+        return (scenario.name.clone(), scenario.description.clone());
+    }
+    let gpus = scenario.parallel.gpus();
+    (
+        format!("{}-{}-{gpus}", scenario.model.name, scenario.gpu.name),
+        format!(
+            "{} on {gpus} {} GPUs (saved from the UI, started from {})",
+            scenario.model.name, scenario.gpu.name, scenario.name
+        ),
+    )
+}
+
+/// `w`: the scenario as preset TOML under a `my-` name, for the runner to write.
+pub(super) fn save(app: &mut App) -> Vec<Effect> {
+    let reference = app
+        .preset_base
+        .clone()
+        .or_else(|| crate::Catalog::builtin().scenario(&app.scenario.name).ok());
+    let (name, description) = saved_identity(&app.scenario, reference.as_ref());
+    let base = file_stem_of(&name);
     let stem = if base.starts_with("my-") {
         base
     } else {
@@ -35,6 +75,7 @@ pub(super) fn save(app: &mut App) -> Vec<Effect> {
     // The saved preset gets its own name, so it does not shadow the one it came from.
     let mut scenario = app.scenario.clone();
     scenario.name = stem;
+    scenario.description = description;
     match super::preset_io::to_toml(&scenario) {
         Ok(text) => vec![Effect::Save { file_name, text }],
         Err(e) => {
@@ -189,4 +230,48 @@ pub(super) fn keep_edits(
         let _ = merged.keep_free(0);
     }
     (merged, kept)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn file_stems_are_safe_file_names() {
+        assert_eq!(file_stem_of("DeepSeek-V3 on H100"), "deepseek-v3-on-h100");
+        assert_eq!(file_stem_of("../../etc/passwd"), "etc-passwd");
+        assert_eq!(file_stem_of(".hidden"), "hidden");
+        assert_eq!(file_stem_of("//"), "custom");
+        assert_eq!(file_stem_of(&"x".repeat(500)).len(), MAX_STEM_CHARS);
+        assert_eq!(file_stem_of("llama3.1-8b"), "llama3.1-8b");
+    }
+
+    /// A scenario that no longer holds its preset's model is named and described from what
+    /// it holds; one that does keeps its preset's name and description.
+    #[test]
+    fn a_saved_preset_is_named_from_what_it_holds() {
+        let catalog = crate::Catalog::builtin();
+        let start = catalog.scenario("gpt3-175b-16k").unwrap();
+        assert_eq!(
+            saved_identity(&start, Some(&start)),
+            (start.name.clone(), start.description.clone())
+        );
+        let mut moe = start.clone();
+        moe.model = catalog.model("deepseek-v3").unwrap().clone();
+        moe.gpu = catalog.gpu("h100-80gb").unwrap().clone();
+        let gpus = moe.parallel.gpus();
+        let (name, description) = saved_identity(&moe, Some(&start));
+        assert_eq!(name, format!("deepseek-v3-h100-80gb-{gpus}"));
+        assert!(
+            description.starts_with(&format!("deepseek-v3 on {gpus} h100-80gb GPUs"))
+                && !description.contains("GPT-3"),
+            "{description}"
+        );
+        // No preset to compare with: named from what it holds.
+        assert_eq!(
+            saved_identity(&start, None).0,
+            format!("gpt3-175b-a100-80gb-{}", start.parallel.gpus())
+        );
+    }
 }

@@ -68,7 +68,7 @@ fn a_preset_budget_that_a_new_gpu_cannot_hold_is_refused_by_the_gpu_flag() {
     let file = dir.join("abs.toml");
     std::fs::write(
         &file,
-        "name = \"abs\"\ngpu = \"a100-80gb\"\n[plan]\nmemory_budget_gib = 60\n",
+        "name = \"abs\"\nmodel = \"gpt3-175b\"\ngpu = \"a100-80gb\"\n[plan]\nmemory_budget_gib = 60\n",
     )
     .unwrap();
     let path = file.to_str().unwrap();

@@ -100,3 +100,55 @@ fn every_format_from_the_planned_scenario() {
     let (ok, _, err) = pipescope(&["export", "svg", "--theme", "sepia"]);
     assert!(!ok && err.contains("--theme sepia"), "{err}");
 }
+
+/// `-o` keeps what the user named: a symbolic link stays a link (its target gets the text),
+/// and `/dev/full` (no space left) is an error, not a quiet success that replaced the device
+/// with a file. (`/dev/stdout` as standard output is pinned by `is_stdout_alias`'s test: no
+/// test writes to a real `/dev` path but `/dev/full`.)
+#[cfg(target_os = "linux")]
+#[test]
+fn output_through_links_and_devices_keeps_them() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = std::env::temp_dir().join(format!("pipescope-export-link-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let real = dir.join("real.json");
+    std::fs::write(&real, "old").unwrap();
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let run = |o: &str| {
+        pipescope(&[
+            "export",
+            "perfetto",
+            "--schedule",
+            "1f1b",
+            "-p",
+            "2",
+            "-m",
+            "2",
+            "--costs",
+            "1,1,1",
+            "-o",
+            o,
+        ])
+    };
+    let (ok, stdout_text, err) = run("-");
+    assert!(ok && stdout_text.starts_with('{'), "{err}");
+    let (ok, _, err) = run(link.to_str().unwrap());
+    assert!(ok, "{err}");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), stdout_text);
+    let full_is_device =
+        || std::fs::symlink_metadata("/dev/full").is_ok_and(|m| m.file_type().is_char_device());
+    if full_is_device() {
+        let (ok, _, err) = run("/dev/full");
+        assert!(!ok && err.starts_with("error: -o /dev/full: "), "{err}");
+        assert!(full_is_device());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -23,6 +23,7 @@ mod engine_sharding;
 mod engine_shared;
 mod export_cli;
 mod export_megatron;
+mod export_megatron_launch;
 mod export_megatron_moe;
 mod export_megatron_real;
 mod export_megatron_recompute;
@@ -49,6 +50,7 @@ mod plan_costing;
 mod plan_gis_offload;
 mod plan_pipeoffload;
 mod plan_props;
+mod preset_file_errors;
 mod preset_rules;
 mod sched_cli;
 mod sched_closed_forms;
@@ -80,6 +82,8 @@ mod tui_export;
 mod tui_real;
 #[cfg(feature = "tui")]
 mod tui_snapshots;
+#[cfg(feature = "tui")]
+mod tui_status;
 #[cfg(feature = "tui")]
 mod tui_sweep;
 #[cfg(feature = "tui")]

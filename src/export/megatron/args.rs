@@ -286,11 +286,11 @@ pub fn environment(s: &Scenario) -> Vec<(&'static str, String, &'static str)> {
     env
 }
 
-/// The launcher's shape for `gpus` ranks on nodes of `node_gpus`: `(per node, nodes)`.
-/// torchrun starts the same number of ranks on every node, so a job that does not fill
-/// whole nodes uses the largest count that divides it.
-pub fn nodes(gpus: u64, node_gpus: u32) -> (u64, u64) {
-    let node = u64::from(node_gpus.max(1));
+/// The launcher's shape for `gpus` ranks on hosts of `host_gpus` GPUs: `(per host, hosts)`.
+/// torchrun starts the same number of ranks on every host, so a job that does not fill
+/// whole hosts uses the largest count that divides both the job and the host.
+pub fn nodes(gpus: u64, host_gpus: u32) -> (u64, u64) {
+    let node = u64::from(host_gpus.max(1));
     if gpus <= node {
         return (gpus.max(1), 1);
     }
@@ -312,5 +312,9 @@ mod tests {
         assert_eq!(nodes(12, 8), (4, 3));
         assert_eq!(nodes(4, 8), (4, 1));
         assert_eq!(nodes(64, 8), (8, 8));
+        // A GB200 NVL72 rack: four GPUs per host whatever the NVLink domain.
+        assert_eq!(nodes(72, 4), (4, 18));
+        assert_eq!(nodes(1024, 4), (4, 256));
+        assert_eq!(nodes(6, 4), (2, 3));
     }
 }

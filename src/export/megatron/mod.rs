@@ -7,11 +7,13 @@
 //!
 //! Files: `layout.rs` (the chain's stages and `--pipeline-model-parallel-layout`),
 //! `recompute.rs` (the recomputation flags nearest to the plan), `args.rs` (the argument
-//! groups, one function per concern; where a new dimension goes), this file (the notes and
-//! the script).
+//! groups, one function per concern; where a new dimension goes), `moe_notes.rs` (the
+//! overlapped all-to-alls and the routing imbalance: Megatron's flag or a `#` line), this file
+//! (the notes and the script).
 
 pub mod args;
 pub mod layout;
+mod moe_notes;
 pub mod recompute;
 
 use std::collections::BTreeMap;
@@ -223,8 +225,11 @@ pub fn export(scenario: &Scenario, outcome: &Outcome) -> Result<String, InvalidF
     }
     let rc = recompute::choose(&anatomy, outcome, &chain);
     let layout = layout(&stage_layers(&chain, anatomy.main_layers, anatomy.layers));
+    let mut model_parallel = args::model_parallel(scenario, &layout);
+    let virtual_stages = chain.len() > scenario.parallel.pp as usize;
+    let moe_lines = moe_notes::apply(scenario, virtual_stages, &rc.setting, &mut model_parallel);
     let groups = [
-        args::model_parallel(scenario, &layout),
+        model_parallel,
         args::model(scenario),
         args::precision(scenario),
         args::training(scenario),
@@ -251,9 +256,10 @@ pub fn export(scenario: &Scenario, outcome: &Outcome) -> Result<String, InvalidF
         );
     }
     out.push_str(&notes(scenario, outcome, &chain, &rc));
+    out.push_str(&moe_lines);
 
     let gpus = outcome.gpus;
-    let (per_node, nodes) = args::nodes(gpus, scenario.gpu.node_gpus);
+    let (per_node, nodes) = args::nodes(gpus, scenario.gpu.launcher_host_gpus());
     out.push_str(
         "#\n# Run from a Megatron-LM checkout, on every node (NODE_RANK 0, 1, ...; MASTER_ADDR the \
          first node's address);\n# the mock data and ten iterations time the plan: put your data \

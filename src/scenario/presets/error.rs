@@ -71,11 +71,30 @@ impl PresetError {
             // An entry of an array (`matrix[1]`) is found at its key.
             .map(|f| f.split('[').next().unwrap_or(f).to_string());
         if let Some(offset) = field.and_then(|f| find_key(text, &f)) {
+            let offset = self.column_in_value(text, offset).unwrap_or(offset);
             let (line, column) = line_column(text, offset);
             self.line = Some(line);
             self.column = Some(column);
         }
         self
+    }
+
+    /// For a message about a string value that names a column inside it (a layout's
+    /// `column 14: ...`), the byte offset of that character in the file, from the key at
+    /// `key_offset`: the user is sent to the character, not to the key.
+    fn column_in_value(&self, text: &str, key_offset: usize) -> Option<usize> {
+        let (_, after) = self.message.split_once(": column ")?;
+        let column: usize = after.split(':').next()?.trim().parse().ok()?;
+        let line = &text[key_offset..];
+        let line = &line[..line.find('\n').unwrap_or(line.len())];
+        let quote = line
+            .find('=')
+            .and_then(|eq| line[eq..].find(['"', '\'']).map(|q| eq + q + 1))?;
+        let inside = line[quote..]
+            .char_indices()
+            .nth(column.checked_sub(1)?)
+            .map(|(i, _)| i)?;
+        Some(key_offset + quote + inside)
     }
 
     /// Converts a TOML parse or schema error, adding the nearest key to unknown-key errors.

@@ -171,6 +171,7 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
         sms: t.sms,
         link_gbps: t.link_gbps.unwrap_or(a100_links::LINK_GBPS),
         node_gpus: t.node_gpus.unwrap_or(a100_links::NODE_GPUS),
+        host_gpus: t.host_gpus,
         inter_node_gbps: t.inter_node_gbps.unwrap_or(a100_links::INTER_NODE_GBPS),
         host_gbps: t.host_gbps.unwrap_or(a100_links::HOST_GBPS),
         host_duplex_gbps: t
@@ -256,6 +257,8 @@ impl Catalog {
     pub(crate) fn resolve(&self, file: &str, t: &ScenarioToml) -> Result<Scenario, PresetError> {
         let inv = |e: InvalidField| PresetError::invalid(file, &e);
         let model = match &t.model {
+            // Resolved with a stand-in so that the file's other errors are reported first;
+            // refused at the end.
             None => self.model_or_err(file, "gpt3-175b")?,
             Some(ModelRef::Name(n)) => self.model_or_err(file, n)?,
             Some(ModelRef::Inline(m)) => model_spec(m).map_err(inv)?,
@@ -366,6 +369,30 @@ impl Catalog {
             profile,
         };
         scenario.validate().map_err(inv)?;
+        // The file's layout against the file's own model and pipeline, so that a layout that
+        // does not fit is reported at its place in the file, not later as a flag.
+        if let Some(layout) = &scenario.plan.layout {
+            let stages = scenario
+                .plan
+                .schedule
+                .stages(scenario.parallel.pp, scenario.parallel.chunks);
+            layout
+                .chain(
+                    scenario.model.layers,
+                    scenario.model.mtp_layers,
+                    stages as usize,
+                )
+                .map_err(|e| inv(InvalidField::new("plan.layout", layout, e.to_string())))?;
+        }
+        // No default model: a scenario without one would be planned as some other model
+        // under the scenario's own name.
+        if t.model.is_none() {
+            return Err(PresetError::new(
+                file,
+                "the scenario has no model: give a [model] table, or model = \"NAME\" (a \
+                 model preset: `pipescope presets`)",
+            ));
+        }
         Ok(scenario)
     }
 

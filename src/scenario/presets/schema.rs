@@ -66,6 +66,7 @@ pub struct GpuToml {
     pub sms: Option<u32>,
     pub link_gbps: Option<f64>,
     pub node_gpus: Option<u32>,
+    pub host_gpus: Option<u32>,
     pub inter_node_gbps: Option<f64>,
     pub host_gbps: Option<f64>,
     pub host_duplex_gbps: Option<f64>,
