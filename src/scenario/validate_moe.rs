@@ -104,6 +104,20 @@ pub(super) fn check_layout(s: &Scenario) -> Result<(), InvalidField> {
              parallelism with expert and tensor parallelism (turn sp on)",
         ));
     }
+    // Each token goes to `k` distinct experts: one expert gets at most every token, `E / k`
+    // times the mean.
+    let most = e.experts as f64 / (e.experts_per_token.max(1)) as f64;
+    if imbalance > most {
+        return Err(InvalidField::new(
+            "plan.routing_imbalance",
+            imbalance,
+            format!(
+                "at most experts / experts_per_token ({} / {} = {most}): the busiest expert \
+                 cannot receive more than every token",
+                e.experts, e.experts_per_token
+            ),
+        ));
+    }
     let stage = u64::from(par.tp) * u64::from(par.cp) * u64::from(par.dp);
     if !stage.is_multiple_of(ep * etp) {
         return Err(InvalidField::new(

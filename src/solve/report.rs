@@ -24,7 +24,9 @@ pub(super) fn outcome(
     let host_peaks = super::host::host_peaks(&simulation);
     let budget = scenario.plan.memory_budget_bytes;
     let params = super::job::device_params(anatomy, &plan);
-    let tail_s = crate::sim::job::estimate_tail_s(&super::job::job_costs(scenario, anatomy, &plan));
+    let tail_s = crate::sim::job::estimate_tail_s(&super::job::job_costs(
+        scenario, anatomy, &plan, &schedule,
+    ));
     let mut reasons = Vec::new();
     let mut stages = Vec::with_capacity(plan.devices.len());
     for d in &plan.devices {

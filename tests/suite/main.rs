@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod arch_layers;
+mod breakdown_per_device;
 mod cli_common;
 mod cli_noop_flags;
 mod cli_rules;
