@@ -182,6 +182,7 @@ impl SweepArgs {
             self.source.profile.as_deref(),
         )?;
         unused_flags::check_sweep_overlaps(&scenario, &self.tp, &self.zero, &self.settings)?;
+        super::sweep_dense::refuse_expert_flags(&scenario, &self.ep, &self.etp)?;
         scenario.plan.overlap_param_gather = self.settings.overlap_param_gather;
         scenario.plan.tp_comm_overlap = self.settings.tp_comm_overlap;
         Ok(scenario)

@@ -79,6 +79,14 @@ pub(super) fn check_layout(s: &Scenario) -> Result<(), InvalidField> {
         }
         return Ok(());
     };
+    if s.plan.deepep && ep <= 1 {
+        return Err(InvalidField::new(
+            "plan.deepep",
+            true,
+            "false at ep 1: every rank holds every expert, so there is no all-to-all for \
+             DeepEP to run (set ep above 1)",
+        ));
+    }
     if !e.experts.is_multiple_of(ep) {
         return Err(InvalidField::new(
             "parallel.ep",

@@ -77,6 +77,8 @@ pub(super) struct Engine<'a> {
     pub need: Vec<f64>,
     /// Per device, when offloading: its offloadable `(cell, micro-batch, chunk)` in F order.
     pub offloadable: Vec<Vec<(usize, u32, u32)>>,
+    /// Copies placed by the unpaired copy pass (all devices).
+    pub placed_copies: usize,
     /// Per device and op, when the schedule's copies are paired: where the op ran.
     pub ops: Vec<Vec<OpRecord>>,
     ptr: Vec<usize>,
@@ -118,6 +120,7 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         b_end: vec![PENDING; cells],
         need: vec![PENDING; offload_cells],
         offloadable: vec![Vec::new(); if any_offload { p } else { 0 }],
+        placed_copies: 0,
         ops: if paired {
             sched
                 .devices
@@ -170,6 +173,8 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         e.place_paired_copies()?;
     } else if any_offload {
         e.place_copies();
+        let copy_s = e.own_copy_s();
+        super::offload_checks::check_own_offload(sched, e.placed_copies, copy_s)?;
     }
     Ok(e.runs)
 }
@@ -472,8 +477,22 @@ impl Engine<'_> {
                 })
                 .collect();
             let placed = copies::place(&cands);
+            self.placed_copies += placed.iter().flatten().count();
             self.apply_copies(di, &list, placed, false);
         }
+    }
+
+    /// The slowest copy of a chunk the schedule itself offloads (0 without one).
+    fn own_copy_s(&self) -> f64 {
+        let mut most = 0.0f64;
+        for (d, row) in self.sched.offloaded.iter().enumerate() {
+            for (c, _) in row.iter().enumerate().filter(|(_, x)| **x) {
+                if let Some(k) = self.costs.get(d * self.v + c) {
+                    most = most.max(k.copy);
+                }
+            }
+        }
+        most
     }
 
     /// Adds device `di`'s placed copies (one per entry of its offloadable `list`, `None` for

@@ -176,6 +176,18 @@ pub(super) fn refusal(sched: &Schedule, copy_ratio: &[Option<f64>], e: SimError)
                 ),
             })
         }
+        SimError::NothingOffloaded { .. } | SimError::FullOffloadUnplaced { .. } => {
+            let k = copy_ratio
+                .iter()
+                .flatten()
+                .copied()
+                .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.min(x))))
+                .map_or(String::new(), |k| format!(" (k = {k:.2} at best)"));
+            SolveError::Schedule(ScheduleError::Unsupported {
+                schedule: sched.kind,
+                requirement: format!("copies to the host that keep pace with compute{k}: {e}"),
+            })
+        }
         e => SolveError::Sim(e),
     }
 }

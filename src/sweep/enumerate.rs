@@ -74,7 +74,9 @@ pub fn validate(space: &SweepSpace) -> Result<(), InvalidField> {
             "at least one GPU count, e.g. 1024 or 512,1024",
         ));
     }
-    check_list("--gpus", &space.gpus, limits::DEGREE * limits::DEGREE)?;
+    // A GPU count is read as a 32-bit number: the largest it can be is u32::MAX.
+    let gpus_max = (limits::DEGREE * limits::DEGREE).min(u64::from(u32::MAX));
+    check_list("--gpus", &space.gpus, gpus_max)?;
     check_list("--tp", &space.tp, limits::DEGREE)?;
     check_list("--pp", &space.pp, limits::DEGREE)?;
     check_list("--mbs", &space.mbs, limits::MICRO_BATCH)?;

@@ -5,6 +5,7 @@
 
 mod arch_layers;
 mod breakdown_per_device;
+mod review_fixes_cli;
 mod cli_common;
 mod cli_noop_flags;
 mod cli_rules;
