@@ -51,7 +51,7 @@ pub const STAGES_BLOCKS: &str = "p x chunks above the blocks 2L+2";
 /// Rejection reason: at one stage there is no pipeline to interleave (Megatron has no
 /// virtual stages without one) nor a bubble for zero-bubble's split backward to fill: those
 /// run 1F1B's order, which the sweep keeps (when it tries 1F1B) under its own name.
-pub const SAME_AT_P1: &str = "interleaved and zb-h1 at p 1 are 1f1b";
+pub const SAME_AT_P1: &str = "interleaved and zb-h1 at p 1 add nothing to 1f1b";
 /// Rejection reason: interleaved 1F1B needs `m` a multiple of `p`.
 pub const INTERLEAVED_M: &str = "interleaved needs m a multiple of p";
 
