@@ -118,7 +118,10 @@ pub fn run(args: &PlanArgs) -> Result<(), String> {
             map.insert("model".into(), scenario.model.name.clone().into());
             map.insert("gpu".into(), scenario.gpu.name.clone().into());
             map.insert("micro_batches".into(), scenario.batch.micro_batches.into());
-            map.insert("micro_batch_size".into(), scenario.batch.micro_batch_size.into());
+            map.insert(
+                "micro_batch_size".into(),
+                scenario.batch.micro_batch_size.into(),
+            );
             map.insert("seq_len".into(), scenario.batch.seq_len.into());
         }
         let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;

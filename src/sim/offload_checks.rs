@@ -38,7 +38,11 @@ pub(super) fn check_paired(
 
 /// After the unpaired copy pass: a schedule that offloads chunks by itself (`gis-offload`)
 /// must place at least one copy. `copy_s` is the slowest copy of an offloaded chunk.
-pub(super) fn check_own_offload(sched: &Schedule, placed: usize, copy_s: f64) -> Result<(), SimError> {
+pub(super) fn check_own_offload(
+    sched: &Schedule,
+    placed: usize,
+    copy_s: f64,
+) -> Result<(), SimError> {
     let own = sched.offloaded.iter().flatten().any(|&x| x);
     if own && placed == 0 {
         return Err(SimError::NothingOffloaded { copy_s });
@@ -59,13 +63,23 @@ mod tests {
         ));
         // Nothing to copy (no candidate): nothing to refuse.
         assert!(check_paired(ScheduleKind::PoH, 2, 0, &none, 1.0).is_ok());
-        let half = vec![vec![true, false], vec![true, false], vec![false; 2], vec![false; 2]];
+        let half = vec![
+            vec![true, false],
+            vec![true, false],
+            vec![false; 2],
+            vec![false; 2],
+        ];
         assert!(check_paired(ScheduleKind::PoH, 2, 8, &half, 1.0).is_ok());
         assert!(matches!(
             check_paired(ScheduleKind::PoF, 2, 8, &half, 1.0),
             Err(SimError::FullOffloadUnplaced { most: 1, v: 2, .. })
         ));
-        let full = vec![vec![true, true], vec![true, false], vec![false; 2], vec![false; 2]];
+        let full = vec![
+            vec![true, true],
+            vec![true, false],
+            vec![false; 2],
+            vec![false; 2],
+        ];
         assert!(check_paired(ScheduleKind::PoF, 2, 8, &full, 1.0).is_ok());
     }
 }

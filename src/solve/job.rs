@@ -66,7 +66,11 @@ fn inner_comm_s(anatomy: &Anatomy, plan: &Plan, passes: &[Vec<f64>]) -> Vec<(f64
         .map(|(di, d)| {
             let (mut tp, mut cp, mut dp, mut ep) = (0.0, 0.0, 0.0, 0.0);
             for (c, &(a, e)) in d.ranges.iter().enumerate() {
-                let n = passes.get(di).and_then(|p| p.get(c)).copied().unwrap_or(0.0);
+                let n = passes
+                    .get(di)
+                    .and_then(|p| p.get(c))
+                    .copied()
+                    .unwrap_or(0.0);
                 for i in a..=e {
                     let b = anatomy.block(i);
                     tp += n * b.tp_comm.added_s();

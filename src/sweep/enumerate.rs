@@ -439,7 +439,11 @@ mod tests {
         assert!(rejected.get(SAME_AT_P1).copied().unwrap_or(0) > 0);
         s.schedules = vec![ScheduleKind::ZbH1];
         let (configs, _) = enumerate(&base, &s).unwrap();
-        assert!(configs.iter().any(|c| c.p == 1 && c.schedule == ScheduleKind::ZbH1));
+        assert!(
+            configs
+                .iter()
+                .any(|c| c.p == 1 && c.schedule == ScheduleKind::ZbH1)
+        );
     }
 
     #[test]

@@ -131,6 +131,10 @@ fn two_copy_schedules_sum_their_copies_gradients_with_the_mirror_at_d_1() {
         // 1F1B at d = 1 reduces nothing.
         s.plan.schedule = ScheduleKind::OneFOneB;
         let one = solve(&s).unwrap();
-        assert!(one.stages.iter().all(|st| st.time_breakdown_s.dp_comm == 0.0));
+        assert!(
+            one.stages
+                .iter()
+                .all(|st| st.time_breakdown_s.dp_comm == 0.0)
+        );
     }
 }

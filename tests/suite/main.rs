@@ -5,7 +5,6 @@
 
 mod arch_layers;
 mod breakdown_per_device;
-mod review_fixes_cli;
 mod cli_common;
 mod cli_noop_flags;
 mod cli_rules;
@@ -52,6 +51,7 @@ mod plan_gis_offload;
 mod plan_pipeoffload;
 mod plan_props;
 mod preset_rules;
+mod review_fixes_cli;
 mod sched_cli;
 mod sched_closed_forms;
 mod sched_common;

@@ -45,8 +45,17 @@ fn an_offload_whose_copies_are_too_slow_for_every_gap_is_refused() {
         ("gis-offload", &["--offload-chunks", "2"][..]),
     ] {
         let mut args = vec![
-            "simulate", "--schedule", kind, "-p", "4", "-m", "8", "--costs", "1,1,1",
-            "--offload-cost", "100",
+            "simulate",
+            "--schedule",
+            kind,
+            "-p",
+            "4",
+            "-m",
+            "8",
+            "--costs",
+            "1,1,1",
+            "--offload-cost",
+            "100",
         ];
         args.extend_from_slice(extra);
         let (ok, _, err) = pipescope(&args);
@@ -63,13 +72,25 @@ fn an_offload_whose_copies_are_too_slow_for_every_gap_is_refused() {
 #[test]
 fn po_f_that_could_only_offload_po_h_s_chunks_is_refused() {
     let (ok, _, err) = pipescope(&[
-        "plan", "--preset", "tiny-4x8", "--schedule", "po-f", "--strategy", "offload",
+        "plan",
+        "--preset",
+        "tiny-4x8",
+        "--schedule",
+        "po-f",
+        "--strategy",
+        "offload",
     ]);
     assert!(!ok);
     assert!(err.contains("po-f cannot offload every chunk"), "{err}");
     assert!(err.contains("k = "), "{err}");
     let (ok, _, err) = pipescope(&[
-        "plan", "--preset", "tiny-4x8", "--schedule", "po-h", "--strategy", "offload",
+        "plan",
+        "--preset",
+        "tiny-4x8",
+        "--schedule",
+        "po-h",
+        "--strategy",
+        "offload",
     ]);
     assert!(ok, "{err}");
 }
@@ -85,7 +106,10 @@ fn expert_flags_without_an_all_to_all_are_refused() {
         &["--ep", "1", "--schedule", "dualpipe", "--moe-a2a-overlap"],
     );
     assert!(!ok);
-    assert!(err.contains("plan.moe_a2a_overlap") && err.contains("ep 1"), "{err}");
+    assert!(
+        err.contains("plan.moe_a2a_overlap") && err.contains("ep 1"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -95,7 +119,9 @@ fn deepep_inside_one_node_is_noted() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let notes = v["notes"].as_array().unwrap();
     assert!(
-        notes.iter().any(|n| n.as_str().unwrap().contains("fits inside one node")),
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("fits inside one node")),
         "{notes:?}"
     );
     let (ok, out, _) = with("plan", DEEPSEEK, &["--ep", "64", "--deepep", "--json"]);
@@ -119,7 +145,16 @@ fn plan_json_says_what_was_planned_and_simulate_json_its_unit() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["units"], "s");
     assert_eq!(v["makespan_s"], v["makespan"]);
-    let (ok, out, _) = pipescope(&["simulate", "--schedule", "1f1b", "-p", "4", "-m", "8", "--json"]);
+    let (ok, out, _) = pipescope(&[
+        "simulate",
+        "--schedule",
+        "1f1b",
+        "-p",
+        "4",
+        "-m",
+        "8",
+        "--json",
+    ]);
     assert!(ok);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["units"], "cost units");
@@ -129,7 +164,15 @@ fn plan_json_says_what_was_planned_and_simulate_json_its_unit() {
 #[test]
 fn huge_costs_print_in_scientific_notation() {
     let (ok, out, _) = pipescope(&[
-        "simulate", "--schedule", "1f1b", "-p", "4", "-m", "8", "--costs", "1e300,1e300,1e300",
+        "simulate",
+        "--schedule",
+        "1f1b",
+        "-p",
+        "4",
+        "-m",
+        "8",
+        "--costs",
+        "1e300,1e300,1e300",
     ]);
     assert!(ok);
     let head = out.lines().next().unwrap();
@@ -139,14 +182,33 @@ fn huge_costs_print_in_scientific_notation() {
 #[test]
 fn sweep_refuses_a_dense_model_s_ep_and_quotes_its_gpu_limit() {
     let (ok, _, err) = pipescope(&[
-        "sweep", "--model", "llama3-8b", "--gpu", "h100-80gb", "--gpus", "16",
-        "--global-batch", "64", "--ep", "2",
+        "sweep",
+        "--model",
+        "llama3-8b",
+        "--gpu",
+        "h100-80gb",
+        "--gpus",
+        "16",
+        "--global-batch",
+        "64",
+        "--ep",
+        "2",
     ]);
     assert!(!ok);
-    assert!(err.contains("--ep = 2") && err.contains("dense model"), "{err}");
+    assert!(
+        err.contains("--ep = 2") && err.contains("dense model"),
+        "{err}"
+    );
     let (ok, _, err) = pipescope(&[
-        "sweep", "--model", "llama3-8b", "--gpu", "h100-80gb", "--gpus", "0",
-        "--global-batch", "64",
+        "sweep",
+        "--model",
+        "llama3-8b",
+        "--gpu",
+        "h100-80gb",
+        "--gpus",
+        "0",
+        "--global-batch",
+        "64",
     ]);
     assert!(!ok);
     assert!(err.contains("from 1 to 4294967295"), "{err}");
