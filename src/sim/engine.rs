@@ -173,8 +173,7 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         e.place_paired_copies()?;
     } else if any_offload {
         e.place_copies();
-        let copy_s = e.own_copy_s();
-        super::offload_checks::check_own_offload(sched, e.placed_copies, copy_s)?;
+        e.check_own_offload()?;
     }
     Ok(e.runs)
 }
@@ -480,19 +479,6 @@ impl Engine<'_> {
             self.placed_copies += placed.iter().flatten().count();
             self.apply_copies(di, &list, placed, false);
         }
-    }
-
-    /// The slowest copy of a chunk the schedule itself offloads (0 without one).
-    fn own_copy_s(&self) -> f64 {
-        let mut most = 0.0f64;
-        for (d, row) in self.sched.offloaded.iter().enumerate() {
-            for (c, _) in row.iter().enumerate().filter(|(_, x)| **x) {
-                if let Some(k) = self.costs.get(d * self.v + c) {
-                    most = most.max(k.copy);
-                }
-            }
-        }
-        most
     }
 
     /// Adds device `di`'s placed copies (one per entry of its offloadable `list`, `None` for

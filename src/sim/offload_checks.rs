@@ -5,6 +5,7 @@
 
 use crate::schedule::{Schedule, ScheduleKind};
 
+use super::engine::Engine;
 use super::types::SimError;
 
 /// After the paired copy pass of `kind` with `v` chunks per device: `candidates` the
@@ -36,13 +37,25 @@ pub(super) fn check_paired(
     Ok(())
 }
 
+impl Engine<'_> {
+    /// After the unpaired copy pass: [`check_own_offload`] with the copies placed and the
+    /// slowest copy of a chunk the schedule itself offloads.
+    pub(super) fn check_own_offload(&self) -> Result<(), SimError> {
+        let mut most = 0.0f64;
+        for (d, row) in self.sched.offloaded.iter().enumerate() {
+            for (c, _) in row.iter().enumerate().filter(|(_, x)| **x) {
+                if let Some(k) = self.costs.get(d * self.v + c) {
+                    most = most.max(k.copy);
+                }
+            }
+        }
+        check_own_offload(self.sched, self.placed_copies, most)
+    }
+}
+
 /// After the unpaired copy pass: a schedule that offloads chunks by itself (`gis-offload`)
 /// must place at least one copy. `copy_s` is the slowest copy of an offloaded chunk.
-pub(super) fn check_own_offload(
-    sched: &Schedule,
-    placed: usize,
-    copy_s: f64,
-) -> Result<(), SimError> {
+fn check_own_offload(sched: &Schedule, placed: usize, copy_s: f64) -> Result<(), SimError> {
     let own = sched.offloaded.iter().flatten().any(|&x| x);
     if own && placed == 0 {
         return Err(SimError::NothingOffloaded { copy_s });
