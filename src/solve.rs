@@ -16,6 +16,7 @@ use crate::sim::{self, SimError, Simulation};
 mod host;
 mod job;
 mod lynx;
+mod mirror;
 mod peak;
 mod report;
 mod schedules;
@@ -500,7 +501,7 @@ fn plan_and_simulate(
         let mut simulation =
             sim::simulate(&sched, &costs).map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
         let pipeline_s = simulation.makespan;
-        let mut job_costs = job::job_costs(scenario, anatomy, &plan);
+        let mut job_costs = job::job_costs(scenario, anatomy, &plan, &sched);
         // The all-to-alls the overlapped pairs hide are no longer exposed.
         for (j, hidden) in job_costs
             .devices

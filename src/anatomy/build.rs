@@ -110,7 +110,11 @@ impl Anatomy {
                 expert_ffn: e.expert_ffn as f64 / etpf,
                 shared_ffn: (e.shared_experts * e.expert_ffn) as f64 / tf,
                 etp: etpf,
-                imbalance: scenario.plan.routing_imbalance.max(1.0),
+                imbalance: super::routing::busiest_rank_load(
+                    scenario.plan.routing_imbalance,
+                    e.experts as f64,
+                    epf,
+                ),
                 a2a_s_per_byte: if scenario.plan.deepep {
                     cluster.ep_deepep_s_per_byte(
                         u64::from(par.ep),

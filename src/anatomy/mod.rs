@@ -24,6 +24,7 @@ mod mtp;
 mod outer;
 mod profile;
 mod ring;
+mod routing;
 pub mod tp_comm;
 mod types;
 mod units;

@@ -12,8 +12,8 @@
 //! Each rank routes its own `T` tokens (the sequence shard: attention runs with sequence
 //! parallelism), sends `T k` rows and, with balanced routing, its `E/ep` experts receive
 //! `N = T k etp` rows (the etp ranks of an expert share their rows). The busiest rank receives
-//! `X N` with a routing imbalance `X`: its expert GEMMs, the tensors it keeps and its
-//! all-to-alls scale by `X`. Megatron-Core multiplies the probabilities inside the activation,
+//! `X N`, `X` its load over the mean (from the routing imbalance, `routing.rs`): its expert
+//! GEMMs, the tensors it keeps and its all-to-alls scale by `X`. Megatron-Core multiplies the probabilities inside the activation,
 //! so the combine keeps nothing for the backward (no combine buffer). The backward mirrors the
 //! forward: two more all-to-alls of the same size.
 
@@ -37,7 +37,8 @@ pub struct MoeDims {
     pub shared_ffn: f64,
     /// Expert tensor-parallel size `etp`.
     pub etp: f64,
-    /// The busiest expert's load over the mean `X` (1: balanced).
+    /// The busiest rank's routed load over the mean rank's `X` (1: balanced), from the
+    /// busiest expert's by `routing::busiest_rank_load`.
     pub imbalance: f64,
     /// Seconds of one all-to-all per byte each rank sends (balanced).
     pub a2a_s_per_byte: f64,

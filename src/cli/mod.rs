@@ -9,8 +9,10 @@ pub mod plan;
 pub mod presets;
 pub mod scenario_args;
 pub mod scenario_flags;
+pub mod sim_number;
 pub mod simulate;
 pub mod sweep;
+pub mod sweep_dense;
 pub mod sweep_output;
 #[cfg(feature = "tui")]
 pub mod tui;

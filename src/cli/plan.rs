@@ -111,7 +111,20 @@ pub fn run(args: &PlanArgs) -> Result<(), String> {
     let outcome =
         super::no_fit::solve_explained(&scenario, args.scenario.settings.mem_limit.is_some())?;
     if args.json {
-        let text = serde_json::to_string_pretty(&outcome).map_err(|e| e.to_string())?;
+        let mut value = serde_json::to_value(&outcome).map_err(|e| e.to_string())?;
+        if let Some(map) = value.as_object_mut() {
+            // What was planned, so that a saved file says so by itself.
+            map.insert("scenario".into(), scenario.name.clone().into());
+            map.insert("model".into(), scenario.model.name.clone().into());
+            map.insert("gpu".into(), scenario.gpu.name.clone().into());
+            map.insert("micro_batches".into(), scenario.batch.micro_batches.into());
+            map.insert(
+                "micro_batch_size".into(),
+                scenario.batch.micro_batch_size.into(),
+            );
+            map.insert("seq_len".into(), scenario.batch.seq_len.into());
+        }
+        let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
         super::output::emit_line(&text)
     } else {
         super::output::emit(&table(&outcome))

@@ -136,7 +136,15 @@ struct JsonOut<'a> {
     p: u32,
     m: u32,
     v: u32,
+    /// The makespan in the run's units (an alias of `makespan_s` for a planned run, kept
+    /// for one release; cost units in an abstract run).
     makespan: f64,
+    /// The makespan in seconds: planned runs only (an abstract run is in cost units).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    makespan_s: Option<f64>,
+    /// `"s"` for a planned run, `"cost units"` for an abstract one: the unit of `makespan`,
+    /// `busy` and the ops' times.
+    units: &'static str,
     bubble_rate: f64,
     devices: Vec<JsonDevice>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -185,6 +193,11 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
             m: sched.m,
             v,
             makespan: result.makespan,
+            makespan_s: matches!(built.units, Units::Seconds).then_some(result.makespan),
+            units: match built.units {
+                Units::Seconds => "s",
+                Units::Abstract => "cost units",
+            },
             bubble_rate: result.bubble_rate,
             devices: result
                 .devices
@@ -240,8 +253,8 @@ fn text_report(kind: ScheduleKind, sim: &Simulation, v: u32, units: Units) -> St
         Units::Abstract => "",
     };
     out.push_str(&format!(
-        "{kind}: p={p} makespan {:.3}{unit}  bubble {:.1}%\n",
-        sim.makespan,
+        "{kind}: p={p} makespan {}{unit}  bubble {:.1}%\n",
+        super::sim_number::three_places(sim.makespan),
         sim.bubble_rate * 100.0
     ));
     if p <= 16 {
@@ -261,9 +274,9 @@ fn text_report(kind: ScheduleKind, sim: &Simulation, v: u32, units: Units) -> St
     out.push_str("device      busy  bubble  in-flight  peak-act\n");
     for d in &sim.devices {
         out.push_str(&format!(
-            "{:>6} {:>9.3} {:>6.1}% {:>10} {:>9.2}\n",
+            "{:>6} {:>9} {:>6.1}% {:>10} {:>9.2}\n",
             d.device,
-            d.busy,
+            super::sim_number::three_places(d.busy),
             d.bubble_rate * 100.0,
             d.peak_in_flight,
             peak_activation(units, d, v)

@@ -176,6 +176,8 @@ impl SweepArgs {
         settings.overlap_param_gather = false;
         settings.tp_comm_overlap = false;
         settings.moe_a2a_overlap = false;
+        // DeepEP likewise applies where a configuration has an all-to-all (ep > 1).
+        settings.deepep = false;
         let mut scenario = finish_scenario(
             sweep_starting_scenario(&start),
             &catalog,
@@ -183,6 +185,13 @@ impl SweepArgs {
             self.source.profile.as_deref(),
         )?;
         unused_flags::check_sweep_overlaps(&scenario, &self.tp, &self.zero, &self.settings)?;
+        super::sweep_dense::refuse_expert_flags(
+            &scenario,
+            &self.ep,
+            &self.etp,
+            self.settings.deepep,
+        )?;
+        scenario.plan.deepep = self.settings.deepep;
         scenario.plan.overlap_param_gather = self.settings.overlap_param_gather;
         scenario.plan.tp_comm_overlap = self.settings.tp_comm_overlap;
         scenario.plan.moe_a2a_overlap = self.settings.moe_a2a_overlap;

@@ -80,6 +80,14 @@ pub(super) fn check_job(s: &Scenario) -> Result<(), InvalidField> {
                  without experts does not have",
             ));
         }
+        if par.ep <= 1 {
+            return Err(InvalidField::new(
+                "plan.moe_a2a_overlap",
+                true,
+                "off at ep 1: every rank holds every expert, so there is no all-to-all to hide \
+                 (set ep above 1)",
+            ));
+        }
         let kind = plan.schedule;
         if !kind.pairs_forward_backward() {
             return Err(InvalidField::new(

@@ -79,6 +79,14 @@ pub(super) fn check_layout(s: &Scenario) -> Result<(), InvalidField> {
         }
         return Ok(());
     };
+    if s.plan.deepep && ep <= 1 {
+        return Err(InvalidField::new(
+            "plan.deepep",
+            true,
+            "false at ep 1: every rank holds every expert, so there is no all-to-all for \
+             DeepEP to run (set ep above 1)",
+        ));
+    }
     if !e.experts.is_multiple_of(ep) {
         return Err(InvalidField::new(
             "parallel.ep",
@@ -102,6 +110,20 @@ pub(super) fn check_layout(s: &Scenario) -> Result<(), InvalidField> {
             ep,
             "1 without sequence parallelism when tp > 1: Megatron-Core requires sequence \
              parallelism with expert and tensor parallelism (turn sp on)",
+        ));
+    }
+    // Each token goes to `k` distinct experts: one expert gets at most every token, `E / k`
+    // times the mean.
+    let most = e.experts as f64 / (e.experts_per_token.max(1)) as f64;
+    if imbalance > most {
+        return Err(InvalidField::new(
+            "plan.routing_imbalance",
+            imbalance,
+            format!(
+                "at most experts / experts_per_token ({} / {} = {most}): the busiest expert \
+                 cannot receive more than every token",
+                e.experts, e.experts_per_token
+            ),
         ));
     }
     let stage = u64::from(par.tp) * u64::from(par.cp) * u64::from(par.dp);

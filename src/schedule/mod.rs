@@ -29,6 +29,7 @@ mod zbv;
 use crate::cancel::Cancel;
 
 pub use inflight::InFlight;
+pub(crate) use po::offloaded_chunks as po_offloaded_chunks;
 pub use types::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
 /// Generates the per-device op order of `kind` for the given sizes and durations.

@@ -77,6 +77,8 @@ pub(super) struct Engine<'a> {
     pub need: Vec<f64>,
     /// Per device, when offloading: its offloadable `(cell, micro-batch, chunk)` in F order.
     pub offloadable: Vec<Vec<(usize, u32, u32)>>,
+    /// Copies placed by the unpaired copy pass (all devices).
+    pub placed_copies: usize,
     /// Per device and op, when the schedule's copies are paired: where the op ran.
     pub ops: Vec<Vec<OpRecord>>,
     ptr: Vec<usize>,
@@ -118,6 +120,7 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         b_end: vec![PENDING; cells],
         need: vec![PENDING; offload_cells],
         offloadable: vec![Vec::new(); if any_offload { p } else { 0 }],
+        placed_copies: 0,
         ops: if paired {
             sched
                 .devices
@@ -170,6 +173,7 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         e.place_paired_copies()?;
     } else if any_offload {
         e.place_copies();
+        e.check_own_offload()?;
     }
     Ok(e.runs)
 }
@@ -472,6 +476,7 @@ impl Engine<'_> {
                 })
                 .collect();
             let placed = copies::place(&cands);
+            self.placed_copies += placed.iter().flatten().count();
             self.apply_copies(di, &list, placed, false);
         }
     }

@@ -36,6 +36,7 @@ mod engine;
 pub mod estimate;
 pub mod job;
 mod metrics;
+mod offload_checks;
 mod offload_pass;
 mod op_costs;
 mod paired;

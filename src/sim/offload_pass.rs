@@ -92,6 +92,9 @@ impl Engine<'_> {
     /// whose reloads cannot follow their sends makes the run fail, naming the device.
     pub(super) fn place_paired_copies(&mut self) -> Result<(), SimError> {
         let p = self.sched.p as usize;
+        // Per device, the chunks that got at least one copy; the slowest copy slot seen.
+        let mut copied = vec![vec![false; self.v]; p];
+        let (mut candidates, mut slowest) = (0usize, 0.0f64);
         for first in (0..p.saturating_sub(1)).step_by(2) {
             let members = [first, first + 1];
             let lists = members.map(|di| std::mem::take(&mut self.offloadable[di]));
@@ -120,11 +123,18 @@ impl Engine<'_> {
                         copy_s: x,
                     }
                 })?;
+            slowest = slowest.max(x);
             for (k, placed) in placed.into_iter().enumerate() {
+                candidates += lists[k].len();
+                for (&(_, _, c), _) in lists[k].iter().zip(&placed).filter(|(_, p)| p.is_some()) {
+                    if let Some(x) = copied[members[k]].get_mut(c as usize) {
+                        *x = true;
+                    }
+                }
                 self.apply_copies(members[k], &lists[k], placed, true);
             }
         }
-        Ok(())
+        super::offload_checks::check_paired(self.sched.kind, self.v, candidates, &copied, slowest)
     }
 
     /// Device `di`'s offloadable cells (`list`, in forward order) as the paired pass sees them.

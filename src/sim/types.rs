@@ -361,6 +361,33 @@ pub enum SimError {
         /// One copy's time (seconds, or cost units in abstract runs).
         copy_s: f64,
     },
+    /// A schedule that offloads by itself (`po-h`, `po-f`, `gis-offload`) whose copies are
+    /// too slow for any of its micro-batch-chunks: every one stays resident, so the run
+    /// would be the schedule without its offload.
+    #[error(
+        "offload cannot be scheduled: no copy fits (one copy {copy_s:.4} each way is too slow \
+         for every gap between a forward and its backward), so nothing would be offloaded; \
+         give the host link more bandwidth or shorter copies"
+    )]
+    NothingOffloaded {
+        /// One copy's time (seconds, or cost units in abstract runs).
+        copy_s: f64,
+    },
+    /// `po-f` whose copies fit only on the chunks `po-h` offloads: every other chunk's
+    /// micro-batches live too briefly for its copy slots, so it would run as `po-h`.
+    #[error(
+        "po-f cannot offload every chunk: with copies of {copy_s:.4} each way no device copies \
+         more than {most} of its {v} chunks, what po-h offloads (the others' gaps between \
+         forward and backward are within three copy periods); run po-h"
+    )]
+    FullOffloadUnplaced {
+        /// One copy's time (seconds, or cost units in abstract runs).
+        copy_s: f64,
+        /// Chunks per device po-h offloads.
+        most: usize,
+        /// Chunks per device.
+        v: usize,
+    },
     /// Every duration is finite but together they overflow `f64`: op end times would
     /// become infinite (and look like ops that never ran).
     #[error(

@@ -176,6 +176,20 @@ pub(super) fn refusal(sched: &Schedule, copy_ratio: &[Option<f64>], e: SimError)
                 ),
             })
         }
+        SimError::NothingOffloaded { .. } | SimError::FullOffloadUnplaced { .. } => {
+            let ks: Vec<f64> = copy_ratio.iter().flatten().copied().collect();
+            let lo = ks.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = ks.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let k = if ks.is_empty() {
+                String::new()
+            } else {
+                format!(" (k = {lo:.2} to {hi:.2} over the devices)")
+            };
+            SolveError::Schedule(ScheduleError::Unsupported {
+                schedule: sched.kind,
+                requirement: format!("copies to the host that keep pace with compute{k}: {e}"),
+            })
+        }
         e => SolveError::Sim(e),
     }
 }

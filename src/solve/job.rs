@@ -10,6 +10,7 @@ use crate::anatomy::cost::Machine;
 use crate::anatomy::{Anatomy, Block, BlockKind, params};
 use crate::plan::planner::Plan;
 use crate::scenario::Scenario;
+use crate::schedule::{OpKind, Placement, Schedule};
 use crate::sim::collectives::ChunkComm;
 use crate::sim::job::{DeviceJob, JobCosts};
 
@@ -54,25 +55,50 @@ fn per_device_sum(anatomy: &Anatomy, plan: &Plan, of: impl Fn(&Block) -> u64) ->
 
 /// Per device of `plan`, the communication inside its F/B/W ops of one iteration that its
 /// blocks' times include: `(tensor-parallel, context-parallel, ZeRO-3, expert-parallel)`
-/// seconds. Each block's
-/// added times per micro-batch, `m` times, and with ZeRO-3 the unhidden gather that opens each
-/// forward and backward pass of a chunk.
-fn inner_comm_s(anatomy: &Anatomy, plan: &Plan, m: f64) -> Vec<(f64, f64, f64, f64)> {
+/// seconds. Each chunk's blocks' added times per micro-batch, times the micro-batches that
+/// pass through that chunk (`passes[device][chunk]`: all `m` on every chunk of a single or
+/// looped pipeline, about half of them on each copy of a two-copy schedule), and with ZeRO-3
+/// the unhidden gather that opens each forward and backward pass of a chunk.
+fn inner_comm_s(anatomy: &Anatomy, plan: &Plan, passes: &[Vec<f64>]) -> Vec<(f64, f64, f64, f64)> {
     plan.devices
         .iter()
-        .map(|d| {
+        .enumerate()
+        .map(|(di, d)| {
             let (mut tp, mut cp, mut dp, mut ep) = (0.0, 0.0, 0.0, 0.0);
-            for &(a, e) in &d.ranges {
+            for (c, &(a, e)) in d.ranges.iter().enumerate() {
+                let n = passes
+                    .get(di)
+                    .and_then(|p| p.get(c))
+                    .copied()
+                    .unwrap_or(0.0);
                 for i in a..=e {
                     let b = anatomy.block(i);
-                    tp += b.tp_comm.added_s();
-                    cp += b.cp_comm.added_s();
-                    dp += b.dp_comm.added_s();
-                    ep += b.ep_comm.added_s();
+                    tp += n * b.tp_comm.added_s();
+                    cp += n * b.cp_comm.added_s();
+                    dp += n * b.dp_comm.added_s();
+                    ep += n * b.ep_comm.added_s();
                 }
-                dp += 2.0 * anatomy.pass_gather_s;
+                dp += n * 2.0 * anatomy.pass_gather_s;
             }
-            (m * tp, m * cp, m * dp, m * ep)
+            (tp, cp, dp, ep)
+        })
+        .collect()
+}
+
+/// Per device and local chunk of `sched`, how many micro-batches pass through it in one
+/// iteration (its forwards).
+pub(crate) fn chunk_passes(sched: &Schedule) -> Vec<Vec<f64>> {
+    sched
+        .devices
+        .iter()
+        .map(|ops| {
+            let mut n = vec![0.0; sched.v as usize];
+            for op in ops.iter().filter(|op| op.kind == OpKind::F) {
+                if let Some(x) = n.get_mut(op.chunk as usize) {
+                    *x += 1.0;
+                }
+            }
+            n
         })
         .collect()
 }
@@ -92,8 +118,13 @@ fn overlapped_gather_s(gather_s: f64, buckets: u32, forward_s: f64) -> f64 {
     each + (n - 1.0) * (each - forward_s / n).max(0.0)
 }
 
-/// The end-of-iteration costs of every device of `plan`.
-pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> JobCosts {
+/// The end-of-iteration costs of every device of `plan` run by `sched`.
+pub(crate) fn job_costs(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+    plan: &Plan,
+    sched: &Schedule,
+) -> JobCosts {
     let cluster = Cluster::of(scenario);
     let par = &scenario.parallel;
     let grad_bytes = f64::from(par.grad_bytes);
@@ -116,8 +147,7 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
     } else {
         0.0
     };
-    let m = f64::from(scenario.batch.micro_batches);
-    let inner = inner_comm_s(anatomy, plan, m);
+    let inner = inner_comm_s(anatomy, plan, &chunk_passes(sched));
     let shards = cluster.shard_ranks();
     let full_shard = par.full_shard;
     let devices = plan
@@ -168,6 +198,19 @@ pub(crate) fn job_costs(scenario: &Scenario, anatomy: &Anatomy, plan: &Plan) -> 
                     gather
                 };
                 (grads, gather)
+            };
+            // The two-copy schedules sum each stage's two copies' gradients.
+            let grad_reduce_s = if sched.placement == Placement::Chimera {
+                grad_reduce_s
+                    + super::mirror::mirror_reduce_s(
+                        &cluster,
+                        &expert_cluster,
+                        i as u64,
+                        nf * grad_bytes,
+                        ef * grad_bytes,
+                    )
+            } else {
+                grad_reduce_s
             };
             let shard = if par.distributed_optimizer {
                 nf / shards as f64 + ef / expert_cluster.shard_ranks() as f64

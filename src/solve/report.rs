@@ -24,7 +24,9 @@ pub(super) fn outcome(
     let host_peaks = super::host::host_peaks(&simulation);
     let budget = scenario.plan.memory_budget_bytes;
     let params = super::job::device_params(anatomy, &plan);
-    let tail_s = crate::sim::job::estimate_tail_s(&super::job::job_costs(scenario, anatomy, &plan));
+    let tail_s = crate::sim::job::estimate_tail_s(&super::job::job_costs(
+        scenario, anatomy, &plan, &schedule,
+    ));
     let mut reasons = Vec::new();
     let mut stages = Vec::with_capacity(plan.devices.len());
     for d in &plan.devices {
@@ -139,6 +141,7 @@ pub(super) fn outcome(
                 .into(),
         );
     }
+    notes.extend(deepep_inside_a_node(scenario));
     let makespan = simulation.makespan;
     let feasible = reasons.is_empty();
     let par = &scenario.parallel;
@@ -200,6 +203,23 @@ pub(super) fn outcome(
         op_order: schedule,
         unit_tables: unit_tables(anatomy),
     }
+}
+
+/// With `--deepep`, where the expert-parallel group fits inside one node: DeepEP runs its
+/// intranode kernels over NVLink there, which the cost model prices as the plain all-to-all
+/// (nothing crosses the network, the one thing it models DeepEP changing), so a note says the
+/// flag changes no figure.
+fn deepep_inside_a_node(scenario: &Scenario) -> Option<String> {
+    let par = &scenario.parallel;
+    let (ep, etp) = (u64::from(par.ep), u64::from(par.etp));
+    let cluster = crate::anatomy::cluster::Cluster::of(scenario);
+    (scenario.plan.deepep && ep > 1 && cluster.ep_members_per_node(ep, etp) >= ep).then(|| {
+        format!(
+            "deepep: the expert-parallel group (ep {ep} x etp {etp}) fits inside one node, where \
+             DeepEP runs its intranode NVLink kernels; they are costed as the plain all-to-all, \
+             so the flag changes no figure here"
+        )
+    })
 }
 
 /// The unit tables of an anatomy, one per block kind.

@@ -11,7 +11,8 @@
 //! work) and, with the distributed optimizer, gathers its updated parameters: both ring
 //! collectives whose time is proportional to the device's parameters, so each block adds
 //! `beta x params` to the device that holds it (`beta` from the cluster's links; the tied
-//! embedding's all-reduce and the optimizer step only add). Three bounds follow, the largest
+//! embedding's all-reduce, the optimizer step and the two-copy schedules' gradient exchange
+//! between mirror devices only add). Three bounds follow, the largest
 //! is kept:
 //!
 //! 1. *Average.* The devices' work and tails add up to `m x W + beta x N` (`W` the

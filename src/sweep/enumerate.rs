@@ -48,6 +48,10 @@ pub const EP_DENSE: &str = "ep > 1 or etp > 1 needs a mixture of experts";
 pub const SP_SEQ: &str = "sp needs s / cp a multiple of t";
 /// Rejection reason: more stages (`p x chunks`) than blocks.
 pub const STAGES_BLOCKS: &str = "p x chunks above the blocks 2L+2";
+/// Rejection reason: at one stage there is no pipeline to interleave (Megatron has no
+/// virtual stages without one) nor a bubble for zero-bubble's split backward to fill: those
+/// run 1F1B's order, which the sweep keeps (when it tries 1F1B) under its own name.
+pub const SAME_AT_P1: &str = "interleaved and zb-h1 at p 1 add nothing to 1f1b";
 /// Rejection reason: interleaved 1F1B needs `m` a multiple of `p`.
 pub const INTERLEAVED_M: &str = "interleaved needs m a multiple of p";
 
@@ -74,7 +78,9 @@ pub fn validate(space: &SweepSpace) -> Result<(), InvalidField> {
             "at least one GPU count, e.g. 1024 or 512,1024",
         ));
     }
-    check_list("--gpus", &space.gpus, limits::DEGREE * limits::DEGREE)?;
+    // A GPU count is read as a 32-bit number: the largest it can be is u32::MAX.
+    let gpus_max = (limits::DEGREE * limits::DEGREE).min(u64::from(u32::MAX));
+    check_list("--gpus", &space.gpus, gpus_max)?;
     check_list("--tp", &space.tp, limits::DEGREE)?;
     check_list("--pp", &space.pp, limits::DEGREE)?;
     check_list("--mbs", &space.mbs, limits::MICRO_BATCH)?;
@@ -319,6 +325,13 @@ fn push_batch(
                     continue;
                 }
                 for &schedule in lists.schedules {
+                    if p == 1
+                        && matches!(schedule, ScheduleKind::Interleaved | ScheduleKind::ZbH1)
+                        && lists.schedules.contains(&ScheduleKind::OneFOneB)
+                    {
+                        reject(rejected, SAME_AT_P1);
+                        continue;
+                    }
                     for v in chunk_choices(schedule, lists.chunks) {
                         if u64::from(p) * u64::from(v) > blocks {
                             reject(rejected, STAGES_BLOCKS);
@@ -409,6 +422,28 @@ mod tests {
         {
             assert_eq!(c.m % c.p, 0);
         }
+    }
+
+    /// At p 1 interleaved and zb-h1 would be listed beside 1f1b with its figures: they are
+    /// rejected (counted) where 1f1b is tried, kept where it is not.
+    #[test]
+    fn one_stage_keeps_1f1b_alone() {
+        let base = Catalog::builtin().scenario("tiny-4x8").unwrap();
+        let mut s = space(16, 32);
+        s.pp = vec![1, 2];
+        let (configs, rejected) = enumerate(&base, &s).unwrap();
+        let at = |p: u32, k: ScheduleKind| configs.iter().any(|c| c.p == p && c.schedule == k);
+        assert!(at(1, ScheduleKind::OneFOneB));
+        assert!(!at(1, ScheduleKind::Interleaved) && !at(1, ScheduleKind::ZbH1));
+        assert!(at(2, ScheduleKind::Interleaved) && at(2, ScheduleKind::ZbH1));
+        assert!(rejected.get(SAME_AT_P1).copied().unwrap_or(0) > 0);
+        s.schedules = vec![ScheduleKind::ZbH1];
+        let (configs, _) = enumerate(&base, &s).unwrap();
+        assert!(
+            configs
+                .iter()
+                .any(|c| c.p == 1 && c.schedule == ScheduleKind::ZbH1)
+        );
     }
 
     #[test]

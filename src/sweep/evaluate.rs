@@ -79,7 +79,10 @@ pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
     // schedule without them.
     s.plan.moe_a2a_overlap = base.plan.moe_a2a_overlap
         && base.model.moe.is_some()
+        && c.ep > 1
         && c.schedule.pairs_forward_backward();
+    // DeepEP runs the all-to-alls: only where there are some (ep > 1).
+    s.plan.deepep = base.plan.deepep && c.ep > 1;
     s.batch.micro_batch_size = c.b;
     s.batch.micro_batches = c.m;
     s.plan.schedule = c.schedule;

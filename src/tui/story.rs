@@ -63,7 +63,8 @@ pub fn sentence(step: usize, results: &[StepResult]) -> String {
     let it = format::time(o.iteration_time_s);
     let none = outcome(results, 0);
     let full = outcome(results, 1);
-    let vs_full = full.map_or(String::new(), |f| {
+    // A speed is only quoted for a plan that fits: an infeasible one does not run.
+    let vs_full = full.filter(|_| o.feasible).map_or(String::new(), |f| {
         format!(
             ", {:.2}× the speed of full",
             f.iteration_time_s / o.iteration_time_s.max(f64::MIN_POSITIVE)
@@ -209,5 +210,13 @@ mod tests {
         assert!(sentence(0, &results).contains("does not fit"));
         assert!(sentence(3, &results).contains("layers per stage"));
         assert_eq!(sentence(1, &[None, None]), "full: solving…");
+        // No speed is quoted for a step whose plan does not fit.
+        for step in 2..STORY.len() {
+            if let Some(Some(Ok(s))) = results.get(step)
+                && !s.outcome.feasible
+            {
+                assert!(!sentence(step, &results).contains("the speed of full"));
+            }
+        }
     }
 }

@@ -145,25 +145,61 @@ fn all_to_all_volume_is_tokens_times_top_k_times_hidden_over_the_ep_group() {
     assert_eq!(one.moe.ep_comm.forward_s, 0.0);
 }
 
+/// The busiest rank's load over the mean for a busiest-expert imbalance `x`, `e` experts
+/// over `ep` ranks (docs/model.md, "Routing imbalance"), written out here independently.
+fn rank_load(x: f64, e: f64, ep: f64) -> f64 {
+    let l = e / ep;
+    (x + (l - 1.0) * (e - x) / (e - 1.0)) / l
+}
+
+/// The imbalance is the busiest expert's; a rank averages it over the experts it holds: one
+/// expert a rank (ep = E) carries all of it, one rank holding every expert (ep 1) none.
 #[test]
 fn routing_imbalance_scales_the_busiest_rank_s_work_memory_and_all_to_all() {
-    let base = moe_scenario("qwen3-30b-a3b", 8);
-    let mut hot = base.clone();
-    hot.plan.routing_imbalance = 2.0;
-    let (a, b) = (
-        Anatomy::build(&base).unwrap(),
-        Anatomy::build(&hot).unwrap(),
-    );
-    assert!(close(
-        b.moe.ep_comm.forward_s,
-        2.0 * a.moe.ep_comm.forward_s,
-        1e-9
-    ));
+    // qwen3-30b-a3b: 128 experts; d 128 lets ep reach E.
+    let at = |ep: u32, x: f64| {
+        let mut s = moe_scenario("qwen3-30b-a3b", ep);
+        s.parallel.dp = 128;
+        s.plan.routing_imbalance = x;
+        Anatomy::build(&s).unwrap()
+    };
     let fc1 = |x: &Anatomy| x.moe.unit("fc1_out").unwrap().size_bytes as f64;
-    assert!(close(fc1(&b), 2.0 * fc1(&a), 1e-6));
-    assert!(b.moe.forward_s > a.moe.forward_s);
-    // The attention block does not change.
-    assert_eq!(a.attention.forward_s, b.attention.forward_s);
+    for (ep, want) in [
+        (1u32, 1.0),
+        (2, rank_load(3.0, 128.0, 2.0)),
+        (8, rank_load(3.0, 128.0, 8.0)),
+        (128, 3.0),
+    ] {
+        let (a, b) = (at(ep, 1.0), at(ep, 3.0));
+        assert!(close(fc1(&b), want * fc1(&a), 1e-6), "ep {ep}");
+        if ep > 1 {
+            assert!(close(
+                b.moe.ep_comm.forward_s,
+                want * a.moe.ep_comm.forward_s,
+                1e-9
+            ));
+            assert!(b.moe.forward_s > a.moe.forward_s, "ep {ep}");
+        } else {
+            // One rank holds every expert and every token: nothing changes.
+            assert_eq!(b.moe.forward_s, a.moe.forward_s);
+        }
+        // The attention block does not change.
+        assert_eq!(a.attention.forward_s, b.attention.forward_s);
+    }
+    assert!(rank_load(3.0, 128.0, 2.0) < 1.02);
+}
+
+/// A busiest expert above `E / k` times the mean would receive more than every token.
+#[test]
+fn routing_imbalance_above_experts_over_top_k_is_refused() {
+    // qwen3-30b-a3b: 128 experts, 8 a token: at most 16.
+    let mut s = moe_scenario("qwen3-30b-a3b", 8);
+    s.plan.routing_imbalance = 16.0;
+    assert!(s.validate().is_ok());
+    s.plan.routing_imbalance = 16.5;
+    let e = s.validate().unwrap_err();
+    assert_eq!(e.field, "plan.routing_imbalance");
+    assert!(e.to_string().contains("128 / 8"), "{e}");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod arch_layers;
+mod breakdown_per_device;
 mod cli_common;
 mod cli_noop_flags;
 mod cli_rules;
@@ -52,6 +53,7 @@ mod plan_pipeoffload;
 mod plan_props;
 mod preset_file_errors;
 mod preset_rules;
+mod review_fixes_cli;
 mod sched_cli;
 mod sched_closed_forms;
 mod sched_common;

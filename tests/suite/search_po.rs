@@ -410,7 +410,8 @@ fn uniform_repeating_leaves_three_activations_where_interleaving_leaves_four() {
 #[test]
 fn the_lesson_sizes_and_odd_sizes() {
     // Every even p from 2 with m from 1: generated, complete, timed; the paired pass at one
-    // forward's copy either places the copies or refuses them, never anything else.
+    // forward's copy either places the copies or refuses them (a reload too early, no copy
+    // fitting at all, or po-f fitting only po-h's chunks), never anything else.
     for p in (2u32..=8).step_by(2) {
         for m in 1u32..=12 {
             for kind in [PoH, PoF] {
@@ -419,7 +420,12 @@ fn the_lesson_sizes_and_odd_sizes() {
                 assert_complete(&s, true);
                 time(&s, &input);
                 match simulate(&s, &SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, 0.0, 1.0)) {
-                    Ok(_) | Err(SimError::OffloadUnschedulable { .. }) => {}
+                    Ok(_)
+                    | Err(
+                        SimError::OffloadUnschedulable { .. }
+                        | SimError::NothingOffloaded { .. }
+                        | SimError::FullOffloadUnplaced { .. },
+                    ) => {}
                     Err(e) => panic!("{kind} p={p} m={m}: {e}"),
                 }
             }

@@ -43,6 +43,13 @@ pub fn run_uniform(
     match simulate(&s, &costs) {
         // PipeOffload's paired copies refuse copies too slow for the gaps (k > 1).
         Err(SimError::OffloadUnschedulable { .. }) if kind.pairs_host_copies() => None,
+        // Copies too slow for every gap, or (po-f) fitting only po-h's chunks, are refused
+        // rather than run as another schedule.
+        Err(SimError::NothingOffloaded { .. } | SimError::FullOffloadUnplaced { .. })
+            if s.offloaded.iter().flatten().any(|&x| x) =>
+        {
+            None
+        }
         made => Some((s, made.expect("simulation of a generated schedule"))),
     }
 }
