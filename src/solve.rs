@@ -13,6 +13,7 @@ use crate::scenario::{InvalidField, P2p, Scenario};
 use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 use crate::sim::{self, SimError, Simulation};
 
+mod floor;
 mod host;
 mod job;
 mod lynx;
@@ -99,16 +100,34 @@ pub(crate) fn solve_on(
     anatomy: &Anatomy,
     options: &SolveOptions,
 ) -> Result<Outcome, SolveError> {
+    solve_on_until(scenario, anatomy, options, None)
+}
+
+/// Whether a solve whose iteration time is at least the given seconds can no longer matter
+/// to its caller (a sweep: it would enter neither the ranked list nor the front). Called with
+/// proven lower bounds only, as the solve learns them; `true` stops the solve.
+pub(crate) type Stop<'a> = &'a (dyn Fn(f64) -> bool + Sync);
+
+/// [`solve_on`] that gives up as soon as `stop` holds for a proven lower bound of the
+/// iteration time (after the planner, before any simulation): it then answers
+/// [`SolveError::Cancelled`] with `options.cancel` unset. The strategies whose runs try
+/// several plans in turn (offload scales, Lynx's windows) are never stopped part-way.
+pub(crate) fn solve_on_until(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+    options: &SolveOptions,
+    stop: Option<Stop>,
+) -> Result<Outcome, SolveError> {
     let (cancel, memo) = (&options.cancel, options.memo);
     let kind = scenario.plan.schedule;
     split::check_layout(scenario)?;
-    let main = run(
+    let main = run_until(
         scenario,
         anatomy,
-        kind,
-        scenario.plan.strategy,
+        (kind, scenario.plan.strategy),
         cancel,
         memo,
+        stop,
     )?;
     let baseline = if options.skip_baseline {
         f64::NAN
@@ -273,6 +292,19 @@ pub(crate) fn run(
     cancel: &Cancel,
     memo: Option<&ScheduleMemo>,
 ) -> Result<PlannedRun, SolveError> {
+    run_until(scenario, anatomy, (kind, strategy), cancel, memo, None)
+}
+
+/// [`run`] that stops (as [`solve_on_until`] says) once `stop` holds for the least proven
+/// lower bound of its plans' iteration times.
+fn run_until(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+    (kind, strategy): (ScheduleKind, Strategy),
+    cancel: &Cancel,
+    memo: Option<&ScheduleMemo>,
+    stop: Option<Stop>,
+) -> Result<PlannedRun, SolveError> {
     let split;
     let anatomy = match kind.splits_backward().then(|| anatomy.for_split_backward()) {
         Some(Some(a)) => {
@@ -350,6 +382,9 @@ pub(crate) fn run(
         req.lynx.waits_s = lynx::waits(anatomy, &none_plan, &sched, &req.comm_s, opts)?;
     }
     let offloads = matches!(strategy, Strategy::Offload | Strategy::Unified);
+    // A run that tries several plans in turn keeps the best of them: stopping on one of
+    // them would not be a bound of the others.
+    let stop = stop.filter(|_| !offloads && !lynx);
     let scales: &[f64] = if offloads {
         &[1.0, 0.5, 0.25, 0.0]
     } else {
@@ -361,14 +396,21 @@ pub(crate) fn run(
     for &scale in scales {
         req.offload_scale = scale;
         cancel.check()?;
-        let Some(mut solved) =
-            plan_and_simulate(&mut req, anatomy, scenario, &sched, opts, cancel, memo)?
+        let Some(mut solved) = plan_and_simulate(
+            &mut req,
+            anatomy,
+            scenario,
+            &sched,
+            opts,
+            (cancel, stop),
+            memo,
+        )?
         else {
             continue;
         };
         if lynx {
             solved = lynx::settle(&mut req, anatomy, solved, opts, budget, |r| {
-                plan_and_simulate(r, anatomy, scenario, &sched, opts, cancel, memo)
+                plan_and_simulate(r, anatomy, scenario, &sched, opts, (cancel, None), memo)
             })?;
         }
         if scale < 1.0 {
@@ -417,14 +459,16 @@ fn sim_exceeds(s: &PlannedRun, budget: u64) -> bool {
 /// Steps 3-5 of the order of evaluation for one request: plan (re-planning a device whose
 /// exact time-coincident peak exceeds the planner's rounded count), regenerate a searched
 /// schedule once with the best plan's durations, simulate the candidates and keep the
-/// fastest.
+/// fastest. A candidate whose proven lower bound ([`floor`]) is no less than the fastest
+/// simulated so far is not simulated (it could not be kept); when `stop` holds for the
+/// least bound of them all, nothing is simulated and the run stops.
 fn plan_and_simulate(
     req: &mut PlanRequest,
     anatomy: &Anatomy,
     scenario: &Scenario,
     first_sched: &Schedule,
     opts: SimOptions,
-    cancel: &Cancel,
+    (cancel, stop): (&Cancel, Option<Stop>),
     memo: Option<&ScheduleMemo>,
 ) -> Result<Option<PlannedRun>, SolveError> {
     let budget = req.budget_bytes;
@@ -452,10 +496,26 @@ fn plan_and_simulate(
         cancel.check()?;
         plans = planner::plan_cancellable(req, keep, cancel)?.unwrap_or_default();
     }
+    // Each plan's costs and proven floor; the op counts of a kind do not depend on the
+    // durations it is generated from, so the first schedule's serve a regenerated one.
+    let counts = floor::OpCounts::of(&sched);
+    let costed: Vec<(Plan, sim::SimCosts, sim::job::JobCosts, f64)> = plans
+        .into_iter()
+        .map(|plan| {
+            let costs = simcosts::sim_costs(anatomy, &plan, &req.comm_s, opts);
+            let job_costs = job::job_costs(scenario, anatomy, &plan);
+            let floor = floor::iteration_floor_s(&counts, &costs, &job_costs);
+            (plan, costs, job_costs, floor)
+        })
+        .collect();
+    let least = costed.iter().map(|c| c.3).fold(f64::INFINITY, f64::min);
+    if stop.is_some_and(|s| least.is_finite() && s(least)) {
+        return Err(SolveError::Cancelled(crate::cancel::Cancelled));
+    }
     // Kinds whose order ignores the durations would regenerate the same order.
     if kind.uses_durations()
         && !order_ignores_durations(kind)
-        && let Some(best) = plans.first()
+        && let Some((best, ..)) = costed.first()
     {
         let durations = plan_durations(anatomy, best, &req.comm_s, req.m);
         let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
@@ -474,9 +534,14 @@ fn plan_and_simulate(
         }
     }
     let mut best: Option<PlannedRun> = None;
-    for mut plan in plans {
+    for (mut plan, mut costs, mut job_costs, floor) in costed {
         cancel.check()?;
-        let mut costs = simcosts::sim_costs(anatomy, &plan, &req.comm_s, opts);
+        if best
+            .as_ref()
+            .is_some_and(|b| floor >= b.simulation.makespan)
+        {
+            continue;
+        }
         if host::schedule_offload(&sched, anatomy, &mut costs) {
             plan.notes.push(format!(
                 "{kind}: the chunks it offloads go to host memory in the simulation; the \
@@ -488,7 +553,6 @@ fn plan_and_simulate(
         let mut simulation =
             sim::simulate(&sched, &costs).map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
         let pipeline_s = simulation.makespan;
-        let mut job_costs = job::job_costs(scenario, anatomy, &plan);
         // The all-to-alls the overlapped pairs hide are no longer exposed.
         for (j, hidden) in job_costs
             .devices
