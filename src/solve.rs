@@ -394,8 +394,7 @@ fn run_until(
         req.lynx.waits_s = lynx::waits(anatomy, &none_plan, &sched, &req.comm_s, opts)?;
     }
     let offloads = matches!(strategy, Strategy::Offload | Strategy::Unified);
-    // A run that tries several plans in turn keeps the best of them: stopping on one of
-    // them would not be a bound of the others.
+    // Runs that try several plans in turn are not stopped: one's floor bounds no other.
     let stop = stop.filter(|_| !offloads && !lynx);
     let scales: &[f64] = if offloads {
         &[1.0, 0.5, 0.25, 0.0]
@@ -578,7 +577,7 @@ fn plan_and_simulate(
             .as_ref()
             .is_none_or(|b| simulation.makespan < b.simulation.makespan)
         {
-            let host_link_slows = host_link_slows(&sched, &costs, pipeline_s)?;
+            let host_link_slows = host::link_slows(&sched, &costs, pipeline_s)?;
             best = Some(PlannedRun {
                 plan,
                 schedule: sched.clone(),
@@ -597,25 +596,6 @@ fn plan_and_simulate(
         sim::collectives::annotate(&mut b.simulation, &comm);
     }
     Ok(best)
-}
-
-/// Whether the simulation of `costs` (makespan `makespan`) would be shorter with an infinitely
-/// fast host link; false without offloaded bytes.
-fn host_link_slows(
-    sched: &Schedule,
-    costs: &sim::SimCosts,
-    makespan: f64,
-) -> Result<bool, SimError> {
-    let offloads = costs.chunks.iter().flatten().any(|c| c.offload_bytes > 0);
-    if !offloads {
-        return Ok(false);
-    }
-    let free = sim::SimCosts {
-        host_bytes_per_s: f64::INFINITY,
-        ..costs.clone()
-    };
-    let ideal = sim::simulate(sched, &free)?.makespan;
-    Ok(ideal < makespan * (1.0 - 1e-12))
 }
 
 #[cfg(test)]
