@@ -4,7 +4,8 @@
 //!   schedules;
 //! - the interactive-speed goals, each a whole default space: Llama 3 70B on 64 H100s (global
 //!   batch 512, s 8192), GPT-3 175B on 1,024 A100s (global batch 1,536, s 2048) and GPT-3
-//!   175B on 64 A100s with global batch 4,096 (many micro-batches). These run for seconds
+//!   175B on 64 A100s with global batch 4,096 (many micro-batches); Llama 3.1 405B (cp
+//!   enumerated) and DeepSeek-V3 (ep enumerated) on 1,024 H100s, on narrowed spaces. These run for seconds
 //!   per sample: run one at a time with a filter and short times, e.g.
 //!   `cargo bench --bench sweep -- "llama3-70b" --warm-up-time 1 --measurement-time 5`.
 
@@ -108,6 +109,34 @@ fn bench(c: &mut Criterion) {
             "gpt3-175b 64 A100 B 4096 default space",
             &gpt3,
             &default_space(64, 4096),
+        );
+    }
+    // The goals with the newer dimensions enumerated, each on a narrowed space so that one
+    // sample stays within seconds: Llama 3.1 405B on 1,024 H100s with t 8 and cp enumerated
+    // (default list), and DeepSeek-V3 on 1,024 H100s with p 8 and 16 and the default ep list.
+    if let Some(llama) = job("llama3.1-405b", "h100-80gb", 8192) {
+        let space = SweepSpace {
+            tp: vec![8],
+            pp: vec![8, 16],
+            ..default_space(1024, 1024)
+        };
+        bench_space(
+            &mut g,
+            "llama3.1-405b 1024 H100 B 1024 s 8192, t 8, p 8 + 16, cp enumerated",
+            &llama,
+            &space,
+        );
+    }
+    if let Some(dsv3) = job("deepseek-v3", "h100-80gb", 4096) {
+        let space = SweepSpace {
+            pp: vec![8, 16],
+            ..default_space(1024, 1536)
+        };
+        bench_space(
+            &mut g,
+            "deepseek-v3 1024 H100 B 1536 s 4096, p 8 + 16, ep enumerated",
+            &dsv3,
+            &space,
         );
     }
     if let Some(llama) = job("llama3-70b", "h100-80gb", 8192) {

@@ -13,7 +13,9 @@ use crate::scenario::{InvalidField, P2p, Scenario};
 use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 use crate::sim::{self, SimError, Simulation};
 
+mod floor;
 mod host;
+mod inputs;
 mod job;
 mod lynx;
 mod mirror;
@@ -23,6 +25,7 @@ mod schedules;
 
 pub(crate) use peak::fixed_peak_bytes;
 
+use inputs::{boundary_comm, options_for, peaks, plan_durations, schedule_input};
 pub use schedules::ScheduleMemo;
 use schedules::order_ignores_durations;
 
@@ -100,16 +103,34 @@ pub(crate) fn solve_on(
     anatomy: &Anatomy,
     options: &SolveOptions,
 ) -> Result<Outcome, SolveError> {
+    solve_on_until(scenario, anatomy, options, None)
+}
+
+/// Whether a solve whose iteration time is at least the given seconds can no longer matter
+/// to its caller (a sweep: it would enter neither the ranked list nor the front). Called with
+/// proven lower bounds only, as the solve learns them; `true` stops the solve.
+pub(crate) type Stop<'a> = &'a (dyn Fn(f64) -> bool + Sync);
+
+/// [`solve_on`] that gives up as soon as `stop` holds for a proven lower bound of the
+/// iteration time (after the planner, before any simulation): it then answers
+/// [`SolveError::Cancelled`] with `options.cancel` unset. The strategies whose runs try
+/// several plans in turn (offload scales, Lynx's windows) are never stopped part-way.
+pub(crate) fn solve_on_until(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+    options: &SolveOptions,
+    stop: Option<Stop>,
+) -> Result<Outcome, SolveError> {
     let (cancel, memo) = (&options.cancel, options.memo);
     let kind = scenario.plan.schedule;
     split::check_layout(scenario)?;
-    let main = run(
+    let main = run_until(
         scenario,
         anatomy,
-        kind,
-        scenario.plan.strategy,
+        (kind, scenario.plan.strategy),
         cancel,
         memo,
+        stop,
     )?;
     let baseline = if options.skip_baseline {
         f64::NAN
@@ -133,87 +154,6 @@ pub(crate) fn solve_on(
         .makespan
     };
     Ok(report::outcome(scenario, anatomy, main, baseline))
-}
-
-/// Transfer time across each boundary of the chain.
-fn boundary_comm(scenario: &Scenario, anatomy: &Anatomy, schedule: &Schedule) -> Vec<f64> {
-    let stages = schedule.stages();
-    let cluster = crate::anatomy::cluster::Cluster::of(scenario);
-    (0..stages.saturating_sub(1))
-        .map(|s| {
-            let (a, _) = schedule.locate(s, 0);
-            let (b, _) = schedule.locate(s + 1, 0);
-            if a == b {
-                0.0
-            } else if !cluster.crosses_nodes(u64::from(a), u64::from(b)) {
-                anatomy.p2p_intra_s
-            } else {
-                anatomy.p2p_inter_s
-            }
-        })
-        .collect()
-}
-
-fn schedule_input(
-    scenario: &Scenario,
-    (p, v): (u32, u32),
-    [f, b, w]: [Vec<Vec<f64>>; 3],
-    comm: f64,
-    offload_cost: Option<f64>,
-) -> ScheduleInput {
-    ScheduleInput {
-        p,
-        m: scenario.batch.micro_batches,
-        v,
-        f,
-        b,
-        w,
-        comm,
-        mem_limit: scenario.plan.mem_limit,
-        group_size: scenario.plan.group_size,
-        offload_chunks: scenario.plan.offload_chunks,
-        offload_cost,
-    }
-}
-
-/// Durations per (device, chunk) of a plan, as the schedule generators take them.
-fn plan_durations(anatomy: &Anatomy, plan: &Plan, comm: &[f64], m: u32) -> [Vec<Vec<f64>>; 3] {
-    let costs = simcosts::sim_costs(anatomy, plan, comm, options_for(m, false, 0.0, false));
-    let grid = |g: &dyn Fn(&sim::ChunkCosts) -> f64| -> Vec<Vec<f64>> {
-        costs
-            .chunks
-            .iter()
-            .map(|row| row.iter().map(g).collect())
-            .collect()
-    };
-    [
-        grid(&|c| c.f_s),
-        grid(&|c| c.b_s + c.r_s + c.r_overlap_s),
-        grid(&|c| c.w_s),
-    ]
-}
-
-fn options_for(m: u32, overlap: bool, peak: f64, replicated: bool) -> SimOptions {
-    SimOptions {
-        m,
-        overlap_recompute: overlap,
-        peak_flops_per_device: peak,
-        replicated,
-        blocking_sends: false,
-        moe_a2a_overlap: false,
-    }
-}
-
-/// Device peaks of a plan under a schedule's order (static + weighted live activations +
-/// transient), the planner's and simulator's common memory model.
-fn peaks(anatomy: &Anatomy, plan: &Plan, schedule: &Schedule) -> Vec<u64> {
-    let acts = simcosts::chunk_act_bytes(anatomy, plan);
-    let live = schedule.peak_weighted_in_flight(&acts);
-    plan.devices
-        .iter()
-        .zip(live)
-        .map(|(d, l)| d.costs.static_bytes + l + d.costs.transient_bytes)
-        .collect()
 }
 
 /// `schedule::generate`, from `memo` when there is one. A cancelled generation is the outer
@@ -273,6 +213,19 @@ pub(crate) fn run(
     strategy: Strategy,
     cancel: &Cancel,
     memo: Option<&ScheduleMemo>,
+) -> Result<PlannedRun, SolveError> {
+    run_until(scenario, anatomy, (kind, strategy), cancel, memo, None)
+}
+
+/// [`run`] that stops (as [`solve_on_until`] says) once `stop` holds for the least proven
+/// lower bound of its plans' iteration times.
+fn run_until(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+    (kind, strategy): (ScheduleKind, Strategy),
+    cancel: &Cancel,
+    memo: Option<&ScheduleMemo>,
+    stop: Option<Stop>,
 ) -> Result<PlannedRun, SolveError> {
     let split;
     let anatomy = match kind.splits_backward().then(|| anatomy.for_split_backward()) {
@@ -363,6 +316,8 @@ pub(crate) fn run(
         req.lynx.waits_s = lynx::waits(anatomy, &none_plan, &sched, &req.comm_s, opts)?;
     }
     let offloads = matches!(strategy, Strategy::Offload | Strategy::Unified);
+    // Runs that try several plans in turn are not stopped: one's floor bounds no other.
+    let stop = stop.filter(|_| !offloads && !lynx);
     let scales: &[f64] = if offloads {
         &[1.0, 0.5, 0.25, 0.0]
     } else {
@@ -374,14 +329,21 @@ pub(crate) fn run(
     for &scale in scales {
         req.offload_scale = scale;
         cancel.check()?;
-        let Some(mut solved) =
-            plan_and_simulate(&mut req, anatomy, scenario, &sched, opts, cancel, memo)?
+        let Some(mut solved) = plan_and_simulate(
+            &mut req,
+            anatomy,
+            scenario,
+            &sched,
+            opts,
+            (cancel, stop),
+            memo,
+        )?
         else {
             continue;
         };
         if lynx {
             solved = lynx::settle(&mut req, anatomy, solved, opts, budget, |r| {
-                plan_and_simulate(r, anatomy, scenario, &sched, opts, cancel, memo)
+                plan_and_simulate(r, anatomy, scenario, &sched, opts, (cancel, None), memo)
             })?;
         }
         if scale < 1.0 {
@@ -430,14 +392,16 @@ fn sim_exceeds(s: &PlannedRun, budget: u64) -> bool {
 /// Steps 3-5 of the order of evaluation for one request: plan (re-planning a device whose
 /// exact time-coincident peak exceeds the planner's rounded count), regenerate a searched
 /// schedule once with the best plan's durations, simulate the candidates and keep the
-/// fastest.
+/// fastest. A candidate whose proven lower bound ([`floor`]) is no less than the fastest
+/// simulated so far is not simulated (it could not be kept); when `stop` holds for the
+/// least bound of them all, nothing is simulated and the run stops.
 fn plan_and_simulate(
     req: &mut PlanRequest,
     anatomy: &Anatomy,
     scenario: &Scenario,
     first_sched: &Schedule,
     opts: SimOptions,
-    cancel: &Cancel,
+    (cancel, stop): (&Cancel, Option<Stop>),
     memo: Option<&ScheduleMemo>,
 ) -> Result<Option<PlannedRun>, SolveError> {
     let budget = req.budget_bytes;
@@ -465,10 +429,26 @@ fn plan_and_simulate(
         cancel.check()?;
         plans = planner::plan_cancellable(req, keep, cancel)?.unwrap_or_default();
     }
+    // Each plan's costs and proven floor; the op counts of a kind do not depend on the
+    // durations it is generated from, so the first schedule's serve a regenerated one.
+    let counts = floor::OpCounts::of(&sched);
+    let costed: Vec<(Plan, sim::SimCosts, sim::job::JobCosts, f64)> = plans
+        .into_iter()
+        .map(|plan| {
+            let costs = simcosts::sim_costs(anatomy, &plan, &req.comm_s, opts);
+            let job_costs = job::job_costs(scenario, anatomy, &plan, &sched);
+            let floor = floor::iteration_floor_s(&counts, &costs, &job_costs);
+            (plan, costs, job_costs, floor)
+        })
+        .collect();
+    let least = costed.iter().map(|c| c.3).fold(f64::INFINITY, f64::min);
+    if stop.is_some_and(|s| least.is_finite() && s(least)) {
+        return Err(SolveError::Cancelled(crate::cancel::Cancelled));
+    }
     // Kinds whose order ignores the durations would regenerate the same order.
     if kind.uses_durations()
         && !order_ignores_durations(kind)
-        && let Some(best) = plans.first()
+        && let Some((best, ..)) = costed.first()
     {
         let durations = plan_durations(anatomy, best, &req.comm_s, req.m);
         let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
@@ -487,9 +467,14 @@ fn plan_and_simulate(
         }
     }
     let mut best: Option<PlannedRun> = None;
-    for mut plan in plans {
+    for (mut plan, mut costs, mut job_costs, floor) in costed {
         cancel.check()?;
-        let mut costs = simcosts::sim_costs(anatomy, &plan, &req.comm_s, opts);
+        if best
+            .as_ref()
+            .is_some_and(|b| floor >= b.simulation.makespan)
+        {
+            continue;
+        }
         if host::schedule_offload(&sched, anatomy, &mut costs) {
             plan.notes.push(format!(
                 "{kind}: the chunks it offloads go to host memory in the simulation; the \
@@ -501,7 +486,6 @@ fn plan_and_simulate(
         let mut simulation =
             sim::simulate(&sched, &costs).map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
         let pipeline_s = simulation.makespan;
-        let mut job_costs = job::job_costs(scenario, anatomy, &plan, &sched);
         // The all-to-alls the overlapped pairs hide are no longer exposed.
         for (j, hidden) in job_costs
             .devices
@@ -515,7 +499,7 @@ fn plan_and_simulate(
             .as_ref()
             .is_none_or(|b| simulation.makespan < b.simulation.makespan)
         {
-            let host_link_slows = host_link_slows(&sched, &costs, pipeline_s)?;
+            let host_link_slows = host::link_slows(&sched, &costs, pipeline_s)?;
             best = Some(PlannedRun {
                 plan,
                 schedule: sched.clone(),
@@ -534,25 +518,6 @@ fn plan_and_simulate(
         sim::collectives::annotate(&mut b.simulation, &comm);
     }
     Ok(best)
-}
-
-/// Whether the simulation of `costs` (makespan `makespan`) would be shorter with an infinitely
-/// fast host link; false without offloaded bytes.
-fn host_link_slows(
-    sched: &Schedule,
-    costs: &sim::SimCosts,
-    makespan: f64,
-) -> Result<bool, SimError> {
-    let offloads = costs.chunks.iter().flatten().any(|c| c.offload_bytes > 0);
-    if !offloads {
-        return Ok(false);
-    }
-    let free = sim::SimCosts {
-        host_bytes_per_s: f64::INFINITY,
-        ..costs.clone()
-    };
-    let ideal = sim::simulate(sched, &free)?.makespan;
-    Ok(ideal < makespan * (1.0 - 1e-12))
 }
 
 #[cfg(test)]

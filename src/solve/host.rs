@@ -193,3 +193,22 @@ pub(super) fn refusal(sched: &Schedule, copy_ratio: &[Option<f64>], e: SimError)
         e => SolveError::Sim(e),
     }
 }
+
+/// Whether the simulation of `costs` (makespan `makespan`) would be shorter with an infinitely
+/// fast host link; false without offloaded bytes.
+pub(super) fn link_slows(
+    sched: &crate::schedule::Schedule,
+    costs: &crate::sim::SimCosts,
+    makespan: f64,
+) -> Result<bool, crate::sim::SimError> {
+    let offloads = costs.chunks.iter().flatten().any(|c| c.offload_bytes > 0);
+    if !offloads {
+        return Ok(false);
+    }
+    let free = crate::sim::SimCosts {
+        host_bytes_per_s: f64::INFINITY,
+        ..costs.clone()
+    };
+    let ideal = crate::sim::simulate(sched, &free)?.makespan;
+    Ok(ideal < makespan * (1.0 - 1e-12))
+}

@@ -16,7 +16,7 @@ use super::{Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpa
 use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
 use crate::scenario::{Precision, Scenario, Zero};
-use crate::solve::{ScheduleMemo, SolveOptions, fixed_peak_bytes, solve_on};
+use crate::solve::{ScheduleMemo, SolveError, SolveOptions, fixed_peak_bytes, solve_on_until};
 
 use crate::scenario::GIB;
 
@@ -137,8 +137,11 @@ fn unsolved(config: Config, b: Bounds, status: Status) -> Row {
 }
 
 /// Solves one configuration of `job` in full (generated schedules shared through `memo`; the
-/// solve stops early when the sweep is cancelled).
-fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, memo: &ScheduleMemo) -> Row {
+/// solve stops early when the sweep is cancelled, and, unless exhaustive, as soon as a proven
+/// lower bound of its time learnt during the solve keeps it out of the answer: the row then
+/// stays [`Status::Pruned`], unsolved).
+fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, shared: &Shared) -> Row {
+    let memo = &shared.memo;
     let scenario = scenario_for(job.base, &row.config);
     let tokens = job.tokens;
     let mut out = row.clone();
@@ -149,9 +152,25 @@ fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, memo: &ScheduleMemo) -> Row
         memo: Some(memo),
         skip_baseline: true,
     };
-    let result = solve_on(&scenario, anatomy, &options);
+    let stop = |time_s: f64| {
+        !job.exhaustive
+            && !shared
+                .incumbents
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .can_enter(&Point {
+                    time_s: time_s.max(row.time_bound_s),
+                    peak_bytes: row.memory_bound_bytes,
+                    gpus: row.config.gpus,
+                })
+    };
+    let result = solve_on_until(&scenario, anatomy, &options, Some(&stop));
     out.solve_time_s = start.elapsed().as_secs_f64();
     match result {
+        Err(SolveError::Cancelled(_)) if !job.cancel.is_cancelled() => {
+            out.solved = false;
+            out.status = Status::Pruned;
+        }
         Ok(o) => {
             out.iteration_time_s = o.iteration_time_s;
             out.tokens_per_s_per_gpu = tokens / o.iteration_time_s / f64::from(row.config.gpus);
@@ -285,7 +304,7 @@ impl Job<'_> {
             }
         }
         if self.can_enter(&row, shared) {
-            Some(evaluate(self, anatomy, &row, &shared.memo))
+            Some(evaluate(self, anatomy, &row, shared))
         } else {
             known.map(|_| row)
         }

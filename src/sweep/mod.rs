@@ -206,7 +206,9 @@ pub struct Row {
     pub mfu: f64,
     /// Highest device peak of the simulation (solved rows; 0 otherwise).
     pub peak_memory_bytes: u64,
-    /// Wall time of its solve, seconds (0 when not solved; varies between runs).
+    /// Wall time of its solve, seconds (varies between runs): 0 when no solve ran; for a
+    /// [`Status::Pruned`] row above 0, the time of a solve stopped part-way once a proven
+    /// bound it learnt kept it out of the answer.
     pub solve_time_s: f64,
 }
 

@@ -132,6 +132,7 @@ fn pruning_gives_the_same_answer_as_solving_everything() {
     ];
     let mut pruned = 0;
     let mut fixed_peaks = 0;
+    let mut stopped = 0;
     for (base, sp, top) in cases {
         let fast = run(&base, &sp, top, false);
         let full = run(&base, &sp, top, true);
@@ -163,8 +164,18 @@ fn pruning_gives_the_same_answer_as_solving_everything() {
             assert_eq!(a.mfu, b.mfu);
         }
         pruned += fast.configs() - fast.solved();
+        // Solves stopped part-way, once the floor their plans gave kept them out: solved in
+        // full, none of them is in the answer (the lists above are equal).
+        for (i, row) in fast.rows.iter().enumerate() {
+            if row.status == SweepStatus::Pruned && row.solve_time_s > 0.0 {
+                assert!(!row.solved);
+                assert!(!full.ranked.contains(&i) && !full.pareto.contains(&i));
+                stopped += 1;
+            }
+        }
     }
     assert!(pruned > 0, "the bounds never pruned anything");
+    assert!(stopped > 0, "no solve was stopped part-way");
     assert!(
         fixed_peaks > 0,
         "no configuration was ruled out by its exact peak"

@@ -245,6 +245,9 @@ pub(super) fn fill_table(
 
     let mut table = vec![0.0f64; cap_units + 1];
     let mut filled: Vec<Filled> = Vec::with_capacity(regular.len());
+    // Without picks the previous table is not kept: its buffer becomes the next one (fresh
+    // large buffers cost the kernel's page zeroing on every group).
+    let mut spare: Vec<f64> = Vec::new();
     let mut top = 0usize;
     for (k, (&g, fill)) in regular.iter().zip(fills).enumerate() {
         suffix -= reaches[k];
@@ -260,7 +263,9 @@ pub(super) fn fill_table(
             let v = table[top];
             table[top + 1..=hi].fill(v);
         }
-        let mut next = vec![f64::INFINITY; cap_units + 1];
+        let mut next = std::mem::take(&mut spare);
+        next.clear();
+        next.resize(cap_units + 1, f64::INFINITY);
         let mut picks = Vec::new();
         match &fill {
             Fill::Window(a) => {
@@ -277,7 +282,7 @@ pub(super) fn fill_table(
         let mut input = std::mem::replace(&mut table, next);
         if want_picks {
             if matches!(fill, Fill::Window(_)) {
-                input = Vec::new();
+                spare = std::mem::take(&mut input);
             }
             filled.push(Filled {
                 fill,
@@ -285,6 +290,8 @@ pub(super) fn fill_table(
                 picks,
                 top,
             });
+        } else {
+            spare = input;
         }
     }
     if top < cap_units {
