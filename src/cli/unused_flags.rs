@@ -162,17 +162,15 @@ pub fn check_planned(
 /// Refuses the job flags that the scenario's layout gives nothing to act on: `--zero 1|3`
 /// (or `--distributed-optimizer`) and the two data-parallel overlaps with one data-parallel
 /// rank per stage (`d x cp = 1`: nothing to shard, no gradient reduction), and `--p2p` on one
-/// stage (no stage-to-stage sends). Only flags are refused, as for the schedule flags: a
-/// preset's value is its author's record of the run (the `korthikanti-22b` preset keeps
-/// Megatron's blocking sends at p 1).
+/// stage (no stage-to-stage sends). A scenario file's zero and overlaps are refused by the
+/// catalog on the same rules; its `p2p` is kept, as a preset's value is its author's record
+/// of the run (the `korthikanti-22b` preset keeps Megatron's blocking sends at p 1).
 pub fn check_job_flags(
     layout: &LayoutFlags,
     settings: &SettingFlags,
     scenario: &Scenario,
 ) -> Result<(), String> {
     let par = &scenario.parallel;
-    let ranks = par.shard_ranks();
-    let one_rank = || format!("d x cp = {} x {} = 1", par.dp, par.cp);
     let zero_flag = match (layout.zero, layout.distributed_optimizer) {
         (Some(z), _) => Some(format!("--zero {}", z.level())),
         (None, true) => Some("--distributed-optimizer".to_string()),
@@ -185,26 +183,22 @@ pub fn check_job_flags(
             "{flag}: {reason}; give -d/--dp or --cp above 1, or leave it out"
         ));
     }
-    if ranks <= 1 {
-        for (given, flag, what) in [
-            (
-                settings.overlap_grad_reduce,
-                "--overlap-grad-reduce",
-                "gradient reduction",
-            ),
-            (
-                settings.overlap_param_gather,
-                "--overlap-param-gather",
-                "parameter all-gather",
-            ),
-        ] {
-            if given {
-                return Err(format!(
-                    "{flag}: {}, so there is no data-parallel {what} to overlap and it would \
-                     do nothing (give -d/--dp or --cp above 1, or leave it out)",
-                    one_rank()
-                ));
-            }
+    for (given, flag, what) in [
+        (
+            settings.overlap_grad_reduce,
+            "--overlap-grad-reduce",
+            "gradient reduction",
+        ),
+        (
+            settings.overlap_param_gather,
+            "--overlap-param-gather",
+            "parameter all-gather",
+        ),
+    ] {
+        if let Some(reason) = par.overlap_refusal(what).filter(|_| given) {
+            return Err(format!(
+                "{flag}: {reason} (give -d/--dp or --cp above 1, or leave it out)"
+            ));
         }
     }
     if let Some(p2p) = settings.p2p

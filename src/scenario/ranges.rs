@@ -151,11 +151,19 @@ pub const MODEL_RANGES: &[(Range, ModelField)] = &[
     (Range::count("model.experts", 1.0, EXPERTS), |m| m.moe.map(|e| e.experts)),
     (Range::count("model.shared_experts", 0.0, EXPERTS), |m| m.moe.map(|e| e.shared_experts)),
     (Range::count("model.expert_ffn", 1.0, WIDTH), |m| m.moe.map(|e| e.expert_ffn)),
-    (Range::count("model.mtp_layers", 0.0, MTP_LAYERS), |m| Some(u64::from(m.mtp_layers))),
+    (MTP_LAYERS_RANGE, |m| Some(u64::from(m.mtp_layers))),
     (Range::count("model.q_lora_rank", 1.0, WIDTH), |m| m.mla.and_then(|a| a.q_lora_rank)),
     (Range::count("model.kv_lora_rank", 1.0, WIDTH), |m| m.mla.map(|a| a.kv_lora_rank)),
 ];
 
+/// Multi-token-prediction layers of a model (`--mtp-layers` replaces the preset's).
+pub const MTP_LAYERS_RANGE: Range = Range::count("model.mtp_layers", 0.0, MTP_LAYERS);
+/// Sequences per iteration over all replicas, `B = m x b x d` (at most the largest m x b x d).
+pub const GLOBAL_BATCH: Range = Range::count(
+    "global_batch",
+    1.0,
+    MICRO_BATCHES_MAX * MICRO_BATCH * DEGREE,
+);
 /// Stages `p`.
 pub const PP: Range = Range::count("parallel.pp", 1.0, DEGREE);
 /// Tensor-parallel size `t`.

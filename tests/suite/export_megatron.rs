@@ -451,3 +451,54 @@ fn interleaving_with_m_not_a_multiple_of_p_is_said() {
     assert!(!text.contains("# interleaving"));
     assert!(check_rules(&l).is_empty());
 }
+
+/// The stage-to-stage sends as modelled: blocking sends in Megatron's interleaved schedule
+/// are `--no-overlap-p2p-communication` (allowed from p 3); where Megatron cannot run the
+/// sends as modelled (blocking interleaved at p 2, overlapped plain 1F1B) a `#` line says so;
+/// every script passes Megatron's check.
+#[test]
+fn the_stage_to_stage_sends_follow_the_scenario() {
+    use pipescope::P2p;
+    let cases = [
+        // (schedule, chunks, p, sends, flag written, note)
+        (ScheduleKind::Interleaved, 2, 4, P2p::Blocking, true, None),
+        (ScheduleKind::Interleaved, 2, 4, P2p::Overlapped, false, None),
+        (
+            ScheduleKind::Interleaved,
+            2,
+            2,
+            P2p::Blocking,
+            false,
+            Some("# p2p blocking: Megatron's interleaved schedule refuses"),
+        ),
+        (ScheduleKind::OneFOneB, 1, 4, P2p::Blocking, false, None),
+        (
+            ScheduleKind::OneFOneB,
+            1,
+            4,
+            P2p::Overlapped,
+            false,
+            Some("# p2p overlapped: Megatron overlaps stage-to-stage sends only"),
+        ),
+    ];
+    for (kind, chunks, p, p2p, flag, note) in cases {
+        let mut s = preset("tiny-4x8");
+        s.plan.schedule = kind;
+        s.parallel.chunks = chunks;
+        s.parallel.pp = p;
+        s.batch.micro_batches = 8;
+        s.plan.p2p = p2p;
+        let (text, l) = export(&s);
+        let problems: Vec<String> = check_flags(&l).into_iter().chain(check_rules(&l)).collect();
+        assert!(problems.is_empty(), "{kind} p {p} {p2p:?}: {problems:?}\n{text}");
+        assert_eq!(
+            l.has("--no-overlap-p2p-communication"),
+            flag,
+            "{kind} p {p} {p2p:?}\n{text}"
+        );
+        match note {
+            Some(n) => assert!(text.contains(n), "{kind} p {p} {p2p:?}\n{text}"),
+            None => assert!(!text.contains("# p2p "), "{kind} p {p} {p2p:?}\n{text}"),
+        }
+    }
+}

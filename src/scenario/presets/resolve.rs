@@ -366,6 +366,13 @@ impl Catalog {
             profile,
         };
         scenario.validate().map_err(inv)?;
+        let zero_key = if p.zero.is_none() && p.distributed_optimizer.is_some() {
+            "parallel.distributed_optimizer"
+        } else {
+            "parallel.zero"
+        };
+        crate::scenario::validate_job::check_data_parallel_use(&scenario, zero_key)
+            .map_err(inv)?;
         Ok(scenario)
     }
 
