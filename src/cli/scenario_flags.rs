@@ -6,7 +6,7 @@
 
 use clap::Args;
 
-use pipescope::scenario::ranges::{self, Range};
+use pipescope::ranges::{self, Range};
 use pipescope::{Objective, P2p, Partition, Precision, ScheduleKind, Strategy, Zero, limits};
 
 /// Where the scenario starts from: a preset, a model, a GPU, a measured profile.
@@ -46,13 +46,13 @@ pub struct LayoutFlags {
     #[arg(long = "no-sp", conflicts_with = "sp")]
     pub no_sp: bool,
     /// Micro-batches per iteration m.
-    #[arg(short = 'm', long = "microbatches", value_name = "M", value_parser = count_in(ranges::MICRO_BATCHES), allow_negative_numbers = true)]
+    #[arg(short = 'm', long = "microbatches", value_name = "M", value_parser = count_in::<u32>(ranges::MICRO_BATCHES), allow_negative_numbers = true)]
     pub micro_batches: Option<u32>,
     /// Sequences per micro-batch b.
-    #[arg(short = 'b', long = "micro-batch-size", value_name = "B", value_parser = count_in(ranges::MICRO_BATCH_SIZE), allow_negative_numbers = true)]
+    #[arg(short = 'b', long = "micro-batch-size", value_name = "B", value_parser = count_in::<u64>(ranges::MICRO_BATCH_SIZE), allow_negative_numbers = true)]
     pub micro_batch_size: Option<u64>,
     /// Sequences per iteration over all replicas (sets m = B / (b x d)).
-    #[arg(long = "global-batch", value_name = "B", value_parser = count_in(ranges::GLOBAL_BATCH), allow_negative_numbers = true)]
+    #[arg(long = "global-batch", value_name = "B", value_parser = count_in::<u64>(ranges::GLOBAL_BATCH), allow_negative_numbers = true)]
     pub global_batch: Option<u64>,
     /// Pipeline schedule (1f1b, gpipe, interleaved, zb-h1, zb-h2, zb-auto, zb-v, v-half, ...).
     #[arg(long)]
@@ -103,7 +103,7 @@ pub struct LayoutFlags {
 #[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct SettingFlags {
     /// Sequence length s.
-    #[arg(short = 's', long = "seq", value_name = "S", value_parser = count_in(ranges::SEQ_LEN), allow_negative_numbers = true)]
+    #[arg(short = 's', long = "seq", value_name = "S", value_parser = count_in::<u64>(ranges::SEQ_LEN), allow_negative_numbers = true)]
     pub seq_len: Option<u64>,
     /// Memory budget per device in GiB (default: the GPU's memory less the reserve).
     #[arg(long = "budget-gib", value_name = "X", value_parser = gib, allow_negative_numbers = true)]
@@ -136,7 +136,7 @@ pub struct SettingFlags {
     /// CUDA_DEVICE_MAX_CONNECTIONS of the run: 1 (default) lets Megatron hide the backward's
     /// tensor-parallel collectives under its GEMMs; more (the zero-bubble runtime uses 8)
     /// leaves them exposed.
-    #[arg(long = "device-max-connections", value_name = "N", value_parser = count_in(ranges::DEVICE_MAX_CONNECTIONS), allow_negative_numbers = true)]
+    #[arg(long = "device-max-connections", value_name = "N", value_parser = count_in::<u32>(ranges::DEVICE_MAX_CONNECTIONS), allow_negative_numbers = true)]
     pub device_max_connections: Option<u32>,
     /// Overlap the data-parallel gradient reduction with the backward (Megatron's buckets).
     #[arg(
@@ -197,8 +197,16 @@ pub struct SettingFlags {
     #[arg(long = "deepep")]
     pub deepep: bool,
     /// Multi-token-prediction layers (replaces the model preset's depth; 0 trains without).
-    #[arg(long = "mtp-layers", value_name = "N", value_parser = count_in(ranges::MTP_LAYERS_RANGE), allow_negative_numbers = true)]
+    #[arg(long = "mtp-layers", value_name = "N", value_parser = count_in::<u32>(ranges::MTP_LAYERS_RANGE), allow_negative_numbers = true)]
     pub mtp_layers: Option<u32>,
+}
+
+/// Parses a whole number of a flag without a range of its own (the sweep's lists, `--top`),
+/// so that a bad value such as `1e12` or `-1` says what is allowed.
+pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| "a whole number written in digits, like 4096".to_string())
 }
 
 /// Parses a count flag that has its own range in the one table of ranges (`-s`, `-m`, `-b`,

@@ -216,8 +216,22 @@ pub fn check_job_flags(
 /// The notes on flags that change nothing because the scenario does it anyway: under
 /// `--zero 3` the overlaps, as Megatron-FSDP always overlaps its gathers and reduce-scatters
 /// (so real recipes pass them, and refusing would break those).
+///
+/// A group size above p (from `--group-size` or the file's `plan.group_size`) is run as p,
+/// as the zero-bubble repository's group-interleaved 1F1B resets it; kept, not refused, so
+/// that a source's setting replays as it ran, and said here.
 pub fn job_flag_notes(settings: &SettingFlags, scenario: &Scenario) -> Vec<String> {
     let mut notes = Vec::new();
+    let (kind, p) = (scenario.plan.schedule, scenario.parallel.pp);
+    if let Some(g) = scenario.plan.group_size.filter(|&g| g > p)
+        && kind.takes_group_size()
+    {
+        notes.push(format!(
+            "group size {g} is above p ({p}): {kind} runs groups of {p}, as the zero-bubble \
+             repository's group-interleaved 1F1B resets a larger group to p (1 to {p} change \
+             the schedule)"
+        ));
+    }
     if scenario.parallel.zero() == Zero::Full {
         let given: Vec<&str> = [
             (settings.overlap_grad_reduce, "--overlap-grad-reduce"),

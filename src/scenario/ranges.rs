@@ -148,6 +148,7 @@ pub const MODEL_RANGES: &[(Range, ModelField)] = &[
     (Range::count("model.ffn", 1.0, WIDTH), |m| Some(m.ffn)),
     (Range::count("model.vocab", 1.0, WIDTH), |m| Some(m.vocab)),
     (Range::count("model.max_positions", 1.0, SEQ), |m| m.max_positions),
+    (Range::count("model.rope_theta", 1.0, 1e12), |m| m.rope_theta),
     (Range::count("model.experts", 1.0, EXPERTS), |m| m.moe.map(|e| e.experts)),
     (Range::count("model.shared_experts", 0.0, EXPERTS), |m| m.moe.map(|e| e.shared_experts)),
     (Range::count("model.expert_ffn", 1.0, WIDTH), |m| m.moe.map(|e| e.expert_ffn)),

@@ -210,6 +210,11 @@ pub fn model(s: &Scenario) -> Group {
         .switch_if(llama, "--disable-bias-linear")
         .value("--normalization", norm)
         .value("--position-embedding-type", positions)
+        .value_if(
+            llama && m.rope_theta.is_some(),
+            "--rotary-base",
+            m.rope_theta.unwrap_or(0),
+        )
         .value("--seq-length", s.batch.seq_len)
         .value(
             "--max-position-embeddings",

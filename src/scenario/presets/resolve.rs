@@ -56,6 +56,7 @@ pub fn model_spec(t: &ModelToml) -> Result<ModelSpec, InvalidField> {
         tied_embeddings: t.tied_embeddings.unwrap_or(style == ModelStyle::Gpt),
         moe: moe_of(t)?,
         mla: mla_of(t)?,
+        rope_theta: t.rope_theta,
         qk_norm: t.qk_norm.unwrap_or(false),
         mtp_layers: t.mtp_layers.unwrap_or(0),
     };
