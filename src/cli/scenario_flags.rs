@@ -300,7 +300,10 @@ mod tests {
         for (range, bad) in [
             (ranges::MTP_LAYERS_RANGE, "a whole number from 0 to 64"),
             (ranges::SEQ_LEN, "a whole number from 1 to 16777216"),
-            (ranges::DEVICE_MAX_CONNECTIONS, "a whole number from 1 to 32"),
+            (
+                ranges::DEVICE_MAX_CONNECTIONS,
+                "a whole number from 1 to 32",
+            ),
         ] {
             for text in ["-1", "1e99", "nan", "x", "2.5", "99999999999999999999999"] {
                 assert_eq!(count_in::<u32>(range)(text), Err(bad.to_string()), "{text}");

@@ -462,7 +462,14 @@ fn the_stage_to_stage_sends_follow_the_scenario() {
     let cases = [
         // (schedule, chunks, p, sends, flag written, note)
         (ScheduleKind::Interleaved, 2, 4, P2p::Blocking, true, None),
-        (ScheduleKind::Interleaved, 2, 4, P2p::Overlapped, false, None),
+        (
+            ScheduleKind::Interleaved,
+            2,
+            4,
+            P2p::Overlapped,
+            false,
+            None,
+        ),
         (
             ScheduleKind::Interleaved,
             2,
@@ -490,7 +497,10 @@ fn the_stage_to_stage_sends_follow_the_scenario() {
         s.plan.p2p = p2p;
         let (text, l) = export(&s);
         let problems: Vec<String> = check_flags(&l).into_iter().chain(check_rules(&l)).collect();
-        assert!(problems.is_empty(), "{kind} p {p} {p2p:?}: {problems:?}\n{text}");
+        assert!(
+            problems.is_empty(),
+            "{kind} p {p} {p2p:?}: {problems:?}\n{text}"
+        );
         assert_eq!(
             l.has("--no-overlap-p2p-communication"),
             flag,

@@ -128,6 +128,15 @@ fn text_tables_and_errors() {
     ] {
         assert!(out.contains(k), "{k} missing in\n{out}");
     }
+    // Every row of the table fits an 80-column terminal whole, its peak included.
+    for row in out.lines().skip(2).take_while(|l| !l.starts_with("note")) {
+        assert!(
+            row.chars().count() <= 80,
+            "{} columns: {row}",
+            row.chars().count()
+        );
+        assert!(row.contains(" GiB "), "{row}");
+    }
     let (ok, out, err) = run(&["compare", "--strategies", "none,bogus"]);
     assert!(!ok);
     assert!(out.is_empty());

@@ -372,8 +372,7 @@ impl Catalog {
         } else {
             "parallel.zero"
         };
-        crate::scenario::validate_job::check_data_parallel_use(&scenario, zero_key)
-            .map_err(inv)?;
+        crate::scenario::validate_job::check_data_parallel_use(&scenario, zero_key).map_err(inv)?;
         Ok(scenario)
     }
 
