@@ -197,7 +197,10 @@ fn job_fields_80x24() {
         Action::SelectField(pipescope::tui::Field::DeviceConnections),
     );
     act(&mut app, Action::Increase);
-    act(&mut app, Action::SelectField(pipescope::tui::Field::ParamGather));
+    act(
+        &mut app,
+        Action::SelectField(pipescope::tui::Field::ParamGather),
+    );
     act(&mut app, Action::Increase);
     let screen = render(&mut app, 80, 24);
     let text = format!("{screen}");
