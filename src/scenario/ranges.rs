@@ -58,10 +58,18 @@ impl Range {
         } else {
             "a number"
         };
+        // A whole number's bounds in digits (they are below 2^53, so exact).
+        let bound = |x: f64| {
+            if self.whole && x.fract() == 0.0 && x.abs() < 9e15 {
+                format!("{}", x as i64)
+            } else {
+                number_text(x)
+            }
+        };
         format!(
             "{what} from {} to {}{unit}",
-            number_text(self.min),
-            number_text(self.max)
+            bound(self.min),
+            bound(self.max)
         )
     }
 

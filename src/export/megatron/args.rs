@@ -127,14 +127,17 @@ pub fn pipeline_sends(s: &Scenario, interleaved: bool) -> (Option<&'static str>,
         (P2p::Blocking, true) => (
             None,
             Some(
-                "p2p blocking: Megatron's interleaved schedule refuses                  --no-overlap-p2p-communication at p 2 (two ranks would exchange several                  sends per batch), so it runs its default overlapped sends"
+                "p2p blocking: Megatron's interleaved schedule refuses \
+                 --no-overlap-p2p-communication at p 2 (two ranks would exchange several \
+                 sends per batch), so it runs its default overlapped sends"
                     .into(),
             ),
         ),
         (P2p::Overlapped, false) => (
             None,
             Some(
-                "p2p overlapped: Megatron overlaps stage-to-stage sends only in its interleaved                  schedule; its 1F1B batches them and waits (as --p2p blocking models)"
+                "p2p overlapped: Megatron overlaps stage-to-stage sends only in its interleaved \
+                 schedule; its 1F1B batches them and waits (as --p2p blocking models)"
                     .into(),
             ),
         ),
