@@ -60,7 +60,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     .into_iter()
     .chain(GLOSSARY.iter().map(|g| g.to_string()))
     .chain([format!(
-        "Fields (Tab, ↑ ↓): {}.",
+        "Parameters (↑ ↓ select, ← → step, digits type): {}.",
         crate::tui::fields::Field::ALL
             .iter()
             .map(|f| f.label())
