@@ -37,6 +37,7 @@ pub mod tui;
 
 // The scenario: what is trained, where, how it is split; presets and overrides.
 pub use scenario::presets::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
+pub use scenario::ranges;
 pub use scenario::{
     Batch, Catalog, Codec, CodecSpec, DEFAULT_SCENARIO, EfficiencyCurve, GIB, GpuSpec,
     InvalidField, LayoutError, LayoutLayer, LayoutStage, MeasuredProfile, ModelSpec, ModelStyle,

@@ -6,6 +6,7 @@
 
 use clap::Args;
 
+use pipescope::ranges::{self, Range};
 use pipescope::{Objective, P2p, Partition, Precision, ScheduleKind, Strategy, Zero, limits};
 
 /// Where the scenario starts from: a preset, a model, a GPU, a measured profile.
@@ -45,13 +46,13 @@ pub struct LayoutFlags {
     #[arg(long = "no-sp", conflicts_with = "sp")]
     pub no_sp: bool,
     /// Micro-batches per iteration m.
-    #[arg(short = 'm', long = "microbatches", value_name = "M", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(short = 'm', long = "microbatches", value_name = "M", value_parser = count_in::<u32>(ranges::MICRO_BATCHES), allow_negative_numbers = true)]
     pub micro_batches: Option<u32>,
     /// Sequences per micro-batch b.
-    #[arg(short = 'b', long = "micro-batch-size", value_name = "B", value_parser = whole::<u64>, allow_negative_numbers = true)]
+    #[arg(short = 'b', long = "micro-batch-size", value_name = "B", value_parser = count_in::<u64>(ranges::MICRO_BATCH_SIZE), allow_negative_numbers = true)]
     pub micro_batch_size: Option<u64>,
     /// Sequences per iteration over all replicas (sets m = B / (b x d)).
-    #[arg(long = "global-batch", value_name = "B", value_parser = whole::<u64>, allow_negative_numbers = true)]
+    #[arg(long = "global-batch", value_name = "B", value_parser = count_in::<u64>(ranges::GLOBAL_BATCH), allow_negative_numbers = true)]
     pub global_batch: Option<u64>,
     /// Pipeline schedule (1f1b, gpipe, interleaved, zb-h1, zb-h2, zb-auto, zb-v, v-half, ...).
     #[arg(long)]
@@ -102,7 +103,7 @@ pub struct LayoutFlags {
 #[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct SettingFlags {
     /// Sequence length s.
-    #[arg(short = 's', long = "seq", value_name = "S", value_parser = whole::<u64>, allow_negative_numbers = true)]
+    #[arg(short = 's', long = "seq", value_name = "S", value_parser = count_in::<u64>(ranges::SEQ_LEN), allow_negative_numbers = true)]
     pub seq_len: Option<u64>,
     /// Memory budget per device in GiB (default: the GPU's memory less the reserve).
     #[arg(long = "budget-gib", value_name = "X", value_parser = gib, allow_negative_numbers = true)]
@@ -135,7 +136,7 @@ pub struct SettingFlags {
     /// CUDA_DEVICE_MAX_CONNECTIONS of the run: 1 (default) lets Megatron hide the backward's
     /// tensor-parallel collectives under its GEMMs; more (the zero-bubble runtime uses 8)
     /// leaves them exposed.
-    #[arg(long = "device-max-connections", value_name = "N", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(long = "device-max-connections", value_name = "N", value_parser = count_in::<u32>(ranges::DEVICE_MAX_CONNECTIONS), allow_negative_numbers = true)]
     pub device_max_connections: Option<u32>,
     /// Overlap the data-parallel gradient reduction with the backward (Megatron's buckets).
     #[arg(
@@ -172,7 +173,7 @@ pub struct SettingFlags {
     #[arg(long, value_name = "blocking|overlapped")]
     pub p2p: Option<P2p>,
     /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
-    #[arg(long = "grad-bytes", value_name = "2|4", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(long = "grad-bytes", value_name = "2|4", value_parser = grad_bytes, allow_negative_numbers = true)]
     pub grad_bytes: Option<u32>,
     /// Units the named strategy recomputes (names as in `units --json`, e.g. ln_out,gelu_out).
     #[arg(
@@ -196,16 +197,36 @@ pub struct SettingFlags {
     #[arg(long = "deepep")]
     pub deepep: bool,
     /// Multi-token-prediction layers (replaces the model preset's depth; 0 trains without).
-    #[arg(long = "mtp-layers", value_name = "N", value_parser = whole::<u32>, allow_negative_numbers = true)]
+    #[arg(long = "mtp-layers", value_name = "N", value_parser = count_in::<u32>(ranges::MTP_LAYERS_RANGE), allow_negative_numbers = true)]
     pub mtp_layers: Option<u32>,
 }
 
-/// Parses a count flag (`-p`, `-s`, `-m`, ...) so that a bad value such as `1e12` or `-1`
-/// says what is allowed; the scenario's validation then checks the range.
+/// Parses a whole number of a flag without a range of its own (the sweep's lists, `--top`),
+/// so that a bad value such as `1e12` or `-1` says what is allowed.
 pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.trim()
         .parse()
         .map_err(|_| "a whole number written in digits, like 4096".to_string())
+}
+
+/// Parses a count flag that has its own range in the one table of ranges (`-s`, `-m`, `-b`,
+/// `--global-batch`, `--device-max-connections`, `--mtp-layers`): anything that is not a whole
+/// number (`-1`, `1e99`, `nan`, `x`, one too large for the flag's type) says the range; a
+/// whole number outside it is refused by the scenario's validation, which names the field.
+pub fn count_in<T: TryFrom<u64>>(
+    range: Range,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static {
+    move |text: &str| {
+        let value: u64 = text.trim().parse().map_err(|_| range.allowed())?;
+        T::try_from(value).map_err(|_| range.allowed())
+    }
+}
+
+/// Parses `--grad-bytes`: 2 or 4 (the scenario refuses any other number with the same words).
+pub fn grad_bytes(text: &str) -> Result<u32, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| "2 (16-bit gradients) or 4 (fp32 gradients)".to_string())
 }
 
 /// Parses a parallel degree or count of chunks (`-t`, `-p`, `-d`, `--cp`, `--chunks`,
@@ -235,8 +256,10 @@ pub fn mem_limit(text: &str) -> Result<f64, String> {
 /// Parses `--routing-imbalance`: a ratio (the scenario checks its range).
 pub fn imbalance(text: &str) -> Result<f64, String> {
     text.trim().parse().map_err(|_| {
-        "the busiest expert's tokens over the mean: a number from 1 to 1000000, like 1.3"
-            .to_string()
+        format!(
+            "the busiest expert's tokens over the mean: {}, like 1.3",
+            ranges::ROUTING_IMBALANCE.allowed()
+        )
     })
 }
 
@@ -273,5 +296,24 @@ mod tests {
             );
         }
         assert_eq!(degree(" 4 "), Ok(4));
+        // Every count flag with its own range says that range, whatever the bad text.
+        for (range, bad) in [
+            (ranges::MTP_LAYERS_RANGE, "a whole number from 0 to 64"),
+            (ranges::SEQ_LEN, "a whole number from 1 to 16777216"),
+            (
+                ranges::DEVICE_MAX_CONNECTIONS,
+                "a whole number from 1 to 32",
+            ),
+        ] {
+            for text in ["-1", "1e99", "nan", "x", "2.5", "99999999999999999999999"] {
+                assert_eq!(count_in::<u32>(range)(text), Err(bad.to_string()), "{text}");
+            }
+        }
+        assert_eq!(count_in::<u32>(ranges::MTP_LAYERS_RANGE)("0"), Ok(0));
+        assert_eq!(
+            count_in::<u32>(ranges::MICRO_BATCHES)("4294967296"),
+            Err("a whole number from 1 to 1048576".to_string())
+        );
+        assert!(grad_bytes("-1").unwrap_err().contains("2 (16-bit"));
     }
 }

@@ -162,17 +162,15 @@ pub fn check_planned(
 /// Refuses the job flags that the scenario's layout gives nothing to act on: `--zero 1|3`
 /// (or `--distributed-optimizer`) and the two data-parallel overlaps with one data-parallel
 /// rank per stage (`d x cp = 1`: nothing to shard, no gradient reduction), and `--p2p` on one
-/// stage (no stage-to-stage sends). Only flags are refused, as for the schedule flags: a
-/// preset's value is its author's record of the run (the `korthikanti-22b` preset keeps
-/// Megatron's blocking sends at p 1).
+/// stage (no stage-to-stage sends). A scenario file's zero and overlaps are refused by the
+/// catalog on the same rules; its `p2p` is kept, as a preset's value is its author's record
+/// of the run (the `korthikanti-22b` preset keeps Megatron's blocking sends at p 1).
 pub fn check_job_flags(
     layout: &LayoutFlags,
     settings: &SettingFlags,
     scenario: &Scenario,
 ) -> Result<(), String> {
     let par = &scenario.parallel;
-    let ranks = par.shard_ranks();
-    let one_rank = || format!("d x cp = {} x {} = 1", par.dp, par.cp);
     let zero_flag = match (layout.zero, layout.distributed_optimizer) {
         (Some(z), _) => Some(format!("--zero {}", z.level())),
         (None, true) => Some("--distributed-optimizer".to_string()),
@@ -185,26 +183,22 @@ pub fn check_job_flags(
             "{flag}: {reason}; give -d/--dp or --cp above 1, or leave it out"
         ));
     }
-    if ranks <= 1 {
-        for (given, flag, what) in [
-            (
-                settings.overlap_grad_reduce,
-                "--overlap-grad-reduce",
-                "gradient reduction",
-            ),
-            (
-                settings.overlap_param_gather,
-                "--overlap-param-gather",
-                "parameter all-gather",
-            ),
-        ] {
-            if given {
-                return Err(format!(
-                    "{flag}: {}, so there is no data-parallel {what} to overlap and it would \
-                     do nothing (give -d/--dp or --cp above 1, or leave it out)",
-                    one_rank()
-                ));
-            }
+    for (given, flag, what) in [
+        (
+            settings.overlap_grad_reduce,
+            "--overlap-grad-reduce",
+            "gradient reduction",
+        ),
+        (
+            settings.overlap_param_gather,
+            "--overlap-param-gather",
+            "parameter all-gather",
+        ),
+    ] {
+        if let Some(reason) = par.overlap_refusal(what).filter(|_| given) {
+            return Err(format!(
+                "{flag}: {reason} (give -d/--dp or --cp above 1, or leave it out)"
+            ));
         }
     }
     if let Some(p2p) = settings.p2p
@@ -222,8 +216,22 @@ pub fn check_job_flags(
 /// The notes on flags that change nothing because the scenario does it anyway: under
 /// `--zero 3` the overlaps, as Megatron-FSDP always overlaps its gathers and reduce-scatters
 /// (so real recipes pass them, and refusing would break those).
+///
+/// A group size above p (from `--group-size` or the file's `plan.group_size`) is run as p,
+/// as the zero-bubble repository's group-interleaved 1F1B resets it; kept, not refused, so
+/// that a source's setting replays as it ran, and said here.
 pub fn job_flag_notes(settings: &SettingFlags, scenario: &Scenario) -> Vec<String> {
     let mut notes = Vec::new();
+    let (kind, p) = (scenario.plan.schedule, scenario.parallel.pp);
+    if let Some(g) = scenario.plan.group_size.filter(|&g| g > p)
+        && kind.takes_group_size()
+    {
+        notes.push(format!(
+            "group size {g} is above p ({p}): {kind} runs groups of {p}, as the zero-bubble \
+             repository's group-interleaved 1F1B resets a larger group to p (1 to {p} change \
+             the schedule)"
+        ));
+    }
     if scenario.parallel.zero() == Zero::Full {
         let given: Vec<&str> = [
             (settings.overlap_grad_reduce, "--overlap-grad-reduce"),

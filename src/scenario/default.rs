@@ -40,6 +40,7 @@ pub(crate) fn built_in_code() -> Scenario {
             tied_embeddings: true,
             moe: None,
             mla: None,
+            rope_theta: None,
             qk_norm: false,
             mtp_layers: 0,
         },

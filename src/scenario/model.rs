@@ -48,6 +48,12 @@ pub struct ModelSpec {
     pub max_positions: Option<u64>,
     /// Whether the output head shares the input embedding's weights.
     pub tied_embeddings: bool,
+    /// The base of a RoPE model's rotary position embeddings (Hugging Face's `rope_theta`,
+    /// Megatron's `--rotary-base`): not a cost (RoPE adds no parameters and the same work at
+    /// any base), but part of the run an export writes. `None`: not given (Megatron's
+    /// default, 10000); a GPT-style model (learned positions) has none.
+    #[serde(default)]
+    pub rope_theta: Option<u64>,
     /// Routed (and shared) experts in place of the dense MLP of every layer after the first
     /// `dense_layers`; `None` for a dense model.
     #[serde(default)]

@@ -58,10 +58,18 @@ impl Range {
         } else {
             "a number"
         };
+        // A whole number's bounds in digits (they are below 2^53, so exact).
+        let bound = |x: f64| {
+            if self.whole && x.fract() == 0.0 && x.abs() < 9e15 {
+                format!("{}", x as i64)
+            } else {
+                number_text(x)
+            }
+        };
         format!(
             "{what} from {} to {}{unit}",
-            number_text(self.min),
-            number_text(self.max)
+            bound(self.min),
+            bound(self.max)
         )
     }
 
@@ -149,14 +157,23 @@ pub const MODEL_RANGES: &[(Range, ModelField)] = &[
     (Range::count("model.ffn", 1.0, WIDTH), |m| Some(m.ffn)),
     (Range::count("model.vocab", 1.0, WIDTH), |m| Some(m.vocab)),
     (Range::count("model.max_positions", 1.0, SEQ), |m| m.max_positions),
+    (Range::count("model.rope_theta", 1.0, 1e12), |m| m.rope_theta),
     (Range::count("model.experts", 1.0, EXPERTS), |m| m.moe.map(|e| e.experts)),
     (Range::count("model.shared_experts", 0.0, EXPERTS), |m| m.moe.map(|e| e.shared_experts)),
     (Range::count("model.expert_ffn", 1.0, WIDTH), |m| m.moe.map(|e| e.expert_ffn)),
-    (Range::count("model.mtp_layers", 0.0, MTP_LAYERS), |m| Some(u64::from(m.mtp_layers))),
+    (MTP_LAYERS_RANGE, |m| Some(u64::from(m.mtp_layers))),
     (Range::count("model.q_lora_rank", 1.0, WIDTH), |m| m.mla.and_then(|a| a.q_lora_rank)),
     (Range::count("model.kv_lora_rank", 1.0, WIDTH), |m| m.mla.map(|a| a.kv_lora_rank)),
 ];
 
+/// Multi-token-prediction layers of a model (`--mtp-layers` replaces the preset's).
+pub const MTP_LAYERS_RANGE: Range = Range::count("model.mtp_layers", 0.0, MTP_LAYERS);
+/// Sequences per iteration over all replicas, `B = m x b x d` (at most the largest m x b x d).
+pub const GLOBAL_BATCH: Range = Range::count(
+    "global_batch",
+    1.0,
+    MICRO_BATCHES_MAX * MICRO_BATCH * DEGREE,
+);
 /// Stages `p`.
 pub const PP: Range = Range::count("parallel.pp", 1.0, DEGREE);
 /// Tensor-parallel size `t`.

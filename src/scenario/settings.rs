@@ -59,6 +59,20 @@ impl Parallel {
         u64::from(self.dp.max(1)) * u64::from(self.cp.max(1))
     }
 
+    /// Why overlapping the data-parallel `what` (the "gradient reduction", the "parameter
+    /// all-gather") would do nothing over this layout, when it would: with one rank per stage
+    /// (`d x cp = 1`) there is none to overlap. The one wording the command line, the TUI and
+    /// the preset files give.
+    pub fn overlap_refusal(&self, what: &str) -> Option<String> {
+        (self.shard_ranks() <= 1).then(|| {
+            format!(
+                "d x cp = {} x {} = 1, so there is no data-parallel {what} to overlap and it \
+                 would do nothing",
+                self.dp, self.cp
+            )
+        })
+    }
+
     /// The expert data-parallel ranks `edp = t x cp x d / (ep x etp)`: the ranks that hold
     /// copies of the same routed experts, over which their gradients are reduced and (with
     /// the distributed optimizer) their optimizer state is sharded.

@@ -31,6 +31,9 @@ fn model_table(m: &ModelSpec) -> Table {
         t.insert("max_positions".into(), int(p));
     }
     t.insert("tied_embeddings".into(), Value::Boolean(m.tied_embeddings));
+    if let Some(theta) = m.rope_theta {
+        t.insert("rope_theta".into(), int(theta));
+    }
     if m.qk_norm {
         t.insert("qk_norm".into(), Value::Boolean(true));
     }

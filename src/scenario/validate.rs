@@ -94,6 +94,15 @@ pub fn validate_model(m: &ModelSpec) -> Result<(), InvalidField> {
             format!("a divisor of model.heads ({})", m.heads),
         ));
     }
+    if let Some(theta) = m.rope_theta
+        && m.style != super::ModelStyle::Llama
+    {
+        return Err(InvalidField::new(
+            "model.rope_theta",
+            theta,
+            "left out for a gpt-style model: it has learned positions, not RoPE",
+        ));
+    }
     super::validate_moe::check_model(m)?;
     check_parameters(m)
 }

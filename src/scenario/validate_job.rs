@@ -135,3 +135,47 @@ pub(super) fn check_job(s: &Scenario) -> Result<(), InvalidField> {
     }
     Ok(())
 }
+
+/// Refuses, in a scenario file, what needs more than one data-parallel rank per stage where
+/// `d x cp = 1`: zero 1 or 3 (nothing to shard, and zero 3 would still cost its gathered
+/// layer) and the two data-parallel overlaps (nothing to overlap), by the rules the command
+/// line and the TUI apply to their flags and fields ([`super::Zero::refusal_over`],
+/// [`super::Parallel::overlap_refusal`]). `zero_key` is the key the file gave the stage
+/// with (`parallel.zero` or `parallel.distributed_optimizer`), so the error points at it.
+pub(crate) fn check_data_parallel_use(s: &Scenario, zero_key: &str) -> Result<(), InvalidField> {
+    let par = &s.parallel;
+    let zero = par.zero();
+    if let Some(reason) = zero.refusal_over(par.dp, par.cp) {
+        let value = if zero_key == "parallel.zero" {
+            zero.level().to_string()
+        } else {
+            "true".to_string()
+        };
+        return Err(InvalidField::new(
+            zero_key,
+            value,
+            format!("left out (zero 0) unless parallel.dp or parallel.cp is above 1: {reason}"),
+        ));
+    }
+    for (on, key, what) in [
+        (
+            s.plan.overlap_grad_reduce,
+            "plan.overlap_grad_reduce",
+            "gradient reduction",
+        ),
+        (
+            s.plan.overlap_param_gather,
+            "plan.overlap_param_gather",
+            "parameter all-gather",
+        ),
+    ] {
+        if let Some(reason) = par.overlap_refusal(what).filter(|_| on) {
+            return Err(InvalidField::new(
+                key,
+                true,
+                format!("off unless parallel.dp or parallel.cp is above 1: {reason}"),
+            ));
+        }
+    }
+    Ok(())
+}

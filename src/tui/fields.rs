@@ -4,7 +4,8 @@
 //! To add a parameter: a variant of [`Field`], its place in [`Field::ALL`] (the panel,
 //! the mouse, compare's change list and the field cycle follow that list; the panel scrolls
 //! when the fields outnumber its rows), and its arms in [`Field::label`], [`Field::value`],
-//! [`step`] and, for a number, [`set_number`].
+//! [`step`] and, for a number, [`set_number`]. The MoE fields' rules are in `fields_moe.rs`,
+//! the job flags' (sends, connections, the overlaps) in `fields_job.rs`.
 
 use crate::plan::Strategy;
 use crate::scenario::{GpuSpec, ModelSpec, Objective, Partition, Precision, Scenario, Zero};
@@ -12,6 +13,7 @@ use crate::schedule::ScheduleKind;
 
 use crate::scenario::GIB;
 
+use super::fields_job as job;
 use super::fields_moe as moe;
 
 /// One editable parameter.
@@ -71,11 +73,19 @@ pub enum Field {
     Imbalance,
     /// The all-to-all overlap inside DualPipe's overlapped forward-backward pairs on/off.
     A2aOverlap,
+    /// Stage-to-stage sends: overlapped or blocking (`--p2p`).
+    P2p,
+    /// The run's `CUDA_DEVICE_MAX_CONNECTIONS` (`--device-max-connections`).
+    DeviceConnections,
+    /// The distributed optimizer's parameter all-gather overlapped with the next forward on/off.
+    ParamGather,
+    /// Tensor-parallel collectives pipelined with their GEMMs on/off (`--tp-comm-overlap`).
+    TpOverlap,
 }
 
 impl Field {
     /// Every field, top to bottom.
-    pub const ALL: [Field; 26] = [
+    pub const ALL: [Field; 30] = [
         Field::Model,
         Field::Gpu,
         Field::Stages,
@@ -98,6 +108,10 @@ impl Field {
         Field::Partition,
         Field::Objective,
         Field::OverlapGradReduce,
+        Field::ParamGather,
+        Field::TpOverlap,
+        Field::P2p,
+        Field::DeviceConnections,
         Field::GradBytes,
         Field::Ep,
         Field::Imbalance,
@@ -133,6 +147,10 @@ impl Field {
             Field::Ep => "expert ep",
             Field::Imbalance => "imbalance",
             Field::A2aOverlap => "a2a ovl",
+            Field::P2p => "p2p",
+            Field::DeviceConnections => "dev conns",
+            Field::ParamGather => "param ag",
+            Field::TpOverlap => "tp ovl",
         }
     }
 
@@ -152,6 +170,9 @@ impl Field {
                 | Field::Objective
                 | Field::OverlapGradReduce
                 | Field::A2aOverlap
+                | Field::P2p
+                | Field::ParamGather
+                | Field::TpOverlap
         )
     }
 
@@ -211,6 +232,10 @@ impl Field {
             Field::Ep => moe::ep_value(sc),
             Field::Imbalance => moe::imbalance_value(sc),
             Field::A2aOverlap => moe::a2a_value(sc),
+            Field::P2p => job::p2p_value(sc),
+            Field::DeviceConnections => job::connections_value(sc),
+            Field::ParamGather => job::param_gather_value(sc),
+            Field::TpOverlap => job::tp_overlap_value(sc),
         }
     }
 }
@@ -408,6 +433,10 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
         Field::Ep => return moe::step_ep(sc, delta),
         Field::Imbalance => return moe::step_imbalance(sc, delta),
         Field::A2aOverlap => return moe::toggle_a2a(sc),
+        Field::P2p => return job::step_p2p(sc),
+        Field::DeviceConnections => return job::step_connections(sc, delta),
+        Field::ParamGather => return job::toggle_param_gather(sc),
+        Field::TpOverlap => return job::toggle_tp_overlap(sc),
     }
     None
 }
@@ -520,6 +549,9 @@ pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), Str
     match field {
         Field::Ep => return moe::set_ep(sc, text).map_err(|e| bad(&e)),
         Field::Imbalance => return moe::set_imbalance(sc, text).map_err(|e| bad(&e)),
+        Field::DeviceConnections => {
+            return job::set_connections(sc, text).map_err(|e| bad(&e));
+        }
         _ => {}
     }
     let range = count_range(field);
@@ -560,140 +592,5 @@ pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), Str
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tui::fixture;
-
-    fn choices() -> Choices {
-        Choices {
-            models: vec![fixture::model_gpt3(), fixture::model_llama70()],
-            gpus: vec![fixture::gpu_a100(), fixture::gpu_h100()],
-        }
-    }
-
-    #[test]
-    fn steps_move_and_clamp() {
-        let mut sc = fixture::scenario("gpt3");
-        let c = choices();
-        step(&mut sc, Field::Stages, 1, &c);
-        assert_eq!(sc.parallel.pp, 9);
-        step(&mut sc, Field::Tp, -1, &c);
-        assert_eq!(sc.parallel.tp, 4);
-        sc.parallel.dp = 1;
-        step(&mut sc, Field::Dp, -1, &c);
-        assert_eq!(sc.parallel.dp, 1);
-        step(&mut sc, Field::Model, 1, &c);
-        assert_eq!(sc.model.name, "llama2-70b");
-        step(&mut sc, Field::Model, 1, &c);
-        assert_eq!(sc.model.name, "gpt3-175b");
-        // A typed budget (the fixture's 70 GiB) stays as typed on the new GPU.
-        let budget = sc.plan.memory_budget_bytes;
-        assert!(step(&mut sc, Field::Gpu, 1, &c).is_some());
-        assert_eq!(sc.gpu.name, "h100-80gb");
-        assert_eq!(sc.plan.memory_budget_bytes, budget);
-        assert_eq!(sc.plan.reserve_bytes, None);
-        step(&mut sc, Field::Schedule, -1, &c);
-        assert_eq!(sc.plan.schedule, ScheduleKind::Gpipe);
-        step(&mut sc, Field::Strategy, 1, &c);
-        assert_eq!(sc.plan.strategy, Strategy::Offload);
-    }
-
-    #[test]
-    fn typed_numbers_are_checked() {
-        let mut sc = fixture::scenario("gpt3");
-        set_number(&mut sc, Field::MicroBatches, "32").unwrap();
-        assert_eq!(sc.batch.micro_batches, 32);
-        set_number(&mut sc, Field::Budget, "40.5").unwrap();
-        assert_eq!(Field::Budget.value(&sc), "40.5 GiB");
-        assert!(set_number(&mut sc, Field::Stages, "0").is_err());
-        assert!(
-            set_number(&mut sc, Field::Stages, "x")
-                .unwrap_err()
-                .contains("stages p")
-        );
-        assert!(set_number(&mut sc, Field::Model, "3").is_err());
-        // A count out of range says the range, in the command line's words.
-        for bad in ["99999999999", "0", "-1"] {
-            let e = set_number(&mut sc, Field::MicroBatches, bad).unwrap_err();
-            assert!(e.contains("a whole number from 1 to 1048576"), "{e}");
-        }
-        let e = set_number(&mut sc, Field::Tp, "99999999999").unwrap_err();
-        assert!(e.contains("a whole number from 1 to 65536"), "{e}");
-    }
-
-    #[test]
-    fn tensor_size_stops_at_the_node_size() {
-        let mut sc = fixture::scenario("gpt3");
-        let c = choices();
-        sc.parallel.tp = 4;
-        assert!(step(&mut sc, Field::Tp, 1, &c).is_none());
-        assert_eq!(sc.parallel.tp, 8);
-        let note = step(&mut sc, Field::Tp, 1, &c).unwrap();
-        assert_eq!(sc.parallel.tp, sc.gpu.node_gpus);
-        assert!(note.contains("node size"), "{note}");
-        step(&mut sc, Field::Tp, -1, &c);
-        assert_eq!(sc.parallel.tp, 4);
-        // A typed number may still go past it.
-        set_number(&mut sc, Field::Tp, "16").unwrap();
-        assert_eq!(sc.parallel.tp, 16);
-    }
-
-    #[test]
-    fn context_zero_and_precision_step() {
-        let mut sc = fixture::scenario("gpt3");
-        let c = choices();
-        assert_eq!(Field::Cp.value(&sc), "1");
-        step(&mut sc, Field::Cp, 1, &c);
-        assert_eq!(sc.parallel.cp, 2);
-        step(&mut sc, Field::Cp, -1, &c);
-        step(&mut sc, Field::Cp, -1, &c);
-        assert_eq!(sc.parallel.cp, 1);
-        set_number(&mut sc, Field::Cp, "4").unwrap();
-        assert_eq!(sc.parallel.cp, 4);
-        assert!(
-            set_number(&mut sc, Field::Cp, "0")
-                .unwrap_err()
-                .contains("ctx cp")
-        );
-        // zero cycles 0, 1, 3 and keeps the distributed optimizer in step with it.
-        sc.parallel.set_zero(Zero::Off);
-        step(&mut sc, Field::Zero, 1, &c);
-        assert_eq!(sc.parallel.zero(), Zero::Optimizer);
-        assert!(sc.parallel.distributed_optimizer);
-        step(&mut sc, Field::Zero, 1, &c);
-        assert_eq!(sc.parallel.zero(), Zero::Full);
-        assert_eq!(Field::Zero.value(&sc), "3 full");
-        step(&mut sc, Field::Zero, 1, &c);
-        assert_eq!(sc.parallel.zero(), Zero::Off);
-        assert!(!sc.parallel.distributed_optimizer);
-        // fp8 only on a GPU that has it; the step says why it does not move.
-        sc.gpu = fixture::gpu_a100();
-        let note = step(&mut sc, Field::Precision, 1, &c).unwrap();
-        assert!(
-            note.contains("fp8") && note.contains(&sc.gpu.name),
-            "{note}"
-        );
-        assert_eq!(sc.parallel.precision, Precision::Bf16);
-        sc.gpu = fixture::gpu_h100();
-        assert!(step(&mut sc, Field::Precision, 1, &c).is_none());
-        assert_eq!(Field::Precision.value(&sc), "fp8");
-    }
-
-    #[test]
-    fn the_reserve_sets_the_budget_below_the_gpu_memory() {
-        let mut sc = fixture::scenario("gpt3");
-        let c = choices();
-        let memory = sc.gpu.memory_bytes();
-        assert_eq!(Field::Reserve.value(&sc), "– (budget)");
-        set_number(&mut sc, Field::Reserve, "8").unwrap();
-        assert_eq!(sc.plan.memory_budget_bytes, memory - 8 * (1 << 30));
-        assert_eq!(Field::Reserve.value(&sc), "8.0 GiB");
-        step(&mut sc, Field::Reserve, 1, &c);
-        assert_eq!(sc.plan.reserve_bytes, Some(9 * (1 << 30)));
-        step(&mut sc, Field::Reserve, -20, &c);
-        assert_eq!(sc.plan.reserve_bytes, Some(0));
-        let e = set_number(&mut sc, Field::Reserve, "500").unwrap_err();
-        assert!(e.contains("reserve") && e.contains("GPU's memory"), "{e}");
-        assert!(set_number(&mut sc, Field::Reserve, "-1").is_err());
-    }
-}
+#[path = "fields_tests.rs"]
+mod tests;

@@ -21,6 +21,7 @@ mod action;
 mod app;
 mod export;
 mod fields;
+mod fields_job;
 mod fields_moe;
 pub mod fixture;
 mod keymap;

@@ -216,6 +216,13 @@ pub(super) fn keep_edits(
     keep!(Field::Ep.label(), parallel.ep);
     keep!(Field::Imbalance.label(), plan.routing_imbalance);
     keep!(Field::A2aOverlap.label(), plan.moe_a2a_overlap);
+    keep!(Field::P2p.label(), plan.p2p);
+    keep!(
+        Field::DeviceConnections.label(),
+        plan.device_max_connections
+    );
+    keep!(Field::ParamGather.label(), plan.overlap_param_gather);
+    keep!(Field::TpOverlap.label(), plan.tp_comm_overlap);
     // The budget and the reserve are one setting (`scenario::budget`): kept together, and a
     // reserve's budget follows the merged GPU.
     let (o, b) = (&ours.plan, &base.plan);

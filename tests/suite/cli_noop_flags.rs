@@ -232,11 +232,11 @@ fn the_compare_header_names_the_model_and_the_rows_align() {
         lines[0].starts_with("tiny-4x8: llama3.1-8b on h100-80gb ("),
         "{out}"
     );
-    // Every row's "feasible" column starts where the header's does.
-    let col = lines[1].find("feasible").unwrap();
+    // Every row's "fits" column ends where the header's does.
+    let col = lines[1].find("fits").unwrap();
     for row in &lines[2..4] {
         let after_name = row.split_whitespace().nth(1).unwrap();
         let at = row.find(after_name).unwrap();
-        assert_eq!(at + after_name.len(), col + "feasible".len(), "{out}");
+        assert_eq!(at + after_name.len(), col + "fits".len(), "{out}");
     }
 }

@@ -451,3 +451,119 @@ fn interleaving_with_m_not_a_multiple_of_p_is_said() {
     assert!(!text.contains("# interleaving"));
     assert!(check_rules(&l).is_empty());
 }
+
+/// The stage-to-stage sends as modelled: blocking sends in Megatron's interleaved schedule
+/// are `--no-overlap-p2p-communication` (allowed from p 3); where Megatron cannot run the
+/// sends as modelled (blocking interleaved at p 2, overlapped plain 1F1B) a `#` line says so;
+/// every script passes Megatron's check.
+#[test]
+fn the_stage_to_stage_sends_follow_the_scenario() {
+    use pipescope::P2p;
+    let cases = [
+        // (schedule, chunks, p, sends, flag written, note)
+        (ScheduleKind::Interleaved, 2, 4, P2p::Blocking, true, None),
+        (
+            ScheduleKind::Interleaved,
+            2,
+            4,
+            P2p::Overlapped,
+            false,
+            None,
+        ),
+        (
+            ScheduleKind::Interleaved,
+            2,
+            2,
+            P2p::Blocking,
+            false,
+            Some("# p2p blocking: Megatron's interleaved schedule refuses"),
+        ),
+        (ScheduleKind::OneFOneB, 1, 4, P2p::Blocking, false, None),
+        (
+            ScheduleKind::OneFOneB,
+            1,
+            4,
+            P2p::Overlapped,
+            false,
+            Some("# p2p overlapped: Megatron overlaps stage-to-stage sends only"),
+        ),
+    ];
+    for (kind, chunks, p, p2p, flag, note) in cases {
+        let mut s = preset("tiny-4x8");
+        s.plan.schedule = kind;
+        s.parallel.chunks = chunks;
+        s.parallel.pp = p;
+        s.batch.micro_batches = 8;
+        s.plan.p2p = p2p;
+        let (text, l) = export(&s);
+        let problems: Vec<String> = check_flags(&l).into_iter().chain(check_rules(&l)).collect();
+        assert!(
+            problems.is_empty(),
+            "{kind} p {p} {p2p:?}: {problems:?}\n{text}"
+        );
+        assert_eq!(
+            l.has("--no-overlap-p2p-communication"),
+            flag,
+            "{kind} p {p} {p2p:?}\n{text}"
+        );
+        match note {
+            Some(n) => assert!(text.contains(n), "{kind} p {p} {p2p:?}\n{text}"),
+            None => assert!(!text.contains("# p2p "), "{kind} p {p} {p2p:?}\n{text}"),
+        }
+    }
+}
+
+/// Every llama-style model preset gives its RoPE base, and the export writes it as
+/// `--rotary-base` (a GPT-style model has learned positions: none, and a file giving one is
+/// refused at its line).
+#[test]
+fn the_rope_base_of_each_model_is_exported() {
+    let catalog = Catalog::builtin();
+    for info in catalog.models() {
+        let model = catalog.model(&info.name).unwrap().clone();
+        let llama = model.style == ModelStyle::Llama;
+        assert_eq!(model.rope_theta.is_some(), llama, "{}", info.name);
+        if !llama {
+            continue;
+        }
+        let mut s = preset("tiny-4x8");
+        s.model = model.clone();
+        s.model.layers = 4;
+        s.model.mtp_layers = 0;
+        s.model.max_positions = None;
+        s.model.moe = None;
+        s.model.mla = None;
+        s.gpu = catalog.gpu("h100-80gb").unwrap().clone();
+        s.plan.memory_budget_bytes = s.gpu.memory_bytes();
+        s.parallel.tp = 1;
+        s.parallel.pp = 2;
+        s.batch.seq_len = 1024;
+        s.plan.strategy = Strategy::Full;
+        let (text, l) = export(&s);
+        assert_eq!(
+            l.one("--rotary-base").map(str::to_string),
+            model.rope_theta.map(|t| t.to_string()),
+            "{}\n{text}",
+            info.name
+        );
+    }
+    assert_eq!(
+        catalog.model("llama3.1-405b").unwrap().rope_theta,
+        Some(500_000)
+    );
+    assert_eq!(
+        catalog.model("qwen3-235b-a22b").unwrap().rope_theta,
+        Some(1_000_000)
+    );
+    let e = Catalog::builtin()
+        .add_text(
+            "m.toml",
+            "[model]\nname = \"m\"\nlayers = 2\nhidden = 64\nheads = 2\nvocab = 10\nrope_theta = 10000\n",
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("m.toml:7:1: invalid model.rope_theta = 10000"),
+        "{e}"
+    );
+}

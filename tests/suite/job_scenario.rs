@@ -112,6 +112,8 @@ fn grad_bytes_partition_and_flags_apply() {
         partition: Some(Partition::Balanced),
         distributed_optimizer: Some(true),
         overlap_grad_reduce: Some(true),
+        // Sharding and the gradient overlap need d x cp > 1 (a file is refused otherwise).
+        dp: Some(2),
         ..Default::default()
     }
     .apply(&mut s, &c)

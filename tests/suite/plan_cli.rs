@@ -128,6 +128,15 @@ fn text_tables_and_errors() {
     ] {
         assert!(out.contains(k), "{k} missing in\n{out}");
     }
+    // Every row of the table fits an 80-column terminal whole, its peak included.
+    for row in out.lines().skip(2).take_while(|l| !l.starts_with("note")) {
+        assert!(
+            row.chars().count() <= 80,
+            "{} columns: {row}",
+            row.chars().count()
+        );
+        assert!(row.contains(" GiB "), "{row}");
+    }
     let (ok, out, err) = run(&["compare", "--strategies", "none,bogus"]);
     assert!(!ok);
     assert!(out.is_empty());
@@ -203,4 +212,55 @@ fn device_max_connections_exposes_the_backward_collectives() {
             "{err}"
         );
     }
+}
+
+/// A whole-number flag says its range from the one ranges table whatever the bad text
+/// (`-1`, `1e99`, `nan`, `x`), and a group size above p is run as p with a note that says so.
+#[test]
+fn count_flags_say_their_range_and_a_large_group_is_noted() {
+    for (flag, range) in [
+        ("--mtp-layers", "a whole number from 0 to 64"),
+        ("--device-max-connections", "a whole number from 1 to 32"),
+        ("-s", "a whole number from 1 to 16777216"),
+        ("-m", "a whole number from 1 to 1048576"),
+        ("-b", "a whole number from 1 to 65536"),
+        ("-p", "a whole number from 1 to 65536"),
+        ("--group-size", "a whole number from 1 to 65536"),
+    ] {
+        for bad in ["-1", "1e99", "nan", "x"] {
+            let (ok, out, err) = run(&["plan", "--preset", "tiny-4x8", flag, bad]);
+            assert!(!ok && out.is_empty(), "{flag} {bad}");
+            assert!(err.contains(range), "{flag} {bad}: {err}");
+        }
+    }
+    let (ok, _, err) = run(&[
+        "plan",
+        "--preset",
+        "tiny-4x8",
+        "--schedule",
+        "gis",
+        "--chunks",
+        "2",
+        "-m",
+        "8",
+        "--group-size",
+        "9",
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("note: group size 9 is above p (4)"), "{err}");
+    let (ok, _, err) = run(&[
+        "plan",
+        "--preset",
+        "tiny-4x8",
+        "--schedule",
+        "gis",
+        "--chunks",
+        "2",
+        "-m",
+        "8",
+        "--group-size",
+        "4",
+    ]);
+    assert!(ok, "{err}");
+    assert!(!err.contains("group size"), "{err}");
 }

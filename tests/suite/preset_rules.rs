@@ -349,3 +349,38 @@ fn huge_whole_numbers_and_overflowing_floats_are_shown_as_written() {
         "{e}"
     );
 }
+
+/// A scenario file that shards or overlaps over one data-parallel rank (`d x cp = 1`) is
+/// refused at the key, with the rule the command line gives its flags; with `dp = 2` the
+/// same file loads.
+#[test]
+fn sharding_and_overlaps_over_one_data_parallel_rank_are_refused_in_files() {
+    let head = "name = \"x\"\nmodel = \"gpt-9.6b\"\n[parallel]\npp = 2\n";
+    for (body, place, key) in [
+        ("zero = 3\n", "x.toml:5:1", "parallel.zero = 3"),
+        ("zero = 1\n", "x.toml:5:1", "parallel.zero = 1"),
+        (
+            "distributed_optimizer = true\n",
+            "x.toml:5:1",
+            "parallel.distributed_optimizer = true",
+        ),
+        (
+            "[plan]\noverlap_grad_reduce = true\n",
+            "x.toml:6:1",
+            "plan.overlap_grad_reduce = true",
+        ),
+    ] {
+        let text = format!("{head}{body}");
+        let e = Catalog::builtin()
+            .add_text("x.toml", &text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with(&format!("{place}: invalid {key}: ")), "{e}");
+        assert!(e.contains("d x cp = 1 x 1 = 1"), "{e}");
+        let with_d = text.replace("pp = 2\n", "pp = 2\ndp = 2\n");
+        assert!(
+            Catalog::builtin().add_text("x.toml", &with_d).is_ok(),
+            "{with_d}"
+        );
+    }
+}

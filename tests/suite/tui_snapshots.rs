@@ -47,7 +47,13 @@ fn compare_mode_160x48() {
 fn compare_mode_80x24() {
     let mut app = solved_app("llama2-70b-4k");
     act(&mut app, Action::ToggleCompare);
-    assert_snapshot!(render(&mut app, 80, 24));
+    let screen = render(&mut app, 80, 24);
+    // Both sides keep their peak memory at 80 columns (the bubble rate goes first).
+    let text = format!("{screen}");
+    for row in text.lines().take(2) {
+        assert!(row.contains("peak"), "{row}");
+    }
+    assert_snapshot!(screen);
 }
 
 #[test]
@@ -176,6 +182,44 @@ fn main_moe_qwen3_160x48() {
     let text = screen.to_string();
     for field in ["expert ep 8", "imbalance 1.00", "a2a ovl   off"] {
         assert!(text.contains(field), "no {field:?}\n{text}");
+    }
+    assert_snapshot!(screen);
+}
+
+/// The job fields the command line has as flags (sends, connections, the two overlaps) in
+/// the panel, the selected one scrolled into view at 80x24; a refused switch says the
+/// engine's reason on the status line.
+#[test]
+fn job_fields_80x24() {
+    let mut app = solved_app("llama2-70b-4k");
+    act(
+        &mut app,
+        Action::SelectField(pipescope::tui::Field::DeviceConnections),
+    );
+    act(&mut app, Action::Increase);
+    act(
+        &mut app,
+        Action::SelectField(pipescope::tui::Field::ParamGather),
+    );
+    act(&mut app, Action::Increase);
+    let screen = render(&mut app, 80, 24);
+    let text = format!("{screen}");
+    for label in ["p2p", "dev conns 2", "param ag", "tp ovl"] {
+        assert!(text.contains(label), "{label} missing:\n{text}");
+    }
+    assert_snapshot!(screen);
+}
+
+/// The same fields at 200x60, where the panel shows every field.
+#[test]
+fn job_fields_200x60() {
+    let mut app = solved_app("llama2-70b-4k");
+    act(&mut app, Action::SelectField(pipescope::tui::Field::P2p));
+    act(&mut app, Action::Increase);
+    let screen = render(&mut app, 200, 60);
+    let text = format!("{screen}");
+    for label in ["p2p       blocking", "dev conns", "param ag", "tp ovl"] {
+        assert!(text.contains(label), "{label} missing:\n{text}");
     }
     assert_snapshot!(screen);
 }

@@ -15,7 +15,7 @@
 
 use std::fmt::Display;
 
-use crate::scenario::{ModelStyle, Scenario};
+use crate::scenario::{ModelStyle, P2p, Scenario};
 
 /// One argument: a flag and its values (none for a switch).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +110,40 @@ pub fn model_parallel(s: &Scenario, layout: &str) -> Group {
     g
 }
 
+/// How Megatron runs the stage-to-stage sends pipescope modelled ([`crate::scenario::P2p`]),
+/// for a script whose pipeline is `interleaved` (several virtual stages per rank) or not.
+/// Megatron overlaps them only in its interleaved schedule, where it is the default
+/// (`overlap_p2p_comm`; `--no-overlap-p2p-communication` turns to batched sends that are
+/// waited for, which needs p > 2); its plain 1F1B always batches and waits. Returns the
+/// switch to write, if any, and a `#` line when Megatron cannot run the sends as modelled.
+pub fn pipeline_sends(s: &Scenario, interleaved: bool) -> (Option<&'static str>, Option<String>) {
+    let (pp, p2p) = (s.parallel.pp, s.plan.p2p);
+    if pp <= 1 {
+        return (None, None);
+    }
+    match (p2p, interleaved) {
+        (P2p::Overlapped, true) | (P2p::Blocking, false) => (None, None),
+        (P2p::Blocking, true) if pp > 2 => (Some("--no-overlap-p2p-communication"), None),
+        (P2p::Blocking, true) => (
+            None,
+            Some(
+                "p2p blocking: Megatron's interleaved schedule refuses \
+                 --no-overlap-p2p-communication at p 2 (two ranks would exchange several \
+                 sends per batch), so it runs its default overlapped sends"
+                    .into(),
+            ),
+        ),
+        (P2p::Overlapped, false) => (
+            None,
+            Some(
+                "p2p overlapped: Megatron overlaps stage-to-stage sends only in its interleaved \
+                 schedule; its 1F1B batches them and waits (as --p2p blocking models)"
+                    .into(),
+            ),
+        ),
+    }
+}
+
 /// A mixture of experts (the alltoall dispatcher with grouped GEMMs and balanced routing, as
 /// pipescope costs them), multi-head latent attention, QK-norm and multi-token prediction.
 fn moe_and_attention(g: &mut Group, s: &Scenario) {
@@ -179,6 +213,11 @@ pub fn model(s: &Scenario) -> Group {
         .switch_if(llama, "--disable-bias-linear")
         .value("--normalization", norm)
         .value("--position-embedding-type", positions)
+        .value_if(
+            llama && m.rope_theta.is_some(),
+            "--rotary-base",
+            m.rope_theta.unwrap_or(0),
+        )
         .value("--seq-length", s.batch.seq_len)
         .value(
             "--max-position-embeddings",

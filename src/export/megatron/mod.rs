@@ -225,8 +225,12 @@ pub fn export(scenario: &Scenario, outcome: &Outcome) -> Result<String, InvalidF
     }
     let rc = recompute::choose(&anatomy, outcome, &chain);
     let layout = layout(&stage_layers(&chain, anatomy.main_layers, anatomy.layers));
-    let mut model_parallel = args::model_parallel(scenario, &layout);
     let virtual_stages = chain.len() > scenario.parallel.pp as usize;
+    let (sends, sends_note) = args::pipeline_sends(scenario, virtual_stages);
+    let mut model_parallel = args::model_parallel(scenario, &layout);
+    if let Some(flag) = sends {
+        model_parallel.switch(flag);
+    }
     let moe_lines = moe_notes::apply(scenario, virtual_stages, &rc.setting, &mut model_parallel);
     let groups = [
         model_parallel,
@@ -254,6 +258,9 @@ pub fn export(scenario: &Scenario, outcome: &Outcome) -> Result<String, InvalidF
             "# one stage: Megatron has no virtual stages without a pipeline (p 1); the chunks \
              of the one device are one stage in the layout\n",
         );
+    }
+    if let Some(note) = sends_note {
+        let _ = writeln!(out, "# {note}");
     }
     out.push_str(&notes(scenario, outcome, &chain, &rc));
     out.push_str(&moe_lines);

@@ -56,6 +56,7 @@ pub fn model_spec(t: &ModelToml) -> Result<ModelSpec, InvalidField> {
         tied_embeddings: t.tied_embeddings.unwrap_or(style == ModelStyle::Gpt),
         moe: moe_of(t)?,
         mla: mla_of(t)?,
+        rope_theta: t.rope_theta,
         qk_norm: t.qk_norm.unwrap_or(false),
         mtp_layers: t.mtp_layers.unwrap_or(0),
     };
@@ -369,6 +370,12 @@ impl Catalog {
             profile,
         };
         scenario.validate().map_err(inv)?;
+        let zero_key = if p.zero.is_none() && p.distributed_optimizer.is_some() {
+            "parallel.distributed_optimizer"
+        } else {
+            "parallel.zero"
+        };
+        crate::scenario::validate_job::check_data_parallel_use(&scenario, zero_key).map_err(inv)?;
         // The file's layout against the file's own model and pipeline, so that a layout that
         // does not fit is reported at its place in the file, not later as a flag.
         if let Some(layout) = &scenario.plan.layout {

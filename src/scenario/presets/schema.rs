@@ -22,6 +22,7 @@ pub struct ModelToml {
     pub vocab: u64,
     pub max_positions: Option<u64>,
     pub tied_embeddings: Option<bool>,
+    pub rope_theta: Option<u64>,
     pub qk_norm: Option<bool>,
     pub experts: Option<u64>,
     pub experts_per_token: Option<u64>,

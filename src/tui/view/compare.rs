@@ -13,7 +13,8 @@ use super::{format, metrics};
 
 /// Side B's figures with their change against side A, in the longest form that fits
 /// `room` columns: changes in parentheses, then without, then without the "B is" summary
-/// (the iteration change says the same), then without the bubble rate.
+/// (the iteration change says the same), then without the bubble rate, then without the
+/// MFU: the peak memory, what a plan must fit, goes last.
 fn deltas(a: &Outcome, b: &Outcome, room: usize) -> (Vec<(String, String)>, &'static str) {
     let pts = |x: f64, y: f64| {
         let d = (x - y) * 100.0;
@@ -89,6 +90,9 @@ fn deltas(a: &Outcome, b: &Outcome, room: usize) -> (Vec<(String, String)>, &'st
         return (short, "  ");
     }
     short.remove(1);
+    if width(&short, "  ") > room && width(&short, " ") > room {
+        short.retain(|(label, _)| label != "MFU");
+    }
     let sep = if width(&short, "  ") <= room {
         "  "
     } else {
@@ -203,7 +207,18 @@ pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App) {
             if width(&a_line) + width(&long) <= room {
                 a_line.extend(long);
             } else {
-                for (i, fig) in without_gpus(true).into_iter().enumerate() {
+                let mut compact = without_gpus(true);
+                // The peak memory is kept before the bubble rate: the bubble goes first
+                // when the figures up to the peak do not fit.
+                let upto_peak = compact
+                    .iter()
+                    .position(|(l, _)| l == "peak")
+                    .map_or(0, |i| i + 1);
+                let first = metrics::spans(&compact[..upto_peak], theme, "  ");
+                if width(&a_line) + width(&first) > room {
+                    compact.retain(|(label, _)| label != "bubble");
+                }
+                for (i, fig) in compact.into_iter().enumerate() {
                     let mut one = metrics::spans(std::slice::from_ref(&fig), theme, "  ");
                     if i > 0 {
                         one.insert(0, Span::styled("  ", theme.muted()));
@@ -249,7 +264,26 @@ pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App) {
 
 #[cfg(test)]
 mod tests {
-    use super::layout;
+    use super::{deltas, layout};
+
+    /// In the room an 80-column row leaves beside B's head, the peak memory stays: the
+    /// bubble rate and the MFU go before it.
+    #[test]
+    fn a_narrow_row_keeps_the_peak() {
+        let sc = crate::tui::fixture::scenario("gpt3");
+        let Ok(solved) = crate::tui::fixture::solve(&sc) else {
+            panic!("the fixture solves")
+        };
+        let a = solved.outcome;
+        let mut b = a.clone();
+        b.iteration_time_s *= 1.1;
+        for room in [34, 42, 50] {
+            let (figs, _) = deltas(&a, &b, room);
+            let labels: Vec<&str> = figs.iter().map(|(l, _)| l.as_str()).collect();
+            assert!(labels.contains(&"peak"), "room {room}: {labels:?}");
+            assert_eq!(labels.first(), Some(&"iter"), "room {room}");
+        }
+    }
 
     #[test]
     fn a_side_s_gpus_count_its_context_parallel_ranks() {

@@ -60,6 +60,14 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     .into_iter()
     .chain(GLOSSARY.iter().map(|g| g.to_string()))
     .chain([format!(
+        "Parameters (↑ ↓ select, ← → step, digits type): {}.",
+        crate::tui::fields::Field::ALL
+            .iter()
+            .map(|f| f.label())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )])
+    .chain([format!(
         "Theme {} (T cycles; NO_COLOR: mono). Shift-drag or v: select text.",
         theme.name
     )]);
