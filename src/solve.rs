@@ -60,6 +60,13 @@ pub struct SolveOptions<'a> {
     /// that rank by time and memory alone: `baseline_iteration_time_s` is then NaN and
     /// `speedup` is `None`; everything else is as with it.
     pub skip_baseline: bool,
+    /// Simulate for the figures only ([`crate::simulate_figures`]), for callers that read
+    /// the outcome's figures and not its timeline (the sweep): the steady periods the
+    /// simulation proves to repeat are jumped over, so a solve hardly slows down with the
+    /// micro-batch count. Every figure (iteration time, peaks, MFU, breakdowns, feasibility)
+    /// is as without it, the times up to rounding; the outcome's timeline, memory curves and
+    /// backward waits leave out the periods jumped over.
+    pub figures_only: bool,
 }
 
 /// Plans and simulates `scenario`: pure, deterministic, single-threaded.
@@ -99,17 +106,9 @@ pub(crate) fn solve_on(
     anatomy: &Anatomy,
     options: &SolveOptions,
 ) -> Result<Outcome, SolveError> {
-    let (cancel, memo) = (&options.cancel, options.memo);
     let kind = scenario.plan.schedule;
     split::check_layout(scenario)?;
-    let main = run(
-        scenario,
-        anatomy,
-        kind,
-        scenario.plan.strategy,
-        cancel,
-        memo,
-    )?;
+    let main = run_with(scenario, anatomy, kind, scenario.plan.strategy, options)?;
     let baseline = if options.skip_baseline {
         f64::NAN
     } else if kind == ScheduleKind::OneFOneB
@@ -120,13 +119,12 @@ pub(crate) fn solve_on(
     } else {
         let mut base = scenario.clone();
         base.plan.overlap_recompute = false;
-        run(
+        run_with(
             &base,
             anatomy,
             ScheduleKind::OneFOneB,
             Strategy::Full,
-            cancel,
-            memo,
+            options,
         )?
         .simulation
         .makespan
@@ -265,6 +263,7 @@ pub(crate) fn none_request<'a>(
 
 /// Schedule, plan and simulation of one (schedule, strategy) pair (generated schedules
 /// from `memo` when there is one).
+#[cfg(test)]
 pub(crate) fn run(
     scenario: &Scenario,
     anatomy: &Anatomy,
@@ -273,6 +272,23 @@ pub(crate) fn run(
     cancel: &Cancel,
     memo: Option<&ScheduleMemo>,
 ) -> Result<PlannedRun, SolveError> {
+    let options = SolveOptions {
+        cancel: cancel.clone(),
+        memo,
+        ..SolveOptions::default()
+    };
+    run_with(scenario, anatomy, kind, strategy, &options)
+}
+
+/// [`run`] with the solve's options (its cancellation token, memo and simulation).
+fn run_with(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+    kind: ScheduleKind,
+    strategy: Strategy,
+    options: &SolveOptions,
+) -> Result<PlannedRun, SolveError> {
+    let (cancel, memo) = (&options.cancel, options.memo);
     let split;
     let anatomy = match kind.splits_backward().then(|| anatomy.for_split_backward()) {
         Some(Some(a)) => {
@@ -362,13 +378,13 @@ pub(crate) fn run(
         req.offload_scale = scale;
         cancel.check()?;
         let Some(mut solved) =
-            plan_and_simulate(&mut req, anatomy, scenario, &sched, opts, cancel, memo)?
+            plan_and_simulate(&mut req, anatomy, scenario, &sched, opts, options)?
         else {
             continue;
         };
         if lynx {
             solved = lynx::settle(&mut req, anatomy, solved, opts, budget, |r| {
-                plan_and_simulate(r, anatomy, scenario, &sched, opts, cancel, memo)
+                plan_and_simulate(r, anatomy, scenario, &sched, opts, options)
             })?;
         }
         if scale < 1.0 {
@@ -424,9 +440,9 @@ fn plan_and_simulate(
     scenario: &Scenario,
     first_sched: &Schedule,
     opts: SimOptions,
-    cancel: &Cancel,
-    memo: Option<&ScheduleMemo>,
+    options: &SolveOptions,
 ) -> Result<Option<PlannedRun>, SolveError> {
+    let (cancel, memo) = (&options.cancel, options.memo);
     let budget = req.budget_bytes;
     let kind = first_sched.kind;
     let mut sched = first_sched.clone();
@@ -485,8 +501,13 @@ fn plan_and_simulate(
         }
         host::add_link_bytes(scenario, anatomy, &sched, &mut costs);
         let copy_ratio = host::copy_ratios(&costs);
+        let simulate = if options.figures_only {
+            sim::simulate_figures
+        } else {
+            sim::simulate
+        };
         let mut simulation =
-            sim::simulate(&sched, &costs).map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
+            simulate(&sched, &costs).map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
         let pipeline_s = simulation.makespan;
         let mut job_costs = job::job_costs(scenario, anatomy, &plan);
         // The all-to-alls the overlapped pairs hide are no longer exposed.

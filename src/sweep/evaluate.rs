@@ -138,6 +138,7 @@ fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, memo: &ScheduleMemo) -> Row
         cancel: job.cancel.clone(),
         memo: Some(memo),
         skip_baseline: true,
+        figures_only: true,
     };
     let result = solve_on(&scenario, anatomy, &options);
     out.solve_time_s = start.elapsed().as_secs_f64();
