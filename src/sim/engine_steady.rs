@@ -23,8 +23,12 @@ use super::{Engine, MemEvent, PENDING};
 use crate::schedule::OpKind;
 
 /// Steady periods tried after the first one the dependencies allow, before giving up (the
-/// full run goes on from where the tries stopped).
-const TRIES: usize = 24;
+/// full run goes on from where the tries stopped). A run with unlike stage costs may take
+/// a few hundred periods to settle into its cycle (V-shapes at p 8 do).
+const TRIES: usize = 400;
+
+/// Longest cycle, in periods, that a run is tried for.
+const CYCLES: usize = 6;
 
 /// A write the jump makes: the end of a skipped op that an op after the jump reads.
 struct Write {
@@ -48,32 +52,43 @@ impl Engine<'_> {
         self.drain();
     }
 
-    /// Simulates period by period until `lag` periods repeat, then jumps; stops trying
-    /// (leaving the run where it is, to go on in full) when the stretch runs out.
-    fn try_jump(&mut self, per: &Period, pos: &Positions) {
-        let p = self.sched.p as usize;
-        self.log = vec![Vec::new(); p];
-        let mut from = per.first;
-        while from <= per.first + TRIES {
-            let last = from + per.lag;
-            // Devices run `lead` periods further, for the ops of period `last` that read
-            // ahead; one period at least to jump over, and one simulated after it.
-            let ahead = last + 1 + per.lead;
-            if ahead + 2 > per.count {
-                return;
-            }
-            for d in 0..p {
-                self.limit[d] = per.at(d, ahead);
-            }
-            self.drain();
-            let reached = (0..p).all(|d| self.log[d].len() >= per.at(d, last + 1));
-            if reached && let Some(t) = self.shift(per, from, last) {
-                if self.steady_memory(per, last) {
-                    self.jump(per, pos, (last, ahead), t);
+    /// Simulates period by period until `lag` periods repeat (or, as a max-plus run may,
+    /// `lag` runs of `c` periods, for `c` up to [`CYCLES`]), then jumps; stops trying
+    /// (leaving the run where it is, to go on in full) after [`TRIES`] periods.
+    fn try_jump(&mut self, base: &Period, pos: &Positions) {
+        self.log = vec![Vec::new(); self.sched.p as usize];
+        self.limit.iter_mut().for_each(|l| *l = 0);
+        for from in base.first..=base.first + TRIES {
+            for c in 1..=CYCLES {
+                let Some(per) = base.scaled(c, from) else {
+                    continue;
+                };
+                if self.attempt(&per, pos) {
+                    return;
                 }
-                return;
             }
-            from += 1;
+        }
+    }
+
+    /// Runs on to where periods `0 ..= lag` of `per` are simulated and, when period
+    /// `1 ..= lag` repeat the ones before, jumps; returns whether it did.
+    fn attempt(&mut self, per: &Period, pos: &Positions) -> bool {
+        let p = self.sched.p as usize;
+        let last = per.lag;
+        // Devices run `lead` periods further, for the ops of period `last` that read
+        // ahead; one period at least to jump over, and one simulated after it.
+        let ahead = last + 1 + per.lead;
+        if ahead + 2 > per.count {
+            return false;
+        }
+        for d in 0..p {
+            self.limit[d] = self.limit[d].max(per.at(d, ahead));
+        }
+        self.drain();
+        let reached = (0..p).all(|d| self.log[d].len() >= per.at(d, last + 1));
+        match self.shift(per, 0, last) {
+            Some(t) if reached && self.steady_memory(per, last) => self.jump(per, pos, last, t),
+            _ => false,
         }
     }
 
@@ -135,29 +150,26 @@ impl Engine<'_> {
         Some(end + back as f64 * t)
     }
 
-    /// Jumps from period `ahead` (where the devices stopped; `last` is the last period
-    /// checked) to the start of the stretch's last period: the ends the ops from there on
-    /// read, the devices' clocks and the compute time skipped. Changes nothing when some
-    /// end it needs is not known.
-    fn jump(&mut self, per: &Period, pos: &Positions, (last, ahead): (usize, usize), t: f64) {
+    /// Jumps from where the devices stopped (after period `last`, the last one checked) to
+    /// the start of the stretch's last period: the ends the ops from there on read, the
+    /// devices' clocks and the compute time skipped. Changes nothing (and returns false)
+    /// when some end it needs is not known or a device is already past that start.
+    fn jump(&mut self, per: &Period, pos: &Positions, last: usize, t: f64) -> bool {
         let p = self.sched.p as usize;
         let resume = per.count - 1;
-        if (0..p).any(|d| self.log[d].len() > per.at(d, ahead)) || resume <= ahead {
-            return;
-        }
         let mut writes = Vec::new();
         let mut devices = Vec::with_capacity(p);
         for d in 0..p {
             let cut = per.at(d, resume);
             let Some(clock) = self.end_of(per, last, t, d, cut - 1) else {
-                return;
+                return false;
             };
             // From where this device stopped (inside period `k`, perhaps at its start) up to
             // the resume: the rest of period `k`, then whole periods, each the repeat of
             // the same ops in period `last`.
             let stopped = self.log[d].len();
-            let Some(k) = per.of(d, stopped) else {
-                return;
+            let Some(k) = per.of(d, stopped).filter(|&k| k < resume && k > last) else {
+                return false;
             };
             let shift = (k - last) * per.len[d];
             let rest = self.compute_of(d, stopped - shift..per.at(d, k + 1) - shift);
@@ -180,7 +192,7 @@ impl Engine<'_> {
                     continue;
                 }
                 let Some(end) = self.end_of(per, last, t, pd, pi) else {
-                    return;
+                    return false;
                 };
                 writes.push(Write {
                     device: pd,
@@ -207,6 +219,7 @@ impl Engine<'_> {
             self.free[d] = clock;
             self.ptr[d] = per.at(d, resume);
         }
+        true
     }
 
     /// Compute time of the spans of device `d`'s (simulated) ops `ops`: other than

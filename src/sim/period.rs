@@ -72,6 +72,24 @@ impl Period {
     pub fn at(&self, d: usize, k: usize) -> usize {
         self.start[d] + k * self.len[d]
     }
+
+    /// The same stretch seen in periods of `c` periods, from period `offset` on (at least
+    /// [`Period::first`]): what a run that repeats itself only every `c` periods repeats.
+    /// `None` when `offset` is before `first`.
+    pub fn scaled(&self, c: usize, offset: usize) -> Option<Period> {
+        if offset < self.first || c == 0 {
+            return None;
+        }
+        Some(Period {
+            delta: self.delta * c as u32,
+            len: self.len.iter().map(|l| l * c).collect(),
+            start: (0..self.len.len()).map(|d| self.at(d, offset)).collect(),
+            first: 0,
+            count: self.count.saturating_sub(offset) / c,
+            lag: self.lag.div_ceil(c),
+            lead: self.lead.div_ceil(c),
+        })
+    }
 }
 
 /// Where each (stage, micro-batch) cell's F and backward (B or BW) run: `(device, index)`.
