@@ -86,9 +86,12 @@ impl Engine<'_> {
         }
         self.drain();
         let reached = (0..p).all(|d| self.log[d].len() >= per.at(d, last + 1));
+        if !reached || !self.steady_memory(per, last) {
+            return false;
+        }
         match self.shift(per, 0, last) {
-            Some(t) if reached && self.steady_memory(per, last) => self.jump(per, pos, last, t),
-            _ => false,
+            Some(t) => self.jump(per, pos, last, t),
+            None => false,
         }
     }
 
