@@ -60,6 +60,7 @@ impl SweepInputs {
         // The overlaps the scenario asks for, which each configuration takes where it can.
         base.plan.tp_comm_overlap = sc.plan.tp_comm_overlap;
         base.plan.overlap_param_gather = sc.plan.overlap_param_gather;
+        base.plan.moe_a2a_overlap = sc.plan.moe_a2a_overlap;
         SweepInputs {
             base,
             gpus,
