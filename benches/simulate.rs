@@ -1,10 +1,13 @@
 //! Generate + simulate 1F1B at p=8, m=64 (goal: under 100 us) and p=64, m=1024 (goal: under
-//! 50 ms on the 2-core machine).
+//! 50 ms on the 2-core machine); and the figures-only run of a generated ZB-V order at p 8
+//! with m 64 and m 1024, beside the full run (its cost should hardly grow with m).
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pipescope::{ScheduleInput, ScheduleKind, SimCosts, generate, simulate};
+use pipescope::{
+    Schedule, ScheduleInput, ScheduleKind, SimCosts, generate, simulate, simulate_figures,
+};
 
 fn run(p: u32, m: u32) -> f64 {
     let input = ScheduleInput::uniform(p, m, 1, 1.0, 1.0, 1.0, 0.0);
@@ -15,7 +18,32 @@ fn run(p: u32, m: u32) -> f64 {
     simulate(&s, &costs).map_or(f64::NAN, |r| r.makespan)
 }
 
+/// A ZB-V order at p 8 with `m` micro-batches and unlike per-device costs.
+fn zbv(m: u32) -> Option<(Schedule, SimCosts)> {
+    let input = ScheduleInput::uniform(8, m, 2, 1.0, 1.1, 0.9, 0.05);
+    let s = generate(ScheduleKind::ZbV, &input).ok()?;
+    let mut costs = SimCosts::abstract_run(&s, 1.0, 1.1, 0.9, 0.05, 0.0);
+    for (d, row) in costs.chunks.iter_mut().enumerate() {
+        for c in row.iter_mut() {
+            c.f_s *= 1.0 + 0.03 * d as f64;
+        }
+    }
+    Some((s, costs))
+}
+
 fn bench(c: &mut Criterion) {
+    let mut steady = c.benchmark_group("steady");
+    steady.sample_size(20);
+    for m in [64, 1024] {
+        let Some((s, costs)) = zbv(m) else { continue };
+        steady.bench_function(format!("zb-v p=8 m={m} simulate"), |b| {
+            b.iter(|| simulate(black_box(&s), &costs).map_or(f64::NAN, |r| r.makespan))
+        });
+        steady.bench_function(format!("zb-v p=8 m={m} simulate_figures"), |b| {
+            b.iter(|| simulate_figures(black_box(&s), &costs).map_or(f64::NAN, |r| r.makespan))
+        });
+    }
+    steady.finish();
     c.bench_function("1f1b p=8 m=64 generate+simulate", |b| {
         b.iter(|| run(black_box(8), black_box(64)))
     });

@@ -65,7 +65,7 @@ pub use schedule::{
 pub use sim::estimate::{adapipe_recurrence, classic_estimate};
 pub use sim::{
     AbstractOutcome, AbstractRun, AbstractRunError, ChunkCosts, DeviceMetrics, Lane, MemoryCurve,
-    SimCosts, SimError, Simulation, Span, SpanKind, Timeline, simulate,
+    SimCosts, SimError, Simulation, Span, SpanKind, Timeline, simulate, simulate_figures,
 };
 
 // Exports and writing them.

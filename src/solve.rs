@@ -64,6 +64,13 @@ pub struct SolveOptions<'a> {
     /// that rank by time and memory alone: `baseline_iteration_time_s` is then NaN and
     /// `speedup` is `None`; everything else is as with it.
     pub skip_baseline: bool,
+    /// Simulate for the figures only ([`crate::simulate_figures`]), for callers that read
+    /// the outcome's figures and not its timeline (the sweep): the steady periods the
+    /// simulation proves to repeat are jumped over, so a solve hardly slows down with the
+    /// micro-batch count. Every figure (iteration time, peaks, MFU, breakdowns, feasibility)
+    /// is as without it, the times up to rounding; the outcome's timeline, memory curves and
+    /// backward waits leave out the periods jumped over.
+    pub figures_only: bool,
 }
 
 /// Plans and simulates `scenario`: pure, deterministic, single-threaded.
@@ -121,15 +128,13 @@ pub(crate) fn solve_on_until(
     options: &SolveOptions,
     stop: Option<Stop>,
 ) -> Result<Outcome, SolveError> {
-    let (cancel, memo) = (&options.cancel, options.memo);
     let kind = scenario.plan.schedule;
     split::check_layout(scenario)?;
     let main = run_until(
         scenario,
         anatomy,
         (kind, scenario.plan.strategy),
-        cancel,
-        memo,
+        options,
         stop,
     )?;
     let baseline = if options.skip_baseline {
@@ -142,13 +147,12 @@ pub(crate) fn solve_on_until(
     } else {
         let mut base = scenario.clone();
         base.plan.overlap_recompute = false;
-        run(
+        run_until(
             &base,
             anatomy,
-            ScheduleKind::OneFOneB,
-            Strategy::Full,
-            cancel,
-            memo,
+            (ScheduleKind::OneFOneB, Strategy::Full),
+            options,
+            None,
         )?
         .simulation
         .makespan
@@ -206,6 +210,7 @@ pub(crate) fn none_request<'a>(
 
 /// Schedule, plan and simulation of one (schedule, strategy) pair (generated schedules
 /// from `memo` when there is one).
+#[cfg(test)]
 pub(crate) fn run(
     scenario: &Scenario,
     anatomy: &Anatomy,
@@ -214,19 +219,25 @@ pub(crate) fn run(
     cancel: &Cancel,
     memo: Option<&ScheduleMemo>,
 ) -> Result<PlannedRun, SolveError> {
-    run_until(scenario, anatomy, (kind, strategy), cancel, memo, None)
+    let options = SolveOptions {
+        cancel: cancel.clone(),
+        memo,
+        ..SolveOptions::default()
+    };
+    run_until(scenario, anatomy, (kind, strategy), &options, None)
 }
 
-/// [`run`] that stops (as [`solve_on_until`] says) once `stop` holds for the least proven
-/// lower bound of its plans' iteration times.
+/// [`run`] with the solve's options (its cancellation token, memo and simulation) that stops
+/// (as [`solve_on_until`] says) once `stop` holds for the least proven lower bound of its
+/// plans' iteration times.
 fn run_until(
     scenario: &Scenario,
     anatomy: &Anatomy,
     (kind, strategy): (ScheduleKind, Strategy),
-    cancel: &Cancel,
-    memo: Option<&ScheduleMemo>,
+    options: &SolveOptions,
     stop: Option<Stop>,
 ) -> Result<PlannedRun, SolveError> {
+    let (cancel, memo) = (&options.cancel, options.memo);
     let split;
     let anatomy = match kind.splits_backward().then(|| anatomy.for_split_backward()) {
         Some(Some(a)) => {
@@ -329,21 +340,14 @@ fn run_until(
     for &scale in scales {
         req.offload_scale = scale;
         cancel.check()?;
-        let Some(mut solved) = plan_and_simulate(
-            &mut req,
-            anatomy,
-            scenario,
-            &sched,
-            opts,
-            (cancel, stop),
-            memo,
-        )?
+        let Some(mut solved) =
+            plan_and_simulate(&mut req, anatomy, scenario, &sched, opts, options, stop)?
         else {
             continue;
         };
         if lynx {
             solved = lynx::settle(&mut req, anatomy, solved, opts, budget, |r| {
-                plan_and_simulate(r, anatomy, scenario, &sched, opts, (cancel, None), memo)
+                plan_and_simulate(r, anatomy, scenario, &sched, opts, options, None)
             })?;
         }
         if scale < 1.0 {
@@ -401,9 +405,10 @@ fn plan_and_simulate(
     scenario: &Scenario,
     first_sched: &Schedule,
     opts: SimOptions,
-    (cancel, stop): (&Cancel, Option<Stop>),
-    memo: Option<&ScheduleMemo>,
+    options: &SolveOptions,
+    stop: Option<Stop>,
 ) -> Result<Option<PlannedRun>, SolveError> {
+    let (cancel, memo) = (&options.cancel, options.memo);
     let budget = req.budget_bytes;
     let kind = first_sched.kind;
     let mut sched = first_sched.clone();
@@ -483,8 +488,13 @@ fn plan_and_simulate(
         }
         host::add_link_bytes(scenario, anatomy, &sched, &mut costs);
         let copy_ratio = host::copy_ratios(&costs);
+        let simulate = if options.figures_only {
+            sim::simulate_figures
+        } else {
+            sim::simulate
+        };
         let mut simulation =
-            sim::simulate(&sched, &costs).map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
+            simulate(&sched, &costs).map_err(|e| host::refusal(&sched, &copy_ratio, e))?;
         let pipeline_s = simulation.makespan;
         // The all-to-alls the overlapped pairs hide are no longer exposed.
         for (j, hidden) in job_costs

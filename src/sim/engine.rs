@@ -9,13 +9,16 @@
 
 use crate::schedule::{Op, OpKind, Schedule};
 
-use super::copies::{self, Candidate};
 use super::op_costs::{OpCosts, pair_hidden_s};
 use super::transfers::{Slot, Transfer, Transfers, later};
 use super::types::{BackwardWait, Lane, SimCosts, SimError, Span, SpanKind};
 
+#[path = "engine_copies.rs"]
+mod copy_pass;
 #[path = "engine_pairs.rs"]
 mod pairs;
+#[path = "engine_steady.rs"]
+mod steady;
 pub use pairs::a2a_hidden_s;
 
 /// Where one op of a device ended up, kept for the paired copy pass (`po-h`, `po-f`), which
@@ -58,6 +61,9 @@ pub(crate) struct DeviceRun {
     pub waits: Vec<BackwardWait>,
     /// Total compute time.
     pub busy: f64,
+    /// Compute time of the ops a figures-only run jumped over (not in `compute`): other
+    /// than recomputation, and recomputation.
+    pub elided: (f64, f64),
 }
 
 /// Not finished yet.
@@ -88,6 +94,11 @@ pub(super) struct Engine<'a> {
     next_pair: Vec<usize>,
     /// Per device, the forward of the pair under way, whose output waits for the pair's end.
     held: Vec<Option<Held>>,
+    /// Per device, the op it stops before (a figures-only run simulates a few periods first).
+    limit: Vec<usize>,
+    /// Per device, while a figures-only run looks for its steady state: each op's end and
+    /// the device's compute span count after it.
+    log: Vec<Vec<(f64, usize)>>,
 }
 
 /// A forward that has run, with its stage: handed on at once, or, for the first half of an
@@ -98,8 +109,15 @@ struct Held {
     stage: u32,
 }
 
-/// Runs the timing pass. The schedule must have passed `validate::check`.
-pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, SimError> {
+/// Runs the timing pass. The schedule must have passed `validate::check`. With `figures`,
+/// the steady periods the run proves to repeat are jumped over (`engine_steady`): every
+/// figure comes out as in the full run, but those periods' spans, memory events and waits
+/// are left out.
+pub(crate) fn run(
+    sched: &Schedule,
+    costs: &SimCosts,
+    figures: bool,
+) -> Result<Vec<DeviceRun>, SimError> {
     let p = sched.p as usize;
     let v = sched.v as usize;
     let m = sched.m as usize;
@@ -134,23 +152,28 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
         free: vec![0.0; p],
         next_pair: vec![0; p],
         held: vec![None; p],
+        limit: vec![usize::MAX; p],
+        log: Vec::new(),
         runs: sched
             .devices
             .iter()
-            .map(|ops| DeviceRun {
-                compute: Vec::with_capacity(ops.len()),
-                // Each op sends at most once: no regrowing (and copying) on the way.
-                send: Vec::with_capacity(ops.len()),
-                events: Vec::with_capacity(ops.len()),
-                ..DeviceRun::default()
+            .map(|ops| {
+                // Each op sends at most once: no regrowing (and copying) on the way. A
+                // figures-only run keeps a few periods and grows as it needs.
+                let n = if figures { 0 } else { ops.len() };
+                DeviceRun {
+                    compute: Vec::with_capacity(n),
+                    send: Vec::with_capacity(n),
+                    events: Vec::with_capacity(n),
+                    ..DeviceRun::default()
+                }
             })
             .collect(),
     };
-    let mut queue: Vec<u32> = (0..sched.p).rev().collect();
-    let mut queued = vec![true; p];
-    while let Some(d) = queue.pop() {
-        queued[d as usize] = false;
-        e.advance(d, &mut queue, &mut queued);
+    if figures && !paired && !any_offload {
+        e.run_skipping();
+    } else {
+        e.drain();
     }
     if let Some(d) = (0..p).find(|&d| e.tx.is_waiting(d as u32)) {
         return Err(SimError::Deadlock {
@@ -179,6 +202,16 @@ pub(crate) fn run(sched: &Schedule, costs: &SimCosts) -> Result<Vec<DeviceRun>, 
 }
 
 impl Engine<'_> {
+    /// Advances every device until none can go on.
+    fn drain(&mut self) {
+        let mut queue: Vec<u32> = (0..self.sched.p).rev().collect();
+        let mut queued = vec![true; queue.len()];
+        while let Some(d) = queue.pop() {
+            queued[d as usize] = false;
+            self.advance(d, &mut queue, &mut queued);
+        }
+    }
+
     pub(super) fn comm_at(&self, boundary: u32) -> f64 {
         match self.comm.len() {
             0 => 0.0,
@@ -236,7 +269,7 @@ impl Engine<'_> {
             for q in woken {
                 wake(q, queue, queued);
             }
-            if self.tx.is_waiting(d) || self.ptr[di] >= ops.len() {
+            if self.tx.is_waiting(d) || self.ptr[di] >= ops.len().min(self.limit[di]) {
                 return;
             }
             let op = ops[self.ptr[di]];
@@ -402,6 +435,9 @@ impl Engine<'_> {
             if !self.ops.is_empty() {
                 self.record(di, op.kind, marks, end);
             }
+            if let Some(log) = self.log.get_mut(di) {
+                log.push((end, self.runs[di].compute.len()));
+            }
         }
     }
 
@@ -460,84 +496,6 @@ impl Engine<'_> {
             send: (run.send.len() > sends).then(|| run.send.len() - 1),
             event: (kind == OpKind::F).then_some(events),
         });
-    }
-
-    /// Fits every device's copies around its finished compute timeline
-    /// ([`super::copies`]).
-    fn place_copies(&mut self) {
-        for di in 0..self.offloadable.len() {
-            let list = std::mem::take(&mut self.offloadable[di]);
-            let cands: Vec<Candidate> = list
-                .iter()
-                .map(|&(cell, _, chunk)| Candidate {
-                    f_end: self.f_end[cell],
-                    need: self.need[cell],
-                    copy_s: self.costs[di * self.v + chunk as usize].copy,
-                })
-                .collect();
-            let placed = copies::place(&cands);
-            self.placed_copies += placed.iter().flatten().count();
-            self.apply_copies(di, &list, placed, false);
-        }
-    }
-
-    /// Adds device `di`'s placed copies (one per entry of its offloadable `list`, `None` for
-    /// those that stay resident): copy spans, and the memory moves. A D2H's free comes
-    /// before, and an H2D's allocation after, the compute events of the same instant. With
-    /// `at_op_boundaries` (PipeOffload's runtime, which acts on copies between the compute
-    /// ops it launches in order), a D2H frees its bytes at the start of the first op that
-    /// starts after it ended, and an H2D allocates its buffer at the start of the op running
-    /// when it starts.
-    pub(super) fn apply_copies(
-        &mut self,
-        di: usize,
-        list: &[(usize, u32, u32)],
-        placed: Vec<Option<copies::Placed>>,
-        at_op_boundaries: bool,
-    ) {
-        let d = di as u32;
-        let mut frees = Vec::new();
-        let mut loads = Vec::new();
-        let ops = if at_op_boundaries {
-            self.ops.get(di).map_or(&[][..], Vec::as_slice)
-        } else {
-            &[]
-        };
-        let free_at = |t: f64| {
-            let i = ops.partition_point(|r| r.start < t);
-            ops.get(i).map_or(t, |r| r.start)
-        };
-        let alloc_at = |t: f64| {
-            let i = ops.partition_point(|r| r.end <= t);
-            ops.get(i).map_or(t, |r| r.start.min(t))
-        };
-        let mut copies = Vec::new();
-        for (&(_, mb, chunk), p) in list.iter().zip(placed) {
-            let Some(p) = p else { continue };
-            let off = self.costs[di * self.v + chunk as usize].off;
-            copies.push((SpanKind::D2H, mb, chunk, p.d2h));
-            copies.push((SpanKind::H2D, mb, chunk, p.h2d));
-            frees.push(MemEvent {
-                t: free_at(p.d2h.1),
-                bytes: -off,
-                count: 0,
-                host: off,
-            });
-            loads.push(MemEvent {
-                t: alloc_at(p.h2d.0),
-                bytes: off,
-                count: 0,
-                host: -off,
-            });
-        }
-        for (kind, mb, chunk, (start, end)) in copies {
-            self.push_copy(d, kind, mb, chunk, start, end);
-        }
-        let run = &mut self.runs[di];
-        run.copy.sort_by(|a, b| a.start.total_cmp(&b.start));
-        frees.append(&mut run.events);
-        frees.append(&mut loads);
-        run.events = frees;
     }
 
     fn push_compute(&mut self, d: u32, kind: SpanKind, mb: u32, chunk: u32, start: f64, end: f64) {

@@ -252,6 +252,10 @@ fn ends_and_times(sim: &Simulation, p: usize) -> (Vec<f64>, Vec<(f64, f64)>) {
             }
         }
     }
+    for (t, e) in times.iter_mut().zip(&sim.elided) {
+        t.0 += e.0;
+        t.1 += e.1;
+    }
     (ends, times)
 }
 

@@ -46,6 +46,11 @@ pub(crate) fn finish(sched: &Schedule, costs: &SimCosts, mut runs: Vec<DeviceRun
         });
         memory.push(curve.curve);
     }
+    let elided = if runs.iter().any(|r| r.elided != (0.0, 0.0)) {
+        runs.iter().map(|r| r.elided).collect()
+    } else {
+        Vec::new()
+    };
     let n_spans = runs
         .iter()
         .map(|r| r.compute.len() + r.copy.len() + r.send.len())
@@ -81,6 +86,7 @@ pub(crate) fn finish(sched: &Schedule, costs: &SimCosts, mut runs: Vec<DeviceRun
         mfu: util(costs.model_flops),
         hfu: util(costs.hardware_flops),
         job: None,
+        elided,
     }
 }
 

@@ -137,6 +137,21 @@ impl Transfers {
         t
     }
 
+    /// Whether sends run beside their senders' next ops (no blocking send, no rendezvous):
+    /// then a tensor arrives `comm` after its op ends, and nothing else is kept per device.
+    pub fn overlapped(&self) -> bool {
+        self.mode == Mode::Overlapped
+    }
+
+    /// Sets when what `slot` names arrives (a figures-only run, for the cells of the
+    /// periods it jumped over).
+    pub fn set_arrival(&mut self, slot: Slot, at: f64) {
+        match slot {
+            Slot::Forward(c) => self.f_arrive[c] = at,
+            Slot::Backward(c) => self.b_arrive[c] = at,
+        }
+    }
+
     /// When the forward output of `cell` is on the next stage's device.
     pub fn forward_arrival(&self, cell: usize) -> f64 {
         self.f_arrive[cell]

@@ -331,6 +331,11 @@ pub struct Simulation {
     /// The job's end-of-iteration steps (gradient reduction, tied embedding, optimizer),
     /// when the solve added them.
     pub job: Option<super::job::JobTimes>,
+    /// Per device, the compute time of the steady periods a figures-only run
+    /// ([`super::simulate_figures`]) jumped over, which its timeline leaves out: other than
+    /// recomputation, and recomputation. Empty after a full run.
+    #[serde(skip)]
+    pub elided: Vec<(f64, f64)>,
 }
 
 /// Why a simulation could not run.

@@ -151,6 +151,7 @@ fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, shared: &Shared) -> Row {
         cancel: job.cancel.clone(),
         memo: Some(memo),
         skip_baseline: true,
+        figures_only: true,
     };
     let stop = |time_s: f64| {
         !job.exhaustive
