@@ -456,13 +456,14 @@ fn in_tmux_the_engine_sweep_follows_edits_without_blanking() {
     t.wait_for_within("the first solve", long, |s| {
         s.contains("stages p") && s.contains("iter")
     });
-    t.keys(&["o"]);
+    // The budget field (from `stages p`, the first one focused, eight down), then the view
+    // (where the arrows and j/k pick a configuration; typing and h/l still edit).
+    t.keys(&["j", "j", "j", "j", "j", "j", "j", "j", "o"]);
     let first = t.wait_for_within("the first answer", long, |s| {
         s.contains("feasible ·") && s.contains('◆')
     });
     assert!(first.contains("sweep · llama3-70b on 64"), "{first}");
-    // The budget field (the eleventh), then edits in a row: typed values and key presses.
-    t.keys(&["j", "j", "j", "j", "j", "j", "j", "j", "j", "j"]);
+    // Edits in a row: typed values and key presses.
     let shows_an_answer = |s: &str| s.contains("t×cp×p×d") && s.contains('◆');
     for typed in ["70", "66", "62", "58"] {
         let mut keys: Vec<&str> = typed.split("").filter(|k| !k.is_empty()).collect();
@@ -483,13 +484,18 @@ fn in_tmux_the_engine_sweep_follows_edits_without_blanking() {
     let last = t.wait_for_within("the answer for 56 GiB", long, |s| {
         assert!(shows_an_answer(s), "blank during the sweep:\n{s}");
         if s.contains("dimmed: the answer before budget") {
-            // Labelled against the last answer, the progress under it.
-            assert!(s.contains("→ 56.0 GiB"), "{s}");
+            // Labelled with the change since the answer shown, the progress under it.
+            assert!(s.contains(" GiB → "), "{s}");
+            assert!(s.contains("░") || s.contains('█'), "no progress:\n{s}");
             saw_dimmed.set(true);
         }
         !s.contains("dimmed:") && s.contains("feasible ·")
     });
     assert!(saw_dimmed.get(), "never saw the dimmed answer:\n{dimmed}");
+    assert!(
+        last.contains("56.0 GiB"),
+        "the parameters show the last budget:\n{last}"
+    );
     // The new answer is for less memory: fewer configurations fit.
     let status = |s: &str| {
         s.lines()

@@ -65,7 +65,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let status = fit_pieces(&status, usize::from(inner.width));
     buf.set_stringn(inner.x, inner.y, status, usize::from(inner.width), style);
     let mut top = 1;
-    if s.running && s.progress.1 > 0 && inner.height > 1 {
+    if s.running && inner.height > 1 {
         progress_bar(inner.x, inner.y + 1, inner.width, s.progress, buf, app);
         top = 2;
     }
@@ -126,7 +126,8 @@ fn dim(app: &App) -> Style {
         .remove_modifier(Modifier::BOLD)
 }
 
-/// The running sweep's progress: a bar over the width with `done/total` at its right end.
+/// The running sweep's progress: a bar over the width with `done/total` at its right end
+/// (before the first candidate is evaluated, what the sweep is doing).
 fn progress_bar(
     x: u16,
     y: u16,
@@ -136,6 +137,11 @@ fn progress_bar(
     app: &App,
 ) {
     let w = usize::from(width);
+    if total == 0 {
+        let text = "░ enumerating and bounding the layouts…";
+        buf.set_stringn(x, y, text, w, app.theme.muted());
+        return;
+    }
     let count = format!(" {}/{}", done.min(total), total);
     let bar_w = w.saturating_sub(count.chars().count());
     let full = bar_w * done.min(total) / total.max(1);
