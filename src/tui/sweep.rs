@@ -106,6 +106,16 @@ pub enum SweepEvent {
         /// Candidates in all.
         total: usize,
     },
+    /// How many of the sweep's solved configurations came from earlier sweeps (sent just
+    /// before [`SweepEvent::Done`] by sweeps that keep a cache).
+    Reused {
+        /// The sweep's generation.
+        generation: u64,
+        /// Configurations whose figures an earlier sweep had solved.
+        reused: usize,
+        /// Configurations solved in full.
+        solved: usize,
+    },
     /// The sweep ended (or was cancelled: then the result says so).
     Done {
         /// The sweep's generation.
@@ -134,6 +144,9 @@ pub struct SweepState {
     pub selected: usize,
     /// Sweeps cancelled by edits since the app started.
     pub cancelled: u32,
+    /// Of the latest sweep: configurations reused from earlier sweeps and solved in full,
+    /// when its sweep keeps a cache.
+    pub reused: Option<(usize, usize)>,
     /// The last complete answer, for the inputs before the edits that started the running
     /// sweep: shown dimmed until the new answer arrives.
     pub previous: Option<Previous>,

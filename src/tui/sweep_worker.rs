@@ -106,6 +106,14 @@ fn run_one(
         Some(pool) => pool.install(run),
         None => run(),
     };
+    let reuse = cache.last();
+    if reuse.reused > 0 {
+        deliver(SweepEvent::Reused {
+            generation,
+            reused: reuse.reused,
+            solved: reuse.solved,
+        });
+    }
     deliver(SweepEvent::Done {
         generation,
         result: result.map(Box::new),

@@ -286,6 +286,31 @@ fn an_edit_keeps_the_previous_answer_dimmed_until_the_new_one_arrives() {
     assert!(app.sweep.previous.is_none());
     let text = render(&mut app, 80, 24).to_string();
     assert!(!text.contains("dimmed"), "{text}");
+    // A sweep that reused earlier solves says how many (stale counts are dropped).
+    let (fourth, _) = sweep_job(&update(&mut app, Action::Decrease)).unwrap();
+    for generation in [third, fourth] {
+        update(
+            &mut app,
+            Action::Sweep(Box::new(SweepEvent::Reused {
+                generation,
+                reused: 7 + generation as usize,
+                solved: 3,
+            })),
+        );
+    }
+    assert_eq!(app.sweep.reused, Some((7 + fourth as usize, 3)));
+    update(
+        &mut app,
+        Action::Sweep(Box::new(SweepEvent::Done {
+            generation: fourth,
+            result: Ok(Box::new(late)),
+        })),
+    );
+    let text = render(&mut app, 200, 60).to_string();
+    assert!(
+        text.contains(&format!("solved ({} from earlier sweeps)", 7 + fourth)),
+        "{text}"
+    );
 }
 
 #[test]

@@ -75,6 +75,7 @@ fn start(app: &mut App, inputs: SweepInputs) -> Vec<Effect> {
         };
     }
     s.running = true;
+    s.reused = None;
     s.inputs = Some(inputs.clone());
     s.progress = (0, 0);
     s.result = None;
@@ -177,6 +178,13 @@ pub(super) fn event(app: &mut App, e: SweepEvent) {
             total,
         } if generation == app.sweep.generation && app.sweep.running => {
             app.sweep.progress = (done, total);
+        }
+        SweepEvent::Reused {
+            generation,
+            reused,
+            solved,
+        } if generation == app.sweep.generation => {
+            app.sweep.reused = Some((reused, solved));
         }
         SweepEvent::Done { generation, result } if generation == app.sweep.generation => {
             app.sweep.running = false;

@@ -223,11 +223,14 @@ fn status_line(app: &App) -> (String, Style) {
         ),
         Some(Ok(r)) => (
             format!(
-                "{} configurations · {} feasible · front {} · {} solved · ↑↓ pick · ⏎ load · o back{cancelled}",
+                "{} configurations · {} feasible · front {} · {} solved{} · ↑↓ pick · ⏎ load · o back{cancelled}",
                 r.configs(),
                 r.feasible(),
                 r.pareto.len(),
-                r.solved()
+                r.solved(),
+                s.reused
+                    .map(|(reused, _)| format!(" ({reused} from earlier sweeps)"))
+                    .unwrap_or_default()
             ),
             theme.text(),
         ),
