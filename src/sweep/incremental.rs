@@ -8,7 +8,7 @@
 //!   budget), which is where most of a sweep's time goes;
 //! - each solved configuration's figures (time, peak, feasibility and its reason), keyed by
 //!   the whole scenario that configuration solves (its `Debug` text: every field but the
-//!   display name, the budget included). An edit that leaves a configuration's scenario as it was (an overlap that
+//!   display name and the reserve the budget came from, the budget itself included). An edit that leaves a configuration's scenario as it was (an overlap that
 //!   configuration cannot use, a value edited and edited back) reuses its figures; any other
 //!   is solved again.
 //!
@@ -267,12 +267,14 @@ fn first_row(base: &Scenario, c: &Config, anatomy: &Result<Anatomy, String>, bud
     }
 }
 
-/// The cache key of a configuration's scenario: every field that decides its solve (the
-/// display name and description, which no solve reads, left out).
+/// The cache key of a configuration's scenario: every field that decides its solve. Left
+/// out: the display name and description, and the reserve, which only says how the budget
+/// follows a change of GPU (the solve reads the budget itself, which the key keeps).
 fn key_of(scenario: &Scenario) -> String {
     let mut s = scenario.clone();
     s.name.clear();
     s.description.clear();
+    s.plan.reserve_bytes = None;
     format!("{s:?}")
 }
 
@@ -496,8 +498,18 @@ mod tests {
         let mut overlap = roomy.clone();
         overlap.plan.overlap_grad_reduce = !overlap.plan.overlap_grad_reduce;
         overlap.plan.overlap_param_gather = true;
+        // The roomy budget given as memory kept free: the same solves.
+        let mut via_reserve = roomy.clone();
+        let free = via_reserve.gpu.memory_bytes() - roomy.plan.memory_budget_bytes;
+        via_reserve
+            .keep_free(free)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            via_reserve.plan.memory_budget_bytes,
+            roomy.plan.memory_budget_bytes
+        );
         let mut steps = Vec::new();
-        for base in [&roomy, &tight, &roomy, &overlap, &tight] {
+        for base in [&roomy, &tight, &roomy, &overlap, &tight, &via_reserve] {
             let r = cached(base, &cache);
             let f = fresh(base);
             assert!(!r.ranked.is_empty(), "the space has feasible layouts");
@@ -524,6 +536,7 @@ mod tests {
         assert_eq!(steps[2].solved, 0, "{steps:?}");
         assert!(steps[2].reused > 0, "{steps:?}");
         assert_eq!(steps[4].solved, 0, "{steps:?}");
+        assert_eq!(steps[5].solved, 0, "{steps:?}");
     }
 
     /// A cancelled sweep remembers nothing it cut short: the next sweep still answers as a
