@@ -308,7 +308,19 @@ pub(crate) fn run(
             ),
         )
     })?;
-    let mut req = none_request(scenario, anatomy, kind, stages);
+    // The planner estimates with the all-to-alls the overlapped pairs hide taken off; the
+    // simulation below runs the anatomy itself and hides them pair by pair.
+    let overlapped;
+    let planning = match (scenario.plan.moe_a2a_overlap && kind.pairs_forward_backward())
+        .then(|| anatomy.for_a2a_overlap())
+    {
+        Some(Some(a)) => {
+            overlapped = a;
+            &overlapped
+        }
+        _ => anatomy,
+    };
+    let mut req = none_request(scenario, planning, kind, stages);
     let none_plan = planner::plan_ranges(&req, &even);
     let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
     let durations = plan_durations(anatomy, &none_plan, &[], m);

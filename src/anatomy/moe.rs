@@ -20,7 +20,7 @@
 use super::cost::{InputCast, Machine, Piece, Work};
 use super::tp_comm;
 use super::units::{Builder, Dims, Keep, act, add_residual, linear_input, norm, raw};
-use super::{Block, BlockKind};
+use super::{Anatomy, Block, BlockKind};
 
 /// The expert layout and rates a MoE block is costed with, per device.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -145,4 +145,87 @@ pub fn moe(m: &Machine, d: &Dims, e: &MoeDims, params: u64, static_bytes: u64) -
     }
     add_residual(&mut k, m, d);
     k.finish(params, static_bytes)
+}
+
+impl Anatomy {
+    /// The anatomy the planner estimates with where the simulation hides the MoE
+    /// all-to-alls in overlapped forward-backward pairs (`--moe-a2a-overlap` on `dualpipe`
+    /// or `dualpipe-v`); `None` without all-to-alls. A layer's forward pairs with another
+    /// micro-batch's backward of a layer (docs/model.md, "Overlapped all-to-alls"): the
+    /// forward's all-to-alls `a_F` hide under the partner layer's backward compute (the
+    /// MoE and attention blocks' B and W without the all-to-alls) and the backward's `a_B`
+    /// under its forward compute, each up to what that compute covers. The MoE block's
+    /// input-gradient backward is shortened by the hidden sum (its forward by what B cannot
+    /// give), so a stage's estimate
+    /// `F + B + W` is the pair time the simulation gives when every micro-batch is paired
+    /// (the warm-up and cool-down ops, unpaired, are where the estimate is optimistic).
+    pub fn for_a2a_overlap(&self) -> Option<Anatomy> {
+        let (m, att) = (&self.moe, &self.attention);
+        let (a_f, a_b) = (m.ep_comm.forward_added_s, m.ep_comm.backward_added_s);
+        if a_f + a_b <= 0.0 {
+            return None;
+        }
+        let backward_compute =
+            (m.backward_b_s + m.backward_w_s - a_b).max(0.0) + att.backward_b_s + att.backward_w_s;
+        let forward_compute = (m.forward_s - a_f).max(0.0) + att.forward_s;
+        let hidden = a_f.min(backward_compute) + a_b.min(forward_compute);
+        // At most `a_F + a_B`, which the forward and the input-gradient backward hold.
+        let from_b = hidden.min(m.backward_b_s);
+        let mut out = self.clone();
+        out.moe.backward_b_s = m.backward_b_s - from_b;
+        out.moe.forward_s = (m.forward_s - (hidden - from_b)).max(0.0);
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::anatomy::Anatomy;
+    use crate::scenario::{Catalog, ScenarioOverrides};
+
+    fn anatomy(model: &str, ep: u32) -> Anatomy {
+        let c = Catalog::builtin();
+        let mut s = c.scenario("korthikanti-22b").unwrap();
+        ScenarioOverrides {
+            model: Some(model.into()),
+            gpu: Some("h100-80gb".into()),
+            seq_len: Some(4096),
+            micro_batch_size: Some(1),
+            tp: Some(1),
+            sp: Some(false),
+            pp: Some(4),
+            ..Default::default()
+        }
+        .apply(&mut s, &c)
+        .unwrap();
+        s.parallel.dp = 16;
+        s.parallel.ep = ep;
+        Anatomy::build(&s).unwrap()
+    }
+
+    #[test]
+    fn the_planners_anatomy_takes_off_what_a_layer_pair_hides() {
+        let a = anatomy("qwen3-30b-a3b", 16);
+        let o = a.for_a2a_overlap().unwrap();
+        let (m, att) = (&a.moe, &a.attention);
+        let (a_f, a_b) = (m.ep_comm.forward_added_s, m.ep_comm.backward_added_s);
+        assert!(a_f > 0.0 && a_b > 0.0);
+        let b_c = m.backward_b_s + m.backward_w_s - a_b + att.backward_b_s + att.backward_w_s;
+        let f_c = m.forward_s - a_f + att.forward_s;
+        let hidden = a_f.min(b_c) + a_b.min(f_c);
+        let before = m.forward_s + m.backward_b_s + m.backward_w_s;
+        let after = o.moe.forward_s + o.moe.backward_b_s + o.moe.backward_w_s;
+        assert!(hidden > 0.0);
+        assert!(
+            (before - after - hidden).abs() <= 1e-12 * before,
+            "{before} {after} {hidden}"
+        );
+        // Nothing else changes.
+        assert_eq!(o.moe.backward_w_s, m.backward_w_s);
+        assert_eq!(o.attention, a.attention);
+        // Without all-to-alls (ep 1, or a dense model) there is nothing to take off.
+        assert!(anatomy("qwen3-30b-a3b", 1).for_a2a_overlap().is_none());
+        assert!(anatomy("llama3-8b", 1).for_a2a_overlap().is_none());
+    }
 }

@@ -170,11 +170,12 @@ impl SweepArgs {
         unused_flags::check_sweep_layout(&self.settings)?;
         unused_flags::check_sweep(&schedules, &self.chunks, &self.settings)?;
         let (start, catalog) = starting_scenario(&self.source, false)?;
-        // The two overlaps apply per configuration, where it allows them
+        // The three overlaps apply per configuration, where it allows them
         // (`sweep_scenario`): the one-GPU starting scenario would refuse them.
         let mut settings = self.settings.clone();
         settings.overlap_param_gather = false;
         settings.tp_comm_overlap = false;
+        settings.moe_a2a_overlap = false;
         let mut scenario = finish_scenario(
             sweep_starting_scenario(&start),
             &catalog,
@@ -184,6 +185,7 @@ impl SweepArgs {
         unused_flags::check_sweep_overlaps(&scenario, &self.tp, &self.zero, &self.settings)?;
         scenario.plan.overlap_param_gather = self.settings.overlap_param_gather;
         scenario.plan.tp_comm_overlap = self.settings.tp_comm_overlap;
+        scenario.plan.moe_a2a_overlap = self.settings.moe_a2a_overlap;
         Ok(scenario)
     }
 

@@ -250,11 +250,12 @@ pub fn check_sweep(
     chunks: &[u32],
     settings: &SettingFlags,
 ) -> Result<(), String> {
-    if settings.moe_a2a_overlap {
+    if settings.moe_a2a_overlap && !schedules.iter().any(|k| k.pairs_forward_backward()) {
         return Err(format!(
-            "--moe-a2a-overlap: the sweep does not apply it (it changes only the overlapped \
-             forward-backward pairs of {}); plan the configuration you pick with \
-             `plan --schedule dualpipe --moe-a2a-overlap`",
+            "--moe-a2a-overlap: none of the swept schedules pairs a forward with a backward \
+             ({}); it hides the all-to-alls in the overlapped pairs of {} (add one with \
+             --schedules)",
+            names(schedules),
             ScheduleKind::names_where(ScheduleKind::pairs_forward_backward)
         ));
     }
@@ -311,6 +312,13 @@ pub fn check_sweep_overlaps(
                     .to_string(),
             );
         }
+    }
+    if settings.moe_a2a_overlap && base.model.moe.is_none() {
+        return Err(format!(
+            "--moe-a2a-overlap: {} is a dense model: it hides the MoE layers' all-to-alls, \
+             which a model without experts does not have",
+            base.model.name
+        ));
     }
     if settings.tp_comm_overlap {
         if !tp.is_empty() && tp.iter().all(|&t| t <= 1) {
@@ -456,6 +464,15 @@ mod tests {
         assert!(e.contains("--group-size 2"), "{e}");
         let e = check_sweep(&[ScheduleKind::ZbV], &[3], &settings()).unwrap_err();
         assert!(e.contains("--chunks"), "{e}");
+        // The all-to-all overlap applies where a swept schedule pairs F with B.
+        let mut s = settings();
+        s.moe_a2a_overlap = true;
+        assert!(check_sweep(&[ScheduleKind::ZbV, ScheduleKind::DualPipeV], &[], &s).is_ok());
+        let e = check_sweep(&[ScheduleKind::ZbV], &[], &s).unwrap_err();
+        assert!(
+            e.contains("--moe-a2a-overlap") && e.contains("zb-v") && e.contains("dualpipe"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -487,5 +504,13 @@ mod tests {
         base.gpu.sms = None;
         let e = check_sweep_overlaps(&base, &[], &[], &s).unwrap_err();
         assert!(e.contains("gpu.sms") && e.contains(&base.gpu.name), "{e}");
+        // A dense model has no all-to-alls to hide.
+        let mut s = settings();
+        s.moe_a2a_overlap = true;
+        let e = check_sweep_overlaps(&base, &[], &[], &s).unwrap_err();
+        assert!(
+            e.contains("--moe-a2a-overlap") && e.contains("dense"),
+            "{e}"
+        );
     }
 }

@@ -54,7 +54,9 @@ pub fn starting_scenario(sc: &Scenario) -> Scenario {
 }
 
 /// `base` with the configuration's layout, batch, schedule and strategy; every other setting
-/// (model, GPU, sequence length, budget, flash, objective, ...) is the base's.
+/// (model, GPU, sequence length, budget, flash, objective, ...) is the base's. The base's
+/// overlaps apply where the configuration allows them (the MoE all-to-all overlap only on a
+/// schedule with overlapped forward-backward pairs).
 pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
     let mut s = base.clone();
     s.parallel.pp = c.p;
@@ -73,6 +75,11 @@ pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
     s.plan.overlap_param_gather = base.plan.overlap_param_gather
         && c.zero != crate::scenario::Zero::Off
         && base.plan.overlap_grad_reduce;
+    // The all-to-all overlap lives in the overlapped forward-backward pairs: off for a
+    // schedule without them.
+    s.plan.moe_a2a_overlap = base.plan.moe_a2a_overlap
+        && base.model.moe.is_some()
+        && c.schedule.pairs_forward_backward();
     s.batch.micro_batch_size = c.b;
     s.batch.micro_batches = c.m;
     s.plan.schedule = c.schedule;

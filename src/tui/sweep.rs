@@ -68,6 +68,7 @@ impl SweepInputs {
         // The overlaps the scenario asks for, which each configuration takes where it can.
         base.plan.tp_comm_overlap = sc.plan.tp_comm_overlap;
         base.plan.overlap_param_gather = sc.plan.overlap_param_gather;
+        base.plan.moe_a2a_overlap = sc.plan.moe_a2a_overlap;
         // What no sweep reads: the reserve the budget came from (the budget itself stays), so
         // that an edit of the budget and its undo give equal inputs.
         base.plan.reserve_bytes = None;

@@ -111,3 +111,110 @@ fn the_overlap_is_refused_for_a_dense_model_and_a_schedule_without_pairs() {
         "{e}"
     );
 }
+
+#[test]
+fn the_planner_estimates_with_the_all_to_alls_the_pairs_hide() {
+    // The planner's estimate (what the partitioner and AdaPipe's DPs minimise) knows the
+    // overlap: it falls with it, by no more than the pairs hide in the simulation.
+    for strategy in [pipescope::Strategy::Selective, pipescope::Strategy::AdaPipe] {
+        let run = |overlap: bool| {
+            let mut s = scenario(overlap);
+            s.plan.strategy = strategy;
+            pipescope::solve(&s).unwrap()
+        };
+        let (plain, over) = (run(false), run(true));
+        assert!(plain.feasible && over.feasible);
+        let fell = plain.estimated_iteration_time_s - over.estimated_iteration_time_s;
+        assert!(fell > 0.0, "{strategy:?}: the estimate ignores the overlap");
+        let p = plain.stages.len();
+        let hidden: f64 = pair_time(&plain, p)
+            .iter()
+            .zip(pair_time(&over, p))
+            .map(|(a, b)| a - b)
+            .sum();
+        assert!(
+            fell <= hidden + 1e-9,
+            "{strategy:?}: fell {fell}, hidden {hidden}"
+        );
+        assert!(
+            over.iteration_time_s < plain.iteration_time_s,
+            "{strategy:?}"
+        );
+    }
+}
+
+/// Qwen3-30B-A3B on 16 H100s at 2k tokens: 1F1B beside both DualPipes, ep enumerated.
+fn sweep_with(overlap: bool, exhaustive: bool) -> pipescope::SweepResult {
+    let c = Catalog::builtin();
+    let mut base = c.scenario("tiny-4x8").unwrap();
+    base.model = c.model("qwen3-30b-a3b").unwrap().clone();
+    base.gpu = c.gpu("h100-80gb").unwrap().clone();
+    base.batch.seq_len = 2048;
+    base.plan.memory_budget_bytes = 60 << 30;
+    base.plan.moe_a2a_overlap = overlap;
+    let space = pipescope::SweepSpace {
+        gpus: vec![16],
+        global_batch: 32,
+        tp: vec![1],
+        pp: vec![2, 4],
+        mbs: vec![1],
+        cp: vec![1],
+        schedules: vec![
+            ScheduleKind::OneFOneB,
+            ScheduleKind::DualPipe,
+            ScheduleKind::DualPipeV,
+        ],
+        strategies: vec![pipescope::Strategy::Full, pipescope::Strategy::AdaPipe],
+        ..pipescope::SweepSpace::default()
+    };
+    let options = pipescope::SweepOptions { top: 3, exhaustive };
+    pipescope::sweep(
+        &base,
+        &space,
+        options,
+        &|_, _| {},
+        &pipescope::Cancel::never(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_sweep_applies_the_overlap_where_the_schedule_pairs_and_its_bounds_still_hold() {
+    let fast = sweep_with(true, false);
+    let full = sweep_with(true, true);
+    let plain = sweep_with(false, true);
+    assert_eq!(fast.ranked, full.ranked);
+    assert_eq!(fast.pareto, full.pareto);
+    assert_eq!(full.rows.len(), plain.rows.len());
+    let mut faster = 0;
+    for (a, b) in full.rows.iter().zip(&plain.rows) {
+        assert_eq!(a.config, b.config);
+        if !a.config.schedule.pairs_forward_backward() {
+            // Left off where the schedule has no pairs: nothing changes there.
+            assert_eq!(a.feasible(), b.feasible(), "{:?}", a.config);
+        }
+        if !a.solved || !a.feasible() {
+            continue;
+        }
+        // A hidden all-to-all shortens the time: every bound must still hold.
+        assert!(
+            a.time_bound_s <= a.iteration_time_s,
+            "{:?}: bound {} above {}",
+            a.config,
+            a.time_bound_s,
+            a.iteration_time_s
+        );
+        if a.config.schedule.pairs_forward_backward() {
+            faster += usize::from(a.iteration_time_s < b.iteration_time_s);
+        } else {
+            assert_eq!(a.iteration_time_s, b.iteration_time_s, "{:?}", a.config);
+        }
+    }
+    assert!(faster > 0, "no paired configuration got faster");
+    assert!(
+        full.rows
+            .iter()
+            .any(|r| !r.config.schedule.pairs_forward_backward() && r.feasible()),
+        "no configuration without pairs is feasible"
+    );
+}

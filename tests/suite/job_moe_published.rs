@@ -1,44 +1,127 @@
-//! Published Megatron-Core MoE runs on H100 (BF16, forced-balanced routing, s 4096), as
-//! checks of the model (nothing is fitted to them; docs/model.md, "Mixtures of experts"):
-//! - Qwen3-235B-A22B on 256 GPUs, GBS 2048, t 2 (SP), p 8, interleaved v 4, ep 32, DeepEP,
-//!   recompute of the norms and the experts' activation: 19.7 s a step without all-to-all
-//!   overlap (Megatron-MoE-ModelZoo, best_practice/qwen3/readme.md);
-//! - Qwen3-30B-A3B on 16 GPUs, GBS 1024, ep 16, HybridEP, no overlap: 24.714 s a step
-//!   (Megatron-Bridge, skills/nemo-mbridge-perf-moe-comm-overlap).
+//! Published Megatron-Core MoE training runs (BF16, sequence 4096 unless said, forced-balanced
+//! routing, the distributed optimizer with overlapped gradient reduction), as checks of the
+//! model: nothing is fitted to them (docs/model.md, "Mixtures of experts"). Step times are
+//! the published ones, or the published model TFLOP/s or tokens/s turned into a step with
+//! Megatron-LM's own FLOPs formula (`num_floating_point_operations`), which reproduces the
+//! Megatron-Bridge tables' TFLOP/s-to-tokens/s ratios to 0.3 %.
 //!
-//! Both run DeepEP-style dispatch (`--deepep`); each stays within 15 %.
+//! Sources:
+//! - ModelZoo: NVIDIA's Megatron-MoE-ModelZoo (github.com/yanring/Megatron-MoE-ModelZoo),
+//!   `best_practice/qwen3/readme.md` (H100 table: 256 GPUs, DeepEP unless said; long-context
+//!   table, forced balance; GB200 table), `best_practice/mixtral/run_mixtral_8x22B.sh` ("around
+//!   465 TFLOPS" forced balance, alltoall dispatcher, with `runtime_configs/benchmarking/
+//!   runtime.conf`: t 2, p 8, v 7, ep 8 on 16 nodes, GBS 256).
+//! - Megatron-Bridge: `skills/nemo-mbridge-perf-moe-comm-overlap/SKILL.md` and
+//!   `skills/nemo-mbridge-perf-moe-hardware-configs/card.yaml` (Qwen3-30B-A3B on H100),
+//!   `docs/performance-summary-archive.md`, 25.11 NeMo container, DGX-GB200 BF16 rows
+//!   (tokens/s/GPU).
+//!
+//! Today (signed error of pipescope's step against the published one): within 15 %:
+//! Qwen3-235B t2 p8 v4 ep32 -3 %, Qwen3-30B ep16 -12 %, Qwen3-30B ep8 b4 full +2 %, Mixtral
+//! 8x22B -14 %, Qwen3-235B 16k/32k/64k/128k +3/+8/+12/+13 %, GB200 Qwen3-235B p8 ep8 +14 %
+//! and p8 v3 ep32 -3 %, GB200 DeepSeek-V3 -15 %. Not within it (the ignored tests below):
+//! the three other Qwen3-235B layouts on 256 H100s, t2 p1 ep8 under Megatron-FSDP (+65 %: its
+//! routed experts' gathers over an expert data-parallel group spread over 32 nodes come out
+//! exposed), t2 p32 v3 ep8 (-32 %) and t4 p8 v4 ep8 (-33 %); so the layouts' ranking is wrong.
 
 #![allow(clippy::unwrap_used)]
 
 use pipescope::{Catalog, ScenarioOverrides, ScheduleKind, Strategy, Zero};
 
-fn step_s(o: ScenarioOverrides) -> f64 {
-    let c = Catalog::builtin();
-    let mut s = c.scenario("gpt3-175b-16k").unwrap();
+/// The H100 runs' common settings (ZeRO 1, overlapped gradient reduction, FlashAttention,
+/// the whole 80 GB less the runtime's share).
+fn h100(o: ScenarioOverrides) -> ScenarioOverrides {
     ScenarioOverrides {
         gpu: Some("h100-80gb".into()),
-        seq_len: Some(4096),
-        micro_batch_size: Some(1),
-        zero: Some(Zero::Optimizer),
+        seq_len: o.seq_len.or(Some(4096)),
+        micro_batch_size: o.micro_batch_size.or(Some(1)),
+        zero: o.zero.or(Some(Zero::Optimizer)),
         overlap_grad_reduce: Some(true),
-        deepep: Some(true),
         flash: Some(true),
         budget_gib: Some(79.0),
         ..o
     }
-    .apply(&mut s, &c)
-    .unwrap();
+}
+
+/// The GB200 NVL72 runs' common settings (the whole memory as the budget).
+fn gb200(o: ScenarioOverrides) -> ScenarioOverrides {
+    ScenarioOverrides {
+        gpu: Some("gb200-186gb".into()),
+        seq_len: Some(4096),
+        micro_batch_size: Some(1),
+        zero: Some(Zero::Optimizer),
+        overlap_grad_reduce: Some(true),
+        flash: Some(true),
+        deepep: Some(true),
+        reserve_gib: Some(0.0),
+        ..o
+    }
+}
+
+fn step_s(o: ScenarioOverrides) -> f64 {
+    let c = Catalog::builtin();
+    let mut s = c.scenario("gpt3-175b-16k").unwrap();
+    o.apply(&mut s, &c).unwrap();
     let out = pipescope::solve(&s).unwrap();
     assert!(out.feasible, "{:?}", out.infeasible_reason);
     out.iteration_time_s
 }
 
-#[test]
-fn deepep_runs_of_qwen3_are_within_15_percent() {
-    let big = step_s(ScenarioOverrides {
-        model: Some("qwen3-235b-a22b".into()),
+/// A step of `gbs` sequences of `seq` tokens on `gpus` GPUs at `tflops` model TFLOP/s a GPU,
+/// with `flops_per_token` from Megatron-LM's formula.
+fn step_at(flops_per_token: f64, seq: f64, gbs: f64, gpus: f64, tflops: f64) -> f64 {
+    gbs * seq * flops_per_token / (tflops * 1e12 * gpus)
+}
+
+/// Megatron-LM's model FLOPs per token (forward and backward) of Qwen3-235B-A22B at `seq`
+/// (`transformer_flops`: 94 layers of GQA attention, 64 heads of 128, 4 query groups, and
+/// top-8 of experts of 1536; vocabulary 151936; the causal core attention halved).
+fn qwen3_235b_flops(seq: f64) -> f64 {
+    let (h, l, v) = (4096.0, 94.0, 151936.0);
+    let (q, kv) = (64.0 * 128.0, 4.0 * 128.0);
+    let attn = 6.0 * (h * (q + 2.0 * kv) + q * h);
+    let moe = 6.0 * h * 1536.0 * 8.0 * 3.0;
+    l * (attn + moe) + 6.0 * h * v + l * 6.0 * q * seq
+}
+
+/// The runs inside the model's reach, each `(name, pipescope's step, published step)`.
+fn runs_within_reach() -> Vec<(&'static str, f64, f64)> {
+    let qwen235 = |o: ScenarioOverrides| {
+        step_s(h100(ScenarioOverrides {
+            model: Some("qwen3-235b-a22b".into()),
+            sp: Some(true),
+            deepep: Some(true),
+            ..o
+        }))
+    };
+    let long = |seq: u64, cp: u32, tflops: f64| {
+        let got = qwen235(ScenarioOverrides {
+            seq_len: Some(seq),
+            tp: Some(4),
+            cp: Some(cp),
+            pp: Some(8),
+            dp: Some(8 / cp),
+            ep: Some(8),
+            global_batch: Some(256),
+            schedule: Some(ScheduleKind::Interleaved),
+            chunks: Some(4),
+            strategy: Some(Strategy::Named),
+            recompute_units: Some(vec!["layernorm".into(), "moe".into()]),
+            ..Default::default()
+        });
+        let want = step_at(
+            qwen3_235b_flops(seq as f64),
+            seq as f64,
+            256.0,
+            256.0,
+            tflops,
+        );
+        (got, want)
+    };
+    let mut out = Vec::new();
+    // ModelZoo, H100: t 2, p 8, v 4, ep 32, norms and the experts' activation recomputed.
+    let a = qwen235(ScenarioOverrides {
         tp: Some(2),
-        sp: Some(true),
         pp: Some(8),
         dp: Some(16),
         ep: Some(32),
@@ -49,22 +132,253 @@ fn deepep_runs_of_qwen3_are_within_15_percent() {
         recompute_units: Some(vec!["layernorm".into(), "moe_act".into()]),
         ..Default::default()
     });
-    let small = step_s(ScenarioOverrides {
+    out.push(("qwen3-235b t2 p8 v4 ep32", a, 19.7));
+    // ModelZoo long context (256 H100s, t 4, p 8, v 4, ep 8, forced balance).
+    for (seq, cp, tflops, name) in [
+        (16384, 1, 295.0, "qwen3-235b 16k cp1"),
+        (32768, 2, 335.0, "qwen3-235b 32k cp2"),
+        (65536, 4, 368.0, "qwen3-235b 64k cp4"),
+        (131072, 8, 389.0, "qwen3-235b 128k cp8"),
+    ] {
+        let (got, want) = long(seq, cp, tflops);
+        out.push((name, got, want));
+    }
+    // Megatron-Bridge, 16 H100s: ep 16, HybridEP (as DeepEP), no overlap: 24.714 s.
+    let q30 = step_s(h100(ScenarioOverrides {
         model: Some("qwen3-30b-a3b".into()),
         tp: Some(1),
         pp: Some(1),
         dp: Some(16),
         ep: Some(16),
         global_batch: Some(1024),
-        schedule: Some(ScheduleKind::OneFOneB),
+        deepep: Some(true),
         strategy: Some(Strategy::None),
         ..Default::default()
-    });
-    for (got, want, name) in [(big, 19.7, "qwen3-235b"), (small, 24.714, "qwen3-30b")] {
+    }));
+    out.push(("qwen3-30b ep16", q30, 24.714));
+    // Megatron-Bridge card, 32 H100s: ep 8, micro-batch 4, full recompute, DeepEP, ~210
+    // TFLOP/s (48 layers, 32 heads, experts of 768).
+    let q30_flops = {
+        let (h, q, kv) = (2048.0, 32.0 * 128.0, 4.0 * 128.0);
+        48.0 * (6.0 * (h * (q + 2.0 * kv) + q * h) + 6.0 * h * 768.0 * 24.0)
+            + 6.0 * h * 151936.0
+            + 48.0 * 6.0 * q * 4096.0
+    };
+    let q30_full = step_s(h100(ScenarioOverrides {
+        model: Some("qwen3-30b-a3b".into()),
+        micro_batch_size: Some(4),
+        tp: Some(1),
+        pp: Some(1),
+        dp: Some(32),
+        ep: Some(8),
+        global_batch: Some(256),
+        deepep: Some(true),
+        strategy: Some(Strategy::Full),
+        ..Default::default()
+    }));
+    out.push((
+        "qwen3-30b ep8 b4 full",
+        q30_full,
+        step_at(q30_flops, 4096.0, 256.0, 32.0, 210.0),
+    ));
+    // ModelZoo, 128 H100s: Mixtral 8x22B, t 2, p 8, v 7, ep 8, alltoall, ~465 TFLOP/s.
+    let mixtral_flops = {
+        let (h, q, kv) = (6144.0, 48.0 * 128.0, 8.0 * 128.0);
+        56.0 * (6.0 * (h * (q + 2.0 * kv) + q * h) + 6.0 * h * 16384.0 * 6.0)
+            + 6.0 * h * 32000.0
+            + 56.0 * 6.0 * q * 4096.0
+    };
+    let mixtral = step_s(h100(ScenarioOverrides {
+        model: Some("mixtral-8x22b".into()),
+        tp: Some(2),
+        sp: Some(true),
+        pp: Some(8),
+        dp: Some(8),
+        ep: Some(8),
+        global_batch: Some(256),
+        schedule: Some(ScheduleKind::Interleaved),
+        chunks: Some(7),
+        strategy: Some(Strategy::None),
+        ..Default::default()
+    }));
+    out.push((
+        "mixtral-8x22b t2 p8 v7 ep8",
+        mixtral,
+        step_at(mixtral_flops, 4096.0, 256.0, 128.0, 465.0),
+    ));
+    // GB200 NVL72, 256 GPUs. ModelZoo: Qwen3-235B t 1, p 8, ep 8, GBS 8192, HybridEP, 750
+    // TFLOP/s. Megatron-Bridge 25.11: Qwen3-235B p 8, v 3, ep 32, GBS 8192, 4916 tokens/s a
+    // GPU; DeepSeek-V3 without MTP p 4, v 4, ep 64, GBS 4096, 3139 tokens/s a GPU.
+    let gb_q235 = step_s(gb200(ScenarioOverrides {
+        model: Some("qwen3-235b-a22b".into()),
+        tp: Some(1),
+        pp: Some(8),
+        dp: Some(32),
+        ep: Some(8),
+        global_batch: Some(8192),
+        strategy: Some(Strategy::None),
+        ..Default::default()
+    }));
+    out.push((
+        "gb200 qwen3-235b p8 ep8",
+        gb_q235,
+        step_at(qwen3_235b_flops(4096.0), 4096.0, 8192.0, 256.0, 750.0),
+    ));
+    let gb_q235_v3 = step_s(gb200(ScenarioOverrides {
+        model: Some("qwen3-235b-a22b".into()),
+        tp: Some(1),
+        pp: Some(8),
+        dp: Some(32),
+        ep: Some(32),
+        global_batch: Some(8192),
+        schedule: Some(ScheduleKind::Interleaved),
+        chunks: Some(3),
+        strategy: Some(Strategy::None),
+        ..Default::default()
+    }));
+    out.push((
+        "gb200 qwen3-235b p8 v3 ep32",
+        gb_q235_v3,
+        8192.0 * 4096.0 / (4916.0 * 256.0),
+    ));
+    let gb_dsv3 = step_s(gb200(ScenarioOverrides {
+        model: Some("deepseek-v3".into()),
+        mtp_layers: Some(0),
+        tp: Some(1),
+        pp: Some(4),
+        dp: Some(64),
+        ep: Some(64),
+        global_batch: Some(4096),
+        schedule: Some(ScheduleKind::Interleaved),
+        chunks: Some(4),
+        strategy: Some(Strategy::None),
+        ..Default::default()
+    }));
+    out.push((
+        "gb200 deepseek-v3 p4 v4 ep64",
+        gb_dsv3,
+        4096.0 * 4096.0 / (3139.0 * 256.0),
+    ));
+    out
+}
+
+fn report(runs: &[(&str, f64, f64)]) -> (String, f64) {
+    let mut text = String::new();
+    let mut sum = 0.0;
+    for (name, got, want) in runs {
         let err = (got - want) / want;
-        assert!(
-            err.abs() <= 0.15,
-            "{name}: {got:.2} s vs {want} s ({err:+.3})"
+        sum += err.abs();
+        text += &format!(
+            "{name}: {got:.2} s vs {want:.2} s ({:+.1} %)\n",
+            100.0 * err
         );
+    }
+    (text, sum / runs.len() as f64)
+}
+
+#[test]
+fn published_moe_runs_within_the_models_reach_are_each_within_15_percent() {
+    let runs = runs_within_reach();
+    let (text, mean) = report(&runs);
+    for (name, got, want) in &runs {
+        let err = (got - want) / want;
+        assert!(err.abs() <= 0.15, "{name} off by {err:+.3}:\n{text}");
+    }
+    assert!(mean <= 0.15, "mean error {mean:.3}:\n{text}");
+}
+
+/// The four other layouts of Qwen3-235B-A22B on the same 256 H100s (ModelZoo H100 table).
+fn qwen3_235b_layouts() -> Vec<(&'static str, f64, f64)> {
+    let run = |o: ScenarioOverrides| {
+        step_s(h100(ScenarioOverrides {
+            model: Some("qwen3-235b-a22b".into()),
+            sp: Some(true),
+            global_batch: Some(2048),
+            ..o
+        }))
+    };
+    let named = Some(vec!["layernorm".into(), "moe_act".into()]);
+    vec![
+        (
+            "t2 p8 v4 ep32 (DeepEP)",
+            run(ScenarioOverrides {
+                tp: Some(2),
+                pp: Some(8),
+                dp: Some(16),
+                ep: Some(32),
+                deepep: Some(true),
+                schedule: Some(ScheduleKind::Interleaved),
+                chunks: Some(4),
+                strategy: Some(Strategy::Named),
+                recompute_units: named.clone(),
+                ..Default::default()
+            }),
+            19.7,
+        ),
+        (
+            "t2 p1 ep8 FSDP b4 full (DeepEP)",
+            run(ScenarioOverrides {
+                tp: Some(2),
+                pp: Some(1),
+                dp: Some(128),
+                ep: Some(8),
+                micro_batch_size: Some(4),
+                zero: Some(Zero::Full),
+                deepep: Some(true),
+                strategy: Some(Strategy::Full),
+                ..Default::default()
+            }),
+            17.6,
+        ),
+        (
+            // Megatron's pipeline split counts the embedding and the loss as a layer each
+            // (`--account-for-embedding-in-pipeline-split`, `...-loss-...`): 96 stages.
+            "t2 p32 v3 ep8 (alltoall)",
+            run(ScenarioOverrides {
+                tp: Some(2),
+                pp: Some(32),
+                dp: Some(4),
+                ep: Some(8),
+                schedule: Some(ScheduleKind::Interleaved),
+                chunks: Some(3),
+                layout: Some(format!("E|{}L", "t|".repeat(94))),
+                strategy: Some(Strategy::Named),
+                recompute_units: named,
+                ..Default::default()
+            }),
+            24.2,
+        ),
+        (
+            "t4 p8 v4 ep8 (DeepEP)",
+            run(ScenarioOverrides {
+                tp: Some(4),
+                pp: Some(8),
+                dp: Some(8),
+                ep: Some(8),
+                deepep: Some(true),
+                schedule: Some(ScheduleKind::Interleaved),
+                chunks: Some(4),
+                strategy: Some(Strategy::None),
+                ..Default::default()
+            }),
+            29.0,
+        ),
+    ]
+}
+
+#[test]
+#[ignore = "pipescope ranks these layouts wrong: t2 p32 v3 ep8 and t4 p8 v4 ep8 come out about \
+            a third too fast, t2 p1 ep8 under FSDP 65 % too slow (docs/model.md)"]
+fn qwen3_235b_layouts_rank_as_published_and_within_15_percent() {
+    let runs = qwen3_235b_layouts();
+    let (text, _) = report(&runs);
+    for (i, &(a, ga, wa)) in runs.iter().enumerate() {
+        for &(b, gb, wb) in &runs[i + 1..] {
+            assert_eq!(wa < wb, ga < gb, "{a} against {b}:\n{text}");
+        }
+    }
+    for (name, got, want) in &runs {
+        let err = (got - want) / want;
+        assert!(err.abs() <= 0.15, "{name} off by {err:+.3}:\n{text}");
     }
 }
