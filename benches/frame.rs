@@ -79,8 +79,14 @@ fn frame(c: &mut Criterion) {
             generation = job.generation;
             let cancel = pipescope::Cancel::never();
             let space = job.inputs.space();
-            let result = engine_sweep(&job.inputs.base, &space, &|_, _| {}, &cancel)
-                .unwrap_or_else(|_| fixture::sweep::result(&job.inputs.base, 64, 64));
+            let result = engine_sweep(
+                &job.inputs.base,
+                &space,
+                &pipescope::SweepCache::default(),
+                &|_, _| {},
+                &cancel,
+            )
+            .unwrap_or_else(|_| fixture::sweep::result(&job.inputs.base, 64, 64));
             update(
                 &mut app,
                 Action::Sweep(Box::new(SweepEvent::Done {

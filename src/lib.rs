@@ -87,3 +87,4 @@ pub use sweep::{
     Status as SweepStatus, SweepError, SweepOptions, SweepResult, SweepSpace,
     scenario_for as sweep_scenario, starting_scenario as sweep_starting_scenario, sweep,
 };
+pub use sweep::{SweepCache, SweepReuse, sweep_cached};

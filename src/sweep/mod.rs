@@ -16,12 +16,14 @@
 //!
 //! Files: `enumerate.rs` (the space and the reasons configurations are rejected),
 //! `bounds.rs` (proven lower bounds), `front.rs` (ranking and the Pareto front),
-//! `evaluate.rs` (scenarios, solving and the pruning loop).
+//! `evaluate.rs` (scenarios, solving and the pruning loop), `incremental.rs` (the same sweep
+//! reusing what earlier sweeps computed, for the UI's sweep after every edit).
 
 pub mod bounds;
 pub mod enumerate;
 mod evaluate;
 pub mod front;
+mod incremental;
 
 use std::collections::BTreeMap;
 
@@ -29,6 +31,7 @@ use crate::scenario::{InvalidField, Precision, ScheduleKind, Strategy, Zero};
 
 pub use enumerate::enumerate;
 pub use evaluate::{scenario_for, starting_scenario, sweep};
+pub use incremental::{Reuse as SweepReuse, SweepCache, sweep_cached};
 
 /// The schedules a sweep tries when none are asked for.
 pub const DEFAULT_SCHEDULES: [ScheduleKind; 5] = [

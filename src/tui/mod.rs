@@ -54,7 +54,10 @@ pub use lesson::{LESSON, LessonRun, textbook};
 pub use picker::{Entry as PickerEntry, entries as picker_entries};
 pub use preset_io::{ParsedPreset, choices_of};
 pub use solved::{CancellableSolveFn, SolveFn, Solved, engine_solve, engine_solve_cancellable};
-pub use sweep::{SweepEvent, SweepFn, SweepInputs, SweepJob, SweepState, engine_sweep};
+pub use sweep::{
+    Previous as SweepPrevious, SweepEvent, SweepFn, SweepInputs, SweepJob, SweepState,
+    changes as sweep_changes, engine_sweep,
+};
 pub use theme::{Colors, Glyphs, Theme};
 pub use update::{resolve, update};
 pub use view::{draw, format, layout::regions, params::first_shown};

@@ -2,28 +2,35 @@
 //! result, and the selected configuration. The sweep asks "which layout is best on these
 //! GPUs": the current model, GPU, GPU count (`t x cp x p x d`), global batch (`m x b x d`),
 //! sequence length, budget and every other setting the sweep does not enumerate. It runs on
-//! its own thread ([`super::sweep_worker`]); an edit that changes these inputs cancels it.
+//! its own thread ([`super::sweep_worker`]); an edit that changes these inputs cancels it and
+//! sweeps the new inputs, while the previous answer stays on screen, dimmed and labelled with
+//! what changed, until the new one arrives.
 
 use crate::Scenario;
 use crate::cancel::Cancel;
-use crate::sweep::{SweepOptions, SweepResult, SweepSpace};
+use crate::sweep::{SweepCache, SweepOptions, SweepResult, SweepSpace};
 
 /// Length of the ranked list the view shows (the sweep stays exact for it).
 pub const TOP: usize = 40;
 
-/// Runs one sweep: `(base, space, progress(done, total), cancel)`. The engine's
-/// ([`engine_sweep`]) or a fixture in tests.
+/// Runs one sweep: `(base, space, cache, progress(done, total), cancel)`, where `cache`
+/// holds what earlier sweeps of the same worker computed. The engine's ([`engine_sweep`]) or
+/// a fixture in tests.
 pub type SweepFn = fn(
     &Scenario,
     &SweepSpace,
+    &SweepCache,
     &(dyn Fn(usize, usize) + Sync),
     &Cancel,
 ) -> Result<SweepResult, String>;
 
-/// The engine's sweep with the view's ranked-list length, pruned by proven bounds.
+/// The engine's sweep with the view's ranked-list length, pruned by proven bounds, reusing
+/// the schedules and the solved configurations of earlier sweeps where they are provably
+/// the same ([`crate::sweep::sweep_cached`]: the answer is the plain sweep's).
 pub fn engine_sweep(
     base: &Scenario,
     space: &SweepSpace,
+    cache: &SweepCache,
     progress: &(dyn Fn(usize, usize) + Sync),
     cancel: &Cancel,
 ) -> Result<SweepResult, String> {
@@ -31,7 +38,8 @@ pub fn engine_sweep(
         top: TOP,
         exhaustive: false,
     };
-    crate::sweep::sweep(base, space, options, progress, cancel).map_err(|e| e.to_string())
+    crate::sweep::sweep_cached(base, space, options, cache, progress, cancel)
+        .map_err(|e| e.to_string())
 }
 
 /// What a sweep answers for: the scenario with the enumerated settings reset, the GPU count
@@ -61,6 +69,9 @@ impl SweepInputs {
         base.plan.tp_comm_overlap = sc.plan.tp_comm_overlap;
         base.plan.overlap_param_gather = sc.plan.overlap_param_gather;
         base.plan.moe_a2a_overlap = sc.plan.moe_a2a_overlap;
+        // What no sweep reads: the reserve the budget came from (the budget itself stays), so
+        // that an edit of the budget and its undo give equal inputs.
+        base.plan.reserve_bytes = None;
         SweepInputs {
             base,
             gpus,
@@ -99,6 +110,16 @@ pub enum SweepEvent {
         /// Candidates in all.
         total: usize,
     },
+    /// How many of the sweep's solved configurations came from earlier sweeps (sent just
+    /// before [`SweepEvent::Done`] by sweeps that keep a cache).
+    Reused {
+        /// The sweep's generation.
+        generation: u64,
+        /// Configurations whose figures an earlier sweep had solved.
+        reused: usize,
+        /// Configurations solved in full.
+        solved: usize,
+    },
     /// The sweep ended (or was cancelled: then the result says so).
     Done {
         /// The sweep's generation.
@@ -127,6 +148,68 @@ pub struct SweepState {
     pub selected: usize,
     /// Sweeps cancelled by edits since the app started.
     pub cancelled: u32,
+    /// Of the latest sweep: configurations reused from earlier sweeps and solved in full,
+    /// when its sweep keeps a cache.
+    pub reused: Option<(usize, usize)>,
+    /// The last complete answer, for the inputs before the edits that started the running
+    /// sweep: shown dimmed until the new answer arrives.
+    pub previous: Option<Previous>,
+}
+
+/// A complete answer kept on screen while the sweep of newer inputs runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Previous {
+    /// The inputs it answers.
+    pub inputs: SweepInputs,
+    /// The answer.
+    pub result: Box<SweepResult>,
+}
+
+/// The settings a sweep's answer depends on that the UI edits, each with its value as the
+/// view names it (the base scenario's other fields are summed up as "other settings").
+fn settings(i: &SweepInputs) -> Vec<(&'static str, String)> {
+    let b = &i.base;
+    let on = |x: bool| if x { "on" } else { "off" }.to_string();
+    vec![
+        ("model", b.model.name.clone()),
+        ("gpu", b.gpu.name.clone()),
+        ("GPUs", i.gpus.to_string()),
+        ("batch", i.global_batch.to_string()),
+        ("seq", b.batch.seq_len.to_string()),
+        (
+            "budget",
+            format!(
+                "{:.1} GiB",
+                b.plan.memory_budget_bytes as f64 / crate::scenario::GIB
+            ),
+        ),
+        ("precision", b.parallel.precision.name().to_string()),
+        ("flash", on(b.plan.flash_attention)),
+        ("objective", format!("{:?}", b.plan.objective)),
+        ("partition", format!("{:?}", b.plan.partition)),
+        ("grad overlap", on(b.plan.overlap_grad_reduce)),
+        ("gather overlap", on(b.plan.overlap_param_gather)),
+        ("tp overlap", on(b.plan.tp_comm_overlap)),
+        ("a2a overlap", on(b.plan.moe_a2a_overlap)),
+        ("imbalance", format!("{}", b.plan.routing_imbalance)),
+        ("recompute overlap", on(b.plan.overlap_recompute)),
+    ]
+}
+
+/// What changed from `old` to `new`, e.g. `budget 70.0 GiB → 74.0 GiB` (every named setting
+/// that differs; "other settings" when none of them does).
+pub fn changes(old: &SweepInputs, new: &SweepInputs) -> String {
+    let parts: Vec<String> = settings(old)
+        .into_iter()
+        .zip(settings(new))
+        .filter(|(a, b)| a.1 != b.1)
+        .map(|((name, a), (_, b))| format!("{name} {a} → {b}"))
+        .collect();
+    if parts.is_empty() {
+        "other settings".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 impl SweepState {
@@ -138,18 +221,34 @@ impl SweepState {
         }
     }
 
-    /// The ranked list's lines: configurations that differ only in their strategy and tie
-    /// on time and memory share one (indices into the rows, in the total order).
-    pub fn lines(&self) -> Vec<Vec<usize>> {
+    /// The answer on screen: the finished one, else the previous one (dimmed) while the
+    /// sweep of the new inputs runs.
+    pub fn shown(&self) -> Option<&SweepResult> {
         self.answer()
+            .or_else(|| self.previous.as_ref().map(|p| &*p.result))
+    }
+
+    /// The ranked list's lines of the answer on screen: configurations that differ only in
+    /// their strategy and tie on time and memory share one (indices into the rows, in the
+    /// total order).
+    pub fn lines(&self) -> Vec<Vec<usize>> {
+        self.shown()
             .map(|r| crate::sweep::front::tie_groups(&r.rows, &r.ranked))
             .unwrap_or_default()
     }
 
-    /// The selected line's first configuration (the first of its strategies), if any.
-    pub fn selected_row(&self) -> Option<&crate::sweep::Row> {
-        let r = self.answer()?;
+    /// The selected line's first configuration (the first of its strategies) in the answer
+    /// on screen, if any.
+    pub fn shown_row(&self) -> Option<&crate::sweep::Row> {
+        let r = self.shown()?;
         let lines = self.lines();
         lines.get(self.selected).and_then(|l| r.rows.get(l[0]))
+    }
+
+    /// The selected configuration of the finished answer (none while only the previous
+    /// answer is shown: it answers other settings).
+    pub fn selected_row(&self) -> Option<&crate::sweep::Row> {
+        self.answer()?;
+        self.shown_row()
     }
 }

@@ -1,7 +1,9 @@
 //! The sweep worker: one thread that runs one sweep at a time on its own rayon pool, never
 //! on the UI thread. Starting a sweep cancels the one running (its [`Cancel`] token is set;
-//! the engine stops at its next candidate, and a solve running stops at its next check); progress and the answer go back as [`SweepEvent`]s
-//! tagged with the sweep's generation.
+//! the engine stops at its next candidate, and a solve running stops at its next check);
+//! progress and the answer go back as [`SweepEvent`]s tagged with the sweep's generation.
+//! The thread keeps one [`SweepCache`] for all its sweeps, so a sweep after an edit reuses
+//! what the earlier ones computed and the edit did not change.
 
 use std::sync::mpsc;
 use std::sync::{Mutex, PoisonError};
@@ -11,6 +13,7 @@ use std::time::{Duration, Instant};
 use super::sweep::{SweepEvent, SweepFn, SweepJob};
 use super::worker::background_pool;
 use crate::cancel::Cancel;
+use crate::sweep::SweepCache;
 
 /// Shortest time between two progress reports (the last one always goes).
 const PROGRESS_EVERY: Duration = Duration::from_millis(50);
@@ -29,6 +32,7 @@ impl SweepWorker {
             .name("pipescope-sweep".into())
             .spawn(move || {
                 let pool = background_pool("pipescope-sweep");
+                let cache = SweepCache::default();
                 while let Ok(mut next) = rx.recv() {
                     // Only the newest request matters (the older ones are cancelled).
                     while let Ok(newer) = rx.try_recv() {
@@ -38,7 +42,7 @@ impl SweepWorker {
                     if cancel.is_cancelled() {
                         continue;
                     }
-                    run_one(sweep, &job, &cancel, &deliver, pool.as_ref());
+                    run_one(sweep, &job, &cancel, &cache, &deliver, pool.as_ref());
                 }
             });
         SweepWorker {
@@ -78,6 +82,7 @@ fn run_one(
     sweep: SweepFn,
     job: &SweepJob,
     cancel: &Cancel,
+    cache: &SweepCache,
     deliver: &(impl Fn(SweepEvent) + Sync),
     pool: Option<&rayon::ThreadPool>,
 ) {
@@ -96,11 +101,19 @@ fn run_one(
         });
     };
     let space = job.inputs.space();
-    let run = || sweep(&job.inputs.base, &space, &progress, cancel);
+    let run = || sweep(&job.inputs.base, &space, cache, &progress, cancel);
     let result = match pool {
         Some(pool) => pool.install(run),
         None => run(),
     };
+    let reuse = cache.last();
+    if reuse.reused > 0 {
+        deliver(SweepEvent::Reused {
+            generation,
+            reused: reuse.reused,
+            solved: reuse.solved,
+        });
+    }
     deliver(SweepEvent::Done {
         generation,
         result: result.map(Box::new),

@@ -1,11 +1,15 @@
 //! The sweep view: its update flow (open, progress, answer, selection, load, cancellation
-//! by an edit) with a fixed sweep answer, snapshots at three sizes and in mono, and an end
-//! to end run in tmux on the fixture solver and the fixture's slow sweep.
+//! by an edit, the previous answer kept dimmed while the edited inputs are swept) with a
+//! fixed sweep answer, snapshots at three sizes and in mono, an end to end run in tmux on the
+//! fixture solver and the fixture's slow sweep, and one on the engine (Llama 3 70B on 64
+//! H100s) edited several times in a row.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use insta::assert_snapshot;
-use pipescope::tui::{Action, App, Effect, SweepEvent, SweepInputs, Theme, fixture, update};
+use std::time::Duration;
+
+use pipescope::tui::{Action, App, Effect, Field, SweepEvent, SweepInputs, Theme, fixture, update};
 
 use crate::tmux_common::{Tmux, skip_without_tmux, temp_dir};
 use crate::tui_common::{act, render, solved_app};
@@ -129,7 +133,7 @@ fn an_edit_cancels_the_running_sweep_and_the_open_view_sweeps_the_new_scenario()
     // With the view closed, an edit of the GPU count cancels without sweeping again.
     act(&mut app, Action::Close);
     assert!(!app.sweep.open);
-    act(&mut app, Action::SelectField(pipescope::tui::Field::Stages));
+    act(&mut app, Action::SelectField(Field::Stages));
     let effects = update(&mut app, Action::Increase);
     assert!(effects.contains(&Effect::CancelSweep), "{effects:?}");
     assert!(!app.sweep.running);
@@ -192,6 +196,153 @@ fn sweep_view_running_80x24() {
         })),
     );
     assert_snapshot!(render(&mut app, 80, 24));
+}
+
+/// Answers the view's sweep, then lowers the budget by 1 GiB: the new sweep has run 12 of 40
+/// steps. Its generation.
+fn edited_while_sweeping(app: &mut App) -> u64 {
+    open_and_answer(app);
+    act(app, Action::SweepSelect(1));
+    act(app, Action::SelectField(Field::Budget));
+    let (generation, _) = sweep_job(&update(app, Action::Decrease)).expect("the edit sweeps");
+    update(
+        app,
+        Action::Sweep(Box::new(SweepEvent::Progress {
+            generation,
+            done: 12,
+            total: 40,
+        })),
+    );
+    generation
+}
+
+#[test]
+fn an_edit_keeps_the_previous_answer_dimmed_until_the_new_one_arrives() {
+    let mut app = solved_app("gpt3-175b-16k");
+    open_and_answer(&mut app);
+    let before = app.sweep.answer().cloned().unwrap();
+    act(&mut app, Action::SelectField(Field::Budget));
+    let (second, inputs) = sweep_job(&update(&mut app, Action::Decrease)).unwrap();
+    // The new sweep runs; the old answer stays on screen, labelled with the change.
+    assert!(app.sweep.running && app.sweep.answer().is_none());
+    assert_eq!(app.sweep.shown(), Some(&before));
+    let previous = app.sweep.previous.clone().unwrap();
+    assert_eq!(
+        pipescope::tui::sweep_changes(&previous.inputs, &inputs),
+        "budget 70.0 GiB → 69.0 GiB"
+    );
+    let screen = render(&mut app, 80, 24);
+    let text = screen.to_string();
+    assert!(
+        text.contains("dimmed: the answer before budget 70.0 GiB → 69.0 GiB"),
+        "{text}"
+    );
+    assert!(text.contains('◆') && text.contains("t×cp×p×d"), "{text}");
+    // The old answer's lines are drawn dim; the status line is not.
+    let buf = screen.buffer();
+    let dim =
+        |y: u16| (0..80).any(|x| buf[(x, y)].modifier.contains(ratatui::style::Modifier::DIM));
+    let status_y = (0..24u16)
+        .find(|&y| {
+            (0..80u16)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .contains("dimmed:")
+        })
+        .unwrap();
+    assert!(!dim(status_y));
+    assert!((status_y + 2..22).any(dim), "{text}");
+    // Enter cannot load a configuration of the old answer.
+    let scenario = app.scenario.clone();
+    act(&mut app, Action::SweepLoad);
+    assert_eq!(app.scenario, scenario);
+    assert!(app.note.as_deref().unwrap().contains("old settings"));
+    // A second edit while it runs: the same answer stays, named against both edits.
+    let (third, inputs) = sweep_job(&update(&mut app, Action::Decrease)).unwrap();
+    assert!(third > second);
+    assert_eq!(app.sweep.shown(), Some(&before));
+    assert_eq!(
+        pipescope::tui::sweep_changes(&app.sweep.previous.clone().unwrap().inputs, &inputs),
+        "budget 70.0 GiB → 68.0 GiB"
+    );
+    // The replaced sweep's answer is dropped; the newest one replaces the dimmed answer.
+    let late = fixture::sweep::result(&inputs.base, 64, 64);
+    update(
+        &mut app,
+        Action::Sweep(Box::new(SweepEvent::Done {
+            generation: second,
+            result: Ok(Box::new(late.clone())),
+        })),
+    );
+    assert!(app.sweep.answer().is_none() && app.sweep.previous.is_some());
+    update(
+        &mut app,
+        Action::Sweep(Box::new(SweepEvent::Done {
+            generation: third,
+            result: Ok(Box::new(late.clone())),
+        })),
+    );
+    assert_eq!(app.sweep.answer(), Some(&late));
+    assert!(app.sweep.previous.is_none());
+    let text = render(&mut app, 80, 24).to_string();
+    assert!(!text.contains("dimmed"), "{text}");
+    // A sweep that reused earlier solves says how many (stale counts are dropped).
+    let (fourth, _) = sweep_job(&update(&mut app, Action::Decrease)).unwrap();
+    for generation in [third, fourth] {
+        update(
+            &mut app,
+            Action::Sweep(Box::new(SweepEvent::Reused {
+                generation,
+                reused: 7 + generation as usize,
+                solved: 3,
+            })),
+        );
+    }
+    assert_eq!(app.sweep.reused, Some((7 + fourth as usize, 3)));
+    update(
+        &mut app,
+        Action::Sweep(Box::new(SweepEvent::Done {
+            generation: fourth,
+            result: Ok(Box::new(late)),
+        })),
+    );
+    let text = render(&mut app, 200, 60).to_string();
+    assert!(
+        text.contains(&format!("solved ({} from earlier sweeps)", 7 + fourth)),
+        "{text}"
+    );
+}
+
+#[test]
+fn editing_back_restores_the_previous_answer_at_once() {
+    let mut app = solved_app("gpt3-175b-16k");
+    open_and_answer(&mut app);
+    let before = app.sweep.answer().cloned().unwrap();
+    act(&mut app, Action::SelectField(Field::Budget));
+    assert!(sweep_job(&update(&mut app, Action::Decrease)).is_some());
+    // Back to 70 GiB: the answer for it is the one on screen; the running sweep stops.
+    let effects = update(&mut app, Action::Increase);
+    assert!(sweep_job(&effects).is_none(), "{effects:?}");
+    assert!(effects.contains(&Effect::CancelSweep), "{effects:?}");
+    assert!(!app.sweep.running);
+    assert_eq!(app.sweep.answer(), Some(&before));
+    // Enter loads from it again.
+    act(&mut app, Action::SweepLoad);
+    assert!(app.note.as_deref().unwrap().starts_with("loaded t"));
+}
+
+#[test]
+fn sweep_view_previous_dimmed_80x24() {
+    let mut app = solved_app("gpt3-175b-16k");
+    edited_while_sweeping(&mut app);
+    assert_snapshot!(render(&mut app, 80, 24));
+}
+
+#[test]
+fn sweep_view_previous_dimmed_200x60() {
+    let mut app = solved_app("llama2-70b-4k");
+    edited_while_sweeping(&mut app);
+    assert_snapshot!(render(&mut app, 200, 60));
 }
 
 #[test]
@@ -293,4 +444,96 @@ fn ties_share_a_line_and_close_times_get_the_figures_that_tell_them_apart() {
     act(&mut app, Action::SweepLoad);
     let note = app.note.clone().unwrap();
     assert!(note.contains("as fast and as small: none"), "{note}");
+}
+
+/// Llama 3 70B on 64 H100s (t 8, p 8, global batch 512, s 8192) on the engine: the sweep
+/// view answers, then the budget is typed four times in a row and lowered twice by key while
+/// the sweeps run. At every look the view shows an answer (the previous one dimmed, with the
+/// progress, or the new one), never a blank list; the last answer is for the last budget.
+#[test]
+fn in_tmux_the_engine_sweep_follows_edits_without_blanking() {
+    if skip_without_tmux() {
+        return;
+    }
+    let home = temp_dir("sweep-edits");
+    let home_s = home.display().to_string();
+    let args = [
+        "--model",
+        "llama3-70b",
+        "--gpu",
+        "h100-80gb",
+        "-t",
+        "8",
+        "-p",
+        "8",
+        "-d",
+        "1",
+        "-m",
+        "512",
+        "-s",
+        "8192",
+        "--strategy",
+        "full",
+    ];
+    let t = Tmux::start(&args, &[("XDG_CONFIG_HOME", &home_s)], 120, 40);
+    // The debug build's engine is slow, and the machine may be busy: generous waits.
+    let long = Duration::from_secs(600);
+    t.wait_for_within("the first solve", long, |s| {
+        s.contains("stages p") && s.contains("iter")
+    });
+    // The budget field (from `stages p`, the first one focused, eight down), then the view
+    // (where the arrows and j/k pick a configuration; typing and h/l still edit).
+    t.keys(&["j", "j", "j", "j", "j", "j", "j", "j", "o"]);
+    let first = t.wait_for_within("the first answer", long, |s| {
+        s.contains("feasible ·") && s.contains('◆')
+    });
+    assert!(first.contains("sweep · llama3-70b on 64"), "{first}");
+    // Edits in a row: typed values and key presses.
+    let shows_an_answer = |s: &str| s.contains("t×cp×p×d") && s.contains('◆');
+    for typed in ["70", "66", "62", "58"] {
+        let mut keys: Vec<&str> = typed.split("").filter(|k| !k.is_empty()).collect();
+        keys.push("Enter");
+        t.keys(&keys);
+        let screen = t.capture();
+        assert!(
+            shows_an_answer(&screen),
+            "blank after typing {typed}:\n{screen}"
+        );
+    }
+    t.keys(&["h", "h"]);
+    let dimmed = t.capture();
+    assert!(shows_an_answer(&dimmed), "{dimmed}");
+    // While it sweeps: the old answer dimmed and labelled, the progress under it; every look
+    // until the answer shows one.
+    let saw_dimmed = std::cell::Cell::new(dimmed.contains("dimmed: the answer before budget"));
+    let last = t.wait_for_within("the answer for 56 GiB", long, |s| {
+        assert!(shows_an_answer(s), "blank during the sweep:\n{s}");
+        if s.contains("dimmed: the answer before budget") {
+            // Labelled with the change since the answer shown, the progress under it.
+            assert!(s.contains(" GiB → "), "{s}");
+            assert!(s.contains("░") || s.contains('█'), "no progress:\n{s}");
+            saw_dimmed.set(true);
+        }
+        !s.contains("dimmed:") && s.contains("feasible ·")
+    });
+    assert!(saw_dimmed.get(), "never saw the dimmed answer:\n{dimmed}");
+    assert!(
+        last.contains("56.0 GiB"),
+        "the parameters show the last budget:\n{last}"
+    );
+    // The new answer is for less memory: fewer configurations fit.
+    let status = |s: &str| {
+        s.lines()
+            .find(|l| l.contains("feasible ·"))
+            .map(str::to_string)
+    };
+    assert_ne!(
+        status(&first),
+        status(&last),
+        "the answer did not change:\n{last}"
+    );
+    t.keys(&["q"]);
+    let quit = t.wait_exit(Duration::from_secs(20));
+    assert!(quit < Duration::from_secs(20), "q took {quit:?}");
+    let _ = std::fs::remove_dir_all(&home);
 }

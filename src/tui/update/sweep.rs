@@ -5,7 +5,7 @@
 use super::resolve;
 use crate::tui::action::{Action, Effect};
 use crate::tui::app::{App, Mode};
-use crate::tui::sweep::{SweepEvent, SweepInputs, SweepJob};
+use crate::tui::sweep::{Previous, SweepEvent, SweepInputs, SweepJob};
 
 /// `o`, the selection keys and Enter of the sweep view.
 pub(super) fn sweep(app: &mut App, action: Action) -> Vec<Effect> {
@@ -50,11 +50,38 @@ pub(super) fn ensure(app: &mut App) -> Vec<Effect> {
 fn start(app: &mut App, inputs: SweepInputs) -> Vec<Effect> {
     let s = &mut app.sweep;
     s.generation += 1;
+    // The finished answer stays on screen, dimmed, until the new one arrives (an earlier
+    // previous answer stays when the sweep replaced had not answered yet).
+    if let (Some(Ok(r)), Some(old)) = (s.result.take(), s.inputs.take())
+        && !r.cancelled
+    {
+        s.previous = Some(Previous {
+            inputs: old,
+            result: r,
+        });
+    }
+    if s.previous.as_ref().is_some_and(|p| p.inputs == inputs) {
+        // Edited back to what the previous answer answers: it is the answer again.
+        let was_running = s.running;
+        if let Some(p) = s.previous.take() {
+            s.result = Some(Ok(p.result));
+        }
+        s.inputs = Some(inputs);
+        s.running = false;
+        return if was_running {
+            vec![Effect::CancelSweep]
+        } else {
+            Vec::new()
+        };
+    }
     s.running = true;
+    s.reused = None;
     s.inputs = Some(inputs.clone());
     s.progress = (0, 0);
     s.result = None;
-    s.selected = 0;
+    if s.previous.is_none() {
+        s.selected = 0;
+    }
     vec![Effect::Sweep(Box::new(SweepJob {
         generation: s.generation,
         inputs,
@@ -91,7 +118,11 @@ pub(super) fn after_edit(app: &mut App) -> Vec<Effect> {
 /// Enter: the selected configuration becomes the scenario; back to the main view.
 fn load(app: &mut App) -> Vec<Effect> {
     let Some(row) = app.sweep.selected_row() else {
-        app.note = Some("nothing to load yet: the sweep is still running".into());
+        app.note = Some(if app.sweep.previous.is_some() {
+            "nothing to load yet: the dimmed answer is for the old settings, the new sweep is still running".into()
+        } else {
+            "nothing to load yet: the sweep is still running".into()
+        });
         return Vec::new();
     };
     let c = row.config;
@@ -148,10 +179,22 @@ pub(super) fn event(app: &mut App, e: SweepEvent) {
         } if generation == app.sweep.generation && app.sweep.running => {
             app.sweep.progress = (done, total);
         }
+        SweepEvent::Reused {
+            generation,
+            reused,
+            solved,
+        } if generation == app.sweep.generation => {
+            app.sweep.reused = Some((reused, solved));
+        }
         SweepEvent::Done { generation, result } if generation == app.sweep.generation => {
             app.sweep.running = false;
             let total = app.sweep.progress.1;
             app.sweep.progress = (total, total);
+            // A complete answer (or an error) replaces the previous one; a cancelled sweep
+            // leaves it on screen.
+            if !matches!(&result, Ok(r) if r.cancelled) {
+                app.sweep.previous = None;
+            }
             app.sweep.result = Some(result);
             app.sweep.selected = 0;
         }

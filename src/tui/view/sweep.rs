@@ -1,7 +1,9 @@
 //! The sweep view: for the current model, GPU, GPU count and global batch, every solved
 //! layout as a point of iteration time against peak memory (ratatui's `Chart`), the front
 //! (no other layout is both faster and smaller) as a line, and the ranked list beside it
-//! (below it on narrow screens) with the selection. While the sweep runs, its progress.
+//! (below it on narrow screens) with the selection. While the sweep runs, its progress (a
+//! bar and the count); after an edit, the previous answer stays under it, dimmed, and the
+//! status line says which settings it answers, until the new answer replaces it.
 //!
 //! ```text
 //! ┌ sweep · gpt3-175b on 64 × a100-80gb · batch 64 · s 16384 ──────────────────────────┐
@@ -15,7 +17,7 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Widget};
@@ -62,19 +64,19 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let (status, style) = status_line(app);
     let status = fit_pieces(&status, usize::from(inner.width));
     buf.set_stringn(inner.x, inner.y, status, usize::from(inner.width), style);
-    if s.running && s.progress.1 > 0 && inner.height > 1 {
-        // A progress bar under the count.
-        let w = usize::from(inner.width);
-        let full = w * s.progress.0.min(s.progress.1) / s.progress.1;
-        let bar = format!("{}{}", "█".repeat(full), "░".repeat(w - full));
-        buf.set_stringn(inner.x, inner.y + 1, bar, w, theme.accent());
+    let mut top = 1;
+    if s.running && inner.height > 1 {
+        progress_bar(inner.x, inner.y + 1, inner.width, s.progress, buf, app);
+        top = 2;
     }
     let body = Rect {
-        y: inner.y + 1,
-        height: inner.height.saturating_sub(1),
+        y: inner.y + top,
+        height: inner.height.saturating_sub(top),
         ..inner
     };
-    let Some(r) = s.answer() else {
+    // The finished answer, else the previous one (dimmed) while the new sweep runs.
+    let dimmed = s.answer().is_none();
+    let Some(r) = s.shown() else {
         return;
     };
     if r.ranked.is_empty() {
@@ -110,6 +112,43 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     };
     render_chart(chart, buf, app, r);
     render_list(list, buf, app, r);
+    if dimmed {
+        // The old settings' answer, in the theme's dim style.
+        buf.set_style(body, dim(app));
+    }
+}
+
+/// The style laid over the previous answer: the theme's muted text, dimmed, not bold.
+fn dim(app: &App) -> Style {
+    app.theme
+        .muted()
+        .add_modifier(Modifier::DIM)
+        .remove_modifier(Modifier::BOLD)
+}
+
+/// The running sweep's progress: a bar over the width with `done/total` at its right end
+/// (before the first candidate is evaluated, what the sweep is doing).
+fn progress_bar(
+    x: u16,
+    y: u16,
+    width: u16,
+    (done, total): (usize, usize),
+    buf: &mut Buffer,
+    app: &App,
+) {
+    let w = usize::from(width);
+    if total == 0 {
+        let text = "░ enumerating and bounding the layouts…";
+        buf.set_stringn(x, y, text, w, app.theme.muted());
+        return;
+    }
+    let count = format!(" {}/{}", done.min(total), total);
+    let bar_w = w.saturating_sub(count.chars().count());
+    let full = bar_w * done.min(total) / total.max(1);
+    let bar = format!("{}{}", "█".repeat(full), "░".repeat(bar_w - full));
+    buf.set_stringn(x, y, &bar, w, app.theme.accent());
+    let at = x + u16::try_from(bar_w).unwrap_or(width);
+    buf.set_stringn(at, y, count, w - bar_w, app.theme.text());
 }
 
 /// `text` cut after its last whole ` · `-separated piece that fits in `room` (words only
@@ -152,12 +191,29 @@ fn status_line(app: &App) -> (String, Style) {
         } else {
             format!("sweeping: {done}/{total} configurations evaluated")
         };
-        return (format!("{text}{cancelled}"), theme.accent());
+        return match (&s.previous, &s.inputs) {
+            (Some(p), Some(now)) => (
+                format!(
+                    "dimmed: the answer before {} · {text}{cancelled}",
+                    crate::tui::sweep::changes(&p.inputs, now)
+                ),
+                theme.warning(),
+            ),
+            _ => (format!("{text}{cancelled}"), theme.accent()),
+        };
     }
     match &s.result {
         None => ("o sweeps the current scenario".into(), theme.muted()),
         Some(Err(e)) => (format!("✗ sweep: {e}"), theme.error()),
-        Some(Ok(r)) if r.cancelled => ("sweep cancelled (o sweeps again)".into(), theme.warning()),
+        Some(Ok(r)) if r.cancelled => (
+            if s.previous.is_some() {
+                "sweep cancelled (o sweeps again) · dimmed: the answer for the earlier settings"
+                    .into()
+            } else {
+                "sweep cancelled (o sweeps again)".into()
+            },
+            theme.warning(),
+        ),
         Some(Ok(r)) if r.ranked.is_empty() => (
             format!(
                 "{} configurations, none fits: raise the budget or the GPU count",
@@ -167,11 +223,14 @@ fn status_line(app: &App) -> (String, Style) {
         ),
         Some(Ok(r)) => (
             format!(
-                "{} configurations · {} feasible · front {} · {} solved · ↑↓ pick · ⏎ load · o back{cancelled}",
+                "{} configurations · {} feasible · front {} · {} solved{} · ↑↓ pick · ⏎ load · o back{cancelled}",
                 r.configs(),
                 r.feasible(),
                 r.pareto.len(),
-                r.solved()
+                r.solved(),
+                s.reused
+                    .map(|(reused, _)| format!(" ({reused} from earlier sweeps)"))
+                    .unwrap_or_default()
             ),
             theme.text(),
         ),
@@ -208,7 +267,7 @@ fn render_chart(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
     let solved: Vec<(f64, f64)> = r.rows.iter().filter(|x| x.feasible()).map(point).collect();
     let mut front: Vec<(f64, f64)> = r.pareto.iter().map(|&i| point(&r.rows[i])).collect();
     front.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let selected: Vec<(f64, f64)> = app.sweep.selected_row().map(point).into_iter().collect();
+    let selected: Vec<(f64, f64)> = app.sweep.shown_row().map(point).into_iter().collect();
     let x = bounds(solved.iter().map(|p| p.0));
     let y = bounds(solved.iter().map(|p| p.1));
     let datasets = vec![

@@ -1,0 +1,561 @@
+//! A sweep that remembers what earlier sweeps computed, for callers that sweep again after
+//! every small edit (the terminal UI's sweep view).
+//!
+//! [`SweepCache`] keeps two things across sweeps, each keyed by everything that decides it,
+//! so that a reused value is provably the one a fresh computation would give:
+//! - the generated schedules, in a [`ScheduleMemo`] keyed by the generator's whole input (a
+//!   schedule depends on its kind, p, m, chunks and the durations, not on the strategy or the
+//!   budget), which is where most of a sweep's time goes;
+//! - each solved configuration's figures (time, peak, feasibility and its reason), keyed by
+//!   the whole scenario that configuration solves (its `Debug` text: every field but the
+//!   display name and the reserve the budget came from, the budget itself included). An edit that leaves a configuration's scenario as it was (an overlap that
+//!   configuration cannot use, a value edited and edited back) reuses its figures; any other
+//!   is solved again.
+//!
+//! [`sweep_cached`] runs the same pruning loop as [`super::sweep`] (bounds, candidates in
+//! order of the time bound, the proven cuts) and answers exactly what it answers.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::bounds::{Bounds, bounds};
+use super::front::{self, Incumbents, Point};
+use super::{Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate};
+use super::{scenario_for, sweep};
+use crate::anatomy::Anatomy;
+use crate::cancel::Cancel;
+use crate::scenario::{GIB, Scenario};
+use crate::solve::{ScheduleMemo, SolveOptions, fixed_peak_bytes, solve_on};
+
+/// Most solved configurations remembered; past it the figures are forgotten (the schedules
+/// stay, bounded by [`ScheduleMemo::MAX_OPS`]).
+pub const MAX_REMEMBERED: usize = 20_000;
+
+/// What a solve told about one configuration: the figures a [`Row`] carries once solved.
+#[derive(Debug, Clone, PartialEq)]
+struct Solved {
+    status: Status,
+    iteration_time_s: f64,
+    tokens_per_s_per_gpu: f64,
+    mfu: f64,
+    peak_memory_bytes: u64,
+    solve_time_s: f64,
+}
+
+impl Solved {
+    fn of(row: &Row) -> Solved {
+        Solved {
+            status: row.status.clone(),
+            iteration_time_s: row.iteration_time_s,
+            tokens_per_s_per_gpu: row.tokens_per_s_per_gpu,
+            mfu: row.mfu,
+            peak_memory_bytes: row.peak_memory_bytes,
+            solve_time_s: row.solve_time_s,
+        }
+    }
+
+    fn onto(&self, row: &Row) -> Row {
+        Row {
+            status: self.status.clone(),
+            solved: true,
+            iteration_time_s: self.iteration_time_s,
+            tokens_per_s_per_gpu: self.tokens_per_s_per_gpu,
+            mfu: self.mfu,
+            peak_memory_bytes: self.peak_memory_bytes,
+            solve_time_s: self.solve_time_s,
+            ..row.clone()
+        }
+    }
+}
+
+/// What sweeps share with the next ones: generated schedules and solved configurations.
+/// It may be shared between threads; results never depend on what it holds.
+#[derive(Default)]
+pub struct SweepCache {
+    memo: ScheduleMemo,
+    solved: Mutex<HashMap<String, Solved>>,
+    reused: AtomicUsize,
+    solves: AtomicUsize,
+}
+
+/// How much of the latest [`sweep_cached`] came from the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Reuse {
+    /// Configurations whose figures came from an earlier solve.
+    pub reused: usize,
+    /// Configurations solved in full.
+    pub solved: usize,
+}
+
+impl std::fmt::Debug for SweepCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let remembered = self
+            .solved
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len();
+        f.debug_struct("SweepCache")
+            .field("remembered", &remembered)
+            .field("last", &self.last())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SweepCache {
+    /// Counts of the latest sweep run with this cache.
+    pub fn last(&self) -> Reuse {
+        Reuse {
+            reused: self.reused.load(Ordering::Relaxed),
+            solved: self.solves.load(Ordering::Relaxed),
+        }
+    }
+
+    fn lookup(&self, key: &str) -> Option<Solved> {
+        self.solved
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned()
+    }
+
+    fn remember(&self, key: String, row: &Row) {
+        let mut map = self.solved.lock().unwrap_or_else(PoisonError::into_inner);
+        if map.len() >= MAX_REMEMBERED {
+            map.clear();
+        }
+        map.insert(key, Solved::of(row));
+    }
+}
+
+/// [`super::sweep`] with `cache`: the same answer (best, ranked list, front and every solved
+/// row's figures), without solving again a configuration whose whole scenario an earlier
+/// sweep with this cache solved, and with the schedules generated by earlier sweeps. Without
+/// pruning (`exhaustive`) it is the plain sweep.
+pub fn sweep_cached(
+    base: &Scenario,
+    space: &SweepSpace,
+    options: SweepOptions,
+    cache: &SweepCache,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    cancel: &Cancel,
+) -> Result<SweepResult, SweepError> {
+    cache.reused.store(0, Ordering::Relaxed);
+    cache.solves.store(0, Ordering::Relaxed);
+    if options.exhaustive {
+        return sweep(base, space, options, progress, cancel);
+    }
+    let (configs, rejected) = enumerate(base, space)?;
+    let budget = base.plan.memory_budget_bytes;
+    // One anatomy per layout group (what the anatomy depends on), built in parallel.
+    let mut group_of: HashMap<Config, usize> = HashMap::new();
+    let mut firsts: Vec<Config> = Vec::new();
+    let groups: Vec<usize> = configs
+        .iter()
+        .map(|c| {
+            *group_of.entry(layout_of(c)).or_insert_with(|| {
+                firsts.push(*c);
+                firsts.len() - 1
+            })
+        })
+        .collect();
+    let anatomies: Vec<Result<Anatomy, String>> = firsts
+        .par_iter()
+        .map(|c| Anatomy::build(&scenario_for(base, c)).map_err(|e| e.to_string()))
+        .collect();
+    let mut rows: Vec<Row> = configs
+        .iter()
+        .zip(&groups)
+        .map(|(c, &g)| first_row(base, c, &anatomies[g], budget))
+        .collect();
+    let mut order: Vec<usize> = (0..rows.len())
+        .filter(|&i| anatomies[groups[i]].is_ok() && rows[i].status == Status::Pruned)
+        .collect();
+    order.sort_by(|&a, &b| {
+        rows[a]
+            .time_bound_s
+            .total_cmp(&rows[b].time_bound_s)
+            .then(a.cmp(&b))
+    });
+    let job = Job {
+        base,
+        rows: &rows,
+        order: &order,
+        anatomies: &anatomies,
+        groups: &groups,
+        tokens: space.global_batch as f64 * base.batch.seq_len as f64,
+        budget,
+        cache,
+        progress,
+        cancel,
+    };
+    let shared = Shared {
+        incumbents: Mutex::new(Incumbents::new(options.top)),
+        solved: Mutex::new((Vec::new(), 0)),
+        next: AtomicUsize::new(0),
+        cancelled: AtomicBool::new(false),
+    };
+    rayon::broadcast(|_| job.work(&shared));
+    let cancelled = shared.cancelled.load(Ordering::Relaxed);
+    let (solved, _) = shared
+        .solved
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    for (i, row) in solved {
+        rows[i] = row;
+    }
+    Ok(SweepResult {
+        ranked: front::ranked(&rows, options.top),
+        pareto: front::pareto(&rows),
+        rows,
+        rejected,
+        cancelled,
+    })
+}
+
+/// The configuration with what the anatomy does not depend on (schedule, strategy, chunks,
+/// m) reset: configurations with equal layouts share one anatomy.
+fn layout_of(c: &Config) -> Config {
+    Config {
+        m: 0,
+        chunks: 0,
+        schedule: crate::scenario::ScheduleKind::OneFOneB,
+        strategy: crate::scenario::Strategy::None,
+        ..*c
+    }
+}
+
+/// The row of `c` before any solve: its bounds, ruled out when its memory bound exceeds the
+/// budget, a candidate ([`Status::Pruned`] until solved) otherwise.
+fn first_row(base: &Scenario, c: &Config, anatomy: &Result<Anatomy, String>, budget: u64) -> Row {
+    let (b, status) = match anatomy {
+        Err(e) => (
+            Bounds {
+                time_s: f64::NAN,
+                peak_bytes: 0,
+            },
+            Status::Invalid(e.clone()),
+        ),
+        Ok(a) => {
+            let b = bounds(c, a, &scenario_for(base, c));
+            let status = if b.peak_bytes > budget {
+                Status::DoesNotFit(format!(
+                    "needs at least {:.1} GiB (static memory and one micro-batch), budget {:.1} GiB",
+                    b.peak_bytes as f64 / GIB,
+                    budget as f64 / GIB
+                ))
+            } else {
+                Status::Pruned
+            };
+            (b, status)
+        }
+    };
+    Row {
+        config: *c,
+        time_bound_s: b.time_s,
+        memory_bound_bytes: b.peak_bytes,
+        status,
+        solved: false,
+        iteration_time_s: f64::NAN,
+        tokens_per_s_per_gpu: f64::NAN,
+        mfu: f64::NAN,
+        peak_memory_bytes: 0,
+        solve_time_s: 0.0,
+    }
+}
+
+/// The cache key of a configuration's scenario: every field that decides its solve. Left
+/// out: the display name and description, and the reserve, which only says how the budget
+/// follows a change of GPU (the solve reads the budget itself, which the key keeps).
+fn key_of(scenario: &Scenario) -> String {
+    let mut s = scenario.clone();
+    s.name.clear();
+    s.description.clear();
+    s.plan.reserve_bytes = None;
+    format!("{s:?}")
+}
+
+/// What the workers read.
+struct Job<'a> {
+    base: &'a Scenario,
+    rows: &'a [Row],
+    order: &'a [usize],
+    anatomies: &'a [Result<Anatomy, String>],
+    groups: &'a [usize],
+    tokens: f64,
+    budget: u64,
+    cache: &'a SweepCache,
+    progress: &'a (dyn Fn(usize, usize) + Sync),
+    cancel: &'a Cancel,
+}
+
+/// What the workers share: the incumbents, the decided rows with the count of candidates
+/// done, the next candidate and whether the sweep was cancelled.
+struct Shared {
+    incumbents: Mutex<Incumbents>,
+    solved: Mutex<(Vec<(usize, Row)>, usize)>,
+    next: AtomicUsize,
+    cancelled: AtomicBool,
+}
+
+impl Job<'_> {
+    /// Takes candidates in order until none is left or the sweep is cancelled (the loop of
+    /// [`super::sweep`]: a candidate is skipped only when solved ones already keep it out).
+    fn work(&self, shared: &Shared) {
+        let total = self.order.len();
+        loop {
+            if self.cancel.is_cancelled() {
+                shared.cancelled.store(true, Ordering::Relaxed);
+                return;
+            }
+            let n = shared.next.fetch_add(1, Ordering::Relaxed);
+            let Some(&i) = self.order.get(n) else {
+                return;
+            };
+            let decided = match &self.anatomies[self.groups[i]] {
+                Ok(anatomy) => self.decide(&self.rows[i], anatomy, shared),
+                Err(_) => None,
+            };
+            if self.cancel.is_cancelled() {
+                shared.cancelled.store(true, Ordering::Relaxed);
+                return;
+            }
+            if let Some(r) = decided.as_ref().filter(|r| r.feasible()) {
+                shared
+                    .incumbents
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .add(Point {
+                        time_s: r.iteration_time_s,
+                        peak_bytes: r.peak_memory_bytes,
+                        gpus: r.config.gpus,
+                    });
+            }
+            let mut done = shared.solved.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(r) = decided {
+                done.0.push((i, r));
+            }
+            done.1 += 1;
+            (self.progress)(done.1, total);
+        }
+    }
+
+    fn can_enter(&self, row: &Row, shared: &Shared) -> bool {
+        shared
+            .incumbents
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .can_enter(&Point {
+                time_s: row.time_bound_s,
+                peak_bytes: row.memory_bound_bytes,
+                gpus: row.config.gpus,
+            })
+    }
+
+    /// One candidate, decided as [`super::sweep`] decides it (bounds, then the exact peak of
+    /// a fixed plan, then a full solve), the solve's figures taken from the cache when this
+    /// very scenario was solved before. The new row, or `None` when it stays as it was.
+    fn decide(&self, row: &Row, anatomy: &Anatomy, shared: &Shared) -> Option<Row> {
+        if !self.can_enter(row, shared) {
+            return None;
+        }
+        let scenario = scenario_for(self.base, &row.config);
+        let mut row = row.clone();
+        let known = fixed_peak_bytes(&scenario, anatomy, Some(&self.cache.memo));
+        if let Some(peak) = known {
+            row.memory_bound_bytes = row.memory_bound_bytes.max(peak);
+            if peak > self.budget {
+                row.status = Status::DoesNotFit(format!(
+                    "peaks at {:.1} GiB (its plan and op order are fixed), budget {:.1} GiB",
+                    peak as f64 / GIB,
+                    self.budget as f64 / GIB
+                ));
+                return Some(row);
+            }
+        }
+        if !self.can_enter(&row, shared) {
+            return known.map(|_| row);
+        }
+        let key = key_of(&scenario);
+        if let Some(found) = self.cache.lookup(&key) {
+            self.cache.reused.fetch_add(1, Ordering::Relaxed);
+            return Some(found.onto(&row));
+        }
+        let solved = self.solve(&scenario, anatomy, &row);
+        // A solve cut short answers nothing and is not remembered.
+        if !self.cancel.is_cancelled() {
+            self.cache.solves.fetch_add(1, Ordering::Relaxed);
+            self.cache.remember(key, &solved);
+        }
+        Some(solved)
+    }
+
+    /// The full solve of one configuration (as [`super::sweep`] solves it).
+    fn solve(&self, scenario: &Scenario, anatomy: &Anatomy, row: &Row) -> Row {
+        let mut out = row.clone();
+        out.solved = true;
+        let start = Instant::now();
+        let options = SolveOptions {
+            cancel: self.cancel.clone(),
+            memo: Some(&self.cache.memo),
+            skip_baseline: true,
+        };
+        let result = solve_on(scenario, anatomy, &options);
+        out.solve_time_s = start.elapsed().as_secs_f64();
+        match result {
+            Ok(o) => {
+                out.iteration_time_s = o.iteration_time_s;
+                out.tokens_per_s_per_gpu =
+                    self.tokens / o.iteration_time_s / f64::from(row.config.gpus);
+                out.mfu = o.mfu.unwrap_or(f64::NAN);
+                out.peak_memory_bytes = o.max_peak_memory_bytes();
+                out.status = if o.feasible {
+                    Status::Feasible
+                } else {
+                    Status::Infeasible(
+                        o.infeasible_reason
+                            .unwrap_or_else(|| "does not fit its budget".to_string()),
+                    )
+                };
+            }
+            Err(e) => out.status = Status::Invalid(e.to_string()),
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Catalog;
+
+    fn tiny(budget_gib: f64) -> Scenario {
+        let mut s = Catalog::builtin()
+            .scenario("tiny-4x8")
+            .unwrap_or_else(|e| panic!("{e}"));
+        s.plan.memory_budget_bytes = (budget_gib * GIB) as u64;
+        s
+    }
+
+    fn space() -> SweepSpace {
+        SweepSpace {
+            gpus: vec![8],
+            global_batch: 32,
+            tp: vec![1, 2, 4],
+            pp: vec![1, 2, 4, 8],
+            mbs: vec![1, 2],
+            ..SweepSpace::default()
+        }
+    }
+
+    const OPTIONS: SweepOptions = SweepOptions {
+        top: 6,
+        exhaustive: false,
+    };
+
+    /// The answer's rows (best, ranked list, front) with their figures, wall time left out:
+    /// what must not depend on the cache.
+    fn answer(r: &SweepResult) -> Vec<(Config, String, f64, u64, f64)> {
+        r.ranked
+            .iter()
+            .chain(&r.pareto)
+            .map(|&i| {
+                let row = &r.rows[i];
+                let status = format!("{:?}", row.status);
+                (
+                    row.config,
+                    status,
+                    row.iteration_time_s,
+                    row.peak_memory_bytes,
+                    row.mfu,
+                )
+            })
+            .collect()
+    }
+
+    fn fresh(base: &Scenario) -> SweepResult {
+        sweep(base, &space(), OPTIONS, &|_, _| {}, &Cancel::never())
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn cached(base: &Scenario, cache: &SweepCache) -> SweepResult {
+        sweep_cached(base, &space(), OPTIONS, cache, &|_, _| {}, &Cancel::never())
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A sequence of edits as the UI makes them (the budget down and back, an overlap that
+    /// only some configurations use): after each one the cached sweep answers exactly what a
+    /// fresh sweep answers, every solved row it reuses equals a fresh solve of that row, and
+    /// the reuse happens (an edit back solves nothing again).
+    #[test]
+    fn reuse_answers_exactly_what_a_fresh_sweep_answers() {
+        let cache = SweepCache::default();
+        let roomy = tiny(30.0);
+        let tight = tiny(6.0);
+        let mut overlap = roomy.clone();
+        overlap.plan.overlap_grad_reduce = !overlap.plan.overlap_grad_reduce;
+        overlap.plan.overlap_param_gather = true;
+        // The roomy budget given as memory kept free: the same solves.
+        let mut via_reserve = roomy.clone();
+        let free = via_reserve.gpu.memory_bytes() - roomy.plan.memory_budget_bytes;
+        via_reserve
+            .keep_free(free)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            via_reserve.plan.memory_budget_bytes,
+            roomy.plan.memory_budget_bytes
+        );
+        let mut steps = Vec::new();
+        for base in [&roomy, &tight, &roomy, &overlap, &tight, &via_reserve] {
+            let r = cached(base, &cache);
+            let f = fresh(base);
+            assert!(!r.ranked.is_empty(), "the space has feasible layouts");
+            assert_eq!(answer(&r), answer(&f));
+            assert_eq!((&r.ranked, &r.pareto), (&f.ranked, &f.pareto));
+            // Rows solved by both (reused or not) carry the same figures.
+            for (a, b) in r
+                .rows
+                .iter()
+                .zip(&f.rows)
+                .filter(|(a, b)| a.solved && b.solved)
+            {
+                assert_eq!(a.config, b.config);
+                assert_eq!(a.status, b.status, "{:?}", a.config);
+                assert_eq!(a.iteration_time_s.to_bits(), b.iteration_time_s.to_bits());
+                assert_eq!(a.peak_memory_bytes, b.peak_memory_bytes);
+            }
+            steps.push(cache.last());
+        }
+        // The first sweep solves everything it needs; back to a budget seen before, every
+        // solve is reused.
+        assert_eq!(steps[0].reused, 0, "{steps:?}");
+        assert!(steps[0].solved > 0, "{steps:?}");
+        assert_eq!(steps[2].solved, 0, "{steps:?}");
+        assert!(steps[2].reused > 0, "{steps:?}");
+        assert_eq!(steps[4].solved, 0, "{steps:?}");
+        assert_eq!(steps[5].solved, 0, "{steps:?}");
+    }
+
+    /// A cancelled sweep remembers nothing it cut short: the next sweep still answers as a
+    /// fresh one.
+    #[test]
+    fn a_cancelled_sweep_leaves_the_cache_sound() {
+        let cache = SweepCache::default();
+        let base = tiny(30.0);
+        let cancel = Cancel::new();
+        let stop = |done: usize, _: usize| {
+            if done >= 2 {
+                cancel.cancel();
+            }
+        };
+        let cut = sweep_cached(&base, &space(), OPTIONS, &cache, &stop, &cancel)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(cut.cancelled);
+        let r = cached(&base, &cache);
+        assert!(!r.cancelled);
+        assert_eq!(answer(&r), answer(&fresh(&base)));
+    }
+}
