@@ -402,6 +402,7 @@ impl Job<'_> {
             cancel: self.cancel.clone(),
             memo: Some(&self.cache.memo),
             skip_baseline: true,
+            figures_only: true,
         };
         let result = solve_on(scenario, anatomy, &options);
         out.solve_time_s = start.elapsed().as_secs_f64();
