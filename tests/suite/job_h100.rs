@@ -232,7 +232,11 @@ fn model_s(run: &Run, precision: Precision) -> f64 {
     }
     .apply(&mut s, &c)
     .unwrap();
-    solve(&s).unwrap().iteration_time_s
+    let o = solve(&s).unwrap();
+    if std::env::var("H100_BREAKDOWN").is_ok() {
+        eprintln!("BD {} {:?}: {:?}", run.label, precision, o.time_breakdown_s);
+    }
+    o.iteration_time_s
 }
 
 /// One compared figure: label, model, published, signed relative error, and the run it is of.
