@@ -79,7 +79,10 @@ fn send_lengths(kind: ScheduleKind, p: u32, m: u32, v: u32, comm: f64) -> Vec<f6
 #[test]
 fn an_interleaved_round_sends_its_two_tensors_one_after_the_other() {
     let lengths = send_lengths(ScheduleKind::Interleaved, 2, 4, 2, 0.1);
-    assert!(lengths.iter().any(|l| (l - 0.2).abs() < 1e-9), "{lengths:?}");
+    assert!(
+        lengths.iter().any(|l| (l - 0.2).abs() < 1e-9),
+        "{lengths:?}"
+    );
     assert!(
         lengths
             .iter()
