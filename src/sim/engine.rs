@@ -385,6 +385,7 @@ impl Engine<'_> {
                         count,
                         host: 0,
                     });
+                    let mut gradient_comm = 0.0;
                     if stage > 0 {
                         let (nd, _) = self.sched.locate(stage - 1, mb);
                         if nd != d {
@@ -397,10 +398,14 @@ impl Engine<'_> {
                                 mb,
                                 chunk,
                             };
+                            gradient_comm = t.comm;
                             hold = later(hold, self.transfer(d, t, queue, queued));
                         }
                     }
-                    if let Some(t) = self.tx.take_deferred(d, end) {
+                    if let Some(mut t) = self.tx.take_deferred(d, end) {
+                        // One batched exchange carries both tensors: they leave through the
+                        // device's one network link and are gathered one after the other.
+                        t.comm += gradient_comm;
                         hold = later(hold, self.transfer(d, t, queue, queued));
                     }
                 }

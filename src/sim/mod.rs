@@ -27,7 +27,9 @@
 //! - a SEND span (producer's send lane) covers each transfer between two devices when the
 //!   transfer time is positive; sends do not queue behind each other. With
 //!   [`SimCosts::blocking_sends`] the sender waits for its send, and on Megatron's own
-//!   schedules the send also waits for its receiver (the `transfers` module).
+//!   schedules the send also waits for its receiver (the `transfers` module); an interleaved
+//!   steady round's one exchange carries two tensors, so its forward output takes both
+//!   transfer times.
 
 mod abstract_run;
 pub mod collectives;

@@ -10,7 +10,9 @@
 //!   once the sender has finished its op and the receiver has finished the op before the one
 //!   that needs it (it posts its receive in the exchange after that op), and both wait for
 //!   it. In the interleaved schedule's steady state a forward is followed by a backward
-//!   before the exchange, so the forward's output leaves after that backward.
+//!   before the exchange, so the forward's output leaves after that backward, in the same
+//!   batched exchange as the backward's gradient: the two share the device's network link
+//!   and are gathered one after the other, so the output arrives after both transfer times.
 
 use crate::schedule::{OpKind, Schedule, ScheduleKind};
 

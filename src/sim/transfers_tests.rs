@@ -55,3 +55,40 @@ fn blocking_costs_time_only_with_transfer_time() {
         }
     }
 }
+
+/// Send spans of a blocking run, by length.
+fn send_lengths(kind: ScheduleKind, p: u32, m: u32, v: u32, comm: f64) -> Vec<f64> {
+    let s = generate(kind, &ScheduleInput::uniform(p, m, v, 1.0, 1.0, 1.0, comm)).unwrap();
+    let costs = SimCosts {
+        blocking_sends: true,
+        ..SimCosts::abstract_run(&s, 1.0, 1.0, 1.0, comm, 0.0)
+    };
+    let sim = simulate(&s, &costs).unwrap();
+    sim.timeline
+        .spans
+        .iter()
+        .filter(|x| x.lane == crate::sim::Lane::Send)
+        .map(|x| x.end - x.start)
+        .collect()
+}
+
+/// Megatron-LM's interleaved steady round ends in one batched exchange that sends the
+/// forward's output and the backward's gradient together through the device's one link:
+/// the forward's output arrives after both (two transfer times); every other exchange
+/// carries one tensor. 1F1B's exchanges carry one tensor each.
+#[test]
+fn an_interleaved_round_sends_its_two_tensors_one_after_the_other() {
+    let lengths = send_lengths(ScheduleKind::Interleaved, 2, 4, 2, 0.1);
+    assert!(
+        lengths.iter().any(|l| (l - 0.2).abs() < 1e-9),
+        "{lengths:?}"
+    );
+    assert!(
+        lengths
+            .iter()
+            .all(|l| (l - 0.1).abs() < 1e-9 || (l - 0.2).abs() < 1e-9),
+        "{lengths:?}"
+    );
+    let plain = send_lengths(ScheduleKind::OneFOneB, 2, 4, 1, 0.1);
+    assert!(plain.iter().all(|l| (l - 0.1).abs() < 1e-9), "{plain:?}");
+}

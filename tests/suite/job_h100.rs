@@ -289,7 +289,8 @@ fn published_h100_runs() {
     }
     assert!(mean < MEAN_BOUND, "mean error {mean}");
     assert!(worst < RUN_BOUND, "largest error {worst}");
-    // The model is optimistic on every run today (what it leaves out costs time).
+    // No run comes out more than 2 % slower than published (the model leaves time out,
+    // it does not add any).
     assert!(
         times.iter().all(|r| r.3 < 0.02),
         "a run came out slower than published"
@@ -297,13 +298,13 @@ fn published_h100_runs() {
 }
 
 /// The fp8 speed-up of every run with both precisions is within 7 % of the published one
-/// (within 5 % today).
+/// (within 5.1 % today: Llama 3.1 8B's at -5.0 %).
 const SPEEDUP_BOUND: f64 = 0.07;
 
-/// The mean absolute error of the times today is 11.5 %, above the 7 % the model aims at:
+/// The mean absolute error of the times today is 9.2 %, above the 7 % the model aims at:
 /// docs/model.md ("Calibration") says what the H100 runs spend that the model leaves out.
 /// This bound only keeps a change from making it worse unnoticed.
-const MEAN_BOUND: f64 = 0.14;
+const MEAN_BOUND: f64 = 0.095;
 
-/// The largest error of one run (17.8 % today, the 24.11 GPT-3 run).
-const RUN_BOUND: f64 = 0.19;
+/// The largest error of one run (17.1 % today, the 24.11 GPT-3 run with 12 virtual stages).
+const RUN_BOUND: f64 = 0.175;

@@ -226,14 +226,16 @@ fn check(runs: &[Run], bound: f64) -> (f64, f64) {
     (mean, hi - lo)
 }
 
-/// The published configurations leave the interleaved runs about 7 points further off than
-/// the 1F1B ones even with blocking sends (docs/model.md, "Stage-to-stage transfers"): the
-/// bounds pin today's figures, not the 5-point spread that would mean the gap is explained.
+/// The published configurations leave the interleaved runs up to 6.7 points further off
+/// than the 1F1B ones even with blocking sends and the interleaved round's two tensors on
+/// one link (docs/model.md, "Stage-to-stage transfers"): the bounds pin today's figures
+/// (mean 6.3 %, spread 6.7 points), not the 5-point spread that would mean the gap is
+/// explained.
 #[test]
 fn narayanan_table1_held_out() {
     let (mean, spread) = check(&MEGATRON, 0.10);
-    assert!(mean < 0.07, "mean {mean}");
-    assert!(spread < 0.075, "spread {spread}");
+    assert!(mean < 0.065, "mean {mean}");
+    assert!(spread < 0.07, "spread {spread}");
 }
 
 #[test]
