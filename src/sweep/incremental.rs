@@ -24,7 +24,9 @@ use rayon::prelude::*;
 
 use super::bounds::{Bounds, bounds};
 use super::front::{self, Incumbents, Point};
-use super::{Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate};
+use super::{
+    Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate, workers,
+};
 use super::{scenario_for, sweep};
 use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
@@ -305,42 +307,22 @@ impl Job<'_> {
     /// Takes candidates in order until none is left or the sweep is cancelled (the loop of
     /// [`super::sweep`]: a candidate is skipped only when solved ones already keep it out).
     fn work(&self, shared: &Shared) {
-        let total = self.order.len();
-        loop {
-            if self.cancel.is_cancelled() {
-                shared.cancelled.store(true, Ordering::Relaxed);
-                return;
-            }
-            let n = shared.next.fetch_add(1, Ordering::Relaxed);
-            let Some(&i) = self.order.get(n) else {
-                return;
-            };
-            let decided = match &self.anatomies[self.groups[i]] {
+        let pool = workers::Pool {
+            incumbents: &shared.incumbents,
+            solved: &shared.solved,
+            next: &shared.next,
+            cancelled: &shared.cancelled,
+        };
+        workers::take_in_order(
+            self.order,
+            self.cancel,
+            self.progress,
+            &pool,
+            |i| match &self.anatomies[self.groups[i]] {
                 Ok(anatomy) => self.decide(&self.rows[i], anatomy, shared),
                 Err(_) => None,
-            };
-            if self.cancel.is_cancelled() {
-                shared.cancelled.store(true, Ordering::Relaxed);
-                return;
-            }
-            if let Some(r) = decided.as_ref().filter(|r| r.feasible()) {
-                shared
-                    .incumbents
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .add(Point {
-                        time_s: r.iteration_time_s,
-                        peak_bytes: r.peak_memory_bytes,
-                        gpus: r.config.gpus,
-                    });
-            }
-            let mut done = shared.solved.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(r) = decided {
-                done.0.push((i, r));
-            }
-            done.1 += 1;
-            (self.progress)(done.1, total);
-        }
+            },
+        );
     }
 
     fn can_enter(&self, row: &Row, shared: &Shared) -> bool {
@@ -407,21 +389,7 @@ impl Job<'_> {
         let result = solve_on(scenario, anatomy, &options);
         out.solve_time_s = start.elapsed().as_secs_f64();
         match result {
-            Ok(o) => {
-                out.iteration_time_s = o.iteration_time_s;
-                out.tokens_per_s_per_gpu =
-                    self.tokens / o.iteration_time_s / f64::from(row.config.gpus);
-                out.mfu = o.mfu.unwrap_or(f64::NAN);
-                out.peak_memory_bytes = o.max_peak_memory_bytes();
-                out.status = if o.feasible {
-                    Status::Feasible
-                } else {
-                    Status::Infeasible(
-                        o.infeasible_reason
-                            .unwrap_or_else(|| "does not fit its budget".to_string()),
-                    )
-                };
-            }
+            Ok(o) => workers::fill_from_outcome(&mut out, o, self.tokens),
             Err(e) => out.status = Status::Invalid(e.to_string()),
         }
         out

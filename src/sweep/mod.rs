@@ -24,6 +24,7 @@ pub mod enumerate;
 mod evaluate;
 pub mod front;
 mod incremental;
+mod workers;
 
 use std::collections::BTreeMap;
 

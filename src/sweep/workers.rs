@@ -1,0 +1,86 @@
+//! The loop every sweep worker runs, shared by the one-off sweep and the cached sweep of the
+//! UI: take the next candidate in order, decide it, add a feasible answer to the incumbents
+//! and record it, until no candidate is left or the sweep is cancelled.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use super::Row;
+use super::front::{Incumbents, Point};
+use crate::cancel::Cancel;
+use crate::outcome::Outcome;
+
+/// What the workers of one sweep share: the incumbents, the decided rows (by index) with the
+/// count of candidates done, the next candidate and whether the sweep was cancelled.
+pub(super) struct Pool<'a> {
+    /// The feasible answers so far (the ranked list's and the front's contenders).
+    pub incumbents: &'a Mutex<Incumbents>,
+    /// The decided rows with their indices, and how many candidates are done.
+    pub solved: &'a Mutex<(Vec<(usize, Row)>, usize)>,
+    /// The position in `order` of the next candidate to take.
+    pub next: &'a AtomicUsize,
+    /// Set when a worker saw the sweep cancelled.
+    pub cancelled: &'a AtomicBool,
+}
+
+/// Takes the candidates of `order` in turn until none is left or `cancel` is set: `decide`
+/// answers a candidate's row (or `None` when it stays undecided). A candidate is skipped only
+/// when solved ones already keep it out (`decide` asks the incumbents at that moment), so
+/// the answer does not depend on the order of the workers. A decision cut short by the
+/// token answers nothing.
+pub(super) fn take_in_order(
+    order: &[usize],
+    cancel: &Cancel,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    pool: &Pool,
+    decide: impl Fn(usize) -> Option<Row>,
+) {
+    let total = order.len();
+    loop {
+        if cancel.is_cancelled() {
+            pool.cancelled.store(true, Ordering::Relaxed);
+            return;
+        }
+        let n = pool.next.fetch_add(1, Ordering::Relaxed);
+        let Some(&i) = order.get(n) else {
+            return;
+        };
+        let decided = decide(i);
+        if cancel.is_cancelled() {
+            pool.cancelled.store(true, Ordering::Relaxed);
+            return;
+        }
+        if let Some(r) = decided.as_ref().filter(|r| r.feasible()) {
+            pool.incumbents
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .add(Point {
+                    time_s: r.iteration_time_s,
+                    peak_bytes: r.peak_memory_bytes,
+                    gpus: r.config.gpus,
+                });
+        }
+        let mut done = pool.solved.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(r) = decided {
+            done.0.push((i, r));
+        }
+        done.1 += 1;
+        progress(done.1, total);
+    }
+}
+
+/// Fills `row` with a solved outcome's figures (`tokens` the global batch's tokens).
+pub(super) fn fill_from_outcome(row: &mut Row, o: Outcome, tokens: f64) {
+    row.iteration_time_s = o.iteration_time_s;
+    row.tokens_per_s_per_gpu = tokens / o.iteration_time_s / f64::from(row.config.gpus);
+    row.mfu = o.mfu.unwrap_or(f64::NAN);
+    row.peak_memory_bytes = o.max_peak_memory_bytes();
+    row.status = if o.feasible {
+        super::Status::Feasible
+    } else {
+        super::Status::Infeasible(
+            o.infeasible_reason
+                .unwrap_or_else(|| "does not fit its budget".to_string()),
+        )
+    };
+}
