@@ -368,6 +368,10 @@ struct Columns {
     gib: usize,
     /// Width of the GiB column.
     gib_w: usize,
+    /// Whether the list has an expert-parallel column (`ep`, or `ep/etp` with expert tensor
+    /// parallelism): shown when some configuration of the sweep runs its experts over more
+    /// than one rank, so that two lines that differ only there tell themselves apart.
+    experts: bool,
 }
 
 /// One line of the ranked list: layout `t×cp×p×d`, batch split, chunks, flags (sequence
@@ -388,8 +392,18 @@ fn row_text(r: &Row, strategies: &str, cols: &Columns, width: usize) -> String {
         if c.precision.is_fp8() { "8" } else { "·" }
     );
     let (sw, tw, gw, gd) = (cols.schedule, cols.time, cols.gib_w, cols.gib);
+    let layout = if cols.experts {
+        let ep = if c.etp > 1 {
+            format!("{}/{}", c.ep, c.etp)
+        } else {
+            c.ep.to_string()
+        };
+        format!("{layout:<9} {ep:>5}")
+    } else {
+        format!("{layout:<9}")
+    };
     let text = format!(
-        "{layout:<9} {:>2} {:>4} {} {flags} {:<sw$} {:>tw$} {:>gw$.gd$} {strategies}",
+        "{layout} {:>2} {:>4} {} {flags} {:<sw$} {:>tw$} {:>gw$.gd$} {strategies}",
         c.b,
         c.m,
         c.chunks,
@@ -433,11 +447,17 @@ fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
             .max(4),
         gib,
         gib_w: (gib + 3).max(3),
+        experts: r.rows.iter().any(|row| row.config.ep * row.config.etp > 1),
     };
     let (sw, tw, gw) = (cols.schedule, cols.time, cols.gib_w);
+    let layout = if cols.experts {
+        format!("{:<9} {:>5}", "t×cp×p×d", "ep")
+    } else {
+        format!("{:<9}", "t×cp×p×d")
+    };
     let header = format!(
-        "  {:<9} {:>2} {:>4} v {:<3} {:<sw$} {:>tw$} {:>gw$} strategy",
-        "t×cp×p×d", "b", "m", "fl", "schedule", "iter", "GiB"
+        "  {layout} {:>2} {:>4} v {:<3} {:<sw$} {:>tw$} {:>gw$} strategy",
+        "b", "m", "fl", "schedule", "iter", "GiB"
     );
     // Where the page is, on the header line's right (the header cut with "…" for it).
     let pos = (lines_all.len() > rows).then(|| format!(" {}/{} ", selected + 1, lines_all.len()));
@@ -486,6 +506,7 @@ mod tests {
             time: 8,
             gib: 1,
             gib_w: 5,
+            experts: false,
         };
         for row in &r.rows {
             let text = row_text(row, "adapipe,none,full", &cols, 50);
@@ -507,6 +528,18 @@ mod tests {
         row.config.zero = crate::scenario::Zero::Off;
         row.config.precision = crate::scenario::Precision::Bf16;
         assert!(row_text(&row, "none", &cols, 200).contains(" ··· "));
+        // With expert parallelism in the sweep, the ep column (ep/etp) follows the layout.
+        let moe = Columns {
+            experts: true,
+            ..cols
+        };
+        row.config.ep = 8;
+        let text = row_text(&row, "none", &moe, 200);
+        let lay = format!("{}×{}×{}×{}", c.t, c.cp, c.p, c.d);
+        assert!(text.starts_with(&format!("{lay:<9}     8 ")), "{text}");
+        row.config.etp = 2;
+        let text = row_text(&row, "none", &moe, 200);
+        assert!(text.starts_with(&format!("{lay:<9}   8/2 ")), "{text}");
         assert_eq!(figures_apart(&[177.21, 177.24, 180.0]), 5);
         assert_eq!(figures_apart(&[177.2, 177.2, 180.0]), 4);
         assert_eq!(figures_apart(&[82.544, 82.740]), 4);
