@@ -280,20 +280,28 @@ impl Job<'_> {
     }
 }
 
-/// Runs the sweep of `space` on `base` (model, GPU, sequence length and every setting that is
-/// not enumerated). `progress(done, total)` is called after each candidate (from the worker
-/// threads, with `done` rising); setting `cancel` stops the workers before their next
-/// candidate (the result then says `cancelled`).
-pub fn sweep(
+/// A sweep's configurations before any solve: their rows (bounds, and the status of those
+/// the memory bound rules out), the candidates to solve in order of the time bound (every
+/// configuration with an anatomy when `exhaustive`), one anatomy per layout group and each
+/// configuration's group. Both the one-off sweep and the UI's cached sweep start here.
+pub(super) struct Candidates {
+    /// One row per configuration, unsolved.
+    pub rows: Vec<Row>,
+    /// The indices of the rows to solve, best time bound first (ties by index).
+    pub order: Vec<usize>,
+    /// One anatomy per layout group (or why it could not be built).
+    pub anatomies: Vec<Result<Anatomy, String>>,
+    /// Each configuration's layout group.
+    pub groups: Vec<usize>,
+}
+
+/// The [`Candidates`] of `configs` on `base` under `budget`.
+pub(super) fn candidates(
     base: &Scenario,
-    space: &SweepSpace,
-    options: SweepOptions,
-    progress: &(dyn Fn(usize, usize) + Sync),
-    cancel: &Cancel,
-) -> Result<SweepResult, SweepError> {
-    let (configs, rejected) = enumerate(base, space)?;
-    let tokens = space.global_batch as f64 * base.batch.seq_len as f64;
-    let budget = base.plan.memory_budget_bytes;
+    configs: &[Config],
+    budget: u64,
+    exhaustive: bool,
+) -> Candidates {
     // One anatomy per layout group, built in parallel.
     let mut group_of: HashMap<GroupKey, usize> = HashMap::new();
     let mut firsts: Vec<Config> = Vec::new();
@@ -310,7 +318,7 @@ pub fn sweep(
         .par_iter()
         .map(|c| Anatomy::build(&scenario_for(base, c)).map_err(|e| e.to_string()))
         .collect();
-    let mut rows: Vec<Row> = configs
+    let rows: Vec<Row> = configs
         .iter()
         .zip(&groups)
         .map(|(c, &g)| match &anatomies[g] {
@@ -340,7 +348,7 @@ pub fn sweep(
     // Candidates in order of the time bound (ties by index).
     let mut order: Vec<usize> = (0..rows.len())
         .filter(|&i| {
-            anatomies[groups[i]].is_ok() && (options.exhaustive || rows[i].status == Status::Pruned)
+            anatomies[groups[i]].is_ok() && (exhaustive || rows[i].status == Status::Pruned)
         })
         .collect();
     order.sort_by(|&a, &b| {
@@ -349,6 +357,34 @@ pub fn sweep(
             .total_cmp(&rows[b].time_bound_s)
             .then(a.cmp(&b))
     });
+    Candidates {
+        rows,
+        order,
+        anatomies,
+        groups,
+    }
+}
+
+/// Runs the sweep of `space` on `base` (model, GPU, sequence length and every setting that is
+/// not enumerated). `progress(done, total)` is called after each candidate (from the worker
+/// threads, with `done` rising); setting `cancel` stops the workers before their next
+/// candidate (the result then says `cancelled`).
+pub fn sweep(
+    base: &Scenario,
+    space: &SweepSpace,
+    options: SweepOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    cancel: &Cancel,
+) -> Result<SweepResult, SweepError> {
+    let (configs, rejected) = enumerate(base, space)?;
+    let tokens = space.global_batch as f64 * base.batch.seq_len as f64;
+    let budget = base.plan.memory_budget_bytes;
+    let Candidates {
+        mut rows,
+        order,
+        anatomies,
+        groups,
+    } = candidates(base, &configs, budget, options.exhaustive);
     let shared = Shared {
         incumbents: Mutex::new(Incumbents::new(options.top)),
         solved: Mutex::new((Vec::new(), 0)),

@@ -8,25 +8,23 @@
 //!   budget), which is where most of a sweep's time goes;
 //! - each solved configuration's figures (time, peak, feasibility and its reason), keyed by
 //!   the whole scenario that configuration solves (its `Debug` text: every field but the
-//!   display name and the reserve the budget came from, the budget itself included). An edit that leaves a configuration's scenario as it was (an overlap that
-//!   configuration cannot use, a value edited and edited back) reuses its figures; any other
-//!   is solved again.
+//!   display name and the reserve the budget came from, the budget itself included). An
+//!   edit that leaves a configuration's scenario as it was (an overlap that configuration
+//!   cannot use, a value edited and edited back) reuses its figures; any other is solved
+//!   again.
 //!
-//! [`sweep_cached`] runs the same pruning loop as [`super::sweep`] (bounds, candidates in
-//! order of the time bound, the proven cuts) and answers exactly what it answers.
+//! [`sweep_cached`] starts from the same candidates as [`super::sweep`] (bounds, candidates
+//! in order of the time bound) and runs the same worker loop with the same proven cuts, so
+//! it answers exactly what that answers.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use rayon::prelude::*;
-
-use super::bounds::{Bounds, bounds};
+use super::evaluate::{Candidates, candidates};
 use super::front::{self, Incumbents, Point};
-use super::{
-    Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate, workers,
-};
+use super::{Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate, workers};
 use super::{scenario_for, sweep};
 use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
@@ -152,36 +150,12 @@ pub fn sweep_cached(
     }
     let (configs, rejected) = enumerate(base, space)?;
     let budget = base.plan.memory_budget_bytes;
-    // One anatomy per layout group (what the anatomy depends on), built in parallel.
-    let mut group_of: HashMap<Config, usize> = HashMap::new();
-    let mut firsts: Vec<Config> = Vec::new();
-    let groups: Vec<usize> = configs
-        .iter()
-        .map(|c| {
-            *group_of.entry(layout_of(c)).or_insert_with(|| {
-                firsts.push(*c);
-                firsts.len() - 1
-            })
-        })
-        .collect();
-    let anatomies: Vec<Result<Anatomy, String>> = firsts
-        .par_iter()
-        .map(|c| Anatomy::build(&scenario_for(base, c)).map_err(|e| e.to_string()))
-        .collect();
-    let mut rows: Vec<Row> = configs
-        .iter()
-        .zip(&groups)
-        .map(|(c, &g)| first_row(base, c, &anatomies[g], budget))
-        .collect();
-    let mut order: Vec<usize> = (0..rows.len())
-        .filter(|&i| anatomies[groups[i]].is_ok() && rows[i].status == Status::Pruned)
-        .collect();
-    order.sort_by(|&a, &b| {
-        rows[a]
-            .time_bound_s
-            .total_cmp(&rows[b].time_bound_s)
-            .then(a.cmp(&b))
-    });
+    let Candidates {
+        mut rows,
+        order,
+        anatomies,
+        groups,
+    } = candidates(base, &configs, budget, false);
     let job = Job {
         base,
         rows: &rows,
@@ -216,57 +190,6 @@ pub fn sweep_cached(
         rejected,
         cancelled,
     })
-}
-
-/// The configuration with what the anatomy does not depend on (schedule, strategy, chunks,
-/// m) reset: configurations with equal layouts share one anatomy.
-fn layout_of(c: &Config) -> Config {
-    Config {
-        m: 0,
-        chunks: 0,
-        schedule: crate::scenario::ScheduleKind::OneFOneB,
-        strategy: crate::scenario::Strategy::None,
-        ..*c
-    }
-}
-
-/// The row of `c` before any solve: its bounds, ruled out when its memory bound exceeds the
-/// budget, a candidate ([`Status::Pruned`] until solved) otherwise.
-fn first_row(base: &Scenario, c: &Config, anatomy: &Result<Anatomy, String>, budget: u64) -> Row {
-    let (b, status) = match anatomy {
-        Err(e) => (
-            Bounds {
-                time_s: f64::NAN,
-                peak_bytes: 0,
-            },
-            Status::Invalid(e.clone()),
-        ),
-        Ok(a) => {
-            let b = bounds(c, a, &scenario_for(base, c));
-            let status = if b.peak_bytes > budget {
-                Status::DoesNotFit(format!(
-                    "needs at least {:.1} GiB (static memory and one micro-batch), budget {:.1} GiB",
-                    b.peak_bytes as f64 / GIB,
-                    budget as f64 / GIB
-                ))
-            } else {
-                Status::Pruned
-            };
-            (b, status)
-        }
-    };
-    Row {
-        config: *c,
-        time_bound_s: b.time_s,
-        memory_bound_bytes: b.peak_bytes,
-        status,
-        solved: false,
-        iteration_time_s: f64::NAN,
-        tokens_per_s_per_gpu: f64::NAN,
-        mfu: f64::NAN,
-        peak_memory_bytes: 0,
-        solve_time_s: 0.0,
-    }
 }
 
 /// The cache key of a configuration's scenario: every field that decides its solve. Left
@@ -400,6 +323,7 @@ impl Job<'_> {
 mod tests {
     use super::*;
     use crate::scenario::Catalog;
+    use crate::sweep::Config;
 
     fn tiny(budget_gib: f64) -> Scenario {
         let mut s = Catalog::builtin()
