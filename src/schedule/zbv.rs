@@ -15,6 +15,7 @@
 use std::collections::VecDeque;
 
 use super::search_input::{check_basic, check_v_shape, cost, mem_limit, op, schedule};
+use super::zbv_rerun::{Check, allowance, approved_of, same_path};
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
 const MEM: [f64; 3] = [1.0, 0.0, -1.0];
@@ -121,6 +122,23 @@ enum Extra {
 /// A violated assertion of the source: this run produced no valid schedule.
 struct Invalid;
 
+/// Buffers a run fills, reused from run to run.
+struct Scratch {
+    /// End time per op (`-1` while not placed), indexed by [`Greedy::id`].
+    end: Vec<f64>,
+    /// The allowance tests of the last run (see `zbv_rerun`).
+    checks: Vec<Check>,
+}
+
+impl Scratch {
+    fn new(g: &Greedy) -> Scratch {
+        Scratch {
+            end: vec![-1.0; 6 * g.p * g.m],
+            checks: Vec::new(),
+        }
+    }
+}
+
 /// Running state of one `try_v_schedule`.
 struct State<'a> {
     g: &'a Greedy,
@@ -129,6 +147,8 @@ struct State<'a> {
     /// End time per op (`-1` while not placed), indexed by [`Greedy::id`] (a buffer reused
     /// from run to run).
     end: &'a mut [f64],
+    /// The allowance tests made so far (a buffer reused from run to run).
+    checks: &'a mut Vec<Check>,
     cur: Vec<f64>,
     mem: Vec<f64>,
     bubble: Vec<f64>,
@@ -158,7 +178,7 @@ impl Greedy {
     /// The runs of the search record no order; a run is a pure function of its inputs, so
     /// the winner is run once more with the same inputs to record its order.
     fn best(&self) -> Option<Order> {
-        let mut end = vec![-1.0; 6 * self.p * self.m];
+        let mut scratch = Scratch::new(self);
         let mut best: Option<Run> = None;
         // Combinations run so far (or known to run the same as one that did), with what
         // their chains read.
@@ -177,7 +197,7 @@ impl Greedy {
                 seen.push(((fill_b, fill_f), reads));
                 continue;
             }
-            let Some(run) = self.schedule_with_retries(fill_b, fill_f, &mut end) else {
+            let Some(run) = self.schedule_with_retries(fill_b, fill_f, &mut scratch) else {
                 seen.push(((fill_b, fill_f), (true, true)));
                 continue;
             };
@@ -187,9 +207,15 @@ impl Greedy {
             }
         }
         let b = best?;
-        self.try_v(b.fill_f, b.fill_b, b.approved.as_deref(), true, &mut end)
-            .ok()
-            .map(|(_, order, _)| order)
+        self.try_v(
+            b.fill_f,
+            b.fill_b,
+            b.approved.as_deref(),
+            true,
+            &mut scratch,
+        )
+        .ok()
+        .map(|(_, order, _)| order)
     }
 
     /// The same inputs with each op type's cost averaged over devices and chunks.
@@ -213,9 +239,17 @@ impl Greedy {
     }
 
     /// `create_schedule`'s inner step: one run, then reruns with the previous run's
-    /// per-stage bubbles as allowance while the largest bubble shrinks.
-    fn schedule_with_retries(&self, fill_b: bool, fill_f: bool, end: &mut [f64]) -> Option<Run> {
-        let ((bubble, max_bubble), _, read) = self.try_v(fill_f, fill_b, None, false, end).ok()?;
+    /// per-stage bubbles as allowance while the largest bubble shrinks. A rerun that would
+    /// take the path of the run before it (`zbv_rerun`) gives the same largest bubble, which
+    /// ends the reruns: it is not run.
+    fn schedule_with_retries(
+        &self,
+        fill_b: bool,
+        fill_f: bool,
+        scratch: &mut Scratch,
+    ) -> Option<Run> {
+        let ((bubble, max_bubble), _, read) =
+            self.try_v(fill_f, fill_b, None, false, scratch).ok()?;
         let mut best = Run {
             read,
             bubble,
@@ -229,7 +263,15 @@ impl Greedy {
             if best.max_bubble <= 0.0 {
                 break;
             }
-            match self.try_v(fill_f, fill_b, Some(&best.bubble), false, end) {
+            if same_path(
+                &scratch.checks,
+                best.approved.as_deref(),
+                Some(&best.bubble),
+                self.p,
+            ) {
+                break;
+            }
+            match self.try_v(fill_f, fill_b, Some(&best.bubble), false, scratch) {
                 Ok(((bubble, max_bubble), _, read)) => {
                     best.read = (best.read.0 || read.0, best.read.1 || read.1);
                     if max_bubble >= best.max_bubble {
@@ -249,23 +291,25 @@ impl Greedy {
     }
 
     /// One `try_v_schedule` run: the per-stage bubbles and the largest, and the order when
-    /// `record` (empty otherwise). `end` is scratch of `6 p m` entries.
+    /// `record` (empty otherwise). `scratch` is [`Scratch::new`]'s for this greedy; the run
+    /// leaves its allowance tests there.
     fn try_v(
         &self,
         fill_f: bool,
         fill_b: bool,
         approved: Option<&[f64]>,
         record: bool,
-        end: &mut [f64],
+        scratch: &mut Scratch,
     ) -> Result<(Bubbles, Order, Reads), Invalid> {
         let (p, m) = (self.p, self.m);
-        let approved = approved.map_or_else(|| vec![-1.0; p], <[f64]>::to_vec);
-        let max_approved = approved.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        end.fill(-1.0);
+        let (approved, max_approved) = approved_of(approved, p);
+        scratch.end.fill(-1.0);
+        scratch.checks.clear();
         let mut s = State {
             g: self,
             count: vec![[0; 6]; p],
-            end,
+            end: &mut scratch.end,
+            checks: &mut scratch.checks,
             cur: vec![0.0; p],
             mem: vec![0.0; p],
             bubble: vec![0.0; p],
@@ -405,11 +449,10 @@ impl Greedy {
 impl State<'_> {
     fn max_stage_bubble(&self, stage: Option<usize>) -> f64 {
         // Bubbles only grow, so the running maximum is the maximum.
-        let mut b = self.max_bubble;
-        if let Some(st) = stage {
-            b = b.max(self.max_approved - self.approved[st]);
+        match stage {
+            Some(st) => allowance(self.max_bubble, self.max_approved, self.approved[st]),
+            None => self.max_bubble,
         }
-        b
     }
 
     fn put_w(&mut self, stage: usize) -> Result<(), Invalid> {
@@ -433,9 +476,17 @@ impl State<'_> {
         // Python's `end_time[-1]` when there is no dependency: the last entry of the source's
         // table, the last stage's W of internal chunk 1 for the last micro-batch.
         let fa_end = self.end[fa.unwrap_or_else(|| g.id(2, 1, g.p - 1, g.m - 1))];
-        if !self.pending_w[i].is_empty()
-            && fa_end + g.comm - self.cur[i] > self.max_stage_bubble(Some(i)) - self.bubble[i]
-        {
+        if self.pending_w[i].is_empty() {
+            return Ok(());
+        }
+        let wait = fa_end + g.comm - self.cur[i];
+        self.checks.push(Check {
+            stage: i as u32,
+            wait,
+            bubble: self.bubble[i],
+            max_bubble: self.max_bubble,
+        });
+        if wait > self.max_stage_bubble(Some(i)) - self.bubble[i] {
             let put = match extra {
                 Extra::Always => true,
                 Extra::FillB(fill_b) => {
@@ -516,7 +567,7 @@ mod tests {
     /// The search as the source runs it: every combination and every rerun, each recording
     /// its order.
     fn plain(g: &Greedy) -> Option<Order> {
-        let mut end = vec![-1.0; 6 * g.p * g.m];
+        let mut end = Scratch::new(g);
         let mut best: Option<(f64, Order)> = None;
         for (fill_b, fill_f) in [(true, true), (true, false), (false, true), (false, false)] {
             let Ok(((mut bubble, mut max), mut order, _)) =
@@ -583,12 +634,62 @@ mod tests {
                 assert_eq!(g.best(), want, "case {case}: p {p} m {m}");
                 found += usize::from(want.is_some());
             }
-            let mut end = vec![-1.0; 6 * p * m];
+            let mut end = Scratch::new(&avg);
             if let Ok((_, _, read)) = avg.try_v(true, true, None, false, &mut end) {
                 unread += usize::from(!read.0 || !read.1);
             }
         }
         assert!(found > 150, "only {found} cases found a schedule");
         assert!(unread > 0, "no case skips a combination");
+    }
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+        /// A rerun that `same_path` says follows the run before it gives exactly that run's
+        /// order, bubbles and flags (random sizes, costs, transfer times and limits, up to
+        /// many micro-batches per device); and the greedy with the skip gives the full
+        /// search's answer.
+        #[test]
+        fn a_skipped_rerun_is_the_run_before(
+            p in 2usize..7,
+            extra in 0usize..40,
+            costs in proptest::collection::vec(0.3f64..2.5, 36),
+            comm in 0.0f64..0.4,
+            tight in proptest::bool::ANY,
+            equal in proptest::bool::ANY,
+        ) {
+            let m = p + extra;
+            let cost = (0..3)
+                .map(|cat| {
+                    (0..p)
+                        .map(|d| if equal { [1.0; 2] } else { [costs[cat * 12 + 2 * d], costs[cat * 12 + 2 * d + 1]] })
+                        .collect()
+                })
+                .collect();
+            let g = Greedy {
+                p,
+                m,
+                cost,
+                comm: if equal { 0.0 } else { comm },
+                max_mem: if tight { (p + 2) as f64 } else { 2.0 * p as f64 },
+            };
+            let mut scratch = Scratch::new(&g);
+            for (fill_b, fill_f) in [(true, true), (false, true), (true, false)] {
+                let Ok(((bubble, _), order, read)) = g.try_v(fill_f, fill_b, None, true, &mut scratch) else {
+                    continue;
+                };
+                let checks = scratch.checks.clone();
+                let again = g.try_v(fill_f, fill_b, Some(&bubble), true, &mut scratch);
+                if same_path(&checks, None, Some(&bubble), p) {
+                    let Ok(((b2, _), o2, r2)) = again else {
+                        return Err(proptest::test_runner::TestCaseError::fail("skipped rerun failed"));
+                    };
+                    proptest::prop_assert_eq!(&b2, &bubble);
+                    proptest::prop_assert_eq!(&o2, &order);
+                    proptest::prop_assert_eq!(r2, read);
+                }
+            }
+            proptest::prop_assert_eq!(g.best(), plain(&g));
+        }
     }
 }
