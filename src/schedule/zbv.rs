@@ -62,7 +62,8 @@ pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError>
         .into_iter()
         .map(|ops| {
             ops.into_iter()
-                .map(|(cat, chunk, mb)| {
+                .map(|code| {
+                    let (cat, chunk, mb) = decode(code);
                     let (kind, real) = match cat {
                         0 => (OpKind::F, chunk),
                         1 => (OpKind::B, 1 - chunk),
@@ -86,21 +87,37 @@ struct Greedy {
     max_mem: f64,
 }
 
-/// One finished run: its per-stage bubbles, the largest, and what it was run with (the
-/// bubble allowance it was given), so the winner can be rerun to record its order.
+/// One finished run: its per-stage bubbles, the largest, the bubble allowance it was given
+/// (what a rerun's path is compared with) and its order.
 struct Run {
     /// Whether `fill_b` and `fill_f` decided anything in any run of its chain of reruns
     /// (see [`State::read`]); conservatively both when a run of the chain failed.
     read: Reads,
     bubble: Vec<f64>,
     max_bubble: f64,
-    fill_f: bool,
-    fill_b: bool,
     approved: Option<Vec<f64>>,
+    /// The order of the run with this largest bubble.
+    order: Order,
 }
 
-/// Per device `(cat, internal chunk, micro-batch)` in order.
-type Order = Vec<Vec<(usize, usize, usize)>>;
+/// Per device its ops in order, each `(cat, internal chunk, micro-batch)` as one number
+/// ([`encode`]).
+type Order = Vec<Vec<u32>>;
+
+/// An op of an [`Order`] as one number: the micro-batch above the category and the chunk
+/// (micro-batches stay far below 2^29: `MAX_CELLS`).
+fn encode(cat: usize, chunk: usize, mb: usize) -> u32 {
+    ((mb as u32) << 3) | ((cat as u32) << 1) | chunk as u32
+}
+
+/// The `(cat, internal chunk, micro-batch)` of [`encode`]'s number.
+fn decode(code: u32) -> (usize, usize, usize) {
+    (
+        ((code >> 1) & 3) as usize,
+        (code & 1) as usize,
+        (code >> 3) as usize,
+    )
+}
 
 /// A run's per-stage bubbles and the largest.
 type Bubbles = (Vec<f64>, f64);
@@ -128,6 +145,8 @@ struct Scratch {
     end: Vec<f64>,
     /// The allowance tests of the last run (see `zbv_rerun`).
     checks: Vec<Check>,
+    /// The order of the last run (taken out by the caller that keeps it).
+    order: Order,
 }
 
 impl Scratch {
@@ -135,6 +154,7 @@ impl Scratch {
         Scratch {
             end: vec![-1.0; 6 * g.p * g.m],
             checks: Vec::new(),
+            order: Vec::new(),
         }
     }
 }
@@ -154,10 +174,8 @@ struct State<'a> {
     bubble: Vec<f64>,
     max_bubble: f64,
     pending_w: Vec<VecDeque<usize>>,
-    /// Whether to record the order (only the winning run's is kept, so the search runs
-    /// without and the winner is run once more with it).
-    record: bool,
-    order: Order,
+    /// The order so far (a buffer reused from run to run).
+    order: &'a mut Order,
     approved: Vec<f64>,
     max_approved: f64,
     /// Whether `fill_b` and `fill_f` decided a step of this run: `fill_w` reached its last
@@ -175,8 +193,8 @@ impl Greedy {
     /// replaces the best only when strictly smaller: once a run has no bubble, no later one
     /// can replace it, so the search stops there with the same answer.
     ///
-    /// The runs of the search record no order; a run is a pure function of its inputs, so
-    /// the winner is run once more with the same inputs to record its order.
+    /// Every run records its order in reused buffers, and the best keeps its own: the
+    /// answer needs no run of its own.
     fn best(&self) -> Option<Order> {
         let mut scratch = Scratch::new(self);
         let mut best: Option<Run> = None;
@@ -204,18 +222,11 @@ impl Greedy {
             seen.push(((fill_b, fill_f), run.read));
             if best.as_ref().is_none_or(|b| run.max_bubble < b.max_bubble) {
                 best = Some(run);
+            } else {
+                scratch.order = run.order;
             }
         }
-        let b = best?;
-        self.try_v(
-            b.fill_f,
-            b.fill_b,
-            b.approved.as_deref(),
-            true,
-            &mut scratch,
-        )
-        .ok()
-        .map(|(_, order, _)| order)
+        best.map(|b| b.order)
     }
 
     /// The same inputs with each op type's cost averaged over devices and chunks.
@@ -248,15 +259,13 @@ impl Greedy {
         fill_f: bool,
         scratch: &mut Scratch,
     ) -> Option<Run> {
-        let ((bubble, max_bubble), _, read) =
-            self.try_v(fill_f, fill_b, None, false, scratch).ok()?;
+        let ((bubble, max_bubble), read) = self.try_v(fill_f, fill_b, None, scratch).ok()?;
         let mut best = Run {
             read,
             bubble,
             max_bubble,
-            fill_f,
-            fill_b,
             approved: None,
+            order: std::mem::take(&mut scratch.order),
         };
         for _ in 0..64 {
             // No rerun can beat a run without bubbles (see `best`).
@@ -271,8 +280,8 @@ impl Greedy {
             ) {
                 break;
             }
-            match self.try_v(fill_f, fill_b, Some(&best.bubble), false, scratch) {
-                Ok(((bubble, max_bubble), _, read)) => {
+            match self.try_v(fill_f, fill_b, Some(&best.bubble), scratch) {
+                Ok(((bubble, max_bubble), read)) => {
                     best.read = (best.read.0 || read.0, best.read.1 || read.1);
                     if max_bubble >= best.max_bubble {
                         break;
@@ -280,6 +289,7 @@ impl Greedy {
                     let approved = std::mem::replace(&mut best.bubble, bubble);
                     best.approved = Some(approved);
                     best.max_bubble = max_bubble;
+                    std::mem::swap(&mut best.order, &mut scratch.order);
                 }
                 Err(Invalid) => {
                     best.read = (true, true);
@@ -290,21 +300,25 @@ impl Greedy {
         Some(best)
     }
 
-    /// One `try_v_schedule` run: the per-stage bubbles and the largest, and the order when
-    /// `record` (empty otherwise). `scratch` is [`Scratch::new`]'s for this greedy; the run
-    /// leaves its allowance tests there.
+    /// One `try_v_schedule` run: the per-stage bubbles and the largest. `scratch` is
+    /// [`Scratch::new`]'s for this greedy; the run leaves its order and its allowance tests
+    /// there.
     fn try_v(
         &self,
         fill_f: bool,
         fill_b: bool,
         approved: Option<&[f64]>,
-        record: bool,
         scratch: &mut Scratch,
-    ) -> Result<(Bubbles, Order, Reads), Invalid> {
+    ) -> Result<(Bubbles, Reads), Invalid> {
         let (p, m) = (self.p, self.m);
         let (approved, max_approved) = approved_of(approved, p);
         scratch.end.fill(-1.0);
         scratch.checks.clear();
+        if scratch.order.len() == p {
+            scratch.order.iter_mut().for_each(Vec::clear);
+        } else {
+            scratch.order = vec![Vec::with_capacity(6 * m); p];
+        }
         let mut s = State {
             g: self,
             count: vec![[0; 6]; p],
@@ -315,12 +329,7 @@ impl Greedy {
             bubble: vec![0.0; p],
             max_bubble: 0.0,
             pending_w: vec![VecDeque::new(); p],
-            record,
-            order: if record {
-                vec![Vec::with_capacity(6 * m); p]
-            } else {
-                Vec::new()
-            },
+            order: &mut scratch.order,
             approved,
             max_approved,
             read: (false, false),
@@ -442,7 +451,7 @@ impl Greedy {
             }
         }
         let max_bubble = s.max_stage_bubble(None);
-        Ok(((s.bubble, max_bubble), s.order, s.read))
+        Ok(((s.bubble, max_bubble), s.read))
     }
 }
 
@@ -549,9 +558,7 @@ impl State<'_> {
         self.end[g.id(cat, chunk, stage, cnt)] = tmp;
         self.cur[stage] = tmp;
         self.mem[stage] += MEM[cat];
-        if self.record {
-            self.order[stage].push((cat, chunk, cnt));
-        }
+        self.order[stage].push(encode(cat, chunk, cnt));
         if cat == 1 {
             self.pending_w[stage].push_back(chunk);
         }
@@ -570,14 +577,17 @@ mod tests {
         let mut end = Scratch::new(g);
         let mut best: Option<(f64, Order)> = None;
         for (fill_b, fill_f) in [(true, true), (true, false), (false, true), (false, false)] {
-            let Ok(((mut bubble, mut max), mut order, _)) =
-                g.try_v(fill_f, fill_b, None, true, &mut end)
+            let Ok(((mut bubble, mut max), mut order)) = g
+                .try_v(fill_f, fill_b, None, &mut end)
+                .map(|(b, _)| (b, end.order.clone()))
             else {
                 continue;
             };
             for _ in 0..64 {
-                match g.try_v(fill_f, fill_b, Some(&bubble), true, &mut end) {
-                    Ok(((b, mx), o, _)) if mx < max => (bubble, max, order) = (b, mx, o),
+                match g.try_v(fill_f, fill_b, Some(&bubble), &mut end) {
+                    Ok(((b, mx), _)) if mx < max => {
+                        (bubble, max, order) = (b, mx, end.order.clone());
+                    }
                     _ => break,
                 }
             }
@@ -599,7 +609,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             lo + (hi - lo) * ((seed >> 11) as f64 / (1u64 << 53) as f64)
         };
-        let (mut found, mut unread) = (0, 0);
+        let (mut found, mut unread, mut same, mut differs) = (0, 0, 0, 0);
         for case in 0..160 {
             let p = 2 + case % 5;
             let m = p + case % (2 * p + 1);
@@ -635,13 +645,22 @@ mod tests {
                 found += usize::from(want.is_some());
             }
             let mut end = Scratch::new(&avg);
-            if let Ok((_, _, read)) = avg.try_v(true, true, None, false, &mut end) {
+            if let Ok(((bubble, _), read)) = avg.try_v(true, true, None, &mut end) {
                 unread += usize::from(!read.0 || !read.1);
+                let skip = same_path(&end.checks, None, Some(&bubble), p);
+                same += usize::from(skip);
+                differs += usize::from(!skip);
             }
         }
         assert!(found > 150, "only {found} cases found a schedule");
         assert!(unread > 0, "no case skips a combination");
+        // Both ways of the rerun test are taken (the equality above covers both).
+        assert!(
+            same > 0 && differs > 0,
+            "reruns skipped {same}, run {differs}"
+        );
     }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
 
@@ -675,17 +694,18 @@ mod tests {
             };
             let mut scratch = Scratch::new(&g);
             for (fill_b, fill_f) in [(true, true), (false, true), (true, false)] {
-                let Ok(((bubble, _), order, read)) = g.try_v(fill_f, fill_b, None, true, &mut scratch) else {
+                let Ok(((bubble, _), read)) = g.try_v(fill_f, fill_b, None, &mut scratch) else {
                     continue;
                 };
-                let checks = scratch.checks.clone();
-                let again = g.try_v(fill_f, fill_b, Some(&bubble), true, &mut scratch);
+                let (checks, order) = (scratch.checks.clone(), scratch.order.clone());
+                let again = g.try_v(fill_f, fill_b, Some(&bubble), &mut scratch);
+                let o2 = &scratch.order;
                 if same_path(&checks, None, Some(&bubble), p) {
-                    let Ok(((b2, _), o2, r2)) = again else {
+                    let Ok(((b2, _), r2)) = again else {
                         return Err(proptest::test_runner::TestCaseError::fail("skipped rerun failed"));
                     };
                     proptest::prop_assert_eq!(&b2, &bubble);
-                    proptest::prop_assert_eq!(&o2, &order);
+                    proptest::prop_assert_eq!(o2, &order);
                     proptest::prop_assert_eq!(r2, read);
                 }
             }
