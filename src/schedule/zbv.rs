@@ -244,9 +244,12 @@ impl Greedy {
     }
 
     /// Index of an op in the end-time table: the six ops of one (stage, micro-batch) side by
-    /// side, so that the checks of one op read one cache line.
+    /// side, so that the checks of one op read one cache line, and the stages of one
+    /// micro-batch next to each other, so that a run (which moves through the micro-batches
+    /// on every stage at once) works on a small window of the table. The last entry is the
+    /// last stage's last W of internal chunk 1, as in the source's table.
     fn id(&self, cat: usize, chunk: usize, stage: usize, mb: usize) -> usize {
-        (stage * self.m + mb) * 6 + cat * 2 + chunk
+        (mb * self.p + stage) * 6 + cat * 2 + chunk
     }
 
     /// `create_schedule`'s inner step: one run, then reruns with the previous run's
