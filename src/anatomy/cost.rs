@@ -302,10 +302,13 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// FlashAttention of `flops` in the forward (the causal half) moving `bytes`; its
-    /// backward recomputes the scores: 2.5 times the FLOPs and twice the bytes. Each runs at
-    /// the bf16 peak on the attention curves.
-    pub fn flash_attention(&self, flops: f64, bytes: f64) -> Piece {
+    /// FlashAttention of `flops` in the forward (the causal half) moving `bytes`, over
+    /// `problems` independent (sequence, head) pairs; its backward recomputes the scores:
+    /// 2.5 times the FLOPs and twice the bytes. Each runs at the bf16 peak on the attention
+    /// curves, which are keyed by the FLOPs of one (sequence, head) pair: a FlashAttention
+    /// kernel's efficiency is set by the length of the rows each thread block walks (the
+    /// sequence), not by how many pairs run beside each other.
+    pub fn flash_attention(&self, flops: f64, bytes: f64, problems: f64) -> Piece {
         let at = |f: f64, eff: f64| {
             if f > 0.0 {
                 f / (self.peak_flops * eff)
@@ -313,9 +316,13 @@ impl<'a> Machine<'a> {
                 0.0
             }
         };
-        let fwd = at(flops, self.eff.attention_at(flops));
+        let per_problem = flops / problems.max(1.0);
+        let fwd = at(flops, self.eff.attention_at(per_problem, flops));
         let back = 2.5 * flops;
-        let bwd = at(back, self.eff.attention_backward_at(back));
+        let bwd = at(
+            back,
+            self.eff.attention_backward_at(2.5 * per_problem, back),
+        );
         Piece {
             fwd: self.kernel(flops, bytes, fwd),
             b: self.kernel(back, 2.0 * bytes, bwd),

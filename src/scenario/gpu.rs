@@ -18,11 +18,14 @@ pub struct EfficiencyCurve {
     #[serde(default)]
     pub matrix_fp8: Option<Vec<(f64, f64)>>,
     /// `(min_flops, efficiency)` steps for FlashAttention's forward (a fraction of
-    /// `bf16_tflops`, FLOPs counted for the causal half); `None`: the `matrix` steps.
+    /// `bf16_tflops`), keyed by the FLOPs of one (sequence, head) pair, causal half counted
+    /// (`2 s^2 d` for `s` tokens and head width `d`): the kernel's rate follows the length of
+    /// the rows it walks, which is how published attention benchmarks vary it. `None`: the
+    /// `matrix` steps at the whole kernel's FLOPs.
     #[serde(default)]
     pub attention: Option<Vec<(f64, f64)>>,
-    /// The same for FlashAttention's backward (its FLOPs 2.5 times the forward's); `None`:
-    /// the `attention` steps.
+    /// The same for FlashAttention's backward, keyed by 2.5 times the pair's forward FLOPs
+    /// (its FLOPs); `None`: the `attention` steps.
     #[serde(default)]
     pub attention_backward: Option<Vec<(f64, f64)>>,
     /// `(min_flops, efficiency)` steps for grouped GEMMs (the routed experts' GEMMs of a
@@ -186,19 +189,28 @@ impl EfficiencyCurve {
         step(self.matrix_fp8.as_deref().unwrap_or(&self.matrix), flops)
     }
 
-    /// Efficiency of FlashAttention's forward of `flops`.
-    pub fn attention_at(&self, flops: f64) -> f64 {
-        step(self.attention.as_deref().unwrap_or(&self.matrix), flops)
+    /// Efficiency of FlashAttention's forward of `flops` in all, `pair_flops` of them for
+    /// each (sequence, head) pair: the `attention` steps at `pair_flops`, or without them
+    /// the `matrix` steps at `flops`.
+    pub fn attention_at(&self, pair_flops: f64, flops: f64) -> f64 {
+        match self.attention.as_deref() {
+            Some(steps) => step(steps, pair_flops),
+            None => step(&self.matrix, flops),
+        }
     }
 
-    /// Efficiency of FlashAttention's backward of `flops`.
-    pub fn attention_backward_at(&self, flops: f64) -> f64 {
-        let steps = self
+    /// Efficiency of FlashAttention's backward of `flops` in all, `pair_flops` of them for
+    /// each (sequence, head) pair: the `attention_backward` (else `attention`) steps at
+    /// `pair_flops`, or without either the `matrix` steps at `flops`.
+    pub fn attention_backward_at(&self, pair_flops: f64, flops: f64) -> f64 {
+        match self
             .attention_backward
             .as_deref()
             .or(self.attention.as_deref())
-            .unwrap_or(&self.matrix);
-        step(steps, flops)
+        {
+            Some(steps) => step(steps, pair_flops),
+            None => step(&self.matrix, flops),
+        }
     }
 
     /// Efficiency of a grouped GEMM whose groups (experts) each take `flops_per_group`.
