@@ -112,6 +112,21 @@ fn flash_attention_matches_cudnn_at_every_sequence_length() {
             2.5 * flops / (want * 1e12),
         );
         assert!(bwd.abs() < 0.03, "backward at {s}: {bwd}");
+        // Unmasked (context parallelism's off-diagonal steps): twice the FLOPs of the causal
+        // call, both directions measured.
+        let full = m.flash_attention_unmasked(2.0 * flops, io, pairs);
+        let fwd = compare(
+            &format!("flash forward, unmasked, s {s}"),
+            full.fwd.s * IN_TRAINING,
+            2.0 * flops / (unmasked * 1e12),
+        );
+        assert!(fwd.abs() < 0.03, "unmasked forward at {s}: {fwd}");
+        let bwd = compare(
+            &format!("flash backward, unmasked, s {s}"),
+            full.b.s * IN_TRAINING,
+            5.0 * flops / (backward * 1e12),
+        );
+        assert!(bwd.abs() < 0.03, "unmasked backward at {s}: {bwd}");
     }
 }
 

@@ -28,6 +28,15 @@ pub struct EfficiencyCurve {
     /// (its FLOPs); `None`: the `attention` steps.
     #[serde(default)]
     pub attention_backward: Option<Vec<(f64, f64)>>,
+    /// `(min_flops, efficiency)` steps for an unmasked FlashAttention forward (the
+    /// off-diagonal steps of context parallelism's ring), keyed by one pair's FLOPs (`4 s^2
+    /// d` for an `s` by `s` block); `None`: the `attention` steps.
+    #[serde(default)]
+    pub attention_unmasked: Option<Vec<(f64, f64)>>,
+    /// The same for the unmasked backward (keyed by 2.5 times the pair's forward FLOPs);
+    /// `None`: the `attention_backward` steps.
+    #[serde(default)]
+    pub attention_unmasked_backward: Option<Vec<(f64, f64)>>,
     /// `(min_flops, efficiency)` steps for grouped GEMMs (the routed experts' GEMMs of a
     /// mixture of experts, one kernel over the rank's experts), keyed by the FLOPs of one
     /// expert's share; `None`: the `matrix` steps at that size.
@@ -149,6 +158,8 @@ impl EfficiencyCurve {
             matrix_fp8: None,
             attention: None,
             attention_backward: None,
+            attention_unmasked: None,
+            attention_unmasked_backward: None,
             grouped_matrix: None,
             gemm_memory_overlap: false,
         }
@@ -174,6 +185,8 @@ impl EfficiencyCurve {
             matrix_fp8: None,
             attention: None,
             attention_backward: None,
+            attention_unmasked: None,
+            attention_unmasked_backward: None,
             grouped_matrix: None,
             gemm_memory_overlap: false,
         }
@@ -210,6 +223,25 @@ impl EfficiencyCurve {
         {
             Some(steps) => step(steps, pair_flops),
             None => step(&self.matrix, flops),
+        }
+    }
+
+    /// Efficiency of an unmasked FlashAttention forward of `flops` in all, `pair_flops` for
+    /// each (sequence, head) pair: the `attention_unmasked` steps, else as
+    /// [`EfficiencyCurve::attention_at`].
+    pub fn attention_unmasked_at(&self, pair_flops: f64, flops: f64) -> f64 {
+        match self.attention_unmasked.as_deref() {
+            Some(steps) => step(steps, pair_flops),
+            None => self.attention_at(pair_flops, flops),
+        }
+    }
+
+    /// Efficiency of an unmasked FlashAttention backward: the `attention_unmasked_backward`
+    /// steps, else as [`EfficiencyCurve::attention_backward_at`].
+    pub fn attention_unmasked_backward_at(&self, pair_flops: f64, flops: f64) -> f64 {
+        match self.attention_unmasked_backward.as_deref() {
+            Some(steps) => step(steps, pair_flops),
+            None => self.attention_backward_at(pair_flops, flops),
         }
     }
 

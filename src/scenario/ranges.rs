@@ -259,6 +259,11 @@ pub fn check_gpu(gpu: &GpuSpec) -> Result<(), InvalidField> {
         ("gpu.efficiency.matrix_fp8", &eff.matrix_fp8),
         ("gpu.efficiency.attention", &eff.attention),
         ("gpu.efficiency.attention_backward", &eff.attention_backward),
+        ("gpu.efficiency.attention_unmasked", &eff.attention_unmasked),
+        (
+            "gpu.efficiency.attention_unmasked_backward",
+            &eff.attention_unmasked_backward,
+        ),
         ("gpu.efficiency.grouped_matrix", &eff.grouped_matrix),
     ] {
         if let Some(steps) = steps {
