@@ -405,4 +405,20 @@ mod tests {
         g.efficiency.matrix = vec![(1e12, 0.9), (1e9, 0.0)];
         assert!(check_gpu(&g).unwrap_err().allowed.contains("efficiency"));
     }
+
+    #[test]
+    fn unmasked_attention_tables_are_checked_and_named() {
+        let mut g = a100();
+        g.efficiency.attention_unmasked = Some(vec![(1e9, 0.5), (1e12, 0.6)]);
+        let e = check_gpu(&g).unwrap_err();
+        assert_eq!(e.field, "gpu.efficiency.attention_unmasked[1]");
+        let mut g = a100();
+        g.efficiency.attention_unmasked_backward = Some(vec![(1e9, 1.5)]);
+        let e = check_gpu(&g).unwrap_err();
+        assert!(
+            e.field
+                .starts_with("gpu.efficiency.attention_unmasked_backward"),
+            "{e}"
+        );
+    }
 }
