@@ -132,6 +132,7 @@ pub fn sim_costs(anatomy: &Anatomy, plan: &Plan, comm_s: &[f64], opt: SimOptions
                     c.a2a_f_s += ep.forward_added_s;
                     c.a2a_b_s += ep.backward_added_s;
                 }
+                c.moe_split = moe_split(anatomy, r);
             }
             row.push(c);
         }
@@ -164,4 +165,27 @@ pub fn sim_costs(anatomy: &Anatomy, plan: &Plan, comm_s: &[f64], opt: SimOptions
         hardware_flops: Some(model + recompute_flops * mf * share),
         peak_flops_per_device: Some(opt.peak_flops_per_device),
     }
+}
+
+/// The MoE layers of blocks `range` as Megatron's combined 1F1B splits them: each MoE block
+/// with its all-to-alls taken out, and the block ahead of it (its attention) when that is in
+/// the range too.
+fn moe_split(anatomy: &Anatomy, range: (usize, usize)) -> crate::sim::MoeLayerSplit {
+    let mut out = crate::sim::MoeLayerSplit::default();
+    for i in range.0..=range.1 {
+        let b = anatomy.block(i);
+        if b.kind != crate::anatomy::BlockKind::Moe {
+            continue;
+        }
+        let ep = &b.ep_comm;
+        out.layers += 1;
+        out.mlp_f_s += (b.forward_s - ep.forward_added_s).max(0.0);
+        out.mlp_bw_s += (b.backward_b_s + b.backward_w_s - ep.backward_added_s).max(0.0);
+        if i > range.0 {
+            let a = anatomy.block(i - 1);
+            out.attn_f_s += a.forward_s;
+            out.attn_bw_s += a.backward_b_s + a.backward_w_s;
+        }
+    }
+    out
 }

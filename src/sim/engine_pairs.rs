@@ -1,4 +1,5 @@
-//! The engine's overlapped forward-backward pairs (DualPipe, DualPipe-V): where a pair
+//! The engine's overlapped forward-backward pairs (DualPipe, DualPipe-V, Megatron's
+//! combined 1F1B on interleaved and one-device 1F1B): where a pair
 //! starts, when both its inputs are there, marking its two spans, and what the pairs hide of
 //! their all-to-alls.
 
@@ -14,6 +15,7 @@ pub fn a2a_hidden_s(sched: &Schedule, costs: &SimCosts) -> Vec<f64> {
     let v = sched.v as usize;
     let (table, _) = OpCosts::table(costs, sched.p as usize, v);
     let at = |d: usize, chunk: u32| table.get(d * v + chunk as usize).copied();
+    let per_layer = sched.kind.runs_combined_1f1b();
     sched
         .devices
         .iter()
@@ -29,7 +31,7 @@ pub fn a2a_hidden_s(sched: &Schedule, costs: &SimCosts) -> Vec<f64> {
                         OpKind::BW => bc.b + bc.w,
                         _ => bc.b,
                     };
-                    Some(pair_hidden_s(&fc, &bc, b_dur))
+                    Some(pair_hidden_s(&fc, &bc, b_dur, per_layer))
                 })
                 .sum()
         })

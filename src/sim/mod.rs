@@ -54,7 +54,7 @@ mod validate;
 pub use abstract_run::{AbstractOutcome, AbstractRun, AbstractRunError};
 pub use engine::a2a_hidden_s;
 pub use types::{
-    BackwardWait, ChunkCosts, DeviceMetrics, Lane, MemoryCurve, SimCosts, SimError, Simulation,
+    BackwardWait, ChunkCosts, DeviceMetrics, Lane, MemoryCurve, MoeLayerSplit, SimCosts, SimError, Simulation,
     Span, SpanKind, Timeline,
 };
 
