@@ -232,6 +232,18 @@ mod tests {
             (before - after - hidden).abs() <= 1e-12 * before,
             "{before} {after} {hidden}"
         );
+        // Megatron's combined 1F1B: four steps of a layer pair, each hiding the shorter of
+        // its compute and its all-to-all (dispatch and combine half each).
+        let p = a.for_a2a_overlap(true).unwrap();
+        let (att_f, att_bw) = (att.forward_s, att.backward_b_s + att.backward_w_s);
+        let (moe_f, moe_bw) = (m.forward_s - a_f, m.backward_b_s + m.backward_w_s - a_b);
+        let steps = (a_b / 2.0).min(att_f)
+            + moe_bw.min(a_f / 2.0)
+            + moe_f.min(a_b / 2.0)
+            + (a_f / 2.0).min(att_bw);
+        let after = p.moe.forward_s + p.moe.backward_b_s + p.moe.backward_w_s;
+        assert!((before - after - steps).abs() <= 1e-12 * before);
+        assert!(steps <= hidden + 1e-15);
         // Nothing else changes.
         assert_eq!(o.moe.backward_w_s, m.backward_w_s);
         assert_eq!(o.attention, a.attention);

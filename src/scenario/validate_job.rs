@@ -203,8 +203,7 @@ pub(crate) fn check_moe_a2a_overlap(s: &Scenario) -> Result<(), InvalidField> {
             "off with the full strategy: {megatron} refuses full recomputation"
         ));
     }
-    if plan.strategy == super::Strategy::Named && plan.recompute_units.iter().any(|u| u == "moe")
-    {
+    if plan.strategy == super::Strategy::Named && plan.recompute_units.iter().any(|u| u == "moe") {
         return refuse(format!(
             "off with the moe recompute module: {megatron} refuses it, since the recomputed \
              block would rerun its all-to-alls"
