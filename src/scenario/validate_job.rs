@@ -183,7 +183,7 @@ pub(crate) fn check_moe_a2a_overlap(s: &Scenario) -> Result<(), InvalidField> {
     if !kind.pairs_forward_backward() {
         return refuse(format!(
             "off for {kind}: it hides one micro-batch's all-to-alls under another's compute in \
-             overlapped forward-backward pairs, which only {} run",
+             overlapped forward-backward pairs, which only {} (1f1b at p 1) run",
             super::ScheduleKind::names_where(super::ScheduleKind::pairs_forward_backward)
         ));
     }
