@@ -63,5 +63,20 @@ fn v_zb(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, searches, v_zb);
+/// The zero-bubble repo's greedy V-shape (`zb-v`), as a sweep generates it for every
+/// configuration: its cost grows with the micro-batch count (a few runs of the greedy over
+/// every op), so it is measured at the micro-batch counts of a large global batch.
+fn schedule(c: &mut Criterion) {
+    let mut group = c.benchmark_group("schedule");
+    group.sample_size(10);
+    for (p, m) in [(8, 512), (8, 4096), (32, 1024)] {
+        let input = ScheduleInput::uniform(p, m, 2, 1.0, 1.1, 0.9, 0.05);
+        group.bench_function(format!("zb-v p={p} m={m} costs 1,1.1,0.9"), |b| {
+            b.iter(|| generate(ScheduleKind::ZbV, black_box(&input)).map(|s| s.devices.len()))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, searches, v_zb, schedule);
 criterion_main!(benches);

@@ -25,6 +25,7 @@ mod v_greedy;
 mod zb_h1;
 mod zb_heuristic;
 mod zbv;
+mod zbv_rerun;
 
 use crate::cancel::Cancel;
 

@@ -15,6 +15,7 @@
 use std::collections::VecDeque;
 
 use super::search_input::{check_basic, check_v_shape, cost, mem_limit, op, schedule};
+use super::zbv_rerun::{Check, allowance, approved_of, same_path};
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
 const MEM: [f64; 3] = [1.0, 0.0, -1.0];
@@ -61,7 +62,8 @@ pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError>
         .into_iter()
         .map(|ops| {
             ops.into_iter()
-                .map(|(cat, chunk, mb)| {
+                .map(|code| {
+                    let (cat, chunk, mb) = decode(code);
                     let (kind, real) = match cat {
                         0 => (OpKind::F, chunk),
                         1 => (OpKind::B, 1 - chunk),
@@ -85,21 +87,37 @@ struct Greedy {
     max_mem: f64,
 }
 
-/// One finished run: its per-stage bubbles, the largest, and what it was run with (the
-/// bubble allowance it was given), so the winner can be rerun to record its order.
+/// One finished run: its per-stage bubbles, the largest, the bubble allowance it was given
+/// (what a rerun's path is compared with) and its order.
 struct Run {
     /// Whether `fill_b` and `fill_f` decided anything in any run of its chain of reruns
     /// (see [`State::read`]); conservatively both when a run of the chain failed.
     read: Reads,
     bubble: Vec<f64>,
     max_bubble: f64,
-    fill_f: bool,
-    fill_b: bool,
     approved: Option<Vec<f64>>,
+    /// The order of the run with this largest bubble.
+    order: Order,
 }
 
-/// Per device `(cat, internal chunk, micro-batch)` in order.
-type Order = Vec<Vec<(usize, usize, usize)>>;
+/// Per device its ops in order, each `(cat, internal chunk, micro-batch)` as one number
+/// ([`encode`]).
+type Order = Vec<Vec<u32>>;
+
+/// An op of an [`Order`] as one number: the micro-batch above the category and the chunk
+/// (micro-batches stay far below 2^29: `MAX_CELLS`).
+fn encode(cat: usize, chunk: usize, mb: usize) -> u32 {
+    ((mb as u32) << 3) | ((cat as u32) << 1) | chunk as u32
+}
+
+/// The `(cat, internal chunk, micro-batch)` of [`encode`]'s number.
+fn decode(code: u32) -> (usize, usize, usize) {
+    (
+        ((code >> 1) & 3) as usize,
+        (code & 1) as usize,
+        (code >> 3) as usize,
+    )
+}
 
 /// A run's per-stage bubbles and the largest.
 type Bubbles = (Vec<f64>, f64);
@@ -121,6 +139,26 @@ enum Extra {
 /// A violated assertion of the source: this run produced no valid schedule.
 struct Invalid;
 
+/// Buffers a run fills, reused from run to run.
+struct Scratch {
+    /// End time per op (`-1` while not placed), indexed by [`Greedy::id`].
+    end: Vec<f64>,
+    /// The allowance tests of the last run (see `zbv_rerun`).
+    checks: Vec<Check>,
+    /// The order of the last run (taken out by the caller that keeps it).
+    order: Order,
+}
+
+impl Scratch {
+    fn new(g: &Greedy) -> Scratch {
+        Scratch {
+            end: vec![-1.0; 6 * g.p * g.m],
+            checks: Vec::new(),
+            order: Vec::new(),
+        }
+    }
+}
+
 /// Running state of one `try_v_schedule`.
 struct State<'a> {
     g: &'a Greedy,
@@ -129,15 +167,15 @@ struct State<'a> {
     /// End time per op (`-1` while not placed), indexed by [`Greedy::id`] (a buffer reused
     /// from run to run).
     end: &'a mut [f64],
+    /// The allowance tests made so far (a buffer reused from run to run).
+    checks: &'a mut Vec<Check>,
     cur: Vec<f64>,
     mem: Vec<f64>,
     bubble: Vec<f64>,
     max_bubble: f64,
     pending_w: Vec<VecDeque<usize>>,
-    /// Whether to record the order (only the winning run's is kept, so the search runs
-    /// without and the winner is run once more with it).
-    record: bool,
-    order: Order,
+    /// The order so far (a buffer reused from run to run).
+    order: &'a mut Order,
     approved: Vec<f64>,
     max_approved: f64,
     /// Whether `fill_b` and `fill_f` decided a step of this run: `fill_w` reached its last
@@ -155,10 +193,10 @@ impl Greedy {
     /// replaces the best only when strictly smaller: once a run has no bubble, no later one
     /// can replace it, so the search stops there with the same answer.
     ///
-    /// The runs of the search record no order; a run is a pure function of its inputs, so
-    /// the winner is run once more with the same inputs to record its order.
+    /// Every run records its order in reused buffers, and the best keeps its own: the
+    /// answer needs no run of its own.
     fn best(&self) -> Option<Order> {
-        let mut end = vec![-1.0; 6 * self.p * self.m];
+        let mut scratch = Scratch::new(self);
         let mut best: Option<Run> = None;
         // Combinations run so far (or known to run the same as one that did), with what
         // their chains read.
@@ -177,19 +215,18 @@ impl Greedy {
                 seen.push(((fill_b, fill_f), reads));
                 continue;
             }
-            let Some(run) = self.schedule_with_retries(fill_b, fill_f, &mut end) else {
+            let Some(run) = self.schedule_with_retries(fill_b, fill_f, &mut scratch) else {
                 seen.push(((fill_b, fill_f), (true, true)));
                 continue;
             };
             seen.push(((fill_b, fill_f), run.read));
             if best.as_ref().is_none_or(|b| run.max_bubble < b.max_bubble) {
                 best = Some(run);
+            } else {
+                scratch.order = run.order;
             }
         }
-        let b = best?;
-        self.try_v(b.fill_f, b.fill_b, b.approved.as_deref(), true, &mut end)
-            .ok()
-            .map(|(_, order, _)| order)
+        best.map(|b| b.order)
     }
 
     /// The same inputs with each op type's cost averaged over devices and chunks.
@@ -207,30 +244,47 @@ impl Greedy {
     }
 
     /// Index of an op in the end-time table: the six ops of one (stage, micro-batch) side by
-    /// side, so that the checks of one op read one cache line.
+    /// side, so that the checks of one op read one cache line, and the stages of one
+    /// micro-batch next to each other, so that a run (which moves through the micro-batches
+    /// on every stage at once) works on a small window of the table. The last entry is the
+    /// last stage's last W of internal chunk 1, as in the source's table.
     fn id(&self, cat: usize, chunk: usize, stage: usize, mb: usize) -> usize {
-        (stage * self.m + mb) * 6 + cat * 2 + chunk
+        (mb * self.p + stage) * 6 + cat * 2 + chunk
     }
 
     /// `create_schedule`'s inner step: one run, then reruns with the previous run's
-    /// per-stage bubbles as allowance while the largest bubble shrinks.
-    fn schedule_with_retries(&self, fill_b: bool, fill_f: bool, end: &mut [f64]) -> Option<Run> {
-        let ((bubble, max_bubble), _, read) = self.try_v(fill_f, fill_b, None, false, end).ok()?;
+    /// per-stage bubbles as allowance while the largest bubble shrinks. A rerun that would
+    /// take the path of the run before it (`zbv_rerun`) gives the same largest bubble, which
+    /// ends the reruns: it is not run.
+    fn schedule_with_retries(
+        &self,
+        fill_b: bool,
+        fill_f: bool,
+        scratch: &mut Scratch,
+    ) -> Option<Run> {
+        let ((bubble, max_bubble), read) = self.try_v(fill_f, fill_b, None, scratch).ok()?;
         let mut best = Run {
             read,
             bubble,
             max_bubble,
-            fill_f,
-            fill_b,
             approved: None,
+            order: std::mem::take(&mut scratch.order),
         };
         for _ in 0..64 {
             // No rerun can beat a run without bubbles (see `best`).
             if best.max_bubble <= 0.0 {
                 break;
             }
-            match self.try_v(fill_f, fill_b, Some(&best.bubble), false, end) {
-                Ok(((bubble, max_bubble), _, read)) => {
+            if same_path(
+                &scratch.checks,
+                best.approved.as_deref(),
+                Some(&best.bubble),
+                self.p,
+            ) {
+                break;
+            }
+            match self.try_v(fill_f, fill_b, Some(&best.bubble), scratch) {
+                Ok(((bubble, max_bubble), read)) => {
                     best.read = (best.read.0 || read.0, best.read.1 || read.1);
                     if max_bubble >= best.max_bubble {
                         break;
@@ -238,6 +292,7 @@ impl Greedy {
                     let approved = std::mem::replace(&mut best.bubble, bubble);
                     best.approved = Some(approved);
                     best.max_bubble = max_bubble;
+                    std::mem::swap(&mut best.order, &mut scratch.order);
                 }
                 Err(Invalid) => {
                     best.read = (true, true);
@@ -248,35 +303,36 @@ impl Greedy {
         Some(best)
     }
 
-    /// One `try_v_schedule` run: the per-stage bubbles and the largest, and the order when
-    /// `record` (empty otherwise). `end` is scratch of `6 p m` entries.
+    /// One `try_v_schedule` run: the per-stage bubbles and the largest. `scratch` is
+    /// [`Scratch::new`]'s for this greedy; the run leaves its order and its allowance tests
+    /// there.
     fn try_v(
         &self,
         fill_f: bool,
         fill_b: bool,
         approved: Option<&[f64]>,
-        record: bool,
-        end: &mut [f64],
-    ) -> Result<(Bubbles, Order, Reads), Invalid> {
+        scratch: &mut Scratch,
+    ) -> Result<(Bubbles, Reads), Invalid> {
         let (p, m) = (self.p, self.m);
-        let approved = approved.map_or_else(|| vec![-1.0; p], <[f64]>::to_vec);
-        let max_approved = approved.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        end.fill(-1.0);
+        let (approved, max_approved) = approved_of(approved, p);
+        scratch.end.fill(-1.0);
+        scratch.checks.clear();
+        if scratch.order.len() == p {
+            scratch.order.iter_mut().for_each(Vec::clear);
+        } else {
+            scratch.order = vec![Vec::with_capacity(6 * m); p];
+        }
         let mut s = State {
             g: self,
             count: vec![[0; 6]; p],
-            end,
+            end: &mut scratch.end,
+            checks: &mut scratch.checks,
             cur: vec![0.0; p],
             mem: vec![0.0; p],
             bubble: vec![0.0; p],
             max_bubble: 0.0,
             pending_w: vec![VecDeque::new(); p],
-            record,
-            order: if record {
-                vec![Vec::with_capacity(6 * m); p]
-            } else {
-                Vec::new()
-            },
+            order: &mut scratch.order,
             approved,
             max_approved,
             read: (false, false),
@@ -398,18 +454,17 @@ impl Greedy {
             }
         }
         let max_bubble = s.max_stage_bubble(None);
-        Ok(((s.bubble, max_bubble), s.order, s.read))
+        Ok(((s.bubble, max_bubble), s.read))
     }
 }
 
 impl State<'_> {
     fn max_stage_bubble(&self, stage: Option<usize>) -> f64 {
         // Bubbles only grow, so the running maximum is the maximum.
-        let mut b = self.max_bubble;
-        if let Some(st) = stage {
-            b = b.max(self.max_approved - self.approved[st]);
+        match stage {
+            Some(st) => allowance(self.max_bubble, self.max_approved, self.approved[st]),
+            None => self.max_bubble,
         }
-        b
     }
 
     fn put_w(&mut self, stage: usize) -> Result<(), Invalid> {
@@ -433,9 +488,17 @@ impl State<'_> {
         // Python's `end_time[-1]` when there is no dependency: the last entry of the source's
         // table, the last stage's W of internal chunk 1 for the last micro-batch.
         let fa_end = self.end[fa.unwrap_or_else(|| g.id(2, 1, g.p - 1, g.m - 1))];
-        if !self.pending_w[i].is_empty()
-            && fa_end + g.comm - self.cur[i] > self.max_stage_bubble(Some(i)) - self.bubble[i]
-        {
+        if self.pending_w[i].is_empty() {
+            return Ok(());
+        }
+        let wait = fa_end + g.comm - self.cur[i];
+        self.checks.push(Check {
+            stage: i as u32,
+            wait,
+            bubble: self.bubble[i],
+            max_bubble: self.max_bubble,
+        });
+        if wait > self.max_stage_bubble(Some(i)) - self.bubble[i] {
             let put = match extra {
                 Extra::Always => true,
                 Extra::FillB(fill_b) => {
@@ -498,9 +561,7 @@ impl State<'_> {
         self.end[g.id(cat, chunk, stage, cnt)] = tmp;
         self.cur[stage] = tmp;
         self.mem[stage] += MEM[cat];
-        if self.record {
-            self.order[stage].push((cat, chunk, cnt));
-        }
+        self.order[stage].push(encode(cat, chunk, cnt));
         if cat == 1 {
             self.pending_w[stage].push_back(chunk);
         }
@@ -516,17 +577,20 @@ mod tests {
     /// The search as the source runs it: every combination and every rerun, each recording
     /// its order.
     fn plain(g: &Greedy) -> Option<Order> {
-        let mut end = vec![-1.0; 6 * g.p * g.m];
+        let mut end = Scratch::new(g);
         let mut best: Option<(f64, Order)> = None;
         for (fill_b, fill_f) in [(true, true), (true, false), (false, true), (false, false)] {
-            let Ok(((mut bubble, mut max), mut order, _)) =
-                g.try_v(fill_f, fill_b, None, true, &mut end)
+            let Ok(((mut bubble, mut max), mut order)) = g
+                .try_v(fill_f, fill_b, None, &mut end)
+                .map(|(b, _)| (b, end.order.clone()))
             else {
                 continue;
             };
             for _ in 0..64 {
-                match g.try_v(fill_f, fill_b, Some(&bubble), true, &mut end) {
-                    Ok(((b, mx), o, _)) if mx < max => (bubble, max, order) = (b, mx, o),
+                match g.try_v(fill_f, fill_b, Some(&bubble), &mut end) {
+                    Ok(((b, mx), _)) if mx < max => {
+                        (bubble, max, order) = (b, mx, end.order.clone());
+                    }
                     _ => break,
                 }
             }
@@ -548,7 +612,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             lo + (hi - lo) * ((seed >> 11) as f64 / (1u64 << 53) as f64)
         };
-        let (mut found, mut unread) = (0, 0);
+        let (mut found, mut unread, mut same, mut differs) = (0, 0, 0, 0);
         for case in 0..160 {
             let p = 2 + case % 5;
             let m = p + case % (2 * p + 1);
@@ -583,12 +647,72 @@ mod tests {
                 assert_eq!(g.best(), want, "case {case}: p {p} m {m}");
                 found += usize::from(want.is_some());
             }
-            let mut end = vec![-1.0; 6 * p * m];
-            if let Ok((_, _, read)) = avg.try_v(true, true, None, false, &mut end) {
+            let mut end = Scratch::new(&avg);
+            if let Ok(((bubble, _), read)) = avg.try_v(true, true, None, &mut end) {
                 unread += usize::from(!read.0 || !read.1);
+                let skip = same_path(&end.checks, None, Some(&bubble), p);
+                same += usize::from(skip);
+                differs += usize::from(!skip);
             }
         }
         assert!(found > 150, "only {found} cases found a schedule");
         assert!(unread > 0, "no case skips a combination");
+        // Both ways of the rerun test are taken (the equality above covers both).
+        assert!(
+            same > 0 && differs > 0,
+            "reruns skipped {same}, run {differs}"
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+        /// A rerun that `same_path` says follows the run before it gives exactly that run's
+        /// order, bubbles and flags (random sizes, costs, transfer times and limits, up to
+        /// many micro-batches per device); and the greedy with the skip gives the full
+        /// search's answer.
+        #[test]
+        fn a_skipped_rerun_is_the_run_before(
+            p in 2usize..7,
+            extra in 0usize..40,
+            costs in proptest::collection::vec(0.3f64..2.5, 36),
+            comm in 0.0f64..0.4,
+            tight in proptest::bool::ANY,
+            equal in proptest::bool::ANY,
+        ) {
+            let m = p + extra;
+            let cost = (0..3)
+                .map(|cat| {
+                    (0..p)
+                        .map(|d| if equal { [1.0; 2] } else { [costs[cat * 12 + 2 * d], costs[cat * 12 + 2 * d + 1]] })
+                        .collect()
+                })
+                .collect();
+            let g = Greedy {
+                p,
+                m,
+                cost,
+                comm: if equal { 0.0 } else { comm },
+                max_mem: if tight { (p + 2) as f64 } else { 2.0 * p as f64 },
+            };
+            let mut scratch = Scratch::new(&g);
+            for (fill_b, fill_f) in [(true, true), (false, true), (true, false)] {
+                let Ok(((bubble, _), read)) = g.try_v(fill_f, fill_b, None, &mut scratch) else {
+                    continue;
+                };
+                let (checks, order) = (scratch.checks.clone(), scratch.order.clone());
+                let again = g.try_v(fill_f, fill_b, Some(&bubble), &mut scratch);
+                let o2 = &scratch.order;
+                if same_path(&checks, None, Some(&bubble), p) {
+                    let Ok(((b2, _), r2)) = again else {
+                        return Err(proptest::test_runner::TestCaseError::fail("skipped rerun failed"));
+                    };
+                    proptest::prop_assert_eq!(&b2, &bubble);
+                    proptest::prop_assert_eq!(o2, &order);
+                    proptest::prop_assert_eq!(r2, read);
+                }
+            }
+            proptest::prop_assert_eq!(g.best(), plain(&g));
+        }
     }
 }
