@@ -13,6 +13,7 @@ use crate::scenario::{InvalidField, P2p, Scenario};
 use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 use crate::sim::{self, SimError, Simulation};
 
+mod adapipe_floor;
 mod floor;
 mod host;
 mod inputs;
@@ -325,6 +326,15 @@ fn run_until(
         // recomputation hidden everywhere keeps.
         req.lynx.fused = !kind.splits_backward();
         req.lynx.waits_s = lynx::waits(anatomy, &none_plan, &sched, &req.comm_s, opts)?;
+    }
+    // Before the partition search: `adapipe`'s floor over every plan it can make.
+    if let Some(s) = stop {
+        let may_hide = scenario.plan.overlap_recompute || opts.moe_a2a_overlap;
+        if let Some(floor) = adapipe_floor::adapipe_floor_s(&req, &sched, may_hide)
+            && s(floor)
+        {
+            return Err(SolveError::Cancelled(crate::cancel::Cancelled));
+        }
     }
     let offloads = matches!(strategy, Strategy::Offload | Strategy::Unified);
     // Runs that try several plans in turn are not stopped: one's floor bounds no other.

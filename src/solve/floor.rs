@@ -57,6 +57,19 @@ impl OpCounts {
     }
 }
 
+impl OpCounts {
+    /// The fewest passes of any (device, chunk): forwards, backwards (B or fused) and weight
+    /// gradients (W or fused), the least of the three over every chunk of every device.
+    pub(crate) fn least_passes(&self) -> u32 {
+        self.counts
+            .iter()
+            .flatten()
+            .map(|&[f, b, w, bw]| f.min(b + bw).min(w + bw))
+            .min()
+            .unwrap_or(0)
+    }
+}
+
 /// The proven lower bound of the iteration time that `sim::simulate` then `sim::job::finish`
 /// give for `costs` and `job` on a schedule with these op counts (module docs).
 pub(crate) fn iteration_floor_s(counts: &OpCounts, costs: &SimCosts, job: &JobCosts) -> f64 {

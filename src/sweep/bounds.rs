@@ -48,6 +48,9 @@
 //! time is at most both halves' all-to-alls), so every bound above takes each block's work
 //! without its all-to-alls (`ep_comm`'s added times).
 //!
+//! The anatomy is the one the configuration is solved on: for the schedules that split the
+//! backward, the one with the backward's hidden collectives exposed (the sweep passes it).
+//!
 //! The sweep test checks both bounds against `solve` over many configurations.
 
 use crate::anatomy::cluster::Cluster;

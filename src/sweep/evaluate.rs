@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -318,6 +318,9 @@ pub(super) fn candidates(
         .par_iter()
         .map(|c| Anatomy::build(&scenario_for(base, c)).map_err(|e| e.to_string()))
         .collect();
+    // The schedules that split the backward are planned and simulated on the anatomy with
+    // the backward's hidden collectives exposed (longer blocks): their bounds take it too.
+    let split: Vec<OnceLock<Option<Anatomy>>> = anatomies.iter().map(|_| OnceLock::new()).collect();
     let rows: Vec<Row> = configs
         .iter()
         .zip(&groups)
@@ -331,7 +334,12 @@ pub(super) fn candidates(
                 Status::Invalid(e.clone()),
             ),
             Ok(a) => {
-                let b = bounds(c, a, &scenario_for(base, c));
+                let timed = if c.schedule.splits_backward() {
+                    split[g].get_or_init(|| a.for_split_backward()).as_ref()
+                } else {
+                    None
+                };
+                let b = bounds(c, timed.unwrap_or(a), &scenario_for(base, c));
                 let status = if b.peak_bytes > budget {
                     Status::DoesNotFit(format!(
                         "needs at least {:.1} GiB (static memory and one micro-batch), budget {:.1} GiB",
@@ -424,4 +432,77 @@ pub fn sweep(
         pareto,
         cancelled,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::scenario::{Catalog, ScheduleKind, Strategy};
+    use crate::solve::solve;
+
+    /// The schedules that split the backward are solved on the anatomy whose backward
+    /// collectives are all exposed: their time bounds come from that anatomy (higher than
+    /// the layout's own where tensor parallelism hides some collectives), and they still
+    /// never exceed the solved iteration.
+    #[test]
+    fn split_backward_bounds_use_the_exposed_anatomy_and_hold() {
+        let base = starting_scenario(&Catalog::builtin().scenario("gpt3-175b-16k").unwrap());
+        let mut configs = Vec::new();
+        for schedule in [
+            ScheduleKind::ZbH1,
+            ScheduleKind::ZbV,
+            ScheduleKind::OneFOneB,
+        ] {
+            for strategy in [Strategy::Full, Strategy::AdaPipe] {
+                configs.push(Config {
+                    gpus: 64,
+                    t: 8,
+                    cp: 1,
+                    ep: 1,
+                    etp: 1,
+                    p: 8,
+                    d: 1,
+                    b: 1,
+                    m: 16,
+                    chunks: 2,
+                    sp: true,
+                    distributed_optimizer: false,
+                    zero: Zero::Off,
+                    precision: base.parallel.precision,
+                    schedule,
+                    strategy,
+                });
+            }
+        }
+        let budget = base.plan.memory_budget_bytes;
+        let found = candidates(&base, &configs, budget, true);
+        let anatomy = found.anatomies[0].as_ref().unwrap();
+        assert!(
+            anatomy.for_split_backward().is_some(),
+            "the layout hides no backward collective: the test shows nothing"
+        );
+        let mut raised = 0;
+        for (c, row) in configs.iter().zip(&found.rows) {
+            let own = bounds(c, anatomy, &scenario_for(&base, c)).time_s;
+            if c.schedule.splits_backward() {
+                assert!(
+                    row.time_bound_s > own,
+                    "{c:?}: {} <= {own}",
+                    row.time_bound_s
+                );
+                raised += 1;
+            } else {
+                assert_eq!(row.time_bound_s, own, "{c:?}");
+            }
+            let solved = solve(&scenario_for(&base, c)).unwrap();
+            assert!(
+                row.time_bound_s <= solved.iteration_time_s,
+                "{c:?}: bound {} above {}",
+                row.time_bound_s,
+                solved.iteration_time_s
+            );
+        }
+        assert_eq!(raised, 4);
+    }
 }

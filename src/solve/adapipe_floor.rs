@@ -1,0 +1,203 @@
+//! A proven lower bound of the iteration time of every plan `adapipe` can make on a
+//! multi-chunk schedule, known before its partition search runs: what lets a sweep drop such
+//! a configuration without paying for the search (one stage knapsack instead of one per
+//! device and layer count).
+//!
+//! On a schedule whose every device runs `v` distinct chain stages (interleaved, ZB-V,
+//! V-Half, ...), `adapipe` gives each chunk whole layers: the device-level search chooses
+//! whole layers per device, and the even partition that competes with it (or replaces it)
+//! gives whole layers to each stage when there are at least as many layers as stages. The
+//! device layer counts add up to the chain's `L` layers, so some device holds at least
+//! `X = ceil(L / p)` layers. When every layer is alike, that device holds at least `X` of each
+//! of the layer's two blocks, and its stage knapsack runs with at least the least in-flight
+//! count any device can have: the planner's count for a device is at least the request's
+//! (re-plans only raise it) and at least the time-coincident peak of its chunks weighted by
+//! their sizes, which is no less than the largest, over the schedule's moments, of the
+//! fewest micro-batches live in any of its chunks. The least recomputation of a stage only
+//! grows with its blocks, its in-flight count and the logits it may hold (each removes
+//! capacity or adds copies), so the knapsack on `X` layers at that count, without the
+//! logits, is no more than that device's; where even it does not fit, that device recomputes
+//! every optional unit (the planner's fallback), which costs no less than doing so on `X`
+//! layers.
+//!
+//! The simulator runs a device's ops one after another: every chunk's forward, backward
+//! (with its recomputation on demand) and weight gradient at least as many times as the
+//! fewest passes of any chunk of the schedule ([`super::floor::OpCounts::least_passes`]). So
+//! the iteration is at least those passes times that device's work per micro-batch plus its
+//! recomputation. Recomputation that may hide (`overlap_recompute`) and all-to-alls an
+//! overlapped pair may hide are not bounded here (the bound is not given).
+
+use crate::plan::Strategy;
+use crate::plan::planner::PlanRequest;
+use crate::plan::stage::{self, BlockCounts, KnapsackMode, StageEnv};
+use crate::scenario::Partition;
+use crate::schedule::{Placement, Schedule};
+
+use super::floor::OpCounts;
+
+/// Relative slack for the order of floating-point additions.
+const SLACK: f64 = 1e-9;
+
+/// The fewest live micro-batches of any chunk at the moment of `vectors` where that is most:
+/// no weighting of the chunks brings the device's time-coincident peak below it.
+fn least_live(vectors: &[Vec<u32>]) -> u32 {
+    vectors
+        .iter()
+        .map(|l| l.iter().copied().min().unwrap_or(0))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The lower bound of the module docs for `req` (strategy, stage map, in-flight counts and
+/// live vectors of the first schedule `sched`), or `None` where it does not apply (another
+/// strategy, a single-chunk or two-copy schedule, half layers, unlike layers, a layout or the
+/// balanced partition, recomputation or all-to-alls that may hide).
+pub(crate) fn adapipe_floor_s(req: &PlanRequest, sched: &Schedule, may_hide: bool) -> Option<f64> {
+    let anatomy = req.anatomy;
+    let p = req.stage_of.len();
+    let chunked = sched.v > 1
+        && sched.placement != Placement::Chimera
+        && req.stage_of.iter().all(|c| c.len() == sched.v as usize)
+        && req.stage_of.iter().flatten().count() == req.stages;
+    if req.strategy != Strategy::AdaPipe
+        || may_hide
+        || !chunked
+        || p == 0
+        || (anatomy.layers as usize) < req.stages
+        || req.partition != Partition::Even
+        || req.layout.is_some()
+    {
+        return None;
+    }
+    let kinds = anatomy.layer_kinds();
+    let [layer] = kinds.as_slice() else {
+        return None;
+    };
+    let x = anatomy.layers.div_ceil(p as u32);
+    let mut counts = BlockCounts::default();
+    for kind in layer.kinds {
+        counts.add(kind, x);
+    }
+    let in_flight = (0..p)
+        .map(|d| {
+            let own = req.in_flight.get(d).copied().unwrap_or(1).max(1);
+            own.max(req.live.get(d).map_or(0, |v| least_live(v)))
+        })
+        .min()?;
+    let env = StageEnv {
+        in_flight,
+        budget_bytes: req.budget_bytes,
+        logits: false,
+    };
+    let added =
+        stage::knapsack_added_in(&req.cache, anatomy, counts, &env, KnapsackMode::default())
+            .unwrap_or_else(|| {
+                // Nothing fits: the planner recomputes every optional unit.
+                layer
+                    .kinds
+                    .iter()
+                    .map(|&k| {
+                        let units = &anatomy.block_of(k).units;
+                        f64::from(x)
+                            * units
+                                .iter()
+                                .filter(|u| !u.forced)
+                                .map(|u| u.forward_s)
+                                .sum::<f64>()
+                    })
+                    .sum()
+            });
+    let work: f64 = layer
+        .kinds
+        .iter()
+        .map(|&k| {
+            let b = anatomy.block_of(k);
+            f64::from(x) * (b.forward_s + b.backward_b_s + b.backward_w_s)
+        })
+        .sum();
+    let passes = f64::from(OpCounts::of(sched).least_passes());
+    Some(passes * (work + added) * (1.0 - SLACK))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::sync::Mutex;
+
+    use crate::anatomy::Anatomy;
+    use crate::scenario::{Catalog, ScheduleKind};
+    use crate::solve::{SolveOptions, run_until};
+
+    use super::*;
+
+    /// On random small instances (schedule, pipeline size, micro-batches, budget, tensor
+    /// parallelism, model), every bound a solve reports to its caller's stop (this floor
+    /// before the search among them) is at most the iteration the solve then simulates, and
+    /// the floor is reached before the search on the multi-chunk schedules.
+    #[test]
+    fn the_floor_before_the_search_never_exceeds_the_simulated_iteration() {
+        let catalog = Catalog::builtin();
+        let mut seed = 5u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let (mut early, mut checked, mut close) = (0, 0, 0);
+        for case in 0..60 {
+            let mut s = catalog.scenario("tiny-4x8").unwrap();
+            if case % 3 == 0 {
+                s.model = catalog.model("gpt-38.5b").unwrap().clone();
+            }
+            let kind = [
+                ScheduleKind::Interleaved,
+                ScheduleKind::ZbV,
+                ScheduleKind::VHalf,
+            ][next(3) as usize];
+            s.parallel.pp = [2, 4][next(2) as usize];
+            s.parallel.tp = [1, 2][next(2) as usize];
+            s.parallel.chunks = 2;
+            s.batch.micro_batches = s.parallel.pp * (1 + next(4) as u32);
+            s.plan.schedule = kind;
+            s.plan.strategy = Strategy::AdaPipe;
+            let anatomy = Anatomy::build(&s).unwrap();
+            // From hardly more than the static memory to roomy.
+            let statics = anatomy.attention.static_bytes + anatomy.mlp.static_bytes;
+            let per_device = u64::from(anatomy.layers) * statics / u64::from(s.parallel.pp);
+            s.plan.memory_budget_bytes = per_device + (per_device / 8) * (1 + next(40));
+            let asked = Mutex::new(Vec::new());
+            let stop = |t: f64| {
+                asked.lock().unwrap().push(t);
+                false
+            };
+            let Ok(run) = run_until(
+                &s,
+                &anatomy,
+                (kind, Strategy::AdaPipe),
+                &SolveOptions::default(),
+                Some(&stop),
+            ) else {
+                continue;
+            };
+            let got = run.simulation.makespan;
+            let asked = asked.into_inner().unwrap();
+            for &t in &asked {
+                assert!(t <= got, "{kind} case {case}: bound {t} above {got}");
+            }
+            if asked.len() >= 2 {
+                early += 1;
+                if asked[0] >= 0.8 * got {
+                    close += 1;
+                }
+            }
+            checked += 1;
+        }
+        assert!(checked >= 40, "{checked}");
+        assert!(
+            early >= 30,
+            "the floor before the search was given {early} times"
+        );
+        assert!(close >= 5, "the floor was within 20 % {close} times");
+    }
+}
