@@ -13,6 +13,8 @@ use crate::schedule::ScheduleKind;
 
 use crate::scenario::GIB;
 
+use super::fields_budget::{change_gpu, set_reserve};
+use super::fields_guard as guard;
 use super::fields_job as job;
 use super::fields_moe as moe;
 
@@ -306,8 +308,18 @@ fn to_u32(v: u64) -> u32 {
 }
 
 /// Moves `field` one step up (`delta > 0`) or down. Returns a note for the status bar when
-/// the step also changed something else (the budget follows a new GPU).
+/// the step also changed something else (the budget follows a new GPU), or was refused (the
+/// data-parallel rule of [`guard::guarded`] among others).
 pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> Option<String> {
+    guard::guarded(sc, field, |sc| step_unguarded(sc, field, delta, choices)).unwrap_or_else(Some)
+}
+
+fn step_unguarded(
+    sc: &mut Scenario,
+    field: Field,
+    delta: i32,
+    choices: &Choices,
+) -> Option<String> {
     match field {
         Field::Model => {
             if let Some(m) = cycle_by_name(&choices.models, &sc.model.name, |m| &m.name, delta) {
@@ -467,48 +479,6 @@ pub fn unused_note(sc: &Scenario, field: Field) -> Option<String> {
     })
 }
 
-/// Puts the scenario on the GPU `g` by the scenario's budget rule, and says what became of
-/// the budget (a reserve that does not fit the new GPU's memory falls to 0, and says so).
-fn change_gpu(sc: &mut Scenario, g: GpuSpec) -> String {
-    let gib = |b: u64| b as f64 / GIB;
-    match sc.change_gpu(g.clone()) {
-        Ok(Some(capped)) => capped,
-        Ok(None) => match sc.plan.reserve_bytes {
-            Some(r) => format!(
-                "budget {:.1} GiB: the GPU's memory less the {:.1} GiB reserve",
-                gib(sc.plan.memory_budget_bytes),
-                gib(r)
-            ),
-            None => format!(
-                "budget {:.1} GiB kept (typed)",
-                gib(sc.plan.memory_budget_bytes)
-            ),
-        },
-        Err(_) => {
-            let old = gib(sc.plan.reserve_bytes.unwrap_or(0));
-            sc.gpu = g;
-            let _ = sc.keep_free(0);
-            format!(
-                "the {old:.1} GiB reserve is not below {}'s memory: reserve 0, budget {:.1} GiB",
-                sc.gpu.name,
-                gib(sc.plan.memory_budget_bytes)
-            )
-        }
-    }
-}
-
-/// Keeps `gib` GiB of the GPU's memory free: the budget becomes the memory less it.
-fn set_reserve(sc: &mut Scenario, gib: f64) -> Result<(), String> {
-    let bytes = crate::scenario::reserve_bytes("reserve", gib, &sc.gpu).map_err(|_| {
-        format!(
-            "a number of GiB from 0 to below the GPU's memory ({:.1} GiB of {})",
-            sc.gpu.memory_bytes() as f64 / GIB,
-            sc.gpu.name
-        )
-    })?;
-    sc.keep_free(bytes).map_err(|e| e.allowed)
-}
-
 /// The range of a count field, from the one table of ranges (so the UI words a bad value as
 /// the command line does: "a whole number from 1 to 1048576").
 fn count_range(field: Field) -> Option<crate::scenario::ranges::Range> {
@@ -527,8 +497,14 @@ fn count_range(field: Field) -> Option<crate::scenario::ranges::Range> {
 }
 
 /// Sets a numeric `field` from typed text. Errors name the field, the value and what is
-/// allowed; validation beyond "a number" is the engine's.
+/// allowed; validation beyond "a number" is the engine's (and the data-parallel rule's, as
+/// for a step).
 pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), String> {
+    guard::guarded(sc, field, |sc| set_number_unguarded(sc, field, text))
+        .map_err(|e| format!("{} = '{text}': {e}", field.label()))?
+}
+
+fn set_number_unguarded(sc: &mut Scenario, field: Field, text: &str) -> Result<(), String> {
     let bad = |allowed: &str| format!("{} = '{text}': {allowed}", field.label());
     if field == Field::Budget {
         let gib: f64 = text

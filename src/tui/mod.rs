@@ -21,6 +21,8 @@ mod action;
 mod app;
 mod export;
 mod fields;
+mod fields_budget;
+mod fields_guard;
 mod fields_job;
 mod fields_moe;
 pub mod fixture;
