@@ -63,6 +63,10 @@ pub enum Field {
     Flash,
     /// Layer split of the baselines and non-partitioning strategies (even, balanced).
     Partition,
+    /// The pipeline layout in Megatron's `--pipeline-model-parallel-layout` grammar: the
+    /// layers of every virtual stage, typed into a one-line editor (none: the partition's
+    /// split).
+    Layout,
     /// Objective of the partition DP (estimate, adapipe).
     Objective,
     /// Megatron's overlap of the data-parallel gradient reduction with the backward on/off.
@@ -87,7 +91,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, top to bottom.
-    pub const ALL: [Field; 30] = [
+    pub const ALL: [Field; 31] = [
         Field::Model,
         Field::Gpu,
         Field::Stages,
@@ -108,6 +112,7 @@ impl Field {
         Field::Precision,
         Field::Flash,
         Field::Partition,
+        Field::Layout,
         Field::Objective,
         Field::OverlapGradReduce,
         Field::ParamGather,
@@ -143,6 +148,7 @@ impl Field {
             Field::GlobalBatch => "global B",
             Field::Flash => "flash",
             Field::Partition => "partition",
+            Field::Layout => "layout",
             Field::Objective => "objective",
             Field::OverlapGradReduce => "overlap",
             Field::GradBytes => "grad size",
@@ -169,6 +175,7 @@ impl Field {
                 | Field::Strategy
                 | Field::Flash
                 | Field::Partition
+                | Field::Layout
                 | Field::Objective
                 | Field::OverlapGradReduce
                 | Field::A2aOverlap
@@ -227,6 +234,10 @@ impl Field {
             Field::Partition => match &sc.plan.layout {
                 Some(layout) => format!("layout {}", layout.text()),
                 None => sc.plan.partition.name().into(),
+            },
+            Field::Layout => match &sc.plan.layout {
+                Some(layout) => layout.text().to_string(),
+                None => "– (none)".into(),
             },
             Field::Objective => sc.plan.objective.name().into(),
             Field::OverlapGradReduce => on(sc.plan.overlap_grad_reduce),
@@ -432,6 +443,13 @@ fn step_unguarded(
             if let Some(p) = cycle(Partition::ALL, &sc.plan.partition, delta) {
                 sc.plan.partition = p;
             }
+        }
+        Field::Layout => {
+            return Some(
+                "layout: ⏎ opens its editor (Megatron's grammar, e.g. Et*3|t*4|t*4|t*4L; \
+                 empty: the partition)"
+                    .into(),
+            );
         }
         Field::Objective => {
             if let Some(o) = cycle(Objective::ALL, &sc.plan.objective, delta) {
