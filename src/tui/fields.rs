@@ -230,9 +230,9 @@ impl Field {
             }
             Field::GlobalBatch => global_batch(sc).to_string(),
             Field::Flash => on(sc.plan.flash_attention),
-            // A layout replaces the partition: say which split is in force.
+            // A layout replaces the partition (the layout row below shows it).
             Field::Partition => match &sc.plan.layout {
-                Some(layout) => format!("layout {}", layout.text()),
+                Some(_) => "– (layout)".into(),
                 None => sc.plan.partition.name().into(),
             },
             Field::Layout => match &sc.plan.layout {

@@ -204,3 +204,47 @@ fn editor_open_200x60() {
     key(&mut app, KeyCode::Home);
     assert_snapshot!(render(&mut app, 200, 60));
 }
+
+/// End to end at 80x24: the editor in a real terminal takes `q` as a character (the UI does
+/// not quit), shows a bad layout's column and reason, applies a good one, and `q` quits once
+/// the editor is closed.
+#[test]
+fn in_tmux_the_layout_editor_keeps_q_and_applies_a_layout() {
+    use crate::tmux_common::{Tmux, skip_without_tmux, temp_dir};
+    if skip_without_tmux() {
+        return;
+    }
+    let home = temp_dir("layout-e2e");
+    let home_s = home.display().to_string();
+    let t = Tmux::start(
+        &["--strategy", "full", "-p", "4"],
+        &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
+        80,
+        24,
+    );
+    t.wait_for("the first solve", |s| {
+        s.contains("stages p") && s.contains("iter")
+    });
+    // From `stages p` down to `layout`.
+    let down = Field::ALL.iter().position(|f| *f == Field::Layout).unwrap()
+        - Field::ALL.iter().position(|f| *f == Field::Stages).unwrap();
+    t.keys(&vec!["j"; down]);
+    t.wait_text("│layout    – (none)");
+    t.keys(&["Enter"]);
+    t.wait_text("⏎ apply · Esc cancel");
+    t.burst(&["-l", "Et*23|t*24|q"]);
+    t.keys(&["Enter"]);
+    let screen = t.wait_text("column 12: 'q' is not a layer");
+    assert!(t.alive(), "{screen}");
+    // ^U clears; a layout of the 96 layers on 4 stages applies and solves.
+    t.keys(&["C-u"]);
+    t.burst(&["-l", "Et*23|t*24|t*24|t*25L"]);
+    t.keys(&["Enter"]);
+    t.wait_text("layout applied, 4 stages");
+    let screen = t.wait_text("│layout    Et*23|t*24|…");
+    assert!(screen.contains("│partition – (layout)"), "{screen}");
+    t.keys(&["q"]);
+    t.wait_exit(crate::tmux_common::TIMEOUT);
+    assert!(!t.alive());
+    let _ = std::fs::remove_dir_all(home);
+}
