@@ -71,7 +71,7 @@ impl LineEdit {
         self.cursor = at.min(self.chars.len());
     }
 
-    /// Inserts `c` at the cursor; control characters and text past [`MAX_CHARS`] are not
+    /// Inserts `c` at the cursor; control characters and text past `MAX_CHARS` are not
     /// taken (false).
     pub fn insert(&mut self, c: char) -> bool {
         if c.is_control() || self.chars.len() >= MAX_CHARS {

@@ -52,7 +52,7 @@ pub use action::{Action, Effect, Job, JobKind, JobResult, Reload};
 pub use app::{App, Details, Mode, Viewport};
 pub use export::write_files;
 pub use fields::{Choices, Field};
-pub use keymap::{HelpLine, action_for, help_lines};
+pub use keymap::action_for;
 pub use lesson::{LESSON, LessonRun, textbook};
 pub use line_edit::{LineEdit, LineOp};
 pub use picker::{Entry as PickerEntry, entries as picker_entries};

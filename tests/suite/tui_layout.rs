@@ -177,13 +177,19 @@ fn a_bad_layout_shows_the_column_and_reason_and_keeps_the_last_good_one() {
 
 #[test]
 fn the_help_overlay_lists_the_editor_keys() {
-    let lines = pipescope::tui::help_lines();
-    let line = lines
-        .iter()
-        .find(|l| l.text.starts_with("Layout editor"))
-        .expect("a help line for the layout editor");
-    for k in ["←", "→", "Home", "End", "⌫", "Del", "⏎", "Esc"] {
-        assert!(line.keys.contains(k), "{k}: {line:?}");
+    let mut app = app();
+    act(&mut app, Action::ToggleHelp);
+    act(&mut app, Action::FilterHelp);
+    type_text(&mut app, "Layout editor");
+    let screen = render(&mut app, 120, 40).to_string();
+    assert!(screen.contains("Layout editor (⏎ on layout)"), "{screen}");
+    // The keys' column, then the words.
+    assert!(
+        screen.contains("← → Home ^A End ^E ⌫ Del ^U ⏎ Esc"),
+        "{screen}"
+    );
+    for words in ["Esc cancels", "^U clears"] {
+        assert!(screen.contains(words), "{words}: {screen}");
     }
 }
 
