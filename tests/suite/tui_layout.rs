@@ -147,10 +147,7 @@ fn a_bad_layout_shows_the_column_and_reason_and_keeps_the_last_good_one() {
         let effects = key(&mut app, KeyCode::Enter);
         assert!(effects.is_empty(), "{bad}: {effects:?}");
         let err = app.error.clone().unwrap_or_default();
-        assert!(
-            err.starts_with(&format!("layout {bad}: column ")),
-            "{bad}: {err}"
-        );
+        assert!(err.starts_with("layout: column "), "{bad}: {err}");
         // The editor stays open on the text, the cursor near the column named.
         assert_eq!(edited(&app), bad);
         let cursor = app.layout_edit.as_ref().unwrap().cursor();
@@ -199,7 +196,11 @@ fn editor_with_an_error_80x24() {
     key(&mut app, KeyCode::Enter);
     type_text(&mut app, "Et*19|t*2x|t*20|t*21L");
     key(&mut app, KeyCode::Enter);
-    assert_snapshot!(render(&mut app, 80, 24));
+    // The reason is shown whole while the editor is open (`!` would type into it), even at
+    // 80x24 where other long messages take one line.
+    let screen = render(&mut app, 80, 24).to_string();
+    assert!(screen.contains("repeats a group)"), "{screen}");
+    assert_snapshot!(screen);
 }
 
 #[test]

@@ -183,8 +183,8 @@ fn sweep_view_mono_120x40() {
     assert_snapshot!(backend);
 }
 
-#[test]
-fn sweep_view_running_80x24() {
+/// The gpt3 fixture with the sweep view open and its sweep 12 candidates of 40 in.
+fn running_12_of_40() -> App {
     let mut app = solved_app("gpt3-175b-16k");
     let (generation, _) = sweep_job(&update(&mut app, Action::OpenSweep)).unwrap();
     update(
@@ -195,6 +195,12 @@ fn sweep_view_running_80x24() {
             total: 40,
         })),
     );
+    app
+}
+
+#[test]
+fn sweep_view_running_80x24() {
+    let mut app = running_12_of_40();
     assert_snapshot!(render(&mut app, 80, 24));
 }
 
@@ -203,16 +209,7 @@ fn sweep_view_running_80x24() {
 /// every layout enumerated, so the bar seemed to finish early against the answer's count.
 #[test]
 fn the_sweep_progress_names_what_it_counts() {
-    let mut app = solved_app("gpt3-175b-16k");
-    let (generation, _) = sweep_job(&update(&mut app, Action::OpenSweep)).unwrap();
-    update(
-        &mut app,
-        Action::Sweep(Box::new(SweepEvent::Progress {
-            generation,
-            done: 12,
-            total: 40,
-        })),
-    );
+    let mut app = running_12_of_40();
     let screen = render(&mut app, 120, 40).to_string();
     assert!(screen.contains(" 12/40 candidates"), "{screen}");
     assert!(

@@ -83,6 +83,7 @@ pub(super) fn commit(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     };
     let text = edit.text();
+    // The error names the column; the text itself is on the editor's line.
     let mut next = app.scenario.clone();
     if text.trim().is_empty() {
         next.plan.layout = None;
@@ -91,7 +92,7 @@ pub(super) fn commit(app: &mut App) -> Vec<Effect> {
             Ok(layout) => next.plan.layout = Some(layout),
             Err(e) => {
                 edit.set_cursor(e.column.saturating_sub(1));
-                app.error = Some(format!("layout {text}: {e}"));
+                app.error = Some(format!("layout: {e}"));
                 return Vec::new();
             }
         }
@@ -105,7 +106,7 @@ pub(super) fn commit(app: &mut App) -> Vec<Effect> {
         if let Some(column) = column_of(&e.allowed) {
             edit.set_cursor(column.saturating_sub(1));
         }
-        app.error = Some(format!("layout {text}: {}", e.allowed));
+        app.error = Some(format!("layout: {}", e.allowed));
         return Vec::new();
     }
     app.scenario = next;

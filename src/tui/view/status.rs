@@ -49,8 +49,8 @@ pub fn message(app: &App) -> (String, Style) {
     }
     if app.layout_edit.is_some() {
         return (
-            "editing the layout (Megatron's grammar: E embedding, t layer, L loss, | between \
-             stages, t*3 repeats): Enter applies, Esc cancels, empty gives the partition's split"
+            "layout: E embedding, t layer, L loss, | between stages, t*3 repeats; empty: the \
+             partition's split"
                 .into(),
             theme.accent(),
         );
@@ -176,12 +176,15 @@ pub fn max_rows(height: u16) -> usize {
 /// (above the hints' line), cut with "… ! shows all": at 80x24 every row of the panels counts.
 pub const ONE_LINE_BELOW: u16 = 30;
 
-/// Most rows `app`'s message may take at `height` rows: a file that did not reload is shown
-/// whole up to [`max_rows`] (its place in the file must stay readable); any other message
-/// takes one row below [`ONE_LINE_BELOW`] rows.
+/// Most rows `app`'s message may take at `height` rows: a file that did not reload, and the
+/// layout editor's error, are shown whole up to [`max_rows`] (a place in a text must stay
+/// readable, and `!` types into the editor); any other message takes one row below
+/// [`ONE_LINE_BELOW`] rows.
 fn rows_for(app: &App, height: u16) -> usize {
     let reload_shown = !app.reload_errors.is_empty() && app.note.is_none();
-    if reload_shown || height >= ONE_LINE_BELOW {
+    // The layout editor's error is read while fixing the text, where `!` is a character.
+    let editing = app.layout_edit.is_some();
+    if reload_shown || editing || height >= ONE_LINE_BELOW {
         max_rows(height)
     } else {
         1
