@@ -255,3 +255,37 @@ fn in_tmux_the_layout_editor_keeps_q_and_applies_a_layout() {
     assert!(!t.alive());
     let _ = std::fs::remove_dir_all(home);
 }
+
+/// The cursor is drawn: its cell stands out from the selected (reversed) row, at the start
+/// after Home and after the text's end after End.
+#[test]
+fn the_cursor_cell_stands_out_from_the_row() {
+    use ratatui::style::Modifier;
+    let mut app = app();
+    key(&mut app, KeyCode::Enter);
+    type_text(&mut app, "Et|tL");
+    for (code, at) in [(KeyCode::Home, 0u16), (KeyCode::End, 5)] {
+        key(&mut app, code);
+        let backend = render(&mut app, 120, 40);
+        let buf = backend.buffer();
+        let area = buf.area;
+        let (x0, y) = (0..area.height)
+            .find_map(|y| {
+                let row: String = (0..area.width).map(|x| buf[(x, y)].symbol()).collect();
+                row.find("│layout    ")
+                    .map(|i| (row[..i].chars().count() as u16 + 11, y))
+            })
+            .expect("the layout row");
+        let reversed = |x: u16| buf[(x, y)].modifier.contains(Modifier::REVERSED);
+        assert!(
+            !reversed(x0 + at),
+            "{code:?}: the cursor cell is not set apart"
+        );
+        assert!(
+            buf[(x0 + at, y)].modifier.contains(Modifier::UNDERLINED),
+            "{code:?}"
+        );
+        let other = if at == 0 { 1 } else { 0 };
+        assert!(reversed(x0 + other), "{code:?}: the rest of the row");
+    }
+}

@@ -108,7 +108,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
 }
 
 /// The layout editor's line in `room` columns from `x`: the part of the text around the
-/// cursor, the cursor's cell in reverse video (a space after the text's end).
+/// cursor, the cursor's cell drawn against the row (a space after the text's end).
 fn editor(x: u16, y: u16, room: usize, edit: &LineEdit, buf: &mut Buffer, app: &App) {
     if room == 0 {
         return;
@@ -122,7 +122,14 @@ fn editor(x: u16, y: u16, room: usize, edit: &LineEdit, buf: &mut Buffer, app: &
         .take(room)
         .collect();
     let style = app.theme.selected();
-    let cursor_style = style.add_modifier(Modifier::REVERSED);
+    // The cursor is the selected row's style turned inside out (the row is reversed), and
+    // underlined so that it shows on a terminal without reverse video too.
+    let cursor_style = if style.add_modifier.contains(Modifier::REVERSED) {
+        style.remove_modifier(Modifier::REVERSED)
+    } else {
+        style.add_modifier(Modifier::REVERSED)
+    }
+    .add_modifier(Modifier::UNDERLINED);
     let mut cx = x;
     let end = x.saturating_add(u16::try_from(room).unwrap_or(u16::MAX));
     for (i, c) in shown.iter().enumerate() {
