@@ -29,6 +29,8 @@ pub struct ModelToml {
     pub shared_experts: Option<u64>,
     pub expert_ffn: Option<u64>,
     pub dense_layers: Option<u32>,
+    pub expert_groups: Option<u64>,
+    pub groups_per_token: Option<u64>,
     pub mtp_layers: Option<u32>,
     pub attention: Option<String>,
     pub q_lora_rank: Option<u64>,
