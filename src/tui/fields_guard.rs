@@ -39,7 +39,7 @@ pub(super) fn guarded<R>(
     if holder == field {
         *sc = before;
         return Err(format!(
-            "{} on: {reason}; set data d or ctx cp above 1 first",
+            "{} on: set data d or ctx cp above 1 first, as {reason}",
             field.label()
         ));
     }
@@ -60,8 +60,9 @@ pub(super) fn guarded<R>(
         DataParallelUse::Zero => "set zero 0".to_string(),
         _ => format!("turn {} off", holder.label()),
     };
+    // What to do first, so that it shows on one line at 80 columns.
     Err(format!(
-        "{} stays {} (not {now}): {} {} needs d x cp above 1 ({reason}); {fix} first",
+        "{} stays {} (not {now}): {fix} first, as {} {} needs d x cp above 1 ({reason})",
         field.label(),
         field.value(sc),
         holder.label(),
@@ -87,8 +88,10 @@ mod tests {
         let note = step(&mut sc, Field::Dp, -1, &c).unwrap_or_default();
         assert_eq!(sc.parallel.dp, 2, "{note}");
         assert!(
-            note.starts_with("data d stays 2 (not 1): zero 1 dist opt needs d x cp above 1")
-                && note.ends_with("set zero 0 first"),
+            note.starts_with(
+                "data d stays 2 (not 1): set zero 0 first, as zero 1 dist opt needs d x cp \
+                 above 1 (d x cp = 1 x 1 = 1"
+            ),
             "{note}"
         );
         let e = set_number(&mut sc, Field::Dp, "1").unwrap_err();
@@ -114,7 +117,8 @@ mod tests {
         let note = step(&mut sc, Field::OverlapGradReduce, 1, &c).unwrap_or_default();
         assert!(!sc.plan.overlap_grad_reduce);
         assert!(
-            note.starts_with("overlap on: d x cp = 1 x 1 = 1") && note.contains("dualpipe"),
+            note.starts_with("overlap on: set data d or ctx cp above 1 first, as d x cp = 1 x 1")
+                && note.contains("dualpipe"),
             "{note}"
         );
         sc.plan.schedule = ScheduleKind::DualPipe;
@@ -138,6 +142,9 @@ mod tests {
         sc.parallel.pp = 2;
         let note = step(&mut sc, Field::Stages, -1, &c).unwrap_or_default();
         assert_eq!(sc.parallel.pp, 2, "{note}");
-        assert!(note.contains("turn overlap off first"), "{note}");
+        assert!(
+            note.contains("turn overlap off first, as overlap on"),
+            "{note}"
+        );
     }
 }

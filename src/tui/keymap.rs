@@ -505,7 +505,7 @@ mod tests {
     #[test]
     fn every_binding_is_in_the_help_with_its_keys() {
         let lines = help_lines();
-        assert_eq!(lines.len(), TABLE.len() + 6);
+        assert_eq!(lines.len(), TABLE.len() + 7);
         for b in bindings()
             .chain(SWEEP_KEYS)
             .chain(HELP_KEYS)
@@ -513,6 +513,7 @@ mod tests {
             .chain(LESSON_KEYS)
             .chain(DETAILS_KEYS)
             .chain(PICKER_KEYS)
+            .chain(EDITOR_KEYS)
         {
             assert!(lines.iter().any(|l| l.text.contains(b.description)
                 && b.keys.iter().all(|k| l.keys.contains(&k.label()))));
@@ -530,6 +531,7 @@ mod tests {
             LESSON_KEYS,
             DETAILS_KEYS,
             PICKER_KEYS,
+            EDITOR_KEYS,
         ] {
             let mut seen: Vec<Key> = Vec::new();
             for b in table {
