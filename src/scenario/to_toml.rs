@@ -109,6 +109,11 @@ fn gpu_table(g: &GpuSpec) -> Table {
         ("matrix_fp8", &g.efficiency.matrix_fp8),
         ("attention", &g.efficiency.attention),
         ("attention_backward", &g.efficiency.attention_backward),
+        ("attention_unmasked", &g.efficiency.attention_unmasked),
+        (
+            "attention_unmasked_backward",
+            &g.efficiency.attention_unmasked_backward,
+        ),
         ("grouped_matrix", &g.efficiency.grouped_matrix),
     ] {
         if let Some(c) = curve {

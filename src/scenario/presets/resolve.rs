@@ -182,6 +182,8 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
             matrix_fp8: e.matrix_fp8.clone(),
             attention: e.attention.clone(),
             attention_backward: e.attention_backward.clone(),
+            attention_unmasked: e.attention_unmasked.clone(),
+            attention_unmasked_backward: e.attention_unmasked_backward.clone(),
             grouped_matrix: e.grouped_matrix.clone(),
             gemm_memory_overlap: e.gemm_memory_overlap.unwrap_or(default.gemm_memory_overlap),
         },

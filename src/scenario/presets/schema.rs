@@ -52,6 +52,8 @@ pub struct EfficiencyToml {
     pub matrix_fp8: Option<Vec<(f64, f64)>>,
     pub attention: Option<Vec<(f64, f64)>>,
     pub attention_backward: Option<Vec<(f64, f64)>>,
+    pub attention_unmasked: Option<Vec<(f64, f64)>>,
+    pub attention_unmasked_backward: Option<Vec<(f64, f64)>>,
     pub grouped_matrix: Option<Vec<(f64, f64)>>,
     pub gemm_memory_overlap: Option<bool>,
 }
