@@ -45,6 +45,7 @@ pub use scenario::{
     PresetInfo, PresetKind, Scenario, ScenarioOverrides, ScheduleKind, Strategy, UnitMeasurement,
     Zero, default_scenario, limits, micro_batches_for, to_toml,
 };
+pub use scenario::{DataParallelUse, data_parallel_refusal, grad_overlap_refusal};
 
 // The model as blocks of computation units, with their bytes and times.
 pub use anatomy::{Anatomy, Block, BlockKind, CommTimes, Unit, UnitCodec};

@@ -7,7 +7,7 @@
 //! uses what is the engine's knowledge ([`ScheduleKind`]'s `takes_*` methods); this file only
 //! words it for the command line.
 
-use pipescope::{Scenario, ScheduleKind, Zero};
+use pipescope::{DataParallelUse, Scenario, ScheduleKind, Zero};
 
 use super::scenario_flags::{LayoutFlags, SettingFlags};
 
@@ -170,39 +170,16 @@ pub fn check_job_flags(
     settings: &SettingFlags,
     scenario: &Scenario,
 ) -> Result<(), String> {
-    let par = &scenario.parallel;
-    let zero_flag = match (layout.zero, layout.distributed_optimizer) {
-        (Some(z), _) => Some(format!("--zero {}", z.level())),
-        (None, true) => Some("--distributed-optimizer".to_string()),
-        (None, false) => None,
-    };
-    if let Some(flag) = zero_flag
-        && let Some(reason) = par.zero().refusal_over(par.dp, par.cp)
-    {
-        return Err(format!(
-            "{flag}: {reason}; give -d/--dp or --cp above 1, or leave it out"
+    // Flags override the preset, then the rule is the one the scenario files follow, on
+    // the scenario the two make together (a preset's zero with `-d 1` is refused as a
+    // file's is).
+    if let Some((what, reason)) = pipescope::data_parallel_refusal(scenario) {
+        return Err(data_parallel_error(
+            layout, settings, scenario, what, &reason,
         ));
     }
-    for (given, flag, what) in [
-        (
-            settings.overlap_grad_reduce,
-            "--overlap-grad-reduce",
-            "gradient reduction",
-        ),
-        (
-            settings.overlap_param_gather,
-            "--overlap-param-gather",
-            "parameter all-gather",
-        ),
-    ] {
-        if let Some(reason) = par.overlap_refusal(what).filter(|_| given) {
-            return Err(format!(
-                "{flag}: {reason} (give -d/--dp or --cp above 1, or leave it out)"
-            ));
-        }
-    }
     if let Some(p2p) = settings.p2p
-        && par.pp <= 1
+        && scenario.parallel.pp <= 1
     {
         return Err(format!(
             "--p2p {}: with one pipeline stage (p 1) there are no stage-to-stage sends, so \
@@ -211,6 +188,51 @@ pub fn check_job_flags(
         ));
     }
     Ok(())
+}
+
+/// The command line's words for a [`pipescope::data_parallel_refusal`]: the flag that
+/// asked for the setting (or the preset's key when it came from there), the reason, and what
+/// to change.
+fn data_parallel_error(
+    layout: &LayoutFlags,
+    settings: &SettingFlags,
+    scenario: &Scenario,
+    what: DataParallelUse,
+    reason: &str,
+) -> String {
+    let given = match what {
+        DataParallelUse::Zero => match (layout.zero, layout.distributed_optimizer) {
+            (Some(z), _) => Some(format!("--zero {}", z.level())),
+            (None, true) => Some("--distributed-optimizer".to_string()),
+            (None, false) => None,
+        },
+        DataParallelUse::OverlapGradReduce => settings
+            .overlap_grad_reduce
+            .then(|| "--overlap-grad-reduce".to_string()),
+        DataParallelUse::OverlapParamGather => settings
+            .overlap_param_gather
+            .then(|| "--overlap-param-gather".to_string()),
+    };
+    let fix = match what {
+        DataParallelUse::Zero => "--zero 0",
+        DataParallelUse::OverlapGradReduce => "--no-overlap-grad-reduce",
+        DataParallelUse::OverlapParamGather => "plan.overlap_param_gather = false in the preset",
+    };
+    match given {
+        Some(flag) => format!("{flag}: {reason}; give -d/--dp or --cp above 1, or leave it out"),
+        None => {
+            let (dp, cp) = (scenario.parallel.dp, scenario.parallel.cp);
+            let value = match what {
+                DataParallelUse::Zero => scenario.parallel.zero().level().to_string(),
+                _ => "true".to_string(),
+            };
+            format!(
+                "the preset's {} = {value} at -d/--dp {dp} and --cp {cp}: {reason}; give \
+                 -d/--dp or --cp above 1, or {fix}",
+                what.key()
+            )
+        }
+    }
 }
 
 /// The notes on flags that change nothing because the scenario does it anyway: under

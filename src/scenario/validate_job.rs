@@ -2,7 +2,7 @@
 //! stage and the two overlaps, each refused with the field, the value and the rule, as
 //! Megatron-LM's `validate_args` and Transformer Engine state them.
 
-use super::{InvalidField, Scenario};
+use super::{InvalidField, Scenario, ScheduleKind};
 
 /// Checks `cp`, `zero`, `overlap_param_gather` and `tp_comm_overlap` against the rest of the
 /// scenario.
@@ -107,48 +107,102 @@ pub(super) fn check_job(s: &Scenario) -> Result<(), InvalidField> {
     Ok(())
 }
 
-/// Refuses, in a scenario file, what needs more than one data-parallel rank per stage where
-/// `d x cp = 1`: zero 1 or 3 (nothing to shard, and zero 3 would still cost its gathered
-/// layer) and the two data-parallel overlaps (nothing to overlap), by the rules the command
-/// line and the TUI apply to their flags and fields ([`super::Zero::refusal_over`],
-/// [`super::Parallel::overlap_refusal`]). `zero_key` is the key the file gave the stage
-/// with (`parallel.zero` or `parallel.distributed_optimizer`), so the error points at it.
-pub(crate) fn check_data_parallel_use(s: &Scenario, zero_key: &str) -> Result<(), InvalidField> {
-    let par = &s.parallel;
-    let zero = par.zero();
-    if let Some(reason) = zero.refusal_over(par.dp, par.cp) {
-        let value = if zero_key == "parallel.zero" {
-            zero.level().to_string()
-        } else {
-            "true".to_string()
-        };
-        return Err(InvalidField::new(
-            zero_key,
-            value,
-            format!("left out (zero 0) unless parallel.dp or parallel.cp is above 1: {reason}"),
-        ));
-    }
-    for (on, key, what) in [
-        (
-            s.plan.overlap_grad_reduce,
-            "plan.overlap_grad_reduce",
-            "gradient reduction",
-        ),
-        (
-            s.plan.overlap_param_gather,
-            "plan.overlap_param_gather",
-            "parameter all-gather",
-        ),
-    ] {
-        if let Some(reason) = par.overlap_refusal(what).filter(|_| on) {
-            return Err(InvalidField::new(
-                key,
-                true,
-                format!("off unless parallel.dp or parallel.cp is above 1: {reason}"),
-            ));
+/// A setting that needs something for the data-parallel ranks to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataParallelUse {
+    /// ZeRO 1 or 3 (the distributed optimizer, full sharding).
+    Zero,
+    /// The gradient reduction overlapped with the backward.
+    OverlapGradReduce,
+    /// The distributed optimizer's parameter all-gather overlapped with the next forward.
+    OverlapParamGather,
+}
+
+impl DataParallelUse {
+    /// The scenario key of the setting.
+    pub fn key(self) -> &'static str {
+        match self {
+            DataParallelUse::Zero => "parallel.zero",
+            DataParallelUse::OverlapGradReduce => "plan.overlap_grad_reduce",
+            DataParallelUse::OverlapParamGather => "plan.overlap_param_gather",
         }
     }
-    Ok(())
+}
+
+/// Why overlapping the gradient reduction with the backward would do nothing in `s`, when
+/// it would: with one rank per stage (`d x cp = 1`) there is no data-parallel reduction, but
+/// a two-copy schedule (DualPipe, Chimera) on more than one stage still sums each stage's
+/// gradient with its mirror copy's, and that exchange is what the overlap then hides.
+pub fn grad_overlap_refusal(s: &Scenario) -> Option<String> {
+    let mirrored = s.plan.schedule.replicates_stages() && s.parallel.pp > 1;
+    let reason = s.parallel.overlap_refusal("gradient reduction")?;
+    if mirrored {
+        return None;
+    }
+    Some(if s.plan.schedule.replicates_stages() {
+        format!(
+            "{reason} (at p 1 {} has no mirror copy to sum with)",
+            s.plan.schedule
+        )
+    } else {
+        format!(
+            "{reason} (only a two-copy schedule, {}, still sums the copies' gradients at \
+             d x cp = 1)",
+            ScheduleKind::names_where(ScheduleKind::replicates_stages)
+        )
+    })
+}
+
+/// The first setting of `s` that needs more than one data-parallel rank per stage where
+/// `d x cp = 1`, with the reason: zero 1 or 3 (nothing to shard, and zero 3 would still cost
+/// its gathered layer), the gradient overlap (nothing to overlap, unless the two copies of a
+/// two-copy schedule exchange gradients: [`grad_overlap_refusal`]) and the parameter
+/// gather's overlap. The one rule the scenario files, the command line (on the scenario its
+/// flags and preset make together) and the TUI apply.
+pub fn data_parallel_refusal(s: &Scenario) -> Option<(DataParallelUse, String)> {
+    let par = &s.parallel;
+    if let Some(reason) = par.zero().refusal_over(par.dp, par.cp) {
+        return Some((DataParallelUse::Zero, reason));
+    }
+    if s.plan.overlap_grad_reduce
+        && let Some(reason) = grad_overlap_refusal(s)
+    {
+        return Some((DataParallelUse::OverlapGradReduce, reason));
+    }
+    if s.plan.overlap_param_gather
+        && let Some(reason) = par.overlap_refusal("parameter all-gather")
+    {
+        return Some((DataParallelUse::OverlapParamGather, reason));
+    }
+    None
+}
+
+/// Refuses, in a scenario file, what [`data_parallel_refusal`] refuses. `zero_key` is the key
+/// the file gave the stage with (`parallel.zero` or `parallel.distributed_optimizer`), so the
+/// error points at it.
+pub(crate) fn check_data_parallel_use(s: &Scenario, zero_key: &str) -> Result<(), InvalidField> {
+    let Some((what, reason)) = data_parallel_refusal(s) else {
+        return Ok(());
+    };
+    Err(match what {
+        DataParallelUse::Zero => {
+            let value = if zero_key == "parallel.zero" {
+                s.parallel.zero().level().to_string()
+            } else {
+                "true".to_string()
+            };
+            InvalidField::new(
+                zero_key,
+                value,
+                format!("left out (zero 0) unless parallel.dp or parallel.cp is above 1: {reason}"),
+            )
+        }
+        other => InvalidField::new(
+            other.key(),
+            true,
+            format!("off unless parallel.dp or parallel.cp is above 1: {reason}"),
+        ),
+    })
 }
 
 /// The rules of the MoE all-to-all overlap (`plan.moe_a2a_overlap`): a model with experts,

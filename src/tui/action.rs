@@ -59,6 +59,10 @@ actions! {
     Backspace,
     /// apply it
     Commit,
+    /// An edit of the layout editor's line (cursor moves, deletions)
+    EditLine(super::line_edit::LineOp),
+    /// A character typed into the layout editor
+    InsertChar(char),
     /// Previous stage (memory row, unit grid)
     PrevStage,
     /// next stage

@@ -183,6 +183,9 @@ pub struct App {
     pub field: Field,
     /// A number being typed into `field`.
     pub typing: Option<String>,
+    /// The layout field's one-line editor, while open: every key goes to it (none reaches
+    /// the global shortcuts) until Enter applies it or Esc cancels it.
+    pub layout_edit: Option<super::line_edit::LineEdit>,
     /// The selected stage (device).
     pub stage: u32,
     /// The Gantt's visible time range.
@@ -262,6 +265,7 @@ impl App {
             choices,
             field: Field::Stages,
             typing: None,
+            layout_edit: None,
             stage: 0,
             viewport: Viewport::FIT,
             mode: Mode::Normal,

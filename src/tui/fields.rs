@@ -13,6 +13,8 @@ use crate::schedule::ScheduleKind;
 
 use crate::scenario::GIB;
 
+use super::fields_budget::{change_gpu, set_reserve};
+use super::fields_guard as guard;
 use super::fields_job as job;
 use super::fields_moe as moe;
 
@@ -61,6 +63,10 @@ pub enum Field {
     Flash,
     /// Layer split of the baselines and non-partitioning strategies (even, balanced).
     Partition,
+    /// The pipeline layout in Megatron's `--pipeline-model-parallel-layout` grammar: the
+    /// layers of every virtual stage, typed into a one-line editor (none: the partition's
+    /// split).
+    Layout,
     /// Objective of the partition DP (estimate, adapipe).
     Objective,
     /// Megatron's overlap of the data-parallel gradient reduction with the backward on/off.
@@ -86,7 +92,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, top to bottom.
-    pub const ALL: [Field; 30] = [
+    pub const ALL: [Field; 31] = [
         Field::Model,
         Field::Gpu,
         Field::Stages,
@@ -107,6 +113,7 @@ impl Field {
         Field::Precision,
         Field::Flash,
         Field::Partition,
+        Field::Layout,
         Field::Objective,
         Field::OverlapGradReduce,
         Field::ParamGather,
@@ -142,6 +149,7 @@ impl Field {
             Field::GlobalBatch => "global B",
             Field::Flash => "flash",
             Field::Partition => "partition",
+            Field::Layout => "layout",
             Field::Objective => "objective",
             Field::OverlapGradReduce => "overlap",
             Field::GradBytes => "grad size",
@@ -168,6 +176,7 @@ impl Field {
                 | Field::Strategy
                 | Field::Flash
                 | Field::Partition
+                | Field::Layout
                 | Field::Objective
                 | Field::OverlapGradReduce
                 | Field::A2aOverlap
@@ -222,10 +231,14 @@ impl Field {
             }
             Field::GlobalBatch => global_batch(sc).to_string(),
             Field::Flash => on(sc.plan.flash_attention),
-            // A layout replaces the partition: say which split is in force.
+            // A layout replaces the partition (the layout row below shows it).
             Field::Partition => match &sc.plan.layout {
-                Some(layout) => format!("layout {}", layout.text()),
+                Some(_) => "– (layout)".into(),
                 None => sc.plan.partition.name().into(),
+            },
+            Field::Layout => match &sc.plan.layout {
+                Some(layout) => layout.text().to_string(),
+                None => "– (none)".into(),
             },
             Field::Objective => sc.plan.objective.name().into(),
             Field::OverlapGradReduce => on(sc.plan.overlap_grad_reduce),
@@ -307,8 +320,18 @@ fn to_u32(v: u64) -> u32 {
 }
 
 /// Moves `field` one step up (`delta > 0`) or down. Returns a note for the status bar when
-/// the step also changed something else (the budget follows a new GPU).
+/// the step also changed something else (the budget follows a new GPU), or was refused (the
+/// data-parallel rule of [`guard::guarded`] among others).
 pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> Option<String> {
+    guard::guarded(sc, field, |sc| step_unguarded(sc, field, delta, choices)).unwrap_or_else(Some)
+}
+
+fn step_unguarded(
+    sc: &mut Scenario,
+    field: Field,
+    delta: i32,
+    choices: &Choices,
+) -> Option<String> {
     match field {
         Field::Model => {
             if let Some(m) = cycle_by_name(&choices.models, &sc.model.name, |m| &m.name, delta) {
@@ -422,6 +445,13 @@ pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> O
                 sc.plan.partition = p;
             }
         }
+        Field::Layout => {
+            return Some(
+                "layout: ⏎ opens its editor (Megatron's grammar, e.g. Et*3|t*4|t*4|t*4L; \
+                 empty: the partition)"
+                    .into(),
+            );
+        }
         Field::Objective => {
             if let Some(o) = cycle(Objective::ALL, &sc.plan.objective, delta) {
                 sc.plan.objective = o;
@@ -468,48 +498,6 @@ pub fn unused_note(sc: &Scenario, field: Field) -> Option<String> {
     })
 }
 
-/// Puts the scenario on the GPU `g` by the scenario's budget rule, and says what became of
-/// the budget (a reserve that does not fit the new GPU's memory falls to 0, and says so).
-fn change_gpu(sc: &mut Scenario, g: GpuSpec) -> String {
-    let gib = |b: u64| b as f64 / GIB;
-    match sc.change_gpu(g.clone()) {
-        Ok(Some(capped)) => capped,
-        Ok(None) => match sc.plan.reserve_bytes {
-            Some(r) => format!(
-                "budget {:.1} GiB: the GPU's memory less the {:.1} GiB reserve",
-                gib(sc.plan.memory_budget_bytes),
-                gib(r)
-            ),
-            None => format!(
-                "budget {:.1} GiB kept (typed)",
-                gib(sc.plan.memory_budget_bytes)
-            ),
-        },
-        Err(_) => {
-            let old = gib(sc.plan.reserve_bytes.unwrap_or(0));
-            sc.gpu = g;
-            let _ = sc.keep_free(0);
-            format!(
-                "the {old:.1} GiB reserve is not below {}'s memory: reserve 0, budget {:.1} GiB",
-                sc.gpu.name,
-                gib(sc.plan.memory_budget_bytes)
-            )
-        }
-    }
-}
-
-/// Keeps `gib` GiB of the GPU's memory free: the budget becomes the memory less it.
-fn set_reserve(sc: &mut Scenario, gib: f64) -> Result<(), String> {
-    let bytes = crate::scenario::reserve_bytes("reserve", gib, &sc.gpu).map_err(|_| {
-        format!(
-            "a number of GiB from 0 to below the GPU's memory ({:.1} GiB of {})",
-            sc.gpu.memory_bytes() as f64 / GIB,
-            sc.gpu.name
-        )
-    })?;
-    sc.keep_free(bytes).map_err(|e| e.allowed)
-}
-
 /// The range of a count field, from the one table of ranges (so the UI words a bad value as
 /// the command line does: "a whole number from 1 to 1048576").
 fn count_range(field: Field) -> Option<crate::scenario::ranges::Range> {
@@ -528,8 +516,14 @@ fn count_range(field: Field) -> Option<crate::scenario::ranges::Range> {
 }
 
 /// Sets a numeric `field` from typed text. Errors name the field, the value and what is
-/// allowed; validation beyond "a number" is the engine's.
+/// allowed; validation beyond "a number" is the engine's (and the data-parallel rule's, as
+/// for a step).
 pub fn set_number(sc: &mut Scenario, field: Field, text: &str) -> Result<(), String> {
+    guard::guarded(sc, field, |sc| set_number_unguarded(sc, field, text))
+        .map_err(|e| format!("{} = '{text}': {e}", field.label()))?
+}
+
+fn set_number_unguarded(sc: &mut Scenario, field: Field, text: &str) -> Result<(), String> {
     let bad = |allowed: &str| format!("{} = '{text}': {allowed}", field.label());
     if field == Field::Budget {
         let gib: f64 = text

@@ -6,6 +6,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::Action;
+use super::line_edit::LineOp;
 
 /// A key (or gesture) a binding answers to.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,6 +35,7 @@ impl Key {
                 KeyCode::Tab => "Tab".into(),
                 KeyCode::BackTab => "⇧Tab".into(),
                 KeyCode::Esc => "Esc".into(),
+                KeyCode::Delete => "Del".into(),
                 KeyCode::PageUp => "PgUp".into(),
                 KeyCode::PageDown => "PgDn".into(),
                 KeyCode::Char(' ') => "space".into(),
@@ -331,6 +333,41 @@ pub static DETAILS_KEYS: &[Binding] = &[
     ),
 ];
 
+/// Keys of the layout field's one-line editor (⏎ on the field opens it). While it is open
+/// these are the only keys with a meaning, besides ^C and ^Z: any other character is typed
+/// into the line (`q` included), and the rest do nothing.
+pub static EDITOR_KEYS: &[Binding] = &[
+    b(
+        &[Code(KeyCode::Left)],
+        Action::EditLine(LineOp::Left),
+        "Layout editor (⏎ on layout): ← → Home End ^A ^E move, ⌫ Del delete, ^U clears, ⏎ applies (empty: the partition's split), Esc cancels",
+    ),
+    b(&[Code(KeyCode::Right)], Action::EditLine(LineOp::Right), ""),
+    b(
+        &[Code(KeyCode::Home), Ctrl('a')],
+        Action::EditLine(LineOp::Home),
+        "",
+    ),
+    b(
+        &[Code(KeyCode::End), Ctrl('e')],
+        Action::EditLine(LineOp::End),
+        "",
+    ),
+    b(
+        &[Code(KeyCode::Backspace)],
+        Action::EditLine(LineOp::Backspace),
+        "",
+    ),
+    b(
+        &[Code(KeyCode::Delete)],
+        Action::EditLine(LineOp::Delete),
+        "",
+    ),
+    b(&[Ctrl('u')], Action::EditLine(LineOp::Clear), ""),
+    b(&[Code(KeyCode::Enter)], Action::Commit, ""),
+    b(&[Code(KeyCode::Esc)], Action::Close, ""),
+];
+
 /// Keys of the units picker, tried before [`TABLE`] while it is open.
 pub static PICKER_KEYS: &[Binding] = &[
     b(
@@ -366,7 +403,7 @@ pub struct HelpLine {
 
 /// The help overlay's lines, generated from [`TABLE`], then one line for each context
 /// table ([`SWEEP_KEYS`], [`HELP_KEYS`], [`MESSAGE_KEYS`], [`LESSON_KEYS`],
-/// [`DETAILS_KEYS`], [`PICKER_KEYS`]).
+/// [`DETAILS_KEYS`], [`PICKER_KEYS`], [`EDITOR_KEYS`]).
 pub fn help_lines() -> Vec<HelpLine> {
     TABLE
         .iter()
@@ -378,6 +415,7 @@ pub fn help_lines() -> Vec<HelpLine> {
             LESSON_KEYS,
             DETAILS_KEYS,
             PICKER_KEYS,
+            EDITOR_KEYS,
         ])
         .map(|line| HelpLine {
             keys: line
@@ -467,7 +505,7 @@ mod tests {
     #[test]
     fn every_binding_is_in_the_help_with_its_keys() {
         let lines = help_lines();
-        assert_eq!(lines.len(), TABLE.len() + 6);
+        assert_eq!(lines.len(), TABLE.len() + 7);
         for b in bindings()
             .chain(SWEEP_KEYS)
             .chain(HELP_KEYS)
@@ -475,6 +513,7 @@ mod tests {
             .chain(LESSON_KEYS)
             .chain(DETAILS_KEYS)
             .chain(PICKER_KEYS)
+            .chain(EDITOR_KEYS)
         {
             assert!(lines.iter().any(|l| l.text.contains(b.description)
                 && b.keys.iter().all(|k| l.keys.contains(&k.label()))));
@@ -492,6 +531,7 @@ mod tests {
             LESSON_KEYS,
             DETAILS_KEYS,
             PICKER_KEYS,
+            EDITOR_KEYS,
         ] {
             let mut seen: Vec<Key> = Vec::new();
             for b in table {

@@ -6,6 +6,7 @@
 //! close) and `results` (solves and saves coming back).
 
 mod edit;
+mod layout;
 mod modes;
 mod results;
 mod sweep;
@@ -60,6 +61,13 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
             app.quit = true;
             vec![Effect::Quit]
         }
+        Action::Key(key) if app.layout_edit.is_some() => match layout::editor_action(key) {
+            Some(a) => update(app, a),
+            None => {
+                app.dirty = false;
+                Vec::new()
+            }
+        },
         Action::Key(key) => {
             if app.help && app.help_typing && !key.modifiers.contains(KeyModifiers::CONTROL) {
                 return modes::help_filter_key(app, key.code);
@@ -116,6 +124,7 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::Type(_)
         | Action::Backspace
         | Action::Commit => edit::edit(app, action),
+        Action::EditLine(_) | Action::InsertChar(_) => layout::edit(app, action),
         Action::SavePreset => save(app),
         Action::Export => super::export::export(app),
         Action::Exported(result) => super::export::exported(app, result),

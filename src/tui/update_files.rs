@@ -210,6 +210,7 @@ pub(super) fn keep_edits(
     keep!(Field::Precision.label(), parallel.precision);
     keep!(Field::Flash.label(), plan.flash_attention);
     keep!(Field::Partition.label(), plan.partition);
+    keep!(Field::Layout.label(), plan.layout);
     keep!(Field::Objective.label(), plan.objective);
     keep!(Field::OverlapGradReduce.label(), plan.overlap_grad_reduce);
     keep!(Field::GradBytes.label(), parallel.grad_bytes);

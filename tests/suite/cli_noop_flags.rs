@@ -240,3 +240,86 @@ fn the_compare_header_names_the_model_and_the_rows_align() {
         assert_eq!(at + after_name.len(), col + "fits".len(), "{out}");
     }
 }
+
+/// `tiny-4x8` with `extra` added to its `[parallel]` table, written to a file of its own.
+fn tiny_with(tag: &str, parallel: &str, plan: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/scenarios/tiny-4x8.toml"),
+    )
+    .unwrap()
+    .replace("name = \"tiny-4x8\"", &format!("name = \"tiny-{tag}\""))
+    .replace("[parallel]\n", &format!("[parallel]\n{parallel}\n"))
+    .replace("[plan]\n", &format!("[plan]\n{plan}\n"));
+    let path =
+        std::env::temp_dir().join(format!("pipescope-noop-{tag}-{}.toml", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The flags override the preset, then the merged scenario follows the files' rule: a preset's
+/// zero 1 brought to one data-parallel rank by `-d 1` is refused as a file with `dp = 1` and
+/// zero 1 is (it used to be accepted, as only a `--zero` flag was checked).
+#[test]
+fn a_presets_zero_brought_to_one_rank_by_the_flags_is_refused_as_a_files_is() {
+    let two = tiny_with("zero-d2", "dp = 2\nzero = 1", "");
+    let file = two.to_str().unwrap();
+    accepted(&["plan", "--preset", file, "--json"]);
+    let err = refused(&["plan", "--preset", file, "-d", "1", "--json"]);
+    assert!(
+        err.contains("parallel.zero = 1")
+            && err.contains("-d/--dp 1")
+            && err.contains("d x cp = 1 x 1 = 1")
+            && err.contains("--zero 0"),
+        "{err}"
+    );
+    // Giving --zero 0 with it is the way out; --cp 2 keeps something to shard.
+    accepted(&["plan", "--preset", file, "-d", "1", "--zero", "0", "--json"]);
+    accepted(&["plan", "--preset", file, "-d", "1", "--cp", "2", "--json"]);
+    // The file with dp = 1 and zero 1 is refused at its line, by the same rule.
+    let one = tiny_with("zero-d1", "dp = 1\nzero = 1", "");
+    let err = refused(&["plan", "--preset", one.to_str().unwrap(), "--json"]);
+    assert!(
+        err.contains("parallel.zero") && err.contains("d x cp = 1 x 1 = 1"),
+        "{err}"
+    );
+    let _ = std::fs::remove_file(two);
+    let _ = std::fs::remove_file(one);
+}
+
+/// At d x cp = 1 the two-copy schedules still sum each stage's two copies' gradients (the
+/// mirror exchange), so the gradient overlap has something to hide there and is accepted;
+/// elsewhere it is refused with the reason, naming the schedules that take it.
+#[test]
+fn the_gradient_overlap_at_one_rank_is_taken_by_the_two_copy_schedules() {
+    for schedule in ["dualpipe", "chimera"] {
+        let (ok, with, err) = crate::cli_common::pipescope(&llama(&[
+            "-d",
+            "1",
+            "--schedule",
+            schedule,
+            "--overlap-grad-reduce",
+        ]));
+        assert!(ok, "{schedule}: {err}");
+        let (_, without, _) =
+            crate::cli_common::pipescope(&llama(&["-d", "1", "--schedule", schedule]));
+        let time = |json: &str| -> f64 {
+            let v: serde_json::Value = serde_json::from_str(json).unwrap();
+            v["iteration_time_s"].as_f64().unwrap()
+        };
+        // The overlap hides part of the mirror exchange: never slower.
+        assert!(time(&with) <= time(&without), "{schedule}");
+    }
+    let err = refused(&llama(&["-d", "1", "--overlap-grad-reduce"]));
+    assert!(
+        err.contains("--overlap-grad-reduce")
+            && err.contains("d x cp = 1")
+            && err.contains("dualpipe, chimera"),
+        "{err}"
+    );
+    // One stage has no mirror.
+    let mut args = llama(&["--schedule", "dualpipe", "-d", "1", "--overlap-grad-reduce"]);
+    let p = args.iter().position(|a| *a == "-p").unwrap();
+    args[p + 1] = "1";
+    let err = refused(&args);
+    assert!(err.contains("no mirror copy"), "{err}");
+}

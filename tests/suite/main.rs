@@ -81,6 +81,8 @@ mod tui_e2e;
 #[cfg(feature = "tui")]
 mod tui_export;
 #[cfg(feature = "tui")]
+mod tui_layout;
+#[cfg(feature = "tui")]
 mod tui_real;
 #[cfg(feature = "tui")]
 mod tui_snapshots;

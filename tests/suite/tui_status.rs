@@ -47,3 +47,37 @@ fn a_typed_chunk_count_the_schedule_ignores_is_said() {
         "{screen}"
     );
 }
+
+const LONG_ERROR: &str = "a very long error message that says many things about why this \
+    did not work, with a path /home/someone/very/long/path/presets/mine.toml:3:9 and more \
+    words after it to wrap several rows at eighty columns wide";
+
+/// At 80x24 a long message takes one line of its own, cut at a word with "… ! shows all",
+/// above the hints' line: it no longer wraps over three rows and pushes the panels up (the
+/// Gantt and the memory rows keep their place). In compare mode the B line that repeats it
+/// is cut with an ellipsis too.
+#[test]
+fn a_long_error_gets_one_line_above_the_hints_at_80x24() {
+    let mut app = solved_app("gpt3-175b-16k");
+    app.error = Some(LONG_ERROR.into());
+    let screen = render(&mut app, 80, 24).to_string();
+    let rows: Vec<&str> = screen.lines().collect();
+    let (msg, hints) = (rows[rows.len() - 2], rows[rows.len() - 1]);
+    assert!(
+        msg.contains("✗ a very long error") && msg.contains("… ! shows all"),
+        "{screen}"
+    );
+    assert!(
+        hints.contains("q quit") && !hints.contains("error"),
+        "{screen}"
+    );
+    // The row above the message is the panels' bottom border.
+    assert!(rows[rows.len() - 3].contains("└"), "{screen}");
+    insta::assert_snapshot!("long_error_80x24", screen);
+    act(&mut app, Action::ToggleCompare);
+    app.error = Some(LONG_ERROR.into());
+    let screen = render(&mut app, 80, 24).to_string();
+    let b = screen.lines().nth(1).unwrap_or_default().to_string();
+    assert!(b.contains("a very long") && b.contains('…'), "{screen}");
+    insta::assert_snapshot!("long_error_compare_80x24", screen);
+}

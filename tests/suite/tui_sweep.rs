@@ -183,8 +183,8 @@ fn sweep_view_mono_120x40() {
     assert_snapshot!(backend);
 }
 
-#[test]
-fn sweep_view_running_80x24() {
+/// The gpt3 fixture with the sweep view open and its sweep 12 candidates of 40 in.
+fn running_12_of_40() -> App {
     let mut app = solved_app("gpt3-175b-16k");
     let (generation, _) = sweep_job(&update(&mut app, Action::OpenSweep)).unwrap();
     update(
@@ -195,7 +195,28 @@ fn sweep_view_running_80x24() {
             total: 40,
         })),
     );
+    app
+}
+
+#[test]
+fn sweep_view_running_80x24() {
+    let mut app = running_12_of_40();
     assert_snapshot!(render(&mut app, 80, 24));
+}
+
+/// The progress counts candidates (what the sweep decides), and says so on the bar and the
+/// status line: it used to call them "configurations evaluated", the word the answer uses for
+/// every layout enumerated, so the bar seemed to finish early against the answer's count.
+#[test]
+fn the_sweep_progress_names_what_it_counts() {
+    let mut app = running_12_of_40();
+    let screen = render(&mut app, 120, 40).to_string();
+    assert!(screen.contains(" 12/40 candidates"), "{screen}");
+    assert!(
+        screen.contains("sweeping: 12/40 candidates decided · candidates: layouts whose memory"),
+        "{screen}"
+    );
+    assert!(!screen.contains("configurations evaluated"), "{screen}");
 }
 
 /// Answers the view's sweep, then lowers the budget by 1 GiB: the new sweep has run 12 of 40
@@ -350,7 +371,7 @@ fn help_scrolls_to_its_end_at_80x24() {
     let mut app = solved_app("gpt3-175b-16k");
     act(&mut app, Action::ToggleHelp);
     let top = render(&mut app, 80, 24);
-    for _ in 0..40 {
+    for _ in 0..80 {
         act(&mut app, Action::HelpScroll(1));
     }
     let end = format!("{}", render(&mut app, 80, 24));
@@ -380,7 +401,7 @@ fn in_tmux_the_sweep_runs_is_cancelled_by_an_edit_and_enter_loads_a_configuratio
     });
     t.keys(&["o"]);
     t.wait_for("the sweep's progress", |s| {
-        s.contains("sweep · gpt3-175b on 64") && s.contains("/40 configurations evaluated")
+        s.contains("sweep · gpt3-175b on 64") && s.contains("/40 candidates decided")
     });
     // An edit while it runs: a new model, so the sweep starts again for it.
     t.keys(&["m"]);

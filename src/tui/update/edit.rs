@@ -22,6 +22,7 @@ pub(super) fn edit(app: &mut App, action: Action) -> Vec<Effect> {
         Action::SelectField(field) => {
             app.field = field;
             app.typing = None;
+            app.layout_edit = None;
             Vec::new()
         }
         Action::Decrease => step_field(app, app.field, -1),
@@ -76,8 +77,15 @@ fn type_char(app: &mut App, c: char) {
     }
 }
 
-/// Enter: applies a typed number; without one, opens the details of the selection.
+/// Enter: applies a typed number or the layout being edited; on the layout field, opens its
+/// editor; otherwise opens the details of the selection.
 fn commit(app: &mut App) -> Vec<Effect> {
+    if app.layout_edit.is_some() {
+        return super::layout::commit(app);
+    }
+    if app.field == Field::Layout && app.typing.is_none() {
+        return super::layout::open(app);
+    }
     match app.typing.take() {
         Some(text) if !text.is_empty() => {
             match fields::set_number(&mut app.scenario, app.field, &text) {

@@ -36,7 +36,9 @@ pub(super) fn overlay(app: &mut App, action: Action) -> Vec<Effect> {
 
 /// Esc closes the innermost thing open.
 fn close(app: &mut App) -> Vec<Effect> {
-    if app.help {
+    if app.layout_edit.is_some() {
+        super::layout::cancel(app);
+    } else if app.help {
         app.help = false;
         app.help_query.clear();
         app.help_typing = false;

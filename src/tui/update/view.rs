@@ -191,6 +191,7 @@ fn click(app: &mut App, x: u16, y: u16) {
         Some(Hit::Field(f)) => {
             app.field = f;
             app.typing = None;
+            app.layout_edit = None;
         }
         Some(Hit::Stage(s)) => select_stage(app, s),
         Some(Hit::Gantt { stage, at }) => {

@@ -240,11 +240,16 @@ pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App) {
             let (figs, sep) = deltas(a, &b.outcome, room.saturating_sub(width(&b_line)));
             b_line.extend(metrics::spans(&figs, theme, sep));
         }
-        (_, _, Some(e)) => b_line.push(Span::styled(e.clone(), theme.error())),
+        (_, _, Some(e)) => {
+            // Cut at a word with an ellipsis (the status bar and `!` show it whole).
+            let e = metrics::fit_words(e, room.saturating_sub(width(&b_line)));
+            b_line.push(Span::styled(e, theme.error()));
+        }
         _ => b_line.push(Span::styled("solving…", theme.muted())),
     }
     if let Some(Err(e)) = &app.compare {
-        a_line.push(Span::styled(e.clone(), theme.error()));
+        let e = metrics::fit_words(e, room.saturating_sub(width(&a_line)));
+        a_line.push(Span::styled(e, theme.error()));
     }
     let (ra, rb) = (
         Rect { height: 1, ..area },

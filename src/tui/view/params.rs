@@ -5,8 +5,11 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
+use ratatui::style::Modifier;
+
 use crate::tui::app::{App, Mode, STORY};
 use crate::tui::fields::Field;
+use crate::tui::line_edit::LineEdit;
 
 /// Width of the label column.
 const LABEL: usize = 10;
@@ -68,6 +71,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         let y = inner.y + dy;
         let selected = *field == app.field;
         let value = match (&app.typing, selected) {
+            _ if *field == Field::Layout && app.layout_edit.is_some() => String::new(),
             (Some(t), true) => format!("{t}▌"),
             _ => match (app.mode, field) {
                 (Mode::Lesson { .. }, Field::Stages) => app.lesson_size.0.to_string(),
@@ -93,9 +97,55 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         if !selected {
             buf.set_stringn(inner.x, y, field.label(), LABEL, theme.muted());
         }
+        if let (Some(edit), Field::Layout) = (&app.layout_edit, field) {
+            editor(inner.x + LABEL as u16, y, room, edit, buf, app);
+        }
         if app.unsolved(*field) && width > LABEL + 2 {
             // Marks an edit the engine rejected: the screen still shows the last good result.
             buf.set_stringn(inner.right() - 1, y, "✗", 1, theme.error());
         }
+    }
+}
+
+/// The layout editor's line in `room` columns from `x`: the part of the text around the
+/// cursor, the cursor's cell drawn against the row (a space after the text's end).
+fn editor(x: u16, y: u16, room: usize, edit: &LineEdit, buf: &mut Buffer, app: &App) {
+    if room == 0 {
+        return;
+    }
+    let start = edit.window_start(room);
+    let shown: Vec<char> = edit
+        .chars()
+        .iter()
+        .copied()
+        .skip(start)
+        .take(room)
+        .collect();
+    let style = app.theme.selected();
+    // The cursor is the selected row's style turned inside out (the row is reversed), and
+    // underlined so that it shows on a terminal without reverse video too.
+    let cursor_style = if style.add_modifier.contains(Modifier::REVERSED) {
+        style.remove_modifier(Modifier::REVERSED)
+    } else {
+        style.add_modifier(Modifier::REVERSED)
+    }
+    .add_modifier(Modifier::UNDERLINED);
+    let mut cx = x;
+    let end = x.saturating_add(u16::try_from(room).unwrap_or(u16::MAX));
+    for (i, c) in shown.iter().enumerate() {
+        let w = u16::try_from(ratatui::text::Span::raw(c.to_string()).width().max(1)).unwrap_or(1);
+        if cx.saturating_add(w) > end {
+            break;
+        }
+        let st = if start + i == edit.cursor() {
+            cursor_style
+        } else {
+            style
+        };
+        buf.set_stringn(cx, y, c.to_string(), usize::from(w), st);
+        cx += w;
+    }
+    if edit.cursor() >= start + shown.len() && cx < end {
+        buf.set_stringn(cx, y, " ", 1, cursor_style);
     }
 }

@@ -47,6 +47,14 @@ pub fn message(app: &App) -> (String, Style) {
     if let Some(n) = &app.note {
         return (n.clone(), theme.text());
     }
+    if app.layout_edit.is_some() {
+        return (
+            "layout: E embedding, t layer, L loss, | between stages, t*3 repeats; empty: the \
+             partition's split"
+                .into(),
+            theme.accent(),
+        );
+    }
     if app.typing.is_some() {
         return (
             format!("typing {}: Enter applies, Esc cancels", app.field.label()),
@@ -106,6 +114,10 @@ fn infeasible(o: &crate::Outcome) -> String {
 
 /// The key hints of the current mode, as `(key, what)` pairs.
 pub fn hints(app: &App) -> &'static [(&'static str, &'static str)] {
+    if app.layout_edit.is_some() {
+        // Every key types into the editor: the global ones would mislead here.
+        return &[("⏎", "apply"), ("Esc", "cancel"), ("← →", "move")];
+    }
     match app.mode {
         Mode::Normal if app.sweep.open => &[
             ("↑↓", "pick"),
@@ -160,6 +172,25 @@ pub fn max_rows(height: u16) -> usize {
     usize::from(height / 6).clamp(1, 6)
 }
 
+/// Terminals shorter than this give a message other than a reload error one line of its own
+/// (above the hints' line), cut with "… ! shows all": at 80x24 every row of the panels counts.
+pub const ONE_LINE_BELOW: u16 = 30;
+
+/// Most rows `app`'s message may take at `height` rows: a file that did not reload, and the
+/// layout editor's error, are shown whole up to [`max_rows`] (a place in a text must stay
+/// readable, and `!` types into the editor); any other message takes one row below
+/// [`ONE_LINE_BELOW`] rows.
+fn rows_for(app: &App, height: u16) -> usize {
+    let reload_shown = !app.reload_errors.is_empty() && app.note.is_none();
+    // The layout editor's error is read while fixing the text, where `!` is a character.
+    let editing = app.layout_edit.is_some();
+    if reload_shown || editing || height >= ONE_LINE_BELOW {
+        max_rows(height)
+    } else {
+        1
+    }
+}
+
 /// Suffix of a message cut to [`max_rows`].
 pub const SHOWS_ALL: &str = "… ! shows all";
 
@@ -175,9 +206,10 @@ pub struct Plan {
 }
 
 /// How the status bar lays out in `width` x `height` columns and rows: the message's rows
-/// (wrapped; cut to [`max_rows`] with [`SHOWS_ALL`]), and where the hints go.
+/// (wrapped; cut to [`max_rows`], or one row on a short terminal, with [`SHOWS_ALL`]), and
+/// where the hints go.
 pub fn plan(app: &App, width: u16, height: u16) -> Plan {
-    plan_rows(app, width, max_rows(height))
+    plan_rows(app, width, rows_for(app, height))
 }
 
 /// [`plan`] with at most `max` rows for the message.

@@ -126,8 +126,10 @@ fn dim(app: &App) -> Style {
         .remove_modifier(Modifier::BOLD)
 }
 
-/// The running sweep's progress: a bar over the width with `done/total` at its right end
-/// (before the first candidate is evaluated, what the sweep is doing).
+/// The running sweep's progress: a bar over the width with `done/total candidates` at its
+/// right end (before the first candidate is decided, what the sweep is doing). It counts the
+/// candidates the sweep decides, which is what the bar measures; the configurations ruled out
+/// by their memory bound before it starts are not in it.
 fn progress_bar(
     x: u16,
     y: u16,
@@ -142,7 +144,7 @@ fn progress_bar(
         buf.set_stringn(x, y, text, w, app.theme.muted());
         return;
     }
-    let count = format!(" {}/{}", done.min(total), total);
+    let count = format!(" {}/{} candidates", done.min(total), total);
     let bar_w = w.saturating_sub(count.chars().count());
     let full = bar_w * done.min(total) / total.max(1);
     let bar = format!("{}{}", "█".repeat(full), "░".repeat(bar_w - full));
@@ -189,7 +191,13 @@ fn status_line(app: &App) -> (String, Style) {
         let text = if total == 0 {
             "sweeping: enumerating and bounding the layouts…".to_string()
         } else {
-            format!("sweeping: {done}/{total} configurations evaluated")
+            // The total is the candidates (the layouts whose memory bound fits), not the
+            // configurations the answer counts: a candidate is decided when it is solved or
+            // pruned by a better one, and pruning is quick, so the count can run ahead.
+            format!(
+                "sweeping: {done}/{total} candidates decided · candidates: layouts whose memory \
+                 bound fits · each solved or pruned by a better one"
+            )
         };
         return match (&s.previous, &s.inputs) {
             (Some(p), Some(now)) => (
