@@ -83,6 +83,8 @@ mod tui_export;
 #[cfg(feature = "tui")]
 mod tui_real;
 #[cfg(feature = "tui")]
+mod tui_reload_files;
+#[cfg(feature = "tui")]
 mod tui_snapshots;
 #[cfg(feature = "tui")]
 mod tui_status;

@@ -30,6 +30,19 @@ pub fn message(app: &App) -> (String, Style) {
     if let Some(n) = app.note.as_ref().filter(|_| !app.reload_errors.is_empty()) {
         return (n.clone(), theme.text());
     }
+    // An error newer than the latest file error (an edit refused since) is the answer to
+    // the last key: it goes first, and the files wait in `!`.
+    if let Some(e) = app
+        .error
+        .as_ref()
+        .filter(|e| !app.reload_errors.is_empty() && app.error_at_reload.as_ref() != Some(*e))
+    {
+        let files = match app.reload_errors.len() {
+            1 => "; 1 file has an error (! shows all)".to_string(),
+            n => format!("; {n} files have errors (! shows all)"),
+        };
+        return (format!("✗ {e}{files}"), theme.error());
+    }
     if let Some(e) = app.reload_errors.values().next() {
         let more = match app.reload_errors.len() - 1 {
             0 => String::new(),
