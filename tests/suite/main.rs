@@ -8,6 +8,7 @@ mod breakdown_per_device;
 mod cli_common;
 mod cli_noop_flags;
 mod cli_rules;
+mod cli_unused_plan_flags;
 mod engine_anatomy;
 mod engine_calibration;
 mod engine_cli;
