@@ -73,6 +73,7 @@ mod search_zb;
 mod search_zbv;
 mod sweep_cli;
 mod sweep_exact;
+mod sweep_labels;
 #[cfg(feature = "tui")]
 mod tmux_common;
 #[cfg(feature = "tui")]
