@@ -97,6 +97,11 @@ fn the_settings_file_is_reported_as_settings_and_a_deleted_builtin_override_rest
     let line = status(&mut app);
     assert!(line.contains("config.toml:1:14"), "{line}");
     assert!(!line.contains("not a preset"), "{line}");
+    // No last good version stands in for the settings: `e` reads the file when it exports.
+    assert!(
+        line.contains("e refuses to export until it is fixed"),
+        "{line}"
+    );
     act(
         &mut app,
         Action::Reloaded(Box::new(Reload::Settings(settings.into(), Ok(())))),
