@@ -251,8 +251,7 @@ fn quiet(_: usize, _: usize) {}
 /// Parses `--top K`: a ranked list of no line is refused rather than printed as "no feasible
 /// configuration" beside a count of feasible ones.
 fn top_count(text: &str) -> Result<usize, String> {
-    const ALLOWED: &str = "a whole number from 1 up: the length of the ranked list \
-                           (--json gives best and the front whatever it is)";
+    const ALLOWED: &str = "a whole number from 1 up (the length of the ranked list)";
     match text.trim().parse::<usize>() {
         Ok(k) if k >= 1 => Ok(k),
         _ => Err(ALLOWED.to_string()),

@@ -16,34 +16,48 @@ fn takes_units(s: Strategy) -> bool {
     s == Strategy::Named
 }
 
-/// `--recompute-units` and `--objective` against the strategies that will run (`what`
-/// words where they come from: "the strategy" or "none of the swept strategies").
+/// `--recompute-units` and `--objective` against the strategies that will run (`swept`:
+/// a sweep's list, worded "none of the swept strategies", else the one `--strategy`).
 fn check_strategy_users(
     strategies: &[Strategy],
     settings: &SettingFlags,
-    what: &str,
+    swept: bool,
 ) -> Result<(), String> {
     let names: Vec<&str> = strategies.iter().map(|s| <&str>::from(*s)).collect();
     let names = names.join(", ");
+    // "--strategy full does not read it" / "none of the swept strategies (none, full) reads it".
+    let who = |does_not: &str, none_does: &str| {
+        if swept {
+            format!("none of the swept strategies ({names}) {none_does}")
+        } else {
+            format!("--strategy {names} {does_not}")
+        }
+    };
     if let Some(units) = &settings.recompute_units
         && !strategies.iter().any(|&s| takes_units(s))
     {
         return Err(format!(
-            "--recompute-units {}: {what} ({names}) reads it, so it would do nothing; only \
-             --strategy named recomputes exactly the units named (give --strategy named, or \
-             leave the flag out)",
-            units.join(",")
+            "--recompute-units {}: {}, so it would do nothing; only the named strategy \
+             recomputes exactly the units named ({}, or leave the flag out)",
+            units.join(","),
+            who("does not read it", "reads it"),
+            if swept {
+                "add named to --strategies"
+            } else {
+                "give --strategy named"
+            }
         ));
     }
     if let Some(objective) = settings.objective
         && !strategies.iter().any(|s| s.searches_partition())
     {
         return Err(format!(
-            "--objective {}: {what} ({names}) searches the partition, so it would do \
-             nothing; it ranks the partitions of {} (give one of them with --strategy, or \
-             leave the flag out)",
+            "--objective {}: {}, so it would do nothing; it ranks the partitions of {} (give \
+             one of them with {}, or leave the flag out)",
             objective.name(),
-            Strategy::names_where(Strategy::searches_partition)
+            who("does not search the partition", "searches the partition"),
+            Strategy::names_where(Strategy::searches_partition),
+            if swept { "--strategies" } else { "--strategy" }
         ));
     }
     Ok(())
@@ -53,7 +67,7 @@ fn check_strategy_users(
 /// of recomputation where nothing is recomputed, and `--device-max-connections` at t 1.
 pub fn check_plan_flags(settings: &SettingFlags, scenario: &Scenario) -> Result<(), String> {
     let strategy = scenario.plan.strategy;
-    check_strategy_users(&[strategy], settings, "the strategy is not one that")?;
+    check_strategy_users(&[strategy], settings, false)?;
     let recomputes_nothing = strategy == Strategy::None
         || (strategy == Strategy::Named && scenario.plan.recompute_units.is_empty());
     if settings.overlap_recompute && recomputes_nothing {
@@ -88,7 +102,7 @@ pub fn check_sweep_flags(
     strategies: &[Strategy],
     lists: &SweepLists<'_>,
 ) -> Result<(), String> {
-    check_strategy_users(strategies, settings, "none of the swept strategies")?;
+    check_strategy_users(strategies, settings, true)?;
     check_connections(settings, lists.tp)?;
     for &v in lists.chunks {
         if !schedules
@@ -102,9 +116,10 @@ pub fn check_sweep_flags(
                 .collect();
             return Err(format!(
                 "--chunks {v}: none of the swept schedules runs {v} chunk{} per device ({} \
-                 run at least 2), so no configuration would use it",
+                 run{} at least 2), so no configuration would use it",
                 if v == 1 { "" } else { "s" },
-                takers.join(", ")
+                takers.join(", "),
+                if takers.len() == 1 { "s" } else { "" }
             ));
         }
     }
