@@ -120,6 +120,7 @@ impl Anatomy {
                         u64::from(par.ep),
                         u64::from(par.etp),
                         e.experts_per_token as f64,
+                        e.groups,
                     )
                 } else {
                     cluster.ep_all_to_all_s(1.0, u64::from(par.ep), u64::from(par.etp))

@@ -302,10 +302,38 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// FlashAttention of `flops` in the forward (the causal half) moving `bytes`; its
-    /// backward recomputes the scores: 2.5 times the FLOPs and twice the bytes. Each runs at
-    /// the bf16 peak on the attention curves.
-    pub fn flash_attention(&self, flops: f64, bytes: f64) -> Piece {
+    /// FlashAttention of `flops` in the forward (the causal half) moving `bytes`, over
+    /// `problems` independent (sequence, head) pairs; its backward recomputes the scores:
+    /// 2.5 times the FLOPs and twice the bytes. Each runs at the bf16 peak on the attention
+    /// curves, which are keyed by the FLOPs of one (sequence, head) pair: a FlashAttention
+    /// kernel's efficiency is set by the length of the rows each thread block walks (the
+    /// sequence), not by how many pairs run beside each other.
+    pub fn flash_attention(&self, flops: f64, bytes: f64, problems: f64) -> Piece {
+        let pair = flops / problems.max(1.0);
+        self.flash(
+            flops,
+            bytes,
+            self.eff.attention_at(pair, flops),
+            self.eff.attention_backward_at(2.5 * pair, 2.5 * flops),
+        )
+    }
+
+    /// FlashAttention without a mask (context parallelism's off-diagonal ring steps) of
+    /// `flops` moving `bytes` over `problems` pairs, on the unmasked attention curves.
+    pub fn flash_attention_unmasked(&self, flops: f64, bytes: f64, problems: f64) -> Piece {
+        let pair = flops / problems.max(1.0);
+        self.flash(
+            flops,
+            bytes,
+            self.eff.attention_unmasked_at(pair, flops),
+            self.eff
+                .attention_unmasked_backward_at(2.5 * pair, 2.5 * flops),
+        )
+    }
+
+    /// FlashAttention's forward of `flops` and its backward (2.5 times the FLOPs, twice the
+    /// bytes) at the efficiencies `fwd_eff` and `bwd_eff` of the bf16 peak.
+    fn flash(&self, flops: f64, bytes: f64, fwd_eff: f64, bwd_eff: f64) -> Piece {
         let at = |f: f64, eff: f64| {
             if f > 0.0 {
                 f / (self.peak_flops * eff)
@@ -313,12 +341,10 @@ impl<'a> Machine<'a> {
                 0.0
             }
         };
-        let fwd = at(flops, self.eff.attention_at(flops));
         let back = 2.5 * flops;
-        let bwd = at(back, self.eff.attention_backward_at(back));
         Piece {
-            fwd: self.kernel(flops, bytes, fwd),
-            b: self.kernel(back, 2.0 * bytes, bwd),
+            fwd: self.kernel(flops, bytes, at(flops, fwd_eff)),
+            b: self.kernel(back, 2.0 * bytes, at(back, bwd_eff)),
             w: Work::default(),
         }
     }

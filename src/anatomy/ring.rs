@@ -46,13 +46,14 @@ pub fn step_bytes(d: &Dims) -> f64 {
     2.0 * d.tokens * d.kv_width * 2.0
 }
 
-/// Core attention on `d`'s rank, one ring step of which costs `step` (FlashAttention's
-/// kernels for the rank's `s/cp` tokens, causal); without context parallelism, `step` itself.
-pub fn ring_attention(m: &Machine, d: &Dims, step: Piece) -> RingAttention {
+/// Core attention on `d`'s rank: the diagonal step costs `diagonal` (FlashAttention's causal
+/// kernels for the rank's `s/cp` tokens) and each of the `cp - 1` others `off` (the same FLOPs
+/// without a mask); without context parallelism, `diagonal` itself.
+pub fn ring_attention(m: &Machine, d: &Dims, diagonal: Piece, off: Piece) -> RingAttention {
     let cp = d.cp;
     if cp <= 1.0 {
         return RingAttention {
-            piece: step,
+            piece: diagonal,
             ..RingAttention::default()
         };
     }
@@ -78,16 +79,20 @@ pub fn ring_attention(m: &Machine, d: &Dims, step: Piece) -> RingAttention {
         b: secs(2.0 * others * u),
         w: Work::default(),
     };
-    let (f, b) = (step.fwd.s, step.b.s);
+    // The diagonal step runs first: its kernel hides the first exchange, the off-diagonal
+    // ones the rest (forward); in the backward the first (diagonal) and the last step send
+    // one U, the middle ones two.
+    let (fd, bd) = (diagonal.fwd.s, diagonal.b.s);
+    let (fo, bo) = (off.fwd.s, off.b.s);
     let exposed = Piece {
-        fwd: secs(others * (u - f).max(0.0)),
-        b: secs(2.0 * (u - b).max(0.0) + (cp - 2.0) * (2.0 * u - b).max(0.0)),
+        fwd: secs((u - fd).max(0.0) + (others - 1.0) * (u - fo).max(0.0)),
+        b: secs((u - bd).max(0.0) + (u - bo).max(0.0) + (cp - 2.0) * (2.0 * u - bo).max(0.0)),
         w: Work::default(),
     };
     let piece = Piece {
-        fwd: step.fwd * cp + fwd_fix + exposed.fwd,
-        b: step.b * cp + bwd_fix + exposed.b,
-        w: step.w * cp,
+        fwd: diagonal.fwd + off.fwd * others + fwd_fix + exposed.fwd,
+        b: diagonal.b + off.b * others + bwd_fix + exposed.b,
+        w: diagonal.w + off.w * others,
     };
     RingAttention {
         piece,

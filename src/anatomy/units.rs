@@ -416,7 +416,10 @@ pub(super) fn core_attention(k: &mut Builder, m: &Machine, d: &Dims, out_width: 
         // the fp8 recipe the out-projection keeps an fp8 cast of the output besides the bf16
         // output FlashAttention's backward reads (delayed scaling cannot reuse it).
         let io = 2.0 * d.tokens * (2.0 * d.q_width + 2.0 * d.kv_width) + 4.0 * d.heads * d.s * d.b;
-        let ring = ring::ring_attention(m, d, m.flash_attention(bmm_flops, io));
+        let pairs = d.b * d.heads;
+        let diagonal = m.flash_attention(bmm_flops, io, pairs);
+        let off = m.flash_attention_unmasked(bmm_flops, io, pairs);
+        let ring = ring::ring_attention(m, d, diagonal, off);
         k.cp_exchange(ring.wire, ring.exposed);
         let mut piece = ring.piece;
         piece.fwd += m.input_cast(context);

@@ -18,13 +18,25 @@ pub struct EfficiencyCurve {
     #[serde(default)]
     pub matrix_fp8: Option<Vec<(f64, f64)>>,
     /// `(min_flops, efficiency)` steps for FlashAttention's forward (a fraction of
-    /// `bf16_tflops`, FLOPs counted for the causal half); `None`: the `matrix` steps.
+    /// `bf16_tflops`), keyed by the FLOPs of one (sequence, head) pair, causal half counted
+    /// (`2 s^2 d` for `s` tokens and head width `d`): the kernel's rate follows the length of
+    /// the rows it walks, which is how published attention benchmarks vary it. `None`: the
+    /// `matrix` steps at the whole kernel's FLOPs.
     #[serde(default)]
     pub attention: Option<Vec<(f64, f64)>>,
-    /// The same for FlashAttention's backward (its FLOPs 2.5 times the forward's); `None`:
-    /// the `attention` steps.
+    /// The same for FlashAttention's backward, keyed by 2.5 times the pair's forward FLOPs
+    /// (its FLOPs); `None`: the `attention` steps.
     #[serde(default)]
     pub attention_backward: Option<Vec<(f64, f64)>>,
+    /// `(min_flops, efficiency)` steps for an unmasked FlashAttention forward (the
+    /// off-diagonal steps of context parallelism's ring), keyed by one pair's FLOPs (`4 s^2
+    /// d` for an `s` by `s` block); `None`: the `attention` steps.
+    #[serde(default)]
+    pub attention_unmasked: Option<Vec<(f64, f64)>>,
+    /// The same for the unmasked backward (keyed by 2.5 times the pair's forward FLOPs);
+    /// `None`: the `attention_backward` steps.
+    #[serde(default)]
+    pub attention_unmasked_backward: Option<Vec<(f64, f64)>>,
     /// `(min_flops, efficiency)` steps for grouped GEMMs (the routed experts' GEMMs of a
     /// mixture of experts, one kernel over the rank's experts), keyed by the FLOPs of one
     /// expert's share; `None`: the `matrix` steps at that size.
@@ -146,6 +158,8 @@ impl EfficiencyCurve {
             matrix_fp8: None,
             attention: None,
             attention_backward: None,
+            attention_unmasked: None,
+            attention_unmasked_backward: None,
             grouped_matrix: None,
             gemm_memory_overlap: false,
         }
@@ -171,6 +185,8 @@ impl EfficiencyCurve {
             matrix_fp8: None,
             attention: None,
             attention_backward: None,
+            attention_unmasked: None,
+            attention_unmasked_backward: None,
             grouped_matrix: None,
             gemm_memory_overlap: false,
         }
@@ -186,19 +202,47 @@ impl EfficiencyCurve {
         step(self.matrix_fp8.as_deref().unwrap_or(&self.matrix), flops)
     }
 
-    /// Efficiency of FlashAttention's forward of `flops`.
-    pub fn attention_at(&self, flops: f64) -> f64 {
-        step(self.attention.as_deref().unwrap_or(&self.matrix), flops)
+    /// Efficiency of FlashAttention's forward of `flops` in all, `pair_flops` of them for
+    /// each (sequence, head) pair: the `attention` steps at `pair_flops`, or without them
+    /// the `matrix` steps at `flops`.
+    pub fn attention_at(&self, pair_flops: f64, flops: f64) -> f64 {
+        match self.attention.as_deref() {
+            Some(steps) => step(steps, pair_flops),
+            None => step(&self.matrix, flops),
+        }
     }
 
-    /// Efficiency of FlashAttention's backward of `flops`.
-    pub fn attention_backward_at(&self, flops: f64) -> f64 {
-        let steps = self
+    /// Efficiency of FlashAttention's backward of `flops` in all, `pair_flops` of them for
+    /// each (sequence, head) pair: the `attention_backward` (else `attention`) steps at
+    /// `pair_flops`, or without either the `matrix` steps at `flops`.
+    pub fn attention_backward_at(&self, pair_flops: f64, flops: f64) -> f64 {
+        match self
             .attention_backward
             .as_deref()
             .or(self.attention.as_deref())
-            .unwrap_or(&self.matrix);
-        step(steps, flops)
+        {
+            Some(steps) => step(steps, pair_flops),
+            None => step(&self.matrix, flops),
+        }
+    }
+
+    /// Efficiency of an unmasked FlashAttention forward of `flops` in all, `pair_flops` for
+    /// each (sequence, head) pair: the `attention_unmasked` steps, else as
+    /// [`EfficiencyCurve::attention_at`].
+    pub fn attention_unmasked_at(&self, pair_flops: f64, flops: f64) -> f64 {
+        match self.attention_unmasked.as_deref() {
+            Some(steps) => step(steps, pair_flops),
+            None => self.attention_at(pair_flops, flops),
+        }
+    }
+
+    /// Efficiency of an unmasked FlashAttention backward: the `attention_unmasked_backward`
+    /// steps, else as [`EfficiencyCurve::attention_backward_at`].
+    pub fn attention_unmasked_backward_at(&self, pair_flops: f64, flops: f64) -> f64 {
+        match self.attention_unmasked_backward.as_deref() {
+            Some(steps) => step(steps, pair_flops),
+            None => self.attention_backward_at(pair_flops, flops),
+        }
     }
 
     /// Efficiency of a grouped GEMM whose groups (experts) each take `flops_per_group`.

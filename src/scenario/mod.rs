@@ -34,7 +34,7 @@ pub use codec::CodecSpec;
 pub use codecs::{Codec, builtin_codecs, codecs_from_tables};
 pub use default::{DEFAULT_SCENARIO, default_scenario};
 pub use gpu::{EfficiencyCurve, GpuSpec};
-pub use model::{MlaSpec, ModelSpec, ModelStyle, MoeSpec};
+pub use model::{ExpertGroups, MlaSpec, ModelSpec, ModelStyle, MoeSpec};
 pub use overrides::ScenarioOverrides;
 pub use pipeline_layout::{LayoutError, LayoutLayer, LayoutStage, PipelineLayout};
 pub use presets::{Catalog, PresetError, PresetInfo, PresetKind};

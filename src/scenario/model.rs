@@ -87,6 +87,21 @@ pub struct MoeSpec {
     pub expert_ffn: u64,
     /// The first layers keep a dense MLP of `ffn` (DeepSeek-V3: 3).
     pub dense_layers: u32,
+    /// Group-limited routing: the routed experts form this many equal groups, consecutive
+    /// experts in a group, and a token's experts are chosen from `groups_per_token` of them
+    /// (DeepSeek-V3: `n_group` 8, `topk_group` 4, which on its 8-node expert-parallel
+    /// group keeps each token on at most 4 nodes). `None`: no grouping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<ExpertGroups>,
+}
+
+/// Group-limited routing of a mixture of experts (DeepSeek-V3's `n_group`/`topk_group`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExpertGroups {
+    /// Equal groups of consecutive routed experts (`n_group`).
+    pub expert_groups: u64,
+    /// Groups a token's routed experts are chosen from (`topk_group`).
+    pub groups_per_token: u64,
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3): queries and keys/values pass through

@@ -259,6 +259,11 @@ pub fn check_gpu(gpu: &GpuSpec) -> Result<(), InvalidField> {
         ("gpu.efficiency.matrix_fp8", &eff.matrix_fp8),
         ("gpu.efficiency.attention", &eff.attention),
         ("gpu.efficiency.attention_backward", &eff.attention_backward),
+        ("gpu.efficiency.attention_unmasked", &eff.attention_unmasked),
+        (
+            "gpu.efficiency.attention_unmasked_backward",
+            &eff.attention_unmasked_backward,
+        ),
         ("gpu.efficiency.grouped_matrix", &eff.grouped_matrix),
     ] {
         if let Some(steps) = steps {
@@ -399,5 +404,21 @@ mod tests {
         assert!(e.allowed.contains("sorted"), "{e}");
         g.efficiency.matrix = vec![(1e12, 0.9), (1e9, 0.0)];
         assert!(check_gpu(&g).unwrap_err().allowed.contains("efficiency"));
+    }
+
+    #[test]
+    fn unmasked_attention_tables_are_checked_and_named() {
+        let mut g = a100();
+        g.efficiency.attention_unmasked = Some(vec![(1e9, 0.5), (1e12, 0.6)]);
+        let e = check_gpu(&g).unwrap_err();
+        assert_eq!(e.field, "gpu.efficiency.attention_unmasked[1]");
+        let mut g = a100();
+        g.efficiency.attention_unmasked_backward = Some(vec![(1e9, 1.5)]);
+        let e = check_gpu(&g).unwrap_err();
+        assert!(
+            e.field
+                .starts_with("gpu.efficiency.attention_unmasked_backward"),
+            "{e}"
+        );
     }
 }

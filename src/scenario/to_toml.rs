@@ -43,6 +43,10 @@ fn model_table(m: &ModelSpec) -> Table {
         t.insert("shared_experts".into(), int(e.shared_experts));
         t.insert("expert_ffn".into(), int(e.expert_ffn));
         t.insert("dense_layers".into(), int(u64::from(e.dense_layers)));
+        if let Some(g) = e.groups {
+            t.insert("expert_groups".into(), int(g.expert_groups));
+            t.insert("groups_per_token".into(), int(g.groups_per_token));
+        }
     }
     if m.mtp_layers > 0 {
         t.insert("mtp_layers".into(), int(u64::from(m.mtp_layers)));
@@ -105,6 +109,11 @@ fn gpu_table(g: &GpuSpec) -> Table {
         ("matrix_fp8", &g.efficiency.matrix_fp8),
         ("attention", &g.efficiency.attention),
         ("attention_backward", &g.efficiency.attention_backward),
+        ("attention_unmasked", &g.efficiency.attention_unmasked),
+        (
+            "attention_unmasked_backward",
+            &g.efficiency.attention_unmasked_backward,
+        ),
         ("grouped_matrix", &g.efficiency.grouped_matrix),
     ] {
         if let Some(c) = curve {

@@ -35,6 +35,36 @@ pub(super) fn check_model(m: &ModelSpec) -> Result<(), InvalidField> {
             0,
             u64::from(m.layers),
         )?;
+        if let Some(g) = e.groups {
+            whole("model.expert_groups", g.expert_groups, 1, e.experts)?;
+            if !e.experts.is_multiple_of(g.expert_groups) {
+                return Err(InvalidField::new(
+                    "model.expert_groups",
+                    g.expert_groups,
+                    format!("a divisor of model.experts ({})", e.experts),
+                ));
+            }
+            whole(
+                "model.groups_per_token",
+                g.groups_per_token,
+                1,
+                g.expert_groups,
+            )?;
+            let reachable = g.groups_per_token * (e.experts / g.expert_groups);
+            if e.experts_per_token > reachable {
+                return Err(InvalidField::new(
+                    "model.groups_per_token",
+                    g.groups_per_token,
+                    format!(
+                        "enough groups to hold model.experts_per_token ({}) experts: \
+                         {} group(s) of {} hold only {reachable}",
+                        e.experts_per_token,
+                        g.groups_per_token,
+                        e.experts / g.expert_groups
+                    ),
+                ));
+            }
+        }
     }
     if let Some(a) = m.mla {
         let most = limits::WIDTH / m.heads.max(1);

@@ -145,6 +145,39 @@ fn all_to_all_volume_is_tokens_times_top_k_times_hidden_over_the_ep_group() {
     assert_eq!(one.moe.ep_comm.forward_s, 0.0);
 }
 
+/// DeepSeek-V3's group-limited routing (8 groups, 4 a token) keeps a token on 4 of the 8
+/// nodes of an EP-64 group: DeepEP's network share falls by `3.60 / 5.25`; the plain
+/// all-to-all, whose balanced traffic reaches every node alike, does not change. The preset
+/// carries the published `n_group`/`topk_group`, and a saved preset keeps them.
+#[test]
+fn group_limited_routing_lowers_deepep_network_traffic_over_nodes() {
+    let c = Catalog::builtin();
+    let e = c.model("deepseek-v3").unwrap().moe.unwrap();
+    let g = e.groups.unwrap();
+    assert_eq!((g.expert_groups, g.groups_per_token), (8, 4));
+    let at = |deepep: bool, grouped: bool| {
+        let mut s = moe_scenario("deepseek-v3", 64);
+        s.parallel.dp = 64;
+        s.plan.deepep = deepep;
+        if !grouped {
+            s.model.moe = s.model.moe.map(|mut e| {
+                e.groups = None;
+                e
+            });
+        }
+        Anatomy::build(&s).unwrap().moe.ep_comm.forward_s
+    };
+    let hit = |r: f64| r * (1.0 - (1.0 - 1.0 / r).powi(8));
+    let (limited, free) = (at(true, true), at(true, false));
+    assert!(
+        close(limited / free, hit(4.0) / hit(8.0), 1e-9),
+        "{limited} / {free}"
+    );
+    assert_eq!(at(false, true), at(false, false));
+    let text = pipescope::to_toml(&moe_scenario("deepseek-v3", 8));
+    assert!(text.contains("expert_groups = 8") && text.contains("groups_per_token = 4"));
+}
+
 /// The busiest rank's load over the mean for a busiest-expert imbalance `x`, `e` experts
 /// over `ep` ranks (docs/model.md, "Routing imbalance"), written out here independently.
 fn rank_load(x: f64, e: f64, ep: f64) -> f64 {
@@ -404,6 +437,33 @@ fn a_moe_scenario_round_trips_through_toml_and_bad_model_keys_are_refused() {
         (
             "experts = 8\nexperts_per_token = 9\nexpert_ffn = 64",
             "model.experts_per_token",
+        ),
+        (
+            "expert_groups = 2\ngroups_per_token = 1",
+            "model.expert_groups",
+        ),
+        (
+            "experts = 8\nexperts_per_token = 2\nexpert_ffn = 64\nexpert_groups = 4",
+            "model.groups_per_token",
+        ),
+        (
+            "experts = 8\nexperts_per_token = 2\nexpert_ffn = 64\ngroups_per_token = 1",
+            "model.expert_groups",
+        ),
+        (
+            "experts = 8\nexperts_per_token = 2\nexpert_ffn = 64\nexpert_groups = 3\n\
+             groups_per_token = 1",
+            "model.expert_groups",
+        ),
+        (
+            "experts = 8\nexperts_per_token = 2\nexpert_ffn = 64\nexpert_groups = 4\n\
+             groups_per_token = 5",
+            "model.groups_per_token",
+        ),
+        (
+            "experts = 8\nexperts_per_token = 4\nexpert_ffn = 64\nexpert_groups = 4\n\
+             groups_per_token = 1",
+            "model.groups_per_token",
         ),
     ] {
         let text = format!(

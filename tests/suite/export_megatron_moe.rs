@@ -57,6 +57,9 @@ fn deepseek_v3_writes_moe_mla_and_mtp_flags_and_the_mtp_layer_in_the_layout() {
     assert_eq!(l.one("--kv-lora-rank"), Some("512"));
     assert_eq!(l.one("--qk-pos-emb-head-dim"), Some("64"));
     assert_eq!(l.one("--mtp-num-layers"), Some("1"));
+    // Group-limited routing: n_group 8, topk_group 4.
+    assert_eq!(l.one("--moe-router-num-groups"), Some("8"));
+    assert_eq!(l.one("--moe-router-group-topk"), Some("4"));
     let decoded = decode(l.one("--pipeline-model-parallel-layout").unwrap());
     assert_eq!(decoded.iter().map(|d| d.layers).sum::<u32>(), 61);
     assert_eq!(decoded.iter().map(|d| d.mtp).sum::<u32>(), 1);
@@ -73,6 +76,8 @@ fn qwen3_writes_its_expert_layout_and_qk_norm_and_dense_models_write_none() {
     passes(&text, &l);
     assert_eq!(l.one("--expert-model-parallel-size"), Some("4"));
     assert_eq!(l.one("--expert-tensor-parallel-size"), Some("1"));
+    // Qwen3 routes over all experts: no groups.
+    assert!(!l.has("--moe-router-num-groups") && !l.has("--moe-router-group-topk"));
     assert!(l.has("--qk-layernorm") && l.has("--sequence-parallel"));
     assert!(!l.has("--moe-layer-freq") && !l.has("--mtp-num-layers"));
     assert!(!l.has("--multi-latent-attention"));

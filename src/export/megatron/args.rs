@@ -145,7 +145,7 @@ pub fn pipeline_sends(s: &Scenario, interleaved: bool) -> (Option<&'static str>,
 }
 
 /// A mixture of experts (the alltoall dispatcher with grouped GEMMs and balanced routing, as
-/// pipescope costs them), multi-head latent attention, QK-norm and multi-token prediction.
+/// pipescope costs them, group-limited when the model groups its experts), multi-head latent attention, QK-norm and multi-token prediction.
 fn moe_and_attention(g: &mut Group, s: &Scenario) {
     let m = &s.model;
     if let Some(e) = m.moe {
@@ -162,6 +162,16 @@ fn moe_and_attention(g: &mut Group, s: &Scenario) {
                 e.dense_layers > 0,
                 "--moe-layer-freq",
                 format!("([0]*{}+[1]*{moe_layers})", e.dense_layers),
+            )
+            .value_if(
+                e.groups.is_some(),
+                "--moe-router-num-groups",
+                e.groups.map_or(0, |g| g.expert_groups),
+            )
+            .value_if(
+                e.groups.is_some(),
+                "--moe-router-group-topk",
+                e.groups.map_or(0, |g| g.groups_per_token),
             )
             .switch("--moe-grouped-gemm")
             .value(

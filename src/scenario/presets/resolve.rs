@@ -9,8 +9,8 @@ use crate::scenario::budget::budget_of;
 use crate::scenario::gpu::a100_links;
 use crate::scenario::validate::{validate_gpu, validate_model};
 use crate::scenario::{
-    Batch, CodecSpec, EfficiencyCurve, GpuSpec, InvalidField, MlaSpec, ModelSpec, ModelStyle,
-    MoeSpec, Objective, Parallel, PlanSettings, Precision, Scenario,
+    Batch, CodecSpec, EfficiencyCurve, ExpertGroups, GpuSpec, InvalidField, MlaSpec, ModelSpec,
+    ModelStyle, MoeSpec, Objective, Parallel, PlanSettings, Precision, Scenario,
 };
 use crate::scenario::{P2p, Partition, PipelineLayout, Strategy, Zero};
 
@@ -73,6 +73,8 @@ fn moe_of(t: &ModelToml) -> Result<Option<MoeSpec>, InvalidField> {
             ("model.shared_experts", t.shared_experts.is_some()),
             ("model.expert_ffn", t.expert_ffn.is_some()),
             ("model.dense_layers", t.dense_layers.is_some()),
+            ("model.expert_groups", t.expert_groups.is_some()),
+            ("model.groups_per_token", t.groups_per_token.is_some()),
         ];
         if let Some((field, _)) = stray.iter().find(|(_, given)| *given) {
             return Err(InvalidField::new(
@@ -98,7 +100,29 @@ fn moe_of(t: &ModelToml) -> Result<Option<MoeSpec>, InvalidField> {
         shared_experts: t.shared_experts.unwrap_or(0),
         expert_ffn: required("model.expert_ffn", t.expert_ffn)?,
         dense_layers: t.dense_layers.unwrap_or(0),
+        groups: groups_of(t)?,
     }))
+}
+
+/// Group-limited routing: `expert_groups` and `groups_per_token` come together or not at all.
+fn groups_of(t: &ModelToml) -> Result<Option<ExpertGroups>, InvalidField> {
+    match (t.expert_groups, t.groups_per_token) {
+        (None, None) => Ok(None),
+        (Some(expert_groups), Some(groups_per_token)) => Ok(Some(ExpertGroups {
+            expert_groups,
+            groups_per_token,
+        })),
+        (Some(_), None) => Err(InvalidField::new(
+            "model.groups_per_token",
+            "(missing)",
+            "required with model.expert_groups (group-limited routing)",
+        )),
+        (None, Some(_)) => Err(InvalidField::new(
+            "model.expert_groups",
+            "(missing)",
+            "required with model.groups_per_token (group-limited routing)",
+        )),
+    }
 }
 
 /// The multi-head latent attention of a `[model]` table: `attention = "mla"` with
@@ -158,6 +182,8 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
             matrix_fp8: e.matrix_fp8.clone(),
             attention: e.attention.clone(),
             attention_backward: e.attention_backward.clone(),
+            attention_unmasked: e.attention_unmasked.clone(),
+            attention_unmasked_backward: e.attention_unmasked_backward.clone(),
             grouped_matrix: e.grouped_matrix.clone(),
             gemm_memory_overlap: e.gemm_memory_overlap.unwrap_or(default.gemm_memory_overlap),
         },

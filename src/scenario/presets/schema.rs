@@ -29,6 +29,8 @@ pub struct ModelToml {
     pub shared_experts: Option<u64>,
     pub expert_ffn: Option<u64>,
     pub dense_layers: Option<u32>,
+    pub expert_groups: Option<u64>,
+    pub groups_per_token: Option<u64>,
     pub mtp_layers: Option<u32>,
     pub attention: Option<String>,
     pub q_lora_rank: Option<u64>,
@@ -50,6 +52,8 @@ pub struct EfficiencyToml {
     pub matrix_fp8: Option<Vec<(f64, f64)>>,
     pub attention: Option<Vec<(f64, f64)>>,
     pub attention_backward: Option<Vec<(f64, f64)>>,
+    pub attention_unmasked: Option<Vec<(f64, f64)>>,
+    pub attention_unmasked_backward: Option<Vec<(f64, f64)>>,
     pub grouped_matrix: Option<Vec<(f64, f64)>>,
     pub gemm_memory_overlap: Option<bool>,
 }
