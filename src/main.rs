@@ -61,6 +61,14 @@ fn bound_threads() {
 fn main() -> ExitCode {
     bound_threads();
     let cli = Cli::parse();
+    if cli.command.is_some() && cli.scenario != cli::scenario_args::ScenarioArgs::default() {
+        eprintln!(
+            "error: scenario flags given before the subcommand (such as --preset) belong to \
+             the terminal UI and would be ignored; put them after the subcommand, e.g. \
+             `pipescope plan --preset NAME`"
+        );
+        return ExitCode::FAILURE;
+    }
     let result = match cli.command {
         Some(Command::Plan(args)) => cli::plan::run(&args),
         Some(Command::Compare(args)) => cli::compare::run(&args),

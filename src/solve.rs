@@ -276,8 +276,8 @@ fn run_until(
     // The planner estimates with the all-to-alls the overlapped pairs hide taken off; the
     // simulation below runs the anatomy itself and hides them pair by pair.
     let overlapped;
-    let planning = match (scenario.plan.moe_a2a_overlap && kind.pairs_forward_backward())
-        .then(|| anatomy.for_a2a_overlap())
+    let planning = match (scenario.plan.moe_a2a_overlap && kind.pairs_under_a2a_overlap(p))
+        .then(|| anatomy.for_a2a_overlap(kind.runs_combined_1f1b()))
     {
         Some(Some(a)) => {
             overlapped = a;

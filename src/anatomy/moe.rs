@@ -150,26 +150,36 @@ pub fn moe(m: &Machine, d: &Dims, e: &MoeDims, params: u64, static_bytes: u64) -
 
 impl Anatomy {
     /// The anatomy the planner estimates with where the simulation hides the MoE
-    /// all-to-alls in overlapped forward-backward pairs (`--moe-a2a-overlap` on `dualpipe`
-    /// or `dualpipe-v`); `None` without all-to-alls. A layer's forward pairs with another
-    /// micro-batch's backward of a layer (docs/model.md, "Overlapped all-to-alls"): the
-    /// forward's all-to-alls `a_F` hide under the partner layer's backward compute (the
+    /// all-to-alls in overlapped forward-backward pairs (`--moe-a2a-overlap`); `None`
+    /// without all-to-alls. A layer's forward pairs with another micro-batch's backward of a
+    /// layer (docs/model.md, "Overlapped all-to-alls"). With `per_layer` (Megatron's combined
+    /// 1F1B) the pair runs in four steps, each as long as the longer of its compute and its
+    /// communication: the backward's combine beside the forward's attention, the forward's
+    /// dispatch beside the backward's expert compute, the backward's dispatch beside the
+    /// forward's expert compute, the forward's combine beside the backward's attention
+    /// (dispatch and combine each half of a direction's all-to-alls). Otherwise (DualPipe)
+    /// the forward's all-to-alls `a_F` hide under the partner layer's backward compute (the
     /// MoE and attention blocks' B and W without the all-to-alls) and the backward's `a_B`
     /// under its forward compute, each up to what that compute covers. The MoE block's
     /// input-gradient backward is shortened by the hidden sum (its forward by what B cannot
-    /// give), so a stage's estimate
-    /// `F + B + W` is the pair time the simulation gives when every micro-batch is paired
-    /// (the warm-up and cool-down ops, unpaired, are where the estimate is optimistic).
-    pub fn for_a2a_overlap(&self) -> Option<Anatomy> {
+    /// give), so a stage's estimate `F + B + W` is the pair time the simulation gives when
+    /// every micro-batch is paired (the warm-up and cool-down ops, unpaired, are where the
+    /// estimate is optimistic).
+    pub fn for_a2a_overlap(&self, per_layer: bool) -> Option<Anatomy> {
         let (m, att) = (&self.moe, &self.attention);
         let (a_f, a_b) = (m.ep_comm.forward_added_s, m.ep_comm.backward_added_s);
         if a_f + a_b <= 0.0 {
             return None;
         }
-        let backward_compute =
-            (m.backward_b_s + m.backward_w_s - a_b).max(0.0) + att.backward_b_s + att.backward_w_s;
-        let forward_compute = (m.forward_s - a_f).max(0.0) + att.forward_s;
-        let hidden = a_f.min(backward_compute) + a_b.min(forward_compute);
+        let moe_bw = (m.backward_b_s + m.backward_w_s - a_b).max(0.0);
+        let moe_f = (m.forward_s - a_f).max(0.0);
+        let (att_bw, att_f) = (att.backward_b_s + att.backward_w_s, att.forward_s);
+        let hidden = if per_layer {
+            let (half_f, half_b) = (a_f / 2.0, a_b / 2.0);
+            half_b.min(att_f) + moe_bw.min(half_f) + moe_f.min(half_b) + half_f.min(att_bw)
+        } else {
+            a_f.min(moe_bw + att_bw) + a_b.min(moe_f + att_f)
+        };
         // At most `a_F + a_B`, which the forward and the input-gradient backward hold.
         let from_b = hidden.min(m.backward_b_s);
         let mut out = self.clone();
@@ -208,7 +218,7 @@ mod tests {
     #[test]
     fn the_planners_anatomy_takes_off_what_a_layer_pair_hides() {
         let a = anatomy("qwen3-30b-a3b", 16);
-        let o = a.for_a2a_overlap().unwrap();
+        let o = a.for_a2a_overlap(false).unwrap();
         let (m, att) = (&a.moe, &a.attention);
         let (a_f, a_b) = (m.ep_comm.forward_added_s, m.ep_comm.backward_added_s);
         assert!(a_f > 0.0 && a_b > 0.0);
@@ -222,11 +232,23 @@ mod tests {
             (before - after - hidden).abs() <= 1e-12 * before,
             "{before} {after} {hidden}"
         );
+        // Megatron's combined 1F1B: four steps of a layer pair, each hiding the shorter of
+        // its compute and its all-to-all (dispatch and combine half each).
+        let p = a.for_a2a_overlap(true).unwrap();
+        let (att_f, att_bw) = (att.forward_s, att.backward_b_s + att.backward_w_s);
+        let (moe_f, moe_bw) = (m.forward_s - a_f, m.backward_b_s + m.backward_w_s - a_b);
+        let steps = (a_b / 2.0).min(att_f)
+            + moe_bw.min(a_f / 2.0)
+            + moe_f.min(a_b / 2.0)
+            + (a_f / 2.0).min(att_bw);
+        let after = p.moe.forward_s + p.moe.backward_b_s + p.moe.backward_w_s;
+        assert!((before - after - steps).abs() <= 1e-12 * before);
+        assert!(steps <= hidden + 1e-15);
         // Nothing else changes.
         assert_eq!(o.moe.backward_w_s, m.backward_w_s);
         assert_eq!(o.attention, a.attention);
         // Without all-to-alls (ep 1, or a dense model) there is nothing to take off.
-        assert!(anatomy("qwen3-30b-a3b", 1).for_a2a_overlap().is_none());
-        assert!(anatomy("llama3-8b", 1).for_a2a_overlap().is_none());
+        assert!(anatomy("qwen3-30b-a3b", 1).for_a2a_overlap(false).is_none());
+        assert!(anatomy("llama3-8b", 1).for_a2a_overlap(true).is_none());
     }
 }

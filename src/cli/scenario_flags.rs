@@ -155,7 +155,8 @@ pub struct SettingFlags {
     #[arg(long = "overlap-param-gather")]
     pub overlap_param_gather: bool,
     /// Hide each half's MoE all-to-alls (dispatch and combine) under the other half's
-    /// compute in the overlapped forward-backward pairs of dualpipe and dualpipe-v.
+    /// compute in overlapped forward-backward pairs: dualpipe, dualpipe-v, and interleaved
+    /// (1f1b at p 1) run as Megatron's combined 1F1B.
     #[arg(long = "moe-a2a-overlap")]
     pub moe_a2a_overlap: bool,
     /// Pipeline the tensor-parallel collectives with their GEMMs as Transformer Engine's

@@ -262,8 +262,8 @@ pub fn check_sweep(
     if settings.moe_a2a_overlap && !schedules.iter().any(|k| k.pairs_forward_backward()) {
         return Err(format!(
             "--moe-a2a-overlap: none of the swept schedules pairs a forward with a backward \
-             ({}); it hides the all-to-alls in the overlapped pairs of {} (add one with \
-             --schedules)",
+             ({}); it hides the all-to-alls in the overlapped pairs of {} (1f1b at p 1; add \
+             one with --schedules)",
             names(schedules),
             ScheduleKind::names_where(ScheduleKind::pairs_forward_backward)
         ));

@@ -27,7 +27,12 @@ fn chunk_costs(anatomy: &Anatomy, dev: &DevicePlan, range: (usize, usize)) -> (C
         let layer = kind.is_layer();
         let whole_layer = dev.rule == RecomputeRule::WholeLayer;
         if whole_layer && layer {
-            c.r_s += b.forward_s;
+            // Under ZeRO-3 the recomputed forward runs on the weights the backward gathers
+            // (Megatron-FSDP keeps them gathered through it): it waits for no gather of its
+            // own, and the backward's gathers and reduce-scatters hide under it too.
+            let (rerun, saved) = whole_layer_rerun(b);
+            c.r_s += rerun;
+            c.b_s -= saved;
             recompute_flops += b.model_forward_flops;
         }
         for (ui, (u, d)) in b.units.iter().zip(decs).enumerate() {
@@ -132,6 +137,7 @@ pub fn sim_costs(anatomy: &Anatomy, plan: &Plan, comm_s: &[f64], opt: SimOptions
                     c.a2a_f_s += ep.forward_added_s;
                     c.a2a_b_s += ep.backward_added_s;
                 }
+                c.moe_split = moe_split(anatomy, r);
             }
             row.push(c);
         }
@@ -164,4 +170,43 @@ pub fn sim_costs(anatomy: &Anatomy, plan: &Plan, comm_s: &[f64], opt: SimOptions
         hardware_flops: Some(model + recompute_flops * mf * share),
         peak_flops_per_device: Some(opt.peak_flops_per_device),
     }
+}
+
+/// The MoE layers of blocks `range` as Megatron's combined 1F1B splits them: each MoE block
+/// with its all-to-alls taken out, and the block ahead of it (its attention) when that is in
+/// the range too.
+fn moe_split(anatomy: &Anatomy, range: (usize, usize)) -> crate::sim::MoeLayerSplit {
+    let mut out = crate::sim::MoeLayerSplit::default();
+    for i in range.0..=range.1 {
+        let b = anatomy.block(i);
+        if b.kind != crate::anatomy::BlockKind::Moe {
+            continue;
+        }
+        let ep = &b.ep_comm;
+        out.layers += 1;
+        out.mlp_f_s += (b.forward_s - ep.forward_added_s).max(0.0);
+        out.mlp_bw_s += (b.backward_b_s + b.backward_w_s - ep.backward_added_s).max(0.0);
+        if i > range.0 {
+            let a = anatomy.block(i - 1);
+            out.attn_f_s += a.forward_s;
+            out.attn_bw_s += a.backward_b_s + a.backward_w_s;
+        }
+    }
+    out
+}
+
+/// A block recomputed with its whole layer: the recomputed forward's time, and what of the
+/// backward's exposed ZeRO-3 gathers and reduce-scatters hides under it. Under ZeRO-3 the
+/// recomputed forward runs on the weights the backward gathers (Megatron-FSDP's root
+/// pre-backward hook marks every module so that the recomputation neither reshards nor
+/// prefetches: `megatron_fsdp.py`, `_root_pre_backward`, `_post_forward`), so it waits for
+/// no gather of its own, and the next layer's gather and the last one's reduce-scatter run
+/// under it as under the backward. Without ZeRO-3 it is the block's forward, hiding nothing.
+pub(crate) fn whole_layer_rerun(b: &crate::anatomy::Block) -> (f64, f64) {
+    let rerun = b.forward_s - b.dp_comm.forward_added_s.min(b.forward_s);
+    let saved = rerun
+        .min(b.dp_comm.backward_added_s)
+        .min(b.backward_b_s)
+        .max(0.0);
+    (rerun, saved)
 }

@@ -45,6 +45,7 @@ pub use units::GIB;
 pub use validate::limits;
 #[cfg(test)]
 pub(crate) use validate::validate_model;
+pub(crate) use validate_job::check_moe_a2a_overlap;
 pub use vocabulary::{Objective, P2p, Partition, Precision, ScheduleKind, Strategy, Zero};
 
 /// One complete, validated description of a training set-up to plan and simulate.

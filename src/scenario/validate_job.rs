@@ -71,36 +71,7 @@ pub(super) fn check_job(s: &Scenario) -> Result<(), InvalidField> {
             ));
         }
     }
-    if plan.moe_a2a_overlap {
-        if s.model.moe.is_none() {
-            return Err(InvalidField::new(
-                "plan.moe_a2a_overlap",
-                true,
-                "off for a dense model: it hides the MoE layers' all-to-alls, which a model \
-                 without experts does not have",
-            ));
-        }
-        if par.ep <= 1 {
-            return Err(InvalidField::new(
-                "plan.moe_a2a_overlap",
-                true,
-                "off at ep 1: every rank holds every expert, so there is no all-to-all to hide \
-                 (set ep above 1)",
-            ));
-        }
-        let kind = plan.schedule;
-        if !kind.pairs_forward_backward() {
-            return Err(InvalidField::new(
-                "plan.moe_a2a_overlap",
-                true,
-                format!(
-                    "off for {kind}: it hides one micro-batch's all-to-alls under another's \
-                     compute in overlapped forward-backward pairs, which only {} run",
-                    super::ScheduleKind::names_where(super::ScheduleKind::pairs_forward_backward)
-                ),
-            ));
-        }
-    }
+    check_moe_a2a_overlap(s)?;
     if plan.tp_comm_overlap {
         if t <= 1 || !par.sequence_parallel {
             return Err(InvalidField::new(
@@ -176,6 +147,79 @@ pub(crate) fn check_data_parallel_use(s: &Scenario, zero_key: &str) -> Result<()
                 format!("off unless parallel.dp or parallel.cp is above 1: {reason}"),
             ));
         }
+    }
+    Ok(())
+}
+
+/// The rules of the MoE all-to-all overlap (`plan.moe_a2a_overlap`): a model with experts,
+/// `ep > 1`, and a schedule that pairs forwards with backwards; on Megatron's combined 1F1B
+/// (`interleaved`, `1f1b`) also Megatron-Core's own rules for
+/// `--overlap-moe-expert-parallel-comm` (`TransformerConfig.__post_init__`,
+/// `combined_1f1b.py`): one device unless the pipeline is virtual, no full recomputation and
+/// no `moe` recompute module, at most one MTP layer, and no Megatron-FSDP with a virtual
+/// pipeline. Ok when the overlap is off. The sweep asks it to leave the overlap off where
+/// a configuration breaks a rule.
+pub(crate) fn check_moe_a2a_overlap(s: &Scenario) -> Result<(), InvalidField> {
+    let (par, plan) = (&s.parallel, &s.plan);
+    if !plan.moe_a2a_overlap {
+        return Ok(());
+    }
+    let refuse = |why: String| Err(InvalidField::new("plan.moe_a2a_overlap", true, why));
+    if s.model.moe.is_none() {
+        return refuse(
+            "off for a dense model: it hides the MoE layers' all-to-alls, which a model \
+             without experts does not have"
+                .into(),
+        );
+    }
+    if par.ep <= 1 {
+        return refuse(
+            "off at ep 1: every rank holds every expert, so there is no all-to-all to hide \
+             (set ep above 1)"
+                .into(),
+        );
+    }
+    let kind = plan.schedule;
+    if !kind.pairs_forward_backward() {
+        return refuse(format!(
+            "off for {kind}: it hides one micro-batch's all-to-alls under another's compute in \
+             overlapped forward-backward pairs, which only {} (1f1b at p 1) run",
+            super::ScheduleKind::names_where(super::ScheduleKind::pairs_forward_backward)
+        ));
+    }
+    if !kind.runs_combined_1f1b() {
+        return Ok(());
+    }
+    let megatron = "Megatron-Core's --overlap-moe-expert-parallel-comm";
+    if kind == super::ScheduleKind::OneFOneB && par.pp > 1 {
+        return refuse(format!(
+            "off for 1f1b on {} stages: {megatron} needs a virtual pipeline when p > 1 (use \
+             interleaved, or p 1)",
+            par.pp
+        ));
+    }
+    if plan.strategy == super::Strategy::Full {
+        return refuse(format!(
+            "off with the full strategy: {megatron} refuses full recomputation"
+        ));
+    }
+    if plan.strategy == super::Strategy::Named && plan.recompute_units.iter().any(|u| u == "moe") {
+        return refuse(format!(
+            "off with the moe recompute module: {megatron} refuses it, since the recomputed \
+             block would rerun its all-to-alls"
+        ));
+    }
+    if s.model.mtp_layers > 1 {
+        return refuse(format!(
+            "off with {} MTP layers: {megatron} supports at most one",
+            s.model.mtp_layers
+        ));
+    }
+    if par.full_shard && kind == super::ScheduleKind::Interleaved {
+        return refuse(format!(
+            "off with zero 3 on interleaved: {megatron} does not run Megatron-FSDP with a \
+             virtual pipeline (use p 1 with 1f1b)"
+        ));
     }
     Ok(())
 }

@@ -276,12 +276,32 @@ impl ScheduleKind {
         matches!(self, ScheduleKind::Chimera | ScheduleKind::DualPipe)
     }
 
-    /// Whether the steady state runs overlapped forward-backward pairs (`dualpipe`,
-    /// `dualpipe-v`): one micro-batch's forward with another's backward as one unit, under
-    /// which the MoE all-to-all overlap (`plan.moe_a2a_overlap`) hides each half's
-    /// all-to-alls under the other half's compute.
+    /// Whether the schedule can run overlapped forward-backward pairs, one micro-batch's
+    /// forward with another's backward as one unit, under which the MoE all-to-all overlap
+    /// (`plan.moe_a2a_overlap`) hides each half's all-to-alls under the other half's
+    /// compute: `dualpipe` and `dualpipe-v` always pair, `interleaved` and `1f1b` (on one
+    /// device only) pair when the overlap runs them as Megatron's combined 1F1B.
     pub fn pairs_forward_backward(self) -> bool {
-        matches!(self, ScheduleKind::DualPipe | ScheduleKind::DualPipeV)
+        matches!(
+            self,
+            ScheduleKind::DualPipe
+                | ScheduleKind::DualPipeV
+                | ScheduleKind::Interleaved
+                | ScheduleKind::OneFOneB
+        )
+    }
+
+    /// Whether the MoE all-to-all overlap runs this schedule as Megatron-Core's combined
+    /// 1F1B (`--overlap-moe-expert-parallel-comm`): `interleaved`, and `1f1b` on one device.
+    pub fn runs_combined_1f1b(self) -> bool {
+        matches!(self, ScheduleKind::Interleaved | ScheduleKind::OneFOneB)
+    }
+
+    /// Whether this schedule on `p` devices runs overlapped pairs when the MoE all-to-all
+    /// overlap is on: `dualpipe`, `dualpipe-v`, `interleaved`, and `1f1b` only at `p` 1
+    /// (Megatron's combined 1F1B needs a virtual pipeline on more devices).
+    pub fn pairs_under_a2a_overlap(self, p: u32) -> bool {
+        self.pairs_forward_backward() && (self != ScheduleKind::OneFOneB || p == 1)
     }
 
     /// Whether a memory limit (`--mem-limit`, `plan.mem_limit`) shapes this schedule's order:

@@ -4,7 +4,10 @@
 //! abstract runs): a micro-batch-chunk becomes live at its `F` and stops being live at its
 //! `W` or `BW`; a `B` frees nothing. A device runs its ops one at a time in order, so the
 //! peak over its op sequence equals the peak over time in any simulation of that order
-//! (frees before allocations at equal times).
+//! (frees before allocations at equal times). In the overlapped pairs of Megatron's combined
+//! 1F1B the backward counts first: its layers free as the paired forward's fill
+//! (`TransformerLayerSchedulePlan.run` releases each backward layer's state as it goes), so
+//! the pair holds about one of the two micro-batch-chunks, not both.
 
 use super::{OpKind, Schedule};
 
@@ -56,6 +59,29 @@ impl Schedule {
     }
 }
 
+/// Device `d`'s ops in the order their memory changes: as listed, except that each
+/// overlapped pair of Megatron's combined 1F1B counts its backward before its forward.
+fn memory_order(schedule: &Schedule, d: usize) -> impl Iterator<Item = &super::Op> {
+    let ops = schedule.devices.get(d).map_or(&[][..], Vec::as_slice);
+    let starts = if schedule.kind.runs_combined_1f1b() {
+        schedule.pair_starts(d as u32)
+    } else {
+        &[]
+    };
+    let mut next = 0usize;
+    (0..ops.len()).filter_map(move |j| {
+        while starts.get(next).is_some_and(|&s| (s as usize) + 1 < j) {
+            next += 1;
+        }
+        let swapped = match starts.get(next).map(|&s| s as usize) {
+            Some(s) if s == j && j + 1 < ops.len() => j + 1,
+            Some(s) if s + 1 == j => j - 1,
+            _ => j,
+        };
+        ops.get(swapped)
+    })
+}
+
 fn analyze(schedule: &Schedule) -> InFlight {
     let v = schedule.v as usize;
     let mut out = InFlight {
@@ -64,11 +90,11 @@ fn analyze(schedule: &Schedule) -> InFlight {
     };
     let mut live = vec![0i64; v];
     let mut peak = vec![0i64; v];
-    for ops in &schedule.devices {
+    for d in 0..schedule.devices.len() {
         live.iter_mut().for_each(|x| *x = 0);
         peak.iter_mut().for_each(|x| *x = 0);
         let (mut total, mut total_peak) = (0i64, 0i64);
-        for op in ops {
+        for op in memory_order(schedule, d) {
             let c = (op.chunk as usize).min(v.saturating_sub(1));
             let dlt = delta(op.kind);
             live[c] += dlt;
@@ -84,14 +110,11 @@ fn analyze(schedule: &Schedule) -> InFlight {
 }
 
 fn peak_weighted(schedule: &Schedule, weights: &[Vec<u64>]) -> Vec<u64> {
-    schedule
-        .devices
-        .iter()
-        .enumerate()
-        .map(|(d, ops)| {
+    (0..schedule.devices.len())
+        .map(|d| {
             let w = weights.get(d).map(Vec::as_slice).unwrap_or(&[]);
             let (mut live, mut peak) = (0u64, 0u64);
-            for op in ops {
+            for op in memory_order(schedule, d) {
                 let wc = w.get(op.chunk as usize).copied().unwrap_or(0);
                 match op.kind {
                     OpKind::F => {
@@ -109,13 +132,11 @@ fn peak_weighted(schedule: &Schedule, weights: &[Vec<u64>]) -> Vec<u64> {
 
 fn live_vectors(schedule: &Schedule) -> Vec<Vec<Vec<u32>>> {
     let v = schedule.v as usize;
-    schedule
-        .devices
-        .iter()
-        .map(|ops| {
+    (0..schedule.devices.len())
+        .map(|d| {
             let mut live = vec![0u32; v];
             let mut out: Vec<Vec<u32>> = Vec::new();
-            for op in ops {
+            for op in memory_order(schedule, d) {
                 let c = (op.chunk as usize).min(v.saturating_sub(1));
                 match op.kind {
                     OpKind::F => {

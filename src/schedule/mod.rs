@@ -52,6 +52,11 @@ pub fn generate_cancellable(
     check_size(kind, input.p, input.m, input.v)?;
     match kind {
         ScheduleKind::Gpipe => gpipe::generate(input),
+        ScheduleKind::OneFOneB | ScheduleKind::Interleaved
+            if input.combined_1f1b && kind.pairs_under_a2a_overlap(input.p) =>
+        {
+            interleaved::generate_combined(kind, input)
+        }
         ScheduleKind::OneFOneB => one_f_one_b::generate(input),
         ScheduleKind::Interleaved => interleaved::generate(input),
         ScheduleKind::ZbH1 => zb_h1::generate(input),

@@ -182,6 +182,11 @@ pub struct ScheduleInput {
     pub offload_chunks: Option<u32>,
     /// One-way offload transfer time of one chunk-activation (gis-offload), in cost units.
     pub offload_cost: Option<f64>,
+    /// Megatron's combined 1F1B for `interleaved` (and `1f1b` on one device): one more
+    /// warm-up forward and every steady-state forward paired with the next backward, where
+    /// the MoE all-to-all overlap runs (`--moe-a2a-overlap`); other schedules (and `1f1b` on
+    /// more devices) ignore it.
+    pub combined_1f1b: bool,
 }
 
 impl ScheduleInput {
@@ -200,6 +205,7 @@ impl ScheduleInput {
             group_size: None,
             offload_chunks: None,
             offload_cost: None,
+            combined_1f1b: false,
         }
     }
 }

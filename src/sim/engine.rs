@@ -304,12 +304,17 @@ impl Engine<'_> {
                 OpKind::F => {
                     end = start + c.f;
                     self.push_compute(d, SpanKind::F, mb, chunk, start, end);
-                    self.runs[di].events.push(MemEvent {
-                        t: start,
-                        bytes: c.act,
-                        count: 1,
-                        host: 0,
-                    });
+                    // In Megatron's combined 1F1B the paired forward's layers fill as the
+                    // backward's free: its activations count from the pair's end, after the
+                    // backward's (schedule/inflight.rs has the same convention).
+                    if !(pair_start && self.sched.kind.runs_combined_1f1b()) {
+                        self.runs[di].events.push(MemEvent {
+                            t: start,
+                            bytes: c.act,
+                            count: 1,
+                            host: 0,
+                        });
+                    }
                     if c.off > 0 {
                         self.offloadable[di].push((cell, mb, chunk));
                     }
@@ -372,7 +377,8 @@ impl Engine<'_> {
                     let dur = match self.held[di] {
                         Some(f) => {
                             let fc = self.costs[di * self.v + f.op.chunk as usize];
-                            dur - pair_hidden_s(&fc, &c, dur)
+                            let per_layer = self.sched.kind.runs_combined_1f1b();
+                            dur - pair_hidden_s(&fc, &c, dur, per_layer)
                         }
                         None => dur,
                     };
@@ -424,6 +430,15 @@ impl Engine<'_> {
                 // The pair's end: its backward is the last compute span, and the held
                 // forward's output leaves now.
                 self.mark_paired(di);
+                if self.sched.kind.runs_combined_1f1b() {
+                    let fc = self.costs[di * self.v + f.op.chunk as usize];
+                    self.runs[di].events.push(MemEvent {
+                        t: end,
+                        bytes: fc.act,
+                        count: 1,
+                        host: 0,
+                    });
+                }
                 let next_is_backward = ops
                     .get(self.ptr[di] + 1)
                     .is_some_and(|o| matches!(o.kind, OpKind::B | OpKind::BW));

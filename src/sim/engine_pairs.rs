@@ -1,4 +1,5 @@
-//! The engine's overlapped forward-backward pairs (DualPipe, DualPipe-V): where a pair
+//! The engine's overlapped forward-backward pairs (DualPipe, DualPipe-V, Megatron's
+//! combined 1F1B on interleaved and one-device 1F1B): where a pair
 //! starts, when both its inputs are there, marking its two spans, and what the pairs hide of
 //! their all-to-alls.
 
@@ -14,6 +15,7 @@ pub fn a2a_hidden_s(sched: &Schedule, costs: &SimCosts) -> Vec<f64> {
     let v = sched.v as usize;
     let (table, _) = OpCosts::table(costs, sched.p as usize, v);
     let at = |d: usize, chunk: u32| table.get(d * v + chunk as usize).copied();
+    let per_layer = sched.kind.runs_combined_1f1b();
     sched
         .devices
         .iter()
@@ -29,7 +31,7 @@ pub fn a2a_hidden_s(sched: &Schedule, costs: &SimCosts) -> Vec<f64> {
                         OpKind::BW => bc.b + bc.w,
                         _ => bc.b,
                     };
-                    Some(pair_hidden_s(&fc, &bc, b_dur))
+                    Some(pair_hidden_s(&fc, &bc, b_dur, per_layer))
                 })
                 .sum()
         })
@@ -124,5 +126,90 @@ mod tests {
             bounded.iter().all(|&d| (d - 2.7).abs() < 1e-12),
             "{bounded:?}"
         );
+    }
+
+    /// One device, 1F1B as Megatron's combined 1F1B, three micro-batches of one chunk of
+    /// `layers` MoE layers: each layer's attention forward 1, expert forward 2, dispatch and
+    /// combine forward 1 each; attention backward 2, expert backward 4, dispatch and combine
+    /// backward 1.5 each (chunk totals scale with `layers`).
+    fn combined(layers: u32) -> (f64, Vec<f64>, crate::schedule::Schedule) {
+        let mut input = ScheduleInput::uniform(1, 3, 1, 1.0, 1.0, 0.0, 0.0);
+        input.combined_1f1b = true;
+        let sched = schedule::generate(ScheduleKind::OneFOneB, &input).unwrap();
+        let n = f64::from(layers);
+        let mut costs = SimCosts::abstract_run(&sched, 5.0 * n, 9.0 * n, 0.0, 0.0, 0.0);
+        for c in costs.chunks.iter_mut().flatten() {
+            c.a2a_f_s = 2.0 * n;
+            c.a2a_b_s = 3.0 * n;
+            c.moe_split = crate::sim::MoeLayerSplit {
+                layers,
+                attn_f_s: n,
+                attn_bw_s: 2.0 * n,
+                mlp_f_s: 2.0 * n,
+                mlp_bw_s: 4.0 * n,
+            };
+        }
+        let sim = simulate(&sched, &costs).unwrap();
+        (sim.makespan, a2a_hidden_s(&sched, &costs), sched)
+    }
+
+    #[test]
+    fn megatrons_combined_pair_hides_layer_by_layer_in_four_steps() {
+        for layers in [1, 2, 5] {
+            let (makespan, hidden, sched) = combined(layers);
+            assert_eq!(sched.pairs[0], [1, 3]);
+            // Per layer: min(c_B 1.5, a_F 1) + min(m_B 4, d_F 1) + min(m_F 2, d_B 1.5)
+            // + min(c_F 1, a_B 2) = 4.5 of the 2 + 3 all-to-all seconds.
+            let per_pair = 4.5 * f64::from(layers);
+            assert!((hidden[0] - 2.0 * per_pair).abs() < 1e-9, "{hidden:?}");
+            // F0, (F1 B0), (F2 B1), B2: 5 + 2 (5 + 9 - 4.5) + 9 per layer.
+            let want = f64::from(layers) * (5.0 + 2.0 * (14.0 - 4.5) + 9.0);
+            assert!((makespan - want).abs() < 1e-9, "{makespan} {want}");
+        }
+    }
+
+    #[test]
+    fn a_pair_never_hides_more_than_its_all_to_alls_or_the_compute_beside_them() {
+        use super::super::super::op_costs::{OpCosts, pair_hidden_s};
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 * 4.0
+        };
+        for _ in 0..2000 {
+            let split = |n: u32, a: f64, m: f64, b: f64, c: f64| crate::sim::MoeLayerSplit {
+                layers: n,
+                attn_f_s: a,
+                mlp_f_s: m,
+                attn_bw_s: b,
+                mlp_bw_s: c,
+            };
+            let (lf, lb) = (1 + (next() as u32), 1 + (next() as u32));
+            let f = OpCosts {
+                a2a_f: next(),
+                split: split(lf, next(), next(), 0.0, 0.0),
+                ..OpCosts::default()
+            };
+            let f = OpCosts {
+                f: f.a2a_f + f.split.attn_f_s + f.split.mlp_f_s,
+                ..f
+            };
+            let b = OpCosts {
+                a2a_b: next(),
+                split: split(lb, 0.0, 0.0, next(), next()),
+                ..OpCosts::default()
+            };
+            let b_dur = b.a2a_b + b.split.attn_bw_s + b.split.mlp_bw_s;
+            let h = pair_hidden_s(&f, &b, b_dur, true);
+            let compute = f.split.attn_f_s + f.split.mlp_f_s + b.split.attn_bw_s + b.split.mlp_bw_s;
+            assert!(h >= 0.0);
+            assert!(h <= f.a2a_f + b.a2a_b + 1e-12);
+            assert!(h <= compute + 1e-12);
+            assert!(h <= b_dur + 1e-12);
+            // Never more than the whole-op bound DualPipe's pairs use.
+            assert!(h <= pair_hidden_s(&f, &b, b_dur, false) + 1e-12);
+        }
     }
 }

@@ -61,6 +61,7 @@ fn chunk(d: &mut Draw, recompute: bool, offload: bool) -> ChunkCosts {
         tp_w_s: d.in_range(0.0, 0.3),
         a2a_f_s: 0.0,
         a2a_b_s: 0.0,
+        moe_split: Default::default(),
     }
 }
 

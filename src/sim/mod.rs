@@ -54,8 +54,8 @@ mod validate;
 pub use abstract_run::{AbstractOutcome, AbstractRun, AbstractRunError};
 pub use engine::a2a_hidden_s;
 pub use types::{
-    BackwardWait, ChunkCosts, DeviceMetrics, Lane, MemoryCurve, SimCosts, SimError, Simulation,
-    Span, SpanKind, Timeline,
+    BackwardWait, ChunkCosts, DeviceMetrics, Lane, MemoryCurve, MoeLayerSplit, SimCosts, SimError,
+    Simulation, Span, SpanKind, Timeline,
 };
 
 use crate::schedule::Schedule;

@@ -3,7 +3,7 @@
 //! byte counts it adds up, the copy time of what it offloads, and where the recomputation
 //! goes (before the backward, or into the windows with `overlap_recompute`).
 
-use super::types::SimCosts;
+use super::types::{MoeLayerSplit, SimCosts};
 
 /// One (device, chunk)'s op durations and activation sizes, copied once into a flat table.
 #[derive(Debug, Clone, Copy, Default)]
@@ -38,13 +38,46 @@ pub(super) struct OpCosts {
     pub(super) a2a_f: f64,
     /// All-to-all time inside `b` that an overlapped pair hides under its forward.
     pub(super) a2a_b: f64,
+    /// The chunk's MoE layers as Megatron's combined 1F1B overlaps them.
+    pub(super) split: MoeLayerSplit,
 }
 
 /// What an overlapped pair of the forward costing `f` and the backward costing `b` (its
-/// whole duration `b_dur`, with W when fused) hides of their all-to-alls: the forward's under
-/// the backward's compute without its own all-to-all, and the backward's under the forward's
-/// compute without its own, as DualPipe's overlapped forward-backward chunk interleaves them.
-pub(super) fn pair_hidden_s(f: &OpCosts, b: &OpCosts, b_dur: f64) -> f64 {
+/// whole duration `b_dur`, with W when fused) hides of their all-to-alls.
+///
+/// `per_layer` (Megatron-Core's combined 1F1B, `TransformerLayerSchedulePlan.run`): the
+/// forward's layer `i` runs beside the backward's layer `n - 1 - i` for the first
+/// `n = min(L_F, L_B)` MoE layers of each, in four steps, each as long as the longer of its
+/// compute and its communication:
+///
+/// ```text
+/// comm:    combine_B | dispatch_F | dispatch_B | combine_F
+/// compute: attn_F    | mlp_B      | mlp_F      | attn_B
+/// ```
+///
+/// so a layer pair hides `min(c_B, a_F) + min(m_B, d_F) + min(m_F, d_B) + min(c_F, a_B)`
+/// (per-layer means of the chunks' [`MoeLayerSplit`]s; dispatch and combine half of each
+/// direction's all-to-alls). The layers left over run alone. Otherwise (DualPipe's pairs, or
+/// chunks without the split), the forward's all-to-alls hide under the backward's compute
+/// without its own, and the backward's under the forward's, as DualPipe's overlapped
+/// forward-backward chunk interleaves them; that is never less than the per-layer figure.
+pub(super) fn pair_hidden_s(f: &OpCosts, b: &OpCosts, b_dur: f64, per_layer: bool) -> f64 {
+    let (lf, lb) = (f.split.layers, b.split.layers);
+    if per_layer && lf > 0 && lb > 0 {
+        let (nf, nb) = (f64::from(lf), f64::from(lb));
+        let (a_f, m_f, half_f) = (
+            f.split.attn_f_s / nf,
+            f.split.mlp_f_s / nf,
+            f.a2a_f / (2.0 * nf),
+        );
+        let (a_b, m_b, half_b) = (
+            b.split.attn_bw_s / nb,
+            b.split.mlp_bw_s / nb,
+            b.a2a_b / (2.0 * nb),
+        );
+        let layer = half_b.min(a_f) + m_b.min(half_f) + m_f.min(half_b) + half_f.min(a_b);
+        return (f64::from(lf.min(lb)) * layer).min(b_dur);
+    }
     let f_compute = (f.f - f.a2a_f).max(0.0);
     let b_compute = (b_dur - b.a2a_b).max(0.0);
     f.a2a_f.min(b_compute) + b.a2a_b.min(f_compute)
@@ -106,6 +139,7 @@ impl OpCosts {
                     tp_w: cc.tp_w_s,
                     a2a_f: cc.a2a_f_s.clamp(0.0, cc.f_s.max(0.0)),
                     a2a_b: cc.a2a_b_s.clamp(0.0, (cc.b_s + cc.w_s).max(0.0)),
+                    split: cc.moe_split,
                 });
             }
         }

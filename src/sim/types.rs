@@ -41,6 +41,28 @@ pub struct ChunkCosts {
     /// The MoE all-to-alls' time inside `b_s` that an overlapped pair may hide under its
     /// forward's compute (zero unless the all-to-all overlap is on).
     pub a2a_b_s: f64,
+    /// The chunk's MoE layers as Megatron's combined 1F1B overlaps them layer by layer
+    /// (zero unless the all-to-all overlap is on).
+    pub moe_split: MoeLayerSplit,
+}
+
+/// A chunk's MoE layers split into the pieces Megatron-Core's combined 1F1B puts on its
+/// compute and communication streams (`TransformerLayerSchedulePlan.run`): per layer the
+/// attention (with the norm ahead of the router) and the experts' compute, beside the
+/// dispatch and combine all-to-alls (`a2a_f_s`, `a2a_b_s`, half each).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct MoeLayerSplit {
+    /// MoE layers in the chunk.
+    pub layers: u32,
+    /// Forward of the blocks ahead of those MoE blocks (attention, or an MTP layer's first
+    /// block).
+    pub attn_f_s: f64,
+    /// Input- and weight-gradient backward of those blocks.
+    pub attn_bw_s: f64,
+    /// Forward of the MoE blocks without their all-to-alls.
+    pub mlp_f_s: f64,
+    /// Input- and weight-gradient backward of the MoE blocks without their all-to-alls.
+    pub mlp_bw_s: f64,
 }
 
 /// Everything the simulator needs besides the op order.
@@ -128,6 +150,7 @@ impl SimCosts {
                             tp_w_s: 0.0,
                             a2a_f_s: 0.0,
                             a2a_b_s: 0.0,
+                            moe_split: MoeLayerSplit::default(),
                         }
                     })
                     .collect()

@@ -52,6 +52,7 @@ pub(super) fn schedule_input(
         group_size: scenario.plan.group_size,
         offload_chunks: scenario.plan.offload_chunks,
         offload_cost,
+        combined_1f1b: scenario.plan.moe_a2a_overlap,
     }
 }
 

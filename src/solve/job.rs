@@ -77,6 +77,12 @@ fn inner_comm_s(anatomy: &Anatomy, plan: &Plan, passes: &[Vec<f64>]) -> Vec<(f64
                     cp += n * b.cp_comm.added_s();
                     dp += n * b.dp_comm.added_s();
                     ep += n * b.ep_comm.added_s();
+                    if d.rule == crate::plan::stage::RecomputeRule::WholeLayer && b.kind.is_layer()
+                    {
+                        // What the recomputed forward hides of the backward's exposed
+                        // ZeRO-3 collectives (`simcosts::whole_layer_rerun`).
+                        dp -= n * crate::plan::simcosts::whole_layer_rerun(b).1;
+                    }
                 }
                 dp += n * 2.0 * anatomy.pass_gather_s;
             }

@@ -41,7 +41,7 @@ fn valid_durations(input: &ScheduleInput) -> bool {
 struct Key {
     kind: ScheduleKind,
     sizes: [u32; 3],
-    options: [Option<u64>; 4],
+    options: [Option<u64>; 5],
     /// `comm` then the f, b, w grids row by row with each row's length first; empty for the
     /// kinds whose order ignores them.
     durations: Vec<u64>,
@@ -68,6 +68,7 @@ impl Key {
                 input.group_size.map(u64::from),
                 input.offload_chunks.map(u64::from),
                 input.offload_cost.map(f64::to_bits),
+                input.combined_1f1b.then_some(1),
             ],
             durations,
         }

@@ -112,7 +112,11 @@ fn fixed_recompute_s(block: &Block, strategy: Strategy, overlap_recompute: bool)
         return 0.0;
     }
     match strategy {
-        Strategy::Full => block.forward_s,
+        // The recomputed forward, less what it hides of the backward's ZeRO-3 collectives.
+        Strategy::Full => {
+            let (rerun, saved) = crate::plan::simcosts::whole_layer_rerun(block);
+            rerun - saved
+        }
         Strategy::Selective => block
             .units
             .iter()

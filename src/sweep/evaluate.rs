@@ -57,8 +57,8 @@ pub fn starting_scenario(sc: &Scenario) -> Scenario {
 
 /// `base` with the configuration's layout, batch, schedule and strategy; every other setting
 /// (model, GPU, sequence length, budget, flash, objective, ...) is the base's. The base's
-/// overlaps apply where the configuration allows them (the MoE all-to-all overlap only on a
-/// schedule with overlapped forward-backward pairs).
+/// overlaps apply where the configuration allows them (the MoE all-to-all overlap only where its
+/// rules allow it: a schedule with overlapped forward-backward pairs, ep > 1, ...).
 pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
     let mut s = base.clone();
     s.parallel.pp = c.p;
@@ -77,18 +77,18 @@ pub fn scenario_for(base: &Scenario, c: &Config) -> Scenario {
     s.plan.overlap_param_gather = base.plan.overlap_param_gather
         && c.zero != crate::scenario::Zero::Off
         && base.plan.overlap_grad_reduce;
-    // The all-to-all overlap lives in the overlapped forward-backward pairs: off for a
-    // schedule without them.
-    s.plan.moe_a2a_overlap = base.plan.moe_a2a_overlap
-        && base.model.moe.is_some()
-        && c.ep > 1
-        && c.schedule.pairs_forward_backward();
     // DeepEP runs the all-to-alls: only where there are some (ep > 1).
     s.plan.deepep = base.plan.deepep && c.ep > 1;
     s.batch.micro_batch_size = c.b;
     s.batch.micro_batches = c.m;
     s.plan.schedule = c.schedule;
     s.plan.strategy = c.strategy;
+    // The all-to-all overlap lives in the overlapped forward-backward pairs: off where the
+    // configuration breaks one of its rules (no pairs, ep 1, Megatron's own refusals).
+    s.plan.moe_a2a_overlap = base.plan.moe_a2a_overlap;
+    if crate::scenario::check_moe_a2a_overlap(&s).is_err() {
+        s.plan.moe_a2a_overlap = false;
+    }
     s
 }
 

@@ -71,7 +71,8 @@ pub enum Field {
     Ep,
     /// Routing imbalance of a mixture of experts: the busiest expert's tokens over the mean.
     Imbalance,
-    /// The all-to-all overlap inside DualPipe's overlapped forward-backward pairs on/off.
+    /// The MoE all-to-all overlap of the overlapped forward-backward pairs (DualPipe's, and
+    /// Megatron's combined 1F1B on interleaved) on/off.
     A2aOverlap,
     /// Stage-to-stage sends: overlapped or blocking (`--p2p`).
     P2p,

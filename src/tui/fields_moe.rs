@@ -255,7 +255,7 @@ mod tests {
     fn the_all_to_all_overlap_needs_paired_schedules() {
         let mut sc = moe();
         let c = Choices::default();
-        sc.plan.schedule = ScheduleKind::OneFOneB;
+        sc.plan.schedule = ScheduleKind::Gpipe;
         let note = step(&mut sc, Field::A2aOverlap, 1, &c).unwrap();
         assert!(!sc.plan.moe_a2a_overlap);
         assert!(

@@ -449,7 +449,25 @@ fn the_all_to_all_overlap_is_refused_where_it_would_do_nothing() {
         e.contains("--moe-a2a-overlap") && e.contains("dense"),
         "{e}"
     );
-    // A sweep does not apply it: it names the schedules that pair and what to run instead.
+    // A sweep does not apply it: over schedules that never pair it names those that do and
+    // what to run instead; over the default schedules (1f1b and interleaved pair under
+    // Megatron's combined 1F1B) it is refused for the dense model.
+    let e = refused(&[
+        "sweep",
+        "--preset",
+        "tiny-4x8",
+        "--gpus",
+        "4",
+        "--global-batch",
+        "8",
+        "--schedules",
+        "gpipe,zb-h1",
+        "--moe-a2a-overlap",
+    ]);
+    assert!(
+        e.contains("--moe-a2a-overlap") && e.contains("dualpipe-v") && e.contains("interleaved"),
+        "{e}"
+    );
     let e = refused(&[
         "sweep",
         "--preset",
@@ -461,7 +479,7 @@ fn the_all_to_all_overlap_is_refused_where_it_would_do_nothing() {
         "--moe-a2a-overlap",
     ]);
     assert!(
-        e.contains("--moe-a2a-overlap") && e.contains("dualpipe-v"),
+        e.contains("--moe-a2a-overlap") && e.contains("dense"),
         "{e}"
     );
     // An abstract simulation has no model to overlap.

@@ -1,6 +1,7 @@
-//! The MoE all-to-all overlap of DualPipe's overlapped forward-backward pairs
-//! (`plan.moe_a2a_overlap`): what the pairs hide leaves the exposed expert-parallel time and
-//! the iteration, and the all-to-alls stay drawn on the comm lane.
+//! The MoE all-to-all overlap of the overlapped forward-backward pairs
+//! (`plan.moe_a2a_overlap`: DualPipe's, and Megatron's combined 1F1B on `interleaved` and
+//! one-device `1f1b`): what the pairs hide leaves the exposed expert-parallel time and the
+//! iteration, the all-to-alls stay drawn on the comm lane, and Megatron's refusals hold.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -88,13 +89,38 @@ fn dualpipe_pairs_hide_the_all_to_alls_and_ep_comm_keeps_the_exposed_rest() {
 
 #[test]
 fn the_overlap_is_refused_for_a_dense_model_and_a_schedule_without_pairs() {
+    let mut gpipe = scenario(true);
+    gpipe.plan.schedule = ScheduleKind::Gpipe;
+    let e = pipescope::solve(&gpipe).unwrap_err().to_string();
+    assert!(
+        e.contains("plan.moe_a2a_overlap") && e.contains("dualpipe") && e.contains("interleaved"),
+        "{e}"
+    );
+    // Megatron-Core's own rules for its combined 1F1B.
     let mut one = scenario(true);
     one.plan.schedule = ScheduleKind::OneFOneB;
     let e = pipescope::solve(&one).unwrap_err().to_string();
-    assert!(
-        e.contains("plan.moe_a2a_overlap") && e.contains("dualpipe"),
-        "{e}"
-    );
+    assert!(e.contains("virtual pipeline when p > 1"), "{e}");
+    let mut full = interleaved(true);
+    full.plan.strategy = pipescope::Strategy::Full;
+    let e = pipescope::solve(&full).unwrap_err().to_string();
+    assert!(e.contains("full recomputation"), "{e}");
+    let mut named = interleaved(true);
+    named.plan.strategy = pipescope::Strategy::Named;
+    named.plan.recompute_units = vec!["moe".into()];
+    let e = pipescope::solve(&named).unwrap_err().to_string();
+    assert!(e.contains("moe recompute module"), "{e}");
+    let mut fsdp = interleaved(true);
+    fsdp.parallel.set_zero(pipescope::Zero::Full);
+    let e = pipescope::solve(&fsdp).unwrap_err().to_string();
+    assert!(e.contains("Megatron-FSDP"), "{e}");
+    // The one-device 1F1B under Megatron-FSDP is Megatron's no-pipelining combined schedule.
+    let mut p1 = scenario(true);
+    p1.parallel.pp = 1;
+    p1.parallel.dp = 32;
+    p1.plan.schedule = ScheduleKind::OneFOneB;
+    p1.parallel.set_zero(pipescope::Zero::Full);
+    assert!(pipescope::solve(&p1).is_ok());
     let c = Catalog::builtin();
     let mut dense = scenario(false);
     dense.parallel.ep = 1;
@@ -143,7 +169,8 @@ fn the_planner_estimates_with_the_all_to_alls_the_pairs_hide() {
     }
 }
 
-/// Qwen3-30B-A3B on 16 H100s at 2k tokens: 1F1B beside both DualPipes, ep enumerated.
+/// Qwen3-30B-A3B on 16 H100s at 2k tokens: 1F1B and interleaved beside both DualPipes, ep
+/// enumerated.
 fn sweep_with(overlap: bool, exhaustive: bool) -> pipescope::SweepResult {
     let c = Catalog::builtin();
     let mut base = c.scenario("tiny-4x8").unwrap();
@@ -161,6 +188,7 @@ fn sweep_with(overlap: bool, exhaustive: bool) -> pipescope::SweepResult {
         cp: vec![1],
         schedules: vec![
             ScheduleKind::OneFOneB,
+            ScheduleKind::Interleaved,
             ScheduleKind::DualPipe,
             ScheduleKind::DualPipeV,
         ],
@@ -189,7 +217,8 @@ fn a_sweep_applies_the_overlap_where_the_schedule_pairs_and_its_bounds_still_hol
     let mut faster = 0;
     for (a, b) in full.rows.iter().zip(&plain.rows) {
         assert_eq!(a.config, b.config);
-        if !a.config.schedule.pairs_forward_backward() {
+        let pairs = a.config.schedule.pairs_under_a2a_overlap(a.config.p);
+        if !pairs {
             // Left off where the schedule has no pairs: nothing changes there.
             assert_eq!(a.feasible(), b.feasible(), "{:?}", a.config);
         }
@@ -204,7 +233,7 @@ fn a_sweep_applies_the_overlap_where_the_schedule_pairs_and_its_bounds_still_hol
             a.time_bound_s,
             a.iteration_time_s
         );
-        if a.config.schedule.pairs_forward_backward() {
+        if pairs {
             faster += usize::from(a.iteration_time_s < b.iteration_time_s);
         } else {
             assert_eq!(a.iteration_time_s, b.iteration_time_s, "{:?}", a.config);
@@ -214,7 +243,57 @@ fn a_sweep_applies_the_overlap_where_the_schedule_pairs_and_its_bounds_still_hol
     assert!(
         full.rows
             .iter()
-            .any(|r| !r.config.schedule.pairs_forward_backward() && r.feasible()),
+            .any(|r| !r.config.schedule.pairs_under_a2a_overlap(r.config.p) && r.feasible()),
         "no configuration without pairs is feasible"
     );
+}
+
+/// [`scenario`] under Megatron's interleaved schedule with two chunks a device and 32
+/// micro-batches (with 8 the pairs' waits for both inputs cost more than they hide).
+fn interleaved(overlap: bool) -> Scenario {
+    let mut s = scenario(overlap);
+    s.plan.schedule = ScheduleKind::Interleaved;
+    s.parallel.chunks = 2;
+    s.batch.micro_batches = 32;
+    s
+}
+
+#[test]
+fn megatrons_combined_1f1b_pairs_interleaved_steady_state_and_hides_its_all_to_alls() {
+    let plain = pipescope::solve(&interleaved(false)).unwrap();
+    let over = pipescope::solve(&interleaved(true)).unwrap();
+    assert!(
+        plain.feasible && over.feasible,
+        "{:?}",
+        over.infeasible_reason
+    );
+    // Pairs only with the overlap, each a forward then a backward of another micro-batch.
+    assert!(plain.simulation.timeline.pairs().is_empty());
+    let pairs = over.simulation.timeline.pairs();
+    assert!(!pairs.is_empty());
+    let spans = &over.simulation.timeline.spans;
+    for &(f, b) in &pairs {
+        assert_eq!(spans[f].kind, SpanKind::F);
+        assert_eq!(spans[b].kind, SpanKind::BW);
+        assert_ne!(
+            (spans[f].micro_batch, spans[f].chunk),
+            (spans[b].micro_batch, spans[b].chunk)
+        );
+    }
+    // Each device pairs all but its warm-up and cool-down: m v - (warm-up + 1) with
+    // Megatron's warm-up 2 (p - d - 1) + (v - 1) p.
+    let (p, m, v) = (4u32, 32u32, 2u32);
+    for d in 0..p {
+        let warm = 2 * (p - d - 1) + (v - 1) * p + 1;
+        let n = pairs.iter().filter(|&&(f, _)| spans[f].device == d).count() as u32;
+        assert_eq!(n, m * v - warm.min(m * v), "device {d}");
+    }
+    // The exposed expert-parallel time and the iteration fall; the in-flight count at the
+    // peak does not grow (the pair's backward frees as its forward fills).
+    let ep = |o: &Outcome| o.time_breakdown_s.ep_comm;
+    assert!(ep(&over) < ep(&plain), "{} {}", ep(&over), ep(&plain));
+    assert!(over.iteration_time_s < plain.iteration_time_s);
+    for (a, b) in over.stages.iter().zip(&plain.stages) {
+        assert_eq!(a.in_flight, b.in_flight);
+    }
 }

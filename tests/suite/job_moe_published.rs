@@ -23,9 +23,11 @@
 //! kernels' measured framework rate (docs/model.md, "Calibration") made the long-context and
 //! the GB200 p8 ep8 runs slower than before; each run is kept within 20 % so that a change
 //! that makes one worse is seen. Not within reach (the ignored tests below):
-//! the three other Qwen3-235B layouts on 256 H100s, t2 p1 ep8 under Megatron-FSDP (+65 %: its
-//! routed experts' gathers over an expert data-parallel group spread over 32 nodes come out
-//! exposed), t2 p32 v3 ep8 (-32 %) and t4 p8 v4 ep8 (-33 %); so the layouts' ranking is wrong.
+//! the three other Qwen3-235B layouts on 256 H100s, t2 p1 ep8 under Megatron-FSDP (+35 %: its
+//! routed experts' gathers and fp32 reduce-scatters over an expert data-parallel group spread
+//! over 32 nodes, on every micro-batch, come out partly exposed), t2 p32 v3 ep8 (-28 %) and t4
+//! p8 v4 ep8 (-30 %); so the layouts' ranking is wrong. Nor is the measured gain of the
+//! all-to-all overlap: pipescope hides more than Megatron's combined 1F1B does.
 
 #![allow(clippy::unwrap_used)]
 
@@ -370,8 +372,8 @@ fn qwen3_235b_layouts() -> Vec<(&'static str, f64, f64)> {
 }
 
 #[test]
-#[ignore = "pipescope ranks these layouts wrong: t2 p32 v3 ep8 and t4 p8 v4 ep8 come out about \
-            a third too fast, t2 p1 ep8 under FSDP 65 % too slow (docs/model.md)"]
+#[ignore = "pipescope ranks these layouts wrong: t2 p32 v3 ep8 and t4 p8 v4 ep8 come out 28 \
+            and 30 % too fast, t2 p1 ep8 under FSDP 35 % too slow (docs/model.md)"]
 fn qwen3_235b_layouts_rank_as_published_and_within_15_percent() {
     let runs = qwen3_235b_layouts();
     let (text, _) = report(&runs);
@@ -383,5 +385,87 @@ fn qwen3_235b_layouts_rank_as_published_and_within_15_percent() {
     for (name, got, want) in &runs {
         let err = (got - want) / want;
         assert!(err.abs() <= 0.15, "{name} off by {err:+.3}:\n{text}");
+    }
+}
+
+/// The two measured gains of Megatron's combined-1F1B all-to-all overlap, each
+/// `(name, pipescope's step without, with, published step without, with)`: Qwen3-235B t2 p8
+/// v4 ep32 on 256 H100s (ModelZoo: 19.7 -> 17.6 s, `--overlap-moe-expert-parallel-comm`),
+/// and Qwen3-30B ep16 on 16 H100s (Megatron-Bridge skill: 24.714 -> 20.992 s, plain EP
+/// overlap, no delayed weight gradient).
+fn a2a_overlap_gains() -> Vec<(&'static str, f64, f64, f64, f64)> {
+    let q235 = |overlap: bool| {
+        step_s(h100(ScenarioOverrides {
+            model: Some("qwen3-235b-a22b".into()),
+            sp: Some(true),
+            deepep: Some(true),
+            tp: Some(2),
+            pp: Some(8),
+            dp: Some(16),
+            ep: Some(32),
+            global_batch: Some(2048),
+            schedule: Some(ScheduleKind::Interleaved),
+            chunks: Some(4),
+            strategy: Some(Strategy::Named),
+            recompute_units: Some(vec!["layernorm".into(), "moe_act".into()]),
+            moe_a2a_overlap: Some(overlap),
+            ..Default::default()
+        }))
+    };
+    let q30 = |overlap: bool| {
+        step_s(h100(ScenarioOverrides {
+            model: Some("qwen3-30b-a3b".into()),
+            tp: Some(1),
+            pp: Some(1),
+            dp: Some(16),
+            ep: Some(16),
+            global_batch: Some(1024),
+            deepep: Some(true),
+            strategy: Some(Strategy::None),
+            moe_a2a_overlap: Some(overlap),
+            ..Default::default()
+        }))
+    };
+    vec![
+        (
+            "qwen3-235b t2 p8 v4 ep32",
+            q235(false),
+            q235(true),
+            19.7,
+            17.6,
+        ),
+        ("qwen3-30b ep16", q30(false), q30(true), 24.714, 20.992),
+    ]
+}
+
+#[test]
+#[ignore = "pipescope hides more of the all-to-alls than Megatron's combined 1F1B does: \
+            -32 % against -10.7 % on Qwen3-235B, -22 % against -15.1 % on Qwen3-30B \
+            (docs/model.md, \"Overlapped all-to-alls\")"]
+fn the_measured_gain_of_the_all_to_all_overlap_within_5_points() {
+    let runs = a2a_overlap_gains();
+    let mut text = String::new();
+    for (name, off, on, want_off, want_on) in &runs {
+        text += &format!(
+            "{name}: {off:.2} -> {on:.2} s ({:+.1} %), published {want_off} -> {want_on} s \
+             ({:+.1} %); with the overlap {:+.1} % off the published step\n",
+            100.0 * (on / off - 1.0),
+            100.0 * (want_on / want_off - 1.0),
+            100.0 * (on / want_on - 1.0)
+        );
+    }
+    for (name, off, on, want_off, want_on) in &runs {
+        let gap = (on / off - want_on / want_off).abs();
+        assert!(gap <= 0.05, "{name}:\n{text}");
+    }
+}
+
+#[test]
+fn the_all_to_all_overlap_shortens_both_measured_runs() {
+    // What the model does get right: both runs are faster with the overlap, and by less
+    // than 40 % (the ignored test above checks the size against the measured gains).
+    for (name, off, on, ..) in a2a_overlap_gains() {
+        assert!(on < off, "{name}: {off} -> {on}");
+        assert!(on > 0.6 * off, "{name}: {off} -> {on}");
     }
 }

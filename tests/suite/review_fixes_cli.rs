@@ -213,3 +213,20 @@ fn sweep_refuses_a_dense_model_s_ep_and_quotes_its_gpu_limit() {
     assert!(!ok);
     assert!(err.contains("from 1 to 4294967295"), "{err}");
 }
+
+/// Scenario flags before the subcommand are the TUI's: with a subcommand they are refused,
+/// not silently dropped for the default scenario.
+#[test]
+fn scenario_flags_before_a_subcommand_are_refused_not_ignored() {
+    let (ok, _, err) = pipescope(&["--preset", "/nonexistent.toml", "plan"]);
+    assert!(!ok);
+    assert!(
+        err.contains("before the subcommand") && err.contains("plan --preset"),
+        "{err}"
+    );
+    let (ok, _, err) = pipescope(&["-p", "4", "presets"]);
+    assert!(!ok, "{err}");
+    // After the subcommand they apply as usual.
+    let (ok, out, err) = pipescope(&["plan", "--preset", "tiny-4x8", "--json"]);
+    assert!(ok && out.contains("\"stages\""), "{err}");
+}

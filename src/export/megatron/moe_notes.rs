@@ -35,6 +35,13 @@ fn overlap_refusal(s: &Scenario, virtual_stages: bool, recompute: &Recompute) ->
     if s.model.mtp_layers > 1 {
         return Some("it takes at most one multi-token-prediction layer".into());
     }
+    if s.parallel.full_shard && virtual_stages {
+        return Some(
+            "it does not run Megatron-FSDP under the interleaved schedule (combined_1f1b.py \
+             asserts it)"
+                .into(),
+        );
+    }
     None
 }
 
@@ -115,6 +122,16 @@ mod tests {
             (moe(8, 4), false, Recompute::Off, "plain 1F1B"),
             (moe(1, 4), true, Recompute::Off, "ep > 1"),
             (moe(8, 4), true, Recompute::FullUniform, "full-layer"),
+            (
+                {
+                    let mut s = moe(8, 4);
+                    s.parallel.full_shard = true;
+                    s
+                },
+                true,
+                Recompute::Off,
+                "Megatron-FSDP",
+            ),
         ] {
             let mut g = Group::new("MOE");
             let text = apply(&s, virt, &rc, &mut g);
