@@ -192,8 +192,10 @@ mod tests {
 
     #[test]
     fn strategy_flags_need_a_swept_strategy_that_reads_them() {
-        let mut s = SettingFlags::default();
-        s.recompute_units = Some(vec!["ln_out".into()]);
+        let mut s = SettingFlags {
+            recompute_units: Some(vec!["ln_out".into()]),
+            ..SettingFlags::default()
+        };
         let k = [ScheduleKind::OneFOneB];
         let none = lists(&[4], &[], &[]);
         let e = check_sweep_flags(&s, &k, &[Strategy::Full], &none).unwrap_err();
