@@ -20,10 +20,10 @@ use serde::Serialize;
 #[cfg(feature = "tui")]
 pub(crate) use error::line_column;
 pub use error::{PresetError, nearest};
-pub use files::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
 /// The UI's settings file name (the file watcher tells it apart from the presets).
 #[cfg(feature = "tui")]
 pub use files::SETTINGS_FILE;
+pub use files::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
 
 use super::{GpuSpec, ModelSpec, Scenario};
 use schema::{GpuFile, ModelFile, ScenarioToml};
