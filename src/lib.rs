@@ -84,8 +84,9 @@ pub use files::{
 // The sweep over parallel layouts.
 pub use sweep::front::{same_time as sweep_same_time, tie_groups as sweep_tie_groups};
 pub use sweep::{
-    Config as SweepConfig, DEFAULT_SCHEDULES as SWEEP_DEFAULT_SCHEDULES, Row as SweepRow,
-    Status as SweepStatus, SweepError, SweepOptions, SweepResult, SweepSpace,
-    scenario_for as sweep_scenario, starting_scenario as sweep_starting_scenario, sweep,
+    Config as SweepConfig, DEFAULT_SCHEDULES as SWEEP_DEFAULT_SCHEDULES,
+    DEFAULT_STRATEGIES as SWEEP_DEFAULT_STRATEGIES, Row as SweepRow, Status as SweepStatus,
+    SweepError, SweepOptions, SweepResult, SweepSpace, scenario_for as sweep_scenario,
+    starting_scenario as sweep_starting_scenario, sweep,
 };
 pub use sweep::{SweepCache, SweepReuse, sweep_cached};

@@ -210,6 +210,25 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The pipeline's bubble: each device's idle share of its iteration (its
+    /// `time_breakdown_s.bubble`), averaged over the devices. Unlike [`Outcome::bubble_rate`]
+    /// it leaves out the end-of-iteration steps (gradient reduction, parameter gather,
+    /// optimizer), which are not idle time, so one stage has no bubble; it is the figure
+    /// beside each stage's own `bubble` (`bubble_rate` when there are no stages).
+    pub fn pipeline_bubble_rate(&self) -> f64 {
+        let shares: Vec<f64> = self
+            .stages
+            .iter()
+            .map(|s| s.time_breakdown_s)
+            .filter(|b| b.total() > 0.0)
+            .map(|b| b.bubble / b.total())
+            .collect();
+        if shares.is_empty() {
+            return self.bubble_rate;
+        }
+        shares.iter().sum::<f64>() / shares.len() as f64
+    }
+
     /// The highest simulated peak of any device, bytes (0 with no stages).
     pub fn max_peak_memory_bytes(&self) -> u64 {
         self.stages

@@ -123,7 +123,7 @@ fn table(scenario: &pipescope::Scenario, preset: bool, outcomes: &[Outcome]) -> 
             if o.feasible { "yes" } else { "NO" },
             o.iteration_time_s,
             super::output::ratio(o.speedup),
-            100.0 * o.bubble_rate,
+            100.0 * o.pipeline_bubble_rate(),
             super::output::percent(o.mfu),
             super::output::percent(o.hfu),
             peak as f64 / GIB,

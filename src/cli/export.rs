@@ -257,6 +257,15 @@ pub fn palette(theme: Option<&str>) -> Result<Palette, String> {
 
 /// Runs the subcommand.
 pub fn run(args: &ExportArgs) -> Result<(), String> {
+    if let Some(theme) = args.theme.as_deref().filter(|_| args.format != Format::Svg) {
+        return Err(format!(
+            "--theme {theme}: the {} export has no colours, so it would do nothing (--theme \
+             colours the svg export)",
+            args.format
+                .to_possible_value()
+                .map_or_else(String::new, |v| v.get_name().to_string())
+        ));
+    }
     let palette = palette(args.theme.as_deref())?;
     let built = match &args.run.costs {
         Some(costs) => abstract_run(&args.scenario, &args.run, costs)?,

@@ -18,3 +18,4 @@ pub mod sweep_output;
 pub mod tui;
 pub mod units;
 pub mod unused_flags;
+pub mod unused_plan_flags;

@@ -32,7 +32,7 @@ pub fn table(o: &Outcome) -> String {
         o.dp,
         o.iteration_time_s,
         o.estimated_iteration_time_s,
-        100.0 * o.bubble_rate,
+        100.0 * o.pipeline_bubble_rate(),
         super::output::percent(o.mfu),
         super::output::percent(o.hfu),
         super::output::ratio(o.speedup),

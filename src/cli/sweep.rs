@@ -63,8 +63,8 @@ pub struct SweepArgs {
         value_name = "NAME,..."
     )]
     pub strategies: Vec<Strategy>,
-    /// Length of the ranked list.
-    #[arg(long, value_name = "K", default_value_t = 10, value_parser = whole::<usize>)]
+    /// Length of the ranked list (at least 1; `best` and the front are given whatever it is).
+    #[arg(long, value_name = "K", default_value_t = 10, value_parser = top_count)]
     pub top: usize,
     /// Solve every configuration in full (the answer is the same; it only takes longer).
     #[arg(long)]
@@ -169,6 +169,24 @@ impl SweepArgs {
         };
         unused_flags::check_sweep_layout(&self.settings)?;
         unused_flags::check_sweep(&schedules, &self.chunks, &self.settings)?;
+        let strategies = if self.strategies.is_empty() {
+            pipescope::SWEEP_DEFAULT_STRATEGIES.to_vec()
+        } else {
+            self.strategies.clone()
+        };
+        let lists = super::unused_plan_flags::SweepLists {
+            gpus: &self.gpus,
+            pp: &self.pp,
+            tp: &self.tp,
+            cp: &self.cp,
+            chunks: &self.chunks,
+        };
+        super::unused_plan_flags::check_sweep_flags(
+            &self.settings,
+            &schedules,
+            &strategies,
+            &lists,
+        )?;
         let (start, catalog) = starting_scenario(&self.source, false)?;
         // The three overlaps apply per configuration, where it allows them
         // (`sweep_scenario`): the one-GPU starting scenario would refuse them.
@@ -229,6 +247,16 @@ fn progress_line(done: usize, total: usize) {
 }
 
 fn quiet(_: usize, _: usize) {}
+
+/// Parses `--top K`: a ranked list of no line is refused rather than printed as "no feasible
+/// configuration" beside a count of feasible ones.
+fn top_count(text: &str) -> Result<usize, String> {
+    const ALLOWED: &str = "a whole number from 1 up (the length of the ranked list)";
+    match text.trim().parse::<usize>() {
+        Ok(k) if k >= 1 => Ok(k),
+        _ => Err(ALLOWED.to_string()),
+    }
+}
 
 /// Runs the sweep the flags describe (no output).
 pub fn run_sweep(args: &SweepArgs) -> Result<(Scenario, SweepResult), String> {

@@ -264,12 +264,25 @@ pub fn table(
         base.batch.seq_len,
         base.plan.memory_budget_bytes as f64 / GIB
     );
+    // Pruned configurations were never solved: whether they fit is unknown, so the feasible
+    // count is then only that of the solved ones.
+    let feasible = match result.pruned() {
+        0 => format!(
+            "{} feasible, {} solved in full",
+            result.feasible(),
+            result.solved()
+        ),
+        pruned => format!(
+            "{} solved in full, {} of them feasible, {pruned} pruned unsolved (proven outside \
+             the ranked list and the front; --exhaustive solves them)",
+            result.solved(),
+            result.feasible()
+        ),
+    };
     let _ = writeln!(
         s,
-        "{} configurations, {} feasible, {} solved in full, {:.2} s{}",
+        "{} configurations, {feasible}, {:.2} s{}",
         result.configs(),
-        result.feasible(),
-        result.solved(),
         elapsed_s,
         if args.exhaustive { " (exhaustive)" } else { "" }
     );

@@ -156,6 +156,7 @@ pub fn check_planned(
     scenario: &Scenario,
 ) -> Result<(), String> {
     check_schedule(scenario.plan.schedule, layout, settings, false)?;
+    super::unused_plan_flags::check_plan_flags(settings, scenario)?;
     check_job_flags(layout, settings, scenario)
 }
 

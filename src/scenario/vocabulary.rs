@@ -129,6 +129,24 @@ pub enum Strategy {
     LynxHeuristic,
 }
 
+impl Strategy {
+    /// Whether the strategy searches the partition of layers over stages (the only use of
+    /// the partition objective): the others run the even (or balanced) split.
+    pub fn searches_partition(self) -> bool {
+        matches!(self, Strategy::AdaPipe | Strategy::Unified | Strategy::Lynx)
+    }
+
+    /// The strategies for which `pred` holds, comma-separated (for messages).
+    pub fn names_where(pred: fn(Strategy) -> bool) -> String {
+        let names: Vec<&str> = <Self as strum::VariantArray>::VARIANTS
+            .iter()
+            .filter(|s| pred(**s))
+            .map(|s| <&str>::from(*s))
+            .collect();
+        names.join(", ")
+    }
+}
+
 /// Every schedule pipescope knows, named as on the command line (docs/model.md).
 #[derive(
     Debug,

@@ -191,6 +191,11 @@ pub enum Reload {
     Preset(PathBuf, Result<Box<ParsedPreset>, String>),
     /// A theme file.
     Theme(PathBuf, Result<Box<Theme>, String>),
+    /// The UI's settings file (`config.toml` at the top of the config folder, not a
+    /// preset): whether it still reads, or `file:line:column: message`.
+    Settings(PathBuf, Result<(), String>),
+    /// A file that was read before is gone; for a theme file, the name of the theme it held.
+    Removed(PathBuf, Option<String>),
 }
 
 /// What the runner must do after an update (the update itself does no I/O).

@@ -230,6 +230,9 @@ pub struct App {
     pub note: Option<String>,
     /// Files that failed to reload: `file:line:column: message`, until fixed.
     pub reload_errors: BTreeMap<PathBuf, String>,
+    /// `error` as it stood when the latest file error arrived: an `error` that differs is
+    /// newer than every file error, and goes first on the status line.
+    pub error_at_reload: Option<String>,
     /// Generation of the latest job sent to the worker.
     pub generation: u64,
     /// Whether the latest job's results are still awaited.
@@ -288,6 +291,7 @@ impl App {
             error: None,
             note: None,
             reload_errors: BTreeMap::new(),
+            error_at_reload: None,
             generation: 0,
             solving: false,
             size: (80, 24),

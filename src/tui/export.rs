@@ -75,9 +75,16 @@ pub fn export_dir(config_dir: Option<&Path>) -> Result<PathBuf, String> {
     }
     let text = crate::scenario::presets::read_text_file(&path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(parse_settings(&path, &text)?.unwrap_or(here))
+}
+
+/// Reads the settings file `path` holding `text`: its `export_dir` if set, or the error with
+/// `file:line:column` (the file watcher reports it when the file is saved, `e` when it
+/// exports).
+pub fn parse_settings(path: &Path, text: &str) -> Result<Option<PathBuf>, String> {
     let config: UiConfig =
-        toml::from_str(&text).map_err(|e| super::location::located(&path, &text, &e))?;
-    Ok(config.export_dir.unwrap_or(here))
+        toml::from_str(text).map_err(|e| super::location::located(path, text, &e))?;
+    Ok(config.export_dir)
 }
 
 /// How many numbered names (`stem.svg`, `stem-2.svg`, ...) an export tries before giving up.

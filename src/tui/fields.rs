@@ -393,9 +393,14 @@ fn step_unguarded(
         }
         Field::SeqLen => sc.batch.seq_len = step_doubling(sc.batch.seq_len, delta, 128),
         Field::Budget => {
-            let gib = (sc.plan.memory_budget_bytes as f64 / GIB).round() + f64::from(delta);
+            // One GiB from the value as it is (not rounded first), so that a step back
+            // returns to it: a preset's 4.5 GiB stays reachable.
+            let gib_bytes: i128 = 1 << 30;
+            let next = i128::from(sc.plan.memory_budget_bytes) + i128::from(delta) * gib_bytes;
             let memory = sc.gpu.memory_bytes();
-            let bytes = ((gib.max(1.0) * GIB) as u64).min(memory);
+            let bytes = u64::try_from(next.max(gib_bytes))
+                .unwrap_or(memory)
+                .min(memory);
             if sc.set_absolute_budget(bytes).is_ok() && delta > 0 && bytes == memory {
                 return Some(format!(
                     "the budget stops at the GPU's memory, {:.1} GiB of {}",
@@ -410,7 +415,8 @@ fn step_unguarded(
                 .plan
                 .reserve_bytes
                 .unwrap_or_else(|| memory.saturating_sub(sc.plan.memory_budget_bytes));
-            let gib = ((now as f64 / GIB).round() + f64::from(delta)).max(0.0);
+            // One GiB from the value as it is, as for the budget.
+            let gib = (now as f64 / GIB + f64::from(delta)).max(0.0);
             return set_reserve(sc, gib).err();
         }
         Field::Schedule => {

@@ -131,6 +131,16 @@ fn the_reserve_sets_the_budget_below_the_gpu_memory() {
     assert_eq!(sc.plan.reserve_bytes, Some(9 * (1 << 30)));
     step(&mut sc, Field::Reserve, -20, &c);
     assert_eq!(sc.plan.reserve_bytes, Some(0));
+    // A step is one GiB from the value as it is: a half GiB survives a step and its return.
+    set_number(&mut sc, Field::Reserve, "35.5").unwrap();
+    step(&mut sc, Field::Reserve, 1, &c);
+    assert_eq!(Field::Reserve.value(&sc), "36.5 GiB");
+    step(&mut sc, Field::Reserve, -1, &c);
+    assert_eq!(Field::Reserve.value(&sc), "35.5 GiB");
+    set_number(&mut sc, Field::Budget, "4.5").unwrap();
+    step(&mut sc, Field::Budget, 1, &c);
+    step(&mut sc, Field::Budget, -1, &c);
+    assert_eq!(Field::Budget.value(&sc), "4.5 GiB");
     let e = set_number(&mut sc, Field::Reserve, "500").unwrap_err();
     assert!(e.contains("reserve") && e.contains("GPU's memory"), "{e}");
     assert!(set_number(&mut sc, Field::Reserve, "-1").is_err());

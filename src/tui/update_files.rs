@@ -139,18 +139,55 @@ pub(super) fn reloaded(app: &mut App, reload: Reload) -> Vec<Effect> {
                 _ => Vec::new(),
             }
         }
-        // A new error goes before an older note on the status line.
+        // A new error goes before an older note and an older error on the status line.
         Reload::Theme(path, Err(e)) => {
             app.note = None;
+            app.error_at_reload = app.error.clone();
             theme_failed(app, path, e);
             Vec::new()
         }
-        Reload::Preset(path, Err(e)) => {
+        Reload::Preset(path, Err(e)) | Reload::Settings(path, Err(e)) => {
             app.note = None;
+            app.error_at_reload = app.error.clone();
             app.reload_errors.insert(path, e);
             Vec::new()
         }
+        Reload::Settings(path, Ok(())) => {
+            app.reload_errors.remove(&path);
+            app.note = Some(format!(
+                "reloaded {} (the UI's settings: e reads them)",
+                path.display()
+            ));
+            Vec::new()
+        }
+        Reload::Removed(path, theme) => {
+            removed(app, &path, theme);
+            Vec::new()
+        }
     }
+}
+
+/// A file read before is gone: its error goes; a theme it held leaves the `T` cycle (a
+/// built-in theme it replaced comes back), the theme on screen stays until `T`; a preset
+/// it held stays loaded as it was.
+fn removed(app: &mut App, path: &std::path::Path, theme: Option<String>) {
+    app.reload_errors.remove(path);
+    let mut note = format!("{} was removed", path.display());
+    if let Some(name) = theme {
+        if super::theme::BUILTIN.iter().any(|(n, _)| *n == name) {
+            let builtin = super::theme::Theme::builtin(&name);
+            if let Some(t) = app.themes.iter_mut().find(|t| t.name == name) {
+                *t = builtin;
+            }
+            note.push_str(&format!("; theme {name} is the built-in one again"));
+        } else if app.themes.iter().any(|t| t.name == name) {
+            app.themes.retain(|t| t.name != name);
+            note.push_str(&format!("; theme {name} left the T cycle"));
+        }
+    } else if app.preset_source.as_deref() == Some(path) {
+        note.push_str("; the scenario stays as it was last loaded");
+    }
+    app.note = Some(note);
 }
 
 /// A user theme file that does not load: its error stays on the status line until it is

@@ -10,6 +10,9 @@
 //! whole config folder, and those reads must not trigger another reload, or a reload would
 //! trigger itself forever).
 //! When the config folder is deleted and created again, its watch is set up again.
+//! The UI's settings file (`config.toml` at the top of a watched folder) is no preset: it is
+//! checked as settings. A file that was read before and is gone is reported as removed, so
+//! that its error (and, for a theme, its place in the `T` cycle) goes with it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -33,7 +36,16 @@ pub struct WatchHandle {
     _watcher: Arc<Mutex<RecommendedWatcher>>,
 }
 
-/// What a changed file is.
+/// What a watched file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Preset,
+    Theme,
+    Settings,
+}
+
+/// What a changed file is, by its name (`true` for a theme); the settings file is told
+/// apart by [`Seen`], which knows the watched folders.
 fn classify(path: &Path) -> Option<bool> {
     if path.extension().and_then(|e| e.to_str()) != Some("toml") {
         return None;
@@ -50,6 +62,19 @@ fn classify(path: &Path) -> Option<bool> {
 }
 
 /// Parses one file's text (or the error met reading it).
+fn parse_kind(path: &Path, kind: Kind, text: Result<String, String>) -> Reload {
+    match kind {
+        Kind::Settings => Reload::Settings(
+            path.to_path_buf(),
+            text.map_err(|e| format!("{}:1:1: {e}", path.display()))
+                .and_then(|t| super::export::parse_settings(path, &t).map(|_| ())),
+        ),
+        Kind::Theme => parse_text(path, true, text),
+        Kind::Preset => parse_text(path, false, text),
+    }
+}
+
+/// Parses one preset or theme file's text (or the error met reading it).
 fn parse_text(path: &Path, is_theme: bool, text: Result<String, String>) -> Reload {
     let text = match text {
         Ok(t) => t,
@@ -78,12 +103,27 @@ fn parse_text(path: &Path, is_theme: bool, text: Result<String, String>) -> Relo
 #[derive(Debug, Default)]
 pub struct Seen {
     texts: BTreeMap<PathBuf, Result<String, String>>,
+    /// The settings files (`config.toml` at the top of each watched folder).
+    settings: BTreeSet<PathBuf>,
 }
 
 impl Seen {
+    /// Treats `dir`'s top-level `config.toml` as the UI's settings, not as a preset.
+    pub fn settings_in(&mut self, dir: &Path) {
+        self.settings
+            .insert(dir.join(crate::scenario::presets::SETTINGS_FILE));
+    }
+
+    fn kind(&self, path: &Path) -> Option<Kind> {
+        if self.settings.contains(path) {
+            return Some(Kind::Settings);
+        }
+        classify(path).map(|theme| if theme { Kind::Theme } else { Kind::Preset })
+    }
+
     /// Records what `path` holds now without reporting it (start-up: the app already has it).
     pub fn prime(&mut self, path: &Path) {
-        if classify(path).is_some() && path.exists() {
+        if self.kind(path).is_some() && path.exists() {
             self.texts.insert(path.to_path_buf(), read_text_file(path));
         }
     }
@@ -106,20 +146,30 @@ impl Seen {
         }
     }
 
-    /// The reload for `path` if what it holds differs from what was last read; `None` when
-    /// it is unchanged, gone, or not a preset or theme.
+    /// The reload for `path` if what it holds differs from what was last read, or
+    /// [`Reload::Removed`] when a file read before is gone; `None` when it is unchanged, was
+    /// never read, or is not a preset, theme or settings file.
     pub fn changed(&mut self, path: &Path) -> Option<Reload> {
-        let is_theme = classify(path)?;
+        let kind = self.kind(path)?;
         if !path.exists() {
-            self.texts.remove(path);
-            return None;
+            let last = self.texts.remove(path)?;
+            // The theme it held: by the name its last text gave, else by the file's stem
+            // (the name a theme that never loaded is listed under).
+            let theme = (kind == Kind::Theme).then(|| {
+                last.ok()
+                    .and_then(|t| Theme::parse(&t, path).ok())
+                    .map(|t| t.name)
+                    .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                    .unwrap_or_default()
+            });
+            return Some(Reload::Removed(path.to_path_buf(), theme));
         }
         let text = read_text_file(path);
         if self.texts.get(path) == Some(&text) {
             return None;
         }
         self.texts.insert(path.to_path_buf(), text.clone());
-        Some(parse_text(path, is_theme, text))
+        Some(parse_kind(path, kind, text))
     }
 }
 
@@ -193,6 +243,11 @@ pub fn start(
     let watcher = Arc::new(Mutex::new(watcher));
     let weak = Arc::downgrade(&watcher);
     let mut seen = Seen::default();
+    for t in &targets {
+        if let Target::Dir(d) = t {
+            seen.settings_in(d);
+        }
+    }
     for t in &targets {
         match t {
             Target::Dir(d) => seen.prime_dir(d, 0),
@@ -299,6 +354,50 @@ mod tests {
         assert!(!is_content_event(&EventKind::Access(
             notify::event::AccessKind::Open(notify::event::AccessMode::Any)
         )));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_settings_file_is_settings_and_a_deleted_file_is_reported() {
+        let dir = std::env::temp_dir().join(format!("pipescope-settings-{}", std::process::id()));
+        let themes = dir.join("themes");
+        fs::create_dir_all(&themes).unwrap();
+        let config = dir.join("config.toml");
+        fs::write(&config, "export_dir = \"/tmp\"\n").unwrap();
+        let theme = themes.join("mine.toml");
+        fs::write(&theme, "name = \"other\"\n").unwrap();
+        let mut seen = Seen::default();
+        seen.settings_in(&dir);
+        seen.prime_dir(&dir, 0);
+        // A valid settings file is settings, not a broken preset.
+        fs::write(&config, "export_dir = \"/var\"\n").unwrap();
+        assert_eq!(
+            seen.changed(&config),
+            Some(Reload::Settings(config.clone(), Ok(())))
+        );
+        // A broken one gives its own reason, where it is.
+        fs::write(&config, "export_dir = 5\n").unwrap();
+        match seen.changed(&config) {
+            Some(Reload::Settings(_, Err(e))) => {
+                assert!(e.contains("config.toml:1:14"), "{e}");
+                assert!(!e.contains("not a preset"), "{e}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        // Gone: reported once, with the name of the theme the file held.
+        fs::remove_file(&theme).unwrap();
+        assert_eq!(
+            seen.changed(&theme),
+            Some(Reload::Removed(theme.clone(), Some("other".into())))
+        );
+        assert_eq!(seen.changed(&theme), None);
+        fs::remove_file(&config).unwrap();
+        assert_eq!(
+            seen.changed(&config),
+            Some(Reload::Removed(config.clone(), None))
+        );
+        // A file never read is not reported as removed.
+        assert_eq!(seen.changed(&themes.join("never.toml")), None);
         fs::remove_dir_all(&dir).unwrap();
     }
 

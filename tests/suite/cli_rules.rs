@@ -124,8 +124,9 @@ fn the_sweep_takes_every_setting_flag_and_keeps_it() {
         "1",
         "--schedules",
         "1f1b",
+        // Strategies that search the partition, which `--objective` steers.
         "--strategies",
-        "none,full",
+        "adapipe,unified",
         "--json",
     ];
     args.extend_from_slice(&SETTINGS);

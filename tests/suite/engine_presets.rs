@@ -141,7 +141,7 @@ fn user_dir_layers_on_top() {
     std::fs::create_dir_all(dir.join("models")).unwrap();
     std::fs::write(
         dir.join("a-scenario.toml"),
-        "name = \"mine\"\ndescription = \"d\"\nmodel = \"small\"\n[parallel]\npp = 2\n",
+        "name = \"mine\"\ndescription = \"d\"\nmodel = \"small\"\ngpu = \"a100-80gb\"\n[parallel]\npp = 2\n",
     )
     .unwrap();
     std::fs::write(
@@ -272,6 +272,7 @@ fn every_table_may_carry_a_description() {
 name = "d"
 description = "top"
 model = "gpt3-175b"
+gpu = "a100-80gb"
 [parallel]
 description = "layout"
 pp = 8

@@ -8,6 +8,7 @@ mod breakdown_per_device;
 mod cli_common;
 mod cli_noop_flags;
 mod cli_rules;
+mod cli_unused_plan_flags;
 mod engine_anatomy;
 mod engine_calibration;
 mod engine_cli;
@@ -72,6 +73,7 @@ mod search_zb;
 mod search_zbv;
 mod sweep_cli;
 mod sweep_exact;
+mod sweep_labels;
 #[cfg(feature = "tui")]
 mod tmux_common;
 #[cfg(feature = "tui")]
@@ -84,6 +86,8 @@ mod tui_export;
 mod tui_layout;
 #[cfg(feature = "tui")]
 mod tui_real;
+#[cfg(feature = "tui")]
+mod tui_reload_files;
 #[cfg(feature = "tui")]
 mod tui_snapshots;
 #[cfg(feature = "tui")]

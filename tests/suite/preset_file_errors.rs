@@ -41,6 +41,24 @@ fn a_scenario_without_a_model_is_refused() {
 }
 
 #[test]
+fn a_scenario_without_a_gpu_is_refused() {
+    let text: String = TINY
+        .lines()
+        .filter(|l| !l.starts_with("gpu ="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(text, TINY, "the fixture names its GPU");
+    let err = pipescope::Catalog::builtin()
+        .scenario_from_text("nogpu.toml", &text)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("nogpu.toml: ") && err.contains("no GPU") && err.contains("gpu = "),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_bad_layout_in_a_file_is_reported_at_its_character() {
     let text = TINY.replace("[plan]\n", "[plan]\nlayout = \"Et*2|t*2|t*3|t*2L\"\n");
     let line_no = text

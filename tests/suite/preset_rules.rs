@@ -355,18 +355,18 @@ fn huge_whole_numbers_and_overflowing_floats_are_shown_as_written() {
 /// same file loads.
 #[test]
 fn sharding_and_overlaps_over_one_data_parallel_rank_are_refused_in_files() {
-    let head = "name = \"x\"\nmodel = \"gpt-9.6b\"\n[parallel]\npp = 2\n";
+    let head = "name = \"x\"\nmodel = \"gpt-9.6b\"\ngpu = \"a100-80gb\"\n[parallel]\npp = 2\n";
     for (body, place, key) in [
-        ("zero = 3\n", "x.toml:5:1", "parallel.zero = 3"),
-        ("zero = 1\n", "x.toml:5:1", "parallel.zero = 1"),
+        ("zero = 3\n", "x.toml:6:1", "parallel.zero = 3"),
+        ("zero = 1\n", "x.toml:6:1", "parallel.zero = 1"),
         (
             "distributed_optimizer = true\n",
-            "x.toml:5:1",
+            "x.toml:6:1",
             "parallel.distributed_optimizer = true",
         ),
         (
             "[plan]\noverlap_grad_reduce = true\n",
-            "x.toml:6:1",
+            "x.toml:7:1",
             "plan.overlap_grad_reduce = true",
         ),
     ] {

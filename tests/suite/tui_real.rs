@@ -26,6 +26,33 @@ fn real_app(preset: &str) -> App {
     app
 }
 
+/// One stage has no pipeline bubble: the header's figure leaves out the gradient reduction
+/// and the optimizer step (idle for `bubble_rate`), as the stage line does.
+#[test]
+fn one_stage_shows_no_bubble_in_the_header() {
+    let catalog = Catalog::builtin();
+    let mut scenario = catalog.scenario("tiny-4x8").unwrap();
+    scenario.parallel.pp = 1;
+    scenario.parallel.dp = 4;
+    // The whole GPU: one stage holds all the layers.
+    scenario.keep_free(0).unwrap();
+    let mut app = App::new(scenario, choices_of(&catalog), Theme::builtin("dark"));
+    app.show_solve_time = false;
+    let effects = resolve(&mut app);
+    run(&mut app, effects);
+    assert_eq!(app.error, None);
+    let o = app.solved.as_ref().unwrap().outcome.clone();
+    assert!(o.feasible, "{:?}", o.infeasible_reason);
+    assert!(
+        o.bubble_rate > 0.001,
+        "the end-of-iteration steps count as idle there"
+    );
+    assert!(o.pipeline_bubble_rate() < 1e-9);
+    let screen = render(&mut app, 200, 60).to_string();
+    let header = screen.lines().find(|l| l.contains("iter ")).unwrap();
+    assert!(header.contains("bubble 0.0%"), "{header}");
+}
+
 #[test]
 fn real_presets_render_their_figures_in_every_mode() {
     for preset in ["gpt3-175b-16k", "adapipe-llama2-70b"] {
@@ -38,7 +65,10 @@ fn real_presets_render_their_figures_in_every_mode() {
                 screen.contains(&format::time(o.iteration_time_s)),
                 "{preset} {w}x{h}\n{screen}"
             );
-            assert!(screen.contains(&format::pct(o.bubble_rate)), "{screen}");
+            assert!(
+                screen.contains(&format::pct(o.pipeline_bubble_rate())),
+                "{screen}"
+            );
             assert!(screen.contains("s0 "), "{screen}");
             assert!(
                 screen.contains("stage 0 units") || screen.contains("s0 units"),

@@ -558,3 +558,23 @@ fn in_tmux_the_engine_sweep_follows_edits_without_blanking() {
     assert!(quit < Duration::from_secs(20), "q took {quit:?}");
     let _ = std::fs::remove_dir_all(&home);
 }
+
+#[test]
+fn enter_drops_a_hand_written_layout_and_says_so() {
+    let mut app = solved_app("gpt3-175b-16k");
+    // 96 layers on the fixture's 8 stages: a valid layout for the scenario as it starts.
+    let text = format!("Et*12|{}t*12L", "t*12|".repeat(6));
+    app.scenario.plan.layout = Some(pipescope::PipelineLayout::parse(&text).unwrap());
+    open_and_answer(&mut app);
+    let result = app.sweep.answer().unwrap().clone();
+    let c = result.rows[result.ranked[0]].config;
+    let key = |c| Action::Key(crossterm::event::KeyEvent::from(c));
+    act(&mut app, key(crossterm::event::KeyCode::Enter));
+    // The sweep timed the line on its own split: the layout goes (it would otherwise be
+    // refused wherever p x chunks differs, and no key clears it), and the note says so.
+    assert_eq!(app.scenario.plan.layout, None);
+    assert_eq!(app.scenario.parallel.pp, c.p);
+    let note = app.note.as_deref().unwrap();
+    assert!(note.starts_with("loaded t"), "{note}");
+    assert!(note.contains("layout dropped"), "{note}");
+}

@@ -292,10 +292,7 @@ pub fn plan_cancellable(
         return Ok(None);
     };
     let single = req.stage_of.iter().all(|c| c.len() == 1) && req.stages == req.stage_of.len();
-    let searched = matches!(
-        req.strategy,
-        Strategy::AdaPipe | Strategy::Unified | Strategy::Lynx
-    );
+    let searched = req.strategy.searches_partition();
     // Multi-chunk schedules whose chunks are distinct stages: the device-level search
     // (`chunked`); Chimera's replicas and Lynx keep the even partition.
     let chunked = !single

@@ -20,6 +20,9 @@ use serde::Serialize;
 #[cfg(feature = "tui")]
 pub(crate) use error::line_column;
 pub use error::{PresetError, nearest};
+/// The UI's settings file name (the file watcher tells it apart from the presets).
+#[cfg(feature = "tui")]
+pub use files::SETTINGS_FILE;
 pub use files::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
 
 use super::{GpuSpec, ModelSpec, Scenario};

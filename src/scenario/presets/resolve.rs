@@ -291,6 +291,7 @@ impl Catalog {
             Some(ModelRef::Inline(m)) => model_spec(m).map_err(inv)?,
         };
         let gpu = match &t.gpu {
+            // A stand-in as for the model; refused at the end.
             None => self.gpu_or_err(file, "a100-80gb")?,
             Some(GpuRef::Name(n)) => self.gpu_or_err(file, n)?,
             Some(GpuRef::Inline(g)) => gpu_spec(g).map_err(inv)?,
@@ -424,6 +425,15 @@ impl Catalog {
                 file,
                 "the scenario has no model: give a [model] table, or model = \"NAME\" (a \
                  model preset: `pipescope presets`)",
+            ));
+        }
+        // Nor a default GPU: a file that names none would be planned on some GPU it never
+        // chose, with its reserve taken from that GPU's memory.
+        if t.gpu.is_none() {
+            return Err(PresetError::new(
+                file,
+                "the scenario has no GPU: give a [gpu] table, or gpu = \"NAME\" (a GPU \
+                 preset: `pipescope presets`)",
             ));
         }
         Ok(scenario)

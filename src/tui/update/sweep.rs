@@ -145,9 +145,22 @@ fn load(app: &mut App) -> Vec<Effect> {
         format!(" (as fast and as small: {})", same.join(", "))
     };
     app.scenario = crate::sweep::scenario_for(&app.scenario, &c);
+    // The sweep timed every line on its own split (it drops the layout), so a hand-written
+    // layout would give another figure than the line picked, or none at all where its stage
+    // count is not the line's p x chunks: the loaded scenario leaves it out, and says so.
+    let dropped = if app.scenario.plan.layout.take().is_some() {
+        "; layout dropped: the sweep times its own split"
+    } else {
+        ""
+    };
+    let experts = if c.ep > 1 || c.etp > 1 {
+        format!(" ep {} etp {}", c.ep, c.etp)
+    } else {
+        String::new()
+    };
     app.sweep.open = false;
     app.note = Some(format!(
-        "loaded t {} cp {} p {} d {} b {} m {} chunks {} sp {} zero {} {} {} {}{also}",
+        "loaded t {} cp {} p {} d {}{experts} b {} m {} chunks {} sp {} zero {} {} {} {}{also}{dropped}",
         c.t,
         c.cp,
         c.p,

@@ -44,8 +44,8 @@ fn deltas(a: &Outcome, b: &Outcome, room: usize) -> (Vec<(String, String)>, &'st
             (
                 "bubble".into(),
                 with(
-                    format::pct(b.bubble_rate),
-                    pts(b.bubble_rate, a.bubble_rate),
+                    format::pct(b.pipeline_bubble_rate()),
+                    pts(b.pipeline_bubble_rate(), a.pipeline_bubble_rate()),
                     parens,
                 ),
             ),

@@ -16,8 +16,11 @@ use super::format::wrap_words;
 pub fn entries(app: &App) -> Vec<(String, Style)> {
     let theme = &app.theme;
     let mut out = Vec::new();
-    for e in app.reload_errors.values() {
-        out.push((format!("✗ {e} (last good version kept)"), theme.error()));
+    for (path, e) in &app.reload_errors {
+        out.push((
+            format!("✗ {e} {}", super::status::kept(path)),
+            theme.error(),
+        ));
     }
     if let Some(e) = &app.error {
         out.push((format!("✗ {e}"), theme.error()));

@@ -38,7 +38,7 @@ pub fn figures(o: &Outcome, compact: bool, solve_time: Option<f64>) -> Vec<(Stri
     }
     let mut v = vec![
         ("iter".to_string(), format::time(o.iteration_time_s)),
-        ("bubble".into(), format::pct(o.bubble_rate)),
+        ("bubble".into(), format::pct(o.pipeline_bubble_rate())),
         ("MFU".into(), o.mfu.map_or_else(|| "–".into(), format::pct)),
         (
             "peak".into(),

@@ -22,6 +22,19 @@ pub fn short_paths(msg: &str) -> String {
     format!("{}{rest}", short.join("/"))
 }
 
+/// What a file that did not reload leaves in place: the last good version of a preset or
+/// theme; nothing for the settings file, which `e` reads when it exports.
+pub fn kept(path: &std::path::Path) -> &'static str {
+    if path
+        .file_name()
+        .is_some_and(|n| n == crate::scenario::presets::SETTINGS_FILE)
+    {
+        "(e refuses to export until it is fixed)"
+    } else {
+        "(last good version kept)"
+    }
+}
+
 /// The left-hand message and its style.
 pub fn message(app: &App) -> (String, Style) {
     let theme = &app.theme;
@@ -30,14 +43,27 @@ pub fn message(app: &App) -> (String, Style) {
     if let Some(n) = app.note.as_ref().filter(|_| !app.reload_errors.is_empty()) {
         return (n.clone(), theme.text());
     }
-    if let Some(e) = app.reload_errors.values().next() {
+    // An error newer than the latest file error (an edit refused since) is the answer to
+    // the last key: it goes first, and the files wait in `!`.
+    if let Some(e) = app
+        .error
+        .as_ref()
+        .filter(|e| !app.reload_errors.is_empty() && app.error_at_reload.as_ref() != Some(*e))
+    {
+        let files = match app.reload_errors.len() {
+            1 => "; 1 file has an error (! shows all)".to_string(),
+            n => format!("; {n} files have errors (! shows all)"),
+        };
+        return (format!("✗ {e}{files}"), theme.error());
+    }
+    if let Some((path, e)) = app.reload_errors.iter().next() {
         let more = match app.reload_errors.len() - 1 {
             0 => String::new(),
             1 => "; 1 more file has an error (! shows all)".into(),
             n => format!("; {n} more files have errors (! shows all)"),
         };
         return (
-            format!("✗ {} (last good version kept){more}", short_paths(e)),
+            format!("✗ {} {}{more}", short_paths(e), kept(path)),
             theme.error(),
         );
     }

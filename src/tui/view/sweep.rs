@@ -231,8 +231,10 @@ fn status_line(app: &App) -> (String, Style) {
         ),
         Some(Ok(r)) => (
             format!(
-                "{} configurations · {} feasible · front {} · {} solved{} · ↑↓ pick · ⏎ load · o back{cancelled}",
+                "{} configurations · {}{} feasible · front {} · {} solved{} · ↑↓ pick · ⏎ load · o back{cancelled}",
                 r.configs(),
+                // Pruned configurations were never solved: the count is a lower bound then.
+                if r.pruned() > 0 { "≥ " } else { "" },
                 r.feasible(),
                 r.pareto.len(),
                 r.solved(),
