@@ -168,6 +168,24 @@ pub fn layout(sc: &crate::Scenario) -> String {
     )
 }
 
+/// What tells the two sides' jobs apart beyond their layout: the model's name when A and B
+/// plan different models, the GPU's when they run on different GPUs, both when both differ,
+/// nothing when neither does (the parameters panel names them for side B only).
+pub fn identity(sc: &crate::Scenario, other: &crate::Scenario) -> String {
+    let mut parts = Vec::new();
+    if sc.model.name != other.model.name {
+        parts.push(sc.model.name.as_str());
+    }
+    if sc.gpu.name != other.gpu.name {
+        parts.push(sc.gpu.name.as_str());
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("{} ", parts.join(" "))
+    }
+}
+
 fn width(spans: &[Span]) -> usize {
     spans.iter().map(|s| s.content.chars().count()).sum()
 }
@@ -176,19 +194,25 @@ fn width(spans: &[Span]) -> usize {
 /// Each line starts with the side's strategy and layout (t, p, d and the GPU count).
 pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App) {
     let theme = &app.theme;
-    let head = |side: &str, sc: Option<&crate::Scenario>| {
+    let head = |side: &str, sc: Option<&crate::Scenario>, other: Option<&crate::Scenario>| {
         let name = sc.map_or("", |s| s.plan.strategy.name());
         let mut line = vec![
             Span::styled(format!(" {side} "), theme.selected()),
             Span::styled(format!(" {name:<9} "), theme.accent()),
         ];
         if let Some(sc) = sc {
+            if let Some(other) = other {
+                let who = identity(sc, other);
+                if !who.is_empty() {
+                    line.push(Span::styled(who, theme.accent()));
+                }
+            }
             line.push(Span::styled(format!("{}  ", layout(sc)), theme.text()));
         }
         line
     };
-    let mut a_line = head("A", app.pinned.as_ref());
-    let mut b_line = head("B", Some(&app.scenario));
+    let mut a_line = head("A", app.pinned.as_ref(), Some(&app.scenario));
+    let mut b_line = head("B", Some(&app.scenario), app.pinned.as_ref());
     let room = usize::from(area.width);
     let a = app.compare_solved().map(|s| &s.outcome);
     match a {
@@ -269,7 +293,7 @@ pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App) {
 
 #[cfg(test)]
 mod tests {
-    use super::{deltas, layout};
+    use super::{deltas, identity, layout};
 
     /// In the room an 80-column row leaves beside B's head, the peak memory stays: the
     /// bubble rate and the MFU go before it.
@@ -312,5 +336,23 @@ mod tests {
         sc.parallel.set_zero(crate::scenario::Zero::Full);
         let text = layout(&sc);
         assert!(text.contains(" zero3 fp8 "), "{text}");
+    }
+
+    /// A comparison of one job on two GPUs (or two models) names what differs on each row;
+    /// one of the same job names nothing more than its layout.
+    #[test]
+    fn each_side_names_the_model_and_gpu_that_differ() {
+        let a = crate::tui::fixture::scenario("gpt3");
+        assert_eq!(identity(&a, &a.clone()), "");
+        let mut b = a.clone();
+        b.gpu.name = "h200-141gb".into();
+        assert_eq!(identity(&b, &a), "h200-141gb ");
+        assert_eq!(identity(&a, &b), format!("{} ", a.gpu.name));
+        b.model.name = "llama3.1-8b".into();
+        assert_eq!(identity(&b, &a), "llama3.1-8b h200-141gb ");
+        assert_eq!(
+            identity(&a, &b),
+            format!("{} {} ", a.model.name, a.gpu.name)
+        );
     }
 }
