@@ -4,14 +4,13 @@
 //! the ranked list and the front.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use super::bounds::{Bounds, bounds};
-use super::front::{self, Incumbents, Point};
+use super::front::{Incumbents, Point};
 use super::{
     Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate, workers,
 };
@@ -142,8 +141,8 @@ fn unsolved(config: Config, b: Bounds, status: Status) -> Row {
 /// solve stops early when the sweep is cancelled, and, unless exhaustive, as soon as a proven
 /// lower bound of its time learnt during the solve keeps it out of the answer: the row then
 /// stays [`Status::Pruned`], unsolved).
-fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, shared: &Shared) -> Row {
-    let memo = &shared.memo;
+fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, incumbents: &Mutex<Incumbents>) -> Row {
+    let memo = &job.memo;
     let scenario = scenario_for(job.base, &row.config);
     let tokens = job.tokens;
     let mut out = row.clone();
@@ -157,8 +156,7 @@ fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, shared: &Shared) -> Row {
     };
     let stop = |time_s: f64| {
         !job.exhaustive
-            && !shared
-                .incumbents
+            && !incumbents
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .can_enter(&Point {
@@ -180,71 +178,21 @@ fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, shared: &Shared) -> Row {
     out
 }
 
-/// What the workers read.
+/// What the workers read: the sweep's settings and the schedules generated so far.
 struct Job<'a> {
     base: &'a Scenario,
-    rows: &'a [Row],
-    /// Candidates, best time bound first.
-    order: &'a [usize],
-    anatomies: &'a [Result<Anatomy, String>],
-    groups: &'a [usize],
     tokens: f64,
     budget: u64,
     exhaustive: bool,
-    progress: &'a (dyn Fn(usize, usize) + Sync),
     cancel: &'a Cancel,
-}
-
-/// What the workers share: the incumbents, the solved rows with the count of candidates
-/// done, the next candidate, whether the sweep was cancelled, and the schedules generated.
-struct Shared {
-    incumbents: Mutex<Incumbents>,
-    solved: Mutex<(Vec<(usize, Row)>, usize)>,
-    next: AtomicUsize,
-    cancelled: AtomicBool,
     memo: ScheduleMemo,
-}
-
-impl Job<'_> {
-    /// Takes candidates in order until none is left (or the sweep is cancelled): each one
-    /// that can still enter the ranked list or the front (all of them when exhaustive) is
-    /// solved and, when feasible, joins the incumbents. Whether a candidate can enter is
-    /// decided from the incumbents at that moment; a candidate is skipped only when solved
-    /// ones already keep it out, so the answer does not depend on the order of the workers.
-    fn work(&self, shared: &Shared) {
-        let pool = workers::Pool {
-            incumbents: &shared.incumbents,
-            solved: &shared.solved,
-            next: &shared.next,
-            cancelled: &shared.cancelled,
-        };
-        workers::take_in_order(
-            self.order,
-            self.cancel,
-            self.progress,
-            &pool,
-            |i| match &self.anatomies[self.groups[i]] {
-                Ok(anatomy) => self.decide(&self.rows[i], anatomy, shared),
-                Err(_) => None,
-            },
-        );
-    }
 }
 
 impl Job<'_> {
     /// Whether a configuration with these bounds can still enter the ranked list or the
     /// front (always, when exhaustive).
-    fn can_enter(&self, row: &Row, shared: &Shared) -> bool {
-        self.exhaustive
-            || shared
-                .incumbents
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .can_enter(&Point {
-                    time_s: row.time_bound_s,
-                    peak_bytes: row.memory_bound_bytes,
-                    gpus: row.config.gpus,
-                })
+    fn can_enter(&self, row: &Row, incumbents: &Mutex<Incumbents>) -> bool {
+        self.exhaustive || workers::can_enter(incumbents, row)
     }
 
     /// One candidate: first whether its bounds from the anatomy still let it enter the answer
@@ -254,30 +202,41 @@ impl Job<'_> {
     /// out when it exceeds the budget and tightens its memory bound otherwise; then a full
     /// solve when it can still enter the answer. The new row, or `None` when it stays as it
     /// was.
-    fn decide(&self, row: &Row, anatomy: &Anatomy, shared: &Shared) -> Option<Row> {
-        if !self.can_enter(row, shared) {
+    fn decide(&self, row: &Row, anatomy: &Anatomy, incumbents: &Mutex<Incumbents>) -> Option<Row> {
+        if !self.can_enter(row, incumbents) {
             return None;
         }
         let scenario = scenario_for(self.base, &row.config);
         let mut row = row.clone();
-        let known = fixed_peak_bytes(&scenario, anatomy, Some(&shared.memo));
-        if let Some(peak) = known {
-            row.memory_bound_bytes = row.memory_bound_bytes.max(peak);
-            if !self.exhaustive && peak > self.budget {
-                row.status = Status::DoesNotFit(format!(
-                    "peaks at {:.1} GiB (its plan and op order are fixed), budget {:.1} GiB",
-                    peak as f64 / GIB,
-                    self.budget as f64 / GIB
-                ));
-                return Some(row);
-            }
+        let known = fixed_peak_bytes(&scenario, anatomy, Some(&self.memo));
+        if take_fixed_peak(&mut row, known, self.budget, !self.exhaustive) {
+            return Some(row);
         }
-        if self.can_enter(&row, shared) {
-            Some(evaluate(self, anatomy, &row, shared))
+        if self.can_enter(&row, incumbents) {
+            Some(evaluate(self, anatomy, &row, incumbents))
         } else {
             known.map(|_| row)
         }
     }
+}
+
+/// Takes a fixed plan's exact peak (known without a solve, see [`fixed_peak_bytes`]) into
+/// `row`'s memory bound; with `prune`, a peak above `budget` marks the row as not fitting,
+/// and the answer is then true (the row is decided without a solve).
+pub(super) fn take_fixed_peak(row: &mut Row, known: Option<u64>, budget: u64, prune: bool) -> bool {
+    let Some(peak) = known else {
+        return false;
+    };
+    row.memory_bound_bytes = row.memory_bound_bytes.max(peak);
+    if prune && peak > budget {
+        row.status = Status::DoesNotFit(format!(
+            "peaks at {:.1} GiB (its plan and op order are fixed), budget {:.1} GiB",
+            peak as f64 / GIB,
+            budget as f64 / GIB
+        ));
+        return true;
+    }
+    false
 }
 
 /// A sweep's configurations before any solve: their rows (bounds, and the status of those
@@ -387,51 +346,22 @@ pub fn sweep(
     let (configs, rejected) = enumerate(base, space)?;
     let tokens = space.global_batch as f64 * base.batch.seq_len as f64;
     let budget = base.plan.memory_budget_bytes;
-    let Candidates {
-        mut rows,
-        order,
-        anatomies,
-        groups,
-    } = candidates(base, &configs, budget, options.exhaustive);
-    let shared = Shared {
-        incumbents: Mutex::new(Incumbents::new(options.top)),
-        solved: Mutex::new((Vec::new(), 0)),
-        next: AtomicUsize::new(0),
-        cancelled: AtomicBool::new(false),
-        memo: ScheduleMemo::default(),
-    };
     let job = Job {
         base,
-        rows: &rows,
-        order: &order,
-        anatomies: &anatomies,
-        groups: &groups,
         tokens,
         budget,
         exhaustive: options.exhaustive,
+        cancel,
+        memo: ScheduleMemo::default(),
+    };
+    Ok(workers::run(
+        candidates(base, &configs, budget, options.exhaustive),
+        rejected,
+        options.top,
         progress,
         cancel,
-    };
-    // One worker per thread, each taking the next candidate in order: the fastest bounds
-    // are solved first, so the incumbents prune the rest as early as they can.
-    rayon::broadcast(|_| job.work(&shared));
-    let cancelled = shared.cancelled.load(Ordering::Relaxed);
-    let (solved, _) = shared
-        .solved
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner);
-    for (i, row) in solved {
-        rows[i] = row;
-    }
-    let ranked = front::ranked(&rows, options.top);
-    let pareto = front::pareto(&rows);
-    Ok(SweepResult {
-        rows,
-        rejected,
-        ranked,
-        pareto,
-        cancelled,
-    })
+        |row, anatomy, incumbents| job.decide(row, anatomy, incumbents),
+    ))
 }
 
 #[cfg(test)]

@@ -18,17 +18,17 @@
 //! it answers exactly what that answers.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
-use super::evaluate::{Candidates, candidates};
-use super::front::{self, Incumbents, Point};
+use super::evaluate::{candidates, take_fixed_peak};
+use super::front::Incumbents;
 use super::{Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate, workers};
 use super::{scenario_for, sweep};
 use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
-use crate::scenario::{GIB, Scenario};
+use crate::scenario::Scenario;
 use crate::solve::{ScheduleMemo, SolveOptions, fixed_peak_bytes, solve_on};
 
 /// Most solved configurations remembered; past it the figures are forgotten (the schedules
@@ -150,46 +150,21 @@ pub fn sweep_cached(
     }
     let (configs, rejected) = enumerate(base, space)?;
     let budget = base.plan.memory_budget_bytes;
-    let Candidates {
-        mut rows,
-        order,
-        anatomies,
-        groups,
-    } = candidates(base, &configs, budget, false);
     let job = Job {
         base,
-        rows: &rows,
-        order: &order,
-        anatomies: &anatomies,
-        groups: &groups,
         tokens: space.global_batch as f64 * base.batch.seq_len as f64,
         budget,
         cache,
-        progress,
         cancel,
     };
-    let shared = Shared {
-        incumbents: Mutex::new(Incumbents::new(options.top)),
-        solved: Mutex::new((Vec::new(), 0)),
-        next: AtomicUsize::new(0),
-        cancelled: AtomicBool::new(false),
-    };
-    rayon::broadcast(|_| job.work(&shared));
-    let cancelled = shared.cancelled.load(Ordering::Relaxed);
-    let (solved, _) = shared
-        .solved
-        .into_inner()
-        .unwrap_or_else(PoisonError::into_inner);
-    for (i, row) in solved {
-        rows[i] = row;
-    }
-    Ok(SweepResult {
-        ranked: front::ranked(&rows, options.top),
-        pareto: front::pareto(&rows),
-        rows,
+    Ok(workers::run(
+        candidates(base, &configs, budget, false),
         rejected,
-        cancelled,
-    })
+        options.top,
+        progress,
+        cancel,
+        |row, anatomy, incumbents| job.decide(row, anatomy, incumbents),
+    ))
 }
 
 /// The cache key of a configuration's scenario: every field that decides its solve. Left
@@ -203,85 +178,30 @@ fn key_of(scenario: &Scenario) -> String {
     format!("{s:?}")
 }
 
-/// What the workers read.
+/// What the workers read: the sweep's settings and the cache.
 struct Job<'a> {
     base: &'a Scenario,
-    rows: &'a [Row],
-    order: &'a [usize],
-    anatomies: &'a [Result<Anatomy, String>],
-    groups: &'a [usize],
     tokens: f64,
     budget: u64,
     cache: &'a SweepCache,
-    progress: &'a (dyn Fn(usize, usize) + Sync),
     cancel: &'a Cancel,
 }
 
-/// What the workers share: the incumbents, the decided rows with the count of candidates
-/// done, the next candidate and whether the sweep was cancelled.
-struct Shared {
-    incumbents: Mutex<Incumbents>,
-    solved: Mutex<(Vec<(usize, Row)>, usize)>,
-    next: AtomicUsize,
-    cancelled: AtomicBool,
-}
-
 impl Job<'_> {
-    /// Takes candidates in order until none is left or the sweep is cancelled (the loop of
-    /// [`super::sweep`]: a candidate is skipped only when solved ones already keep it out).
-    fn work(&self, shared: &Shared) {
-        let pool = workers::Pool {
-            incumbents: &shared.incumbents,
-            solved: &shared.solved,
-            next: &shared.next,
-            cancelled: &shared.cancelled,
-        };
-        workers::take_in_order(
-            self.order,
-            self.cancel,
-            self.progress,
-            &pool,
-            |i| match &self.anatomies[self.groups[i]] {
-                Ok(anatomy) => self.decide(&self.rows[i], anatomy, shared),
-                Err(_) => None,
-            },
-        );
-    }
-
-    fn can_enter(&self, row: &Row, shared: &Shared) -> bool {
-        shared
-            .incumbents
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .can_enter(&Point {
-                time_s: row.time_bound_s,
-                peak_bytes: row.memory_bound_bytes,
-                gpus: row.config.gpus,
-            })
-    }
-
     /// One candidate, decided as [`super::sweep`] decides it (bounds, then the exact peak of
     /// a fixed plan, then a full solve), the solve's figures taken from the cache when this
     /// very scenario was solved before. The new row, or `None` when it stays as it was.
-    fn decide(&self, row: &Row, anatomy: &Anatomy, shared: &Shared) -> Option<Row> {
-        if !self.can_enter(row, shared) {
+    fn decide(&self, row: &Row, anatomy: &Anatomy, incumbents: &Mutex<Incumbents>) -> Option<Row> {
+        if !workers::can_enter(incumbents, row) {
             return None;
         }
         let scenario = scenario_for(self.base, &row.config);
         let mut row = row.clone();
         let known = fixed_peak_bytes(&scenario, anatomy, Some(&self.cache.memo));
-        if let Some(peak) = known {
-            row.memory_bound_bytes = row.memory_bound_bytes.max(peak);
-            if peak > self.budget {
-                row.status = Status::DoesNotFit(format!(
-                    "peaks at {:.1} GiB (its plan and op order are fixed), budget {:.1} GiB",
-                    peak as f64 / GIB,
-                    self.budget as f64 / GIB
-                ));
-                return Some(row);
-            }
+        if take_fixed_peak(&mut row, known, self.budget, true) {
+            return Some(row);
         }
-        if !self.can_enter(&row, shared) {
+        if !workers::can_enter(incumbents, &row) {
             return known.map(|_| row);
         }
         let key = key_of(&scenario);
@@ -322,7 +242,7 @@ impl Job<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Catalog;
+    use crate::scenario::{Catalog, GIB};
     use crate::sweep::Config;
 
     fn tiny(budget_gib: f64) -> Scenario {

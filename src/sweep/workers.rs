@@ -1,26 +1,95 @@
 //! The loop every sweep worker runs, shared by the one-off sweep and the cached sweep of the
 //! UI: take the next candidate in order, decide it, add a feasible answer to the incumbents
-//! and record it, until no candidate is left or the sweep is cancelled.
+//! and record it, until no candidate is left or the sweep is cancelled; then the answer
+//! assembled from the decided rows.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use super::Row;
-use super::front::{Incumbents, Point};
+use std::collections::BTreeMap;
+
+use super::evaluate::Candidates;
+use super::front::{self, Incumbents, Point};
+use super::{Row, SweepResult};
+use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
 use crate::outcome::Outcome;
 
 /// What the workers of one sweep share: the incumbents, the decided rows (by index) with the
 /// count of candidates done, the next candidate and whether the sweep was cancelled.
-pub(super) struct Pool<'a> {
+struct Pool {
     /// The feasible answers so far (the ranked list's and the front's contenders).
-    pub incumbents: &'a Mutex<Incumbents>,
+    incumbents: Mutex<Incumbents>,
     /// The decided rows with their indices, and how many candidates are done.
-    pub solved: &'a Mutex<(Vec<(usize, Row)>, usize)>,
+    solved: Mutex<(Vec<(usize, Row)>, usize)>,
     /// The position in `order` of the next candidate to take.
-    pub next: &'a AtomicUsize,
+    next: AtomicUsize,
     /// Set when a worker saw the sweep cancelled.
-    pub cancelled: &'a AtomicBool,
+    cancelled: AtomicBool,
+}
+
+/// Runs a sweep over its candidates, one worker per thread of the current rayon pool, each
+/// taking the next candidate in order (the fastest bounds first, so that the incumbents
+/// prune the rest as early as they can), and assembles the answer: every row with its
+/// decision, the ranked list of `top` and the front. `decide` answers a candidate's row
+/// from its layout group's anatomy and the incumbents at that moment (`None`: it stays as
+/// it was); a candidate whose anatomy could not be built stays as enumerated.
+pub(super) fn run(
+    candidates: Candidates,
+    rejected: BTreeMap<String, u64>,
+    top: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    cancel: &Cancel,
+    decide: impl Fn(&Row, &Anatomy, &Mutex<Incumbents>) -> Option<Row> + Sync,
+) -> SweepResult {
+    let Candidates {
+        mut rows,
+        order,
+        anatomies,
+        groups,
+    } = candidates;
+    let pool = Pool {
+        incumbents: Mutex::new(Incumbents::new(top)),
+        solved: Mutex::new((Vec::new(), 0)),
+        next: AtomicUsize::new(0),
+        cancelled: AtomicBool::new(false),
+    };
+    rayon::broadcast(|_| {
+        take_in_order(&order, cancel, progress, &pool, |i| {
+            match &anatomies[groups[i]] {
+                Ok(anatomy) => decide(&rows[i], anatomy, &pool.incumbents),
+                Err(_) => None,
+            }
+        })
+    });
+    let cancelled = pool.cancelled.into_inner();
+    let (solved, _) = pool
+        .solved
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    for (i, row) in solved {
+        rows[i] = row;
+    }
+    SweepResult {
+        ranked: front::ranked(&rows, top),
+        pareto: front::pareto(&rows),
+        rows,
+        rejected,
+        cancelled,
+    }
+}
+
+/// Whether a row with these bounds can still enter the ranked list or the front that
+/// `incumbents` hold now.
+pub(super) fn can_enter(incumbents: &Mutex<Incumbents>, row: &Row) -> bool {
+    incumbents
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .can_enter(&Point {
+            time_s: row.time_bound_s,
+            peak_bytes: row.memory_bound_bytes,
+            gpus: row.config.gpus,
+        })
 }
 
 /// Takes the candidates of `order` in turn until none is left or `cancel` is set: `decide`
@@ -28,7 +97,7 @@ pub(super) struct Pool<'a> {
 /// when solved ones already keep it out (`decide` asks the incumbents at that moment), so
 /// the answer does not depend on the order of the workers. A decision cut short by the
 /// token answers nothing.
-pub(super) fn take_in_order(
+fn take_in_order(
     order: &[usize],
     cancel: &Cancel,
     progress: &(dyn Fn(usize, usize) + Sync),
