@@ -158,8 +158,15 @@ impl MeasuredProfile {
         use crate::scenario::PresetError;
         let table: toml::Table =
             toml::from_str(text).map_err(|e| PresetError::from_toml(file, text, &e))?;
-        let profile =
-            Self::from_table(&table).map_err(|e| PresetError::invalid(file, &e).locate(text))?;
+        let profile = Self::from_table(&table).map_err(|e| {
+            // An unknown table or key names itself as the value: `profile = atention`,
+            // `profile.attention = qq`; the file spells it `atention`, `attention.qq`.
+            let under = e.field.strip_prefix("profile").unwrap_or(&e.field);
+            let path = format!("{}.{}", under.trim_start_matches('.'), e.value);
+            PresetError::invalid(file, &e)
+                .locate(text)
+                .locate_table(text, path.trim_start_matches('.'))
+        })?;
         // A file that measures nothing (empty, or only its `source`) would change nothing:
         // most likely the wrong file, or one whose writing failed.
         if profile.entries.is_empty() && profile.codec.is_none() {

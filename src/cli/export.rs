@@ -230,29 +230,26 @@ pub fn render(format: Format, built: &Built, palette: &Palette) -> Result<String
 
 /// The SVG palette of a theme name.
 pub fn palette(theme: Option<&str>) -> Result<Palette, String> {
-    let text = match theme {
-        None | Some("light") => return Ok(Palette::light()),
-        Some("dark") => include_str!("../../themes/dark.toml"),
-        Some("high-contrast") => include_str!("../../themes/high-contrast.toml"),
-        Some("mono") => include_str!("../../themes/mono.toml"),
+    match theme {
+        None => Ok(Palette::light()),
+        Some(name) if Palette::builtin(name).is_some() => {
+            Palette::builtin(name).ok_or_else(|| format!("--theme {name}"))
+        }
         Some(path) if Path::new(path).is_file() => {
             let text = pipescope::read_text_file(Path::new(path))
                 .map_err(|e| format!("--theme {path}: {e}"))?;
             // The UI's reading of a theme refuses an unknown key or a value that is not a
-            // colour, with its place in the file (a build without the UI reads the colours
-            // it can use and leaves the rest).
+            // colour, with its place in the file (a build without the UI refuses, naming it,
+            // a colour the figure cannot draw).
             #[cfg(feature = "tui")]
             pipescope::tui::Theme::parse(&text, Path::new(path))
                 .map_err(|e| format!("--theme {e}"))?;
-            return Palette::from_theme_toml(&text);
+            Palette::from_theme_toml(&text, path).map_err(|e| format!("--theme {e}"))
         }
-        Some(other) => {
-            return Err(format!(
-                "--theme {other}: allowed: light, dark, high-contrast, mono or a theme file"
-            ));
-        }
-    };
-    Palette::from_theme_toml(text)
+        Some(other) => Err(format!(
+            "--theme {other}: allowed: light, dark, high-contrast, mono or a theme file"
+        )),
+    }
 }
 
 /// Runs the subcommand.

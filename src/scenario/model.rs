@@ -142,6 +142,42 @@ impl ModelStyle {
 }
 
 impl ModelSpec {
+    /// One line made from the model's shape, for a model that no longer matches its preset's
+    /// description: `deepseek-v3: 61 layers (3 dense), hidden 7168, MLA 128 heads, 256
+    /// experts top-8 + 1 shared, no MTP`.
+    pub fn shape_description(&self) -> String {
+        let mut out = format!("{}: {} layers", self.name, self.layers);
+        if let Some(moe) = self.moe.as_ref().filter(|m| m.dense_layers > 0) {
+            out.push_str(&format!(" ({} dense)", moe.dense_layers));
+        }
+        out.push_str(&format!(", hidden {}", self.hidden));
+        if self.mla.is_some() {
+            out.push_str(&format!(", MLA {} heads", self.heads));
+        } else if self.kv_heads != self.heads {
+            out.push_str(&format!(", {} heads ({} kv)", self.heads, self.kv_heads));
+        } else {
+            out.push_str(&format!(", {} heads", self.heads));
+        }
+        match &self.moe {
+            Some(moe) => {
+                out.push_str(&format!(
+                    ", {} experts top-{}",
+                    moe.experts, moe.experts_per_token
+                ));
+                if moe.shared_experts > 0 {
+                    out.push_str(&format!(" + {} shared", moe.shared_experts));
+                }
+            }
+            None => out.push_str(&format!(", ffn {}", self.ffn)),
+        }
+        match self.mtp_layers {
+            0 if self.moe.is_some() => out.push_str(", no MTP"),
+            0 => {}
+            n => out.push_str(&format!(", {n} MTP")),
+        }
+        out
+    }
+
     /// Width of one attention head `d`: `head_dim` when given, else `hidden / heads`.
     pub fn head_dim(&self) -> u64 {
         self.head_dim

@@ -9,6 +9,17 @@ fn int(v: u64) -> Value {
     Value::Integer(i64::try_from(v).unwrap_or(i64::MAX))
 }
 
+/// The description a saved model should carry: its own while it is the built-in preset of
+/// its name unchanged (or a model no built-in preset names), else one made from its shape,
+/// so that DeepSeek-V3 saved without its MTP layer is not described with "1 MTP".
+pub fn model_description(m: &ModelSpec) -> String {
+    let catalog = super::presets::Catalog::builtin();
+    match catalog.model(&m.name) {
+        Some(preset) if preset != m => m.shape_description(),
+        _ => m.description.clone(),
+    }
+}
+
 fn model_table(m: &ModelSpec) -> Table {
     let mut t = Table::new();
     t.insert("name".into(), Value::String(m.name.clone()));

@@ -5,7 +5,8 @@
 //! the mouse, compare's change list and the field cycle follow that list; the panel scrolls
 //! when the fields outnumber its rows), and its arms in [`Field::label`], [`Field::value`],
 //! [`step`] and, for a number, [`set_number`]. The MoE fields' rules are in `fields_moe.rs`,
-//! the job flags' (sends, connections, the overlaps) in `fields_job.rs`.
+//! the job flags' (sends, connections, the overlaps) in `fields_job.rs`, those of the rows
+//! only a mixture of experts shows ([`Field::shown`]) in `fields_experts.rs`.
 
 use crate::plan::Strategy;
 use crate::scenario::{GpuSpec, ModelSpec, Objective, Partition, Precision, Scenario, Zero};
@@ -14,6 +15,7 @@ use crate::schedule::ScheduleKind;
 use crate::scenario::GIB;
 
 use super::fields_budget::{change_gpu, set_reserve};
+use super::fields_experts as experts;
 use super::fields_guard as guard;
 use super::fields_job as job;
 use super::fields_moe as moe;
@@ -88,11 +90,17 @@ pub enum Field {
     ParamGather,
     /// Tensor-parallel collectives pipelined with their GEMMs on/off (`--tp-comm-overlap`).
     TpOverlap,
+    /// Expert tensor-parallel size `etp` (a mixture of experts only).
+    Etp,
+    /// DeepEP's all-to-all kernels on/off (a mixture of experts only).
+    Deepep,
+    /// Multi-token-prediction layers (a mixture of experts only).
+    Mtp,
 }
 
 impl Field {
     /// Every field, top to bottom.
-    pub const ALL: [Field; 31] = [
+    pub const ALL: [Field; 34] = [
         Field::Model,
         Field::Gpu,
         Field::Stages,
@@ -122,9 +130,27 @@ impl Field {
         Field::DeviceConnections,
         Field::GradBytes,
         Field::Ep,
+        Field::Etp,
         Field::Imbalance,
         Field::A2aOverlap,
+        Field::Deepep,
+        Field::Mtp,
     ];
+
+    /// Whether the panel shows this field for `sc`: the expert rows (`etp`, DeepEP, MTP) only
+    /// for a mixture of experts; every other field always.
+    pub fn shown(self, sc: &Scenario) -> bool {
+        match self {
+            Field::Etp | Field::Deepep | Field::Mtp => sc.model.moe.is_some(),
+            _ => true,
+        }
+    }
+
+    /// The fields shown for `sc`, top to bottom (the panel, the mouse and the field cycle
+    /// follow this list).
+    pub fn shown_in(sc: &Scenario) -> Vec<Field> {
+        Field::ALL.into_iter().filter(|f| f.shown(sc)).collect()
+    }
 
     /// Short label shown in the panel.
     pub fn label(self) -> &'static str {
@@ -160,6 +186,9 @@ impl Field {
             Field::DeviceConnections => "dev conns",
             Field::ParamGather => "param ag",
             Field::TpOverlap => "tp ovl",
+            Field::Etp => "expert tp",
+            Field::Deepep => "deepep",
+            Field::Mtp => "mtp",
         }
     }
 
@@ -183,6 +212,7 @@ impl Field {
                 | Field::P2p
                 | Field::ParamGather
                 | Field::TpOverlap
+                | Field::Deepep
         )
     }
 
@@ -250,6 +280,9 @@ impl Field {
             Field::DeviceConnections => job::connections_value(sc),
             Field::ParamGather => job::param_gather_value(sc),
             Field::TpOverlap => job::tp_overlap_value(sc),
+            Field::Etp => sc.parallel.etp.to_string(),
+            Field::Deepep => on(sc.plan.deepep),
+            Field::Mtp => sc.model.mtp_layers.to_string(),
         }
     }
 }
@@ -470,6 +503,9 @@ fn step_unguarded(
         Field::Ep => return moe::step_ep(sc, delta),
         Field::Imbalance => return moe::step_imbalance(sc, delta),
         Field::A2aOverlap => return moe::toggle_a2a(sc),
+        Field::Etp => return experts::step_etp(sc, delta),
+        Field::Deepep => return experts::toggle_deepep(sc),
+        Field::Mtp => return experts::step_mtp(sc, delta),
         Field::P2p => return job::step_p2p(sc),
         Field::DeviceConnections => return job::step_connections(sc, delta),
         Field::ParamGather => return job::toggle_param_gather(sc),
@@ -550,6 +586,8 @@ fn set_number_unguarded(sc: &mut Scenario, field: Field, text: &str) -> Result<(
     match field {
         Field::Ep => return moe::set_ep(sc, text).map_err(|e| bad(&e)),
         Field::Imbalance => return moe::set_imbalance(sc, text).map_err(|e| bad(&e)),
+        Field::Etp => return experts::set_etp(sc, text).map_err(|e| bad(&e)),
+        Field::Mtp => return experts::set_mtp(sc, text).map_err(|e| bad(&e)),
         Field::DeviceConnections => {
             return job::set_connections(sc, text).map_err(|e| bad(&e));
         }

@@ -76,6 +76,9 @@ pub(super) fn save(app: &mut App) -> Vec<Effect> {
     let mut scenario = app.scenario.clone();
     scenario.name = stem;
     scenario.description = description;
+    // The model's description follows the model the scenario holds (an edit such as `mtp`
+    // changes it), not the preset it started from.
+    scenario.model.description = crate::scenario::model_description(&scenario.model);
     match super::preset_io::to_toml(&scenario) {
         Ok(text) => vec![Effect::Save { file_name, text }],
         Err(e) => {
@@ -290,6 +293,47 @@ mod tests {
         assert_eq!(file_stem_of("//"), "custom");
         assert_eq!(file_stem_of(&"x".repeat(500)).len(), MAX_STEM_CHARS);
         assert_eq!(file_stem_of("llama3.1-8b"), "llama3.1-8b");
+    }
+
+    /// The saved model's description follows its shape once an edit changed it (DeepSeek-V3
+    /// without its MTP layer is not described with "1 MTP"), and stays the preset's otherwise.
+    #[test]
+    fn a_saved_model_is_described_as_it_is() {
+        let catalog = crate::Catalog::builtin();
+        let mut sc = catalog.scenario("gpt3-175b-16k").unwrap();
+        sc.model = catalog.model("deepseek-v3").unwrap().clone();
+        let unchanged = sc.model.description.clone();
+        assert!(unchanged.contains("1 MTP"), "{unchanged}");
+        let saved = |sc: &Scenario| {
+            let mut app = crate::tui::App::new(
+                sc.clone(),
+                crate::tui::Choices {
+                    models: Vec::new(),
+                    gpus: Vec::new(),
+                },
+                crate::tui::Theme::builtin("dark"),
+            );
+            match save(&mut app).pop() {
+                Some(Effect::Save { text, .. }) => {
+                    let back = crate::Catalog::empty()
+                        .scenario_from_text("saved.toml", &text)
+                        .unwrap();
+                    back.model.description
+                }
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(saved(&sc), unchanged);
+        sc.model.mtp_layers = 0;
+        let description = saved(&sc);
+        assert!(
+            !description.contains("1 MTP") && description.contains("no MTP"),
+            "{description}"
+        );
+        assert!(
+            description.starts_with("deepseek-v3: 61 layers (3 dense)"),
+            "{description}"
+        );
     }
 
     /// A scenario that no longer holds its preset's model is named and described from what

@@ -281,10 +281,16 @@ fn profile_errors_name_the_key() {
         MeasuredProfile::from_toml_str("p.toml", "[atention]\nforward_s = 1.0\nbackward_s = 1.0\n")
             .unwrap_err();
     assert!(e.to_string().contains("did you mean `attention`"), "{e}");
+    // An unknown table is pointed at: file:line:column of its name in its header.
+    assert!(e.to_string().starts_with("p.toml:1:2: "), "{e}");
     let e =
         MeasuredProfile::from_toml_str("p.toml", "[mlp.gelu]\nforward_s = 1.0\nbackward_s = 1.0\n")
             .unwrap_err();
     assert!(e.to_string().contains("gelu_out"), "{e}");
+    assert!(e.to_string().starts_with("p.toml:1:2: "), "{e}");
+    let text = "source = \"x\"\n[attention]\nforward_s = 1.0\nbackward_s = 1.0\n\n[ attention.qq ]\nforward_s = 1.0\nbackward_s = 1.0\n";
+    let e = MeasuredProfile::from_toml_str("p.toml", text).unwrap_err();
+    assert!(e.to_string().starts_with("p.toml:6:3: "), "{e}");
     let e = MeasuredProfile::from_toml_str("p.toml", "[mlp]\nforward_s = -1.0\nbackward_s = 1.0\n")
         .unwrap_err();
     assert!(e.to_string().contains("profile.mlp.forward_s"), "{e}");

@@ -101,6 +101,28 @@ fn every_format_from_the_planned_scenario() {
     assert!(!ok && err.contains("--theme sepia"), "{err}");
 }
 
+/// A theme file with 256-colour indices and `reset` draws with xterm's RGB values and its
+/// base's colours, on its base's page.
+#[test]
+fn svg_theme_with_indexed_colours_and_a_dark_base() {
+    let dir = std::env::temp_dir().join(format!("pipescope-svg-theme-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let theme = dir.join("indexed.toml");
+    std::fs::write(
+        &theme,
+        "base = \"dark\"\n[colors]\nforward = \"208\"\nbackward = \"reset\"\nidle = \"240\"\n",
+    )
+    .unwrap();
+    let path = theme.to_str().unwrap();
+    let (ok, out, err) = pipescope(&["export", "svg", "-p", "4", "-m", "8", "--theme", path]);
+    assert!(ok, "{err}");
+    assert!(out.contains("#ff8700"), "forward as xterm 208");
+    assert!(out.contains("#0d1117"), "the dark base's page");
+    assert!(out.contains("#009e73"), "reset: the dark base's backward");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `-o` keeps what the user named: a symbolic link stays a link (its target gets the text),
 /// and `/dev/full` (no space left) is an error, not a quiet success that replaced the device
 /// with a file. (`/dev/stdout` as standard output is pinned by `is_stdout_alias`'s test: no

@@ -161,7 +161,7 @@ fn later_chunks_are_lighter_and_dark_theme_is_dark() {
     };
     assert!(close(f(0), hex(&pal.forward)));
     assert!(luma(f(1)) > luma(f(0)) + 100, "{:?} vs {:?}", f(1), f(0));
-    let dark = Palette::from_theme_toml(include_str!("../../themes/dark.toml")).unwrap();
+    let dark = Palette::from_theme_toml(include_str!("../../themes/dark.toml"), "dark").unwrap();
     let (svg, _) = figure(ScheduleKind::ZbV, &dark);
     let img = render(&svg);
     assert!(luma(pixel(&img, 2.0, 2.0)) < 500, "dark background");
@@ -360,7 +360,9 @@ fn b_and_w_are_told_apart_by_colour_in_every_theme() {
         Some(include_str!("../../themes/high-contrast.toml")),
         Some(include_str!("../../themes/mono.toml")),
     ] {
-        let pal = theme.map_or_else(Palette::light, |t| Palette::from_theme_toml(t).unwrap());
+        let pal = theme.map_or_else(Palette::light, |t| {
+            Palette::from_theme_toml(t, "theme.toml").unwrap()
+        });
         let (svg, _) = figure(ScheduleKind::ZbH1, &pal);
         let img = render(&svg);
         let ops = op_rects(&svg);

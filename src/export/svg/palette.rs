@@ -58,8 +58,10 @@ const NAMED: [(&str, &str); 17] = [
     ("grey", "#e5e5e5"),
 ];
 
-/// `#rrggbb` of a theme colour: `#rrggbb` itself or one of the 16 names (case and `_`
-/// ignored); `None` for anything else (`reset`, 256-colour indices).
+/// `#rrggbb` of a theme colour: `#rrggbb` itself, one of the 16 terminal names (read as the
+/// UI reads them: case, spaces, `-` and `_` ignored, `bright` for `light`, `grey` for `gray`)
+/// or a 256-colour index `0`-`255` (xterm's colours); `None` for anything else (`reset`
+/// included: the caller maps it to the theme's base).
 pub fn css_color(value: &str) -> Option<String> {
     if value.len() == 7
         && value.starts_with('#')
@@ -67,11 +69,39 @@ pub fn css_color(value: &str) -> Option<String> {
     {
         return Some(value.to_ascii_lowercase());
     }
-    let name = value.to_ascii_lowercase().replace(['_', '-', ' '], "");
+    if let Ok(index) = value.trim().parse::<u8>() {
+        return Some(xterm_256(index));
+    }
+    let name = value
+        .to_ascii_lowercase()
+        .replace(['_', '-', ' '], "")
+        .replace("bright", "light")
+        .replace("silver", "gray")
+        .replace("lightblack", "darkgray")
+        .replace("lightwhite", "white")
+        .replace("lightgray", "white")
+        .replace("lightgrey", "white");
     NAMED
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, hex)| (*hex).to_string())
+}
+
+/// xterm's RGB value of 256-colour index `i`: the 16 terminal colours, the 6x6x6 colour
+/// cube (levels 0, 95, 135, 175, 215, 255), then 24 greys from 8 to 238.
+pub fn xterm_256(i: u8) -> String {
+    match i {
+        0..=15 => NAMED[usize::from(i)].1.to_string(),
+        16..=231 => {
+            let level = |v: u8| if v == 0 { 0 } else { 55 + 40 * v };
+            let n = i - 16;
+            hex([level(n / 36), level((n / 6) % 6), level(n % 6)])
+        }
+        _ => {
+            let g = 8 + 10 * (i - 232);
+            hex([g, g, g])
+        }
+    }
 }
 
 /// The three channels of `#rrggbb` (black for anything else).
@@ -140,27 +170,67 @@ impl Palette {
         }
     }
 
-    /// A palette from a theme file's text (`[colors]` table, docs/cli.md): its kind colours
-    /// where they are `#rrggbb` or one of the 16 terminal names, the light palette's
-    /// elsewhere; a dark page for themes named `dark` or `high-contrast`; greys told apart
-    /// by lightness for a theme without colours.
-    pub fn from_theme_toml(text: &str) -> Result<Self, String> {
-        let value: toml::Table = text.parse().map_err(|e| format!("theme: {e}"))?;
+    /// A built-in theme's palette by name (`light`, `dark`, `high-contrast`, `mono`).
+    pub fn builtin(name: &str) -> Option<Self> {
+        let text = match name {
+            "light" => return Some(Self::light()),
+            "dark" => include_str!("../../../themes/dark.toml"),
+            "high-contrast" => include_str!("../../../themes/high-contrast.toml"),
+            "mono" => include_str!("../../../themes/mono.toml"),
+            _ => return None,
+        };
+        Self::from_theme_toml(text, name).ok()
+    }
+
+    /// A palette from a theme file's text (`[colors]` table, docs/cli.md); `source` names
+    /// the file in errors. The page (background and text) and every colour the file leaves
+    /// out or sets to `reset` come from its `base` theme (without one: a dark page for themes
+    /// named `dark` or `high-contrast`, the light palette otherwise); colours may be
+    /// `#rrggbb`, one of the 16 terminal names or a 256-colour index (xterm's RGB); a theme
+    /// without any colour and without a base gets greys told apart by lightness. Anything
+    /// else is refused, naming the colour and the file.
+    pub fn from_theme_toml(text: &str, source: &str) -> Result<Self, String> {
+        let value: toml::Table = text.parse().map_err(|e| format!("{source}: {e}"))?;
         let name = value.get("name").and_then(|n| n.as_str()).unwrap_or("");
-        let colors = value.get("colors").and_then(|c| c.as_table());
-        let mut out = Self::light();
-        if matches!(name, "dark" | "high-contrast") {
+        let base = value.get("base").and_then(|b| b.as_str());
+        let mut out = match base {
+            Some(b) => Self::builtin(b).ok_or_else(|| {
+                format!(
+                    "{source}: base = \"{b}\" is not a built-in theme (allowed: light, dark, high-contrast, mono)"
+                )
+            })?,
+            None => Self::light(),
+        };
+        if base.is_none() && matches!(name, "dark" | "high-contrast") {
             out.background = "#0d1117".into();
             out.text = "#e6edf3".into();
         }
+        let mut colors = std::collections::BTreeMap::new();
+        for (key, v) in value
+            .get("colors")
+            .and_then(|c| c.as_table())
+            .into_iter()
+            .flatten()
+        {
+            let Some(raw) = v.as_str() else {
+                return Err(format!(
+                    "{source}: colour {key} = {v} is not a string (a colour name, #rrggbb, 0-255 or reset)"
+                ));
+            };
+            if raw.trim().eq_ignore_ascii_case("reset") {
+                continue;
+            }
+            let css = css_color(raw).ok_or_else(|| {
+                format!(
+                    "{source}: colour {key} = \"{raw}\" has no SVG colour: allowed are a colour name, #rrggbb, 0-255 (xterm's colours) or reset (the base theme's colour)"
+                )
+            })?;
+            colors.insert(key.as_str(), css);
+        }
         let mut any = false;
         let mut set = |slot: &mut String, key: &str| {
-            if let Some(c) = colors
-                .and_then(|t| t.get(key))
-                .and_then(|c| c.as_str())
-                .and_then(css_color)
-            {
-                *slot = c;
+            if let Some(c) = colors.get(key) {
+                slot.clone_from(c);
                 any = true;
             }
         };
@@ -171,8 +241,13 @@ impl Palette {
         set(&mut out.offload, "offload");
         set(&mut out.muted, "muted");
         set(&mut out.budget, "budget");
-        out.fused = shade(&out.backward, 0.6);
-        if !any {
+        if let Some(c) = colors.get("text") {
+            out.text.clone_from(c);
+        }
+        if any {
+            out.mono = false;
+            out.fused = shade(&out.backward, 0.6);
+        } else if base.is_none() {
             // Mono: greys far apart in lightness; the labels and dashes carry the kind.
             out.forward = "#303030".into();
             out.backward = "#6a6a6a".into();
@@ -280,7 +355,7 @@ mod tests {
     }
 
     fn palettes() -> Vec<(&'static str, Palette)> {
-        let theme = |t: &str| Palette::from_theme_toml(t).unwrap();
+        let theme = |t: &str| Palette::from_theme_toml(t, "theme.toml").unwrap();
         vec![
             ("default", Palette::light()),
             ("light", theme(include_str!("../../../themes/light.toml"))),
@@ -317,6 +392,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn indexed_colours_reset_and_base() {
+        assert_eq!(css_color("208").as_deref(), Some("#ff8700"));
+        assert_eq!(css_color("9").as_deref(), Some("#ff0000"));
+        assert_eq!(css_color("16").as_deref(), Some("#000000"));
+        assert_eq!(css_color("231").as_deref(), Some("#ffffff"));
+        assert_eq!(css_color("244").as_deref(), Some("#808080"));
+        assert_eq!(css_color("bright blue").as_deref(), Some("#5c5cff"));
+        let p = Palette::from_theme_toml(
+            "base = \"dark\"\n[colors]\nforward = \"208\"\nbackward = \"reset\"\n",
+            "my.toml",
+        )
+        .unwrap();
+        let dark = Palette::builtin("dark").unwrap();
+        assert_eq!(p.forward, "#ff8700");
+        assert_eq!(p.backward, dark.backward);
+        assert_eq!(
+            (p.background.as_str(), p.text.as_str()),
+            ("#0d1117", "#e6edf3")
+        );
+        let light = Palette::from_theme_toml("base = \"light\"\n", "l.toml").unwrap();
+        assert_eq!(light, Palette::light());
+        let err =
+            Palette::from_theme_toml("[colors]\nforward = \"blurple\"\n", "my.toml").unwrap_err();
+        assert!(
+            err.contains("my.toml") && err.contains("forward = \"blurple\""),
+            "{err}"
+        );
+        let err = Palette::from_theme_toml("base = \"sepia\"\n", "my.toml").unwrap_err();
+        assert!(err.contains("my.toml") && err.contains("sepia"), "{err}");
     }
 
     #[test]

@@ -79,6 +79,39 @@ impl PresetError {
         self
     }
 
+    /// Adds the line and column of table or key `path` (dotted, as the file spells it:
+    /// `atention`, `attention.qq`) when the error has none: its `[path]` header (or that of a
+    /// table under it), else its `key =` line in its parent table. For an unknown table,
+    /// whose name is the offending value rather than a key.
+    pub fn locate_table(mut self, text: &str, path: &str) -> Self {
+        if self.line.is_some() || path.is_empty() {
+            return self;
+        }
+        let mut offset = 0;
+        let mut found = None;
+        for line in text.split_inclusive('\n') {
+            let trimmed = line.trim_start();
+            let at = offset + (line.len() - trimmed.len());
+            offset += line.len();
+            let Some(header) = trimmed.strip_prefix('[') else {
+                continue;
+            };
+            let inner = header.trim_start_matches('[');
+            let name = inner.split(']').next().unwrap_or("").trim();
+            if name == path || name.starts_with(&format!("{path}.")) {
+                let skipped = header.len() - inner.len() + 1;
+                found = Some(at + skipped + (inner.len() - inner.trim_start().len()));
+                break;
+            }
+        }
+        if let Some(offset) = found.or_else(|| find_key(text, path)) {
+            let (line, column) = line_column(text, offset);
+            self.line = Some(line);
+            self.column = Some(column);
+        }
+        self
+    }
+
     /// For a message about a string value that names a column inside it (a layout's
     /// `column 14: ...`), the byte offset of that character in the file, from the key at
     /// `key_offset`: the user is sent to the character, not to the key.

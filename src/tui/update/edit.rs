@@ -47,14 +47,27 @@ pub(super) fn edit(app: &mut App, action: Action) -> Vec<Effect> {
 }
 
 fn move_field(app: &mut App, delta: i32) -> Vec<Effect> {
-    let i = Field::ALL.iter().position(|f| *f == app.field).unwrap_or(0);
-    let n = Field::ALL.len();
-    let j = if delta > 0 {
-        (i + 1) % n
-    } else {
-        (i + n - 1) % n
+    // The cycle runs over the rows shown (the expert rows only for a mixture of experts);
+    // from a field no longer shown it goes to its neighbour in the full list.
+    let fields = Field::shown_in(&app.scenario);
+    let n = fields.len().max(1);
+    let j = match fields.iter().position(|f| *f == app.field) {
+        Some(i) if delta > 0 => (i + 1) % n,
+        Some(i) => (i + n - 1) % n,
+        None => {
+            let at = Field::ALL.iter().position(|f| *f == app.field).unwrap_or(0);
+            let after = fields
+                .iter()
+                .position(|f| Field::ALL.iter().position(|g| g == f).unwrap_or(0) > at)
+                .unwrap_or(0);
+            if delta > 0 {
+                after
+            } else {
+                (after + n - 1) % n
+            }
+        }
     };
-    app.field = Field::ALL[j];
+    app.field = fields.get(j).copied().unwrap_or(Field::Model);
     app.typing = None;
     Vec::new()
 }

@@ -73,8 +73,10 @@ fn split_v(r: Rect, top: u16) -> (Rect, Rect) {
     )
 }
 
-/// Height the parameters panel wants (every field and its borders).
-pub const PARAMS_HEIGHT: u16 = Field::ALL.len() as u16 + 2;
+/// Height the parameters panel wants for `sc` (every field shown and its borders).
+pub fn params_height(sc: &crate::Scenario) -> u16 {
+    u16::try_from(Field::shown_in(sc).len()).unwrap_or(u16::MAX) + 2
+}
 /// Rows the legend keeps under a parameters panel that scrolls.
 const LEGEND_MIN: u16 = 4;
 /// Fewest rows of the parameters panel (it scrolls below its full height).
@@ -98,7 +100,7 @@ pub fn regions(area: Rect, app: &App) -> Regions {
     let params_w = if area.width >= 120 { 28 } else { 24 };
     let (left, right) = split_h(body, params_w);
     // Every field when there is room, else the panel scrolls and the legend keeps 4 rows.
-    let params_h = PARAMS_HEIGHT.min(left.height.saturating_sub(LEGEND_MIN));
+    let params_h = params_height(&app.scenario).min(left.height.saturating_sub(LEGEND_MIN));
     let (params, legend) = split_v(left, params_h.max(left.height.min(MIN_PARAMS)));
     // The narration's height follows its length (wrapped to the panel's width).
     let story_h = match app.mode {
@@ -244,8 +246,9 @@ pub fn hit(app: &App, x: u16, y: u16) -> Option<Hit> {
     let p = app.devices();
     if inside(r.params, x, y) && y > r.params.y && y + 1 < r.params.bottom() {
         let rows = usize::from(r.params.height.saturating_sub(2));
-        let first = crate::tui::view::params::first_shown(app.field, rows);
-        return Field::ALL
+        let fields = Field::shown_in(&app.scenario);
+        let first = crate::tui::view::params::first_shown(&fields, app.field, rows);
+        return fields
             .get(first + usize::from(y - r.params.y - 1))
             .copied()
             .map(Hit::Field);

@@ -14,14 +14,14 @@ use crate::tui::line_edit::LineEdit;
 /// Width of the label column.
 const LABEL: usize = 10;
 
-/// Index in [`Field::ALL`] of the first field shown in `rows` rows: the selected field kept
-/// in the middle, the list never scrolled past its ends.
-pub fn first_shown(selected: Field, rows: usize) -> usize {
-    let n = Field::ALL.len();
+/// Index in `fields` (those shown, [`Field::shown_in`]) of the first field shown in `rows`
+/// rows: the selected field kept in the middle, the list never scrolled past its ends.
+pub fn first_shown(fields: &[Field], selected: Field, rows: usize) -> usize {
+    let n = fields.len();
     if rows >= n {
         return 0;
     }
-    let i = Field::ALL.iter().position(|f| *f == selected).unwrap_or(0);
+    let i = fields.iter().position(|f| *f == selected).unwrap_or(0);
     i.saturating_sub(rows / 2).min(n - rows)
 }
 
@@ -45,8 +45,11 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let scenario = story_scenario.as_ref().unwrap_or(&app.scenario);
     let width = usize::from(inner.width);
     let rows = usize::from(inner.height);
-    let first = first_shown(app.field, rows);
-    let below = Field::ALL.len().saturating_sub(first + rows);
+    // The rows follow the scenario being edited (the expert rows only for a mixture of
+    // experts), as the mouse and the field cycle do.
+    let fields = Field::shown_in(&app.scenario);
+    let first = first_shown(&fields, app.field, rows);
+    let below = fields.len().saturating_sub(first + rows);
     // How many fields are out of view, on the borders.
     for (count, arrow, y) in [(first, "↑", area.y), (below, "↓", area.bottom() - 1)] {
         let mark = format!(" {arrow}{count} more ");
@@ -61,7 +64,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
             );
         }
     }
-    for (i, field) in Field::ALL.iter().enumerate().skip(first) {
+    for (i, field) in fields.iter().enumerate().skip(first) {
         let Ok(dy) = u16::try_from(i - first) else {
             break;
         };

@@ -262,11 +262,24 @@ fn bounds(values: impl Iterator<Item = f64>) -> [f64; 2] {
     [(lo - pad).max(0.0), hi + pad]
 }
 
-fn labels(b: [f64; 2], fmt: fn(f64) -> String) -> Vec<Line<'static>> {
+/// The three tick values of an axis with bounds `b`: both ends and the middle.
+fn ticks(b: [f64; 2]) -> [f64; 3] {
     [b[0], (b[0] + b[1]) / 2.0, b[1]]
-        .into_iter()
-        .map(|v| Line::from(fmt(v)))
-        .collect()
+}
+
+fn labels(b: [f64; 2], fmt: fn(f64) -> String) -> Vec<Line<'static>> {
+    ticks(b).into_iter().map(|v| Line::from(fmt(v))).collect()
+}
+
+/// The peak axis's tick labels in GiB with the decimals (none to three) that tell every two
+/// neighbouring ticks apart, one precision for all of them ("0.9 1.3 1.6", not "1 1 2").
+fn gib_labels(b: [f64; 2]) -> Vec<String> {
+    let values = ticks(b);
+    let with = |d: usize| values.map(|v| format!("{v:.d$}"));
+    let d = (0..=3)
+        .find(|&d| with(d).windows(2).all(|w| w[0] != w[1]))
+        .unwrap_or(3);
+    with(d).to_vec()
 }
 
 fn render_chart(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
@@ -307,7 +320,12 @@ fn render_chart(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
                 .title(Span::styled("peak GiB", theme.muted()))
                 .style(theme.muted())
                 .bounds(x)
-                .labels(labels(x, |v| format!("{v:.0}"))),
+                .labels(
+                    gib_labels(x)
+                        .into_iter()
+                        .map(Line::from)
+                        .collect::<Vec<_>>(),
+                ),
         )
         .y_axis(
             Axis::default()
@@ -554,6 +572,13 @@ mod tests {
         assert_eq!(figures_apart(&[177.2, 177.2, 180.0]), 4);
         assert_eq!(figures_apart(&[82.544, 82.740]), 4);
         assert_eq!(figures_apart(&[82.544, 82.549]), 4);
+    }
+
+    #[test]
+    fn peak_ticks_have_the_decimals_that_tell_them_apart() {
+        assert_eq!(gib_labels([0.95, 1.6]), ["0.9", "1.3", "1.6"]);
+        assert_eq!(gib_labels([10.0, 70.0]), ["10", "40", "70"]);
+        assert_eq!(gib_labels([40.02, 40.08]), ["40.02", "40.05", "40.08"]);
     }
 
     #[test]
