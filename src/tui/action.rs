@@ -93,7 +93,7 @@ actions! {
     ToggleCompare,
     /// cycle it
     CycleCompare,
-    /// Story: none → full → adaptive → adapipe
+    /// Story, 7 steps: none → full → adaptive → adapipe → lynx → po-h → po-f
     ToggleStory,
     /// next
     StoryNext,

@@ -230,3 +230,32 @@ fn scenario_flags_before_a_subcommand_are_refused_not_ignored() {
     let (ok, out, err) = pipescope(&["plan", "--preset", "tiny-4x8", "--json"]);
     assert!(ok && out.contains("\"stages\""), "{err}");
 }
+
+/// `plan`'s first line gives a mixture of experts' expert layout beside `t x cp x p x d`; a
+/// dense model's has none.
+#[test]
+fn the_plan_headline_gives_ep_and_etp_for_a_mixture_of_experts() {
+    let (ok, out, err) = pipescope(&[
+        "plan",
+        "--model",
+        "qwen3-30b-a3b",
+        "--gpu",
+        "h100-80gb",
+        "-p",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "8",
+        "--ep",
+        "8",
+    ]);
+    assert!(ok, "{err}");
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.contains("(t1 x cp1 x p2 x d8, ep8 x etp1)"),
+        "{first}"
+    );
+    let (ok, out, _) = pipescope(&["plan", "-p", "4", "-m", "8"]);
+    assert!(ok && !out.lines().next().unwrap().contains(", ep"), "{out}");
+}
