@@ -259,3 +259,58 @@ fn the_plan_headline_gives_ep_and_etp_for_a_mixture_of_experts() {
     let (ok, out, _) = pipescope(&["plan", "-p", "4", "-m", "8"]);
     assert!(ok && !out.lines().next().unwrap().contains(", ep"), "{out}");
 }
+
+/// `named` with no units to recompute would run as `none`: plan, compare and sweep refuse it,
+/// naming the flag and what to give; with units it runs.
+#[test]
+fn named_without_units_is_refused() {
+    for (args, flag) in [
+        (
+            &["plan", "-p", "4", "-m", "8", "--strategy", "named"][..],
+            "--strategy named",
+        ),
+        (
+            &[
+                "compare",
+                "-p",
+                "4",
+                "-m",
+                "8",
+                "--strategies",
+                "named,full",
+            ][..],
+            "--strategies named",
+        ),
+        (
+            &[
+                "sweep",
+                "--gpus",
+                "8",
+                "--global-batch",
+                "8",
+                "--strategies",
+                "full,named",
+            ][..],
+            "--strategies named",
+        ),
+    ] {
+        let (ok, _, err) = pipescope(args);
+        assert!(!ok, "{args:?}");
+        assert!(
+            err.contains(flag) && err.contains("--recompute-units"),
+            "{args:?}: {err}"
+        );
+    }
+    let (ok, _, err) = pipescope(&[
+        "plan",
+        "-p",
+        "4",
+        "-m",
+        "8",
+        "--strategy",
+        "named",
+        "--recompute-units",
+        "core_attn",
+    ]);
+    assert!(ok, "{err}");
+}
