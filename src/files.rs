@@ -131,11 +131,13 @@ pub fn write_atomic_with(path: &Path, text: &str, existing: Existing) -> Result<
     // A replaced file keeps its permissions (a script stays executable).
     let old_permissions = fs::metadata(&target).ok().map(|m| m.permissions());
     let tmp = dir.join(temp_name(&name));
+    let created = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| cannot_create(path, &dir, &e))?;
     let write = || -> std::io::Result<bool> {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let mut file = created;
         file.write_all(text.as_bytes())?;
         file.sync_all()?;
         if let Some(permissions) = old_permissions.clone() {
@@ -158,6 +160,30 @@ pub fn write_atomic_with(path: &Path, text: &str, existing: Existing) -> Result<
         let _ = fs::remove_file(&tmp);
         fail(e)
     })
+}
+
+/// The error of a write whose temporary file could not be made in `dir`: the folder is
+/// missing, or takes no new files (a read-only or virtual file system such as `/proc`, no
+/// permission), said as such rather than as the bare "No such file or directory".
+fn cannot_create(path: &Path, dir: &Path, e: &std::io::Error) -> String {
+    match fs::metadata(dir) {
+        Err(_) => format!(
+            "{}: cannot write it: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        ),
+        Ok(meta) if !meta.is_dir() => format!(
+            "{}: cannot write it: {} is not a folder",
+            path.display(),
+            dir.display()
+        ),
+        Ok(_) => format!(
+            "{}: cannot write it: the folder {} takes no new files ({e}); give a path in a \
+             folder you can write to",
+            path.display(),
+            dir.display()
+        ),
+    }
 }
 
 /// A temporary file name nobody can predict (std's randomly keyed hasher over the time, the
@@ -236,6 +262,25 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    /// A folder that takes no new files (`/proc`) or does not exist is said as such.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_unwritable_folder_is_named() {
+        let e = write_atomic(Path::new("/proc/pipescope-test.json"), "x").unwrap_err();
+        assert!(
+            e.starts_with(
+                "/proc/pipescope-test.json: cannot write it: the folder /proc takes no new files"
+            ),
+            "{e}"
+        );
+        let e = write_atomic(Path::new("/proc/version"), "x").unwrap_err();
+        assert!(e.contains("the folder /proc takes no new files"), "{e}");
+        let dir = fresh("missing");
+        let missing = dir.join("no-such-folder").join("a.txt");
+        let e = write_atomic(&missing, "x").unwrap_err();
+        assert!(e.contains("no-such-folder does not exist"), "{e}");
     }
 
     #[test]

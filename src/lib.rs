@@ -43,7 +43,7 @@ pub use scenario::{
     InvalidField, LayoutError, LayoutLayer, LayoutStage, MeasuredProfile, ModelSpec, ModelStyle,
     Objective, P2p, Parallel, Partition, PipelineLayout, PlanSettings, Precision, PresetError,
     PresetInfo, PresetKind, Scenario, ScenarioOverrides, ScheduleKind, Strategy, UnitMeasurement,
-    Zero, default_scenario, limits, micro_batches_for, to_toml,
+    Zero, default_scenario, limits, micro_batches_for, model_description, to_toml,
 };
 pub use scenario::{DataParallelUse, data_parallel_refusal, grad_overlap_refusal};
 

@@ -50,6 +50,7 @@ pub fn run(args: &CompareArgs) -> Result<(), String> {
     let strategies: Vec<Strategy> = if args.strategies.is_empty() {
         default_strategies(&scenario)
     } else {
+        super::unused_plan_flags::check_named_units(&args.strategies, &scenario, "--strategies")?;
         args.strategies.clone()
     };
     let outcomes = compare(&scenario, &strategies)?;

@@ -88,18 +88,22 @@ impl Built {
     }
 }
 
-/// Parses `F,B,W` into three finite non-negative numbers.
+/// Parses `F,B,W` into three finite positive numbers; a value that is not one is named
+/// (an op of no time, or of negative time, is no schedule's cost).
 fn parse_costs(text: &str) -> Result<[f64; 3], String> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-    let bad = || format!("--costs '{text}': expected three non-negative numbers F,B,W");
+    let bad = || format!("--costs '{text}': expected three positive numbers F,B,W");
     if parts.len() != 3 {
         return Err(bad());
     }
     let mut out = [0.0; 3];
-    for (slot, part) in out.iter_mut().zip(&parts) {
+    for ((slot, part), name) in out.iter_mut().zip(&parts).zip(["F", "B", "W"]) {
         let x: f64 = part.parse().map_err(|_| bad())?;
-        if !(x.is_finite() && x >= 0.0) {
-            return Err(bad());
+        if !(x.is_finite() && x > 0.0) {
+            return Err(format!(
+                "--costs '{text}': {name} = {part} is not allowed: each of F,B,W must be a \
+                 finite number above 0"
+            ));
         }
         *slot = x;
     }
@@ -235,7 +239,9 @@ pub fn palette(theme: Option<&str>) -> Result<Palette, String> {
         Some(name) if Palette::builtin(name).is_some() => {
             Palette::builtin(name).ok_or_else(|| format!("--theme {name}"))
         }
-        Some(path) if Path::new(path).is_file() => {
+        // Any path that exists is read as a theme file: one that is not a regular file
+        // (a device, a FIFO, a folder) is refused as such, not taken for a misspelt name.
+        Some(path) if Path::new(path).symlink_metadata().is_ok() => {
             let text = pipescope::read_text_file(Path::new(path))
                 .map_err(|e| format!("--theme {path}: {e}"))?;
             // The UI's reading of a theme refuses an unknown key or a value that is not a

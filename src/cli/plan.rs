@@ -18,11 +18,18 @@ pub struct PlanArgs {
 }
 
 /// The text form of one outcome: headline (schedule, strategy, the job's GPUs as
-/// `t x cp x p x d`, the figures), then one row per stage.
+/// `t x cp x p x d`, and for a mixture of experts the expert layers' `ep x etp`, the
+/// figures), then one row per stage.
 pub fn table(o: &Outcome) -> String {
+    let experts = if o.stages.iter().any(|st| st.moe_blocks > 0) {
+        format!(", ep{} x etp{}", o.ep, o.etp)
+    } else {
+        String::new()
+    };
     let mut s = format!(
-        "{} / {} on {} GPUs (t{} x cp{} x p{} x d{}): iteration {:.3} s (estimate {:.3} s), \
-         bubble {:.1}%, MFU {}, HFU {}, {} vs 1f1b + full ({:.3} s), solved in {:.2} ms\n",
+        "{} / {} on {} GPUs (t{} x cp{} x p{} x d{}{experts}): iteration {:.3} s (estimate \
+         {:.3} s), bubble {:.1}%, MFU {}, HFU {}, {} vs 1f1b + full ({:.3} s), solved in \
+         {:.2} ms\n",
         o.schedule,
         o.strategy,
         o.gpus,

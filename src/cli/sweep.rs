@@ -203,6 +203,7 @@ impl SweepArgs {
             self.source.profile.as_deref(),
         )?;
         unused_flags::check_sweep_overlaps(&scenario, &self.tp, &self.zero, &self.settings)?;
+        super::unused_plan_flags::check_named_units(&strategies, &scenario, "--strategies")?;
         super::sweep_dense::refuse_expert_flags(
             &scenario,
             &self.ep,

@@ -63,11 +63,38 @@ fn check_strategy_users(
     Ok(())
 }
 
+/// Refuses `named` among the strategies to run (`flag` gave them: `--strategy`,
+/// `--strategies`) when the scenario names no unit to recompute (`--recompute-units`, a
+/// preset's `plan.recompute_units`): it would keep everything, as `none` does, under
+/// another name.
+pub fn check_named_units(
+    strategies: &[Strategy],
+    scenario: &Scenario,
+    flag: &str,
+) -> Result<(), String> {
+    if !strategies.contains(&Strategy::Named) || !scenario.plan.recompute_units.is_empty() {
+        return Ok(());
+    }
+    let others: Vec<&str> = Strategy::ALL
+        .iter()
+        .filter(|&&s| s != Strategy::Named)
+        .map(|&s| <&str>::from(s))
+        .collect();
+    Err(format!(
+        "{flag} named: no units to recompute are named, so it would keep everything as none \
+         does; give --recompute-units with the units to recompute (such as \
+         attention.core_attn,mlp.gelu_out; `pipescope units` lists them), or another \
+         strategy ({})",
+        others.join(", ")
+    ))
+}
+
 /// For a planned scenario: refuses the strategy flags its strategy does not use, an overlap
 /// of recomputation where nothing is recomputed, and `--device-max-connections` at t 1.
 pub fn check_plan_flags(settings: &SettingFlags, scenario: &Scenario) -> Result<(), String> {
     let strategy = scenario.plan.strategy;
     check_strategy_users(&[strategy], settings, false)?;
+    check_named_units(&[strategy], scenario, "--strategy")?;
     let recomputes_nothing = strategy == Strategy::None
         || (strategy == Strategy::Named && scenario.plan.recompute_units.is_empty());
     if settings.overlap_recompute && recomputes_nothing {

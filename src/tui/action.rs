@@ -63,6 +63,8 @@ actions! {
     EditLine(super::line_edit::LineOp),
     /// A character typed into the layout editor
     InsertChar(char),
+    /// Text pasted (bracketed paste): the layout editor inserts it at the cursor, elsewhere it is ignored
+    Paste(String),
     /// Previous stage (memory row, unit grid)
     PrevStage,
     /// next stage
@@ -93,7 +95,7 @@ actions! {
     ToggleCompare,
     /// cycle it
     CycleCompare,
-    /// Story: none → full → adaptive → adapipe
+    /// Story, 7 steps: none → full → adaptive → adapipe → lynx → po-h → po-f
     ToggleStory,
     /// next
     StoryNext,

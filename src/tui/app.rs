@@ -101,7 +101,7 @@ pub enum Mode {
         /// Index into the lesson's schedules.
         step: usize,
     },
-    /// The story: step `step` of the AdaPipe chain (none, full, adaptive, adapipe).
+    /// The story: step `step` of [`STORY`] (none, full, adaptive, adapipe, lynx, po-h, po-f).
     Story {
         /// Index of the step.
         step: usize,
@@ -228,6 +228,9 @@ pub struct App {
     pub error: Option<String>,
     /// A passing remark for the status bar.
     pub note: Option<String>,
+    /// The formats the export under way leaves out, each with why (`e` says them beside the
+    /// paths it wrote).
+    pub export_left_out: Vec<String>,
     /// Files that failed to reload: `file:line:column: message`, until fixed.
     pub reload_errors: BTreeMap<PathBuf, String>,
     /// `error` as it stood when the latest file error arrived: an `error` that differs is
@@ -290,6 +293,7 @@ impl App {
             lesson: None,
             error: None,
             note: None,
+            export_left_out: Vec::new(),
             reload_errors: BTreeMap::new(),
             error_at_reload: None,
             generation: 0,

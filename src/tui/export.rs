@@ -15,8 +15,8 @@ use super::app::App;
 
 /// The files of one export: `(file name, text)`, for the outcome of `scenario`: the SVG
 /// figure, the Perfetto trace, the Megatron-LM launch script and, when torch has the
-/// schedule, the torchtitan CSV.
-pub fn files(scenario: &Scenario, outcome: &Outcome) -> Vec<(String, String)> {
+/// schedule, the torchtitan CSV; then the formats left out, each with why.
+pub fn files(scenario: &Scenario, outcome: &Outcome) -> (Vec<(String, String)>, Vec<String>) {
     let kind = outcome.schedule;
     let run = Run::planned(outcome);
     let stem = format!("pipescope-{kind}-{}", outcome.strategy);
@@ -33,19 +33,36 @@ pub fn files(scenario: &Scenario, outcome: &Outcome) -> Vec<(String, String)> {
         ),
         (format!("{stem}.trace.json"), export::perfetto::export(&run)),
     ];
-    if let Ok(script) = export::megatron::export(scenario, outcome) {
-        out.push((format!("{stem}.megatron.sh"), script));
+    let mut left_out = Vec::new();
+    match export::megatron::export(scenario, outcome) {
+        Ok(script) => out.push((format!("{stem}.megatron.sh"), script)),
+        Err(e) => left_out.push(format!("megatron ({})", first_clause(&e.to_string()))),
     }
-    if let Ok(csv) = export::torchtitan::export(&outcome.op_order) {
-        out.push((format!("{stem}.torchtitan.csv"), csv));
+    match export::torchtitan::export(&outcome.op_order) {
+        Ok(csv) => out.push((format!("{stem}.torchtitan.csv"), csv)),
+        Err(e) => left_out.push(format!("torchtitan ({})", first_clause(e.reason))),
     }
-    out
+    (out, left_out)
+}
+
+/// The first clause of a reason (to its first `;` or sentence end): the status line's share.
+fn first_clause(reason: &str) -> &str {
+    let end = [reason.find("; "), reason.find(". ")]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(reason.len());
+    &reason[..end]
 }
 
 /// `e`: the export effect for what is shown, or a note when nothing is solved yet.
 pub(super) fn export(app: &mut App) -> Vec<Effect> {
     match (app.shown(), app.solved_scenario.as_ref()) {
-        (Some(solved), Some(scenario)) => vec![Effect::Export(files(scenario, &solved.outcome))],
+        (Some(solved), Some(scenario)) => {
+            let (files, left_out) = files(scenario, &solved.outcome);
+            app.export_left_out = left_out;
+            vec![Effect::Export(files)]
+        }
         _ => {
             app.note = Some("nothing to export yet: the plan is still being solved".into());
             Vec::new()
@@ -161,7 +178,11 @@ pub(super) fn exported(app: &mut App, result: Result<Vec<PathBuf>, String>) -> V
             } else {
                 ""
             };
-            app.note = Some(format!("exported {}{kept}", names.join(", ")));
+            let left_out = match app.export_left_out.as_slice() {
+                [] => String::new(),
+                list => format!("; left out: {}", list.join(", ")),
+            };
+            app.note = Some(format!("exported {}{kept}{left_out}", names.join(", ")));
         }
         Err(e) => app.error = Some(format!("could not export: {e}")),
     }

@@ -175,7 +175,7 @@ pub static TABLE: &[&[Binding]] = &[
         b(
             &[Code(Char('t'))],
             Action::ToggleStory,
-            "Story: none → full → adaptive → adapipe",
+            "Story, 7 steps: none → full → adaptive → adapipe → lynx → po-h → po-f",
         ),
         b(&[Code(Char('n'))], Action::StoryNext, "next"),
         b(&[Code(Char('p'))], Action::StoryPrev, "previous"),

@@ -1,6 +1,16 @@
 //! A one-line text editor: the text, a cursor between characters, and the edits of a
 //! terminal prompt (insert, Backspace, Delete, Left, Right, Home, End, clear). The layout
-//! field types into one; it holds no terminal state, so it is tested on its own.
+//! field types into one; it holds no terminal state, so it is tested on its own. Columns are
+//! counted by each character's display width (a CJK character takes two), so the window
+//! keeps the cursor in view whatever the text holds.
+
+use unicode_width::UnicodeWidthChar;
+
+/// Columns `c` takes on a terminal (at least one: a zero-width character still gets a cell
+/// of its own in the editor).
+pub fn columns(c: char) -> usize {
+    c.width().unwrap_or(1).max(1)
+}
 
 /// Longest text the editor takes, in characters (a layout of a thousand-layer model in
 /// run-length form is far shorter; pasted junk stops here).
@@ -82,6 +92,21 @@ impl LineEdit {
         true
     }
 
+    /// Inserts `text` at the cursor (a paste), leaving out control characters (line breaks,
+    /// tabs); false when something was left out or the text stopped at `MAX_CHARS`.
+    pub fn insert_str(&mut self, text: &str) -> bool {
+        let mut all = true;
+        for c in text.chars() {
+            if !self.insert(c) {
+                all = false;
+                if self.chars.len() >= MAX_CHARS {
+                    break;
+                }
+            }
+        }
+        all
+    }
+
     /// Applies `op`; false when it changed nothing (a Backspace at the start).
     pub fn apply(&mut self, op: LineOp) -> bool {
         let before = (self.cursor, self.chars.len());
@@ -109,18 +134,58 @@ impl LineEdit {
         before != (self.cursor, self.chars.len())
     }
 
-    /// The first character shown in a window `width` characters wide that keeps the cursor
-    /// (and the cell after the text, where the cursor sits at the end) in view, as close to
-    /// the start as it can.
+    /// The first character shown in a window `width` columns wide that keeps the cursor's
+    /// character (or the cell after the text, where the cursor sits at the end) whole in
+    /// view, as close to the start as it can; columns by display width.
     pub fn window_start(&self, width: usize) -> usize {
         let width = width.max(1);
-        (self.cursor + 1).saturating_sub(width)
+        let at_cursor = self.chars.get(self.cursor).map_or(1, |c| columns(*c));
+        let mut used = at_cursor;
+        let mut start = self.cursor;
+        while start > 0 {
+            let w = columns(self.chars[start - 1]);
+            if used + w > width {
+                break;
+            }
+            used += w;
+            start -= 1;
+        }
+        start
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_paste_goes_in_at_the_cursor_without_control_characters() {
+        let mut e = LineEdit::new("E|L");
+        e.apply(LineOp::Left);
+        assert!(e.insert_str("t*4|"));
+        assert_eq!((e.text().as_str(), e.cursor()), ("E|t*4|L", 6));
+        assert!(!e.insert_str("t\nt"));
+        assert_eq!(e.text(), "E|t*4|ttL");
+        let mut long = LineEdit::new("");
+        assert!(!long.insert_str(&"t".repeat(MAX_CHARS + 10)));
+        assert_eq!(long.chars().len(), MAX_CHARS);
+    }
+
+    #[test]
+    fn the_window_counts_display_columns() {
+        // Ten wide characters take twenty columns: a window of 9 shows the last four
+        // before the cursor at the end (eight columns) and the cursor's cell.
+        let e = LineEdit::new(&"表".repeat(10));
+        assert_eq!(e.window_start(9), 6);
+        assert_eq!(LineEdit::new("abcdefghij").window_start(9), 2);
+        let mut e = LineEdit::new("ab表cd");
+        e.set_cursor(2);
+        assert_eq!(e.window_start(2), 2);
+        assert_eq!(e.window_start(3), 1);
+        assert_eq!(e.window_start(4), 0);
+        assert_eq!(columns('表'), 2);
+        assert_eq!(columns('a'), 1);
+    }
 
     #[test]
     fn the_keys_edit_at_the_cursor() {

@@ -171,6 +171,7 @@ pub fn run(opts: Options) -> Result<(), String> {
                     }
                     Ok(Event::Mouse(m)) => mouse_action(m),
                     Ok(Event::Resize(w, h)) => Some(Action::Resize(w, h)),
+                    Ok(Event::Paste(text)) => Some(Action::Paste(text)),
                     Ok(_) => None,
                     Err(_) => break,
                 };

@@ -54,8 +54,16 @@ fn outcome(results: &[StepResult], i: usize) -> Option<&Outcome> {
 /// The sentence for `step` given all steps' results.
 pub fn sentence(step: usize, results: &[StepResult]) -> String {
     let name = STORY.get(step).map_or("?", |s| s.name());
+    let offload = STORY.get(step).and_then(|s| s.schedule).is_some();
     let o = match results.get(step) {
         Some(Some(Ok(s))) => &s.outcome,
+        Some(Some(Err(e))) if offload => {
+            return format!(
+                "{} is refused for this scenario, so the story ends without it: {}.",
+                name.to_uppercase(),
+                e.trim_end_matches('.')
+            );
+        }
         Some(Some(Err(e))) => return format!("{name}: cannot be solved: {e}"),
         _ => return format!("{name}: solving…"),
     };
@@ -184,11 +192,45 @@ fn offload_sentence(
         "PO-F sends every chunk to the host"
     };
     format!(
-        "{what}: at most {} GiB of activations stay on a device{kept} and {} GiB sit on the host per GPU{k}; it {}, iteration {it}{vs_full}.",
+        "{what}: at most {} GiB of activations stay on a device{kept} and {} GiB sit on the host per GPU{k}; it {}, iteration {it}{vs_full}.{}",
         format::gib(resident),
         format::gib(host),
-        fit(o)
+        fit(o),
+        over_budget_why(o)
     )
+}
+
+/// For an offloading plan over its budget, why offloading could not save it: what the worst
+/// stage holds besides the activations (weights, gradients, optimizer state), against its
+/// budget. Empty for a plan that fits.
+fn over_budget_why(o: &Outcome) -> String {
+    if o.feasible {
+        return String::new();
+    }
+    let Some(worst) = o
+        .stages
+        .iter()
+        .max_by_key(|s| s.peak_memory_bytes.saturating_sub(s.budget_bytes))
+    else {
+        return String::new();
+    };
+    let (fixed, budget) = (worst.static_bytes, worst.budget_bytes);
+    if fixed >= budget {
+        format!(
+            " Offloading moves activations only: stage {}'s weights, gradients and optimizer state alone take {} GiB of its {} GiB budget, so no schedule fits it; fewer layers per device (more stages p or tensor t), ZeRO or a larger budget would.",
+            worst.stage,
+            format::gib(fixed),
+            format::gib(budget)
+        )
+    } else {
+        format!(
+            " Offloading moves activations only: stage {}'s weights, gradients and optimizer state take {} GiB of its {} GiB budget, and the {} GiB of activations still on the device while copies are under way do not fit beside them.",
+            worst.stage,
+            format::gib(fixed),
+            format::gib(budget),
+            format::gib(worst.activation_bytes)
+        )
+    }
 }
 
 #[cfg(test)]
@@ -210,6 +252,28 @@ mod tests {
         assert!(sentence(0, &results).contains("does not fit"));
         assert!(sentence(3, &results).contains("layers per stage"));
         assert_eq!(sentence(1, &[None, None]), "full: solving…");
+        // The story ends at PO-F: refused, or over the budget, it says why.
+        let last = STORY.len() - 1;
+        let mut refused = results.clone();
+        refused[last] = Some(Err("po-f needs copies that keep pace".into()));
+        let s = sentence(last, &refused);
+        assert!(s.starts_with("PO-F is refused for this scenario"), "{s}");
+        assert!(s.contains("po-f needs copies that keep pace"), "{s}");
+        let mut over = results.clone();
+        if let Some(Ok(solved)) = over[last].as_mut() {
+            let o = &mut solved.outcome;
+            o.feasible = false;
+            o.infeasible_reason = Some("stage 0 needs 90 GiB, budget 70 GiB".into());
+            for st in &mut o.stages {
+                st.static_bytes = st.budget_bytes + 1;
+            }
+        }
+        let s = sentence(last, &over);
+        assert!(s.contains("does not fit"), "{s}");
+        assert!(
+            s.contains("Offloading moves activations only") && s.contains("alone take"),
+            "{s}"
+        );
         // No speed is quoted for a step whose plan does not fit.
         for step in 2..STORY.len() {
             if let Some(Some(Ok(s))) = results.get(step)

@@ -22,7 +22,9 @@ use signal_hook::consts::signal::{
 use signal_hook::iterator::Signals;
 use signal_hook::low_level::emulate_default_handler;
 
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+};
 use crossterm::terminal::{
     BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
     disable_raw_mode, enable_raw_mode,
@@ -79,6 +81,7 @@ pub fn restore() {
         out,
         EndSynchronizedUpdate,
         DisableMouseCapture,
+        DisableBracketedPaste,
         LeaveAlternateScreen,
         cursor::Show
     );
@@ -106,7 +109,14 @@ impl TerminalGuard {
         MOUSE.store(mouse, Ordering::SeqCst);
         let guard = TerminalGuard { _private: () };
         let mut out = io::stdout();
-        execute!(out, EnterAlternateScreen, cursor::Hide)?;
+        // Bracketed paste: a paste arrives as one event (the layout editor inserts it whole),
+        // not as keys that would run commands.
+        execute!(
+            out,
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            cursor::Hide
+        )?;
         if mouse {
             execute!(out, EnableMouseCapture)?;
         }
@@ -134,6 +144,7 @@ fn reenter() -> io::Result<()> {
     execute!(
         out,
         EnterAlternateScreen,
+        EnableBracketedPaste,
         crossterm::terminal::Clear(crossterm::terminal::ClearType::All),
         cursor::Hide
     )?;

@@ -124,7 +124,7 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::Type(_)
         | Action::Backspace
         | Action::Commit => edit::edit(app, action),
-        Action::EditLine(_) | Action::InsertChar(_) => layout::edit(app, action),
+        Action::EditLine(_) | Action::InsertChar(_) | Action::Paste(_) => layout::edit(app, action),
         Action::SavePreset => save(app),
         Action::Export => super::export::export(app),
         Action::Exported(result) => super::export::exported(app, result),

@@ -101,6 +101,43 @@ fn every_format_from_the_planned_scenario() {
     assert!(!ok && err.contains("--theme sepia"), "{err}");
 }
 
+/// A theme path that is no regular file, costs that are not above 0 and an `-o` folder that
+/// takes no files are refused in words that say so.
+#[test]
+fn odd_paths_and_costs_are_refused_clearly() {
+    let (ok, _, err) = pipescope(&["export", "svg", "--theme", "/dev/zero"]);
+    assert!(
+        !ok && err.contains("--theme /dev/zero") && err.contains("not a regular file"),
+        "{err}"
+    );
+    for (costs, named) in [("0,1,1", "F = 0"), ("1,-2,1", "B = -2"), ("1,1,0", "W = 0")] {
+        let (ok, _, err) = pipescope(&[
+            "export",
+            "perfetto",
+            "--schedule",
+            "1f1b",
+            "-p",
+            "2",
+            "-m",
+            "2",
+            "--costs",
+            costs,
+        ]);
+        assert!(
+            !ok && err.contains(named) && err.contains("above 0"),
+            "{costs}: {err}"
+        );
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let (ok, _, err) = pipescope(&["export", "svg", "-p", "4", "-m", "8", "-o", "/proc/x.svg"]);
+        assert!(
+            !ok && err.contains("the folder /proc takes no new files"),
+            "{err}"
+        );
+    }
+}
+
 /// A theme file with 256-colour indices and `reset` draws with xterm's RGB values and its
 /// base's colours, on its base's page.
 #[test]

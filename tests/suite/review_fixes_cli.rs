@@ -230,3 +230,87 @@ fn scenario_flags_before_a_subcommand_are_refused_not_ignored() {
     let (ok, out, err) = pipescope(&["plan", "--preset", "tiny-4x8", "--json"]);
     assert!(ok && out.contains("\"stages\""), "{err}");
 }
+
+/// `plan`'s first line gives a mixture of experts' expert layout beside `t x cp x p x d`; a
+/// dense model's has none.
+#[test]
+fn the_plan_headline_gives_ep_and_etp_for_a_mixture_of_experts() {
+    let (ok, out, err) = pipescope(&[
+        "plan",
+        "--model",
+        "qwen3-30b-a3b",
+        "--gpu",
+        "h100-80gb",
+        "-p",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "8",
+        "--ep",
+        "8",
+    ]);
+    assert!(ok, "{err}");
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.contains("(t1 x cp1 x p2 x d8, ep8 x etp1)"),
+        "{first}"
+    );
+    let (ok, out, _) = pipescope(&["plan", "-p", "4", "-m", "8"]);
+    assert!(ok && !out.lines().next().unwrap().contains(", ep"), "{out}");
+}
+
+/// `named` with no units to recompute would run as `none`: plan, compare and sweep refuse it,
+/// naming the flag and what to give; with units it runs.
+#[test]
+fn named_without_units_is_refused() {
+    for (args, flag) in [
+        (
+            &["plan", "-p", "4", "-m", "8", "--strategy", "named"][..],
+            "--strategy named",
+        ),
+        (
+            &[
+                "compare",
+                "-p",
+                "4",
+                "-m",
+                "8",
+                "--strategies",
+                "named,full",
+            ][..],
+            "--strategies named",
+        ),
+        (
+            &[
+                "sweep",
+                "--gpus",
+                "8",
+                "--global-batch",
+                "8",
+                "--strategies",
+                "full,named",
+            ][..],
+            "--strategies named",
+        ),
+    ] {
+        let (ok, _, err) = pipescope(args);
+        assert!(!ok, "{args:?}");
+        assert!(
+            err.contains(flag) && err.contains("--recompute-units"),
+            "{args:?}: {err}"
+        );
+    }
+    let (ok, _, err) = pipescope(&[
+        "plan",
+        "-p",
+        "4",
+        "-m",
+        "8",
+        "--strategy",
+        "named",
+        "--recompute-units",
+        "core_attn",
+    ]);
+    assert!(ok, "{err}");
+}

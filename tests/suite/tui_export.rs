@@ -45,6 +45,32 @@ fn e_exports_what_is_shown_and_says_where() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A schedule some formats cannot express: `e` writes the others and names those it left out
+/// and why.
+#[test]
+fn e_names_the_formats_it_left_out() {
+    let mut app = solved_app("gpt3");
+    app.scenario.plan.schedule = pipescope::ScheduleKind::PoH;
+    let effects = pipescope::tui::resolve(&mut app);
+    tui_common::run_effects(&mut app, effects);
+    assert_eq!(
+        app.shown().unwrap().outcome.schedule,
+        pipescope::ScheduleKind::PoH
+    );
+    let effects = update(&mut app, Action::Export);
+    let [Effect::Export(files)] = effects.as_slice() else {
+        panic!("expected one export effect, got {effects:?}");
+    };
+    assert!(files.iter().all(|(n, _)| !n.ends_with(".torchtitan.csv")));
+    act(&mut app, Action::Exported(Ok(Vec::new())));
+    let note = app.note.clone().unwrap();
+    assert!(
+        note.contains("left out: ")
+            && note.contains("torchtitan (PipeOffload's host copies have no torch action)"),
+        "{note}"
+    );
+}
+
 #[test]
 fn e_never_replaces_an_earlier_export_and_names_the_new_files() {
     let mut app = solved_app("gpt3");

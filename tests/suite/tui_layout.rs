@@ -63,6 +63,22 @@ fn enter_opens_the_editor_and_global_keys_type_into_it() {
     assert_eq!(key(&mut app, KeyCode::Char('q')), vec![Effect::Quit]);
 }
 
+/// A bracketed paste goes in whole at the cursor (its line break left out); outside the
+/// editor a paste does nothing (no key of it runs a command).
+#[test]
+fn a_paste_goes_in_at_the_cursor() {
+    let mut app = app();
+    let before = app.scenario.clone();
+    assert!(update(&mut app, Action::Paste("q\n".into())).is_empty());
+    assert!(!app.quit && app.scenario == before);
+    key(&mut app, KeyCode::Enter);
+    type_text(&mut app, "EL");
+    key(&mut app, KeyCode::Left);
+    assert!(update(&mut app, Action::Paste("t*19|t*20|t*20|t*21\n".into())).is_empty());
+    assert_eq!(edited(&app), GOOD);
+    assert_eq!(app.layout_edit.as_ref().unwrap().cursor(), GOOD.len() - 1);
+}
+
 #[test]
 fn the_cursor_keys_edit_in_place() {
     let mut app = app();

@@ -98,7 +98,7 @@ fn real_presets_render_their_figures_in_every_mode() {
         for i in 0..app.story.len() {
             let screen = render(&mut app, 160, 48).to_string();
             let said = if matches!(app.story[i], Some(Err(_))) {
-                "cannot be solved"
+                "is refused for this scenario, so the story ends without it"
             } else {
                 "iteration"
             };

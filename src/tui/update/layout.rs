@@ -65,6 +65,15 @@ pub(super) fn edit(app: &mut App, action: Action) -> Vec<Effect> {
                 app.note = Some(format!("layout: at most {MAX_CHARS} characters"));
             }
         }
+        Action::Paste(text) => {
+            // Line breaks and other control characters are left out without a word (a
+            // copied line often ends in one); text past the limit is said.
+            if !e.insert_str(&text) && e.chars().len() >= MAX_CHARS {
+                app.note = Some(format!(
+                    "layout: the paste was cut at {MAX_CHARS} characters"
+                ));
+            }
+        }
         _ => app.dirty = false,
     }
     Vec::new()

@@ -136,7 +136,7 @@ fn editor(x: u16, y: u16, room: usize, edit: &LineEdit, buf: &mut Buffer, app: &
     let mut cx = x;
     let end = x.saturating_add(u16::try_from(room).unwrap_or(u16::MAX));
     for (i, c) in shown.iter().enumerate() {
-        let w = u16::try_from(ratatui::text::Span::raw(c.to_string()).width().max(1)).unwrap_or(1);
+        let w = u16::try_from(crate::tui::line_edit::columns(*c)).unwrap_or(1);
         if cx.saturating_add(w) > end {
             break;
         }
