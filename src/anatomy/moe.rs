@@ -2,10 +2,12 @@
 //! token dispatcher and grouped GEMMs (docs/model.md, "Mixture of experts"):
 //!
 //! ```text
-//! norm -> router (scores, top-k) -> permute (k copies of each token, grouped by expert)
+//! norm -> router (scores, top-k) -> permute (k copies of each token, grouped by expert;
+//!      inside DeepEP's dispatch with `--deepep`)
 //!      -> dispatch all-to-all over the EP group (-> all-gather over etp) -> sort by local expert
 //!      -> fc1 (grouped) -> SwiGLU weighted by the routing probabilities -> fc2 (grouped)
-//!      -> unsort (-> reduce-scatter over etp) -> combine all-to-all -> unpermute (sum the k copies)
+//!      -> unsort (-> reduce-scatter over etp) -> combine all-to-all -> unpermute (sum the k
+//!      copies; inside DeepEP's combine with `--deepep`)
 //!      + shared experts (a dense SwiGLU MLP over the tensor-parallel ranks) -> residual add
 //! ```
 //!
@@ -18,6 +20,7 @@
 //! forward: two more all-to-alls of the same size.
 
 use super::cost::{InputCast, Machine, Piece, Work};
+use super::expert_comm::{DeepEpRates, hidden_beside};
 use super::tp_comm;
 use super::units::{Builder, Dims, Keep, act, add_residual, linear_input, norm, raw};
 use super::{Anatomy, Block, BlockKind};
@@ -40,10 +43,16 @@ pub struct MoeDims {
     /// The busiest rank's routed load over the mean rank's `X` (1: balanced), from the
     /// busiest expert's by `routing::busiest_rank_load`.
     pub imbalance: f64,
-    /// Seconds of one all-to-all per byte each rank sends (balanced).
-    pub a2a_s_per_byte: f64,
+    /// Seconds of the dispatch and of the combine all-to-all per byte each rank sends as
+    /// `k` copies of its tokens (balanced).
+    pub a2a: DeepEpRates,
     /// Seconds of an all-gather over the `etp` group per gathered byte.
     pub etp_s_per_byte: f64,
+    /// The dispatch and combine kernels copy and sum each token's `k` rows themselves
+    /// (DeepEP's: its dispatch takes the tokens and their top-k, its combine returns each
+    /// token's rows summed), so no separate permute before the dispatch nor sum of the
+    /// copies after the combine passes through memory.
+    pub fused_copies: bool,
 }
 
 /// Seconds only.
@@ -80,9 +89,13 @@ pub fn moe(m: &Machine, d: &Dims, e: &MoeDims, params: u64, static_bytes: u64) -
     // The dispatch sends each row in bf16 with its fp32 probability; the busiest rank
     // receives X times the mean. With etp > 1 the rows are then gathered over the etp group
     // (their gradients reduce-scattered in the backward).
-    let a2a = |bytes: f64| e.imbalance * e.a2a_s_per_byte * bytes;
-    let dispatch_s = a2a(2.0 * sent * h + 4.0 * sent) + e.etp_s_per_byte * 2.0 * rows * h;
-    let permute = m.elementwise(2.0 * ts * h + 2.0 * sent * h, 2.0 * sent * h + 2.0 * ts * h);
+    let dispatch_s = e.imbalance * e.a2a.dispatch_s_per_byte * (2.0 * sent * h + 4.0 * sent)
+        + e.etp_s_per_byte * 2.0 * rows * h;
+    let permute = if e.fused_copies {
+        Piece::default()
+    } else {
+        m.elementwise(2.0 * ts * h + 2.0 * sent * h, 2.0 * sent * h + 2.0 * ts * h)
+    };
     let sort = m.elementwise(4.0 * rows * h, 4.0 * rows * h);
     let dispatch_comm = Piece {
         fwd: secs(dispatch_s),
@@ -120,14 +133,19 @@ pub fn moe(m: &Machine, d: &Dims, e: &MoeDims, params: u64, static_bytes: u64) -
 
     // Combine: un-sort, reduce-scatter over etp (in fp32), the all-to-all back, and the sum
     // of each token's k copies.
-    let combine_s = a2a(2.0 * sent * h) + e.etp_s_per_byte * 4.0 * rows * h;
+    let combine_s =
+        e.imbalance * e.a2a.combine_s_per_byte * 2.0 * sent * h + e.etp_s_per_byte * 4.0 * rows * h;
     let combine_comm = Piece {
         fwd: secs(combine_s),
         b: secs(combine_s),
         w: Work::default(),
     };
     k.ep_exchange(combine_comm, combine_comm);
-    let unpermute = m.elementwise(2.0 * sent * h + 2.0 * ts * h, 2.0 * ts * h + 2.0 * sent * h);
+    let unpermute = if e.fused_copies {
+        Piece::default()
+    } else {
+        m.elementwise(2.0 * sent * h + 2.0 * ts * h, 2.0 * ts * h + 2.0 * sent * h)
+    };
     k.other += sort + unpermute + combine_comm;
 
     if e.shared_ffn > 0.0 {
@@ -174,11 +192,13 @@ impl Anatomy {
         let moe_bw = (m.backward_b_s + m.backward_w_s - a_b).max(0.0);
         let moe_f = (m.forward_s - a_f).max(0.0);
         let (att_bw, att_f) = (att.backward_b_s + att.backward_w_s, att.forward_s);
+        let share = self.ep_comm_sm_share;
+        let hide = |comm: f64, compute: f64| hidden_beside(comm, compute, share);
         let hidden = if per_layer {
             let (half_f, half_b) = (a_f / 2.0, a_b / 2.0);
-            half_b.min(att_f) + moe_bw.min(half_f) + moe_f.min(half_b) + half_f.min(att_bw)
+            hide(half_b, att_f) + hide(half_f, moe_bw) + hide(half_b, moe_f) + hide(half_f, att_bw)
         } else {
-            a_f.min(moe_bw + att_bw) + a_b.min(moe_f + att_f)
+            hide(a_f, moe_bw + att_bw) + hide(a_b, moe_f + att_f)
         };
         // At most `a_F + a_B`, which the forward and the input-gradient backward hold.
         let from_b = hidden.min(m.backward_b_s);
