@@ -178,7 +178,9 @@ impl Anatomy {
     /// (dispatch and combine each half of a direction's all-to-alls). Otherwise (DualPipe)
     /// the forward's all-to-alls `a_F` hide under the partner layer's backward compute (the
     /// MoE and attention blocks' B and W without the all-to-alls) and the backward's `a_B`
-    /// under its forward compute, each up to what that compute covers. The MoE block's
+    /// under its forward compute, each up to what that compute covers. In both, an
+    /// all-to-all that holds a share of the multiprocessors (DeepEP's, `ep_comm_sm_share`)
+    /// hides at most the rest of its time (`expert_comm::hidden_beside`). The MoE block's
     /// input-gradient backward is shortened by the hidden sum (its forward by what B cannot
     /// give), so a stage's estimate `F + B + W` is the pair time the simulation gives when
     /// every micro-batch is paired (the warm-up and cool-down ops, unpaired, are where the
@@ -233,6 +235,52 @@ mod tests {
         s.parallel.dp = 16;
         s.parallel.ep = ep;
         Anatomy::build(&s).unwrap()
+    }
+
+    #[test]
+    fn deepep_copies_tokens_itself_and_its_multiprocessors_cap_what_a_pair_hides() {
+        let plain = anatomy("qwen3-30b-a3b", 16);
+        let mut with = {
+            let c = Catalog::builtin();
+            let mut s = c.scenario("korthikanti-22b").unwrap();
+            ScenarioOverrides {
+                model: Some("qwen3-30b-a3b".into()),
+                gpu: Some("h100-80gb".into()),
+                seq_len: Some(4096),
+                micro_batch_size: Some(1),
+                tp: Some(1),
+                sp: Some(false),
+                pp: Some(4),
+                ..Default::default()
+            }
+            .apply(&mut s, &c)
+            .unwrap();
+            s.parallel.dp = 16;
+            s.parallel.ep = 16;
+            s.plan.deepep = true;
+            Anatomy::build(&s).unwrap()
+        };
+        // No permute before the dispatch: the dispatched rows' producer moves fewer bytes.
+        let bytes = |a: &Anatomy| {
+            let u = a.moe.units.iter().find(|u| u.name == "dispatched").unwrap();
+            u.forward_bytes
+        };
+        let (t, h, k) = (4096.0, 2048.0, 8.0);
+        let permute = 2.0 * t * h + 2.0 * t * k * h;
+        assert!((bytes(&plain) - bytes(&with) - permute).abs() < 1.0);
+        // DeepEP's 20 of 132 multiprocessors: a pair hides at most 112/132 of the all-to-alls.
+        assert_eq!(plain.ep_comm_sm_share, 0.0);
+        assert!((with.ep_comm_sm_share - 20.0 / 132.0).abs() < 1e-15);
+        let ep = with.moe.ep_comm;
+        let before = with.moe.forward_s + with.moe.backward_b_s;
+        let o = with.for_a2a_overlap(true).unwrap();
+        let hidden = before - (o.moe.forward_s + o.moe.backward_b_s);
+        assert!(hidden > 0.0);
+        assert!(hidden <= 112.0 / 132.0 * (ep.forward_added_s + ep.backward_added_s) + 1e-12);
+        // With the share taken away, the same pair hides more.
+        with.ep_comm_sm_share = 0.0;
+        let o = with.for_a2a_overlap(true).unwrap();
+        assert!(before - (o.moe.forward_s + o.moe.backward_b_s) > hidden);
     }
 
     #[test]
