@@ -218,6 +218,11 @@ mod tests {
     use crate::scenario::{Catalog, ScenarioOverrides};
 
     fn anatomy(model: &str, ep: u32) -> Anatomy {
+        anatomy_with(model, ep, false)
+    }
+
+    /// `model` on 64 H100s (t 1, p 4, d 16) at `ep`, with DeepEP where `deepep`.
+    fn anatomy_with(model: &str, ep: u32, deepep: bool) -> Anatomy {
         let c = Catalog::builtin();
         let mut s = c.scenario("korthikanti-22b").unwrap();
         ScenarioOverrides {
@@ -234,32 +239,14 @@ mod tests {
         .unwrap();
         s.parallel.dp = 16;
         s.parallel.ep = ep;
+        s.plan.deepep = deepep;
         Anatomy::build(&s).unwrap()
     }
 
     #[test]
     fn deepep_copies_tokens_itself_and_its_multiprocessors_cap_what_a_pair_hides() {
         let plain = anatomy("qwen3-30b-a3b", 16);
-        let mut with = {
-            let c = Catalog::builtin();
-            let mut s = c.scenario("korthikanti-22b").unwrap();
-            ScenarioOverrides {
-                model: Some("qwen3-30b-a3b".into()),
-                gpu: Some("h100-80gb".into()),
-                seq_len: Some(4096),
-                micro_batch_size: Some(1),
-                tp: Some(1),
-                sp: Some(false),
-                pp: Some(4),
-                ..Default::default()
-            }
-            .apply(&mut s, &c)
-            .unwrap();
-            s.parallel.dp = 16;
-            s.parallel.ep = 16;
-            s.plan.deepep = true;
-            Anatomy::build(&s).unwrap()
-        };
+        let mut with = anatomy_with("qwen3-30b-a3b", 16, true);
         // No permute before the dispatch: the dispatched rows' producer moves fewer bytes.
         let bytes = |a: &Anatomy| {
             let u = a.moe.units.iter().find(|u| u.name == "dispatched").unwrap();
