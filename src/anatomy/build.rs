@@ -115,17 +115,24 @@ impl Anatomy {
                     e.experts as f64,
                     epf,
                 ),
-                a2a_s_per_byte: if scenario.plan.deepep {
+                a2a: if scenario.plan.deepep {
                     cluster.ep_deepep_s_per_byte(
                         u64::from(par.ep),
                         u64::from(par.etp),
                         e.experts_per_token as f64,
                         e.groups,
+                        scenario.gpu.link_gbps * 1e9,
+                        scenario.gpu.inter_node_gbps * 1e9,
                     )
                 } else {
-                    cluster.ep_all_to_all_s(1.0, u64::from(par.ep), u64::from(par.etp))
+                    let plain = cluster.ep_all_to_all_s(1.0, u64::from(par.ep), u64::from(par.etp));
+                    super::expert_comm::DeepEpRates {
+                        dispatch_s_per_byte: plain,
+                        combine_s_per_byte: plain,
+                    }
                 },
                 etp_s_per_byte: cluster.etp_gather_s(1.0, u64::from(par.etp)),
+                fused_copies: scenario.plan.deepep && par.ep > 1,
             }
         });
         let moe_block = match &moe_dims {
@@ -173,6 +180,11 @@ impl Anatomy {
             device_bytes: 0,
             pass_gather_s: 0.0,
             codec_names: codecs.iter().map(|c| c.name.clone()).collect(),
+            ep_comm_sm_share: if m.moe.is_some() && par.ep > 1 && scenario.plan.deepep {
+                super::expert_comm::deepep_sm_share(scenario.gpu.sms)
+            } else {
+                0.0
+            },
         };
         if scenario.plan.device_max_connections > 1 {
             // Without the launch order one connection gives, nothing guarantees the

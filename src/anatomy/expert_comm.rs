@@ -56,30 +56,48 @@ impl Cluster {
         intra.max(inter)
     }
 
-    /// Seconds per byte of an all-to-all over an expert-parallel group of `ep` ranks `etp`
-    /// apart, in which each rank sends `top_k` copies of each of its tokens to the experts
-    /// routed to (balanced routing), as DeepEP runs it: a token crosses the network once per
-    /// other node among its experts' nodes and is forwarded there over NVLink; the copies for
-    /// other GPUs of a node ride NVLink. Both links run at once. Per byte of the `k` copies.
-    /// With balanced load every node is hit equally often, so of the `H` nodes a token hits
-    /// (see [`nodes_hit`]) the share `(N - 1)/N` is remote.
+    /// Seconds per byte of DeepEP's dispatch and combine over an expert-parallel group of
+    /// `ep` ranks `etp` apart, per byte of the `top_k` copies of each token that Megatron's
+    /// plain all-to-all would send (balanced routing), at the rates DeepEP's normal kernels
+    /// achieve ([`DEEPEP_NVLINK`], [`DEEPEP_RDMA`]). DeepEP sends a token once per node
+    /// among its experts' nodes and forwards it there over NVLink once per rank among its
+    /// experts' ranks, and counts its published rates the same way: the rows a rank
+    /// receives over NVLink (a token once per rank it reaches, its own rank included) and
+    /// the rows it sends over RDMA (once per node it reaches, its own node included). So a
+    /// token costs `ranks_hit / rate_nvlink` and `nodes_hit / rate_rdma` (see
+    /// [`nodes_hit`]; group-limited routing narrows the nodes), the two links at once.
+    /// `link_bytes_per_s` and `nic_bytes_per_s` are the GPU's NVLink and network line
+    /// rates per direction, which the measured fractions scale.
     pub fn ep_deepep_s_per_byte(
         &self,
         ep: u64,
         etp: u64,
         top_k: f64,
         groups: Option<ExpertGroups>,
-    ) -> f64 {
-        if ep <= 1 || top_k <= 0.0 {
-            return 0.0;
+        link_bytes_per_s: f64,
+        nic_bytes_per_s: f64,
+    ) -> DeepEpRates {
+        if ep <= 1 || top_k <= 0.0 || link_bytes_per_s <= 0.0 || nic_bytes_per_s <= 0.0 {
+            return DeepEpRates::default();
         }
         let per_node = self.ep_members_per_node(ep, etp) as f64;
         let nodes = (ep as f64 / per_node).max(1.0);
-        let hit = nodes_hit(nodes, top_k, groups);
-        let remote = hit * (nodes - 1.0) / nodes;
-        let network = remote / top_k / self.inter_bytes_per_s;
-        let nvlink = (per_node - 1.0) / per_node / self.intra_bytes_per_s;
-        network.max(nvlink)
+        let ranks = nodes_hit(ep as f64, top_k, None);
+        let node_hits = nodes_hit(nodes, top_k, groups);
+        let rdma = deepep_rdma_fraction(nodes);
+        let per_byte = |nvlink_fraction: f64, rdma_fraction: f64| {
+            let nvlink = ranks / top_k / (nvlink_fraction * link_bytes_per_s);
+            let network = if nodes > 1.0 {
+                node_hits / top_k / (rdma_fraction * nic_bytes_per_s)
+            } else {
+                0.0
+            };
+            nvlink.max(network)
+        };
+        DeepEpRates {
+            dispatch_s_per_byte: per_byte(DEEPEP_NVLINK.dispatch, rdma.dispatch),
+            combine_s_per_byte: per_byte(DEEPEP_NVLINK.combine, rdma.combine),
+        }
     }
 
     /// Ring all-gather (or reduce-scatter) whose gathered tensor is `bytes` over an expert
@@ -96,6 +114,105 @@ impl Cluster {
         };
         (etp as f64 - 1.0) / etp as f64 * bytes / rate
     }
+}
+
+/// Seconds per byte of DeepEP's dispatch and of its combine (per byte of the `k` copies of
+/// each token a plain all-to-all would send).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DeepEpRates {
+    /// The dispatch (tokens to their experts).
+    pub dispatch_s_per_byte: f64,
+    /// The combine (the experts' outputs back).
+    pub combine_s_per_byte: f64,
+}
+
+/// A measured rate of DeepEP's dispatch and combine, as a fraction of the link's line rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DeepEpFraction {
+    /// The dispatch's.
+    pub dispatch: f64,
+    /// The combine's.
+    pub combine: f64,
+}
+
+/// DeepEP's normal kernels inside one NVLink domain, measured on 8 H100 SXM (20
+/// multiprocessors, 4096 tokens of hidden 7168 a rank, top-8 of 32 experts): dispatch 1.0045
+/// ms at 328.97 GB/s, combine 1.1552 ms at 287.14 GB/s, counting the rows a rank receives
+/// (tile-ai/tilescale, `examples/distributed/deepep/README.md`, DeepEP beside TileScale's
+/// port): 0.731 and 0.638 of NVLink 4's 450 GB/s a direction. DeepEP's own README
+/// measures 153 and 158 GB/s on H800s (0.96 and 0.99 of their ~160 GB/s): a faster link
+/// is not filled by the same 20 multiprocessors, so the H100's fractions are taken for
+/// every GPU.
+pub const DEEPEP_NVLINK: DeepEpFraction = DeepEpFraction {
+    dispatch: 328.97 / 450.0,
+    combine: 287.14 / 450.0,
+};
+
+/// DeepEP's normal kernels across nodes (DeepEP's README, "Normal kernels", H800s with one
+/// ConnectX-7 400 Gb/s NIC, ~50 GB/s, a GPU; DeepSeek-V3's settings: 4096 tokens of hidden
+/// 7168, top-8 of 256 experts in 4 of 8 groups), counting each token once per node it
+/// reaches, its own included: EP 16 (2 nodes) dispatch 43 GB/s and combine 43, EP 32 (4
+/// nodes) 58 and 57, EP 64 (8 nodes) 51 and 50; as fractions of the NIC's 50 GB/s, by the
+/// nodes the group spans (the first row at or below; EP 64's beyond 8 nodes).
+pub const DEEPEP_RDMA: [(f64, DeepEpFraction); 3] = [
+    (
+        2.0,
+        DeepEpFraction {
+            dispatch: 43.0 / 50.0,
+            combine: 43.0 / 50.0,
+        },
+    ),
+    (
+        4.0,
+        DeepEpFraction {
+            dispatch: 58.0 / 50.0,
+            combine: 57.0 / 50.0,
+        },
+    ),
+    (
+        8.0,
+        DeepEpFraction {
+            dispatch: 51.0 / 50.0,
+            // 50 GB/s of the NIC's 50.
+            combine: 1.0,
+        },
+    ),
+];
+
+/// DeepEP's measured network fraction for a group spanning `nodes` nodes ([`DEEPEP_RDMA`]).
+fn deepep_rdma_fraction(nodes: f64) -> DeepEpFraction {
+    let mut out = DEEPEP_RDMA[0].1;
+    for (at, f) in DEEPEP_RDMA {
+        if nodes >= at {
+            out = f;
+        }
+    }
+    out
+}
+
+/// Streaming multiprocessors DeepEP's normal (training) kernels run on by default: 20, as
+/// 10 channels of a sending and a receiving multiprocessor each (the DeepSeek-V3 technical
+/// report, section 3.2.2: "only 20 SMs are sufficient to fully utilize the bandwidths of IB
+/// and NVLink"; DeepEP's `Buffer.num_sms` default).
+pub const DEEPEP_SMS: f64 = 20.0;
+
+/// The share of a GPU of `sms` streaming multiprocessors that DeepEP's dispatch and combine
+/// kernels hold while they run ([`DEEPEP_SMS`]); 0 where the preset does not give `sms`.
+pub fn deepep_sm_share(sms: Option<u32>) -> f64 {
+    match sms {
+        Some(n) if f64::from(n) > DEEPEP_SMS => DEEPEP_SMS / f64::from(n),
+        _ => 0.0,
+    }
+}
+
+/// What an all-to-all of `comm_s` hides under `compute_s` of compute that runs beside it
+/// while it holds `sm_share` of the multiprocessors: the compute runs on the rest, so
+/// during the all-to-all it does `1 - sm_share` of its work a second, and the two end
+/// together after `max(comm, compute + sm_share comm)`; the time saved against running one
+/// after the other is `min(compute, (1 - sm_share) comm)`.
+pub fn hidden_beside(comm_s: f64, compute_s: f64, sm_share: f64) -> f64 {
+    let keep = (1.0 - sm_share).clamp(0.0, 1.0);
+    (keep * comm_s.max(0.0)).min(compute_s.max(0.0))
 }
 
 /// Expected number of distinct nodes, of the `nodes` an expert-parallel group spans, that
@@ -150,6 +267,24 @@ mod tests {
     }
 
     #[test]
+    fn an_all_to_all_beside_compute_hides_what_its_multiprocessors_leave() {
+        // DeepEP's 20 of an H100's 132 multiprocessors.
+        let share = deepep_sm_share(Some(132));
+        assert!((share - 20.0 / 132.0).abs() < 1e-15);
+        assert_eq!(deepep_sm_share(None), 0.0);
+        // Compute longer than the all-to-all: it runs at 112/132 while the all-to-all runs,
+        // so the pair takes compute + share x comm and saves (1 - share) x comm.
+        let (comm, compute) = (1.0f64, 3.0f64);
+        let together = comm.max(compute + share * comm);
+        assert!((hidden_beside(comm, compute, share) - (comm + compute - together)).abs() < 1e-12);
+        // Compute shorter than what the all-to-all leaves: all of it hides.
+        assert_eq!(hidden_beside(3.0, 1.0, share), 1.0);
+        // Without a share, the shorter of the two.
+        assert_eq!(hidden_beside(2.0, 3.0, 0.0), 2.0);
+        assert_eq!(hidden_beside(-1.0, 3.0, 0.0), 0.0);
+    }
+
+    #[test]
     fn an_ep_group_inside_a_node_uses_nvlink_only() {
         let c = cluster(8);
         assert_eq!(c.ep_members_per_node(8, 1), 8);
@@ -177,19 +312,41 @@ mod tests {
     }
 
     #[test]
-    fn deepep_crosses_the_network_once_per_node_hit() {
+    fn deepep_crosses_the_network_once_per_node_hit_at_its_measured_rates() {
         let c = cluster(8);
-        // EP16 over 2 nodes, top-8: a token hits the other node with 1 - (1/2)^8 odds, so
-        // 0.996 of its row (not 8 x 8/16 = 4 copies) crosses the network.
-        let want_net = 2.0 * (1.0 - 0.5f64.powi(8)) * 0.5 / 8.0 / 40e9;
-        let want_nv = 7.0 / 8.0 / 400e9;
-        let got = c.ep_deepep_s_per_byte(16, 1, 8.0, None);
-        assert!((got - want_net.max(want_nv)).abs() < 1e-18, "{got}");
-        assert!(got < c.ep_all_to_all_s(1.0, 16, 1) / 3.0);
-        // Inside one node it is the plain all-to-all.
-        let one = c.ep_deepep_s_per_byte(8, 1, 8.0, None);
-        assert!((one - c.ep_all_to_all_s(1.0, 8, 1)).abs() < 1e-18);
-        assert_eq!(c.ep_deepep_s_per_byte(1, 1, 8.0, None), 0.0);
+        let (link, nic) = (450e9, 50e9);
+        // EP16 over 2 nodes, top-8: a token reaches 2 (1 - (1/2)^8) nodes and
+        // 16 (1 - (15/16)^8) ranks, sent at DeepEP's EP16 rate (43 GB/s of 50) and its
+        // NVLink rate (328.97 GB/s of 450 for the dispatch).
+        let nodes = 2.0 * (1.0 - 0.5f64.powi(8));
+        let ranks = 16.0 * (1.0 - (15.0f64 / 16.0).powi(8));
+        let want_net = nodes / 8.0 / 43e9;
+        let want_nv = ranks / 8.0 / 328.97e9;
+        let got = c.ep_deepep_s_per_byte(16, 1, 8.0, None, link, nic);
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
+        assert!(
+            close(got.dispatch_s_per_byte, want_net.max(want_nv)),
+            "{got:?}"
+        );
+        assert!(close(
+            got.combine_s_per_byte,
+            want_net.max(ranks / 8.0 / 287.14e9)
+        ));
+        // Inside one node only NVLink: 8 (1 - (7/8)^8) ranks a token.
+        let one = c.ep_deepep_s_per_byte(8, 1, 8.0, None, link, nic);
+        let ranks8 = 8.0 * (1.0 - 0.875f64.powi(8));
+        assert!(close(one.dispatch_s_per_byte, ranks8 / 8.0 / 328.97e9));
+        assert!(close(one.combine_s_per_byte, ranks8 / 8.0 / 287.14e9));
+        // EP32 over 4 nodes and EP64 over 8 at their own rows of the table.
+        let four = c.ep_deepep_s_per_byte(32, 1, 8.0, None, link, nic);
+        let hit4 = 4.0 * (1.0 - 0.75f64.powi(8));
+        assert!(close(four.dispatch_s_per_byte, hit4 / 8.0 / 58e9));
+        assert!(close(four.combine_s_per_byte, hit4 / 8.0 / 57e9));
+        let eight = c.ep_deepep_s_per_byte(128, 1, 8.0, None, link, nic);
+        let hit16 = 16.0 * (1.0 - (15.0f64 / 16.0).powi(8));
+        assert!(close(eight.combine_s_per_byte, hit16 / 8.0 / 50e9));
+        let none = DeepEpRates::default();
+        assert_eq!(c.ep_deepep_s_per_byte(1, 1, 8.0, None, link, nic), none);
     }
 
     #[test]
@@ -244,12 +401,14 @@ mod tests {
     #[test]
     fn deepep_sends_less_over_the_network_under_group_limited_routing() {
         let c = cluster(8);
-        let free = c.ep_deepep_s_per_byte(64, 1, 8.0, None);
-        let limited = c.ep_deepep_s_per_byte(64, 1, 8.0, groups(8, 4));
+        let at = |ep: u64, g: Option<ExpertGroups>| {
+            c.ep_deepep_s_per_byte(ep, 1, 8.0, g, 450e9, 50e9)
+                .dispatch_s_per_byte
+        };
+        let (free, limited) = (at(64, None), at(64, groups(8, 4)));
         let ratio = (4.0 * (1.0 - 0.75f64.powi(8))) / (8.0 * (1.0 - 0.875f64.powi(8)));
         assert!((limited / free - ratio).abs() < 1e-12, "{limited} / {free}");
         // Inside one node the grouping changes nothing.
-        let one = c.ep_deepep_s_per_byte(8, 1, 8.0, groups(8, 4));
-        assert_eq!(one, c.ep_deepep_s_per_byte(8, 1, 8.0, None));
+        assert_eq!(at(8, groups(8, 4)), at(8, None));
     }
 }

@@ -36,4 +36,5 @@ mod precision_tests;
 
 pub use crate::scenario::params;
 pub use crate::scenario::{MeasuredProfile, UnitMeasurement};
+pub(crate) use expert_comm::hidden_beside;
 pub use types::{Anatomy, Block, BlockKind, CommTimes, Unit, UnitCodec};

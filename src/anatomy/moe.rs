@@ -2,10 +2,12 @@
 //! token dispatcher and grouped GEMMs (docs/model.md, "Mixture of experts"):
 //!
 //! ```text
-//! norm -> router (scores, top-k) -> permute (k copies of each token, grouped by expert)
+//! norm -> router (scores, top-k) -> permute (k copies of each token, grouped by expert;
+//!      inside DeepEP's dispatch with `--deepep`)
 //!      -> dispatch all-to-all over the EP group (-> all-gather over etp) -> sort by local expert
 //!      -> fc1 (grouped) -> SwiGLU weighted by the routing probabilities -> fc2 (grouped)
-//!      -> unsort (-> reduce-scatter over etp) -> combine all-to-all -> unpermute (sum the k copies)
+//!      -> unsort (-> reduce-scatter over etp) -> combine all-to-all -> unpermute (sum the k
+//!      copies; inside DeepEP's combine with `--deepep`)
 //!      + shared experts (a dense SwiGLU MLP over the tensor-parallel ranks) -> residual add
 //! ```
 //!
@@ -18,6 +20,7 @@
 //! forward: two more all-to-alls of the same size.
 
 use super::cost::{InputCast, Machine, Piece, Work};
+use super::expert_comm::{DeepEpRates, hidden_beside};
 use super::tp_comm;
 use super::units::{Builder, Dims, Keep, act, add_residual, linear_input, norm, raw};
 use super::{Anatomy, Block, BlockKind};
@@ -40,10 +43,16 @@ pub struct MoeDims {
     /// The busiest rank's routed load over the mean rank's `X` (1: balanced), from the
     /// busiest expert's by `routing::busiest_rank_load`.
     pub imbalance: f64,
-    /// Seconds of one all-to-all per byte each rank sends (balanced).
-    pub a2a_s_per_byte: f64,
+    /// Seconds of the dispatch and of the combine all-to-all per byte each rank sends as
+    /// `k` copies of its tokens (balanced).
+    pub a2a: DeepEpRates,
     /// Seconds of an all-gather over the `etp` group per gathered byte.
     pub etp_s_per_byte: f64,
+    /// The dispatch and combine kernels copy and sum each token's `k` rows themselves
+    /// (DeepEP's: its dispatch takes the tokens and their top-k, its combine returns each
+    /// token's rows summed), so no separate permute before the dispatch nor sum of the
+    /// copies after the combine passes through memory.
+    pub fused_copies: bool,
 }
 
 /// Seconds only.
@@ -80,9 +89,13 @@ pub fn moe(m: &Machine, d: &Dims, e: &MoeDims, params: u64, static_bytes: u64) -
     // The dispatch sends each row in bf16 with its fp32 probability; the busiest rank
     // receives X times the mean. With etp > 1 the rows are then gathered over the etp group
     // (their gradients reduce-scattered in the backward).
-    let a2a = |bytes: f64| e.imbalance * e.a2a_s_per_byte * bytes;
-    let dispatch_s = a2a(2.0 * sent * h + 4.0 * sent) + e.etp_s_per_byte * 2.0 * rows * h;
-    let permute = m.elementwise(2.0 * ts * h + 2.0 * sent * h, 2.0 * sent * h + 2.0 * ts * h);
+    let dispatch_s = e.imbalance * e.a2a.dispatch_s_per_byte * (2.0 * sent * h + 4.0 * sent)
+        + e.etp_s_per_byte * 2.0 * rows * h;
+    let permute = if e.fused_copies {
+        Piece::default()
+    } else {
+        m.elementwise(2.0 * ts * h + 2.0 * sent * h, 2.0 * sent * h + 2.0 * ts * h)
+    };
     let sort = m.elementwise(4.0 * rows * h, 4.0 * rows * h);
     let dispatch_comm = Piece {
         fwd: secs(dispatch_s),
@@ -120,14 +133,19 @@ pub fn moe(m: &Machine, d: &Dims, e: &MoeDims, params: u64, static_bytes: u64) -
 
     // Combine: un-sort, reduce-scatter over etp (in fp32), the all-to-all back, and the sum
     // of each token's k copies.
-    let combine_s = a2a(2.0 * sent * h) + e.etp_s_per_byte * 4.0 * rows * h;
+    let combine_s =
+        e.imbalance * e.a2a.combine_s_per_byte * 2.0 * sent * h + e.etp_s_per_byte * 4.0 * rows * h;
     let combine_comm = Piece {
         fwd: secs(combine_s),
         b: secs(combine_s),
         w: Work::default(),
     };
     k.ep_exchange(combine_comm, combine_comm);
-    let unpermute = m.elementwise(2.0 * sent * h + 2.0 * ts * h, 2.0 * ts * h + 2.0 * sent * h);
+    let unpermute = if e.fused_copies {
+        Piece::default()
+    } else {
+        m.elementwise(2.0 * sent * h + 2.0 * ts * h, 2.0 * ts * h + 2.0 * sent * h)
+    };
     k.other += sort + unpermute + combine_comm;
 
     if e.shared_ffn > 0.0 {
@@ -160,7 +178,9 @@ impl Anatomy {
     /// (dispatch and combine each half of a direction's all-to-alls). Otherwise (DualPipe)
     /// the forward's all-to-alls `a_F` hide under the partner layer's backward compute (the
     /// MoE and attention blocks' B and W without the all-to-alls) and the backward's `a_B`
-    /// under its forward compute, each up to what that compute covers. The MoE block's
+    /// under its forward compute, each up to what that compute covers. In both, an
+    /// all-to-all that holds a share of the multiprocessors (DeepEP's, `ep_comm_sm_share`)
+    /// hides at most the rest of its time (`expert_comm::hidden_beside`). The MoE block's
     /// input-gradient backward is shortened by the hidden sum (its forward by what B cannot
     /// give), so a stage's estimate `F + B + W` is the pair time the simulation gives when
     /// every micro-batch is paired (the warm-up and cool-down ops, unpaired, are where the
@@ -174,11 +194,13 @@ impl Anatomy {
         let moe_bw = (m.backward_b_s + m.backward_w_s - a_b).max(0.0);
         let moe_f = (m.forward_s - a_f).max(0.0);
         let (att_bw, att_f) = (att.backward_b_s + att.backward_w_s, att.forward_s);
+        let share = self.ep_comm_sm_share;
+        let hide = |comm: f64, compute: f64| hidden_beside(comm, compute, share);
         let hidden = if per_layer {
             let (half_f, half_b) = (a_f / 2.0, a_b / 2.0);
-            half_b.min(att_f) + moe_bw.min(half_f) + moe_f.min(half_b) + half_f.min(att_bw)
+            hide(half_b, att_f) + hide(half_f, moe_bw) + hide(half_b, moe_f) + hide(half_f, att_bw)
         } else {
-            a_f.min(moe_bw + att_bw) + a_b.min(moe_f + att_f)
+            hide(a_f, moe_bw + att_bw) + hide(a_b, moe_f + att_f)
         };
         // At most `a_F + a_B`, which the forward and the input-gradient backward hold.
         let from_b = hidden.min(m.backward_b_s);
@@ -196,6 +218,11 @@ mod tests {
     use crate::scenario::{Catalog, ScenarioOverrides};
 
     fn anatomy(model: &str, ep: u32) -> Anatomy {
+        anatomy_with(model, ep, false)
+    }
+
+    /// `model` on 64 H100s (t 1, p 4, d 16) at `ep`, with DeepEP where `deepep`.
+    fn anatomy_with(model: &str, ep: u32, deepep: bool) -> Anatomy {
         let c = Catalog::builtin();
         let mut s = c.scenario("korthikanti-22b").unwrap();
         ScenarioOverrides {
@@ -212,7 +239,35 @@ mod tests {
         .unwrap();
         s.parallel.dp = 16;
         s.parallel.ep = ep;
+        s.plan.deepep = deepep;
         Anatomy::build(&s).unwrap()
+    }
+
+    #[test]
+    fn deepep_copies_tokens_itself_and_its_multiprocessors_cap_what_a_pair_hides() {
+        let plain = anatomy("qwen3-30b-a3b", 16);
+        let mut with = anatomy_with("qwen3-30b-a3b", 16, true);
+        // No permute before the dispatch: the dispatched rows' producer moves fewer bytes.
+        let bytes = |a: &Anatomy| {
+            let u = a.moe.units.iter().find(|u| u.name == "dispatched").unwrap();
+            u.forward_bytes
+        };
+        let (t, h, k) = (4096.0, 2048.0, 8.0);
+        let permute = 2.0 * t * h + 2.0 * t * k * h;
+        assert!((bytes(&plain) - bytes(&with) - permute).abs() < 1.0);
+        // DeepEP's 20 of 132 multiprocessors: a pair hides at most 112/132 of the all-to-alls.
+        assert_eq!(plain.ep_comm_sm_share, 0.0);
+        assert!((with.ep_comm_sm_share - 20.0 / 132.0).abs() < 1e-15);
+        let ep = with.moe.ep_comm;
+        let before = with.moe.forward_s + with.moe.backward_b_s;
+        let o = with.for_a2a_overlap(true).unwrap();
+        let hidden = before - (o.moe.forward_s + o.moe.backward_b_s);
+        assert!(hidden > 0.0);
+        assert!(hidden <= 112.0 / 132.0 * (ep.forward_added_s + ep.backward_added_s) + 1e-12);
+        // With the share taken away, the same pair hides more.
+        with.ep_comm_sm_share = 0.0;
+        let o = with.for_a2a_overlap(true).unwrap();
+        assert!(before - (o.moe.forward_s + o.moe.backward_b_s) > hidden);
     }
 
     #[test]

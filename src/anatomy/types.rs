@@ -312,6 +312,11 @@ pub struct Anatomy {
     pub pass_gather_s: f64,
     /// Names of the GPU's codecs (or the profile's one), in the order of `Unit::codecs`.
     pub codec_names: Vec<String>,
+    /// Share of the GPU's streaming multiprocessors the MoE all-to-all kernels hold while
+    /// they run (DeepEP's 20; 0 where not modelled): compute that runs beside them in an
+    /// overlapped pair (`--moe-a2a-overlap`) has only the rest, so a pair hides at most
+    /// `1 - share` of its all-to-all time (docs/model.md, "Overlapped all-to-alls").
+    pub ep_comm_sm_share: f64,
 }
 
 impl Anatomy {

@@ -176,7 +176,10 @@ pub fn sim_costs(anatomy: &Anatomy, plan: &Plan, comm_s: &[f64], opt: SimOptions
 /// with its all-to-alls taken out, and the block ahead of it (its attention) when that is in
 /// the range too.
 fn moe_split(anatomy: &Anatomy, range: (usize, usize)) -> crate::sim::MoeLayerSplit {
-    let mut out = crate::sim::MoeLayerSplit::default();
+    let mut out = crate::sim::MoeLayerSplit {
+        a2a_sm_share: anatomy.ep_comm_sm_share,
+        ..Default::default()
+    };
     for i in range.0..=range.1 {
         let b = anatomy.block(i);
         if b.kind != crate::anatomy::BlockKind::Moe {

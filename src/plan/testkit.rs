@@ -123,6 +123,7 @@ pub fn gpt_like(layers: u32, x: u64, static_bytes: u64) -> Anatomy {
         host_solo_bytes_per_s: x as f64 * 4.0,
         node_gpus: 8,
         codec_names: vec!["half".into()],
+        ep_comm_sm_share: 0.0,
     }
 }
 

@@ -147,6 +147,7 @@ mod tests {
                 attn_bw_s: 2.0 * n,
                 mlp_f_s: 2.0 * n,
                 mlp_bw_s: 4.0 * n,
+                a2a_sm_share: 0.0,
             };
         }
         let sim = simulate(&sched, &costs).unwrap();
@@ -179,12 +180,15 @@ mod tests {
             (x >> 11) as f64 / (1u64 << 53) as f64 * 4.0
         };
         for _ in 0..2000 {
+            // The all-to-alls hold up to half the multiprocessors.
+            let share = next() / 8.0;
             let split = |n: u32, a: f64, m: f64, b: f64, c: f64| crate::sim::MoeLayerSplit {
                 layers: n,
                 attn_f_s: a,
                 mlp_f_s: m,
                 attn_bw_s: b,
                 mlp_bw_s: c,
+                a2a_sm_share: share,
             };
             let (lf, lb) = (1 + (next() as u32), 1 + (next() as u32));
             let f = OpCosts {
@@ -205,7 +209,7 @@ mod tests {
             let h = pair_hidden_s(&f, &b, b_dur, true);
             let compute = f.split.attn_f_s + f.split.mlp_f_s + b.split.attn_bw_s + b.split.mlp_bw_s;
             assert!(h >= 0.0);
-            assert!(h <= f.a2a_f + b.a2a_b + 1e-12);
+            assert!(h <= (1.0 - share) * (f.a2a_f + b.a2a_b) + 1e-12);
             assert!(h <= compute + 1e-12);
             assert!(h <= b_dur + 1e-12);
             // Never more than the whole-op bound DualPipe's pairs use.

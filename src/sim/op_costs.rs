@@ -4,6 +4,7 @@
 //! goes (before the backward, or into the windows with `overlap_recompute`).
 
 use super::types::{MoeLayerSplit, SimCosts};
+use crate::anatomy::hidden_beside;
 
 /// One (device, chunk)'s op durations and activation sizes, copied once into a flat table.
 #[derive(Debug, Clone, Copy, Default)]
@@ -75,12 +76,17 @@ pub(super) fn pair_hidden_s(f: &OpCosts, b: &OpCosts, b_dur: f64, per_layer: boo
             b.split.mlp_bw_s / nb,
             b.a2a_b / (2.0 * nb),
         );
-        let layer = half_b.min(a_f) + m_b.min(half_f) + m_f.min(half_b) + half_f.min(a_b);
+        let (sf, sb) = (f.split.a2a_sm_share, b.split.a2a_sm_share);
+        let layer = hidden_beside(half_b, a_f, sb)
+            + hidden_beside(half_f, m_b, sf)
+            + hidden_beside(half_b, m_f, sb)
+            + hidden_beside(half_f, a_b, sf);
         return (f64::from(lf.min(lb)) * layer).min(b_dur);
     }
     let f_compute = (f.f - f.a2a_f).max(0.0);
     let b_compute = (b_dur - b.a2a_b).max(0.0);
-    f.a2a_f.min(b_compute) + b.a2a_b.min(f_compute)
+    hidden_beside(f.a2a_f, b_compute, f.split.a2a_sm_share)
+        + hidden_beside(b.a2a_b, f_compute, b.split.a2a_sm_share)
 }
 
 impl OpCosts {

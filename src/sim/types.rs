@@ -63,6 +63,9 @@ pub struct MoeLayerSplit {
     pub mlp_f_s: f64,
     /// Input- and weight-gradient backward of the MoE blocks without their all-to-alls.
     pub mlp_bw_s: f64,
+    /// Share of the multiprocessors the chunk's all-to-all kernels hold while they run
+    /// (0: none), which the compute beside them in a pair does without.
+    pub a2a_sm_share: f64,
 }
 
 /// Everything the simulator needs besides the op order.

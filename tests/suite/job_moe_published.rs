@@ -17,17 +17,17 @@
 //!   (tokens/s/GPU).
 //!
 //! Today (signed error of pipescope's step against the published one): Qwen3-235B t2 p8 v4
-//! ep32 +0.1 %, Qwen3-30B ep16 -6 %, Qwen3-30B ep8 b4 full +11 %, Mixtral 8x22B -12 %,
-//! Qwen3-235B 16k/32k/64k/128k +8/+13/+15/+15 %, GB200 Qwen3-235B p8 ep8 +19 % and p8 v3
-//! ep32 +0.3 %, GB200 DeepSeek-V3 -13 %; mean 10 % (the goal is 15 %). The memory-bound
-//! kernels' measured framework rate (docs/model.md, "Calibration") made the long-context and
-//! the GB200 p8 ep8 runs slower than before; each run is kept within 20 % so that a change
-//! that makes one worse is seen. Not within reach (the ignored tests below):
-//! the three other Qwen3-235B layouts on 256 H100s, t2 p1 ep8 under Megatron-FSDP (+35 %: its
-//! routed experts' gathers and fp32 reduce-scatters over an expert data-parallel group spread
-//! over 32 nodes, on every micro-batch, come out partly exposed), t2 p32 v3 ep8 (-28 %) and t4
-//! p8 v4 ep8 (-30 %); so the layouts' ranking is wrong. Nor is the measured gain of the
-//! all-to-all overlap: pipescope hides more than Megatron's combined 1F1B does.
+//! ep32 -3.8 %, Qwen3-30B ep16 +9.6 %, Qwen3-30B ep8 b4 full +5.3 %, Mixtral 8x22B -11.8 %,
+//! Qwen3-235B 16k/32k/64k/128k +5/+9/+10/+9 %, GB200 Qwen3-235B p8 ep8 +15 % and p8 v3 ep32
+//! +0.2 %, GB200 DeepSeek-V3 -12 %; mean 8.2 % (the goal is 15 %). DeepEP's dispatch and
+//! combine are costed at their published rates (docs/model.md, "All-to-all cost"); each run
+//! is kept within 20 % so that a change that makes one worse is seen. Not within reach (the
+//! ignored tests below): the three other Qwen3-235B layouts on 256 H100s, t2 p1 ep8 under
+//! Megatron-FSDP (+35 %: its routed experts' gathers and fp32 reduce-scatters over an expert
+//! data-parallel group spread over 32 nodes, on every micro-batch, come out partly exposed),
+//! t2 p32 v3 ep8 (-28 %) and t4 p8 v4 ep8 (-33 %); so the layouts' ranking is wrong. Nor is
+//! the measured gain of the all-to-all overlap: pipescope hides more than Megatron's combined
+//! 1F1B does, even with the multiprocessors DeepEP takes from the compute beside it.
 
 #![allow(clippy::unwrap_used)]
 
@@ -285,6 +285,7 @@ fn report(runs: &[(&str, f64, f64)]) -> (String, f64) {
 fn published_moe_runs_within_the_models_reach_are_within_15_percent_on_average() {
     let runs = runs_within_reach();
     let (text, mean) = report(&runs);
+    eprintln!("{text}mean {:.1} %", 100.0 * mean);
     for (name, got, want) in &runs {
         let err = (got - want) / want;
         assert!(err.abs() <= 0.20, "{name} off by {err:+.3}:\n{text}");
@@ -373,10 +374,11 @@ fn qwen3_235b_layouts() -> Vec<(&'static str, f64, f64)> {
 
 #[test]
 #[ignore = "pipescope ranks these layouts wrong: t2 p32 v3 ep8 and t4 p8 v4 ep8 come out 28 \
-            and 30 % too fast, t2 p1 ep8 under FSDP 35 % too slow (docs/model.md)"]
+            and 33 % too fast, t2 p1 ep8 under FSDP 35 % too slow (docs/model.md)"]
 fn qwen3_235b_layouts_rank_as_published_and_within_15_percent() {
     let runs = qwen3_235b_layouts();
     let (text, _) = report(&runs);
+    eprintln!("{text}");
     for (i, &(a, ga, wa)) in runs.iter().enumerate() {
         for &(b, gb, wb) in &runs[i + 1..] {
             assert_eq!(wa < wb, ga < gb, "{a} against {b}:\n{text}");
@@ -440,7 +442,7 @@ fn a2a_overlap_gains() -> Vec<(&'static str, f64, f64, f64, f64)> {
 
 #[test]
 #[ignore = "pipescope hides more of the all-to-alls than Megatron's combined 1F1B does: \
-            -32 % against -10.7 % on Qwen3-235B, -22 % against -15.1 % on Qwen3-30B \
+            -27 % against -10.7 % on Qwen3-235B, -30 % against -15.1 % on Qwen3-30B \
             (docs/model.md, \"Overlapped all-to-alls\")"]
 fn the_measured_gain_of_the_all_to_all_overlap_within_5_points() {
     let runs = a2a_overlap_gains();
@@ -454,6 +456,7 @@ fn the_measured_gain_of_the_all_to_all_overlap_within_5_points() {
             100.0 * (on / want_on - 1.0)
         );
     }
+    eprintln!("{text}");
     for (name, off, on, want_off, want_on) in &runs {
         let gap = (on / off - want_on / want_off).abs();
         assert!(gap <= 0.05, "{name}:\n{text}");
