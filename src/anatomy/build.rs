@@ -171,7 +171,8 @@ impl Anatomy {
             logits_transient_bytes: (10.0 * tokens * d.vocab).round() as u64,
             p2p_bytes: p2p_bytes.round() as u64,
             p2p_intra_s: p2p_wire_bytes / (scenario.gpu.link_gbps * 1e9 * link_eff) + p2p_gather_s,
-            p2p_inter_s: p2p_wire_bytes / (scenario.gpu.inter_node_gbps * 1e9 * link_eff)
+            p2p_inter_s: p2p_wire_bytes
+                / (scenario.gpu.inter_node_gbps * 1e9 * scenario.gpu.efficiency.network_link())
                 + p2p_gather_s,
             host_bytes_per_s: host.shared,
             host_paired_bytes_per_s: host.paired,

@@ -3,7 +3,8 @@
 //! Placement is Megatron's default rank order (`tp-cp-ep-dp-pp`, tensor rank fastest):
 //! `rank = tp + t (cp + cp (dp + d pp))`; a node holds `node_gpus` consecutive ranks. A transfer between
 //! two ranks of one node uses the NVLink figure (`link_gbps`), otherwise the inter-node
-//! network (`inter_node_gbps`, per GPU and direction), both at the GPU's link efficiency.
+//! network (`inter_node_gbps`, per GPU and direction), at the GPU preset's `link` and `network`
+//! efficiencies.
 //!
 //! Collectives are ring costs (docs/model.md). The data-parallel collectives (gradient
 //! reduction, ZeRO's gathers) run over the `d x cp` ranks that hold copies of a stage, as
@@ -41,6 +42,7 @@ impl Cluster {
         let par = &scenario.parallel;
         let gpu = &scenario.gpu;
         let eff = gpu.efficiency.link;
+        let network = gpu.efficiency.network_link();
         Self {
             t: u64::from(par.tp.max(1)),
             cp: u64::from(par.cp.max(1)),
@@ -48,7 +50,7 @@ impl Cluster {
             p: u64::from(par.pp.max(1)),
             node_gpus: u64::from(gpu.node_gpus.max(1)),
             intra_bytes_per_s: gpu.link_gbps * 1e9 * eff,
-            inter_bytes_per_s: gpu.inter_node_gbps * 1e9 * eff,
+            inter_bytes_per_s: gpu.inter_node_gbps * 1e9 * network,
         }
     }
 
@@ -297,5 +299,21 @@ mod tests {
         assert_eq!((c.t, c.cp, c.d, c.p, c.node_gpus), (8, 1, 1, 8, 8));
         assert!((c.intra_bytes_per_s - 300e9 * 0.75).abs() < 1.0);
         assert!((c.inter_bytes_per_s - 25e9 * 0.75).abs() < 1.0);
+    }
+
+    /// The network runs at the preset's `network` fraction, NVLink at its `link` fraction, and
+    /// a preset without `network` takes `link` for both (the A100s' calibration).
+    #[test]
+    fn the_network_has_its_own_efficiency() {
+        let mut s = default_scenario();
+        let (nvlink, network) = (s.gpu.link_gbps * 1e9, s.gpu.inter_node_gbps * 1e9);
+        s.gpu.efficiency.link = 0.8;
+        s.gpu.efficiency.network = None;
+        let c = Cluster::of(&s);
+        assert!((c.inter_bytes_per_s - 0.8 * network).abs() < 1.0);
+        s.gpu.efficiency.network = Some(0.94);
+        let c = Cluster::of(&s);
+        assert!((c.intra_bytes_per_s - 0.8 * nvlink).abs() < 1.0);
+        assert!((c.inter_bytes_per_s - 0.94 * network).abs() < 1.0);
     }
 }

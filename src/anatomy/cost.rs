@@ -126,17 +126,17 @@ impl<'a> Machine<'a> {
     /// The rates of `gpu` for a tensor-parallel group of `t` (inside a node when
     /// `t <= node_gpus`, else over the inter-node network).
     pub fn new(gpu: &'a GpuSpec, t: u32) -> Self {
-        let link_gbps = if t <= gpu.node_gpus {
-            gpu.link_gbps
+        let (link_gbps, link_eff) = if t <= gpu.node_gpus {
+            (gpu.link_gbps, gpu.efficiency.link)
         } else {
-            gpu.inter_node_gbps
+            (gpu.inter_node_gbps, gpu.efficiency.network_link())
         };
         Self {
             peak_flops: gpu.bf16_tflops * 1e12,
             hbm_bytes_per_s: gpu.hbm_gbps * 1e9,
             eff: &gpu.efficiency,
             t: f64::from(t),
-            tp_bytes_per_s: link_gbps * 1e9 * gpu.efficiency.link,
+            tp_bytes_per_s: link_gbps * 1e9 * link_eff,
             fp8_peak_flops: gpu.fp8_tflops.unwrap_or(0.0) * 1e12,
             fp8: false,
             sms: f64::from(gpu.sms.unwrap_or(0)),

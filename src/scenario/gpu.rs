@@ -11,8 +11,14 @@ pub struct EfficiencyCurve {
     pub matrix: Vec<(f64, f64)>,
     /// `(min_bytes, efficiency)` steps for HBM traffic, largest threshold first.
     pub memory: Vec<(f64, f64)>,
-    /// Fraction of link bandwidth that collectives and point-to-point transfers reach.
+    /// Fraction of the NVLink bandwidth (`link_gbps`) that collectives and point-to-point
+    /// transfers inside a node reach.
     pub link: f64,
+    /// Fraction of the network bandwidth (`inter_node_gbps`) that collectives and
+    /// point-to-point transfers between nodes reach (a network card's measured rate, not
+    /// NVLink's); `None`: `link`.
+    #[serde(default)]
+    pub network: Option<f64>,
     /// `(min_flops, efficiency)` steps for fp8 GEMMs (a fraction of `fp8_tflops`); `None`:
     /// the `matrix` steps.
     #[serde(default)]
@@ -146,6 +152,12 @@ impl GpuSpec {
 }
 
 impl EfficiencyCurve {
+    /// Fraction of the network bandwidth that transfers between nodes reach (`network`, or
+    /// `link` where the preset gives none).
+    pub fn network_link(&self) -> f64 {
+        self.network.unwrap_or(self.link)
+    }
+
     /// Calculon's A100/H100 steps (docs/model.md): GEMMs of at least 128 GFLOP
     /// reach 0.95 of peak, 16 GFLOP 0.90, 1 GFLOP 0.60, smaller ones 0.10; HBM traffic of at
     /// least 100 MB reaches 0.90 of the bandwidth, 10 MB 0.75, 1 MB 0.60, less 0.30; links
@@ -155,6 +167,7 @@ impl EfficiencyCurve {
             matrix: vec![(128e9, 0.95), (16e9, 0.90), (1e9, 0.60), (0.0, 0.10)],
             memory: vec![(100e6, 0.90), (10e6, 0.75), (1e6, 0.60), (0.0, 0.30)],
             link: 0.65,
+            network: None,
             matrix_fp8: None,
             attention: None,
             attention_backward: None,
@@ -182,6 +195,7 @@ impl EfficiencyCurve {
             ],
             memory: vec![(100e6, 0.75), (10e6, 0.70), (1e6, 0.60), (0.0, 0.30)],
             link: 0.75,
+            network: None,
             matrix_fp8: None,
             attention: None,
             attention_backward: None,

@@ -130,6 +130,7 @@ pub const GPU_RANGES: &[(Range, GpuField)] = &[
     (Range::count("gpu.pcie_pair", 1.0, 2.0), |g| Some(f64::from(g.pcie_pair))),
     (Range::real("gpu.host_memory_gib", 1.0, 1e7, "GiB"), |g| g.host_memory_gib),
     (Range::real("gpu.efficiency.link", 0.01, 1.0, ""), |g| Some(g.efficiency.link)),
+    (Range::real("gpu.efficiency.network", 0.01, 1.0, ""), |g| g.efficiency.network),
     (Range::count("gpu.sms", 1.0, 65536.0), |g| g.sms.map(f64::from)),
 ];
 
@@ -390,6 +391,7 @@ mod tests {
             "gpu.pcie_pair" => g.pcie_pair = u32::MAX,
             "gpu.host_memory_gib" => g.host_memory_gib = Some(value),
             "gpu.efficiency.link" => g.efficiency.link = value,
+            "gpu.efficiency.network" => g.efficiency.network = Some(value),
             "gpu.sms" => g.sms = Some(u32::MAX),
             other => panic!("the test does not know {other}: add it here"),
         }

@@ -112,6 +112,9 @@ fn gpu_table(g: &GpuSpec) -> Table {
     e.insert("matrix".into(), steps(&g.efficiency.matrix));
     e.insert("memory".into(), steps(&g.efficiency.memory));
     e.insert("link".into(), Value::Float(g.efficiency.link));
+    if let Some(n) = g.efficiency.network {
+        e.insert("network".into(), Value::Float(n));
+    }
     e.insert(
         "gemm_memory_overlap".into(),
         Value::Boolean(g.efficiency.gemm_memory_overlap),

@@ -155,7 +155,7 @@ fn the_ring_crosses_nodes_where_megatrons_rank_order_puts_it() {
     // One forward send of the rank's K and V: 4096 tokens x (8 kv heads x 128 / t) x 2 x 2.
     let u = |t: f64| 2.0 * 4096.0 * (1024.0 / t) * 2.0;
     let near_s = u(4.0) / (gpu.link_gbps * 1e9 * eff);
-    let far_s = u(8.0) / (gpu.inter_node_gbps * 1e9 * eff);
+    let far_s = u(8.0) / (gpu.inter_node_gbps * 1e9 * gpu.efficiency.network_link());
     assert!((near.attention.cp_comm.forward_s - near_s).abs() < 1e-12);
     assert!((far.attention.cp_comm.forward_s - far_s).abs() < 1e-12);
 }

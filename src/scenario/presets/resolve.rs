@@ -179,6 +179,7 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
             matrix: e.matrix.clone().unwrap_or(default.matrix),
             memory: e.memory.clone().unwrap_or(default.memory),
             link: e.link.unwrap_or(default.link),
+            network: e.network,
             matrix_fp8: e.matrix_fp8.clone(),
             attention: e.attention.clone(),
             attention_backward: e.attention_backward.clone(),

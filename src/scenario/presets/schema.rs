@@ -49,6 +49,7 @@ pub struct EfficiencyToml {
     pub matrix: Option<Vec<(f64, f64)>>,
     pub memory: Option<Vec<(f64, f64)>>,
     pub link: Option<f64>,
+    pub network: Option<f64>,
     pub matrix_fp8: Option<Vec<(f64, f64)>>,
     pub attention: Option<Vec<(f64, f64)>>,
     pub attention_backward: Option<Vec<(f64, f64)>>,
