@@ -1,6 +1,7 @@
 //! The engine's entry point: schedule -> in-flight counts -> plan -> (searched schedules:
 //! regenerate once with the plan's durations) -> simulation -> outcome (docs/model.md).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::anatomy::Anatomy;
@@ -95,7 +96,7 @@ pub fn solve_with(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome
 #[derive(Clone)]
 pub(crate) struct PlannedRun {
     pub plan: Plan,
-    pub schedule: Schedule,
+    pub schedule: Arc<Schedule>,
     pub simulation: Simulation,
     /// Whether the host link lengthens the simulation (it would be shorter with an
     /// infinitely fast one); false when nothing is offloaded.
@@ -169,10 +170,10 @@ fn generate(
     kind: ScheduleKind,
     input: &ScheduleInput,
     cancel: &Cancel,
-) -> Result<Result<Schedule, ScheduleError>, Cancelled> {
+) -> Result<Result<Arc<Schedule>, ScheduleError>, Cancelled> {
     let made = match memo {
         Some(m) => m.generate(kind, input, cancel),
-        None => schedule::generate_cancellable(kind, input, cancel),
+        None => schedule::generate_cancellable(kind, input, cancel).map(Arc::new),
     };
     match made {
         Err(ScheduleError::Cancelled(c)) => Err(c),
@@ -413,7 +414,7 @@ fn plan_and_simulate(
     req: &mut PlanRequest,
     anatomy: &Anatomy,
     scenario: &Scenario,
-    first_sched: &Schedule,
+    first_sched: &Arc<Schedule>,
     opts: SimOptions,
     options: &SolveOptions,
     stop: Option<Stop>,
@@ -421,7 +422,7 @@ fn plan_and_simulate(
     let (cancel, memo) = (&options.cancel, options.memo);
     let budget = req.budget_bytes;
     let kind = first_sched.kind;
-    let mut sched = first_sched.clone();
+    let mut sched = Arc::clone(first_sched);
     let keep = if req.strategy == Strategy::Unified {
         1
     } else {
@@ -522,7 +523,7 @@ fn plan_and_simulate(
             let host_link_slows = host::link_slows(&sched, &costs, pipeline_s)?;
             best = Some(PlannedRun {
                 plan,
-                schedule: sched.clone(),
+                schedule: Arc::clone(&sched),
                 simulation,
                 host_link_slows,
                 copy_ratio,
