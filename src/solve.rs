@@ -115,10 +115,14 @@ pub(crate) fn solve_on(
     solve_on_until(scenario, anatomy, options, None)
 }
 
-/// Whether a solve whose iteration time is at least the given seconds can no longer matter
-/// to its caller (a sweep: it would enter neither the ranked list nor the front). Called with
-/// proven lower bounds only, as the solve learns them; `true` stops the solve.
-pub(crate) type Stop<'a> = &'a (dyn Fn(f64) -> bool + Sync);
+/// Whether a solve whose iteration time is at least the given seconds and whose highest
+/// device peak is at least the given bytes can no longer matter to its caller (a sweep: it
+/// would enter neither the ranked list nor the front, or does not fit). Called with proven
+/// lower bounds only, as the solve learns them: of the outcome's time (peak 0, unknown),
+/// where `true` stops the solve; and, once the op order is fixed, with each candidate plan's
+/// own floor and exact peak (the outcome is one of the candidates), where the solve stops
+/// when `true` holds for every candidate.
+pub(crate) type Stop<'a> = &'a (dyn Fn(f64, u64) -> bool + Sync);
 
 /// [`solve_on`] that gives up as soon as `stop` holds for a proven lower bound of the
 /// iteration time (after the planner, before any simulation): it then answers
@@ -332,7 +336,7 @@ fn run_until(
     if let Some(s) = stop {
         let may_hide = scenario.plan.overlap_recompute || opts.moe_a2a_overlap;
         if let Some(floor) = adapipe_floor::adapipe_floor_s(&req, &sched, may_hide)
-            && s(floor)
+            && s(floor, 0)
         {
             return Err(SolveError::Cancelled(crate::cancel::Cancelled));
         }
@@ -458,7 +462,7 @@ fn plan_and_simulate(
         })
         .collect();
     let least = costed.iter().map(|c| c.3).fold(f64::INFINITY, f64::min);
-    if stop.is_some_and(|s| least.is_finite() && s(least)) {
+    if stop.is_some_and(|s| least.is_finite() && s(least, 0)) {
         return Err(SolveError::Cancelled(crate::cancel::Cancelled));
     }
     // Kinds whose order ignores the durations would regenerate the same order.
@@ -480,6 +484,22 @@ fn plan_and_simulate(
             {
                 sched = again;
             }
+        }
+    }
+    // The op order is now fixed, and with it each candidate's highest device peak where the
+    // order alone decides it: when `stop` rules out every candidate by its floor and its
+    // peak (each one is asked), nothing is simulated and the run stops.
+    if let Some(s) = stop {
+        let a2a = opts.moe_a2a_overlap;
+        let useless = costed
+            .iter()
+            .filter(|(_, costs, _, floor)| {
+                peak::exact_peak_bytes(&sched, costs, req.strategy, a2a)
+                    .is_some_and(|peak| s(*floor, peak))
+            })
+            .count();
+        if !costed.is_empty() && useless == costed.len() {
+            return Err(SolveError::Cancelled(crate::cancel::Cancelled));
         }
     }
     let mut best: Option<PlannedRun> = None;

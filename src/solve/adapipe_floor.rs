@@ -167,8 +167,12 @@ mod tests {
             let per_device = u64::from(anatomy.layers) * statics / u64::from(s.parallel.pp);
             s.plan.memory_budget_bytes = per_device + (per_device / 8) * (1 + next(40));
             let asked = Mutex::new(Vec::new());
-            let stop = |t: f64| {
-                asked.lock().unwrap().push(t);
+            // The bounds of the whole solve (peak 0); a candidate plan's own floor and exact
+            // peak (asked once the plans are made) bound that candidate only.
+            let stop = |t: f64, peak: u64| {
+                if peak == 0 {
+                    asked.lock().unwrap().push(t);
+                }
                 false
             };
             let Ok(run) = run_until(
