@@ -561,6 +561,51 @@ fn plan_and_simulate(
     Ok(best)
 }
 
+/// Random small instances shared by the solve's tests.
+#[cfg(test)]
+pub(crate) mod testcase {
+    #![allow(clippy::unwrap_used)]
+    use crate::anatomy::Anatomy;
+    use crate::plan::Strategy;
+    use crate::scenario::{Catalog, Scenario, ScheduleKind};
+
+    /// A deterministic generator from `seed`: each call gives a number below its argument.
+    pub(crate) fn rng(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        }
+    }
+
+    /// `tiny-4x8` (with `big`, the gpt-38.5b model) on `kind` and `strategy` with, drawn from
+    /// `next`: p 2 or 4, t 1 or 2, two chunks, m a multiple of p up to 4p, and a budget from
+    /// hardly more than the static memory to roomy; with its anatomy.
+    pub(crate) fn small(
+        big: bool,
+        (kind, strategy): (ScheduleKind, Strategy),
+        next: &mut impl FnMut(u64) -> u64,
+    ) -> (Scenario, Anatomy) {
+        let catalog = Catalog::builtin();
+        let mut s = catalog.scenario("tiny-4x8").unwrap();
+        if big {
+            s.model = catalog.model("gpt-38.5b").unwrap().clone();
+        }
+        s.parallel.pp = [2, 4][next(2) as usize];
+        s.parallel.tp = [1, 2][next(2) as usize];
+        s.parallel.chunks = 2;
+        s.batch.micro_batches = s.parallel.pp * (1 + next(4) as u32);
+        s.plan.schedule = kind;
+        s.plan.strategy = strategy;
+        let anatomy = Anatomy::build(&s).unwrap();
+        let statics = anatomy.attention.static_bytes + anatomy.mlp.static_bytes;
+        let per_device = u64::from(anatomy.layers) * statics / u64::from(s.parallel.pp);
+        s.plan.memory_budget_bytes = per_device + (per_device / 8) * (1 + next(40));
+        (s, anatomy)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -226,23 +226,12 @@ mod tests {
 
         use crate::solve::{SolveOptions, run_until};
 
-        let catalog = Catalog::builtin();
-        let mut seed = 11u64;
-        let mut next = |n: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        };
-        let kinds = [
-            ScheduleKind::Gpipe,
-            ScheduleKind::OneFOneB,
-            ScheduleKind::Interleaved,
-            ScheduleKind::ZbH1,
-            ScheduleKind::ZbH2,
-            ScheduleKind::ZbV,
-            ScheduleKind::VHalf,
-        ];
+        let mut next = crate::solve::testcase::rng(11);
+        let kinds: Vec<ScheduleKind> = ScheduleKind::ALL
+            .iter()
+            .copied()
+            .filter(|&k| order_decides_peaks(k))
+            .collect();
         let strategies = [
             Strategy::AdaPipe,
             Strategy::Adaptive,
@@ -253,22 +242,10 @@ mod tests {
         ];
         let mut checked = 0;
         for case in 0..120 {
-            let mut s = catalog.scenario("tiny-4x8").unwrap();
-            if case % 4 == 0 {
-                s.model = catalog.model("gpt-38.5b").unwrap().clone();
-            }
             let kind = kinds[next(kinds.len() as u64) as usize];
             let strategy = strategies[next(strategies.len() as u64) as usize];
-            s.parallel.pp = [2, 4][next(2) as usize];
-            s.parallel.tp = [1, 2][next(2) as usize];
-            s.parallel.chunks = 2;
-            s.batch.micro_batches = s.parallel.pp * (1 + next(4) as u32);
-            s.plan.schedule = kind;
-            s.plan.strategy = strategy;
-            let anatomy = Anatomy::build(&s).unwrap();
-            let statics = anatomy.attention.static_bytes + anatomy.mlp.static_bytes;
-            let per_device = u64::from(anatomy.layers) * statics / u64::from(s.parallel.pp);
-            s.plan.memory_budget_bytes = per_device + (per_device / 8) * (1 + next(40));
+            let (s, anatomy) =
+                crate::solve::testcase::small(case % 4 == 0, (kind, strategy), &mut next);
             let asked = Mutex::new(Vec::new());
             let stop = |t: f64, peak: u64| {
                 asked.lock().unwrap().push((t, peak));
