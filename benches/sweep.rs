@@ -21,7 +21,9 @@
 //! | gpt3-175b 1024 A100 B 1536                    | 18.13 s | 13.47 s | 0.74  |
 //! | llama3.1-405b 1024 H100 t 8, p 8 + 16, cp     | 1.69 s  | 1.29 s  | 0.76  |
 //! | deepseek-v3 1024 H100 B 1536 p 8 + 16, ep     | 4.87 s  | 4.23 s  | 0.87  |
+//! | llama3.1-405b 1024 H100 B 1024, whole space   | 24.16 s | 14.19 s | 0.59  |
 //!
+//! A second run of the first two gave 4.61 -> 3.33 s (0.72) and 5.23 -> 4.20 s (0.80).
 //! On llama3-70b the configurations simulated fall from 1,044 to 167; what is left is mostly
 //! AdaPipe's partition search and stage knapsacks (about 200 per solve, nearly all distinct).
 
