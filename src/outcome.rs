@@ -1,6 +1,8 @@
 //! What a solve returns: the plan per stage, the simulation and the headline metrics.
 //! Field names follow the JSON contract of docs/cli.md.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::anatomy::BlockKind;
@@ -200,9 +202,10 @@ pub struct Outcome {
     #[serde(skip)]
     pub simulation: Simulation,
     /// The schedule that was simulated: every device's op order (what the exports draw);
-    /// not in the JSON contract.
+    /// not in the JSON contract. Shared with the memo of generated schedules it may come
+    /// from (a sweep's solves do not copy it).
     #[serde(skip)]
-    pub op_order: Schedule,
+    pub op_order: Arc<Schedule>,
     /// The units of every block kind of the model (embedding, attention, MLP, head); not in
     /// the JSON contract.
     #[serde(skip)]

@@ -1,6 +1,7 @@
 //! The engine's entry point: schedule -> in-flight counts -> plan -> (searched schedules:
 //! regenerate once with the plan's durations) -> simulation -> outcome (docs/model.md).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::anatomy::Anatomy;
@@ -95,7 +96,7 @@ pub fn solve_with(scenario: &Scenario, options: &SolveOptions) -> Result<Outcome
 #[derive(Clone)]
 pub(crate) struct PlannedRun {
     pub plan: Plan,
-    pub schedule: Schedule,
+    pub schedule: Arc<Schedule>,
     pub simulation: Simulation,
     /// Whether the host link lengthens the simulation (it would be shorter with an
     /// infinitely fast one); false when nothing is offloaded.
@@ -114,10 +115,14 @@ pub(crate) fn solve_on(
     solve_on_until(scenario, anatomy, options, None)
 }
 
-/// Whether a solve whose iteration time is at least the given seconds can no longer matter
-/// to its caller (a sweep: it would enter neither the ranked list nor the front). Called with
-/// proven lower bounds only, as the solve learns them; `true` stops the solve.
-pub(crate) type Stop<'a> = &'a (dyn Fn(f64) -> bool + Sync);
+/// Whether a solve whose iteration time is at least the given seconds and whose highest
+/// device peak is at least the given bytes can no longer matter to its caller (a sweep: it
+/// would enter neither the ranked list nor the front, or does not fit). Called with proven
+/// lower bounds only, as the solve learns them: of the outcome's time (peak 0, unknown),
+/// where `true` stops the solve; and, once the op order is fixed, with each candidate plan's
+/// own floor and exact peak (the outcome is one of the candidates), where the solve stops
+/// when `true` holds for every candidate.
+pub(crate) type Stop<'a> = &'a (dyn Fn(f64, u64) -> bool + Sync);
 
 /// [`solve_on`] that gives up as soon as `stop` holds for a proven lower bound of the
 /// iteration time (after the planner, before any simulation): it then answers
@@ -169,10 +174,10 @@ fn generate(
     kind: ScheduleKind,
     input: &ScheduleInput,
     cancel: &Cancel,
-) -> Result<Result<Schedule, ScheduleError>, Cancelled> {
+) -> Result<Result<Arc<Schedule>, ScheduleError>, Cancelled> {
     let made = match memo {
         Some(m) => m.generate(kind, input, cancel),
-        None => schedule::generate_cancellable(kind, input, cancel),
+        None => schedule::generate_cancellable(kind, input, cancel).map(Arc::new),
     };
     match made {
         Err(ScheduleError::Cancelled(c)) => Err(c),
@@ -331,7 +336,7 @@ fn run_until(
     if let Some(s) = stop {
         let may_hide = scenario.plan.overlap_recompute || opts.moe_a2a_overlap;
         if let Some(floor) = adapipe_floor::adapipe_floor_s(&req, &sched, may_hide)
-            && s(floor)
+            && s(floor, 0)
         {
             return Err(SolveError::Cancelled(crate::cancel::Cancelled));
         }
@@ -413,7 +418,7 @@ fn plan_and_simulate(
     req: &mut PlanRequest,
     anatomy: &Anatomy,
     scenario: &Scenario,
-    first_sched: &Schedule,
+    first_sched: &Arc<Schedule>,
     opts: SimOptions,
     options: &SolveOptions,
     stop: Option<Stop>,
@@ -421,7 +426,7 @@ fn plan_and_simulate(
     let (cancel, memo) = (&options.cancel, options.memo);
     let budget = req.budget_bytes;
     let kind = first_sched.kind;
-    let mut sched = first_sched.clone();
+    let mut sched = Arc::clone(first_sched);
     let keep = if req.strategy == Strategy::Unified {
         1
     } else {
@@ -457,7 +462,7 @@ fn plan_and_simulate(
         })
         .collect();
     let least = costed.iter().map(|c| c.3).fold(f64::INFINITY, f64::min);
-    if stop.is_some_and(|s| least.is_finite() && s(least)) {
+    if stop.is_some_and(|s| least.is_finite() && s(least, 0)) {
         return Err(SolveError::Cancelled(crate::cancel::Cancelled));
     }
     // Kinds whose order ignores the durations would regenerate the same order.
@@ -479,6 +484,22 @@ fn plan_and_simulate(
             {
                 sched = again;
             }
+        }
+    }
+    // The op order is now fixed, and with it each candidate's highest device peak where the
+    // order alone decides it: when `stop` rules out every candidate by its floor and its
+    // peak (each one is asked), nothing is simulated and the run stops.
+    if let Some(s) = stop {
+        let a2a = opts.moe_a2a_overlap;
+        let useless = costed
+            .iter()
+            .filter(|(_, costs, _, floor)| {
+                peak::exact_peak_bytes(&sched, costs, req.strategy, a2a)
+                    .is_some_and(|peak| s(*floor, peak))
+            })
+            .count();
+        if !costed.is_empty() && useless == costed.len() {
+            return Err(SolveError::Cancelled(crate::cancel::Cancelled));
         }
     }
     let mut best: Option<PlannedRun> = None;
@@ -522,7 +543,7 @@ fn plan_and_simulate(
             let host_link_slows = host::link_slows(&sched, &costs, pipeline_s)?;
             best = Some(PlannedRun {
                 plan,
-                schedule: sched.clone(),
+                schedule: Arc::clone(&sched),
                 simulation,
                 host_link_slows,
                 copy_ratio,
@@ -538,6 +559,51 @@ fn plan_and_simulate(
         sim::collectives::annotate(&mut b.simulation, &comm);
     }
     Ok(best)
+}
+
+/// Random small instances shared by the solve's tests.
+#[cfg(test)]
+pub(crate) mod testcase {
+    #![allow(clippy::unwrap_used)]
+    use crate::anatomy::Anatomy;
+    use crate::plan::Strategy;
+    use crate::scenario::{Catalog, Scenario, ScheduleKind};
+
+    /// A deterministic generator from `seed`: each call gives a number below its argument.
+    pub(crate) fn rng(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        }
+    }
+
+    /// `tiny-4x8` (with `big`, the gpt-38.5b model) on `kind` and `strategy` with, drawn from
+    /// `next`: p 2 or 4, t 1 or 2, two chunks, m a multiple of p up to 4p, and a budget from
+    /// hardly more than the static memory to roomy; with its anatomy.
+    pub(crate) fn small(
+        big: bool,
+        (kind, strategy): (ScheduleKind, Strategy),
+        next: &mut impl FnMut(u64) -> u64,
+    ) -> (Scenario, Anatomy) {
+        let catalog = Catalog::builtin();
+        let mut s = catalog.scenario("tiny-4x8").unwrap();
+        if big {
+            s.model = catalog.model("gpt-38.5b").unwrap().clone();
+        }
+        s.parallel.pp = [2, 4][next(2) as usize];
+        s.parallel.tp = [1, 2][next(2) as usize];
+        s.parallel.chunks = 2;
+        s.batch.micro_batches = s.parallel.pp * (1 + next(4) as u32);
+        s.plan.schedule = kind;
+        s.plan.strategy = strategy;
+        let anatomy = Anatomy::build(&s).unwrap();
+        let statics = anatomy.attention.static_bytes + anatomy.mlp.static_bytes;
+        let per_device = u64::from(anatomy.layers) * statics / u64::from(s.parallel.pp);
+        s.plan.memory_budget_bytes = per_device + (per_device / 8) * (1 + next(40));
+        (s, anatomy)
+    }
 }
 
 #[cfg(test)]

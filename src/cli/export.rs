@@ -199,7 +199,7 @@ pub fn planned_run(s: &ScenarioArgs) -> Result<Built, String> {
     let (scenario, _) = s.to_scenario()?;
     let outcome = super::no_fit::solve_explained(&scenario, s.settings.mem_limit.is_some())?;
     Ok(Built {
-        schedule: outcome.op_order.clone(),
+        schedule: (*outcome.op_order).clone(),
         simulation: outcome.simulation.clone(),
         units: Units::Seconds,
         memory_limit: Some(scenario.plan.memory_budget_bytes as f64),

@@ -124,8 +124,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use std::sync::Mutex;
 
-    use crate::anatomy::Anatomy;
-    use crate::scenario::{Catalog, ScheduleKind};
+    use crate::scenario::ScheduleKind;
     use crate::solve::{SolveOptions, run_until};
 
     use super::*;
@@ -136,39 +135,23 @@ mod tests {
     /// the floor is reached before the search on the multi-chunk schedules.
     #[test]
     fn the_floor_before_the_search_never_exceeds_the_simulated_iteration() {
-        let catalog = Catalog::builtin();
-        let mut seed = 5u64;
-        let mut next = |n: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        };
+        let mut next = crate::solve::testcase::rng(5);
         let (mut early, mut checked, mut close) = (0, 0, 0);
         for case in 0..60 {
-            let mut s = catalog.scenario("tiny-4x8").unwrap();
-            if case % 3 == 0 {
-                s.model = catalog.model("gpt-38.5b").unwrap().clone();
-            }
             let kind = [
                 ScheduleKind::Interleaved,
                 ScheduleKind::ZbV,
                 ScheduleKind::VHalf,
             ][next(3) as usize];
-            s.parallel.pp = [2, 4][next(2) as usize];
-            s.parallel.tp = [1, 2][next(2) as usize];
-            s.parallel.chunks = 2;
-            s.batch.micro_batches = s.parallel.pp * (1 + next(4) as u32);
-            s.plan.schedule = kind;
-            s.plan.strategy = Strategy::AdaPipe;
-            let anatomy = Anatomy::build(&s).unwrap();
-            // From hardly more than the static memory to roomy.
-            let statics = anatomy.attention.static_bytes + anatomy.mlp.static_bytes;
-            let per_device = u64::from(anatomy.layers) * statics / u64::from(s.parallel.pp);
-            s.plan.memory_budget_bytes = per_device + (per_device / 8) * (1 + next(40));
+            let (s, anatomy) =
+                crate::solve::testcase::small(case % 3 == 0, (kind, Strategy::AdaPipe), &mut next);
             let asked = Mutex::new(Vec::new());
-            let stop = |t: f64| {
-                asked.lock().unwrap().push(t);
+            // The bounds of the whole solve (peak 0); a candidate plan's own floor and exact
+            // peak (asked once the plans are made) bound that candidate only.
+            let stop = |t: f64, peak: u64| {
+                if peak == 0 {
+                    asked.lock().unwrap().push(t);
+                }
                 false
             };
             let Ok(run) = run_until(

@@ -23,9 +23,11 @@ use super::{
     peaks, plan_durations, schedule_input,
 };
 
-/// Whether [`fixed_peak_bytes`] answers for `kind` and `strategy`.
-fn answers(kind: ScheduleKind, strategy: Strategy) -> bool {
-    let known_order = matches!(
+/// Whether the simulated peaks of `kind` follow each device's op order alone (no copies to
+/// the host, no overlapped pairs): then [`peak_along_order`] is the simulated peak of any
+/// plan that offloads nothing.
+fn order_decides_peaks(kind: ScheduleKind) -> bool {
+    matches!(
         kind,
         ScheduleKind::Gpipe
             | ScheduleKind::OneFOneB
@@ -34,12 +36,47 @@ fn answers(kind: ScheduleKind, strategy: Strategy) -> bool {
             | ScheduleKind::ZbH2
             | ScheduleKind::ZbAuto
             | ScheduleKind::ZbV
-    ) || order_ignores_durations(kind);
-    known_order
+    ) || order_ignores_durations(kind)
+}
+
+/// Whether [`fixed_peak_bytes`] answers for `kind` and `strategy`.
+fn answers(kind: ScheduleKind, strategy: Strategy) -> bool {
+    order_decides_peaks(kind)
         && matches!(
             strategy,
             Strategy::None | Strategy::Selective | Strategy::Full
         )
+}
+
+/// The highest device peak the simulation of `sched` with `costs` reports, known from the op
+/// order alone ([`peak_along_order`]), for the strategies whose plans neither offload nor
+/// compress nor hide recomputation in a window (the fixed ones and the knapsack ones:
+/// `uniform`, `adaptive`, `adapipe`), on the kinds whose peaks the order decides, without the
+/// MoE all-to-all overlap (its pairs count a forward's memory after the backward frees);
+/// `None` otherwise. A solve uses it to drop a plan that could not enter a sweep's answer
+/// before simulating it.
+pub(super) fn exact_peak_bytes(
+    sched: &Schedule,
+    costs: &SimCosts,
+    strategy: Strategy,
+    a2a_overlap: bool,
+) -> Option<u64> {
+    let knapsack_or_fixed = matches!(
+        strategy,
+        Strategy::None
+            | Strategy::Selective
+            | Strategy::Full
+            | Strategy::Uniform
+            | Strategy::Adaptive
+            | Strategy::AdaPipe
+    );
+    if !knapsack_or_fixed || a2a_overlap || !order_decides_peaks(sched.kind) {
+        return None;
+    }
+    if sched.offloaded.iter().flatten().any(|&m| m) {
+        return None;
+    }
+    peak_along_order(sched, costs)
 }
 
 /// The highest device peak that `solve` would report for `scenario` (with `anatomy`), when it
@@ -176,5 +213,73 @@ mod tests {
             }
         }
         assert!(checked > 40, "only {checked} checked");
+    }
+
+    /// The peak a solve reports to its caller's stop once the op order is fixed is exact: on
+    /// random small instances (every kind whose order decides the peaks, the strategies it
+    /// answers for, budgets from tight to roomy, with and without tensor parallelism), the
+    /// solve's simulated highest peak is the peak reported with one of its candidates, whose
+    /// floor is at most the simulated iteration.
+    #[test]
+    fn the_peak_given_to_stop_is_the_simulated_peak() {
+        use std::sync::Mutex;
+
+        use crate::solve::{SolveOptions, run_until};
+
+        let mut next = crate::solve::testcase::rng(11);
+        let kinds: Vec<ScheduleKind> = ScheduleKind::ALL
+            .iter()
+            .copied()
+            .filter(|&k| order_decides_peaks(k))
+            .collect();
+        let strategies = [
+            Strategy::AdaPipe,
+            Strategy::Adaptive,
+            Strategy::Uniform,
+            Strategy::Full,
+            Strategy::Selective,
+            Strategy::None,
+        ];
+        let mut checked = 0;
+        for case in 0..120 {
+            let kind = kinds[next(kinds.len() as u64) as usize];
+            let strategy = strategies[next(strategies.len() as u64) as usize];
+            let (s, anatomy) =
+                crate::solve::testcase::small(case % 4 == 0, (kind, strategy), &mut next);
+            let asked = Mutex::new(Vec::new());
+            let stop = |t: f64, peak: u64| {
+                asked.lock().unwrap().push((t, peak));
+                false
+            };
+            let Ok(run) = run_until(
+                &s,
+                &anatomy,
+                (kind, strategy),
+                &SolveOptions::default(),
+                Some(&stop),
+            ) else {
+                continue;
+            };
+            let peak = run
+                .simulation
+                .devices
+                .iter()
+                .map(|d| d.peak_memory_bytes)
+                .max()
+                .unwrap();
+            let time = run.simulation.makespan;
+            let asked = asked.into_inner().unwrap();
+            let exact: Vec<_> = asked.iter().filter(|a| a.1 > 0).collect();
+            assert!(
+                !exact.is_empty(),
+                "{kind} {strategy} case {case}: no peak given"
+            );
+            assert!(
+                exact.iter().any(|&&(t, p)| p == peak && t <= time),
+                "{kind} {strategy} case {case}: {exact:?}, simulated {time} s, {peak} bytes"
+            );
+            checked += 1;
+        }
+        assert!(checked > 80, "only {checked} checked");
     }
 }

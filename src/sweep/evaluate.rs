@@ -154,16 +154,18 @@ fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, incumbents: &Mutex<Incumben
         skip_baseline: true,
         figures_only: true,
     };
-    let stop = |time_s: f64| {
+    // A peak above the budget is an infeasible outcome, which enters no answer either.
+    let stop = |time_s: f64, peak_bytes: u64| {
         !job.exhaustive
-            && !incumbents
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .can_enter(&Point {
-                    time_s: time_s.max(row.time_bound_s),
-                    peak_bytes: row.memory_bound_bytes,
-                    gpus: row.config.gpus,
-                })
+            && (peak_bytes > job.budget
+                || !incumbents
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .can_enter(&Point {
+                        time_s: time_s.max(row.time_bound_s),
+                        peak_bytes: peak_bytes.max(row.memory_bound_bytes),
+                        gpus: row.config.gpus,
+                    }))
     };
     let result = solve_on_until(&scenario, anatomy, &options, Some(&stop));
     out.solve_time_s = start.elapsed().as_secs_f64();
