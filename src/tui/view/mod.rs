@@ -31,6 +31,7 @@ pub mod messages;
 pub mod metrics;
 pub mod params;
 pub mod picker;
+pub mod presets;
 pub mod stage_time;
 pub mod status;
 pub mod story;
@@ -159,10 +160,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     overlays(area, buf, app);
 }
 
-/// The overlays over everything: the units picker (`u`), the messages (`!`), then the help
+/// The overlays over everything: the units picker (`u`), the preset picker (`P`), the
+/// messages (`!`), then the help
 /// (`?`) on top.
 fn overlays(area: Rect, buf: &mut Buffer, app: &App) {
     picker::render(area, buf, app);
+    presets::render(area, buf, app);
     if app.messages {
         messages::render(area, buf, app);
     }
