@@ -1,7 +1,7 @@
 //! The preset picker (`P`): scenario presets (the current one marked, none for a scenario
 //! made from flags alone), model and GPU presets in their own sections; typing filters,
 //! Enter loads (a scenario whole, a model or a GPU alone), Esc closes. Snapshots at 80x24
-//! and 200x60, and an end to end run in tmux.
+//! and 200x60 (the end to end run in tmux is in `tui_e2e.rs`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -134,43 +134,4 @@ fn preset_picker_80x24() {
 #[test]
 fn preset_picker_200x60() {
     assert_snapshot!(opened(200, 60));
-}
-
-/// In a real terminal on the built binary: `P`, a filter, Enter loads the preset; `P`
-/// again marks it; Esc closes.
-#[test]
-fn in_tmux_p_loads_a_preset() {
-    use crate::tmux_common::{Tmux, temp_dir};
-    if crate::tmux_common::skip_without_tmux() {
-        return;
-    }
-    let home = temp_dir("presets-e2e");
-    let home_s = home.display().to_string();
-    let t = Tmux::start(
-        &[],
-        &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
-        120,
-        40,
-    );
-    t.wait_for("the first solve", |s| {
-        s.contains("model     gpt3-175b") && s.contains("iter ")
-    });
-    t.keys(&["P"]);
-    let screen = t.wait_text("presets · ↑↓ move");
-    assert!(
-        screen.contains("tiny-4x8") && !screen.contains("● gpt3-175b-16k"),
-        "{screen}"
-    );
-    t.burst(&["-l", "tiny"]);
-    t.wait_text("filter: tiny");
-    t.keys(&["Enter"]);
-    t.wait_for("the tiny preset loaded", |s| {
-        s.contains("model     gpt-tiny") && !s.contains("presets ·")
-    });
-    t.keys(&["P"]);
-    t.wait_text("● tiny-4x8");
-    t.keys(&["Escape"]);
-    t.wait_for("the picker closed", |s| !s.contains("presets ·"));
-    assert!(t.alive());
-    let _ = std::fs::remove_dir_all(&home);
 }

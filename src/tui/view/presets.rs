@@ -6,7 +6,6 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Widget};
 
 use crate::tui::app::App;
 use crate::tui::presets::{current, entries, label};
@@ -69,27 +68,11 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
             theme.warning(),
         ));
     }
-    let rows = u16::try_from(lines.len()).unwrap_or(u16::MAX);
-    let h = area.height.saturating_sub(2).min(rows.saturating_add(2));
-    // The cursor's row stays in view (the filter line scrolls away first).
-    let visible = usize::from(h.saturating_sub(2));
-    let scroll = u16::try_from((cursor_row + 1).saturating_sub(visible)).unwrap_or(0);
-    let r = super::clear_centred(area, buf, w, h);
-    let title = [
+    let titles = [
         " presets · ↑↓ move · ⏎ load · Esc close · type to filter ",
         " presets · ↑↓ · ⏎ · Esc ",
         " presets ",
-    ]
-    .into_iter()
-    .find(|t| t.chars().count() + 2 <= usize::from(w))
-    .unwrap_or("");
-    Paragraph::new(lines)
-        .block(
-            Block::bordered()
-                .title(title)
-                .border_style(theme.accent())
-                .title_style(theme.accent()),
-        )
-        .scroll((scroll, 0))
-        .render(r, buf);
+    ];
+    // The cursor's row stays in view (the filter line scrolls away first).
+    super::centred_list(area, buf, theme, w, lines, &titles, cursor_row);
 }
