@@ -26,6 +26,7 @@ mod fields_experts;
 mod fields_guard;
 mod fields_job;
 mod fields_moe;
+mod fields_notes;
 pub mod fixture;
 mod keymap;
 mod lesson;
