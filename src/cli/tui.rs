@@ -53,6 +53,7 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
     let fixture_mode =
         cfg!(debug_assertions) && std::env::var_os("PIPESCOPE_FIXTURE").is_some_and(|v| v == "1");
     let (scenario, catalog) = args.to_tui_scenario()?;
+    let scenario_name = scenario.name.clone();
     let config = user_config_dir();
     // The file the scenario came from, reloaded when it changes: `--preset FILE`, or the
     // user preset file that defines the named scenario.
@@ -85,6 +86,9 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
         scenario,
         choices: tui::choices_of(&catalog),
         preset_source,
+        // A scenario made from flags alone came from no preset: the picker marks none.
+        preset_name: args.source.preset.as_ref().map(|_| scenario_name.clone()),
+        presets: tui::preset_choices(&catalog),
         watch_dirs,
         presets_dir: config.as_ref().map(|c| c.join("presets")),
         user_themes,

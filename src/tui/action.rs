@@ -119,6 +119,8 @@ actions! {
     LessonScroll(i32),
     /// Named strategy: pick the units it recomputes
     TogglePicker,
+    /// Presets: scenarios, models, GPUs (type to filter, ⏎ loads)
+    OpenPresets,
     /// Picker: move the cursor by this many units
     PickerMove(i32),
     /// Picker: recompute the unit under the cursor, or keep it again

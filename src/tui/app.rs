@@ -204,6 +204,13 @@ pub struct App {
     pub help_scroll: u16,
     /// The units picker of the `named` strategy (`u`), when open: its cursor.
     pub picker: Option<usize>,
+    /// The preset picker (`P`), when open.
+    pub preset_picker: Option<super::presets::PresetPicker>,
+    /// The scenario presets the picker offers (built in, then the user's files).
+    pub presets: Vec<super::presets::PresetChoice>,
+    /// The scenario preset the scenario was loaded from (`--preset`, or a pick); `None` for
+    /// one made from flags alone, so that the picker marks no preset then.
+    pub preset_name: Option<String>,
     /// Whether the messages overlay (`!`: the status line's messages whole) is open.
     pub messages: bool,
     /// Lines the messages overlay is scrolled down by.
@@ -281,6 +288,9 @@ impl App {
             help_typing: false,
             help_scroll: 0,
             picker: None,
+            preset_picker: None,
+            presets: Vec::new(),
+            preset_name: None,
             messages: false,
             messages_scroll: 0,
             sweep: super::sweep::SweepState::default(),

@@ -19,6 +19,7 @@ use super::fields_experts as experts;
 use super::fields_guard as guard;
 use super::fields_job as job;
 use super::fields_moe as moe;
+pub use super::fields_notes::unused_note;
 
 /// One editable parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -136,21 +137,6 @@ impl Field {
         Field::Deepep,
         Field::Mtp,
     ];
-
-    /// Whether the panel shows this field for `sc`: the expert rows (`etp`, DeepEP, MTP) only
-    /// for a mixture of experts; every other field always.
-    pub fn shown(self, sc: &Scenario) -> bool {
-        match self {
-            Field::Etp | Field::Deepep | Field::Mtp => sc.model.moe.is_some(),
-            _ => true,
-        }
-    }
-
-    /// The fields shown for `sc`, top to bottom (the panel, the mouse and the field cycle
-    /// follow this list).
-    pub fn shown_in(sc: &Scenario) -> Vec<Field> {
-        Field::ALL.into_iter().filter(|f| f.shown(sc)).collect()
-    }
 
     /// Short label shown in the panel.
     pub fn label(self) -> &'static str {
@@ -512,32 +498,6 @@ fn step_unguarded(
         Field::TpOverlap => return job::toggle_tp_overlap(sc),
     }
     None
-}
-
-/// Why an edit of `field` changes nothing the schedule runs, if it does not: the chunks of a
-/// schedule that runs a fixed number of them or holds two copies of its stages (the value is
-/// kept for the schedules that take it, and the status line says so).
-pub fn unused_note(sc: &Scenario, field: Field) -> Option<String> {
-    let kind = sc.plan.schedule;
-    let (asked, used) = (sc.parallel.chunks, kind.chunks(sc.parallel.chunks));
-    if field != Field::Chunks || (asked == used && !kind.replicates_stages()) {
-        return None;
-    }
-    Some(if kind.replicates_stages() {
-        format!(
-            "chunks {asked} changes nothing here: {kind} holds two copies of the p stages per \
-             device (chunks sets {})",
-            ScheduleKind::names_where(ScheduleKind::takes_chunks)
-        )
-    } else if kind.takes_chunks() {
-        format!("chunks {asked}: {kind} runs at least 2 chunks per device, so it runs {used}")
-    } else {
-        format!(
-            "chunks {asked} changes nothing here: {kind} always runs {used} per device \
-             (chunks sets {})",
-            ScheduleKind::names_where(ScheduleKind::takes_chunks)
-        )
-    })
 }
 
 /// The range of a count field, from the one table of ranges (so the UI words a bad value as

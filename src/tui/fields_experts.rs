@@ -5,6 +5,25 @@
 
 use crate::scenario::{Scenario, ranges};
 
+use super::fields::Field;
+
+impl Field {
+    /// Whether the panel shows this field for `sc`: the expert rows (`etp`, DeepEP, MTP) only
+    /// for a mixture of experts; every other field always.
+    pub fn shown(self, sc: &Scenario) -> bool {
+        match self {
+            Field::Etp | Field::Deepep | Field::Mtp => sc.model.moe.is_some(),
+            _ => true,
+        }
+    }
+
+    /// The fields shown for `sc`, top to bottom (the panel, the mouse and the field cycle
+    /// follow this list).
+    pub fn shown_in(sc: &Scenario) -> Vec<Field> {
+        Field::ALL.into_iter().filter(|f| f.shown(sc)).collect()
+    }
+}
+
 /// The `etp` values the layout allows: divisors of `t x cp x d / ep` that divide the experts'
 /// FFN size.
 pub fn etp_choices(sc: &Scenario) -> Vec<u32> {
@@ -121,7 +140,8 @@ pub fn set_mtp(sc: &mut Scenario, text: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use super::super::fields::{Choices, Field, set_number, step};
+    use super::super::fields::{Choices, set_number, step};
+    use super::Field;
     use crate::{Catalog, ScenarioOverrides};
 
     /// deepseek-v3 on H100s at t 1 x cp 1 x d 8, ep 8.

@@ -191,6 +191,11 @@ pub static TABLE: &[&[Binding]] = &[
         "Sweep: every layout on these GPUs, its front and ranking",
     )],
     &[b(
+        &[Code(Char('P'))],
+        Action::OpenPresets,
+        "Presets: pick a scenario, or a model or GPU alone (type to filter, ⏎ load)",
+    )],
+    &[b(
         &[Code(Char('u'))],
         Action::TogglePicker,
         "Units the named strategy recomputes: a picker",

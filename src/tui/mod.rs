@@ -26,6 +26,7 @@ mod fields_experts;
 mod fields_guard;
 mod fields_job;
 mod fields_moe;
+mod fields_notes;
 pub mod fixture;
 mod keymap;
 mod lesson;
@@ -33,6 +34,7 @@ mod line_edit;
 mod location;
 mod picker;
 mod preset_io;
+mod presets;
 mod solved;
 mod story;
 mod sweep;
@@ -58,6 +60,7 @@ pub use lesson::{LESSON, LessonRun, textbook};
 pub use line_edit::{LineEdit, LineOp};
 pub use picker::{Entry as PickerEntry, entries as picker_entries};
 pub use preset_io::{ParsedPreset, choices_of};
+pub use presets::{Pick, PresetChoice, PresetPicker, preset_choices};
 pub use solved::{CancellableSolveFn, SolveFn, Solved, engine_solve, engine_solve_cancellable};
 pub use sweep::{
     Previous as SweepPrevious, SweepEvent, SweepFn, SweepInputs, SweepJob, SweepState,
@@ -85,6 +88,10 @@ pub struct Options {
     pub choices: Choices,
     /// The preset file the scenario came from (reloaded when it changes).
     pub preset_source: Option<PathBuf>,
+    /// The scenario preset the scenario was loaded from (`None`: flags alone).
+    pub preset_name: Option<String>,
+    /// The scenario presets the preset picker (`P`) offers.
+    pub presets: Vec<PresetChoice>,
     /// Folders (watched recursively) and files (watched alone) for preset and theme changes.
     pub watch_dirs: Vec<PathBuf>,
     /// The user's presets folder (where `w` saves).
@@ -118,6 +125,8 @@ pub fn run(opts: Options) -> Result<(), String> {
     let mut app = App::new(opts.scenario, opts.choices, opts.theme);
     app.mouse = opts.mouse;
     app.preset_source = opts.preset_source;
+    app.preset_name = opts.preset_name;
+    app.presets = opts.presets;
     app.preset_base = app.preset_source.as_ref().map(|_| app.scenario.clone());
     for t in opts.user_themes {
         match app.themes.iter_mut().find(|x| x.name == t.name) {

@@ -68,6 +68,18 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
                 Vec::new()
             }
         },
+        Action::Key(key) if app.preset_picker.is_some() && !app.help => {
+            match super::presets::key(app, key) {
+                Some(effects) => effects,
+                None => match keymap::action_for(key) {
+                    Some(a) => update(app, a),
+                    None => {
+                        app.dirty = false;
+                        Vec::new()
+                    }
+                },
+            }
+        }
         Action::Key(key) => {
             if app.help && app.help_typing && !key.modifiers.contains(KeyModifiers::CONTROL) {
                 return modes::help_filter_key(app, key.code);
@@ -89,6 +101,7 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
             sweep::event(app, *e);
             Vec::new()
         }
+        Action::OpenPresets => super::presets::open(app),
         Action::TogglePicker | Action::PickerMove(_) | Action::PickerToggle => {
             edit::picker(app, action)
         }

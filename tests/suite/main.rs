@@ -85,6 +85,8 @@ mod tui_export;
 #[cfg(feature = "tui")]
 mod tui_layout;
 #[cfg(feature = "tui")]
+mod tui_presets;
+#[cfg(feature = "tui")]
 mod tui_real;
 #[cfg(feature = "tui")]
 mod tui_reload_files;

@@ -375,3 +375,34 @@ fn at_32768_micro_batches_a_frame_and_q_take_under_two_seconds() {
     assert!(quit < budget, "q took {quit:?}");
     let _ = std::fs::remove_dir_all(&home);
 }
+
+/// The preset picker in a real terminal: `P`, a filter, Enter loads the preset; `P` again
+/// marks it (none was marked for the scenario made from flags alone); Esc closes.
+#[test]
+fn p_picks_and_loads_a_preset() {
+    if crate::tmux_common::skip_without_tmux() {
+        return;
+    }
+    let (t, home) = fixture_ui("e2e-presets");
+    t.wait_for("the first solve", |s| {
+        s.contains("model     gpt3-175b") && s.contains("iter ")
+    });
+    t.keys(&["P"]);
+    let screen = t.wait_text("presets · ↑↓ move");
+    assert!(
+        screen.contains("tiny-4x8") && !screen.contains("● gpt3-175b-16k"),
+        "{screen}"
+    );
+    t.burst(&["-l", "tiny"]);
+    t.wait_text("filter: tiny");
+    t.keys(&["Enter"]);
+    t.wait_for("the tiny preset loaded", |s| {
+        s.contains("model     gpt-tiny") && !s.contains("presets ·")
+    });
+    t.keys(&["P"]);
+    t.wait_text("● tiny-4x8");
+    t.keys(&["Escape"]);
+    t.wait_for("the picker closed", |s| !s.contains("presets ·"));
+    assert!(t.alive());
+    let _ = std::fs::remove_dir_all(&home);
+}

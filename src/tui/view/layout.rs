@@ -239,7 +239,12 @@ pub const GANTT_LABEL: u16 = 4;
 /// Maps a mouse position to what is drawn there.
 pub fn hit(app: &App, x: u16, y: u16) -> Option<Hit> {
     let area = Rect::new(0, 0, app.size.0, app.size.1);
-    if too_small(area) || app.help || app.messages || app.picker.is_some() {
+    if too_small(area)
+        || app.help
+        || app.messages
+        || app.picker.is_some()
+        || app.preset_picker.is_some()
+    {
         return None;
     }
     let r = regions(area, app);

@@ -6,7 +6,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
 use crate::tui::app::App;
 
@@ -94,12 +94,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         " messages · Esc closes ".to_string()
     };
     Paragraph::new(lines)
-        .block(
-            Block::bordered()
-                .title(title)
-                .border_style(theme.accent())
-                .title_style(theme.accent()),
-        )
+        .block(super::overlay_block(title, theme))
         .scroll((scroll, 0))
         .render(r, buf);
 }

@@ -31,6 +31,7 @@ pub mod messages;
 pub mod metrics;
 pub mod params;
 pub mod picker;
+pub mod presets;
 pub mod stage_time;
 pub mod status;
 pub mod story;
@@ -74,6 +75,46 @@ pub fn clear_centred(area: Rect, buf: &mut Buffer, w: u16, h: u16) -> Rect {
     };
     ratatui::widgets::Clear.render(r, buf);
     r
+}
+
+/// Draws `lines` in a bordered box `w` wide centred over `area` (cleared first), as tall as
+/// the lines (at most the area less two rows), titled with the first of `titles` that fits,
+/// scrolled so that line `keep` stays in view: the frame of the pickers' overlays.
+pub fn centred_list(
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &crate::tui::Theme,
+    w: u16,
+    lines: Vec<ratatui::text::Line<'static>>,
+    titles: &[&str],
+    keep: usize,
+) {
+    use ratatui::widgets::Paragraph;
+    let rows = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+    let h = area.height.saturating_sub(2).min(rows.saturating_add(2));
+    let visible = usize::from(h.saturating_sub(2));
+    let scroll = u16::try_from((keep + 1).saturating_sub(visible)).unwrap_or(0);
+    let r = clear_centred(area, buf, w, h);
+    let title = titles
+        .iter()
+        .find(|t| t.chars().count() + 2 <= usize::from(w))
+        .copied()
+        .unwrap_or("");
+    Paragraph::new(lines)
+        .block(overlay_block(title, theme))
+        .scroll((scroll, 0))
+        .render(r, buf);
+}
+
+/// The border of an overlay: `title` on it, both in the theme's accent.
+pub fn overlay_block<'a>(
+    title: impl Into<ratatui::text::Line<'a>>,
+    theme: &crate::tui::Theme,
+) -> ratatui::widgets::Block<'a> {
+    ratatui::widgets::Block::bordered()
+        .title(title)
+        .border_style(theme.accent())
+        .title_style(theme.accent())
 }
 
 /// Draws the whole app into a frame.
@@ -159,10 +200,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     overlays(area, buf, app);
 }
 
-/// The overlays over everything: the units picker (`u`), the messages (`!`), then the help
+/// The overlays over everything: the units picker (`u`), the preset picker (`P`), the
+/// messages (`!`), then the help
 /// (`?`) on top.
 fn overlays(area: Rect, buf: &mut Buffer, app: &App) {
     picker::render(area, buf, app);
+    presets::render(area, buf, app);
     if app.messages {
         messages::render(area, buf, app);
     }

@@ -5,7 +5,6 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Widget};
 
 use crate::plan::Strategy;
 use crate::tui::app::App;
@@ -73,28 +72,11 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
             inner_w,
         ));
     }
-    let rows = u16::try_from(lines.len()).unwrap_or(u16::MAX);
-    let h = area.height.saturating_sub(2).min(rows.saturating_add(2));
-    // The cursor's row stays in view.
-    let visible = h.saturating_sub(2);
-    let cursor_row = u16::try_from(cursor + 2).unwrap_or(0);
-    let scroll = (cursor_row + 1).saturating_sub(visible);
-    let r = super::clear_centred(area, buf, w, h);
-    let title = [
+    let titles = [
         " units to recompute (named) · ↑↓ · space toggles · Esc ",
         " units (named) · ↑↓ · space · Esc ",
         " units ",
-    ]
-    .into_iter()
-    .find(|t| t.chars().count() + 2 <= usize::from(w))
-    .unwrap_or("");
-    Paragraph::new(lines)
-        .block(
-            Block::bordered()
-                .title(title)
-                .border_style(theme.accent())
-                .title_style(theme.accent()),
-        )
-        .scroll((scroll, 0))
-        .render(r, buf);
+    ];
+    // The cursor's row (below the two head lines) stays in view.
+    super::centred_list(area, buf, theme, w, lines, &titles, cursor + 2);
 }
