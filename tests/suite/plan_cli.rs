@@ -264,3 +264,43 @@ fn count_flags_say_their_range_and_a_large_group_is_noted() {
     assert!(ok, "{err}");
     assert!(!err.contains("group size"), "{err}");
 }
+
+/// The knapsack strategies can recompute a layer whole, so they reach `full`'s memory: where
+/// `full` fits (GPT-3 175B at s 16384 on Ascend 910B, 56 GiB) `adaptive` and `uniform` fit
+/// too, and `adaptive` is no slower.
+#[test]
+fn knapsack_strategies_fit_wherever_full_recomputation_fits() {
+    let plan = |strategy: &str| -> serde_json::Value {
+        let (ok, out, err) = run(&[
+            "plan",
+            "--preset",
+            "gpt3-175b-16k",
+            "--gpu",
+            "ascend-910b",
+            "--schedule",
+            "1f1b",
+            "--budget-gib",
+            "56",
+            "--strategy",
+            strategy,
+            "--json",
+        ]);
+        assert!(ok, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let full = plan("full");
+    assert_eq!(full["feasible"], true);
+    let full_s = full["iteration_time_s"].as_f64().unwrap();
+    for strategy in ["adaptive", "uniform"] {
+        let v = plan(strategy);
+        assert_eq!(
+            v["feasible"], true,
+            "{strategy}: {}",
+            v["infeasible_reason"]
+        );
+        if strategy == "adaptive" {
+            let s = v["iteration_time_s"].as_f64().unwrap();
+            assert!(s <= full_s, "adaptive {s} s, full {full_s} s");
+        }
+    }
+}
