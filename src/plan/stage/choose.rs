@@ -153,7 +153,9 @@ pub(super) fn solve_with_offload(
 
 /// The exact knapsack over every whole-layer choice: none first, then each count of
 /// complete layers recomputed whole whose own time and the groups' lower bound can still
-/// beat the best answer so far (ties keep the fewer layers).
+/// beat the best answer so far (ties keep the fewer layers). With copies pre-assigned to
+/// the host (the offload heuristic's candidates) no layer is recomputed whole: the plain
+/// answer, which the offload search keeps when nothing beats it, already has them.
 fn solve_uncached(
     anatomy: &Anatomy,
     counts: BlockCounts,
@@ -172,7 +174,17 @@ fn solve_uncached(
         want_decisions,
         FullLayers::NONE,
     );
-    for full in FullLayers::options(counts) {
+    let layers = if offload.iter().all(|&o| o == 0) {
+        FullLayers::all(counts)
+    } else {
+        FullLayers::NONE
+    };
+    let counts_layers = BlockCounts {
+        mlp_layers: layers.mlp,
+        moe_layers: layers.moe,
+        ..counts
+    };
+    for full in FullLayers::options(counts_layers) {
         let floor = full.cost_s(anatomy);
         if best.as_ref().is_some_and(|b| b.added_s <= floor) {
             continue;

@@ -8,7 +8,7 @@ use crate::plan::memo::KnapsackCache;
 use crate::plan::offload::{OffloadOrder, assign_offload};
 
 use super::choose::solve_with_offload;
-use super::formulate::formulate_with;
+use super::formulate::formulate;
 use super::{BlockCounts, KindDecision, KnapsackMode, StageEnv};
 
 /// Moves the offload local search takes at most: on GPT-3 175B at s 16384 eight reach
@@ -90,15 +90,8 @@ pub(super) fn offload_bound(
     base: &[KindDecision],
     offload: &[u32],
 ) -> f64 {
-    super::formulate::over_layers(anatomy, counts, |full| {
-        let (groups, _, capacity) = formulate_with(anatomy, counts, env, mode, base, offload, full);
-        let lower_s = capacity.map_or(f64::INFINITY, |c| knapsack::lower_bound(&groups, c));
-        knapsack::Bounds {
-            lower_s,
-            upper_s: f64::INFINITY,
-        }
-    })
-    .lower_s
+    let (groups, _, capacity) = formulate(anatomy, counts, env, mode, base, offload);
+    capacity.map_or(f64::INFINITY, |c| knapsack::lower_bound(&groups, c))
 }
 
 /// Whether a solve whose lower bound is `bound` can not beat `best` (strictly less is needed
