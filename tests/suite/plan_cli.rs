@@ -304,3 +304,35 @@ fn knapsack_strategies_fit_wherever_full_recomputation_fits() {
         }
     }
 }
+
+/// A routing imbalance above experts / top-k is refused by its own check, naming the flag,
+/// before the activation-size check it would otherwise trip (which blamed `--seq`).
+#[test]
+fn routing_imbalance_beyond_experts_over_top_k_names_its_own_flag() {
+    for x in ["1000000", "1e9", "33"] {
+        let (ok, _, err) = run(&[
+            "plan",
+            "--model",
+            "deepseek-v3",
+            "--gpu",
+            "h100-80gb",
+            "-t",
+            "1",
+            "-p",
+            "16",
+            "-d",
+            "64",
+            "--ep",
+            "64",
+            "--routing-imbalance",
+            x,
+        ]);
+        assert!(!ok, "{x}");
+        assert!(err.contains("--routing-imbalance"), "{x}: {err}");
+        assert!(
+            err.contains("at most experts / experts_per_token (256 / 8 = 32)"),
+            "{x}: {err}"
+        );
+        assert!(!err.contains("seq"), "{x}: {err}");
+    }
+}
