@@ -336,3 +336,57 @@ fn routing_imbalance_beyond_experts_over_top_k_names_its_own_flag() {
         assert!(!err.contains("seq"), "{x}: {err}");
     }
 }
+
+/// On DualPipe (one split serves both directions) `adapipe` tries the even and the balanced
+/// partition: it is no slower than `adaptive` on either, and its note says so.
+#[test]
+fn adapipe_on_dualpipe_keeps_the_better_of_even_and_balanced() {
+    let plan = |strategy: &str, partition: &str| -> serde_json::Value {
+        let (ok, out, err) = run(&[
+            "plan",
+            "--model",
+            "deepseek-v3",
+            "--gpu",
+            "h100-80gb",
+            "-t",
+            "1",
+            "-p",
+            "16",
+            "-d",
+            "128",
+            "--ep",
+            "64",
+            "--zero",
+            "1",
+            "-s",
+            "4096",
+            "--global-batch",
+            "15360",
+            "--schedule",
+            "dualpipe",
+            "--precision",
+            "fp8",
+            "--strategy",
+            strategy,
+            "--partition",
+            partition,
+            "--json",
+        ]);
+        assert!(ok, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let time = |v: &serde_json::Value| v["iteration_time_s"].as_f64().unwrap();
+    let searched = plan("adapipe", "even");
+    for partition in ["even", "balanced"] {
+        let fixed = plan("adaptive", partition);
+        assert!(
+            time(&searched) <= time(&fixed) * (1.0 + 1e-9),
+            "adapipe {} adaptive --partition {partition} {}",
+            time(&searched),
+            time(&fixed)
+        );
+    }
+    let notes = searched["notes"].to_string();
+    assert!(notes.contains("even and the balanced partition"), "{notes}");
+    assert!(!notes.contains("Chimera's replicated"), "{notes}");
+}
