@@ -285,16 +285,28 @@ pub fn run(args: &SweepArgs) -> Result<(), String> {
         return super::output::emit(&out::csv(&result));
     }
     let best = match result.best() {
-        Some(row) => Some(
-            solve(&sweep_scenario(&base, &row.config))
-                .map_err(|e| format!("solving the best configuration again: {e}"))?,
-        ),
+        Some(row) => {
+            let scenario = sweep_scenario(&base, &row.config);
+            let outcome = solve(&scenario)
+                .map_err(|e| format!("solving the best configuration again: {e}"))?;
+            Some((scenario, outcome))
+        }
         None => None,
     };
     if args.json {
-        let value = out::json(&result, best.as_ref())?;
+        let best_json = match &best {
+            Some((scenario, outcome)) => super::plan::plan_json(scenario, outcome)?,
+            None => serde_json::Value::Null,
+        };
+        let value = out::json(&result, best_json)?;
         let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
         return super::output::emit_line(&text);
     }
-    super::output::emit(&out::table(&base, args, &result, best.as_ref(), elapsed))
+    super::output::emit(&out::table(
+        &base,
+        args,
+        &result,
+        best.as_ref().map(|(_, o)| o),
+        elapsed,
+    ))
 }

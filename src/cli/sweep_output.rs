@@ -40,12 +40,9 @@ pub fn entry(r: &SweepRow) -> Value {
     })
 }
 
-/// The `--json` object; `best` is the `plan --json` object of the fastest feasible one.
-pub fn json(result: &SweepResult, best: Option<&Outcome>) -> Result<Value, String> {
-    let best = match best {
-        Some(o) => serde_json::to_value(o).map_err(|e| e.to_string())?,
-        None => Value::Null,
-    };
+/// The `--json` object; `best` is the `plan --json` object of the fastest feasible one
+/// (null when none is).
+pub fn json(result: &SweepResult, best: Value) -> Result<Value, String> {
     let pick =
         |idx: &[usize]| -> Vec<Value> { idx.iter().map(|&i| entry(&result.rows[i])).collect() };
     Ok(json!({

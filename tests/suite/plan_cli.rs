@@ -45,6 +45,17 @@ fn check_plan(v: &serde_json::Value) {
     for k in TOP {
         assert!(v.get(k).is_some(), "missing {k}");
     }
+    // What was planned, so that a saved plan describes itself.
+    for k in [
+        "chunks",
+        "sequence_parallel",
+        "flash_attention",
+        "overlap_grad_reduce",
+        "overlap_param_gather",
+        "budget_bytes",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
     let stages = v["stages"].as_array().unwrap();
     assert!(!stages.is_empty());
     for st in stages {

@@ -61,6 +61,23 @@ fn json_has_the_contract_fields() {
     let best = &v["best"];
     assert_eq!(best["iteration_time_s"], ranked[0]["iteration_time_s"]);
     assert!(best["stages"].as_array().is_some());
+    // ... with every key `plan --json` has: what was planned, batch and layout included.
+    for k in [
+        "scenario",
+        "model",
+        "gpu",
+        "micro_batches",
+        "micro_batch_size",
+        "seq_len",
+        "chunks",
+        "sequence_parallel",
+        "budget_bytes",
+    ] {
+        assert!(best.get(k).is_some(), "best lacks {k}");
+    }
+    assert_eq!(best["micro_batches"], ranked[0]["m"]);
+    assert_eq!(best["micro_batch_size"], ranked[0]["b"]);
+    assert_eq!(best["chunks"], ranked[0]["chunks"]);
     // tokens/s/GPU = global batch x s / time / GPUs.
     let t = ranked[0]["iteration_time_s"].as_f64().unwrap();
     let tps = ranked[0]["tokens_per_s_per_gpu"].as_f64().unwrap();
