@@ -401,3 +401,28 @@ fn adapipe_on_dualpipe_keeps_the_better_of_even_and_balanced() {
     assert!(notes.contains("even and the balanced partition"), "{notes}");
     assert!(!notes.contains("Chimera's replicated"), "{notes}");
 }
+
+/// The baseline is 1F1B with full recomputation on the scenario's own split (docs/cli.md):
+/// with `--partition balanced` it is that plan's iteration time.
+#[test]
+fn the_baseline_runs_on_the_scenarios_split() {
+    let plan = |strategy: &str, schedule: &str| -> serde_json::Value {
+        let (ok, out, err) = run(&[
+            "plan",
+            "--preset",
+            "tiny-4x8",
+            "--partition",
+            "balanced",
+            "--schedule",
+            schedule,
+            "--strategy",
+            strategy,
+            "--json",
+        ]);
+        assert!(ok, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let full = plan("full", "1f1b");
+    let other = plan("adaptive", "zb-h1");
+    assert_eq!(other["baseline_iteration_time_s"], full["iteration_time_s"]);
+}
