@@ -174,8 +174,9 @@ impl SweepArgs {
         } else {
             self.strategies.clone()
         };
+        let gpus = self.gpu_counts();
         let lists = super::unused_plan_flags::SweepLists {
-            gpus: &self.gpus,
+            gpus: &gpus,
             pp: &self.pp,
             tp: &self.tp,
             cp: &self.cp,
@@ -216,10 +217,21 @@ impl SweepArgs {
         Ok(scenario)
     }
 
+    /// The GPU counts of `--gpus`, each once, in the order first given (`8,8` is one run).
+    pub fn gpu_counts(&self) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::with_capacity(self.gpus.len());
+        for &n in &self.gpus {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+        out
+    }
+
     /// The space the flags describe.
     pub fn space(&self) -> SweepSpace {
         SweepSpace {
-            gpus: self.gpus.clone(),
+            gpus: self.gpu_counts(),
             global_batch: self.global_batch,
             tp: self.tp.clone(),
             pp: self.pp.clone(),

@@ -250,7 +250,7 @@ pub fn table(
     elapsed_s: f64,
 ) -> String {
     let mut s = String::new();
-    let gpus: Vec<String> = args.gpus.iter().map(u32::to_string).collect();
+    let gpus: Vec<String> = args.gpu_counts().iter().map(u32::to_string).collect();
     let _ = writeln!(
         s,
         "{} on {} x {}, global batch {}, s {}, budget {:.1} GiB",
@@ -327,7 +327,11 @@ pub fn table(
     let _ = writeln!(
         s,
         "\nPareto front (iteration time against peak memory{}){}:",
-        if args.gpus.len() > 1 { " and GPUs" } else { "" },
+        if args.gpu_counts().len() > 1 {
+            " and GPUs"
+        } else {
+            ""
+        },
         merged(&result.pareto)
     );
     rows_table(&mut s, result, &result.pareto);

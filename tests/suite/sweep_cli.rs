@@ -296,3 +296,25 @@ fn the_table_shows_the_expert_layout_of_a_mixture_of_experts() {
     assert!(ok, "{err}");
     assert!(!header(&dense).contains(" ep "), "{dense}");
 }
+
+/// A GPU count given twice is swept once: the same configurations, header and JSON as
+/// giving it once.
+#[test]
+fn a_repeated_gpu_count_is_swept_once() {
+    let once = run(&with(&["--json"]));
+    let mut twice_args = with(&["--json"]);
+    let i = twice_args.iter().position(|a| *a == "--gpus").unwrap();
+    twice_args[i + 1] = "8,8";
+    let twice = run(&twice_args);
+    assert!(once.0 && twice.0, "{} {}", once.2, twice.2);
+    let (a, b): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_str(&once.1).unwrap(),
+        serde_json::from_str(&twice.1).unwrap(),
+    );
+    assert_eq!(a["configs"], b["configs"]);
+    assert_eq!(a["ranked"], b["ranked"]);
+    twice_args.retain(|x| *x != "--json");
+    let (ok, text, err) = run(&twice_args);
+    assert!(ok, "{err}");
+    assert!(!text.contains("8/8"), "{text}");
+}
