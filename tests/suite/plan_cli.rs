@@ -426,3 +426,30 @@ fn the_baseline_runs_on_the_scenarios_split() {
     let other = plan("adaptive", "zb-h1");
     assert_eq!(other["baseline_iteration_time_s"], full["iteration_time_s"]);
 }
+
+/// Interleaved's "m a multiple of p", where m came from --global-batch, names that flag,
+/// how m follows from it, and the nearest global batches that work.
+#[test]
+fn interleaved_refuses_a_global_batch_with_the_nearest_valid_ones() {
+    let (ok, _, err) = run(&[
+        "plan",
+        "--model",
+        "llama3.1-8b",
+        "--gpu",
+        "h100-80gb",
+        "-p",
+        "16",
+        "-d",
+        "128",
+        "--global-batch",
+        "15360",
+        "--schedule",
+        "interleaved",
+        "--chunks",
+        "2",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("--global-batch"), "{err}");
+    assert!(err.contains("15360 / (1 x 128) = 120"), "{err}");
+    assert!(err.contains("14336 or 16384"), "{err}");
+}
