@@ -453,3 +453,33 @@ fn interleaved_refuses_a_global_batch_with_the_nearest_valid_ones() {
     assert!(err.contains("15360 / (1 x 128) = 120"), "{err}");
     assert!(err.contains("14336 or 16384"), "{err}");
 }
+
+/// A layout's own mistakes are named before the stage count: an empty stage at its `|`, an
+/// `E` that is not first or repeated at the `E`; a wrong count says which stage is too many.
+#[test]
+fn layout_errors_name_the_mistake_before_the_stage_count() {
+    let refusal = |layout: &str| -> String {
+        let (ok, _, err) = run(&[
+            "plan",
+            "--strategy",
+            "adaptive",
+            "-p",
+            "8",
+            "--layout",
+            layout,
+        ]);
+        assert!(!ok, "{layout}");
+        err
+    };
+    let e = refusal("Et*12||t*12|t*12|t*12|t*12|t*12|t*12L");
+    assert!(e.contains("column 6: stage 2 is empty"), "{e}");
+    let e = refusal("LEt*96");
+    assert!(
+        e.contains("column 1: the first layer must be the embedding"),
+        "{e}"
+    );
+    let e = refusal("(Et*12|)*8L");
+    assert!(e.contains("must appear exactly once"), "{e}");
+    let e = refusal("Et*12|(t*12|)*7L");
+    assert!(e.contains("stage 9 is the first too many"), "{e}");
+}
