@@ -21,8 +21,15 @@ pub struct PlanArgs {
 /// The text form of one outcome: headline (schedule, strategy, the job's GPUs as
 /// `t x cp x p x d`, the figures), then one row per stage.
 pub fn table(o: &Outcome) -> String {
+    // The planner's estimate is the one-chunk formula `(m - 1) max T + sum T`: shown only
+    // where every device holds one chunk (it reads far above the simulation elsewhere).
+    let estimate = if o.stages.iter().all(|st| st.ranges.len() <= 1) {
+        format!(" (estimate {:.3} s)", o.estimated_iteration_time_s)
+    } else {
+        String::new()
+    };
     let mut s = format!(
-        "{} / {} on {} GPUs (t{} x cp{} x p{} x d{}): iteration {:.3} s (estimate {:.3} s), \
+        "{} / {} on {} GPUs (t{} x cp{} x p{} x d{}): iteration {:.3} s{estimate}, \
          bubble {:.1}%, MFU {}, HFU {}, {} vs 1f1b + full ({:.3} s), solved in {:.2} ms\n",
         o.schedule,
         o.strategy,
@@ -32,7 +39,6 @@ pub fn table(o: &Outcome) -> String {
         o.pp,
         o.dp,
         o.iteration_time_s,
-        o.estimated_iteration_time_s,
         100.0 * o.pipeline_bubble_rate(),
         super::output::percent(o.mfu),
         super::output::percent(o.hfu),

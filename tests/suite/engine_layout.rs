@@ -165,7 +165,10 @@ fn hostile_layouts_are_refused_with_the_flag_the_column_and_the_reason() {
     };
     // Megatron's unrolling of `(t|)*3` ends in an empty stage, named before the count.
     let e = refused("E|(t|)*3", &[]);
-    assert!(e.contains("--layout") && e.contains("stage 5 is empty"), "{e}");
+    assert!(
+        e.contains("--layout") && e.contains("stage 5 is empty"),
+        "{e}"
+    );
     let e = refused("E|(t*24|)*3t*24L", &[]);
     assert!(e.contains("5 stages") && e.contains("runs 8"), "{e}");
     let e = refused("E(t*4|", &[]);

@@ -483,3 +483,16 @@ fn layout_errors_name_the_mistake_before_the_stage_count() {
     let e = refusal("Et*12|(t*12|)*7L");
     assert!(e.contains("stage 9 is the first too many"), "{e}");
 }
+
+/// The headline quotes the planner's one-chunk estimate only where every device holds one
+/// chunk (for interleaved it read as a large model/simulation disagreement).
+#[test]
+fn the_headline_estimate_is_shown_for_single_chunk_schedules_only() {
+    let headline = |schedule: &str| -> String {
+        let (ok, out, err) = run(&["plan", "--preset", "tiny-4x8", "--schedule", schedule]);
+        assert!(ok, "{err}");
+        out.lines().next().unwrap_or_default().to_string()
+    };
+    assert!(headline("1f1b").contains("(estimate "));
+    assert!(!headline("interleaved").contains("(estimate "));
+}
