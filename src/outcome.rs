@@ -186,7 +186,7 @@ pub struct Outcome {
     pub layout: Option<String>,
     /// Whether stage-to-stage sends blocked their sender (`blocking`) or not (`overlapped`).
     pub p2p: P2p,
-    /// Iteration time of 1F1B, full recomputation, even partition.
+    /// Iteration time of 1F1B with full recomputation on the scenario's own layer split.
     pub baseline_iteration_time_s: f64,
     /// `baseline_iteration_time_s / iteration_time_s` (`None` when infeasible).
     pub speedup: Option<f64>,

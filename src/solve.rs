@@ -62,7 +62,7 @@ pub struct SolveOptions<'a> {
     /// another solve asks for the same one. The outcome is exactly the one without it; the
     /// memo may be shared between threads.
     pub memo: Option<&'a ScheduleMemo>,
-    /// Leave out the baseline run (1F1B, full recomputation, even partition), for callers
+    /// Leave out the baseline run (1F1B, full recomputation, the scenario's split), for callers
     /// that rank by time and memory alone: `baseline_iteration_time_s` is then NaN and
     /// `speedup` is `None`; everything else is as with it.
     pub skip_baseline: bool,

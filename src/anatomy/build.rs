@@ -98,7 +98,12 @@ impl Anatomy {
         let moe_params = params::moe(m);
         let (xp, xsb) = per_device(moe_params);
         let x8 = fp8_weights(moe_params);
-        let mtp_params = params::mtp(m, vocab);
+        let mut mtp_params = params::mtp(m, vocab);
+        if par.pp <= 1 {
+            // One stage: the MTP layer runs where the input embedding is, and looks the next
+            // tokens up in it (as the tied head does): no copy.
+            mtp_params.copy = 0;
+        }
         let (tp_, tsb) = per_device(mtp_params);
         let t8 = fp8_weights(mtp_params);
         let moe_dims = m.moe.map(|e| {

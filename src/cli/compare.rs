@@ -55,7 +55,12 @@ pub fn run(args: &CompareArgs) -> Result<(), String> {
     };
     let outcomes = compare(&scenario, &strategies)?;
     if args.json {
-        let text = serde_json::to_string_pretty(&outcomes).map_err(|e| e.to_string())?;
+        // Each entry as `plan --json` writes it (what was planned included).
+        let values = outcomes
+            .iter()
+            .map(|o| super::plan::plan_json(&scenario, o))
+            .collect::<Result<Vec<_>, String>>()?;
+        let text = serde_json::to_string_pretty(&values).map_err(|e| e.to_string())?;
         return super::output::emit_line(&text);
     }
     let preset = args.scenario.source.preset.is_some();

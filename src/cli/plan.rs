@@ -4,7 +4,8 @@
 use clap::Args;
 
 use super::scenario_args::ScenarioArgs;
-use pipescope::{GIB, Outcome};
+use pipescope::{GIB, Outcome, Scenario};
+use serde_json::Value;
 
 /// Arguments of `pipescope plan`.
 #[derive(Debug, Args)]
@@ -26,10 +27,16 @@ pub fn table(o: &Outcome) -> String {
     } else {
         String::new()
     };
+    // The planner's estimate is the one-chunk formula `(m - 1) max T + sum T`: shown only
+    // where every device holds one chunk (it reads far above the simulation elsewhere).
+    let estimate = if o.stages.iter().all(|st| st.ranges.len() <= 1) {
+        format!(" (estimate {:.3} s)", o.estimated_iteration_time_s)
+    } else {
+        String::new()
+    };
     let mut s = format!(
-        "{} / {} on {} GPUs (t{} x cp{} x p{} x d{}{experts}): iteration {:.3} s (estimate \
-         {:.3} s), bubble {:.1}%, MFU {}, HFU {}, {} vs 1f1b + full ({:.3} s), solved in \
-         {:.2} ms\n",
+        "{} / {} on {} GPUs (t{} x cp{} x p{} x d{}{experts}): iteration {:.3} s{estimate}, \
+         bubble {:.1}%, MFU {}, HFU {}, {} vs 1f1b + full ({:.3} s), solved in {:.2} ms\n",
         o.schedule,
         o.strategy,
         o.gpus,
@@ -38,7 +45,6 @@ pub fn table(o: &Outcome) -> String {
         o.pp,
         o.dp,
         o.iteration_time_s,
-        o.estimated_iteration_time_s,
         100.0 * o.pipeline_bubble_rate(),
         super::output::percent(o.mfu),
         super::output::percent(o.hfu),
@@ -112,25 +118,43 @@ pub fn table(o: &Outcome) -> String {
     s
 }
 
+/// The `plan --json` object: the outcome, and what was planned (scenario, model, GPU,
+/// batch, layout knobs and budget) so that a saved file says so by itself. Keys the outcome
+/// already has are kept as they are.
+pub(super) fn plan_json(scenario: &Scenario, outcome: &Outcome) -> Result<Value, String> {
+    let mut value = serde_json::to_value(outcome).map_err(|e| e.to_string())?;
+    if let Some(map) = value.as_object_mut() {
+        let par = &scenario.parallel;
+        let plan = &scenario.plan;
+        let batch = &scenario.batch;
+        let keys: [(&str, Value); 12] = [
+            ("scenario", scenario.name.clone().into()),
+            ("model", scenario.model.name.clone().into()),
+            ("gpu", scenario.gpu.name.clone().into()),
+            ("micro_batches", batch.micro_batches.into()),
+            ("micro_batch_size", batch.micro_batch_size.into()),
+            ("seq_len", batch.seq_len.into()),
+            ("chunks", par.chunks.into()),
+            ("sequence_parallel", par.sequence_parallel.into()),
+            ("flash_attention", plan.flash_attention.into()),
+            ("overlap_grad_reduce", plan.overlap_grad_reduce.into()),
+            ("overlap_param_gather", plan.overlap_param_gather.into()),
+            ("budget_bytes", plan.memory_budget_bytes.into()),
+        ];
+        for (k, v) in keys {
+            map.entry(k).or_insert(v);
+        }
+    }
+    Ok(value)
+}
+
 /// Runs the subcommand.
 pub fn run(args: &PlanArgs) -> Result<(), String> {
     let (scenario, _) = args.scenario.to_scenario()?;
     let outcome =
         super::no_fit::solve_explained(&scenario, args.scenario.settings.mem_limit.is_some())?;
     if args.json {
-        let mut value = serde_json::to_value(&outcome).map_err(|e| e.to_string())?;
-        if let Some(map) = value.as_object_mut() {
-            // What was planned, so that a saved file says so by itself.
-            map.insert("scenario".into(), scenario.name.clone().into());
-            map.insert("model".into(), scenario.model.name.clone().into());
-            map.insert("gpu".into(), scenario.gpu.name.clone().into());
-            map.insert("micro_batches".into(), scenario.batch.micro_batches.into());
-            map.insert(
-                "micro_batch_size".into(),
-                scenario.batch.micro_batch_size.into(),
-            );
-            map.insert("seq_len".into(), scenario.batch.seq_len.into());
-        }
+        let value = plan_json(&scenario, &outcome)?;
         let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
         super::output::emit_line(&text)
     } else {

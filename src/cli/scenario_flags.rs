@@ -183,9 +183,9 @@ pub struct SettingFlags {
         value_delimiter = ','
     )]
     pub recompute_units: Option<Vec<String>>,
-    /// The busiest expert's tokens over the mean (1 to 1000000; default 1, balanced
-    /// routing): scales the busiest expert-parallel rank's expert work, memory and
-    /// all-to-all.
+    /// The busiest expert's tokens over the mean (from 1 to experts / experts per token:
+    /// 32 for DeepSeek-V3; default 1, balanced routing): scales the busiest expert-parallel
+    /// rank's expert work, memory and all-to-all.
     #[arg(
         long = "routing-imbalance",
         value_name = "X",
@@ -257,10 +257,9 @@ pub fn mem_limit(text: &str) -> Result<f64, String> {
 /// Parses `--routing-imbalance`: a ratio (the scenario checks its range).
 pub fn imbalance(text: &str) -> Result<f64, String> {
     text.trim().parse().map_err(|_| {
-        format!(
-            "the busiest expert's tokens over the mean: {}, like 1.3",
-            ranges::ROUTING_IMBALANCE.allowed()
-        )
+        "the busiest expert's tokens over the mean: a number from 1 to experts / \
+         experts_per_token, like 1.3"
+            .to_string()
     })
 }
 

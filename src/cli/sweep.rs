@@ -174,8 +174,9 @@ impl SweepArgs {
         } else {
             self.strategies.clone()
         };
+        let gpus = self.gpu_counts();
         let lists = super::unused_plan_flags::SweepLists {
-            gpus: &self.gpus,
+            gpus: &gpus,
             pp: &self.pp,
             tp: &self.tp,
             cp: &self.cp,
@@ -217,10 +218,21 @@ impl SweepArgs {
         Ok(scenario)
     }
 
+    /// The GPU counts of `--gpus`, each once, in the order first given (`8,8` is one run).
+    pub fn gpu_counts(&self) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::with_capacity(self.gpus.len());
+        for &n in &self.gpus {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+        out
+    }
+
     /// The space the flags describe.
     pub fn space(&self) -> SweepSpace {
         SweepSpace {
-            gpus: self.gpus.clone(),
+            gpus: self.gpu_counts(),
             global_batch: self.global_batch,
             tp: self.tp.clone(),
             pp: self.pp.clone(),
@@ -286,16 +298,28 @@ pub fn run(args: &SweepArgs) -> Result<(), String> {
         return super::output::emit(&out::csv(&result));
     }
     let best = match result.best() {
-        Some(row) => Some(
-            solve(&sweep_scenario(&base, &row.config))
-                .map_err(|e| format!("solving the best configuration again: {e}"))?,
-        ),
+        Some(row) => {
+            let scenario = sweep_scenario(&base, &row.config);
+            let outcome = solve(&scenario)
+                .map_err(|e| format!("solving the best configuration again: {e}"))?;
+            Some((scenario, outcome))
+        }
         None => None,
     };
     if args.json {
-        let value = out::json(&result, best.as_ref())?;
+        let best_json = match &best {
+            Some((scenario, outcome)) => super::plan::plan_json(scenario, outcome)?,
+            None => serde_json::Value::Null,
+        };
+        let value = out::json(&result, best_json)?;
         let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
         return super::output::emit_line(&text);
     }
-    super::output::emit(&out::table(&base, args, &result, best.as_ref(), elapsed))
+    super::output::emit(&out::table(
+        &base,
+        args,
+        &result,
+        best.as_ref().map(|(_, o)| o),
+        elapsed,
+    ))
 }

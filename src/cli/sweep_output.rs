@@ -40,12 +40,9 @@ pub fn entry(r: &SweepRow) -> Value {
     })
 }
 
-/// The `--json` object; `best` is the `plan --json` object of the fastest feasible one.
-pub fn json(result: &SweepResult, best: Option<&Outcome>) -> Result<Value, String> {
-    let best = match best {
-        Some(o) => serde_json::to_value(o).map_err(|e| e.to_string())?,
-        None => Value::Null,
-    };
+/// The `--json` object; `best` is the `plan --json` object of the fastest feasible one
+/// (null when none is).
+pub fn json(result: &SweepResult, best: Value) -> Result<Value, String> {
     let pick =
         |idx: &[usize]| -> Vec<Value> { idx.iter().map(|&i| entry(&result.rows[i])).collect() };
     Ok(json!({
@@ -253,7 +250,7 @@ pub fn table(
     elapsed_s: f64,
 ) -> String {
     let mut s = String::new();
-    let gpus: Vec<String> = args.gpus.iter().map(u32::to_string).collect();
+    let gpus: Vec<String> = args.gpu_counts().iter().map(u32::to_string).collect();
     let _ = writeln!(
         s,
         "{} on {} x {}, global batch {}, s {}, budget {:.1} GiB",
@@ -330,7 +327,11 @@ pub fn table(
     let _ = writeln!(
         s,
         "\nPareto front (iteration time against peak memory{}){}:",
-        if args.gpus.len() > 1 { " and GPUs" } else { "" },
+        if args.gpu_counts().len() > 1 {
+            " and GPUs"
+        } else {
+            ""
+        },
         merged(&result.pareto)
     );
     rows_table(&mut s, result, &result.pareto);

@@ -192,6 +192,38 @@ pub fn drop_all(anatomy: &Anatomy, counts: BlockCounts) -> Vec<KindDecision> {
     d
 }
 
+/// Every optional unit of the layer blocks recomputed and every complete layer recomputed
+/// whole (its MLP or MoE input too): `full`'s activations.
+pub fn with_whole_layers(anatomy: &Anatomy, plan: &DevicePlan) -> DevicePlan {
+    let mut d = drop_all(anatomy, plan.counts);
+    for k in d.iter_mut() {
+        if k.block.is_some_and(|b| !b.is_layer()) {
+            k.keep = k.count;
+            k.recompute = 0;
+        }
+        let whole = match k.block {
+            Some(BlockKind::Mlp) => plan.counts.mlp_layers,
+            Some(BlockKind::Moe) => plan.counts.moe_layers,
+            _ => 0,
+        };
+        let Some(kind) = k.block else { continue };
+        if anatomy.block_of(kind).units[k.unit].forced && whole > 0 {
+            k.keep = k.count - whole;
+            k.recompute = whole;
+        }
+    }
+    let blocks = assign_blocks(anatomy, &plan.ranges, &d);
+    let costs = stage::costs(anatomy, plan.counts, &plan.env, &d, RecomputeRule::Units);
+    DevicePlan {
+        fits: costs.peak_bytes <= plan.env.budget_bytes,
+        decisions: d,
+        blocks,
+        costs,
+        rule: RecomputeRule::Units,
+        ..plan.clone()
+    }
+}
+
 /// Applies a uniform keep set (bit `i` set: optional unit kind `i` of `optional` is kept) to a
 /// device.
 pub fn with_keep_set(
@@ -219,5 +251,58 @@ pub fn with_keep_set(
         costs,
         rule: RecomputeRule::Units,
         ..plan.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::testkit;
+    use proptest::prelude::{ProptestConfig, prop_assert, prop_assert_eq, proptest};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// AdaPipe's premise: the per-stage knapsack's space holds full recomputation, so on
+        /// any block range, in-flight count and budget `adaptive` fits whenever `full` does,
+        /// and then recomputes no longer; `uniform`'s space holds it too.
+        #[test]
+        fn adaptive_is_never_less_feasible_or_slower_than_full(
+            layers in 1u32..6,
+            ends in (0usize..64, 0usize..64),
+            x in 1u64..40,
+            st in 0u64..8,
+            in_flight in 1u32..7,
+            budget in 0u64..600,
+        ) {
+            let x = x << 10;
+            let a = testkit::gpt_like(layers, x, st * x);
+            let n = a.num_blocks();
+            let (lo, hi) = (ends.0 % n, ends.1 % n);
+            let range = [(lo.min(hi), lo.max(hi))];
+            let env = StageEnv {
+                in_flight,
+                budget_bytes: budget * x,
+                logits: range[0].1 == n - 1,
+            };
+            let cache = KnapsackCache::default();
+            let plan = |s: super::Strategy| {
+                decide_in(&cache, &a, 0, &range, env, s, KnapsackMode::default())
+            };
+            let full = plan(super::Strategy::Full);
+            let adaptive = plan(super::Strategy::Adaptive);
+            if full.fits {
+                prop_assert!(adaptive.fits, "full {} adaptive {} budget {}",
+                    full.costs.peak_bytes, adaptive.costs.peak_bytes, env.budget_bytes);
+                prop_assert!(adaptive.costs.recompute_s <= full.costs.recompute_s + 1e-9,
+                    "adaptive {} full {}", adaptive.costs.recompute_s, full.costs.recompute_s);
+                let whole = with_whole_layers(&a, &plan(super::Strategy::Uniform));
+                prop_assert!(whole.fits && whole.costs.peak_bytes <= full.costs.peak_bytes);
+            }
+            // The per-block decisions say what the per-kind counts say.
+            let back = crate::plan::layout::count_blocks(&a, adaptive.counts, &adaptive.blocks);
+            prop_assert_eq!(back, adaptive.decisions.clone());
+            // A block that opens the range keeps the input it receives.
+            prop_assert!(adaptive.blocks.first().is_none_or(|(_, _, d)| d[0] == Decision::Keep));
+        }
     }
 }

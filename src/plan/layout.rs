@@ -60,6 +60,28 @@ pub fn assign_blocks(
     }
     for d in decisions {
         let Some(kind) = d.block else { continue };
+        let forced = anatomy
+            .block_of(kind)
+            .units
+            .get(d.unit)
+            .is_some_and(|u| u.forced);
+        if forced && d.recompute > 0 {
+            // MLP or MoE inputs of layers recomputed whole: the earliest blocks whose layer
+            // is whole here (a block that opens a chunk keeps the input it receives).
+            let mut left = d.recompute;
+            for (i, k, dec) in blocks.iter_mut() {
+                let opens = sorted.iter().any(|&(a, _)| a == *i);
+                if *k == kind
+                    && !opens
+                    && left > 0
+                    && let Some(slot) = dec.get_mut(d.unit)
+                {
+                    *slot = Decision::Recompute;
+                    left -= 1;
+                }
+            }
+            continue;
+        }
         let mut seq = std::iter::repeat_n(Decision::Keep, d.keep as usize)
             .chain(std::iter::repeat_n(Decision::Compress, d.compress as usize))
             .chain(std::iter::repeat_n(Decision::Offload, d.offload as usize))

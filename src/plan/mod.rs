@@ -37,7 +37,9 @@
 //! block backwards) at its time-coincident peak, counted in device-worths and rounded up
 //! (`solve` re-plans a device with one more in flight when the exact weighted peak exceeds
 //! the budget); there the search chooses whole layers per device, split evenly over its
-//! chunks (`planner::chunked`), and Chimera's replicated stages keep the even split.
+//! chunks (`planner::chunked`). Where both pipeline directions run every stage (DualPipe,
+//! Chimera) the search tries the even and the balanced partition and the simulation keeps
+//! the faster.
 //!
 //! # Two resources: `offload` and `unified`
 //!

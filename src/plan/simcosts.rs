@@ -7,7 +7,7 @@ use crate::sim::{ChunkCosts, SimCosts};
 use super::Decision;
 use super::decide::DevicePlan;
 use super::planner::Plan;
-use super::stage::{RecomputeRule, codec_of};
+use super::stage::{RecomputeRule, codec_of, layer_extra_flops, layer_extra_s};
 
 /// One chunk's costs and its recomputation FLOPs per micro-batch.
 fn chunk_costs(anatomy: &Anatomy, dev: &DevicePlan, range: (usize, usize)) -> (ChunkCosts, f64) {
@@ -57,6 +57,11 @@ fn chunk_costs(anatomy: &Anatomy, dev: &DevicePlan, range: (usize, usize)) -> (C
                     if !whole_layer {
                         c.r_s += u.forward_s;
                         recompute_flops += u.forward_flops;
+                        // An MLP or MoE input recomputed: its layer is re-run whole.
+                        if u.forced {
+                            c.r_s += layer_extra_s(anatomy, *kind);
+                            recompute_flops += layer_extra_flops(anatomy, *kind);
+                        }
                     }
                     0
                 }

@@ -255,8 +255,41 @@ impl ScenarioOverrides {
             &mut plan.device_max_connections,
             self.device_max_connections,
         );
+        if let Some(global) = self.global_batch {
+            interleaved_global_batch(scenario, global)?;
+        }
         scenario.validate()
     }
+}
+
+/// Interleaved 1F1B needs `m` to be a multiple of `p`: where `m` came from the global batch,
+/// the global batch is refused, with how `m` follows from it and the nearest global batches
+/// that work.
+fn interleaved_global_batch(s: &Scenario, global: u64) -> Result<(), InvalidField> {
+    let p = u64::from(s.parallel.pp.max(1));
+    let m = u64::from(s.batch.micro_batches);
+    if s.plan.schedule != super::ScheduleKind::Interleaved || m % p == 0 {
+        return Ok(());
+    }
+    let (b, d) = (
+        s.batch.micro_batch_size.max(1),
+        u64::from(s.parallel.dp.max(1)),
+    );
+    let step = p * b * d;
+    let below = (m / p) * step;
+    let nearest = if below > 0 {
+        format!("{below} or {}", below + step)
+    } else {
+        step.to_string()
+    };
+    Err(InvalidField::new(
+        "global_batch",
+        global,
+        format!(
+            "with the interleaved schedule, a global batch whose m = B / (b x d) is a multiple \
+             of p ({p}): here m = {global} / ({b} x {d}) = {m}; {nearest} would do"
+        ),
+    ))
 }
 
 fn set<T: Copy>(field: &mut T, value: Option<T>) {

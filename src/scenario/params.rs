@@ -146,7 +146,8 @@ pub fn moe(m: &ModelSpec) -> BlockParams {
 /// token's embedding and of the hidden state (`enorm`, `hnorm`), the projection of their
 /// concatenation `2h x h` (`eh_proj`, split over `t`), the MTP's final norm, then an
 /// attention sub-layer. The next token's embedding is looked up in a copy of the input
-/// embedding (`vocab x h`, split over `t`) held where the MTP layer runs; the copy is not
+/// embedding (`vocab x h`, split over `t`) held where the MTP layer runs (none at `p` 1,
+/// where the embedding itself is on the device: the anatomy drops it); the copy is not
 /// counted in the model's size. A model without MTP layers has none.
 pub fn mtp(m: &ModelSpec, vocab: u64) -> BlockParams {
     if m.mtp_layers == 0 {

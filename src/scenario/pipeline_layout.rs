@@ -189,17 +189,19 @@ impl PipelineLayout {
         stages: usize,
     ) -> Result<Vec<(usize, usize)>, LayoutError> {
         let end = self.text.chars().count() + 1;
-        if self.stages.len() != stages {
-            let column = self.stages.get(stages).map_or(end, |s| s.column);
-            return Err(LayoutError {
-                column,
-                reason: format!(
-                    "the layout has {} stage{}, the pipeline runs {stages} (p x chunks); \
-                     stages are separated by `|`",
-                    self.stages.len(),
-                    if self.stages.len() == 1 { "" } else { "s" }
-                ),
-            });
+        // The stage count after the layout's own mistakes (an empty stage, a misplaced `E`
+        // or `L`), so that those are named where they are.
+        for (i, stage) in self.stages.iter().enumerate() {
+            if stage.layers.is_empty() {
+                return Err(LayoutError {
+                    column: stage.column,
+                    reason: format!(
+                        "stage {} is empty (Megatron allows it; pipescope gives every stage at \
+                         least one layer)",
+                        i + 1
+                    ),
+                });
+            }
         }
         let all = || self.stages.iter().flat_map(|s| s.layers.iter().copied());
         let first = all().next();
@@ -223,6 +225,25 @@ impl PipelineLayout {
                     reason: format!("{} must appear exactly once", letter(kind)),
                 });
             }
+        }
+        if self.stages.len() != stages {
+            // The first stage too many (or the end, for too few): its `|` opens it.
+            let column = self.stages.get(stages).map_or(end, |s| s.column);
+            let place = if self.stages.len() > stages {
+                format!("stage {} is the first too many, opened here", stages + 1)
+            } else {
+                "the layout ends here".to_string()
+            };
+            return Err(LayoutError {
+                column,
+                reason: format!(
+                    "the layout has {} stage{}, the pipeline runs {stages} (p x chunks; on \
+                     DualPipe and Chimera p, both directions running the same split); {place}; \
+                     stages are separated by `|`",
+                    self.stages.len(),
+                    if self.stages.len() == 1 { "" } else { "s" }
+                ),
+            });
         }
         let mut decoders = all().filter(|l| l.0 == LayoutLayer::Decoder);
         if let Some((_, col)) = decoders.nth(layers as usize) {
@@ -265,7 +286,7 @@ impl PipelineLayout {
         }
         let mut out = Vec::with_capacity(stages);
         let mut next = 0usize;
-        for (i, stage) in self.stages.iter().enumerate() {
+        for stage in &self.stages {
             let blocks: usize = stage
                 .layers
                 .iter()
@@ -274,16 +295,6 @@ impl PipelineLayout {
                     LayoutLayer::Embedding | LayoutLayer::Loss => 1,
                 })
                 .sum();
-            if blocks == 0 {
-                return Err(LayoutError {
-                    column: stage.column,
-                    reason: format!(
-                        "stage {} is empty (Megatron allows it; pipescope gives every stage at \
-                         least one layer)",
-                        i + 1
-                    ),
-                });
-            }
             out.push((next, next + blocks - 1));
             next += blocks;
         }

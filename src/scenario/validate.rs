@@ -150,6 +150,7 @@ impl Scenario {
         check_name("name", &self.name)?;
         validate_model(&self.model)?;
         validate_gpu(&self.gpu)?;
+        super::validate_moe::check_imbalance(self)?;
         let m = &self.model;
         let par = &self.parallel;
         // Attention and MLP blocks: the planner gives each stage at least one (the embedding

@@ -75,14 +75,46 @@ pub(super) fn check_model(m: &ModelSpec) -> Result<(), InvalidField> {
     Ok(())
 }
 
+/// Checks the routing imbalance against the model: 1 for a dense model, from 1 to
+/// `experts / experts_per_token` for a mixture of experts. [`Scenario::validate`] runs it
+/// before the activation-size checks, which a huge imbalance would otherwise trip first.
+pub(super) fn check_imbalance(s: &Scenario) -> Result<(), InvalidField> {
+    let imbalance = s.plan.routing_imbalance;
+    let Some(e) = s.model.moe else {
+        ranges::ROUTING_IMBALANCE.check(imbalance)?;
+        if imbalance != 1.0 {
+            return Err(InvalidField::new(
+                "plan.routing_imbalance",
+                imbalance,
+                "1 for a dense model (it routes no tokens)",
+            ));
+        }
+        return Ok(());
+    };
+    // Each token goes to `k` distinct experts: one expert gets at most every token, `E / k`
+    // times the mean.
+    let most = e.experts as f64 / (e.experts_per_token.max(1)) as f64;
+    if !(1.0..=most).contains(&imbalance) {
+        return Err(InvalidField::new(
+            "plan.routing_imbalance",
+            imbalance,
+            format!(
+                "at least 1 and at most experts / experts_per_token ({} / {} = {most}): the \
+                 busiest expert cannot receive more than every token",
+                e.experts, e.experts_per_token
+            ),
+        ));
+    }
+    ranges::ROUTING_IMBALANCE.check(imbalance)
+}
+
 /// Checks `ep`, `etp` and the routing imbalance against the model and the stage's GPUs.
 pub(super) fn check_layout(s: &Scenario) -> Result<(), InvalidField> {
     let par = &s.parallel;
     let (ep, etp) = (u64::from(par.ep), u64::from(par.etp));
     ranges::EP.check_count(ep)?;
     ranges::ETP.check_count(etp)?;
-    let imbalance = s.plan.routing_imbalance;
-    ranges::ROUTING_IMBALANCE.check(imbalance)?;
+    check_imbalance(s)?;
     let Some(e) = s.model.moe else {
         for (field, v) in [("parallel.ep", ep), ("parallel.etp", etp)] {
             if v > 1 {
@@ -98,13 +130,6 @@ pub(super) fn check_layout(s: &Scenario) -> Result<(), InvalidField> {
                 "plan.deepep",
                 true,
                 "false for a dense model (it has no all-to-all to run)",
-            ));
-        }
-        if imbalance != 1.0 {
-            return Err(InvalidField::new(
-                "plan.routing_imbalance",
-                imbalance,
-                "1 for a dense model (it routes no tokens)",
             ));
         }
         return Ok(());
@@ -140,20 +165,6 @@ pub(super) fn check_layout(s: &Scenario) -> Result<(), InvalidField> {
             ep,
             "1 without sequence parallelism when tp > 1: Megatron-Core requires sequence \
              parallelism with expert and tensor parallelism (turn sp on)",
-        ));
-    }
-    // Each token goes to `k` distinct experts: one expert gets at most every token, `E / k`
-    // times the mean.
-    let most = e.experts as f64 / (e.experts_per_token.max(1)) as f64;
-    if imbalance > most {
-        return Err(InvalidField::new(
-            "plan.routing_imbalance",
-            imbalance,
-            format!(
-                "at most experts / experts_per_token ({} / {} = {most}): the busiest expert \
-                 cannot receive more than every token",
-                e.experts, e.experts_per_token
-            ),
         ));
     }
     let stage = u64::from(par.tp) * u64::from(par.cp) * u64::from(par.dp);

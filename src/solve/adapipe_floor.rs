@@ -75,9 +75,7 @@ pub(crate) fn adapipe_floor_s(req: &PlanRequest, sched: &Schedule, may_hide: boo
     };
     let x = anatomy.layers.div_ceil(p as u32);
     let mut counts = BlockCounts::default();
-    for kind in layer.kinds {
-        counts.add(kind, x);
-    }
+    counts.add_layers(layer.kinds, x);
     let in_flight = (0..p)
         .map(|d| {
             let own = req.in_flight.get(d).copied().unwrap_or(1).max(1);

@@ -7,7 +7,7 @@ use crate::scenario::Scenario;
 use super::PlannedRun;
 use crate::scenario::GIB;
 
-/// The outcome of `solved`, with `baseline_s` the 1F1B / full / even iteration time.
+/// The outcome of `solved`, with `baseline_s` the 1F1B / full iteration time on its split.
 pub(super) fn outcome(
     scenario: &Scenario,
     anatomy: &Anatomy,

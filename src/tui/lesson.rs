@@ -124,10 +124,10 @@ pub fn textbook(step: usize, p: u32, m: u32) -> Textbook {
         ScheduleKind::PoH => Textbook {
             bubble: ("building block: no closed form", None),
             peak: (
-                "⌈p/2⌉ chunks resident (+ copies under way)",
+                "⌈p/2⌉ chunks resident (copies under way not counted)",
                 Some(f64::from(p.div_ceil(2)) / 2.0),
             ),
-            why: "PipeOffload's PO-H: the group of ⌈p/2⌉ micro-batches shortens every lifespan, and the longest-lived chunk goes to the host after its forward and comes back before its backward, on one copy stream that a pair of devices takes turns on. Half the stages offloaded leave a quarter of GIS's 2p: better than linear.",
+            why: "PipeOffload's PO-H: the group of ⌈p/2⌉ micro-batches shortens every lifespan, and the longest-lived chunk goes to the host after its forward and comes back before its backward, on one copy stream that a pair of devices takes turns on. Half the stages offloaded leave a quarter of GIS's 2p: better than linear. The simulation also counts a chunk while its copy runs: up to twice the textbook on the first devices.",
         },
         ScheduleKind::PoF => Textbook {
             bubble: ("building block: no closed form", None),

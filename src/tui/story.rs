@@ -130,9 +130,26 @@ pub fn sentence(step: usize, results: &[StepResult]) -> String {
                 .iter()
                 .map(|s| s.attention_blocks.to_string())
                 .collect();
-            let before = outcome(results, 2).map_or(String::new(), |a| {
+            let even = outcome(results, 2);
+            let before = even.map_or(String::new(), |a| {
                 format!(" (even split: {})", format::time(slowest(a)))
             });
+            let split = |x: &Outcome| -> Vec<Vec<[usize; 2]>> {
+                x.stages.iter().map(|s| s.ranges.clone()).collect()
+            };
+            if even.is_some_and(|a| split(a) == split(o)) {
+                let why = if o.feasible {
+                    "no other split it tried is faster"
+                } else {
+                    "no split it tried fits the budget"
+                };
+                return format!(
+                    "AdaPipe keeps the even split ({} layers per stage): {why}, so the slowest stage still takes {} per micro-batch; it {}, iteration {it}{vs_full}.",
+                    layers.join("/"),
+                    format::time(slowest(o)),
+                    fit(o)
+                );
+            }
             format!(
                 "AdaPipe also moves layers between stages ({} layers per stage), so the slowest stage takes {} per micro-batch{before}; it {}, iteration {it}{vs_full}.",
                 layers.join("/"),
@@ -251,6 +268,13 @@ mod tests {
         }
         assert!(sentence(0, &results).contains("does not fit"));
         assert!(sentence(3, &results).contains("layers per stage"));
+        // AdaPipe that moved nothing says it kept the even split (and why), not that it
+        // moved layers.
+        let mut same = results.clone();
+        same[3] = same[2].clone();
+        let kept = sentence(3, &same);
+        assert!(kept.contains("keeps the even split"), "{kept}");
+        assert!(!kept.contains("moves layers"), "{kept}");
         assert_eq!(sentence(1, &[None, None]), "full: solving…");
         // The story ends at PO-F: refused, or over the budget, it says why.
         let last = STORY.len() - 1;

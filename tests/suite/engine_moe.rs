@@ -483,3 +483,16 @@ fn a_huge_mixture_of_experts_is_refused_not_overflowed() {
     let err = Catalog::builtin().add_text("huge.toml", text).unwrap_err();
     assert!(err.to_string().contains("model"), "{err}");
 }
+
+/// The MTP layer looks the next tokens up in a copy of the embedding where it runs apart
+/// from the embedding (p > 1), and in the embedding itself at p 1: no copy is counted there.
+#[test]
+fn the_mtp_layer_holds_no_embedding_copy_on_a_single_stage() {
+    let two = moe_scenario("deepseek-v3", 8);
+    let mut one = two.clone();
+    one.parallel.pp = 1;
+    let (a2, a1) = (Anatomy::build(&two).unwrap(), Anatomy::build(&one).unwrap());
+    assert!(a1.embedding.params > 0);
+    assert_eq!(a2.mtp.params - a1.mtp.params, a1.embedding.params);
+    assert!(a1.mtp.static_bytes < a2.mtp.static_bytes);
+}

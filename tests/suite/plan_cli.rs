@@ -45,6 +45,17 @@ fn check_plan(v: &serde_json::Value) {
     for k in TOP {
         assert!(v.get(k).is_some(), "missing {k}");
     }
+    // What was planned, so that a saved plan describes itself.
+    for k in [
+        "chunks",
+        "sequence_parallel",
+        "flash_attention",
+        "overlap_grad_reduce",
+        "overlap_param_gather",
+        "budget_bytes",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
     let stages = v["stages"].as_array().unwrap();
     assert!(!stages.is_empty());
     for st in stages {
@@ -263,4 +274,225 @@ fn count_flags_say_their_range_and_a_large_group_is_noted() {
     ]);
     assert!(ok, "{err}");
     assert!(!err.contains("group size"), "{err}");
+}
+
+/// The knapsack strategies can recompute a layer whole, so they reach `full`'s memory: where
+/// `full` fits (GPT-3 175B at s 16384 on Ascend 910B, 56 GiB) `adaptive` and `uniform` fit
+/// too, and `adaptive` is no slower.
+#[test]
+fn knapsack_strategies_fit_wherever_full_recomputation_fits() {
+    let plan = |strategy: &str| -> serde_json::Value {
+        let (ok, out, err) = run(&[
+            "plan",
+            "--preset",
+            "gpt3-175b-16k",
+            "--gpu",
+            "ascend-910b",
+            "--schedule",
+            "1f1b",
+            "--budget-gib",
+            "56",
+            "--strategy",
+            strategy,
+            "--json",
+        ]);
+        assert!(ok, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let full = plan("full");
+    assert_eq!(full["feasible"], true);
+    let full_s = full["iteration_time_s"].as_f64().unwrap();
+    for strategy in ["adaptive", "uniform"] {
+        let v = plan(strategy);
+        assert_eq!(
+            v["feasible"], true,
+            "{strategy}: {}",
+            v["infeasible_reason"]
+        );
+        if strategy == "adaptive" {
+            let s = v["iteration_time_s"].as_f64().unwrap();
+            assert!(s <= full_s, "adaptive {s} s, full {full_s} s");
+        }
+    }
+}
+
+/// A routing imbalance above experts / top-k is refused by its own check, naming the flag,
+/// before the activation-size check it would otherwise trip (which blamed `--seq`).
+#[test]
+fn routing_imbalance_beyond_experts_over_top_k_names_its_own_flag() {
+    for x in ["1000000", "1e9", "33"] {
+        let (ok, _, err) = run(&[
+            "plan",
+            "--model",
+            "deepseek-v3",
+            "--gpu",
+            "h100-80gb",
+            "-t",
+            "1",
+            "-p",
+            "16",
+            "-d",
+            "64",
+            "--ep",
+            "64",
+            "--routing-imbalance",
+            x,
+        ]);
+        assert!(!ok, "{x}");
+        assert!(err.contains("--routing-imbalance"), "{x}: {err}");
+        assert!(
+            err.contains("at most experts / experts_per_token (256 / 8 = 32)"),
+            "{x}: {err}"
+        );
+        assert!(!err.contains("seq"), "{x}: {err}");
+    }
+}
+
+/// On DualPipe (one split serves both directions) `adapipe` tries the even and the balanced
+/// partition: it is no slower than `adaptive` on either, and its note says so.
+#[test]
+fn adapipe_on_dualpipe_keeps_the_better_of_even_and_balanced() {
+    let plan = |strategy: &str, partition: &str| -> serde_json::Value {
+        let (ok, out, err) = run(&[
+            "plan",
+            "--model",
+            "deepseek-v3",
+            "--gpu",
+            "h100-80gb",
+            "-t",
+            "1",
+            "-p",
+            "16",
+            "-d",
+            "128",
+            "--ep",
+            "64",
+            "--zero",
+            "1",
+            "-s",
+            "4096",
+            "--global-batch",
+            "15360",
+            "--schedule",
+            "dualpipe",
+            "--precision",
+            "fp8",
+            "--strategy",
+            strategy,
+            "--partition",
+            partition,
+            "--json",
+        ]);
+        assert!(ok, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let time = |v: &serde_json::Value| v["iteration_time_s"].as_f64().unwrap();
+    let searched = plan("adapipe", "even");
+    for partition in ["even", "balanced"] {
+        let fixed = plan("adaptive", partition);
+        assert!(
+            time(&searched) <= time(&fixed) * (1.0 + 1e-9),
+            "adapipe {} adaptive --partition {partition} {}",
+            time(&searched),
+            time(&fixed)
+        );
+    }
+    let notes = searched["notes"].to_string();
+    assert!(notes.contains("even and the balanced partition"), "{notes}");
+    assert!(!notes.contains("Chimera's replicated"), "{notes}");
+}
+
+/// The baseline is 1F1B with full recomputation on the scenario's own split (docs/cli.md):
+/// with `--partition balanced` it is that plan's iteration time.
+#[test]
+fn the_baseline_runs_on_the_scenarios_split() {
+    let plan = |strategy: &str, schedule: &str| -> serde_json::Value {
+        let (ok, out, err) = run(&[
+            "plan",
+            "--preset",
+            "tiny-4x8",
+            "--partition",
+            "balanced",
+            "--schedule",
+            schedule,
+            "--strategy",
+            strategy,
+            "--json",
+        ]);
+        assert!(ok, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let full = plan("full", "1f1b");
+    let other = plan("adaptive", "zb-h1");
+    assert_eq!(other["baseline_iteration_time_s"], full["iteration_time_s"]);
+}
+
+/// Interleaved's "m a multiple of p", where m came from --global-batch, names that flag,
+/// how m follows from it, and the nearest global batches that work.
+#[test]
+fn interleaved_refuses_a_global_batch_with_the_nearest_valid_ones() {
+    let (ok, _, err) = run(&[
+        "plan",
+        "--model",
+        "llama3.1-8b",
+        "--gpu",
+        "h100-80gb",
+        "-p",
+        "16",
+        "-d",
+        "128",
+        "--global-batch",
+        "15360",
+        "--schedule",
+        "interleaved",
+        "--chunks",
+        "2",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("--global-batch"), "{err}");
+    assert!(err.contains("15360 / (1 x 128) = 120"), "{err}");
+    assert!(err.contains("14336 or 16384"), "{err}");
+}
+
+/// A layout's own mistakes are named before the stage count: an empty stage at its `|`, an
+/// `E` that is not first or repeated at the `E`; a wrong count says which stage is too many.
+#[test]
+fn layout_errors_name_the_mistake_before_the_stage_count() {
+    let refusal = |layout: &str| -> String {
+        let (ok, _, err) = run(&[
+            "plan",
+            "--strategy",
+            "adaptive",
+            "-p",
+            "8",
+            "--layout",
+            layout,
+        ]);
+        assert!(!ok, "{layout}");
+        err
+    };
+    let e = refusal("Et*12||t*12|t*12|t*12|t*12|t*12|t*12L");
+    assert!(e.contains("column 6: stage 2 is empty"), "{e}");
+    let e = refusal("LEt*96");
+    assert!(
+        e.contains("column 1: the first layer must be the embedding"),
+        "{e}"
+    );
+    let e = refusal("(Et*12|)*8L");
+    assert!(e.contains("must appear exactly once"), "{e}");
+    let e = refusal("Et*12|(t*12|)*7L");
+    assert!(e.contains("stage 9 is the first too many"), "{e}");
+}
+
+/// The headline quotes the planner's one-chunk estimate only where every device holds one
+/// chunk (for interleaved it read as a large model/simulation disagreement).
+#[test]
+fn the_headline_estimate_is_shown_for_single_chunk_schedules_only() {
+    let headline = |schedule: &str| -> String {
+        let (ok, out, err) = run(&["plan", "--preset", "tiny-4x8", "--schedule", schedule]);
+        assert!(ok, "{err}");
+        out.lines().next().unwrap_or_default().to_string()
+    };
+    assert!(headline("1f1b").contains("(estimate "));
+    assert!(!headline("interleaved").contains("(estimate "));
 }

@@ -61,6 +61,23 @@ fn json_has_the_contract_fields() {
     let best = &v["best"];
     assert_eq!(best["iteration_time_s"], ranked[0]["iteration_time_s"]);
     assert!(best["stages"].as_array().is_some());
+    // ... with every key `plan --json` has: what was planned, batch and layout included.
+    for k in [
+        "scenario",
+        "model",
+        "gpu",
+        "micro_batches",
+        "micro_batch_size",
+        "seq_len",
+        "chunks",
+        "sequence_parallel",
+        "budget_bytes",
+    ] {
+        assert!(best.get(k).is_some(), "best lacks {k}");
+    }
+    assert_eq!(best["micro_batches"], ranked[0]["m"]);
+    assert_eq!(best["micro_batch_size"], ranked[0]["b"]);
+    assert_eq!(best["chunks"], ranked[0]["chunks"]);
     // tokens/s/GPU = global batch x s / time / GPUs.
     let t = ranked[0]["iteration_time_s"].as_f64().unwrap();
     let tps = ranked[0]["tokens_per_s_per_gpu"].as_f64().unwrap();
@@ -278,4 +295,26 @@ fn the_table_shows_the_expert_layout_of_a_mixture_of_experts() {
     let (ok, dense, err) = run(&with(&[]));
     assert!(ok, "{err}");
     assert!(!header(&dense).contains(" ep "), "{dense}");
+}
+
+/// A GPU count given twice is swept once: the same configurations, header and JSON as
+/// giving it once.
+#[test]
+fn a_repeated_gpu_count_is_swept_once() {
+    let once = run(&with(&["--json"]));
+    let mut twice_args = with(&["--json"]);
+    let i = twice_args.iter().position(|a| *a == "--gpus").unwrap();
+    twice_args[i + 1] = "8,8";
+    let twice = run(&twice_args);
+    assert!(once.0 && twice.0, "{} {}", once.2, twice.2);
+    let (a, b): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_str(&once.1).unwrap(),
+        serde_json::from_str(&twice.1).unwrap(),
+    );
+    assert_eq!(a["configs"], b["configs"]);
+    assert_eq!(a["ranked"], b["ranked"]);
+    twice_args.retain(|x| *x != "--json");
+    let (ok, text, err) = run(&twice_args);
+    assert!(ok, "{err}");
+    assert!(!text.contains("8/8"), "{text}");
 }

@@ -64,15 +64,16 @@ fn device_time(req: &PlanRequest, d: usize, layers: u32, share: f64) -> Option<f
         head: u32::from(last_stage_here),
         ..BlockCounts::default()
     };
-    for kind in req.anatomy.layer_kinds().first().map_or(
-        [
-            crate::anatomy::BlockKind::Attention,
-            crate::anatomy::BlockKind::Mlp,
-        ],
-        |l| l.kinds,
-    ) {
-        counts.add(kind, layers);
-    }
+    counts.add_layers(
+        req.anatomy.layer_kinds().first().map_or(
+            [
+                crate::anatomy::BlockKind::Attention,
+                crate::anatomy::BlockKind::Mlp,
+            ],
+            |l| l.kinds,
+        ),
+        layers,
+    );
     // The chunk sizes in blocks weight the device's time-coincident peak.
     let n = chunks.len() as u32;
     let mut order: Vec<usize> = chunks.clone();

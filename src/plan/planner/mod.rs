@@ -269,6 +269,41 @@ fn estimate(req: &PlanRequest, plan: &Plan) -> f64 {
     crate::sim::estimate::classic_estimate(&times, req.m)
 }
 
+/// The candidates of a searching strategy on replicated stages (DualPipe, Chimera: both
+/// pipeline directions run every stage, so one split serves two chunks per device, which
+/// the searches do not cover): the scenario's partition and the other default one (even or
+/// balanced), each noted, for the caller to simulate and keep the faster.
+fn replicated_candidates(req: &PlanRequest, given: Vec<(usize, usize)>) -> Vec<Plan> {
+    let other = match req.partition {
+        Partition::Even => Partition::Balanced,
+        Partition::Balanced => Partition::Even,
+    };
+    let alternative = super::split::chain_split(
+        (
+            req.anatomy.layers,
+            req.anatomy.layers - req.anatomy.main_layers,
+        ),
+        req.stages,
+        other,
+        None,
+    )
+    .filter(|alt| req.layout.is_none() && *alt != given);
+    let mut out = Vec::new();
+    for (split, partition) in
+        std::iter::once((given, req.partition)).chain(alternative.map(|a| (a, other)))
+    {
+        let mut p = plan_ranges(req, &split);
+        p.notes.push(format!(
+            "{} does not search the split where both pipeline directions run every stage \
+             (DualPipe, Chimera): it tries the even and the balanced partition and keeps the \
+             faster in the simulation (this plan: {partition})",
+            req.strategy
+        ));
+        out.push(p);
+    }
+    out
+}
+
 /// Candidate plans, the search's best first (the caller simulates them all and keeps the
 /// fastest). Single-chunk schedules with `adapipe`, `unified` or `lynx` search the partition,
 /// multi-chunk ones (not Chimera's replicas) with `adapipe` or `unified` search the layers
@@ -299,15 +334,10 @@ pub fn plan_cancellable(
         && req.stage_of.iter().flatten().count() == req.stages
         && req.strategy != Strategy::Lynx;
     if !searched || (!single && !chunked) {
-        let mut p = plan_ranges(req, &even);
         if searched && req.strategy != Strategy::Lynx {
-            p.notes.push(format!(
-                "{} uses the even partition per chunk here (Chimera's replicated stages), so \
-                 it equals adaptive",
-                req.strategy
-            ));
+            return Ok(Some(replicated_candidates(req, even)));
         }
-        return Ok(Some(vec![p]));
+        return Ok(Some(vec![plan_ranges(req, &even)]));
     }
     // The multi-chunk search gives every chunk whole layers: with more chunks than layers
     // some chunk holds half a layer, which only the even partition does.

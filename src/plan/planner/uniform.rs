@@ -8,8 +8,10 @@ use crate::plan::decide;
 use super::{Plan, PlanRequest, comm_in_out};
 
 /// `uniform`: the keep set over the optional attention and MLP unit kinds that makes every
-/// device fit with the best estimate (the least memory set when none fits). Every set is
-/// scored arithmetically from per-device counts; plans are built for the winner only.
+/// device fit with the best estimate. Where none does, every device recomputes every
+/// complete layer whole as well (`full`'s activations: the least memory, so also the answer
+/// when nothing fits). Every set is scored arithmetically from per-device counts; plans are
+/// built for the winner only.
 pub(super) fn uniform(req: &PlanRequest, plan: &mut Plan) {
     let a = req.anatomy;
     let optional: Vec<(BlockKind, usize)> = a
@@ -26,12 +28,18 @@ pub(super) fn uniform(req: &PlanRequest, plan: &mut Plan) {
         .collect();
     let bits = optional.len().min(20);
     let devs = device_terms(req, plan, &optional, bits);
-    let mask = best_mask(&devs, bits, req.m);
-    plan.devices = plan
-        .devices
-        .iter()
-        .map(|d| decide::with_keep_set(a, d, &optional, mask))
-        .collect();
+    plan.devices = match best_mask(&devs, bits, req.m) {
+        Some(mask) => plan
+            .devices
+            .iter()
+            .map(|d| decide::with_keep_set(a, d, &optional, mask))
+            .collect(),
+        None => plan
+            .devices
+            .iter()
+            .map(|d| decide::with_whole_layers(a, d))
+            .collect(),
+    };
 }
 
 /// One device's terms for scoring keep sets: memory and time with every optional kind
@@ -91,8 +99,8 @@ fn device_terms(
 }
 
 /// The keep set (bit b keeps optional kind b) with the least estimate among those that make
-/// every device fit; 0 (keep none) when none fits.
-fn best_mask(devs: &[Dev], bits: usize, m: u32) -> u64 {
+/// every device fit; `None` when none fits.
+fn best_mask(devs: &[Dev], bits: usize, m: u32) -> Option<u64> {
     let mf = f64::from(m.max(1) - 1);
     let mut best: Option<(f64, u64)> = None;
     for mask in 0u64..(1u64 << bits) {
@@ -114,5 +122,5 @@ fn best_mask(devs: &[Dev], bits: usize, m: u32) -> u64 {
             best = Some((e, mask));
         }
     }
-    best.map_or(0, |(_, m)| m)
+    best.map(|(_, m)| m)
 }

@@ -5,7 +5,8 @@ use crate::anatomy::Anatomy;
 use crate::plan::knapsack;
 use crate::plan::memo::KnapsackCache;
 
-use super::formulate::formulate;
+use super::formulate::formulate_with;
+use super::full_layers::FullLayers;
 use super::offload_search::{cannot_beat, improve_offload, offload_bound, rank_offload};
 use super::{BlockCounts, KindDecision, StageEnv, keep_all};
 
@@ -150,6 +151,11 @@ pub(super) fn solve_with_offload(
     v
 }
 
+/// The exact knapsack over every whole-layer choice: none first, then each count of
+/// complete layers recomputed whole whose own time and the groups' lower bound can still
+/// beat the best answer so far (ties keep the fewer layers). With copies pre-assigned to
+/// the host (the offload heuristic's candidates) no layer is recomputed whole: the plain
+/// answer, which the offload search keeps when nothing beats it, already has them.
 fn solve_uncached(
     anatomy: &Anatomy,
     counts: BlockCounts,
@@ -159,10 +165,70 @@ fn solve_uncached(
     offload: &[u32],
     want_decisions: bool,
 ) -> Option<KnapsackPlan> {
-    let (groups, owners, capacity) = formulate(anatomy, counts, env, mode, base, offload);
+    let mut best = solve_layers(
+        anatomy,
+        counts,
+        env,
+        mode,
+        (base, offload),
+        want_decisions,
+        FullLayers::NONE,
+    );
+    let layers = if offload.iter().all(|&o| o == 0) {
+        FullLayers::all(counts)
+    } else {
+        FullLayers::NONE
+    };
+    let counts_layers = BlockCounts {
+        mlp_layers: layers.mlp,
+        moe_layers: layers.moe,
+        ..counts
+    };
+    for full in FullLayers::options(counts_layers) {
+        let floor = full.cost_s(anatomy);
+        if best.as_ref().is_some_and(|b| b.added_s <= floor) {
+            continue;
+        }
+        if let Some(b) = &best {
+            let (groups, _, capacity) =
+                formulate_with(anatomy, counts, env, mode, base, offload, full);
+            let Some(c) = capacity else { continue };
+            if cannot_beat(floor + knapsack::lower_bound(&groups, c), b.added_s) {
+                continue;
+            }
+        }
+        if let Some(p) = solve_layers(
+            anatomy,
+            counts,
+            env,
+            mode,
+            (base, offload),
+            want_decisions,
+            full,
+        ) && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
+        {
+            best = Some(p);
+        }
+    }
+    best
+}
+
+/// The exact knapsack with the layers `full` recomputed whole.
+fn solve_layers(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+    (base, offload): (&[KindDecision], &[u32]),
+    want_decisions: bool,
+    full: FullLayers,
+) -> Option<KnapsackPlan> {
+    let (groups, owners, capacity) =
+        formulate_with(anatomy, counts, env, mode, base, offload, full);
     let capacity = capacity?;
+    let layers_s = full.cost_s(anatomy);
     if !want_decisions {
-        let added_s = knapsack::min_cost(&groups, capacity)?;
+        let added_s = knapsack::min_cost(&groups, capacity)? + layers_s;
         return Some(KnapsackPlan {
             decisions: Vec::new(),
             added_s,
@@ -171,7 +237,14 @@ fn solve_uncached(
     let sel = knapsack::solve(&groups, capacity)?;
     let mut decisions = base.to_vec();
     for d in decisions.iter_mut() {
-        d.keep = d.count;
+        // Copies that no group decides (forced units: never offloaded) are kept, but the
+        // MLP or MoE inputs of the layers recomputed whole.
+        let whole = d.block.map_or(0, |kind| {
+            let u = &anatomy.block_of(kind).units[d.unit];
+            if u.forced { full.copies(kind, true) } else { 0 }
+        });
+        d.keep = d.count - whole;
+        d.recompute = whole;
     }
     for (g, &k) in owners.iter().enumerate() {
         let [keep, comp, off, codec] = groups[g].choices[sel.picks[g]].tag;
@@ -184,6 +257,6 @@ fn solve_uncached(
     }
     Some(KnapsackPlan {
         decisions,
-        added_s: sel.cost_s,
+        added_s: sel.cost_s + layers_s,
     })
 }

@@ -6,6 +6,7 @@
 use crate::anatomy::Anatomy;
 use crate::plan::knapsack::{self, Choice, Group};
 
+use super::full_layers::{FullLayers, least_layer_s};
 use super::{BlockCounts, KINDS, KindDecision, KnapsackMode, StageEnv, keep_all};
 
 /// Cheap bounds of [`knapsack_added_in`](super::knapsack_added_in)'s answer, from the
@@ -19,14 +20,23 @@ pub fn knapsack_added_bounds(
     env: &StageEnv,
     mode: KnapsackMode,
 ) -> knapsack::Bounds {
-    let b = if mode.compress {
-        let base = keep_all(anatomy, counts);
-        let (groups, _, capacity) =
-            formulate(anatomy, counts, env, mode, &base, &vec![0; base.len()]);
-        capacity.map_or(NO_FIT, |c| knapsack::bounds(&groups, c))
-    } else {
-        keep_bounds(anatomy, counts, env)
-    };
+    let b = over_layers(anatomy, counts, |full| {
+        if mode.compress {
+            let base = keep_all(anatomy, counts);
+            let (groups, _, capacity) = formulate_with(
+                anatomy,
+                counts,
+                env,
+                mode,
+                &base,
+                &vec![0; base.len()],
+                full,
+            );
+            capacity.map_or(NO_FIT, |c| knapsack::bounds(&groups, c))
+        } else {
+            keep_bounds(anatomy, counts, env, full)
+        }
+    });
     if mode.offload_capacity_bytes == 0 || env.in_flight <= 2 {
         b
     } else {
@@ -37,15 +47,45 @@ pub fn knapsack_added_bounds(
     }
 }
 
+/// Bounds over every whole-layer choice from `one`'s bounds (those of the groups, without
+/// the layers' own time) with none and with all complete layers recomputed whole. All of
+/// them needs the least memory (each such layer frees `in_flight` copies of the MLP input
+/// for one buffer of it), so where it cannot fit nothing can; any other choice with a layer
+/// costs at least one layer's forward.
+pub(super) fn over_layers(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    one: impl Fn(FullLayers) -> knapsack::Bounds,
+) -> knapsack::Bounds {
+    let none = one(FullLayers::NONE);
+    let all = FullLayers::all(counts);
+    if all == FullLayers::NONE {
+        return none;
+    }
+    let most = one(all);
+    if most.lower_s.is_infinite() {
+        return NO_FIT;
+    }
+    knapsack::Bounds {
+        lower_s: none.lower_s.min(least_layer_s(anatomy, counts)),
+        upper_s: none.upper_s.min(most.upper_s + all.cost_s(anatomy)),
+    }
+}
+
 /// Bounds of a stage that cannot fit.
 const NO_FIT: knapsack::Bounds = knapsack::Bounds {
     lower_s: f64::INFINITY,
     upper_s: f64::INFINITY,
 };
 
-/// [`formulate`]'s keep/recompute knapsack (no offload, no compression) handed straight to
-/// [`knapsack::bounds_keep`], without building choice lists.
-fn keep_bounds(anatomy: &Anatomy, counts: BlockCounts, env: &StageEnv) -> knapsack::Bounds {
+/// [`formulate_with`]'s keep/recompute knapsack (no offload, no compression) handed straight
+/// to [`knapsack::bounds_keep`], without building choice lists.
+fn keep_bounds(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    full: FullLayers,
+) -> knapsack::Bounds {
     let i = u64::from(env.in_flight);
     let mut fixed = anatomy.device_bytes
         + if env.logits {
@@ -62,13 +102,23 @@ fn keep_bounds(anatomy: &Anatomy, counts: BlockCounts, env: &StageEnv) -> knapsa
             continue;
         }
         for u in &block.units {
+            let whole = full.copies(kind, u.forced);
+            let Some(left) = n.checked_sub(whole) else {
+                return NO_FIT;
+            };
+            let charge = if whole > 0 {
+                fixed += u.size_bytes;
+                0
+            } else {
+                u.size_bytes
+            };
             if u.forced {
-                fixed += i * u64::from(n) * u.size_bytes;
+                fixed += i * u64::from(left) * u.size_bytes;
             } else {
                 groups.push(knapsack::Arith {
-                    n,
+                    n: left,
                     step: i * u.size_bytes,
-                    charge: u.size_bytes,
+                    charge,
                     unit_cost: u.forward_s,
                 });
             }
@@ -79,8 +129,7 @@ fn keep_bounds(anatomy: &Anatomy, counts: BlockCounts, env: &StageEnv) -> knapsa
         .map_or(NO_FIT, |c| knapsack::bounds_keep(&groups, c))
 }
 
-/// The stage's group knapsack: groups, the base decision each group belongs to, and the
-/// capacity left for them (`None` when the fixed part alone exceeds the budget).
+/// The stage's group knapsack with no layer recomputed whole (see [`formulate_with`]).
 pub(super) fn formulate(
     anatomy: &Anatomy,
     counts: BlockCounts,
@@ -88,6 +137,24 @@ pub(super) fn formulate(
     mode: KnapsackMode,
     base: &[KindDecision],
     offload: &[u32],
+) -> (Vec<Group>, Vec<usize>, Option<u64>) {
+    formulate_with(anatomy, counts, env, mode, base, offload, FullLayers::NONE)
+}
+
+/// The stage's group knapsack with the layers `full` recomputed whole: groups, the base
+/// decision each group belongs to, and the capacity left for them (`None` when the fixed
+/// part alone exceeds the budget, or the copies do not allow `full` and `offload`). The
+/// copies those layers recompute are taken out of their groups (each such unit kind is
+/// dropped at least once, so its recomputation buffer is fixed), and their time is not in
+/// the groups' costs: add [`FullLayers::cost_s`].
+pub(super) fn formulate_with(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    mode: KnapsackMode,
+    base: &[KindDecision],
+    offload: &[u32],
+    full: FullLayers,
 ) -> (Vec<Group>, Vec<usize>, Option<u64>) {
     let i = u64::from(env.in_flight);
     let mut fixed = anatomy.device_bytes
@@ -105,18 +172,29 @@ pub(super) fn formulate(
         let Some(kind) = d.block else { continue };
         let u = &anatomy.block_of(kind).units[d.unit];
         let off = offload[k];
+        let whole = full.copies(kind, u.forced);
+        let Some(left) = d.count.checked_sub(off + whole) else {
+            return (Vec::new(), Vec::new(), None);
+        };
         fixed += 2 * u64::from(off) * u.size_bytes;
+        // A kind some whole layer recomputes has its recomputation buffer whatever else.
+        let (charge, prepaid) = if whole > 0 {
+            (0, u.size_bytes)
+        } else {
+            (u.size_bytes, 0)
+        };
+        fixed += prepaid;
         if u.forced {
-            fixed += i * u64::from(d.count) * u.size_bytes;
+            fixed += i * u64::from(left) * u.size_bytes;
             continue;
         }
-        let n = d.count - off;
+        let n = left;
         if !mode.compress {
             groups.push(Group::keep_of(
                 knapsack::Arith {
                     n,
                     step: i * u.size_bytes,
-                    charge: u.size_bytes,
+                    charge,
                     unit_cost: u.forward_s,
                 },
                 |k| [k, 0, off, 0],
@@ -130,7 +208,7 @@ pub(super) fn formulate(
         for keep in 0..=n {
             let rec = n - keep;
             choices.push(Choice {
-                bytes: i * u64::from(keep) * u.size_bytes + if rec > 0 { u.size_bytes } else { 0 },
+                bytes: i * u64::from(keep) * u.size_bytes + if rec > 0 { charge } else { 0 },
                 cost_s: f64::from(rec) * u.forward_s,
                 tag: [keep, 0, off, 0],
             });
@@ -141,7 +219,7 @@ pub(super) fn formulate(
                     let bytes = i
                         * (u64::from(keep) * u.size_bytes
                             + u64::from(comp) * codec.compressed_bytes)
-                        + if rec > 0 { u.size_bytes } else { 0 };
+                        + if rec > 0 { charge } else { 0 };
                     let cost_s = f64::from(rec) * u.forward_s + f64::from(comp) * codec.codec_s;
                     choices.push(Choice {
                         bytes,

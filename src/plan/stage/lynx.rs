@@ -177,7 +177,13 @@ pub fn lynx_bounds(
     env: &StageEnv,
     windows: &Windows,
 ) -> crate::plan::knapsack::Bounds {
-    let b = super::knapsack_added_bounds(anatomy, counts, env, KnapsackMode::default());
+    // Lynx's policies recompute units, never whole layers: the plain knapsack without them.
+    let b = super::knapsack_added_bounds(
+        anatomy,
+        counts.without_layers(),
+        env,
+        KnapsackMode::default(),
+    );
     crate::plan::knapsack::Bounds {
         lower_s: if b.lower_s.is_finite() {
             windows.exposed_s(b.lower_s)

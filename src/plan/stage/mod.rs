@@ -12,6 +12,7 @@ use crate::anatomy::{Anatomy, BlockKind};
 
 mod choose;
 mod formulate;
+mod full_layers;
 mod lynx;
 mod lynx_search;
 mod offload_search;
@@ -20,6 +21,7 @@ pub use choose::{KnapsackMode, KnapsackPlan, knapsack_added_in, knapsack_in};
 #[cfg(test)]
 use formulate::formulate;
 pub use formulate::knapsack_added_bounds;
+pub use full_layers::{layer_extra_flops, layer_extra_s};
 pub use lynx::{Windows, collectives_s, exposed_s, lynx_bounds, lynx_knapsack};
 
 /// How many blocks of each kind a stage holds: the stage's isomorphism class (two ranges with
@@ -38,6 +40,12 @@ pub struct BlockCounts {
     pub mtp: u32,
     /// Head blocks (0 or 1).
     pub head: u32,
+    /// Complete attention + dense-MLP layers (both blocks here): the MLP's input, kept by
+    /// every strategy but full recomputation, can be rebuilt by re-running the attention
+    /// block before it, so the knapsack may recompute such a layer whole.
+    pub mlp_layers: u32,
+    /// Complete attention + MoE layers, likewise.
+    pub moe_layers: u32,
 }
 
 impl BlockCounts {
@@ -66,6 +74,14 @@ impl BlockCounts {
             c.mtp = (odd - attention) as u32;
             c.mlp = mlp as u32;
             c.moe = (even - mlp) as u32;
+            // A layer is complete when its follower (even block j) and the attention block
+            // j - 1 before it are both in the range.
+            let dense_end = 2 * anatomy.dense_layers as usize;
+            c.mlp_layers = even_in(lo + 1, hi.min(dense_end)) as u32;
+            c.moe_layers = even_in(
+                (lo + 1).max(dense_end + 1),
+                hi.min(2 * anatomy.main_layers as usize),
+            ) as u32;
         }
         c
     }
@@ -79,6 +95,30 @@ impl BlockCounts {
             moe: self.moe + o.moe,
             mtp: self.mtp + o.mtp,
             head: self.head + o.head,
+            mlp_layers: self.mlp_layers + o.mlp_layers,
+            moe_layers: self.moe_layers + o.moe_layers,
+        }
+    }
+
+    /// Adds `n` whole layers made of the blocks `kinds` (opener, follower): both blocks and,
+    /// for an attention + MLP or MoE layer, the complete layers.
+    pub fn add_layers(&mut self, kinds: [BlockKind; 2], n: u32) {
+        self.add(kinds[0], n);
+        self.add(kinds[1], n);
+        match kinds {
+            [BlockKind::Attention, BlockKind::Mlp] => self.mlp_layers += n,
+            [BlockKind::Attention, BlockKind::Moe] => self.moe_layers += n,
+            _ => {}
+        }
+    }
+
+    /// The same blocks with no complete layers: the knapsack without whole-layer
+    /// recomputation (Lynx's policies, which place unit recomputation in windows).
+    pub fn without_layers(self) -> Self {
+        BlockCounts {
+            mlp_layers: 0,
+            moe_layers: 0,
+            ..self
         }
     }
 
@@ -283,6 +323,11 @@ pub fn costs(
         recompute_transient += u64::from(d.overlap) * u.size_bytes;
         if !whole_layer_recompute {
             c.recompute_s += f64::from(d.recompute) * u.forward_s;
+            // A recomputed MLP or MoE input: its layer is recomputed whole (the attention
+            // block re-run), which costs more than its units' forwards.
+            if u.forced && d.recompute > 0 {
+                c.recompute_s += f64::from(d.recompute) * layer_extra_s(anatomy, kind);
+            }
         }
         if rule == RecomputeRule::CoreAttention && u.selective_rerun {
             c.recompute_s += f64::from(d.count) * u.forward_s;
@@ -350,20 +395,39 @@ mod tests {
     use crate::plan::testkit;
     use proptest::prelude::*;
 
-    /// Least added time over every per-kind split allowed by `mode`, by enumeration.
+    /// Least added time over every per-kind split allowed by `mode` and every count of
+    /// complete layers recomputed whole, by enumeration.
     fn brute(a: &Anatomy, counts: BlockCounts, env: &StageEnv, mode: KnapsackMode) -> Option<f64> {
+        std::iter::once(full_layers::FullLayers::NONE)
+            .chain(full_layers::FullLayers::options(counts))
+            .filter_map(|full| brute_with(a, counts, env, mode, full))
+            .min_by(f64::total_cmp)
+    }
+
+    /// [`brute`] with the layers `full` recomputed whole: in each of them every unit but the
+    /// layer input is recomputed (a recomputed MLP input stands for its whole layer in
+    /// [`costs`]).
+    fn brute_with(
+        a: &Anatomy,
+        counts: BlockCounts,
+        env: &StageEnv,
+        mode: KnapsackMode,
+        full: full_layers::FullLayers,
+    ) -> Option<f64> {
         let base = keep_all(a, counts);
         let opts: Vec<Vec<[u32; 3]>> = base
             .iter()
             .map(|d| {
-                let u = &a.block_of(d.block.unwrap()).units[d.unit];
+                let kind = d.block.unwrap();
+                let u = &a.block_of(kind).units[d.unit];
+                let n = d.count - full.copies(kind, u.forced);
                 if u.forced {
-                    return vec![[d.count, 0, 0]];
+                    return vec![[n, 0, 0]];
                 }
                 let mut v = Vec::new();
-                for keep in 0..=d.count {
-                    for comp in 0..=(d.count - keep) {
-                        for off in 0..=(d.count - keep - comp) {
+                for keep in 0..=n {
+                    for comp in 0..=(n - keep) {
+                        for off in 0..=(n - keep - comp) {
                             let shrinks = u.compressed_bytes < u.size_bytes;
                             let ok_c = (mode.compress && shrinks) || comp == 0;
                             let ok_o = mode.offload_capacity_bytes > 0 || off == 0;
@@ -418,14 +482,16 @@ mod tests {
             0u32..2,
             1u32..6,
             0u64..400,
+            0..=max_n,
         )
-            .prop_map(|(x, st, att, mlp, e, h, i, budget)| {
+            .prop_map(|(x, st, att, mlp, e, h, i, budget, layers)| {
                 let x = x << 10;
                 let counts = BlockCounts {
                     embedding: e,
                     attention: att,
                     mlp,
                     head: h,
+                    mlp_layers: layers.min(att).min(mlp),
                     ..BlockCounts::default()
                 };
                 (x, st * x, counts, i, budget * x)
