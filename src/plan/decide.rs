@@ -212,6 +212,11 @@ pub fn with_whole_layers(anatomy: &Anatomy, plan: &DevicePlan) -> DevicePlan {
             k.recompute = whole;
         }
     }
+    with_decisions(anatomy, plan, d)
+}
+
+/// `plan`'s device with per-kind decisions `d` (unit recomputation), its blocks and costs.
+fn with_decisions(anatomy: &Anatomy, plan: &DevicePlan, d: Vec<KindDecision>) -> DevicePlan {
     let blocks = assign_blocks(anatomy, &plan.ranges, &d);
     let costs = stage::costs(anatomy, plan.counts, &plan.env, &d, RecomputeRule::Units);
     DevicePlan {
@@ -242,16 +247,7 @@ pub fn with_keep_set(
             k.recompute = k.count;
         }
     }
-    let blocks = assign_blocks(anatomy, &plan.ranges, &d);
-    let costs = stage::costs(anatomy, plan.counts, &plan.env, &d, RecomputeRule::Units);
-    DevicePlan {
-        fits: costs.peak_bytes <= plan.env.budget_bytes,
-        decisions: d,
-        blocks,
-        costs,
-        rule: RecomputeRule::Units,
-        ..plan.clone()
-    }
+    with_decisions(anatomy, plan, d)
 }
 
 #[cfg(test)]
