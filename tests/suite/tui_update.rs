@@ -114,7 +114,9 @@ fn a_failing_solve_keeps_the_previous_outcome() {
     let mut app = solved_app("gpt3");
     let before = app.solved.clone();
     app.field = Field::Stages;
-    for c in "500".chars() {
+    // 150 stages pass the scenario's checks (at most 2L = 192) but not the fixture solver's
+    // one layer per stage.
+    for c in "150".chars() {
         act(&mut app, Action::Type(c));
     }
     act(&mut app, Action::Commit);
@@ -134,6 +136,51 @@ fn a_failing_solve_keeps_the_previous_outcome() {
     act(&mut app, Action::Commit);
     assert!(!app.unsolved(Field::Stages));
     assert!(app.error.is_none());
+}
+
+/// A typed number that makes the scenario invalid (here through another field: global B sets
+/// micro m) is refused at once: the message names the field typed into, the field keeps its
+/// last good value, and each later edit reports its own result.
+#[test]
+fn an_invalid_typed_number_reverts_and_later_edits_answer_for_themselves() {
+    let mut app = solved_app("gpt3");
+    let before = app.scenario.clone();
+    let per_step = app.scenario.batch.micro_batch_size * u64::from(app.scenario.parallel.dp);
+    let huge = per_step * 2_000_000;
+    app.field = Field::GlobalBatch;
+    for c in huge.to_string().chars() {
+        act(&mut app, Action::Type(c));
+    }
+    let effects = update(&mut app, Action::Commit);
+    assert!(effects.is_empty(), "nothing to solve: {effects:?}");
+    let error = app.error.clone().unwrap();
+    assert!(
+        error.starts_with(&format!("global B = '{huge}'")),
+        "{error}"
+    );
+    assert!(error.contains("batch.micro_batches = 2000000"), "{error}");
+    assert!(error.contains("global B stays"), "{error}");
+    assert_eq!(app.scenario, before);
+    assert!(!app.unsolved(Field::GlobalBatch));
+    assert!(!app.unsolved(Field::MicroBatches));
+    // The next edit is solved on its own and clears the message.
+    app.field = Field::MicroBatches;
+    act(&mut app, Action::Increase);
+    assert_eq!(
+        app.scenario.batch.micro_batches,
+        before.batch.micro_batches + 1
+    );
+    assert_eq!(app.error, None);
+    // Too many stages for the model: refused as stages p, which stays.
+    app.field = Field::Stages;
+    for c in "500".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    let error = app.error.clone().unwrap();
+    assert!(error.starts_with("stages p = '500' refused"), "{error}");
+    assert_eq!(app.scenario.parallel.pp, before.parallel.pp);
+    assert!(!app.unsolved(Field::Stages));
 }
 
 #[test]
