@@ -627,6 +627,75 @@ fn code(code: crossterm::event::KeyCode) -> Action {
     Action::Key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
+/// PgDn past the end of the help stops there, so one PgUp scrolls back at once.
+#[test]
+fn help_scrolling_stops_at_the_end() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, Action::ToggleHelp);
+    let title = |app: &mut pipescope::tui::App| {
+        render(app, 80, 24)
+            .to_string()
+            .lines()
+            .find(|l| l.contains(" help "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    for _ in 0..30 {
+        act(&mut app, Action::HelpScroll(10));
+    }
+    let end = title(&mut app);
+    assert!(end.contains('↑') && !end.contains('↓'), "{end}");
+    act(&mut app, Action::HelpScroll(-10));
+    let back = title(&mut app);
+    assert_ne!(back, end);
+    assert!(back.contains('↓'), "{back}");
+}
+
+/// The help filter filters the notes and glossary under the keys too.
+#[test]
+fn help_filter_hides_the_glossary_lines_that_do_not_match() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, key('?'));
+    act(&mut app, key('/'));
+    for c in "sweep".chars() {
+        act(&mut app, key(c));
+    }
+    let screen = render(&mut app, 120, 40).to_string();
+    assert!(screen.to_lowercase().contains("sweep"), "{screen}");
+    for note in ["1F1B-R:", "MFU:", "Gantt: █", "Parameters (", "Theme "] {
+        assert!(!screen.contains(note), "{note}\n{screen}");
+    }
+    // A word of the glossary alone shows its line.
+    act(&mut app, code(crossterm::event::KeyCode::Esc));
+    act(&mut app, key('/'));
+    for c in "baseline".chars() {
+        act(&mut app, key(c));
+    }
+    let screen = render(&mut app, 120, 40).to_string();
+    assert!(screen.contains("1F1B-R:"), "{screen}");
+    assert!(!screen.contains("no key matches"), "{screen}");
+}
+
+/// Keys wider than the help's key column (the layout editor's) keep their description on
+/// their own row.
+#[test]
+fn help_rows_with_long_keys_start_their_description_beside_them() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, key('?'));
+    act(&mut app, key('/'));
+    for c in "layout editor".chars() {
+        act(&mut app, key(c));
+    }
+    for (w, h) in [(80, 24), (120, 40)] {
+        let screen = render(&mut app, w, h).to_string();
+        let row = screen
+            .lines()
+            .find(|l| l.contains("Home ^A"))
+            .unwrap_or_default();
+        assert!(row.contains("Layout editor"), "{w}x{h}\n{screen}");
+    }
+}
+
 #[test]
 fn help_filter_takes_typed_keys_and_hides_other_lines() {
     use crossterm::event::KeyCode;
