@@ -78,9 +78,9 @@ fn an_edit_refused_after_a_file_error_goes_first_and_a_deleted_theme_takes_its_e
     let line = status(&mut app);
     assert!(line.contains("invalid parallel.pp = 150"), "{line}");
     assert!(!line.contains("file has an error"), "{line}");
-    type_in(&mut app, Field::Stages, "998");
+    type_in(&mut app, Field::Stages, "149");
     let line = status(&mut app);
-    assert!(line.contains("invalid parallel.pp = 998"), "{line}");
+    assert!(line.contains("invalid parallel.pp = 149"), "{line}");
     assert!(!line.contains("file has an error"), "{line}");
 }
 
