@@ -121,8 +121,10 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
             Vec::new()
         }
         Action::HelpScroll(delta) => {
+            // Clamped at the end, so that PgUp after too many PgDn scrolls at once.
+            let end = i32::from(crate::tui::view::help::max_scroll(app, app.size));
             let s = i32::from(app.help_scroll) + delta;
-            app.help_scroll = u16::try_from(s.clamp(0, 200)).unwrap_or(0);
+            app.help_scroll = u16::try_from(s.clamp(0, end)).unwrap_or(0);
             Vec::new()
         }
         Action::PrevField

@@ -223,3 +223,23 @@ fn job_fields_200x60() {
     }
     assert_snapshot!(screen);
 }
+
+/// The story at the smallest size (60x20) keeps at least one stage row in its Gantt: the
+/// narration gives way first.
+#[test]
+fn the_story_at_60x20_keeps_a_stage_row_in_its_gantt() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, Action::ToggleStory);
+    for (w, h) in [(60, 18), (60, 20), (70, 20), (80, 24)] {
+        let screen = render(&mut app, w, h).to_string();
+        let lines: Vec<&str> = screen.lines().collect();
+        let top = lines
+            .iter()
+            .position(|l| l.contains("gantt ·"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no Gantt\n{screen}"));
+        assert!(
+            lines.get(top + 1).is_some_and(|l| l.contains("│s0 ")),
+            "{w}x{h}\n{screen}"
+        );
+    }
+}

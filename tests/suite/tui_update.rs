@@ -114,7 +114,9 @@ fn a_failing_solve_keeps_the_previous_outcome() {
     let mut app = solved_app("gpt3");
     let before = app.solved.clone();
     app.field = Field::Stages;
-    for c in "500".chars() {
+    // 150 stages pass the scenario's checks (at most 2L = 192) but not the fixture solver's
+    // one layer per stage.
+    for c in "150".chars() {
         act(&mut app, Action::Type(c));
     }
     act(&mut app, Action::Commit);
@@ -134,6 +136,51 @@ fn a_failing_solve_keeps_the_previous_outcome() {
     act(&mut app, Action::Commit);
     assert!(!app.unsolved(Field::Stages));
     assert!(app.error.is_none());
+}
+
+/// A typed number that makes the scenario invalid (here through another field: global B sets
+/// micro m) is refused at once: the message names the field typed into, the field keeps its
+/// last good value, and each later edit reports its own result.
+#[test]
+fn an_invalid_typed_number_reverts_and_later_edits_answer_for_themselves() {
+    let mut app = solved_app("gpt3");
+    let before = app.scenario.clone();
+    let per_step = app.scenario.batch.micro_batch_size * u64::from(app.scenario.parallel.dp);
+    let huge = per_step * 2_000_000;
+    app.field = Field::GlobalBatch;
+    for c in huge.to_string().chars() {
+        act(&mut app, Action::Type(c));
+    }
+    let effects = update(&mut app, Action::Commit);
+    assert!(effects.is_empty(), "nothing to solve: {effects:?}");
+    let error = app.error.clone().unwrap();
+    assert!(
+        error.starts_with(&format!("global B = '{huge}'")),
+        "{error}"
+    );
+    assert!(error.contains("batch.micro_batches = 2000000"), "{error}");
+    assert!(error.contains("global B stays"), "{error}");
+    assert_eq!(app.scenario, before);
+    assert!(!app.unsolved(Field::GlobalBatch));
+    assert!(!app.unsolved(Field::MicroBatches));
+    // The next edit is solved on its own and clears the message.
+    app.field = Field::MicroBatches;
+    act(&mut app, Action::Increase);
+    assert_eq!(
+        app.scenario.batch.micro_batches,
+        before.batch.micro_batches + 1
+    );
+    assert_eq!(app.error, None);
+    // Too many stages for the model: refused as stages p, which stays.
+    app.field = Field::Stages;
+    for c in "500".chars() {
+        act(&mut app, Action::Type(c));
+    }
+    act(&mut app, Action::Commit);
+    let error = app.error.clone().unwrap();
+    assert!(error.starts_with("stages p = '500' refused"), "{error}");
+    assert_eq!(app.scenario.parallel.pp, before.parallel.pp);
+    assert!(!app.unsolved(Field::Stages));
 }
 
 #[test]
@@ -578,6 +625,75 @@ fn key(c: char) -> Action {
 fn code(code: crossterm::event::KeyCode) -> Action {
     use crossterm::event::{KeyEvent, KeyModifiers};
     Action::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+/// PgDn past the end of the help stops there, so one PgUp scrolls back at once.
+#[test]
+fn help_scrolling_stops_at_the_end() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, Action::ToggleHelp);
+    let title = |app: &mut pipescope::tui::App| {
+        render(app, 80, 24)
+            .to_string()
+            .lines()
+            .find(|l| l.contains(" help "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    for _ in 0..30 {
+        act(&mut app, Action::HelpScroll(10));
+    }
+    let end = title(&mut app);
+    assert!(end.contains('↑') && !end.contains('↓'), "{end}");
+    act(&mut app, Action::HelpScroll(-10));
+    let back = title(&mut app);
+    assert_ne!(back, end);
+    assert!(back.contains('↓'), "{back}");
+}
+
+/// The help filter filters the notes and glossary under the keys too.
+#[test]
+fn help_filter_hides_the_glossary_lines_that_do_not_match() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, key('?'));
+    act(&mut app, key('/'));
+    for c in "sweep".chars() {
+        act(&mut app, key(c));
+    }
+    let screen = render(&mut app, 120, 40).to_string();
+    assert!(screen.to_lowercase().contains("sweep"), "{screen}");
+    for note in ["1F1B-R:", "MFU:", "Gantt: █", "Parameters (", "Theme "] {
+        assert!(!screen.contains(note), "{note}\n{screen}");
+    }
+    // A word of the glossary alone shows its line.
+    act(&mut app, code(crossterm::event::KeyCode::Esc));
+    act(&mut app, key('/'));
+    for c in "baseline".chars() {
+        act(&mut app, key(c));
+    }
+    let screen = render(&mut app, 120, 40).to_string();
+    assert!(screen.contains("1F1B-R:"), "{screen}");
+    assert!(!screen.contains("no key matches"), "{screen}");
+}
+
+/// Keys wider than the help's key column (the layout editor's) keep their description on
+/// their own row.
+#[test]
+fn help_rows_with_long_keys_start_their_description_beside_them() {
+    let mut app = solved_app("gpt3");
+    act(&mut app, key('?'));
+    act(&mut app, key('/'));
+    for c in "layout editor".chars() {
+        act(&mut app, key(c));
+    }
+    for (w, h) in [(80, 24), (120, 40)] {
+        let screen = render(&mut app, w, h).to_string();
+        let row = screen
+            .lines()
+            .find(|l| l.contains("Home ^A"))
+            .unwrap_or_default();
+        assert!(row.contains("Layout editor"), "{w}x{h}\n{screen}");
+    }
 }
 
 #[test]

@@ -340,6 +340,27 @@ fn an_infeasible_plan_says_why_not_how_fast() {
     }
 }
 
+/// README: "The header gives the GPU count and global batch at every width", also for the
+/// long "does not fit" header with large figures (a DeepSeek-V3 sized job) below 80 columns.
+#[test]
+fn an_infeasible_header_keeps_the_gpus_and_the_batch_at_every_width() {
+    let mut app = infeasible();
+    let o = &mut app.solved.as_mut().unwrap().outcome;
+    o.gpus = 1024;
+    o.global_batch = 4096;
+    o.iteration_time_s = 24.92;
+    for s in &mut o.stages {
+        s.peak_memory_bytes = 118 * (1 << 30) + (1 << 29);
+    }
+    for w in [60, 64, 70, 75, 80, 100] {
+        let screen = render(&mut app, w, 20).to_string();
+        let header = screen.lines().next().unwrap();
+        assert!(header.contains("does not fit"), "{w}: {header}");
+        assert!(header.contains("GPUs 1024"), "{w}: {header}");
+        assert!(header.contains("batch 4096"), "{w}: {header}");
+    }
+}
+
 #[test]
 fn compare_between_two_infeasible_plans_claims_no_speed_up() {
     let mut app = infeasible();

@@ -101,12 +101,18 @@ fn commit(app: &mut App) -> Vec<Effect> {
     }
     match app.typing.take() {
         Some(text) if !text.is_empty() => {
-            match fields::set_number(&mut app.scenario, app.field, &text) {
+            let before = app.scenario.clone();
+            let result = fields::set_number(&mut app.scenario, app.field, &text)
+                .and_then(|()| refuse_invalid(&before, &app.scenario, app.field, &text));
+            match result {
                 Ok(()) => {
                     app.note = fields::unused_note(&app.scenario, app.field);
                     resolve(app)
                 }
                 Err(e) => {
+                    // The field goes back to its last good value, so that the next edit is
+                    // solved (and answered) on its own.
+                    app.scenario = before;
                     app.error = Some(e);
                     Vec::new()
                 }
@@ -115,6 +121,33 @@ fn commit(app: &mut App) -> Vec<Effect> {
         Some(_) => Vec::new(),
         None => super::view::toggle_details(app),
     }
+}
+
+/// A typed number that turns a valid scenario into one the engine would refuse (a global
+/// batch whose micro-batch count is out of range, more stages than blocks): the error names
+/// the field the user typed into first, then what it made invalid, and the value kept.
+/// A scenario that was already invalid (loaded from elsewhere) takes any edit: it may be the
+/// way out.
+fn refuse_invalid(
+    before: &crate::Scenario,
+    after: &crate::Scenario,
+    field: Field,
+    text: &str,
+) -> Result<(), String> {
+    if before.validate().is_err() {
+        return Ok(());
+    }
+    let Err(e) = after.validate() else {
+        return Ok(());
+    };
+    Err(format!(
+        "{label} = '{text}' refused: it makes {} = {} ({}); {label} stays {}",
+        e.field,
+        e.value,
+        e.allowed,
+        field.value(before),
+        label = field.label(),
+    ))
 }
 
 /// In the lesson, `stages p` and `micro m` edit the lesson's own sizes (← → or a typed

@@ -158,7 +158,8 @@ pub fn clip_line(line: ratatui::text::Line<'static>, width: usize) -> ratatui::t
 }
 
 /// `text` broken at spaces into rows of at most `width` columns. A word longer than a row
-/// (a path) continues on the next row: every character of `text` is kept.
+/// (a path) continues on the next row, cut after its last `/` that fits: every character of
+/// `text` is kept.
 pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
     use ratatui::text::Line;
     let width = width.max(1);
@@ -172,7 +173,12 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
             if !row.is_empty() {
                 rows.push(std::mem::take(&mut row));
             }
-            let cut: String = word.chars().take(width).collect();
+            let mut cut: String = word.chars().take(width).collect();
+            // A path is cut after a `/`, so that its file name and location (`a.toml:9:11`)
+            // stay on one row when they fit one.
+            if let Some(slash) = cut.rfind('/').filter(|&i| i > 0) {
+                cut.truncate(slash + 1);
+            }
             let cut_len = cut.len();
             rows.push(cut);
             word = word[cut_len..].to_string();

@@ -82,6 +82,9 @@ const LEGEND_MIN: u16 = 4;
 /// Fewest rows of the parameters panel (it scrolls below its full height).
 const MIN_PARAMS: u16 = 5;
 
+/// Rows of a Gantt panel with one stage row: its borders, the row and the time axis.
+const GANTT_MIN: u16 = 4;
+
 /// Computes the regions of a frame of `area` for `app`.
 pub fn regions(area: Rect, app: &App) -> Regions {
     let p = match (&app.mode, &app.lesson) {
@@ -108,7 +111,14 @@ pub fn regions(area: Rect, app: &App) -> Regions {
             let text = crate::tui::story::sentence(step, &app.story);
             let inner = usize::from(right.width.saturating_sub(2)).max(1);
             let lines = text.chars().count().div_ceil(inner) + 1;
-            u16::try_from(lines + 2).unwrap_or(8).clamp(4, 8)
+            // The narration gives way to the Gantt's first stage row (its borders, the
+            // row and the time axis) and the memory panel's borders and first row.
+            let below = GANTT_MIN + 3;
+            u16::try_from(lines + 2)
+                .unwrap_or(8)
+                .clamp(4, 8)
+                .min(right.height.saturating_sub(below))
+                .max(3)
         }
         Mode::Lesson { .. } => {
             // The whole narration when the Gantt keeps a row per device; it scrolls below.
@@ -183,7 +193,10 @@ pub fn regions(area: Rect, app: &App) -> Regions {
         (1, 0)
     };
     r.memory_lane = memory_lane;
-    let g = (lanes * p + 3).min(avail.saturating_sub(bottom_want.min(avail / 2)));
+    let g = (lanes * p + 3)
+        .min(avail.saturating_sub(bottom_want.min(avail / 2)))
+        // At least one stage row when there is room for it and three rows below.
+        .max(GANTT_MIN.min(avail.saturating_sub(3)));
     let (gantt, bottom) = split_v(right, g);
     let mem_w = if bottom.width >= 110 {
         bottom.width * 2 / 5

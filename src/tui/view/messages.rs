@@ -55,22 +55,46 @@ pub fn rows(app: &App, width: usize) -> Vec<Line<'static>> {
         let indent = text.chars().take_while(|c| *c == ' ').count() + 2;
         let body = text.trim_start();
         let first_w = width.saturating_sub(indent - 2).max(1);
-        let mut wrapped = wrap_words(body, first_w).into_iter();
-        if let Some(first) = wrapped.next() {
-            lines.push(Line::styled(
-                format!("{}{first}", " ".repeat(indent - 2)),
-                style,
-            ));
-        }
-        // Later rows of one entry are re-wrapped to the indented width.
-        let rest: Vec<String> = wrapped.collect();
-        for row in wrap_words(&rest.join(" "), width.saturating_sub(indent).max(1)) {
-            if !row.is_empty() {
-                lines.push(Line::styled(format!("{}{row}", " ".repeat(indent)), style));
+        let rows = wrap_entry(body, first_w, width.saturating_sub(indent).max(1));
+        for (i, row) in rows.into_iter().enumerate() {
+            let pad = if i == 0 { indent - 2 } else { indent };
+            if i == 0 || !row.is_empty() {
+                lines.push(Line::styled(format!("{}{row}", " ".repeat(pad)), style));
             }
         }
     }
     lines
+}
+
+/// One entry's rows: the first `first_w` wide, the later ones `rest_w` (indented). The later
+/// rows are wrapped from the text itself: a word cut at the first row's end (a long path)
+/// goes on whole, with no space put into it (`file:9:11` stays copyable).
+fn wrap_entry(body: &str, first_w: usize, rest_w: usize) -> Vec<String> {
+    let first = wrap_words(body, first_w)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let rest = after_row(body, &first);
+    let mut rows = vec![first];
+    rows.extend(wrap_words(rest, rest_w));
+    rows
+}
+
+/// What of `text` follows its first row `row` (a prefix of it, but for spaces), with the
+/// spaces at the cut left out.
+fn after_row<'t>(text: &'t str, row: &str) -> &'t str {
+    let mut wanted = row.chars().filter(|c| *c != ' ').peekable();
+    let mut end = 0;
+    for (i, c) in text.char_indices() {
+        if wanted.peek().is_none() {
+            break;
+        }
+        if c != ' ' {
+            wanted.next();
+        }
+        end = i + c.len_utf8();
+    }
+    text[end..].trim_start()
 }
 
 /// Draws the overlay centred over `area`.
@@ -97,4 +121,29 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         .block(super::overlay_block(title, theme))
         .scroll((scroll, 0))
         .render(r, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap_entry;
+
+    /// A file error's location cut at a row's end goes on whole: no space is put into
+    /// `r7.toml:9:11`, and no character is lost.
+    #[test]
+    fn a_long_path_wraps_without_a_space_inside_its_location() {
+        let body = "✗ /home/someone/.config/pipescope/themes/r7.toml:9:11: colour forward = \"#56b4zz\" is not a colour name";
+        for width in 16..60 {
+            let rows = wrap_entry(body, width, width - 2);
+            let text = rows.join(" ");
+            assert!(!text.contains("9: 11"), "{width}: {rows:?}");
+            assert!(!text.contains(": 9:11"), "{width}: {rows:?}");
+            let joined: String = rows.concat().split_whitespace().collect();
+            let want: String = body.split_whitespace().collect();
+            assert_eq!(joined, want, "{width}");
+            assert!(
+                rows.iter().any(|r| r.contains("r7.toml:9:11:")),
+                "{width}: {rows:?}"
+            );
+        }
+    }
 }

@@ -198,13 +198,36 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
                 } else {
                     " "
                 };
-                for fig in compact {
-                    let mut one = spans(std::slice::from_ref(&fig), theme, sep);
+                // The job (GPU count and global batch) is kept at every width: its room is
+                // held back, and another figure that would take it is left out.
+                let one = |fig: &(String, String)| {
+                    let mut one = spans(std::slice::from_ref(fig), theme, sep);
                     one.insert(0, Span::styled(sep, theme.muted()));
-                    if width(&line) + width(&one) > room {
-                        break;
+                    width(&one)
+                };
+                let is_job = |fig: &(String, String)| fig.0 == "GPUs" || fig.0 == "batch";
+                let mut held: usize = compact.iter().filter(|f| is_job(f)).map(one).sum();
+                let mut open = true;
+                for fig in &compact {
+                    let w = one(fig);
+                    let job = is_job(fig);
+                    if job {
+                        held = held.saturating_sub(w);
                     }
-                    line.extend(one);
+                    if !open || width(&line) + w + if job { 0 } else { held } > room {
+                        // Figures stay in their order: after one is left out, only the
+                        // job follows.
+                        open = false;
+                        if !job {
+                            continue;
+                        }
+                        if width(&line) + w > room {
+                            break;
+                        }
+                    }
+                    let mut spans_one = spans(std::slice::from_ref(fig), theme, sep);
+                    spans_one.insert(0, Span::styled(sep, theme.muted()));
+                    line.extend(spans_one);
                 }
             }
         }
