@@ -101,7 +101,7 @@ pub enum Mode {
         /// Index into the lesson's schedules.
         step: usize,
     },
-    /// The story: step `step` of [`STORY`] (none, full, adaptive, adapipe, lynx, po-h, po-f).
+    /// The story: step `step` of `STORY` (none, full, adaptive, adapipe, lynx, po-h, po-f).
     Story {
         /// Index of the step.
         step: usize,

@@ -51,7 +51,7 @@ pub fn preset_choices(catalog: &crate::Catalog) -> Vec<PresetChoice> {
 }
 
 /// The picker's state while open: the filter typed and the cursor (an index into
-/// [`entries`]).
+/// `entries`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PresetPicker {
     /// Text typed: an entry is listed when its name or description contains it (any case).
