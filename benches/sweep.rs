@@ -26,6 +26,12 @@
 //! A second run of the first two gave 4.61 -> 3.33 s (0.72) and 5.23 -> 4.20 s (0.80).
 //! On llama3-70b the configurations simulated fall from 1,044 to 167; what is left is mostly
 //! AdaPipe's partition search and stage knapsacks (about 200 per solve, nearly all distinct).
+//!
+//! Those figures are the sweep's change alone. The planner then gained the whole-layer choice
+//! (each stage's knapsack solved for each count of layers recomputed whole, so that AdaPipe
+//! is never less feasible than full recomputation), which makes every AdaPipe solve dearer:
+//! together, against the main before both, llama3-70b 3.2 -> 6.2-7.2 s and gpt3-175b 64 A100
+//! B 4096 4.05 -> 5.36 s (better answers: llama3-70b's best 52.245 -> 52.220 s).
 
 use std::hint::black_box;
 
