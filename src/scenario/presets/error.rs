@@ -168,8 +168,9 @@ fn unknown_field_hint(message: &str) -> Option<String> {
 }
 
 /// The known word closest to `word`: the first that starts with it (`h100` for
-/// `h100-80gb`), else the nearest by edit distance, if it is reasonably close. Case is
-/// ignored when comparing (`ADAPIPE` gives `adapipe`).
+/// `h100-80gb`), else the nearest by edit distance, if it is reasonably close, else the
+/// first the word abbreviates (`attn` for `attention`: same first letter, its letters in
+/// order). Case is ignored when comparing (`ADAPIPE` gives `adapipe`).
 pub fn nearest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     let word = word.to_lowercase();
     let word = word.as_str();
@@ -184,6 +185,18 @@ pub fn nearest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
         .filter(|(d, k)| *d <= (k.len().max(word.len()) / 2).max(2))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
+        .or_else(|| known.iter().find(|k| abbreviates(word, k)).copied())
+}
+
+/// Whether `word` (at least 3 letters) is an abbreviation of `known`: the same first letter
+/// and every letter found in order (`attn` of `attention`).
+fn abbreviates(word: &str, known: &str) -> bool {
+    let known = known.to_lowercase();
+    if word.chars().count() < 3 || word.chars().next() != known.chars().next() {
+        return false;
+    }
+    let mut rest = known.chars();
+    word.chars().all(|c| rest.any(|k| k == c))
 }
 
 /// Levenshtein distance over characters.
@@ -259,6 +272,11 @@ mod tests {
             Some("adapipe")
         );
         assert_eq!(nearest("FP8", &["bf16", "fp8"]), Some("fp8"));
+        assert_eq!(
+            nearest("attn", &["embedding", "attention"]),
+            Some("attention")
+        );
+        assert_eq!(nearest("xyz", &["embedding", "attention"]), None);
         let hint = unknown_field_hint("unknown field `layres`, expected one of `name`, `layers`");
         assert_eq!(hint.as_deref(), Some("; did you mean `layers`?"));
     }
