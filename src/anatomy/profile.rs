@@ -93,7 +93,7 @@ fn measurement(field: &str, t: &toml::Table, unit: bool) -> Result<UnitMeasureme
 
 fn unknown(field: &str, key: &str, known: &[&str]) -> InvalidField {
     let hint = nearest(key, known)
-        .map(|k| format!("did you mean `{k}`? "))
+        .map(|k| format!("did you mean '{k}'? "))
         .unwrap_or_default();
     InvalidField::new(field, key, format!("{hint}one of {}", known.join(", ")))
 }

@@ -69,8 +69,13 @@ pub fn run(args: &CompareArgs) -> Result<(), String> {
 
 /// Every strategy, but with a layout (`--layout`, a preset's `plan.layout`) not those that
 /// search their own split: they would refuse it. A note on standard error names them.
+/// `named` only when units to recompute are named: without them it is `none`'s row again.
 fn default_strategies(scenario: &pipescope::Scenario) -> Vec<Strategy> {
-    let (keep, searching): (Vec<Strategy>, Vec<Strategy>) = Strategy::ALL.iter().partition(|&&k| {
+    let units = !scenario.plan.recompute_units.is_empty();
+    let candidates = Strategy::ALL
+        .iter()
+        .filter(|&&k| units || k != Strategy::Named);
+    let (keep, searching): (Vec<Strategy>, Vec<Strategy>) = candidates.partition(|&&k| {
         let mut s = scenario.clone();
         s.plan.strategy = k;
         scenario.plan.layout.is_none() || !pipescope::searches_own_split(&s)

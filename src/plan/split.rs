@@ -76,8 +76,7 @@ pub fn check_layout(scenario: &Scenario) -> Result<(), InvalidField> {
             "plan.layout",
             layout,
             format!(
-                "a layout with a strategy that keeps the given split (strategy {} chooses \
-                 its own)",
+                "a layout needs a strategy that keeps its split; {} chooses its own",
                 plan.strategy
             ),
         ));

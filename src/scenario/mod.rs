@@ -72,7 +72,7 @@ pub struct Scenario {
 
 /// An input value that is not allowed, with the field, the value and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid {field} = {value}: {allowed}")]
+#[error("invalid {field} = {}: {allowed}", shown(value))]
 pub struct InvalidField {
     /// Dotted path of the field, e.g. `parallel.tp`.
     pub field: String,
@@ -80,6 +80,11 @@ pub struct InvalidField {
     pub value: String,
     /// What would have been accepted.
     pub allowed: String,
+}
+
+/// A value as an error shows it: as written, or `''` when it is empty (so `= :` never appears).
+fn shown(value: &str) -> &str {
+    if value.is_empty() { "''" } else { value }
 }
 
 impl InvalidField {

@@ -352,6 +352,18 @@ fn unknown_names_suggest_the_nearest() {
     );
     let err = refused(&["plan", "--gpu", "h100"]);
     assert!(err.contains("did you mean 'h100-80gb'"), "{err}");
+    // Case is ignored when looking for the nearest name, for every enum alike.
+    let err = refused(&["plan", "--strategy", "ADAPIPE"]);
+    assert!(err.contains("did you mean 'adapipe'"), "{err}");
+    let err = refused(&["plan", "--precision", "FP8"]);
+    assert!(err.contains("did you mean 'fp8'"), "{err}");
+}
+
+#[test]
+fn an_empty_value_is_shown_quoted() {
+    let err = refused(&["plan", "--model", ""]);
+    assert!(err.contains("(--model) = '':"), "{err}");
+    assert!(!err.contains("= :"), "{err}");
 }
 
 #[test]

@@ -280,7 +280,7 @@ fn profile_errors_name_the_key() {
     let e =
         MeasuredProfile::from_toml_str("p.toml", "[atention]\nforward_s = 1.0\nbackward_s = 1.0\n")
             .unwrap_err();
-    assert!(e.to_string().contains("did you mean `attention`"), "{e}");
+    assert!(e.to_string().contains("did you mean 'attention'"), "{e}");
     // An unknown table is pointed at: file:line:column of its name in its header.
     assert!(e.to_string().starts_with("p.toml:1:2: "), "{e}");
     let e =
@@ -291,6 +291,12 @@ fn profile_errors_name_the_key() {
     let text = "source = \"x\"\n[attention]\nforward_s = 1.0\nbackward_s = 1.0\n\n[ attention.qq ]\nforward_s = 1.0\nbackward_s = 1.0\n";
     let e = MeasuredProfile::from_toml_str("p.toml", text).unwrap_err();
     assert!(e.to_string().starts_with("p.toml:6:3: "), "{e}");
+    assert!(e.to_string().contains("did you mean 'q'"), "{e}");
+    // A short name for a block kind is suggested in full, with the table's position.
+    let text = "source = \"x\"\n[attn]\nforward_s = 1.0\nbackward_s = 1.0\n";
+    let e = MeasuredProfile::from_toml_str("p.toml", text).unwrap_err();
+    assert!(e.to_string().starts_with("p.toml:2:2: "), "{e}");
+    assert!(e.to_string().contains("did you mean 'attention'"), "{e}");
     let e = MeasuredProfile::from_toml_str("p.toml", "[mlp]\nforward_s = -1.0\nbackward_s = 1.0\n")
         .unwrap_err();
     assert!(e.to_string().contains("profile.mlp.forward_s"), "{e}");

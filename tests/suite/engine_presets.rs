@@ -88,6 +88,31 @@ fn every_scenario_round_trips_through_to_toml() {
 }
 
 #[test]
+fn a_saved_preset_holds_the_chunks_its_schedule_runs() {
+    // The TUI keeps a chunk count a single-chunk schedule ignores (zb-h1 with 2 runs 1);
+    // saving it writes 1, which the command line accepts, and the plan is the same.
+    let mut s = Catalog::builtin().scenario("tiny-4x8").unwrap();
+    s.plan.schedule = pipescope::ScheduleKind::ZbH1;
+    s.parallel.chunks = 2;
+    let text = to_toml(&s);
+    assert!(text.contains("chunks = 1\n"), "{text}");
+    assert!(!text.contains("chunks = 2"), "{text}");
+    let back = Catalog::empty()
+        .scenario_from_text("saved.toml", &text)
+        .unwrap();
+    assert_eq!(back.parallel.chunks, 1);
+    let before = pipescope::solve(&s).unwrap();
+    let after = pipescope::solve(&back).unwrap();
+    assert_eq!(
+        format!("{:?}", before.iteration_time_s),
+        format!("{:?}", after.iteration_time_s)
+    );
+    // A schedule that takes the count keeps it.
+    s.plan.schedule = pipescope::ScheduleKind::Interleaved;
+    assert!(to_toml(&s).contains("chunks = 2\n"));
+}
+
+#[test]
 fn syntax_error_names_file_line_and_column() {
     let mut c = Catalog::builtin();
     let text = "[model]\nname = \"x\"\nlayers = = 3\n";

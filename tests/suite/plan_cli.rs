@@ -148,6 +148,32 @@ fn text_tables_and_errors() {
         );
         assert!(row.contains(" GiB "), "{row}");
     }
+    // Without units to recompute, `named` would repeat `none`'s row: the default leaves it out.
+    let (ok, out, err) = run(&["compare", "--preset", "tiny-4x8", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["strategy"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"none") && !names.contains(&"named"),
+        "{names:?}"
+    );
+    let (ok, out, err) = run(&[
+        "compare",
+        "--preset",
+        "tiny-4x8",
+        "--strategy",
+        "named",
+        "--recompute-units",
+        "fc1_out,gelu_out",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("\"named\""), "{out}");
     let (ok, out, err) = run(&["compare", "--strategies", "none,bogus"]);
     assert!(!ok);
     assert!(out.is_empty());

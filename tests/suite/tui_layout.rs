@@ -185,7 +185,10 @@ fn a_bad_layout_shows_the_column_and_reason_and_keeps_the_last_good_one() {
     key(&mut app, KeyCode::Enter);
     key(&mut app, KeyCode::Enter);
     let err = app.error.clone().unwrap_or_default();
-    assert!(err.contains("adapipe chooses its own"), "{err}");
+    assert!(
+        err.contains("a layout needs a strategy that keeps its split; adapipe chooses its own"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -168,8 +168,12 @@ fn unknown_field_hint(message: &str) -> Option<String> {
 }
 
 /// The known word closest to `word`: the first that starts with it (`h100` for
-/// `h100-80gb`), else the nearest by edit distance, if it is reasonably close.
+/// `h100-80gb`), else the nearest by edit distance, if it is reasonably close, else the
+/// first the word abbreviates (`attn` for `attention`: same first letter, its letters in
+/// order). Case is ignored when comparing (`ADAPIPE` gives `adapipe`).
 pub fn nearest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    let word = word.to_lowercase();
+    let word = word.as_str();
     if word.chars().count() >= 2
         && let Some(k) = known.iter().find(|k| k.starts_with(word))
     {
@@ -177,10 +181,22 @@ pub fn nearest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     }
     known
         .iter()
-        .map(|k| (edit_distance(word, k), *k))
+        .map(|k| (edit_distance(word, &k.to_lowercase()), *k))
         .filter(|(d, k)| *d <= (k.len().max(word.len()) / 2).max(2))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
+        .or_else(|| known.iter().find(|k| abbreviates(word, k)).copied())
+}
+
+/// Whether `word` (at least 3 letters) is an abbreviation of `known`: the same first letter
+/// and every letter found in order (`attn` of `attention`).
+fn abbreviates(word: &str, known: &str) -> bool {
+    let known = known.to_lowercase();
+    if word.chars().count() < 3 || word.chars().next() != known.chars().next() {
+        return false;
+    }
+    let mut rest = known.chars();
+    word.chars().all(|c| rest.any(|k| k == c))
 }
 
 /// Levenshtein distance over characters.
@@ -251,6 +267,16 @@ mod tests {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(nearest("hiden", &["hidden", "heads"]), Some("hidden"));
         assert_eq!(nearest("zzzzzzzz", &["hidden", "heads"]), None);
+        assert_eq!(
+            nearest("ADAPIPE", &["adaptive", "adapipe"]),
+            Some("adapipe")
+        );
+        assert_eq!(nearest("FP8", &["bf16", "fp8"]), Some("fp8"));
+        assert_eq!(
+            nearest("attn", &["embedding", "attention"]),
+            Some("attention")
+        );
+        assert_eq!(nearest("xyz", &["embedding", "attention"]), None);
         let hint = unknown_field_hint("unknown field `layres`, expected one of `name`, `layers`");
         assert_eq!(hint.as_deref(), Some("; did you mean `layers`?"));
     }
