@@ -189,23 +189,16 @@ fn solve_uncached(
         if best.as_ref().is_some_and(|b| b.added_s <= floor) {
             continue;
         }
+        // Formulated once: the bound below and the solve share it.
+        let formulated = formulate_with(anatomy, counts, env, mode, base, offload, full);
         if let Some(b) = &best {
-            let (groups, _, capacity) =
-                formulate_with(anatomy, counts, env, mode, base, offload, full);
-            let Some(c) = capacity else { continue };
-            if cannot_beat(floor + knapsack::lower_bound(&groups, c), b.added_s) {
+            let Some(c) = formulated.2 else { continue };
+            if cannot_beat(floor + knapsack::lower_bound(&formulated.0, c), b.added_s) {
                 continue;
             }
         }
-        if let Some(p) = solve_layers(
-            anatomy,
-            counts,
-            env,
-            mode,
-            (base, offload),
-            want_decisions,
-            full,
-        ) && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
+        if let Some(p) = solve_formulated(anatomy, formulated, base, want_decisions, full)
+            && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
         {
             best = Some(p);
         }
@@ -223,8 +216,19 @@ fn solve_layers(
     want_decisions: bool,
     full: FullLayers,
 ) -> Option<KnapsackPlan> {
-    let (groups, owners, capacity) =
-        formulate_with(anatomy, counts, env, mode, base, offload, full);
+    let formulated = formulate_with(anatomy, counts, env, mode, base, offload, full);
+    solve_formulated(anatomy, formulated, base, want_decisions, full)
+}
+
+/// The exact knapsack of a stage that [`formulate_with`] formulated for `full`: its groups,
+/// the base decision each group belongs to, and the capacity left for them.
+fn solve_formulated(
+    anatomy: &Anatomy,
+    (groups, owners, capacity): (Vec<knapsack::Group>, Vec<usize>, Option<u64>),
+    base: &[KindDecision],
+    want_decisions: bool,
+    full: FullLayers,
+) -> Option<KnapsackPlan> {
     let capacity = capacity?;
     let layers_s = full.cost_s(anatomy);
     if !want_decisions {
