@@ -40,3 +40,29 @@ fn t_beyond_a_node_is_noted_in_plan_and_once_in_compare() {
     assert_eq!(out.matches(NODE_NOTE).count(), 1, "{out}");
     assert!(out.contains(&format!("\nnote: {NODE_NOTE}")), "{out}");
 }
+
+/// A preset's refused value is placed at the value whichever check refuses it: the reader's
+/// type check, a range, an unknown GPU name.
+#[test]
+fn preset_value_errors_point_at_the_value_whatever_refuses_it() {
+    let dir = std::env::temp_dir().join(format!("pipescope-review9-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("x.toml");
+    let head = "name = \"x\"\nmodel = \"gpt3-175b\"\n";
+    for (body, place) in [
+        ("gpu = \"a100-80gb\"\n[parallel]\npp = \"four\"\n", ":5:6: "),
+        ("gpu = \"a100-80gb\"\n[parallel]\npp = 0\n", ":5:6: "),
+        (
+            "gpu = \"a100-80gb\"\n[parallel]\npp = 99999999999\n",
+            ":5:6: ",
+        ),
+        ("gpu =  \"nope\"\n", ":3:8: "),
+    ] {
+        std::fs::write(&path, format!("{head}{body}")).unwrap();
+        let file = path.to_str().unwrap();
+        let (ok, _, err) = pipescope(&["plan", "--preset", file]);
+        assert!(!ok);
+        assert!(err.contains(&format!("x.toml{place}")), "{body}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
