@@ -389,3 +389,54 @@ pub mod a100_links {
     /// DGX A100 (640 GB): 2 TB of host memory per node.
     pub const HOST_MEMORY_GIB: f64 = 2048.0;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{AttentionKernel, EfficiencyCurve};
+
+    const KERNELS: [AttentionKernel; 4] = [
+        AttentionKernel::Forward,
+        AttentionKernel::Backward,
+        AttentionKernel::UnmaskedForward,
+        AttentionKernel::UnmaskedBackward,
+    ];
+
+    #[test]
+    fn flash2_without_its_steps_is_cudnn_and_each_missing_step_falls_back_in_turn() {
+        let mut e = EfficiencyCurve::a100_calibrated();
+        e.attention = Some(vec![(0.0, 0.5)]);
+        e.attention_backward = Some(vec![(0.0, 0.4)]);
+        // No flash2 steps: every kernel as cuDNN's.
+        for k in KERNELS {
+            assert_eq!(e.flash2_at(k, 1e9, 1e12), e.cudnn_at(k, 1e9, 1e12));
+        }
+        // Only the forward: every kernel on it.
+        e.flash2_attention = Some(vec![(0.0, 0.3)]);
+        for k in KERNELS {
+            assert_eq!(e.flash2_at(k, 1e9, 1e12), 0.3);
+        }
+        // A backward: the unmasked backward follows it, the unmasked forward the forward.
+        e.flash2_attention_backward = Some(vec![(0.0, 0.2)]);
+        assert_eq!(e.flash2_at(AttentionKernel::Backward, 1e9, 1e12), 0.2);
+        assert_eq!(
+            e.flash2_at(AttentionKernel::UnmaskedBackward, 1e9, 1e12),
+            0.2
+        );
+        assert_eq!(
+            e.flash2_at(AttentionKernel::UnmaskedForward, 1e9, 1e12),
+            0.3
+        );
+        e.flash2_attention_unmasked = Some(vec![(0.0, 0.35)]);
+        e.flash2_attention_unmasked_backward = Some(vec![(0.0, 0.25)]);
+        assert_eq!(
+            e.flash2_at(AttentionKernel::UnmaskedForward, 1e9, 1e12),
+            0.35
+        );
+        assert_eq!(
+            e.flash2_at(AttentionKernel::UnmaskedBackward, 1e9, 1e12),
+            0.25
+        );
+        // cuDNN's are untouched by them.
+        assert_eq!(e.cudnn_at(AttentionKernel::Forward, 1e9, 1e12), 0.5);
+    }
+}
