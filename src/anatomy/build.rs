@@ -61,7 +61,9 @@ impl Anatomy {
                 v: a.v_head_dim as f64,
             }),
         };
-        let machine = Machine::new(&scenario.gpu, par.tp).with_precision(par.precision);
+        let machine = Machine::new(&scenario.gpu, par.tp)
+            .with_precision(par.precision)
+            .with_attention_backend(scenario.plan.attention_backend);
         let bpp = params::bytes_per_param(scenario);
         let positions = match m.style {
             ModelStyle::Gpt => m.max_positions.unwrap_or(batch.seq_len),

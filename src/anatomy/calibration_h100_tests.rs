@@ -1,12 +1,12 @@
 //! The H100 preset against the kernel and layer measurements it was set from
 //! (presets/gpus/h100-80gb.toml cites each; docs/model.md, "Calibration"): isolated GEMMs
 //! (XLA's sm_90 table in bf16, tilelang's fp8 matmul on an H800), cuDNN's FlashAttention
-//! (Shah et al. 2024), and Transformer Engine's per-layer GEMM timing, whose ratio to the
+//! and FlashAttention-2 (Shah et al. 2024), and Transformer Engine's per-layer GEMM timing, whose ratio to the
 //! isolated kernels is the preset's in-training factor. Run with `--nocapture` to see the
 //! table.
 
 use crate::anatomy::cost::Machine;
-use crate::scenario::{Catalog, GpuSpec};
+use crate::scenario::{AttentionBackend, Catalog, GpuSpec};
 
 /// Kernels in a training step run at this fraction of their isolated rate (the preset's
 /// in-training factor): the model's time times it is the isolated kernel's time.
@@ -84,19 +84,40 @@ const CUDNN_ATTENTION: [(f64, f64, f64, f64); 6] = [
     (16384.0, 539.0, 595.0, 516.0),
 ];
 
+/// FlashAttention-2 (the flash-attn package) in the same figures, same GPU and shapes.
+const FLASH2_ATTENTION: [(f64, f64, f64, f64); 6] = [
+    (512.0, 191.0, 309.0, 214.0),
+    (1024.0, 260.0, 350.0, 260.0),
+    (2048.0, 298.0, 362.0, 291.0),
+    (4096.0, 319.0, 368.0, 310.0),
+    (8192.0, 333.0, 370.0, 318.0),
+    (16384.0, 335.0, 370.0, 322.0),
+];
+
 #[test]
 fn flash_attention_matches_cudnn_at_every_sequence_length() {
+    check_attention(AttentionBackend::Cudnn, &CUDNN_ATTENTION);
+}
+
+#[test]
+fn flash_attention_2_matches_its_measurements_at_every_sequence_length() {
+    check_attention(AttentionBackend::Flash2, &FLASH2_ATTENTION);
+}
+
+/// The attention kernels of `backend` on the H100 preset against `table` (sequence, causal
+/// forward, unmasked forward, unmasked backward TFLOP/s), each within 3 %.
+fn check_attention(backend: AttentionBackend, table: &[(f64, f64, f64, f64)]) {
     let gpu = h100();
-    let m = Machine::new(&gpu, 1);
+    let m = Machine::new(&gpu, 1).with_attention_backend(backend);
     let (heads, d) = (16.0, 128.0);
-    for (s, causal, unmasked, backward) in CUDNN_ATTENTION {
+    for &(s, causal, unmasked, backward) in table {
         let batch = 16384.0 / s;
         let pairs = batch * heads;
         let flops = 2.0 * pairs * s * s * d;
         let io = 2.0 * batch * s * heads * d * 4.0 + 4.0 * pairs * s;
         let piece = m.flash_attention(flops, io, pairs);
         let fwd = compare(
-            &format!("flash forward, causal, s {s}"),
+            &format!("{backend} forward, causal, s {s}"),
             piece.fwd.s * IN_TRAINING,
             flops / (causal * 1e12),
         );
@@ -107,7 +128,7 @@ fn flash_attention_matches_cudnn_at_every_sequence_length() {
         // causal-to-unmasked ratio at this length.
         let want = backward * causal / unmasked;
         let bwd = compare(
-            &format!("flash backward, causal (derived), s {s}"),
+            &format!("{backend} backward, causal (derived), s {s}"),
             piece.b.s * IN_TRAINING,
             2.5 * flops / (want * 1e12),
         );
@@ -116,13 +137,13 @@ fn flash_attention_matches_cudnn_at_every_sequence_length() {
         // call, both directions measured.
         let full = m.flash_attention_unmasked(2.0 * flops, io, pairs);
         let fwd = compare(
-            &format!("flash forward, unmasked, s {s}"),
+            &format!("{backend} forward, unmasked, s {s}"),
             full.fwd.s * IN_TRAINING,
             2.0 * flops / (unmasked * 1e12),
         );
         assert!(fwd.abs() < 0.03, "unmasked forward at {s}: {fwd}");
         let bwd = compare(
-            &format!("flash backward, unmasked, s {s}"),
+            &format!("{backend} backward, unmasked, s {s}"),
             full.b.s * IN_TRAINING,
             5.0 * flops / (backward * 1e12),
         );

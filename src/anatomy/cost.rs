@@ -11,7 +11,7 @@
 
 use std::ops::{Add, AddAssign, Mul};
 
-use crate::scenario::{EfficiencyCurve, GpuSpec, Precision};
+use crate::scenario::{AttentionBackend, AttentionKernel, EfficiencyCurve, GpuSpec, Precision};
 
 /// Work of one piece in one direction: FLOPs, HBM bytes and the resulting seconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -120,6 +120,8 @@ pub struct Machine<'a> {
     fp8: bool,
     /// Streaming multiprocessors (0 when the GPU's preset does not say).
     sms: f64,
+    /// FlashAttention runs as the `flash-attn` package's FlashAttention-2, not cuDNN's.
+    flash2: bool,
 }
 
 impl<'a> Machine<'a> {
@@ -140,6 +142,7 @@ impl<'a> Machine<'a> {
             fp8_peak_flops: gpu.fp8_tflops.unwrap_or(0.0) * 1e12,
             fp8: false,
             sms: f64::from(gpu.sms.unwrap_or(0)),
+            flash2: false,
         }
     }
 
@@ -169,6 +172,21 @@ impl<'a> Machine<'a> {
     pub fn with_precision(mut self, precision: Precision) -> Self {
         self.fp8 = precision.is_fp8() && self.fp8_peak_flops > 0.0;
         self
+    }
+
+    /// The same machine with FlashAttention's kernels from `backend`.
+    pub fn with_attention_backend(mut self, backend: AttentionBackend) -> Self {
+        self.flash2 = backend == AttentionBackend::Flash2;
+        self
+    }
+
+    /// Efficiency of FlashAttention's `kernel` (of the backend this machine runs).
+    fn attention_eff(&self, kernel: AttentionKernel, pair_flops: f64, flops: f64) -> f64 {
+        if self.flash2 {
+            self.eff.flash2_at(kernel, pair_flops, flops)
+        } else {
+            self.eff.cudnn_at(kernel, pair_flops, flops)
+        }
     }
 
     /// Whether the transformer layers' linear GEMMs run in fp8.
@@ -338,8 +356,8 @@ impl<'a> Machine<'a> {
         self.flash(
             flops,
             bytes,
-            self.eff.attention_at(pair, flops),
-            self.eff.attention_backward_at(2.5 * pair, 2.5 * flops),
+            self.attention_eff(AttentionKernel::Forward, pair, flops),
+            self.attention_eff(AttentionKernel::Backward, 2.5 * pair, 2.5 * flops),
         )
     }
 
@@ -350,9 +368,8 @@ impl<'a> Machine<'a> {
         self.flash(
             flops,
             bytes,
-            self.eff.attention_unmasked_at(pair, flops),
-            self.eff
-                .attention_unmasked_backward_at(2.5 * pair, 2.5 * flops),
+            self.attention_eff(AttentionKernel::UnmaskedForward, pair, flops),
+            self.attention_eff(AttentionKernel::UnmaskedBackward, 2.5 * pair, 2.5 * flops),
         )
     }
 

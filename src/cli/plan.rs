@@ -127,7 +127,7 @@ pub(super) fn plan_json(scenario: &Scenario, outcome: &Outcome) -> Result<Value,
         let par = &scenario.parallel;
         let plan = &scenario.plan;
         let batch = &scenario.batch;
-        let keys: [(&str, Value); 12] = [
+        let keys: [(&str, Value); 13] = [
             ("scenario", scenario.name.clone().into()),
             ("model", scenario.model.name.clone().into()),
             ("gpu", scenario.gpu.name.clone().into()),
@@ -137,6 +137,7 @@ pub(super) fn plan_json(scenario: &Scenario, outcome: &Outcome) -> Result<Value,
             ("chunks", par.chunks.into()),
             ("sequence_parallel", par.sequence_parallel.into()),
             ("flash_attention", plan.flash_attention.into()),
+            ("attention_backend", plan.attention_backend.name().into()),
             ("overlap_grad_reduce", plan.overlap_grad_reduce.into()),
             ("overlap_param_gather", plan.overlap_param_gather.into()),
             ("budget_bytes", plan.memory_budget_bytes.into()),

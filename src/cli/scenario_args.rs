@@ -36,6 +36,7 @@ pub fn setting_overrides(source: &SourceFlags, s: &SettingFlags) -> ScenarioOver
         budget_gib: s.budget_gib,
         reserve_gib: s.reserve_gib,
         flash: flag_pair(s.flash, s.no_flash),
+        attention_backend: s.attention_backend,
         objective: s.objective,
         overlap_recompute: s.overlap_recompute.then_some(true),
         mem_limit: s.mem_limit,
@@ -182,6 +183,7 @@ impl ScenarioArgs {
 const KEY_FLAGS: &[(&str, &str)] = &[
     ("plan.layout", "--layout"),
     ("plan.p2p", "--p2p"),
+    ("plan.attention_backend", "--attention-backend"),
     ("parallel.pp", "-p/--stages"),
     ("parallel.precision", "--precision"),
     ("parallel.tp", "-t/--tp"),

@@ -7,7 +7,9 @@
 use clap::Args;
 
 use pipescope::ranges::{self, Range};
-use pipescope::{Objective, P2p, Partition, Precision, ScheduleKind, Strategy, Zero, limits};
+use pipescope::{
+    AttentionBackend, Objective, P2p, Partition, Precision, ScheduleKind, Strategy, Zero, limits,
+};
 
 /// Where the scenario starts from: a preset, a model, a GPU, a measured profile.
 #[derive(Debug, Clone, Default, PartialEq, Args)]
@@ -117,6 +119,10 @@ pub struct SettingFlags {
     /// FlashAttention off (materialised softmax).
     #[arg(long = "no-flash", conflicts_with = "flash")]
     pub no_flash: bool,
+    /// FlashAttention's kernels: cudnn (Transformer Engine's fused attention, default) or
+    /// flash2 (the flash-attn package's FlashAttention-2, as runs with NVTE_FUSED_ATTN=0).
+    #[arg(long = "attention-backend", value_name = "cudnn|flash2")]
+    pub attention_backend: Option<AttentionBackend>,
     /// Partition objective: estimate or adapipe.
     #[arg(long, value_name = "estimate|adapipe")]
     pub objective: Option<Objective>,

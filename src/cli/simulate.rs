@@ -46,7 +46,7 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
     }
     let src = &rest.source;
     let (l, st) = (&rest.layout, &rest.settings);
-    let flags: [(&'static str, bool); 30] = [
+    let flags: [(&'static str, bool); 31] = [
         ("--preset", src.preset.is_some()),
         ("--model", src.model.is_some()),
         ("--gpu", src.gpu.is_some()),
@@ -65,6 +65,7 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
         ("--budget-gib", st.budget_gib.is_some()),
         ("--reserve-gib", st.reserve_gib.is_some()),
         ("--flash/--no-flash", st.flash || st.no_flash),
+        ("--attention-backend", st.attention_backend.is_some()),
         ("--objective", st.objective.is_some()),
         ("--overlap-recompute", st.overlap_recompute),
         (

@@ -6,7 +6,7 @@ use super::{
     PlanSettings, Precision, Scenario,
 };
 use crate::scenario::ScheduleKind;
-use crate::scenario::{P2p, Partition, Strategy};
+use crate::scenario::{AttentionBackend, P2p, Partition, Strategy};
 
 /// Name of the default scenario preset.
 pub const DEFAULT_SCENARIO: &str = "gpt3-175b-16k";
@@ -99,6 +99,7 @@ pub(crate) fn built_in_code() -> Scenario {
             routing_imbalance: 1.0,
             deepep: false,
             flash_attention: true,
+            attention_backend: AttentionBackend::Cudnn,
             objective: Objective::Estimate,
             overlap_recompute: false,
             mem_limit: None,

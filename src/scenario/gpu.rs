@@ -43,6 +43,23 @@ pub struct EfficiencyCurve {
     /// `None`: the `attention_backward` steps.
     #[serde(default)]
     pub attention_unmasked_backward: Option<Vec<(f64, f64)>>,
+    /// `(min_flops, efficiency)` steps for FlashAttention-2's causal forward (the
+    /// `flash-attn` package, what Transformer Engine runs with `NVTE_FUSED_ATTN=0`), keyed
+    /// as `attention`; `None`: the GPU has no FlashAttention-2 figures and every
+    /// FlashAttention-2 kernel takes the `attention*` (cuDNN) steps.
+    #[serde(default)]
+    pub flash2_attention: Option<Vec<(f64, f64)>>,
+    /// FlashAttention-2's causal backward, keyed as `attention_backward`; `None`: the
+    /// `flash2_attention` steps.
+    #[serde(default)]
+    pub flash2_attention_backward: Option<Vec<(f64, f64)>>,
+    /// FlashAttention-2's unmasked forward, keyed as `attention_unmasked`; `None`: the
+    /// `flash2_attention` steps.
+    #[serde(default)]
+    pub flash2_attention_unmasked: Option<Vec<(f64, f64)>>,
+    /// FlashAttention-2's unmasked backward; `None`: the `flash2_attention_backward` steps.
+    #[serde(default)]
+    pub flash2_attention_unmasked_backward: Option<Vec<(f64, f64)>>,
     /// `(min_flops, efficiency)` steps for grouped GEMMs (the routed experts' GEMMs of a
     /// mixture of experts, one kernel over the rank's experts), keyed by the FLOPs of one
     /// expert's share; `None`: the `matrix` steps at that size.
@@ -53,6 +70,19 @@ pub struct EfficiencyCurve {
     /// asynchronously), or adds to it (`false`, the A100 calibration's rule).
     #[serde(default)]
     pub gemm_memory_overlap: bool,
+}
+
+/// One of FlashAttention's four kernels, each with its own efficiency steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttentionKernel {
+    /// The causal forward.
+    Forward,
+    /// The causal backward.
+    Backward,
+    /// The unmasked forward (context parallelism's off-diagonal ring steps).
+    UnmaskedForward,
+    /// The unmasked backward.
+    UnmaskedBackward,
 }
 
 /// One GPU model.
@@ -173,6 +203,10 @@ impl EfficiencyCurve {
             attention_backward: None,
             attention_unmasked: None,
             attention_unmasked_backward: None,
+            flash2_attention: None,
+            flash2_attention_backward: None,
+            flash2_attention_unmasked: None,
+            flash2_attention_unmasked_backward: None,
             grouped_matrix: None,
             gemm_memory_overlap: false,
         }
@@ -201,6 +235,10 @@ impl EfficiencyCurve {
             attention_backward: None,
             attention_unmasked: None,
             attention_unmasked_backward: None,
+            flash2_attention: None,
+            flash2_attention_backward: None,
+            flash2_attention_unmasked: None,
+            flash2_attention_unmasked_backward: None,
             grouped_matrix: None,
             gemm_memory_overlap: false,
         }
@@ -256,6 +294,41 @@ impl EfficiencyCurve {
         match self.attention_unmasked_backward.as_deref() {
             Some(steps) => step(steps, pair_flops),
             None => self.attention_backward_at(pair_flops, flops),
+        }
+    }
+
+    /// Efficiency of FlashAttention-2's `kernel` of `flops` in all, `pair_flops` of them for
+    /// each (sequence, head) pair: the `flash2_attention*` steps, or, on a GPU without
+    /// FlashAttention-2 figures (no `flash2_attention`), the cuDNN kernel's.
+    pub fn flash2_at(&self, kernel: AttentionKernel, pair_flops: f64, flops: f64) -> f64 {
+        let Some(forward) = self.flash2_attention.as_deref() else {
+            return self.cudnn_at(kernel, pair_flops, flops);
+        };
+        let backward = self.flash2_attention_backward.as_deref().unwrap_or(forward);
+        let steps = match kernel {
+            AttentionKernel::Forward => forward,
+            AttentionKernel::Backward => backward,
+            AttentionKernel::UnmaskedForward => {
+                self.flash2_attention_unmasked.as_deref().unwrap_or(forward)
+            }
+            AttentionKernel::UnmaskedBackward => self
+                .flash2_attention_unmasked_backward
+                .as_deref()
+                .unwrap_or(backward),
+        };
+        step(steps, pair_flops)
+    }
+
+    /// Efficiency of cuDNN's fused attention `kernel` (the `attention*` steps), as
+    /// [`EfficiencyCurve::attention_at`] and its siblings.
+    pub fn cudnn_at(&self, kernel: AttentionKernel, pair_flops: f64, flops: f64) -> f64 {
+        match kernel {
+            AttentionKernel::Forward => self.attention_at(pair_flops, flops),
+            AttentionKernel::Backward => self.attention_backward_at(pair_flops, flops),
+            AttentionKernel::UnmaskedForward => self.attention_unmasked_at(pair_flops, flops),
+            AttentionKernel::UnmaskedBackward => {
+                self.attention_unmasked_backward_at(pair_flops, flops)
+            }
         }
     }
 
@@ -315,4 +388,55 @@ pub mod a100_links {
     pub const PCIE_PAIR: u32 = 2;
     /// DGX A100 (640 GB): 2 TB of host memory per node.
     pub const HOST_MEMORY_GIB: f64 = 2048.0;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AttentionKernel, EfficiencyCurve};
+
+    const KERNELS: [AttentionKernel; 4] = [
+        AttentionKernel::Forward,
+        AttentionKernel::Backward,
+        AttentionKernel::UnmaskedForward,
+        AttentionKernel::UnmaskedBackward,
+    ];
+
+    #[test]
+    fn flash2_without_its_steps_is_cudnn_and_each_missing_step_falls_back_in_turn() {
+        let mut e = EfficiencyCurve::a100_calibrated();
+        e.attention = Some(vec![(0.0, 0.5)]);
+        e.attention_backward = Some(vec![(0.0, 0.4)]);
+        // No flash2 steps: every kernel as cuDNN's.
+        for k in KERNELS {
+            assert_eq!(e.flash2_at(k, 1e9, 1e12), e.cudnn_at(k, 1e9, 1e12));
+        }
+        // Only the forward: every kernel on it.
+        e.flash2_attention = Some(vec![(0.0, 0.3)]);
+        for k in KERNELS {
+            assert_eq!(e.flash2_at(k, 1e9, 1e12), 0.3);
+        }
+        // A backward: the unmasked backward follows it, the unmasked forward the forward.
+        e.flash2_attention_backward = Some(vec![(0.0, 0.2)]);
+        assert_eq!(e.flash2_at(AttentionKernel::Backward, 1e9, 1e12), 0.2);
+        assert_eq!(
+            e.flash2_at(AttentionKernel::UnmaskedBackward, 1e9, 1e12),
+            0.2
+        );
+        assert_eq!(
+            e.flash2_at(AttentionKernel::UnmaskedForward, 1e9, 1e12),
+            0.3
+        );
+        e.flash2_attention_unmasked = Some(vec![(0.0, 0.35)]);
+        e.flash2_attention_unmasked_backward = Some(vec![(0.0, 0.25)]);
+        assert_eq!(
+            e.flash2_at(AttentionKernel::UnmaskedForward, 1e9, 1e12),
+            0.35
+        );
+        assert_eq!(
+            e.flash2_at(AttentionKernel::UnmaskedBackward, 1e9, 1e12),
+            0.25
+        );
+        // cuDNN's are untouched by them.
+        assert_eq!(e.cudnn_at(AttentionKernel::Forward, 1e9, 1e12), 0.5);
+    }
 }

@@ -33,7 +33,7 @@ pub(crate) use budget::{budget_bytes, reserve_bytes};
 pub use codec::CodecSpec;
 pub use codecs::{Codec, builtin_codecs, codecs_from_tables};
 pub use default::{DEFAULT_SCENARIO, default_scenario};
-pub use gpu::{EfficiencyCurve, GpuSpec};
+pub use gpu::{AttentionKernel, EfficiencyCurve, GpuSpec};
 pub use model::{ExpertGroups, MlaSpec, ModelSpec, ModelStyle, MoeSpec};
 pub use overrides::ScenarioOverrides;
 pub use pipeline_layout::{LayoutError, LayoutLayer, LayoutStage, PipelineLayout};
@@ -47,7 +47,9 @@ pub use validate::limits;
 pub(crate) use validate::validate_model;
 pub(crate) use validate_job::check_moe_a2a_overlap;
 pub use validate_job::{DataParallelUse, data_parallel_refusal, grad_overlap_refusal};
-pub use vocabulary::{Objective, P2p, Partition, Precision, ScheduleKind, Strategy, Zero};
+pub use vocabulary::{
+    AttentionBackend, Objective, P2p, Partition, Precision, ScheduleKind, Strategy, Zero,
+};
 
 /// One complete, validated description of a training set-up to plan and simulate.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,7 +3,8 @@
 use super::budget::budget_of;
 use super::presets::{Catalog, PresetKind};
 use super::{
-    GIB, InvalidField, Objective, P2p, Partition, PipelineLayout, Precision, Scenario, Zero,
+    AttentionBackend, GIB, InvalidField, Objective, P2p, Partition, PipelineLayout, Precision,
+    Scenario, Zero,
 };
 use crate::scenario::ScheduleKind;
 use crate::scenario::Strategy;
@@ -39,6 +40,8 @@ pub struct ScenarioOverrides {
     pub chunks: Option<u32>,
     /// FlashAttention on or off.
     pub flash: Option<bool>,
+    /// FlashAttention's kernels: cuDNN's fused attention or FlashAttention-2.
+    pub attention_backend: Option<AttentionBackend>,
     /// Partition objective.
     pub objective: Option<Objective>,
     /// Lynx-style overlap of recomputation.
@@ -240,6 +243,7 @@ impl ScenarioOverrides {
         set(&mut plan.schedule, self.schedule);
         set(&mut plan.strategy, self.strategy);
         set(&mut plan.flash_attention, self.flash);
+        set(&mut plan.attention_backend, self.attention_backend);
         set(&mut plan.objective, self.objective);
         set(&mut plan.overlap_recompute, self.overlap_recompute);
         if self.mem_limit.is_some() {

@@ -265,6 +265,19 @@ pub fn check_gpu(gpu: &GpuSpec) -> Result<(), InvalidField> {
             "gpu.efficiency.attention_unmasked_backward",
             &eff.attention_unmasked_backward,
         ),
+        ("gpu.efficiency.flash2_attention", &eff.flash2_attention),
+        (
+            "gpu.efficiency.flash2_attention_backward",
+            &eff.flash2_attention_backward,
+        ),
+        (
+            "gpu.efficiency.flash2_attention_unmasked",
+            &eff.flash2_attention_unmasked,
+        ),
+        (
+            "gpu.efficiency.flash2_attention_unmasked_backward",
+            &eff.flash2_attention_unmasked_backward,
+        ),
         ("gpu.efficiency.grouped_matrix", &eff.grouped_matrix),
     ] {
         if let Some(steps) = steps {

@@ -1,6 +1,8 @@
 //! Parallel layout, batch and plan settings of a scenario.
 
-use crate::scenario::{InvalidField, Objective, P2p, Partition, Precision, Strategy, Zero};
+use crate::scenario::{
+    AttentionBackend, InvalidField, Objective, P2p, Partition, Precision, Strategy, Zero,
+};
 use crate::scenario::{PipelineLayout, ScheduleKind};
 
 /// How the model is split over devices.
@@ -177,6 +179,9 @@ pub struct PlanSettings {
     pub deepep: bool,
     /// FlashAttention (fused core attention) instead of a materialised softmax.
     pub flash_attention: bool,
+    /// Which FlashAttention kernels run it: cuDNN's fused attention (the default) or the
+    /// `flash-attn` package's FlashAttention-2 (`NVTE_FUSED_ATTN=0`).
+    pub attention_backend: AttentionBackend,
     /// Partition DP objective.
     pub objective: Objective,
     /// Lynx: let recomputation overlap the wait for the incoming gradient.

@@ -128,6 +128,19 @@ fn gpu_table(g: &GpuSpec) -> Table {
             "attention_unmasked_backward",
             &g.efficiency.attention_unmasked_backward,
         ),
+        ("flash2_attention", &g.efficiency.flash2_attention),
+        (
+            "flash2_attention_backward",
+            &g.efficiency.flash2_attention_backward,
+        ),
+        (
+            "flash2_attention_unmasked",
+            &g.efficiency.flash2_attention_unmasked,
+        ),
+        (
+            "flash2_attention_unmasked_backward",
+            &g.efficiency.flash2_attention_unmasked_backward,
+        ),
         ("grouped_matrix", &g.efficiency.grouped_matrix),
     ] {
         if let Some(c) = curve {
@@ -220,6 +233,10 @@ pub fn to_toml(s: &Scenario) -> String {
     plan.insert("tp_comm_overlap".into(), Value::Boolean(pl.tp_comm_overlap));
     plan.insert("moe_a2a_overlap".into(), Value::Boolean(pl.moe_a2a_overlap));
     plan.insert("flash_attention".into(), Value::Boolean(pl.flash_attention));
+    plan.insert(
+        "attention_backend".into(),
+        Value::String(pl.attention_backend.name().into()),
+    );
     if s.model.moe.is_some() {
         plan.insert(
             "routing_imbalance".into(),

@@ -65,6 +65,7 @@ named_values!(Objective, "objective");
 named_values!(Partition, "partition");
 named_values!(Precision, "precision");
 named_values!(P2p, "p2p mode");
+named_values!(AttentionBackend, "attention backend");
 named_values!(Zero, "zero stage");
 
 /// A memory strategy: how a plan trades memory for time.
@@ -403,6 +404,36 @@ pub enum P2p {
     #[default]
     #[strum(serialize = "overlapped")]
     Overlapped,
+}
+
+/// Which FlashAttention kernels run the attention's core (docs/model.md, "Attention
+/// backends"): Transformer Engine picks cuDNN's fused attention on Hopper and Blackwell
+/// unless the run sets `NVTE_FUSED_ATTN=0`, in which case it runs the `flash-attn` package
+/// (FlashAttention-2 in the containers of 2024).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum AttentionBackend {
+    /// cuDNN's fused attention (Transformer Engine's default where cuDNN supports the shape):
+    /// the GPU's `attention*` efficiency steps.
+    #[default]
+    #[strum(serialize = "cudnn")]
+    Cudnn,
+    /// The `flash-attn` package's FlashAttention-2 (`NVTE_FUSED_ATTN=0`, Megatron-Core's
+    /// `--attention-backend flash`): the GPU's `flash2_attention*` steps, or its `attention*`
+    /// steps where the preset has none.
+    #[strum(serialize = "flash2")]
+    Flash2,
 }
 
 /// The number format the transformer layers' GEMMs run in (docs/model.md, "FP8").

@@ -2,7 +2,9 @@
 //! global batch, gradient bytes, and their flags.
 
 use crate::cli_common::pipescope;
-use pipescope::{Catalog, Partition, ScenarioOverrides, default_scenario};
+use pipescope::{
+    AttentionBackend, Catalog, Partition, ScenarioOverrides, Strategy, default_scenario, solve,
+};
 
 const GIB: u64 = 1 << 30;
 
@@ -150,4 +152,74 @@ fn the_cli_takes_the_job_flags_and_names_them_in_errors() {
     assert!(!ok && err.contains("grad_bytes"), "{err}");
     let (ok, _, err) = pipescope(&["plan", "--json", "--budget-gib", "90"]);
     assert!(!ok && err.contains("80 GiB"), "{err}");
+}
+
+/// The attention backend is a property of the run (`--attention-backend`, scenario
+/// `plan.attention_backend`): FlashAttention-2 takes the GPU's `flash2_*` steps where the
+/// preset has them (the H100's: slower than cuDNN's), the cuDNN steps where it has none
+/// (the A100s), and a preset written with it reads it back.
+#[test]
+fn the_attention_backend_is_a_property_of_the_run() {
+    let c = Catalog::builtin();
+    let time = |gpu: &str, backend: AttentionBackend| {
+        let mut s = default_scenario();
+        ScenarioOverrides {
+            gpu: Some(gpu.into()),
+            strategy: Some(Strategy::Full),
+            attention_backend: Some(backend),
+            ..Default::default()
+        }
+        .apply(&mut s, &c)
+        .unwrap();
+        (solve(&s).unwrap().iteration_time_s, s)
+    };
+    let (cudnn, _) = time("h100-80gb", AttentionBackend::Cudnn);
+    let (flash2, s) = time("h100-80gb", AttentionBackend::Flash2);
+    assert!(flash2 > 1.01 * cudnn, "flash2 {flash2} s, cudnn {cudnn} s");
+    let (a, _) = time("a100-80gb", AttentionBackend::Cudnn);
+    let (b, _) = time("a100-80gb", AttentionBackend::Flash2);
+    assert_eq!(a, b);
+    // Written and read back.
+    let text = pipescope::to_toml(&s);
+    assert!(text.contains("attention_backend = \"flash2\""), "{text}");
+    let dir = std::env::temp_dir().join(format!("pipescope-attn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.toml");
+    std::fs::write(&path, text.replace("gpt3-175b-16k", "attn-roundtrip")).unwrap();
+    let mut cat = Catalog::builtin();
+    cat.add_file(&path).unwrap();
+    assert_eq!(cat.scenario("attn-roundtrip").unwrap().plan, s.plan);
+    // A wrong name in a file is refused naming the key and the names allowed.
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        text.replace("gpt3-175b-16k", "attn-bad")
+            .replace("\"flash2\"", "\"flash3\""),
+    )
+    .unwrap();
+    let e = Catalog::builtin().add_file(&bad).unwrap_err().to_string();
+    assert!(
+        e.contains("plan.attention_backend") && e.contains("cudnn, flash2"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    // The flag, in the JSON and refused when wrong.
+    let (ok, out, err) = pipescope(&[
+        "plan",
+        "--json",
+        "--strategy",
+        "full",
+        "--attention-backend",
+        "flash2",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("\"attention_backend\": \"flash2\""), "{out}");
+    // Megatron is told to run the flash-attn package (its `flash` backend).
+    let (ok, out, err) = pipescope(&["export", "megatron", "--attention-backend", "flash2"]);
+    assert!(ok && out.contains("--attention-backend flash"), "{err}");
+    let (ok, _, err) = pipescope(&["plan", "--attention-backend", "fused"]);
+    assert!(
+        !ok && err.contains("--attention-backend") && err.contains("cudnn"),
+        "{err}"
+    );
 }

@@ -15,7 +15,7 @@
 
 use std::fmt::Display;
 
-use crate::scenario::{ModelStyle, P2p, Scenario};
+use crate::scenario::{AttentionBackend, ModelStyle, P2p, Scenario};
 
 /// One argument: a flag and its values (none for a switch).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -236,14 +236,15 @@ pub fn model(s: &Scenario) -> Group {
         .value("--attention-dropout", dropout)
         .value("--hidden-dropout", dropout)
         .switch_if(!m.tied_embeddings, "--untie-embeddings-and-output-weights")
-        // FlashAttention-style fused attention (Transformer Engine picks flash or cuDNN's
-        // fused kernel), or the softmax materialised.
+        // FlashAttention-style fused attention (`auto`: Transformer Engine picks cuDNN's
+        // fused kernel on Hopper and later; `flash`: the flash-attn package, what
+        // `attention_backend = "flash2"` models), or the softmax materialised.
         .value(
             "--attention-backend",
-            if s.plan.flash_attention {
-                "auto"
-            } else {
-                "unfused"
+            match (s.plan.flash_attention, s.plan.attention_backend) {
+                (false, _) => "unfused",
+                (true, AttentionBackend::Cudnn) => "auto",
+                (true, AttentionBackend::Flash2) => "flash",
             },
         );
     moe_and_attention(&mut g, s);

@@ -8,11 +8,11 @@ use crate::scenario::ScheduleKind;
 use crate::scenario::budget::budget_of;
 use crate::scenario::gpu::a100_links;
 use crate::scenario::validate::{validate_gpu, validate_model};
+use crate::scenario::{AttentionBackend, P2p, Partition, PipelineLayout, Strategy, Zero};
 use crate::scenario::{
     Batch, CodecSpec, EfficiencyCurve, ExpertGroups, GpuSpec, InvalidField, MlaSpec, ModelSpec,
     ModelStyle, MoeSpec, Objective, Parallel, PlanSettings, Precision, Scenario,
 };
-use crate::scenario::{P2p, Partition, PipelineLayout, Strategy, Zero};
 
 /// A `[model]` table with its defaults applied, validated.
 pub fn model_spec(t: &ModelToml) -> Result<ModelSpec, InvalidField> {
@@ -185,6 +185,10 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
             attention_backward: e.attention_backward.clone(),
             attention_unmasked: e.attention_unmasked.clone(),
             attention_unmasked_backward: e.attention_unmasked_backward.clone(),
+            flash2_attention: e.flash2_attention.clone(),
+            flash2_attention_backward: e.flash2_attention_backward.clone(),
+            flash2_attention_unmasked: e.flash2_attention_unmasked.clone(),
+            flash2_attention_unmasked_backward: e.flash2_attention_unmasked_backward.clone(),
             grouped_matrix: e.grouped_matrix.clone(),
             gemm_memory_overlap: e.gemm_memory_overlap.unwrap_or(default.gemm_memory_overlap),
         },
@@ -346,6 +350,10 @@ impl Catalog {
             Some(s) => parse_name::<P2p>("plan.p2p", s).map_err(inv)?,
             None => P2p::Overlapped,
         };
+        let attention_backend = match &pl.attention_backend {
+            Some(s) => parse_name::<AttentionBackend>("plan.attention_backend", s).map_err(inv)?,
+            None => AttentionBackend::Cudnn,
+        };
         let layout = match &pl.layout {
             Some(s) => Some(
                 PipelineLayout::parse(s)
@@ -376,6 +384,7 @@ impl Catalog {
             routing_imbalance: pl.routing_imbalance.unwrap_or(1.0),
             deepep: pl.deepep.unwrap_or(false),
             flash_attention: pl.flash_attention.unwrap_or(true),
+            attention_backend,
             objective,
             overlap_recompute: pl.overlap_recompute.unwrap_or(false),
             mem_limit: pl.mem_limit,

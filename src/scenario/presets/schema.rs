@@ -55,6 +55,10 @@ pub struct EfficiencyToml {
     pub attention_backward: Option<Vec<(f64, f64)>>,
     pub attention_unmasked: Option<Vec<(f64, f64)>>,
     pub attention_unmasked_backward: Option<Vec<(f64, f64)>>,
+    pub flash2_attention: Option<Vec<(f64, f64)>>,
+    pub flash2_attention_backward: Option<Vec<(f64, f64)>>,
+    pub flash2_attention_unmasked: Option<Vec<(f64, f64)>>,
+    pub flash2_attention_unmasked_backward: Option<Vec<(f64, f64)>>,
     pub grouped_matrix: Option<Vec<(f64, f64)>>,
     pub gemm_memory_overlap: Option<bool>,
 }
@@ -137,6 +141,7 @@ pub struct PlanToml {
     pub routing_imbalance: Option<f64>,
     pub deepep: Option<bool>,
     pub flash_attention: Option<bool>,
+    pub attention_backend: Option<String>,
     pub objective: Option<String>,
     pub overlap_recompute: Option<bool>,
     pub mem_limit: Option<f64>,
