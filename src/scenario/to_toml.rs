@@ -172,6 +172,9 @@ pub fn to_toml(s: &Scenario) -> String {
     par.insert("zero".into(), int(u64::from(p.zero().level())));
     par.insert("cp".into(), int(u64::from(p.cp)));
     par.insert("grad_bytes".into(), int(u64::from(p.grad_bytes)));
+    if p.moment_bytes != 4 {
+        par.insert("moment_bytes".into(), int(u64::from(p.moment_bytes)));
+    }
     par.insert("precision".into(), Value::String(p.precision.name().into()));
     if p.ep > 1 || p.etp > 1 {
         par.insert("ep".into(), int(u64::from(p.ep)));
@@ -220,6 +223,12 @@ pub fn to_toml(s: &Scenario) -> String {
     plan.insert("tp_comm_overlap".into(), Value::Boolean(pl.tp_comm_overlap));
     plan.insert("moe_a2a_overlap".into(), Value::Boolean(pl.moe_a2a_overlap));
     plan.insert("flash_attention".into(), Value::Boolean(pl.flash_attention));
+    if pl.activation_func_fp8_input_store {
+        plan.insert(
+            "activation_func_fp8_input_store".into(),
+            Value::Boolean(true),
+        );
+    }
     if s.model.moe.is_some() {
         plan.insert(
             "routing_imbalance".into(),
