@@ -141,8 +141,16 @@ fn table(scenario: &pipescope::Scenario, preset: bool, outcomes: &[Outcome]) -> 
             o.solve_time_s * 1e3
         );
     }
-    for o in outcomes.iter().filter(|o| !o.notes.is_empty()) {
-        for n in &o.notes {
+    // A note every strategy shares (the scenario's, such as t beyond a node) is written
+    // once; the others name their strategy.
+    let shared = |n: &String| outcomes.len() > 1 && outcomes.iter().all(|o| o.notes.contains(n));
+    if let Some(first) = outcomes.first() {
+        for n in first.notes.iter().filter(|n| shared(n)) {
+            let _ = writeln!(s, "note: {n}");
+        }
+    }
+    for o in outcomes {
+        for n in o.notes.iter().filter(|n| !shared(n)) {
             let _ = writeln!(s, "note ({}): {n}", o.strategy);
         }
     }

@@ -142,6 +142,7 @@ pub(super) fn outcome(
         );
     }
     notes.extend(deepep_inside_a_node(scenario));
+    notes.extend(tp_across_nodes(scenario));
     let makespan = simulation.makespan;
     let feasible = reasons.is_empty();
     let par = &scenario.parallel;
@@ -218,6 +219,21 @@ fn deepep_inside_a_node(scenario: &Scenario) -> Option<String> {
             "deepep: the expert-parallel group (ep {ep} x etp {etp}) fits inside one node, where \
              DeepEP runs its intranode NVLink kernels; they are costed as the plain all-to-all, \
              so the flag changes no figure here"
+        )
+    })
+}
+
+/// Where the tensor-parallel group is larger than a node (`t` above the GPU preset's
+/// `node_gpus`): its collectives then cross the inter-node network, which the cost model
+/// prices at that network's rate, and a note says so (Megatron's runs keep `t` in a node).
+fn tp_across_nodes(scenario: &Scenario) -> Option<String> {
+    let (t, node) = (scenario.parallel.tp, scenario.gpu.node_gpus.max(1));
+    (t > node).then(|| {
+        format!(
+            "t {t} is more than a node's {node} GPUs ({}): the tensor-parallel collectives \
+             cross the inter-node network and are costed at its rate; t is usually kept \
+             inside a node",
+            scenario.gpu.name
         )
     })
 }

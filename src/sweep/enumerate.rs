@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    Config, DEFAULT_CHUNKS, DEFAULT_MAX_CP, DEFAULT_MICRO_BATCH_SIZES, DEFAULT_SCHEDULES,
-    DEFAULT_STRATEGIES, DEFAULT_ZERO, SweepSpace,
+    Config, DEFAULT_CHUNKS, DEFAULT_MAX_CP, DEFAULT_MICRO_BATCH_SIZES, DEFAULT_STRATEGIES,
+    DEFAULT_ZERO, SweepSpace, default_schedules,
 };
 use crate::scenario::{
     InvalidField, Precision, Scenario, ScheduleKind, Strategy, Zero, limits, micro_batches_for,
@@ -54,6 +54,9 @@ pub const STAGES_BLOCKS: &str = "p x chunks above the blocks 2L+2";
 pub const SAME_AT_P1: &str = "interleaved and zb-h1 at p 1 add nothing to 1f1b";
 /// Rejection reason: interleaved 1F1B needs `m` a multiple of `p`.
 pub const INTERLEAVED_M: &str = "interleaved needs m a multiple of p";
+/// Rejection reason: DualPipe feeds half the micro-batches from each end of a pipeline whose
+/// device `r` mirrors `p - 1 - r`: it needs an even p and an even m of at least 2p.
+pub const DUALPIPE_SHAPE: &str = "dualpipe needs an even p and an even m >= 2p";
 
 fn check_list<T: Copy + Into<u64>>(flag: &str, list: &[T], max: u64) -> Result<(), InvalidField> {
     for &x in list {
@@ -165,7 +168,7 @@ pub fn enumerate(
     let pps = or_default(&space.pp, &(1..=layers).collect::<Vec<_>>());
     let mbs = or_default(&space.mbs, &DEFAULT_MICRO_BATCH_SIZES);
     let chunk_list = or_default(&space.chunks, &DEFAULT_CHUNKS);
-    let schedules = or_default(&space.schedules, &DEFAULT_SCHEDULES);
+    let schedules = or_default(&space.schedules, &default_schedules(model));
     let strategies = or_default(&space.strategies, &DEFAULT_STRATEGIES);
     let zeros = or_default(&space.zero, &DEFAULT_ZERO);
     let precisions = or_default(&space.precision, &[base.parallel.precision]);
@@ -341,6 +344,12 @@ fn push_batch(
                             reject(rejected, INTERLEAVED_M);
                             continue;
                         }
+                        if schedule == ScheduleKind::DualPipe
+                            && (!p.is_multiple_of(2) || !m.is_multiple_of(2) || m < 2 * p)
+                        {
+                            reject(rejected, DUALPIPE_SHAPE);
+                            continue;
+                        }
                         for &strategy in lists.strategies {
                             configs.push(Config {
                                 gpus,
@@ -422,6 +431,36 @@ mod tests {
         {
             assert_eq!(c.m % c.p, 0);
         }
+    }
+
+    /// A mixture-of-experts model's default list adds DualPipe (DeepSeek-V3's own schedule)
+    /// where its shape allows it (even p, even m >= 2p); a dense model's leaves it out.
+    #[test]
+    fn dualpipe_is_a_default_for_experts_where_its_shape_allows() {
+        let c = Catalog::builtin();
+        let dense = c.scenario("tiny-4x8").unwrap();
+        let mut moe = dense.clone();
+        moe.model = c.model("qwen3-30b-a3b").unwrap().clone();
+        let sp = space(8, 64);
+        let (configs, rejected) = enumerate(&dense, &sp).unwrap();
+        assert!(!configs.iter().any(|c| c.schedule == ScheduleKind::DualPipe));
+        assert_eq!(rejected.get(DUALPIPE_SHAPE), None);
+        let (configs, rejected) = enumerate(&moe, &sp).unwrap();
+        let duals: Vec<_> = configs
+            .iter()
+            .filter(|c| c.schedule == ScheduleKind::DualPipe)
+            .collect();
+        assert!(!duals.is_empty());
+        for c in &duals {
+            assert!(c.p % 2 == 0 && c.m % 2 == 0 && c.m >= 2 * c.p, "{c:?}");
+            assert_eq!(c.chunks, 2);
+        }
+        assert!(rejected.get(DUALPIPE_SHAPE).copied().unwrap_or(0) > 0);
+        // Listed schedules are kept as listed.
+        let mut listed = sp.clone();
+        listed.schedules = vec![ScheduleKind::OneFOneB];
+        let (configs, _) = enumerate(&moe, &listed).unwrap();
+        assert!(configs.iter().all(|c| c.schedule == ScheduleKind::OneFOneB));
     }
 
     /// At p 1 interleaved and zb-h1 would be listed beside 1f1b with its figures: they are

@@ -28,7 +28,7 @@ mod workers;
 
 use std::collections::BTreeMap;
 
-use crate::scenario::{InvalidField, Precision, ScheduleKind, Strategy, Zero};
+use crate::scenario::{InvalidField, ModelSpec, Precision, ScheduleKind, Strategy, Zero};
 
 pub use enumerate::enumerate;
 pub use evaluate::{scenario_for, starting_scenario, sweep};
@@ -42,6 +42,18 @@ pub const DEFAULT_SCHEDULES: [ScheduleKind; 5] = [
     ScheduleKind::ZbV,
     ScheduleKind::VHalf,
 ];
+
+/// The schedules a sweep tries on `model` when none are asked for: [`DEFAULT_SCHEDULES`],
+/// and for a mixture-of-experts model also `dualpipe` (DeepSeek-V3's own schedule, whose
+/// overlapped forward-backward pairs hide the all-to-alls); it runs where p is even and
+/// m an even count of at least 2p ([`enumerate::DUALPIPE_SHAPE`]).
+pub fn default_schedules(model: &ModelSpec) -> Vec<ScheduleKind> {
+    let mut out = DEFAULT_SCHEDULES.to_vec();
+    if model.moe.is_some() {
+        out.push(ScheduleKind::DualPipe);
+    }
+    out
+}
 
 /// The strategies a sweep tries when none are asked for.
 pub const DEFAULT_STRATEGIES: [Strategy; 4] = [

@@ -182,7 +182,7 @@ fn a_gpu_without_fp8_refuses_fp8_naming_the_gpu() {
     let mut cat = Catalog::builtin();
     let text = "name = \"x\"\n[parallel]\nprecision = \"int8\"\n";
     let err = cat.add_text("x.toml", text).unwrap_err().to_string();
-    assert!(err.contains("x.toml:3:1"), "{err}");
+    assert!(err.contains("x.toml:3:13:"), "{err}");
     assert!(
         err.contains("parallel.precision = int8") && err.contains("bf16, fp8"),
         "{err}"

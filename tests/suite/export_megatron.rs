@@ -563,7 +563,7 @@ fn the_rope_base_of_each_model_is_exported() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.starts_with("m.toml:7:1: invalid model.rope_theta = 10000"),
+        e.starts_with("m.toml:7:14: invalid model.rope_theta = 10000"),
         "{e}"
     );
 }

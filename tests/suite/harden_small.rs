@@ -110,14 +110,14 @@ fn preset_value_errors_carry_line_and_column() {
         .add_text("x.toml", text)
         .unwrap_err()
         .to_string();
-    assert!(err.starts_with("x.toml:5:3: "), "{err}");
+    assert!(err.starts_with("x.toml:5:8: "), "{err}");
     assert!(err.contains("parallel.pp"), "{err}");
     let model = "[model]\nname = \"m\"\nlayers = 0\nhidden = 256\nheads = 4\nvocab = 1000\n";
     let err = Catalog::builtin()
         .add_text("m.toml", model)
         .unwrap_err()
         .to_string();
-    assert!(err.starts_with("m.toml:3:1: "), "{err}");
+    assert!(err.starts_with("m.toml:3:10: "), "{err}");
 }
 
 #[test]

@@ -55,6 +55,9 @@ mod plan_pipeoffload;
 mod plan_props;
 mod preset_file_errors;
 mod preset_rules;
+mod review9_cli;
+#[cfg(feature = "tui")]
+mod review9_tui;
 mod review_fixes_cli;
 mod sched_cli;
 mod sched_closed_forms;

@@ -26,7 +26,7 @@ fn rates_out_of_their_physical_range_are_refused_with_their_place() {
     let e = Catalog::builtin().add_text("g.toml", text).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "g.toml:5:1: invalid gpu.hbm_gbps = 5e-324: a number from 10 to 1000000 GB/s"
+        "g.toml:5:12: invalid gpu.hbm_gbps = 5e-324: a number from 10 to 1000000 GB/s"
     );
     for key in [
         "memory_gib",
@@ -110,7 +110,7 @@ fn names_with_control_characters_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.starts_with("g.toml:2:1: invalid gpu.name = \"a\\nb\""),
+        e.starts_with("g.toml:2:8: invalid gpu.name = \"a\\nb\""),
         "{e}"
     );
     let e = Catalog::builtin()
@@ -357,16 +357,16 @@ fn huge_whole_numbers_and_overflowing_floats_are_shown_as_written() {
 fn sharding_and_overlaps_over_one_data_parallel_rank_are_refused_in_files() {
     let head = "name = \"x\"\nmodel = \"gpt-9.6b\"\ngpu = \"a100-80gb\"\n[parallel]\npp = 2\n";
     for (body, place, key) in [
-        ("zero = 3\n", "x.toml:6:1", "parallel.zero = 3"),
-        ("zero = 1\n", "x.toml:6:1", "parallel.zero = 1"),
+        ("zero = 3\n", "x.toml:6:8", "parallel.zero = 3"),
+        ("zero = 1\n", "x.toml:6:8", "parallel.zero = 1"),
         (
             "distributed_optimizer = true\n",
-            "x.toml:6:1",
+            "x.toml:6:25",
             "parallel.distributed_optimizer = true",
         ),
         (
             "[plan]\noverlap_grad_reduce = true\n",
-            "x.toml:7:1",
+            "x.toml:7:23",
             "plan.overlap_grad_reduce = true",
         ),
     ] {

@@ -57,21 +57,29 @@ impl PresetError {
         Self::new(file, e.to_string())
     }
 
-    /// Adds the line and column of the offending key in `text` to an error of a value that
-    /// is not allowed (`invalid parallel.pp = ...`) when it has none, so that the user is
-    /// sent to the line to fix. The key is looked for in its table, else anywhere.
+    /// Adds the line and column of the offending value in `text` to an error of a value
+    /// that is not allowed (`invalid parallel.pp = ...`, `unknown gpu 'x'`) when it has none,
+    /// so that the user is sent to the value to fix, where the TOML reader's own errors of
+    /// a value's type point too. The key is looked for in its table, else anywhere.
     pub fn locate(mut self, text: &str) -> Self {
         if self.line.is_some() {
             return self;
         }
+        let named = ["model", "gpu"]
+            .into_iter()
+            .find(|what| self.message.starts_with(&format!("unknown {what} '")))
+            .map(str::to_string);
         let field = self
             .message
             .strip_prefix("invalid ")
             .and_then(|r| r.split(" = ").next())
             // An entry of an array (`matrix[1]`) is found at its key.
-            .map(|f| f.split('[').next().unwrap_or(f).to_string());
+            .map(|f| f.split('[').next().unwrap_or(f).to_string())
+            .or(named);
         if let Some(offset) = field.and_then(|f| find_key(text, &f)) {
-            let offset = self.column_in_value(text, offset).unwrap_or(offset);
+            let offset = self
+                .column_in_value(text, offset)
+                .unwrap_or_else(|| value_offset(text, offset));
             let (line, column) = line_column(text, offset);
             self.line = Some(line);
             self.column = Some(column);
@@ -147,6 +155,25 @@ impl PresetError {
             None => Self::new(file, message),
         }
     }
+}
+
+/// The byte offset of the value of the `key = value` line whose key starts at
+/// `key_offset`: the first character after `=` and its spaces (the key's own offset when the
+/// line has no value).
+fn value_offset(text: &str, key_offset: usize) -> usize {
+    let line = text.get(key_offset..).unwrap_or("");
+    let line = &line[..line.find('\n').unwrap_or(line.len())];
+    line.find('=')
+        .map(|eq| {
+            let after = &line[eq + 1..];
+            let value = after.trim_start_matches([' ', '\t']);
+            if value.is_empty() || value.starts_with('#') {
+                key_offset
+            } else {
+                key_offset + eq + 1 + (after.len() - value.len())
+            }
+        })
+        .unwrap_or(key_offset)
 }
 
 /// 1-based line and column (in characters) of byte `offset`.
@@ -260,6 +287,21 @@ mod tests {
     fn positions_are_one_based() {
         assert_eq!(line_column("ab\ncd", 0), (1, 1));
         assert_eq!(line_column("ab\ncd", 4), (2, 2));
+    }
+
+    /// A value that is not allowed is pointed at where the value starts, as the TOML
+    /// reader's type errors are, whichever check refused it; an unknown preset name too.
+    #[test]
+    fn a_refused_value_is_located_at_the_value() {
+        let text = "name = \"x\"\ngpu   =  \"nope\"\n[parallel]\npp = 0 # none\n";
+        let e = PresetError::new("x.toml", "invalid parallel.pp = 0: a whole number").locate(text);
+        assert_eq!((e.line, e.column), (Some(4), Some(6)));
+        let e = PresetError::new("x.toml", "unknown gpu 'nope'; known: a").locate(text);
+        assert_eq!((e.line, e.column), (Some(2), Some(10)));
+        // A key with no value on its line is pointed at itself.
+        assert_eq!(value_offset("pp =\n", 0), 0);
+        assert_eq!(value_offset("pp = # x\n", 0), 0);
+        assert_eq!(value_offset("pp\t=\t3", 0), 5);
     }
 
     #[test]

@@ -143,10 +143,11 @@ pub fn changed(app: &App) -> String {
     }
 }
 
-/// The layout of one side: `t8 p4 d2 bf16 64 GPUs`, with `cp2` after `t` under context
-/// parallelism and `zero1` after `d` when it shards, and the number format (the MFU's peak
-/// is that format's, so two sides' MFUs compare only beside it): what the job runs on, which
-/// the parameters panel shows only for side B.
+/// The layout of one side: `t8 p4 d2 bf16 64 GPUs batch 512`, with `cp2` after `t` under
+/// context parallelism and `zero1` after `d` when it shards, the number format (the MFU's
+/// peak is that format's, so two sides' MFUs compare only beside it) and the global batch
+/// (sequences per iteration; its figures are per iteration): what the job runs, which the
+/// parameters panel shows only for side B. It heads the row at every width.
 pub fn layout(sc: &crate::Scenario) -> String {
     let par = &sc.parallel;
     let gpus = u64::from(par.tp) * u64::from(par.cp) * u64::from(par.pp) * u64::from(par.dp);
@@ -160,11 +161,12 @@ pub fn layout(sc: &crate::Scenario) -> String {
         z => format!(" zero{}", z.level()),
     };
     format!(
-        "t{}{cp} p{} d{}{zero} {} {gpus} GPUs",
+        "t{}{cp} p{} d{}{zero} {} {gpus} GPUs batch {}",
         par.tp,
         par.pp,
         par.dp,
-        par.precision.name()
+        par.precision.name(),
+        sc.batch.global_batch(par.dp)
     )
 }
 
@@ -221,10 +223,11 @@ pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App) {
                 a_line.push(Span::styled("✗ INFEASIBLE ", theme.error()));
             }
             // The long labels when they fit (as in the normal metrics bar), else the
-            // compact figures that fit whole. The head already gives the GPU count.
+            // compact figures that fit whole. The head already gives the GPU count and the
+            // batch.
             let without_gpus = |compact: bool| {
                 let mut figs = metrics::figures(o, compact, None);
-                figs.retain(|(label, _)| label != "GPUs");
+                figs.retain(|(label, _)| label != "GPUs" && label != "batch");
                 figs
             };
             let long = metrics::spans(&without_gpus(false), theme, "  ");
@@ -318,14 +321,15 @@ mod tests {
     fn a_side_s_gpus_count_its_context_parallel_ranks() {
         let mut sc = crate::tui::fixture::scenario("gpt3");
         let (t, p, d) = (sc.parallel.tp, sc.parallel.pp, sc.parallel.dp);
+        let b = sc.batch.global_batch(d);
         assert_eq!(
             layout(&sc),
-            format!("t{t} p{p} d{d} bf16 {} GPUs", t * p * d)
+            format!("t{t} p{p} d{d} bf16 {} GPUs batch {b}", t * p * d)
         );
         sc.parallel.cp = 2;
         assert_eq!(
             layout(&sc),
-            format!("t{t} cp2 p{p} d{d} bf16 {} GPUs", 2 * t * p * d)
+            format!("t{t} cp2 p{p} d{d} bf16 {} GPUs batch {b}", 2 * t * p * d)
         );
     }
 

@@ -267,8 +267,33 @@ fn ticks(b: [f64; 2]) -> [f64; 3] {
     [b[0], (b[0] + b[1]) / 2.0, b[1]]
 }
 
-fn labels(b: [f64; 2], fmt: fn(f64) -> String) -> Vec<Line<'static>> {
-    ticks(b).into_iter().map(|v| Line::from(fmt(v))).collect()
+/// The iteration axis's tick labels: one unit for the axis (that of its largest tick: s,
+/// ms or µs) and one precision, the fewest decimals (none to three) that tell every two
+/// neighbouring ticks apart ("95 s 100 s 105 s", "0.8 s 1.2 s 1.6 s"; not "95.0 s 100 s").
+fn time_labels(b: [f64; 2]) -> Vec<String> {
+    let values = ticks(b);
+    let top = values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    let (scale, unit) = if top >= 1.0 {
+        (1.0, "s")
+    } else if top >= 1e-3 {
+        (1e3, "ms")
+    } else {
+        (1e6, "µs")
+    };
+    let scaled = values.map(|v| v * scale);
+    let step = (scaled[2] - scaled[0]).abs() / 2.0;
+    let with = |d: usize| scaled.map(|v| format!("{v:.d$} {unit}"));
+    // Apart, and each within a tenth of a step of its value (0.5 is not "0").
+    let close = |d: usize| {
+        let f = 10f64.powi(d as i32);
+        scaled
+            .iter()
+            .all(|v| ((v * f).round() / f - v).abs() <= step / 10.0)
+    };
+    let d = (0..=3)
+        .find(|&d| close(d) && with(d).windows(2).all(|w| w[0] != w[1]))
+        .unwrap_or(3);
+    with(d).to_vec()
 }
 
 /// The peak axis's tick labels in GiB with the decimals (none to three) that tell every two
@@ -332,7 +357,12 @@ fn render_chart(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
                 .title(Span::styled("iter", theme.muted()))
                 .style(theme.muted())
                 .bounds(y)
-                .labels(labels(y, format::time)),
+                .labels(
+                    time_labels(y)
+                        .into_iter()
+                        .map(Line::from)
+                        .collect::<Vec<_>>(),
+                ),
         )
         .render(area, buf);
 }
@@ -579,6 +609,37 @@ mod tests {
         assert_eq!(gib_labels([0.95, 1.6]), ["0.9", "1.3", "1.6"]);
         assert_eq!(gib_labels([10.0, 70.0]), ["10", "40", "70"]);
         assert_eq!(gib_labels([40.02, 40.08]), ["40.02", "40.05", "40.08"]);
+    }
+
+    /// One unit and one precision per axis: the labels never mix "95.0 s" with "100 s",
+    /// nor seconds with milliseconds.
+    #[test]
+    fn iteration_ticks_share_one_unit_and_precision() {
+        assert_eq!(time_labels([95.0, 105.0]), ["95 s", "100 s", "105 s"]);
+        assert_eq!(time_labels([0.8, 1.6]), ["0.8 s", "1.2 s", "1.6 s"]);
+        assert_eq!(time_labels([0.5, 1.5]), ["0.5 s", "1.0 s", "1.5 s"]);
+        assert_eq!(
+            time_labels([0.0042, 0.0062]),
+            ["4.2 ms", "5.2 ms", "6.2 ms"]
+        );
+        assert_eq!(time_labels([2e-4, 6e-4]), ["200 µs", "400 µs", "600 µs"]);
+        for b in [[0.9, 120.0], [3e-4, 2e-3], [12.3, 12.4]] {
+            let labels = time_labels(b);
+            let unit: Vec<&str> = labels.iter().filter_map(|l| l.split(' ').nth(1)).collect();
+            assert!(unit.windows(2).all(|w| w[0] == w[1]), "{labels:?}");
+            let decimals: Vec<usize> = labels
+                .iter()
+                .map(|l| {
+                    l.split(' ')
+                        .next()
+                        .unwrap_or("")
+                        .split('.')
+                        .nth(1)
+                        .map_or(0, str::len)
+                })
+                .collect();
+            assert!(decimals.windows(2).all(|w| w[0] == w[1]), "{labels:?}");
+        }
     }
 
     #[test]

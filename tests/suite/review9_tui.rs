@@ -1,0 +1,71 @@
+//! Session 9's review of the TUI: a tensor-parallel group larger than a node is noted on the
+//! status bar (real engine); compare rows keep their batch at 80 columns.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::tui_common;
+
+use pipescope::Catalog;
+use pipescope::tui::{Action, App, Field, Theme, choices_of, engine_solve, resolve};
+use tui_common::{act, render};
+
+fn real_app(scenario: pipescope::Scenario) -> App {
+    let catalog = Catalog::builtin();
+    let mut app = App::new(scenario, choices_of(&catalog), Theme::builtin("dark"));
+    app.show_solve_time = false;
+    let effects = resolve(&mut app);
+    tui_common::run_effects_with(&mut app, effects, engine_solve);
+    app
+}
+
+/// Typed past the node (the `t` field's arrows stop there), `t 16` on 8-GPU nodes is
+/// solved and the status bar says that its collectives cross the network.
+#[test]
+fn t_beyond_a_node_is_noted_on_the_status_bar() {
+    let mut scenario = Catalog::builtin().scenario("korthikanti-175b").unwrap();
+    scenario.parallel.tp = 16;
+    let mut app = real_app(scenario);
+    assert_eq!(app.error, None);
+    let screen = render(&mut app, 200, 50).to_string();
+    let last: Vec<&str> = screen.lines().rev().take(3).collect();
+    assert!(
+        last.iter()
+            .any(|l| l.contains("t 16 is more than a node's 8 GPUs")),
+        "{screen}"
+    );
+}
+
+/// At 80 columns each compare row heads with its side's batch (it used to be the first
+/// figure to go), so two sides of different batches say so.
+#[test]
+fn compare_rows_name_each_side_s_batch_at_80_columns() {
+    let mut app = tui_common::solved_app("gpt3-175b-16k");
+    act(&mut app, Action::ToggleCompare);
+    act(&mut app, Action::SelectField(Field::MicroBatches));
+    act(&mut app, Action::Increase);
+    let (a, b) = (
+        app.pinned
+            .as_ref()
+            .unwrap()
+            .batch
+            .global_batch(app.pinned.as_ref().unwrap().parallel.dp),
+        app.scenario.batch.global_batch(app.scenario.parallel.dp),
+    );
+    assert_ne!(a, b);
+    for (w, h) in [(80, 24), (120, 40)] {
+        let screen = render(&mut app, w, h).to_string();
+        let rows: Vec<&str> = screen.lines().collect();
+        let (ra, rb) = (rows[0].trim_matches('"'), rows[1].trim_matches('"'));
+        assert!(
+            ra.starts_with(" A ") && ra.contains(&format!("batch {a} ")),
+            "{screen}"
+        );
+        assert!(
+            rb.starts_with(" B ") && rb.contains(&format!("batch {b} ")),
+            "{screen}"
+        );
+        assert_eq!(ra.matches("batch").count(), 1, "{screen}");
+        // B's iteration change still shows beside its head.
+        assert!(rb.contains("iter"), "{screen}");
+    }
+}
