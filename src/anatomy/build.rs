@@ -34,6 +34,7 @@ impl Anatomy {
             cp: cp as f64,
             cp_ring_bytes_per_s: cluster.cp_ring_bytes_per_s(),
             tp_overlap: scenario.plan.tp_comm_overlap,
+            act_fp8_store: scenario.plan.activation_func_fp8_input_store,
             b: batch.micro_batch_size as f64,
             h: m.hidden as f64,
             tokens,
@@ -101,9 +102,17 @@ impl Anatomy {
         let (xp, xsb) = per_device(moe_params);
         let x8 = fp8_weights(moe_params);
         let mut mtp_params = params::mtp(m, vocab);
-        if par.pp <= 1 {
-            // One stage: the MTP layer runs where the input embedding is, and looks the next
-            // tokens up in it (as the tied head does): no copy.
+        let embedding_beside_last = matches!(
+            scenario.plan.schedule.placement(),
+            crate::schedule::Placement::VShape | crate::schedule::Placement::Chimera
+        );
+        if par.pp <= 1 || embedding_beside_last {
+            // One stage, or a placement that puts the last stage on the first device (V-shape,
+            // DualPipe's): the MTP layer runs where the input embedding is, and looks the next
+            // tokens up in it (as the tied head does): no copy. DeepSeek-V3's technical
+            // report, section 3.2.3: DualPipe puts the shallowest and deepest layers on one
+            // rank, "the physical sharing of parameters and gradients, of the shared
+            // embedding and output head, between the MTP module and the main model".
             mtp_params.copy = 0;
         }
         let (tp_, tsb) = per_device(mtp_params);

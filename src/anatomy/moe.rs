@@ -22,7 +22,7 @@
 use super::cost::{InputCast, Machine, Piece, Work};
 use super::expert_comm::{DeepEpRates, hidden_beside};
 use super::tp_comm;
-use super::units::{Builder, Dims, Keep, act, add_residual, linear_input, norm, raw};
+use super::units::{Builder, Dims, Keep, act, add_residual, linear_input, norm, raw, swiglu_input};
 use super::{Anatomy, Block, BlockKind};
 
 /// The expert layout and rates a MoE block is costed with, per device.
@@ -126,8 +126,10 @@ pub fn moe(m: &Machine, d: &Dims, e: &MoeDims, params: u64, static_bytes: u64) -
 
     let (fe, groups) = (e.expert_ffn, e.local_experts);
     let fc1 = m.grouped_linear(rows, h, 2.0 * fe, groups, e.grad_bytes);
-    k.unit("fc1_out", act(4.0 * rows * fe), fc1);
-    let mut swiglu = m.elementwise(6.0 * rows * fe + 4.0 * rows, 10.0 * rows * fe + 4.0 * rows);
+    let (keep, store) = swiglu_input(m, d, 2.0 * rows * fe);
+    k.unit("fc1_out", keep, fc1);
+    let mut swiglu =
+        m.elementwise(6.0 * rows * fe + 4.0 * rows, 10.0 * rows * fe + 4.0 * rows) + store;
     swiglu.fwd += m.input_cast(rows * fe);
     k.unit("act_out", linear_input(m, rows * fe), swiglu);
     let fc2 = m.grouped_linear(rows, fe, h, groups, e.grad_bytes);
@@ -156,8 +158,9 @@ pub fn moe(m: &Machine, d: &Dims, e: &MoeDims, params: u64, static_bytes: u64) -
         let fc1s = m.layer_linear(t, h, 2.0 * fs, InputCast::FromNorm);
         k.collective(tp_comm::gather_in(m, d, &fc1s, true));
         k.model_flops += fc1s.fwd.flops;
-        k.unit("shared_fc1_out", act(4.0 * t * fs), fc1s);
-        let mut sw = m.elementwise(6.0 * t * fs, 10.0 * t * fs);
+        let (keep, store) = swiglu_input(m, d, 2.0 * t * fs);
+        k.unit("shared_fc1_out", keep, fc1s);
+        let mut sw = m.elementwise(6.0 * t * fs, 10.0 * t * fs) + store;
         sw.fwd += m.input_cast(t * fs);
         k.unit("shared_act_out", linear_input(m, t * fs), sw);
         let fc2s = m.layer_linear(t, fs, h, InputCast::Elsewhere);

@@ -57,6 +57,9 @@ pub struct Dims<'a> {
     pub qk_norm: bool,
     /// Multi-head latent attention's widths, when the model has it.
     pub mla: Option<super::mla::MlaDims>,
+    /// Each SwiGLU's input kept in fp8 for the backward (Megatron-Core's
+    /// `activation_func_fp8_input_store`; [`swiglu_input`]).
+    pub act_fp8_store: bool,
 }
 
 /// What a unit keeps.
@@ -84,6 +87,21 @@ pub(super) fn act(bytes: f64) -> Keep {
         bytes,
         elems: bytes / 2.0,
         ..Keep::default()
+    }
+}
+
+/// A SwiGLU's input of `elements` (its fc1 output, both halves) as the backward keeps it,
+/// with what keeping it costs beyond the SwiGLU's own passes: bf16 (2 bytes an element,
+/// nothing more); with Megatron-Core's `activation_func_fp8_input_store` an fp8 copy (1
+/// byte an element) that the fused SwiGLU writes beside its output and casts back to bf16
+/// before its backward (read 1, write 2 an element). Megatron's `bias_swiglu_impl` and
+/// `weighted_bias_swiglu_impl` save `input.to(float8_e4m3fn)`; DeepSeek-V3 caches the
+/// experts' SwiGLU inputs in fp8 the same way (its technical report, section 3.3.3).
+pub(super) fn swiglu_input(m: &Machine, d: &Dims, elements: f64) -> (Keep, Piece) {
+    if d.act_fp8_store {
+        (raw(elements), m.elementwise(elements, 3.0 * elements))
+    } else {
+        (act(2.0 * elements), Piece::default())
     }
 }
 
@@ -504,8 +522,9 @@ pub fn mlp(m: &Machine, d: &Dims, params: u64, static_bytes: u64) -> Block {
             let gate_up = m.layer_linear(d.tokens, d.h, 2.0 * d.ffn, InputCast::FromNorm);
             norm_then_gather(&mut k, m, d, "norm_out", &gate_up, true);
             k.model_flops += gate_up.fwd.flops;
-            k.unit("gate_up", act(4.0 * fe), gate_up);
-            let mut swiglu = m.elementwise(6.0 * fe, 10.0 * fe);
+            let (keep, store) = swiglu_input(m, d, 2.0 * fe);
+            k.unit("gate_up", keep, gate_up);
+            let mut swiglu = m.elementwise(6.0 * fe, 10.0 * fe) + store;
             swiglu.fwd += m.input_cast(fe);
             k.unit("swiglu_out", linear_input(m, fe), swiglu);
             let down = m.layer_linear(d.tokens, d.ffn, d.h, InputCast::Elsewhere);

@@ -182,6 +182,14 @@ pub struct SettingFlags {
     /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
     #[arg(long = "grad-bytes", value_name = "2|4", value_parser = grad_bytes, allow_negative_numbers = true)]
     pub grad_bytes: Option<u32>,
+    /// Bytes per element of Adam's two moments: 4 (fp32) or 2 (bf16, as DeepSeek-V3 trains;
+    /// the fp32 master weights stay).
+    #[arg(long = "moment-bytes", value_name = "2|4", value_parser = moment_bytes, allow_negative_numbers = true)]
+    pub moment_bytes: Option<u32>,
+    /// Keep each SwiGLU's input (the MLP's and the experts' fc1 output) in fp8 for the
+    /// backward, as Megatron-Core's activation_func_fp8_input_store and DeepSeek-V3 do.
+    #[arg(long = "activation-func-fp8-input-store")]
+    pub activation_func_fp8_input_store: bool,
     /// Units the named strategy recomputes (names as in `units --json`, e.g. ln_out,gelu_out).
     #[arg(
         long = "recompute-units",
@@ -234,6 +242,14 @@ pub fn grad_bytes(text: &str) -> Result<u32, String> {
     text.trim()
         .parse()
         .map_err(|_| "2 (16-bit gradients) or 4 (fp32 gradients)".to_string())
+}
+
+/// Parses `--moment-bytes`: 2 or 4 (the scenario refuses any other number with the same
+/// words).
+pub fn moment_bytes(text: &str) -> Result<u32, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| "2 (bf16 Adam moments) or 4 (fp32 Adam moments)".to_string())
 }
 
 /// Parses a parallel degree or count of chunks (`-t`, `-p`, `-d`, `--cp`, `--chunks`,

@@ -46,7 +46,7 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
     }
     let src = &rest.source;
     let (l, st) = (&rest.layout, &rest.settings);
-    let flags: [(&'static str, bool); 31] = [
+    let flags: &[(&str, bool)] = &[
         ("--preset", src.preset.is_some()),
         ("--model", src.model.is_some()),
         ("--gpu", src.gpu.is_some()),
@@ -82,6 +82,11 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
         ("--moe-a2a-overlap", st.moe_a2a_overlap),
         ("--tp-comm-overlap", st.tp_comm_overlap),
         ("--grad-bytes", st.grad_bytes.is_some()),
+        ("--moment-bytes", st.moment_bytes.is_some()),
+        (
+            "--activation-func-fp8-input-store",
+            st.activation_func_fp8_input_store,
+        ),
         ("--recompute-units", st.recompute_units.is_some()),
         (
             "--device-max-connections",

@@ -90,6 +90,10 @@ pub struct ScenarioOverrides {
     pub reserve_gib: Option<f64>,
     /// Bytes per gradient element (2 or 4).
     pub grad_bytes: Option<u32>,
+    /// Bytes per element of Adam's moments (2 or 4).
+    pub moment_bytes: Option<u32>,
+    /// Each SwiGLU's input kept in fp8 for the backward.
+    pub activation_func_fp8_input_store: Option<bool>,
     /// Number format of the transformer layers' GEMMs (bf16 or fp8).
     pub precision: Option<Precision>,
     /// Units the `named` strategy recomputes.
@@ -184,6 +188,7 @@ impl ScenarioOverrides {
         set(&mut par.etp, self.etp);
         set(&mut scenario.model.mtp_layers, self.mtp_layers);
         set(&mut par.grad_bytes, self.grad_bytes);
+        set(&mut par.moment_bytes, self.moment_bytes);
         set(&mut par.precision, self.precision);
         let batch = &mut scenario.batch;
         set(&mut batch.micro_batches, self.micro_batches);
@@ -240,6 +245,10 @@ impl ScenarioOverrides {
         set(&mut plan.tp_comm_overlap, self.tp_comm_overlap);
         set(&mut plan.routing_imbalance, self.routing_imbalance);
         set(&mut plan.deepep, self.deepep);
+        set(
+            &mut plan.activation_func_fp8_input_store,
+            self.activation_func_fp8_input_store,
+        );
         set(&mut plan.schedule, self.schedule);
         set(&mut plan.strategy, self.strategy);
         set(&mut plan.flash_attention, self.flash);

@@ -147,7 +147,8 @@ pub fn moe(m: &ModelSpec) -> BlockParams {
 /// concatenation `2h x h` (`eh_proj`, split over `t`), the MTP's final norm, then an
 /// attention sub-layer. The next token's embedding is looked up in a copy of the input
 /// embedding (`vocab x h`, split over `t`) held where the MTP layer runs (none at `p` 1,
-/// where the embedding itself is on the device: the anatomy drops it); the copy is not
+/// nor on a V-shape or DualPipe placement, where the embedding itself is on the device: the
+/// anatomy drops it); the copy is not
 /// counted in the model's size. A model without MTP layers has none.
 pub fn mtp(m: &ModelSpec, vocab: u64) -> BlockParams {
     if m.mtp_layers == 0 {
@@ -234,14 +235,23 @@ pub fn bytes_per_param(s: &Scenario) -> f64 {
     }
 }
 
-/// Optimizer-state bytes per parameter: 12, or `12/D` with the distributed optimizer (and
-/// ZeRO-3), `D = d x cp`.
+/// Optimizer-state bytes per parameter: the fp32 master weight and Adam's two moments,
+/// `4 + 2 x moment_bytes` (12, or 8 with bf16 moments), divided by `D = d x cp` with the
+/// distributed optimizer (and ZeRO-3).
 pub fn optimizer_bytes_per_param(s: &Scenario) -> f64 {
+    let state = optimizer_state_bytes(s);
     if s.parallel.distributed_optimizer {
-        12.0 / s.parallel.shard_ranks() as f64
+        state / s.parallel.shard_ranks() as f64
     } else {
-        12.0
+        state
     }
+}
+
+/// Bytes of optimizer state per parameter before sharding: a 4-byte master weight and two
+/// moments of `moment_bytes` (Adam's m and v: 4 each, or 2 each in bf16 as DeepSeek-V3's
+/// technical report, section 3.3.3, keeps them).
+pub fn optimizer_state_bytes(s: &Scenario) -> f64 {
+    4.0 + 2.0 * f64::from(s.parallel.moment_bytes)
 }
 
 /// Bytes per routed-expert parameter: as [`bytes_per_param`], with the expert data-parallel
@@ -250,10 +260,11 @@ pub fn optimizer_bytes_per_param(s: &Scenario) -> f64 {
 pub fn expert_bytes_per_param(s: &Scenario) -> f64 {
     let edp = s.parallel.expert_data_ranks() as f64;
     let weights_grads = 2.0 + f64::from(s.parallel.grad_bytes);
+    let state = optimizer_state_bytes(s);
     let optimizer = if s.parallel.distributed_optimizer {
-        12.0 / edp
+        state / edp
     } else {
-        12.0
+        state
     };
     if s.parallel.full_shard {
         weights_grads / edp + optimizer

@@ -29,6 +29,11 @@ pub struct Parallel {
     /// Bytes per gradient element kept and reduced over `d`: 4 (fp32, Megatron's default)
     /// or 2 (16-bit gradients: 16 bytes/param, half the data-parallel traffic).
     pub grad_bytes: u32,
+    /// Bytes per element of each of Adam's two moments: 4 (fp32, Megatron's default) or 2
+    /// (bf16, as DeepSeek-V3 trains: its technical report, section 3.3.3, "Low-Precision
+    /// Optimizer States"; Megatron's precision-aware optimizer with `--exp-avg-dtype bf16
+    /// --exp-avg-sq-dtype bf16`). The fp32 master weights stay.
+    pub moment_bytes: u32,
     /// The number format of the transformer layers' GEMMs: bf16, or Transformer Engine's fp8
     /// (needs a GPU with `fp8_tflops`).
     pub precision: Precision,
@@ -177,6 +182,11 @@ pub struct PlanSettings {
     /// `--moe-enable-deepep`): a token crosses the network once per destination node and is
     /// forwarded to its experts there over NVLink, instead of once per expert.
     pub deepep: bool,
+    /// Megatron-Core's `activation_func_fp8_input_store`: each SwiGLU's input (the dense
+    /// MLP's, the shared and the routed experts' fc1 output) kept for the backward in fp8,
+    /// 1 byte an element, and cast back before the backward (DeepSeek-V3's technical report,
+    /// section 3.3.3, "Low-Precision Activation").
+    pub activation_func_fp8_input_store: bool,
     /// FlashAttention (fused core attention) instead of a materialised softmax.
     pub flash_attention: bool,
     /// Which FlashAttention kernels run it: cuDNN's fused attention (the default) or the

@@ -185,6 +185,9 @@ pub fn to_toml(s: &Scenario) -> String {
     par.insert("zero".into(), int(u64::from(p.zero().level())));
     par.insert("cp".into(), int(u64::from(p.cp)));
     par.insert("grad_bytes".into(), int(u64::from(p.grad_bytes)));
+    if p.moment_bytes != 4 {
+        par.insert("moment_bytes".into(), int(u64::from(p.moment_bytes)));
+    }
     par.insert("precision".into(), Value::String(p.precision.name().into()));
     if p.ep > 1 || p.etp > 1 {
         par.insert("ep".into(), int(u64::from(p.ep)));
@@ -237,6 +240,12 @@ pub fn to_toml(s: &Scenario) -> String {
         "attention_backend".into(),
         Value::String(pl.attention_backend.name().into()),
     );
+    if pl.activation_func_fp8_input_store {
+        plan.insert(
+            "activation_func_fp8_input_store".into(),
+            Value::Boolean(true),
+        );
+    }
     if s.model.moe.is_some() {
         plan.insert(
             "routing_imbalance".into(),

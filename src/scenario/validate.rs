@@ -279,6 +279,26 @@ impl Scenario {
                 "2 (16-bit gradients) or 4 (fp32 gradients)",
             ));
         }
+        if !matches!(par.moment_bytes, 2 | 4) {
+            return Err(InvalidField::new(
+                "parallel.moment_bytes",
+                par.moment_bytes,
+                "2 (bf16 Adam moments) or 4 (fp32 Adam moments)",
+            ));
+        }
+        if plan.activation_func_fp8_input_store
+            && self.model.style != crate::scenario::ModelStyle::Llama
+        {
+            return Err(InvalidField::new(
+                "plan.activation_func_fp8_input_store",
+                true,
+                format!(
+                    "false for {}: it keeps the input of a SwiGLU in fp8, and this model's MLP \
+                     runs GeLU (Megatron-Core applies it to SwiGLU only)",
+                    self.model.name
+                ),
+            ));
+        }
         if let Some(limit) = plan.mem_limit {
             memory_limit("plan.mem_limit", limit)?;
         }

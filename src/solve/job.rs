@@ -23,10 +23,11 @@ fn bucket_params(d: u64) -> u64 {
 /// Bytes Megatron's optimizer step moves per parameter (`g` = gradient bytes): the
 /// gradients read by the inf/NaN check of the unscale, by the norm of the clipping and by
 /// Adam, and zeroed for the next iteration (`4 g`); the fp32 master weight and both moments
-/// read and written (24); the master read and the bf16 weight written by the copy back (6):
-/// `4 g + 30`, 46 with fp32 gradients.
-fn optimizer_bytes_per_param(grad_bytes: u32) -> f64 {
-    4.0 * f64::from(grad_bytes) + 24.0 + 6.0
+/// read and written (`8 + 4 m`, `m` the bytes of a moment: 24 in fp32, 16 with bf16
+/// moments); the master read and the bf16 weight written by the copy back (6): `4 g + 14 +
+/// 4 m`, 46 with fp32 gradients and moments.
+fn optimizer_bytes_per_param(grad_bytes: u32, moment_bytes: u32) -> f64 {
+    4.0 * f64::from(grad_bytes) + 8.0 + 4.0 * f64::from(moment_bytes) + 6.0
 }
 
 /// Parameters held by each device of `plan`.
@@ -240,7 +241,7 @@ pub(crate) fn job_costs(
                     0.0
                 },
                 optimizer_s: machine
-                    .mem(shard * optimizer_bytes_per_param(par.grad_bytes))
+                    .mem(shard * optimizer_bytes_per_param(par.grad_bytes, par.moment_bytes))
                     .s
                     + machine.mem(2.0 * fp8_weight_bytes as f64).s,
                 tp_comm_s,

@@ -257,7 +257,7 @@ fn unit_tables(anatomy: &Anatomy) -> Vec<UnitTable> {
 
 /// `(weights, gradients, optimizer)` of a ZeRO-3 device holding `params` parameters, of
 /// which `expert_params` routed experts, with `static_bytes` in all: the optimizer its `12/D`
-/// share (`12/edp` for the experts), the gradients their `g/D` (`g/edp`) share plus the
+/// share (`12/edp` for the experts; 8 for 12 with bf16 moments), the gradients their `g/D` (`g/edp`) share plus the
 /// largest layer's unsharded gradient, the weights the rest (their shard, the layers gathered at a
 /// time with their fp8 casts, and the embedding and output layer kept gathered).
 fn sharded_split(
@@ -275,7 +275,8 @@ fn sharded_split(
         + routed as f64 / par.expert_data_ranks() as f64;
     let g = f64::from(par.grad_bytes);
     let layer = anatomy.largest_layer_params() as f64;
-    let optimizer = ((12.0 * shard).round() as u64).min(static_bytes);
+    let state = crate::anatomy::params::optimizer_state_bytes(scenario);
+    let optimizer = ((state * shard).round() as u64).min(static_bytes);
     let grads = ((g * shard + g * layer).round() as u64).min(static_bytes - optimizer);
     (static_bytes - optimizer - grads, grads, optimizer)
 }

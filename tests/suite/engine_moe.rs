@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use pipescope::{Anatomy, BlockKind, Catalog, Scenario, ScenarioOverrides, Strategy};
+use pipescope::{Anatomy, BlockKind, Catalog, Scenario, ScenarioOverrides, ScheduleKind, Strategy};
 
 /// `model` on 8 GPUs of a node (t 1, d 8, pp 2), 4k tokens, micro-batch 1, ep `ep`.
 fn moe_scenario(model: &str, ep: u32) -> Scenario {
@@ -495,4 +495,27 @@ fn the_mtp_layer_holds_no_embedding_copy_on_a_single_stage() {
     assert!(a1.embedding.params > 0);
     assert_eq!(a2.mtp.params - a1.mtp.params, a1.embedding.params);
     assert!(a1.mtp.static_bytes < a2.mtp.static_bytes);
+}
+
+/// Where the placement puts the last stage on the first device (V-shape, DualPipe), the MTP
+/// layer runs beside the embedding and shares it, as DeepSeek-V3 does (its technical report,
+/// section 3.2.3): no copy either.
+#[test]
+fn the_mtp_layer_shares_the_embedding_where_the_last_stage_sits_with_the_first() {
+    let looped = moe_scenario("deepseek-v3", 8);
+    let plain = Anatomy::build(&looped).unwrap();
+    for kind in [
+        ScheduleKind::DualPipe,
+        ScheduleKind::DualPipeV,
+        ScheduleKind::ZbV,
+    ] {
+        let mut s = looped.clone();
+        s.plan.schedule = kind;
+        let a = Anatomy::build(&s).unwrap();
+        assert_eq!(
+            plain.mtp.params - a.mtp.params,
+            a.embedding.params,
+            "{kind:?}"
+        );
+    }
 }

@@ -17,6 +17,7 @@ mod engine_context;
 mod engine_layout;
 mod engine_moe;
 mod engine_moe_overlap;
+mod engine_moe_recipe;
 mod engine_moe_sharding;
 mod engine_precision;
 mod engine_presets;

@@ -252,13 +252,18 @@ pub fn model(s: &Scenario) -> Group {
 }
 
 /// Number formats: bf16 weights and activations; 16-bit gradients with `--grad-bytes 2`;
+/// bf16 Adam moments with `--moment-bytes 2` (Megatron's precision-aware optimizer);
 /// under the fp8 recipe Transformer Engine's delayed scaling with E4M3 forward and E5M2
 /// gradients (`hybrid`), as pipescope models it.
 pub fn precision(s: &Scenario) -> Group {
     let fp8 = s.parallel.precision.is_fp8();
+    let bf16_moments = s.parallel.moment_bytes == 2;
     let mut g = Group::new("MIXED_PRECISION_ARGS");
     g.switch("--bf16")
         .switch_if(s.parallel.grad_bytes == 2, "--grad-reduce-in-bf16")
+        .switch_if(bf16_moments, "--use-precision-aware-optimizer")
+        .value_if(bf16_moments, "--exp-avg-dtype", "bf16")
+        .value_if(bf16_moments, "--exp-avg-sq-dtype", "bf16")
         .value_if(fp8, "--fp8-format", "hybrid")
         .value_if(fp8, "--fp8-recipe", "delayed")
         .value_if(fp8, "--fp8-amax-history-len", 1024)

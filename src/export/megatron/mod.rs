@@ -111,6 +111,13 @@ fn notes(
              overlaps its gathers and reduce-scatters\n",
         );
     }
+    if scenario.plan.activation_func_fp8_input_store {
+        out.push_str(
+            "# activation-func-fp8-input-store: Megatron-Core's TransformerConfig field \
+             activation_func_fp8_input_store (no pretrain_gpt.py flag; Megatron-Bridge: \
+             model.activation_func_fp8_input_store = True)\n",
+        );
+    }
     if scenario.plan.tp_comm_overlap {
         out.push_str(
             "# tp-comm-overlap: pipescope models Transformer Engine's default userbuffer methods \

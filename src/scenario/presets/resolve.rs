@@ -313,6 +313,7 @@ impl Catalog {
             full_shard: false,
             cp: p.cp.unwrap_or(1),
             grad_bytes: p.grad_bytes.unwrap_or(4),
+            moment_bytes: p.moment_bytes.unwrap_or(4),
             precision: match &p.precision {
                 Some(name) => parse_name::<Precision>("parallel.precision", name).map_err(inv)?,
                 None => Precision::Bf16,
@@ -383,6 +384,7 @@ impl Catalog {
             tp_comm_overlap: pl.tp_comm_overlap.unwrap_or(false),
             routing_imbalance: pl.routing_imbalance.unwrap_or(1.0),
             deepep: pl.deepep.unwrap_or(false),
+            activation_func_fp8_input_store: pl.activation_func_fp8_input_store.unwrap_or(false),
             flash_attention: pl.flash_attention.unwrap_or(true),
             attention_backend,
             objective,
