@@ -33,7 +33,7 @@ pub(crate) use budget::{budget_bytes, reserve_bytes};
 pub use codec::CodecSpec;
 pub use codecs::{Codec, builtin_codecs, codecs_from_tables};
 pub use default::{DEFAULT_SCENARIO, default_scenario};
-pub use gpu::{EfficiencyCurve, GpuSpec};
+pub use gpu::{EfficiencyCurve, Fp8Recipe, GpuSpec};
 pub use model::{ExpertGroups, MlaSpec, ModelSpec, ModelStyle, MoeSpec};
 pub use overrides::ScenarioOverrides;
 pub use pipeline_layout::{LayoutError, LayoutLayer, LayoutStage, PipelineLayout};
