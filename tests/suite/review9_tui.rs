@@ -1,5 +1,6 @@
 //! Session 9's review of the TUI: a tensor-parallel group larger than a node is noted on the
-//! status bar (real engine); compare rows keep their batch at 80 columns.
+//! status bar (real engine); compare rows keep their batch at 80 columns; the preset picker
+//! marks the default preset the UI opens on without flags.
 
 #![allow(clippy::unwrap_used)]
 
@@ -68,4 +69,32 @@ fn compare_rows_name_each_side_s_batch_at_80_columns() {
         // B's iteration change still shows beside its head.
         assert!(rb.contains("iter"), "{screen}");
     }
+}
+
+/// Opened with no flag at all, the UI shows the default preset as it is, and the preset
+/// picker (`P`) marks it; with a flag that changes it, none (a scenario from flags).
+#[test]
+fn the_picker_marks_the_default_preset_opened_without_flags() {
+    use crate::tmux_common::{Tmux, skip_without_tmux, temp_dir};
+    if skip_without_tmux() {
+        return;
+    }
+    let home = temp_dir("review9-default-mark");
+    let home_s = home.display().to_string();
+    let env = [
+        ("XDG_CONFIG_HOME", home_s.as_str()),
+        ("PIPESCOPE_FIXTURE", "1"),
+    ];
+    let marked = |s: &str| s.lines().any(|l| l.contains("● gpt3-175b-16k "));
+    let t = Tmux::start(&[], &env, 120, 40);
+    t.wait_text("q quit");
+    t.keys(&["P"]);
+    let screen = t.wait_text("scenarios");
+    assert!(marked(&screen), "{screen}");
+    drop(t);
+    let t = Tmux::start(&["-p", "4"], &env, 120, 40);
+    t.wait_text("q quit");
+    t.keys(&["P"]);
+    let screen = t.wait_text("scenarios");
+    assert!(!marked(&screen), "{screen}");
 }
