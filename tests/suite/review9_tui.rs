@@ -69,6 +69,23 @@ fn compare_rows_name_each_side_s_batch_at_80_columns() {
         // B's iteration change still shows beside its head.
         assert!(rb.contains("iter"), "{screen}");
     }
+    // The peak memory stays on both rows at 80 columns with times of four figures.
+    if let Some(Ok(a)) = app.compare.as_mut() {
+        a.outcome.iteration_time_s = 18.22;
+    }
+    if let Some(b) = app.solved.as_mut() {
+        b.outcome.iteration_time_s = 17.99;
+    }
+    let screen = render(&mut app, 80, 24).to_string();
+    let rows: Vec<&str> = screen.lines().collect();
+    assert!(
+        rows[0].contains("18.22 s") && rows[0].contains("peak"),
+        "{screen}"
+    );
+    assert!(
+        rows[1].contains("17.99 s") && rows[1].contains("peak"),
+        "{screen}"
+    );
 }
 
 /// Opened with no flag at all, the UI shows the default preset as it is, and the preset
