@@ -115,3 +115,46 @@ fn the_picker_marks_the_default_preset_opened_without_flags() {
     let screen = t.wait_text("scenarios");
     assert!(!marked(&screen), "{screen}");
 }
+
+/// A failed export's error no longer hides the next save's or export's success on the
+/// status bar (an error goes before a note); a solve's error is not touched by it.
+#[test]
+fn a_success_after_a_failed_export_or_save_is_shown() {
+    let mut app = tui_common::solved_app("gpt3-175b-16k");
+    let status = |app: &mut App| {
+        let screen = render(app, 120, 40).to_string();
+        screen.lines().rev().take(3).collect::<Vec<_>>().join("\n")
+    };
+    act(
+        &mut app,
+        Action::Exported(Err("/proc/nope/x.svg: cannot write it".into())),
+    );
+    assert!(status(&mut app).contains("could not export"));
+    act(
+        &mut app,
+        Action::Saved(Ok(std::path::PathBuf::from("/tmp/presets/my-x.toml"))),
+    );
+    let s = status(&mut app);
+    assert!(
+        s.contains("saved /tmp/presets/my-x.toml") && !s.contains("could not"),
+        "{s}"
+    );
+    act(&mut app, Action::Saved(Err("disk full".into())));
+    assert!(status(&mut app).contains("could not save the preset: disk full"));
+    act(
+        &mut app,
+        Action::Exported(Ok(vec![std::path::PathBuf::from("/tmp/x.svg")])),
+    );
+    let s = status(&mut app);
+    assert!(
+        s.contains("exported /tmp/x.svg") && !s.contains("could not"),
+        "{s}"
+    );
+    // Another error (a solve's) stays.
+    app.error = Some("the scenario did not solve".into());
+    act(
+        &mut app,
+        Action::Exported(Ok(vec![std::path::PathBuf::from("/tmp/x.svg")])),
+    );
+    assert_eq!(app.error.as_deref(), Some("the scenario did not solve"));
+}
