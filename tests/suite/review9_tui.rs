@@ -158,3 +158,41 @@ fn a_success_after_a_failed_export_or_save_is_shown() {
     );
     assert_eq!(app.error.as_deref(), Some("the scenario did not solve"));
 }
+
+/// The preset picker follows the user's files while the UI runs: a scenario file created
+/// after start is offered, an edited one loads its new version, a removed one leaves.
+#[test]
+fn the_picker_follows_preset_files_created_edited_and_removed() {
+    use pipescope::tui::{ParsedPreset, Reload, fixture};
+    let mut app = tui_common::solved_app("gpt3");
+    let path = std::path::PathBuf::from("/home/u/.config/pipescope/presets/mine.toml");
+    let mut mine = fixture::scenario("llama");
+    mine.name = "mine".into();
+    let reload = |scenario: &pipescope::Scenario| {
+        Action::Reloaded(Box::new(Reload::Preset(
+            path.clone(),
+            Ok(Box::new(ParsedPreset {
+                scenario: Some(scenario.clone()),
+                choices: tui_common::choices(),
+            })),
+        )))
+    };
+    let offered = |app: &App| {
+        app.presets
+            .iter()
+            .filter(|c| c.name == "mine")
+            .map(|c| c.scenario.parallel.pp)
+            .collect::<Vec<_>>()
+    };
+    assert!(offered(&app).is_empty());
+    act(&mut app, reload(&mine));
+    assert_eq!(offered(&app), [mine.parallel.pp]);
+    mine.parallel.pp += 1;
+    act(&mut app, reload(&mine));
+    assert_eq!(offered(&app), [mine.parallel.pp], "the new version, once");
+    act(
+        &mut app,
+        Action::Reloaded(Box::new(Reload::Removed(path.clone(), None))),
+    );
+    assert!(offered(&app).is_empty());
+}
