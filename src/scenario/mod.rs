@@ -82,9 +82,22 @@ pub struct InvalidField {
     pub allowed: String,
 }
 
-/// A value as an error shows it: as written, or `''` when it is empty (so `= :` never appears).
-fn shown(value: &str) -> &str {
-    if value.is_empty() { "''" } else { value }
+/// The most characters of a value an error quotes; a longer one is cut, with its length.
+const MAX_SHOWN_CHARS: usize = 60;
+
+/// A value as an error shows it: as written, `''` when it is empty (so `= :` never appears),
+/// or its first [`MAX_SHOWN_CHARS`] characters and its length when longer (a pasted 100,000
+/// characters would bury the message).
+fn shown(value: &str) -> String {
+    let n = value.chars().count();
+    if value.is_empty() {
+        "''".into()
+    } else if n > MAX_SHOWN_CHARS {
+        let head: String = value.chars().take(MAX_SHOWN_CHARS).collect();
+        format!("{head}… ({n} characters)")
+    } else {
+        value.to_string()
+    }
 }
 
 impl InvalidField {
