@@ -138,6 +138,7 @@ impl Anatomy {
                 },
                 etp_s_per_byte: cluster.etp_gather_s(1.0, u64::from(par.etp)),
                 fused_copies: scenario.plan.deepep && par.ep > 1,
+                grad_bytes: f64::from(par.grad_bytes),
             }
         });
         let moe_block = match &moe_dims {

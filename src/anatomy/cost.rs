@@ -277,9 +277,10 @@ impl<'a> Machine<'a> {
 
     /// The routed experts' linear layer as Transformer Engine's `GroupedLinear` runs it:
     /// `m` rows over `groups` experts, `[., k] x [k, n]` each, with its input-gradient and
-    /// weight-gradient grouped GEMMs; under the fp8 recipe the output gradient is cast and
+    /// weight-gradient grouped GEMMs ([`Machine::grouped_wgrad`], accumulating into main
+    /// gradients of `grad_bytes`); under the fp8 recipe the output gradient is cast and
     /// transposed in the backward as for [`Machine::layer_linear`].
-    pub fn grouped_linear(&self, m: f64, k: f64, n: f64, groups: f64) -> Piece {
+    pub fn grouped_linear(&self, m: f64, k: f64, n: f64, groups: f64, grad_bytes: f64) -> Piece {
         let cast = if self.fp8 {
             self.mem(4.0 * m * n)
         } else {
@@ -288,8 +289,32 @@ impl<'a> Machine<'a> {
         Piece {
             fwd: self.grouped_gemm(m, k, n, groups),
             b: self.grouped_gemm(m, n, k, groups) + cast,
-            w: self.grouped_gemm(k, m, n, groups),
+            w: self.grouped_wgrad(m, k, n, groups, grad_bytes),
         }
+    }
+
+    /// The weight-gradient grouped GEMM of [`Machine::grouped_linear`]: `groups` GEMMs
+    /// `X_g^T dY_g` (`[k, m/groups] x [m/groups, n]`), at the grouped efficiency of one
+    /// group's FLOPs. Its operands are the `m` rows of `X` and of `dY` (2 bytes an element,
+    /// 1 under the fp8 recipe); its outputs, one `[k, n]` gradient per expert, are
+    /// accumulated into the main gradients as Megatron-Core runs it (gradient accumulation
+    /// fusion, on by default: `TEGroupedLinear` passes `fuse_wgrad_accumulation`, and
+    /// Transformer Engine's `GroupedLinear` hands each weight's `main_grad` to the grouped
+    /// GEMM as its output with `accumulate`), so each gradient element is read and written
+    /// at `grad_bytes` (fp32: 4, or 2 with `--grad-reduce-in-bf16`).
+    pub fn grouped_wgrad(&self, m: f64, k: f64, n: f64, groups: f64, grad_bytes: f64) -> Work {
+        let flops = 2.0 * m * k * n;
+        if flops <= 0.0 {
+            return Work::default();
+        }
+        let per_group = flops / groups.max(1.0);
+        let grads = 2.0 * grad_bytes * groups.max(1.0) * k * n;
+        if self.fp8 {
+            let tc = flops / (self.fp8_peak_flops * self.eff.matrix_fp8_at(per_group));
+            return self.kernel(flops, m * k + m * n + grads, tc);
+        }
+        let tc = flops / (self.peak_flops * self.eff.grouped_at(per_group));
+        self.kernel(flops, 2.0 * (m * k + m * n) + grads, tc)
     }
 
     /// The fp8 cast of a bf16 tensor of `elements` that feeds a layer's linear layer (read

@@ -53,6 +53,9 @@ pub struct MoeDims {
     /// token's rows summed), so no separate permute before the dispatch nor sum of the
     /// copies after the combine passes through memory.
     pub fused_copies: bool,
+    /// Bytes of a main-gradient element the experts' weight-gradient GEMMs accumulate into
+    /// (`grad_bytes`: 4, or 2 with 16-bit gradients).
+    pub grad_bytes: f64,
 }
 
 /// Seconds only.
@@ -122,12 +125,12 @@ pub fn moe(m: &Machine, d: &Dims, e: &MoeDims, params: u64, static_bytes: u64) -
     k.unit("dispatched", dispatched, dispatch);
 
     let (fe, groups) = (e.expert_ffn, e.local_experts);
-    let fc1 = m.grouped_linear(rows, h, 2.0 * fe, groups);
+    let fc1 = m.grouped_linear(rows, h, 2.0 * fe, groups, e.grad_bytes);
     k.unit("fc1_out", act(4.0 * rows * fe), fc1);
     let mut swiglu = m.elementwise(6.0 * rows * fe + 4.0 * rows, 10.0 * rows * fe + 4.0 * rows);
     swiglu.fwd += m.input_cast(rows * fe);
     k.unit("act_out", linear_input(m, rows * fe), swiglu);
-    let fc2 = m.grouped_linear(rows, fe, h, groups);
+    let fc2 = m.grouped_linear(rows, fe, h, groups, e.grad_bytes);
     k.other += fc2;
     k.model_flops += 3.0 * 2.0 * mean_rows * h * fe;
 
@@ -268,6 +271,28 @@ mod tests {
         with.ep_comm_sm_share = 0.0;
         let o = with.for_a2a_overlap(true).unwrap();
         assert!(before - (o.moe.forward_s + o.moe.backward_b_s) > hidden);
+    }
+
+    #[test]
+    fn the_expert_weight_gradient_reads_and_writes_the_main_gradients() {
+        let c = Catalog::builtin();
+        let gpu = c.gpu("h100-80gb").unwrap();
+        let m = crate::anatomy::cost::Machine::new(gpu, 1);
+        // Qwen3-235B-A22B's fc1 at t 4, ep 8: 8192 rows over 16 experts, 4096 -> 3072.
+        let (rows, h, n, g) = (8192.0, 4096.0, 3072.0, 16.0);
+        let fp32 = m.grouped_wgrad(rows, h, n, g, 4.0);
+        let bf16 = m.grouped_wgrad(rows, h, n, g, 2.0);
+        // Operands once (2 bytes an element), each expert's [h, n] gradient read and written.
+        let operands = 2.0 * (rows * h + rows * n);
+        assert!((fp32.bytes - operands - 8.0 * g * h * n).abs() < 1.0);
+        assert!((fp32.bytes - bf16.bytes - 4.0 * g * h * n).abs() < 1.0);
+        assert_eq!(fp32.flops, 2.0 * rows * h * n);
+        // Sixteen fp32 gradients of 12.6 M elements (1.6 GB) outlast the math here.
+        assert!(fp32.s >= m.mem(fp32.bytes).s);
+        assert!(fp32.s > bf16.s);
+        // The block charges it as its weight-gradient backward.
+        let p = m.grouped_linear(rows, h, n, g, 4.0);
+        assert_eq!(p.w, fp32);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::anatomy::Anatomy;
 use crate::plan::knapsack;
 use crate::plan::memo::KnapsackCache;
 
-use super::formulate::formulate_with;
+use super::formulate::{formulate_with, keep_bounds};
 use super::full_layers::FullLayers;
 use super::offload_search::{cannot_beat, improve_offload, offload_bound, rank_offload};
 use super::{BlockCounts, KindDecision, StageEnv, keep_all};
@@ -156,6 +156,11 @@ pub(super) fn solve_with_offload(
 /// beat the best answer so far (ties keep the fewer layers). With copies pre-assigned to
 /// the host (the offload heuristic's candidates) no layer is recomputed whole: the plain
 /// answer, which the offload search keeps when nothing beats it, already has them.
+///
+/// A count is formulated (its choice lists built) only when it can fit and its bound does
+/// not rule it out: without compression the bound comes from [`keep_bounds`] (no choice
+/// lists; infinite exactly when the count cannot fit), with it from the formulated groups.
+/// The answer is that of [`tests::solve_reference`], which formulates every count.
 fn solve_uncached(
     anatomy: &Anatomy,
     counts: BlockCounts,
@@ -174,28 +179,32 @@ fn solve_uncached(
         want_decisions,
         FullLayers::NONE,
     );
-    let layers = if offload.iter().all(|&o| o == 0) {
-        FullLayers::all(counts)
-    } else {
-        FullLayers::NONE
-    };
-    let counts_layers = BlockCounts {
-        mlp_layers: layers.mlp,
-        moe_layers: layers.moe,
-        ..counts
-    };
-    for full in FullLayers::options(counts_layers) {
+    if offload.iter().any(|&o| o > 0) {
+        return best;
+    }
+    for full in FullLayers::options(counts) {
         let floor = full.cost_s(anatomy);
         if best.as_ref().is_some_and(|b| b.added_s <= floor) {
             continue;
         }
-        // Formulated once: the bound below and the solve share it.
-        let formulated = formulate_with(anatomy, counts, env, mode, base, offload, full);
-        if let Some(b) = &best {
-            let Some(c) = formulated.2 else { continue };
-            if cannot_beat(floor + knapsack::lower_bound(&formulated.0, c), b.added_s) {
+        if !mode.compress {
+            let lower_s = keep_bounds(anatomy, counts, env, full).lower_s;
+            if lower_s.is_infinite()
+                || best
+                    .as_ref()
+                    .is_some_and(|b| cannot_beat(floor + lower_s, b.added_s))
+            {
                 continue;
             }
+        }
+        // Formulated once: the bound below and the solve share it.
+        let formulated = formulate_with(anatomy, counts, env, mode, base, offload, full);
+        let Some(c) = formulated.2 else { continue };
+        if mode.compress
+            && let Some(b) = &best
+            && cannot_beat(floor + knapsack::lower_bound(&formulated.0, c), b.added_s)
+        {
+            continue;
         }
         if let Some(p) = solve_formulated(anatomy, formulated, base, want_decisions, full)
             && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
@@ -264,3 +273,7 @@ fn solve_formulated(
         added_s: sel.cost_s + layers_s,
     })
 }
+
+#[cfg(test)]
+#[path = "choose_tests.rs"]
+mod tests;

@@ -80,7 +80,7 @@ const NO_FIT: knapsack::Bounds = knapsack::Bounds {
 
 /// [`formulate_with`]'s keep/recompute knapsack (no offload, no compression) handed straight
 /// to [`knapsack::bounds_keep`], without building choice lists.
-fn keep_bounds(
+pub(super) fn keep_bounds(
     anatomy: &Anatomy,
     counts: BlockCounts,
     env: &StageEnv,
