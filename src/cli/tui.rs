@@ -86,8 +86,9 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
         scenario,
         choices: tui::choices_of(&catalog),
         preset_source,
-        // A scenario made from flags alone came from no preset: the picker marks none.
-        preset_name: args.source.preset.as_ref().map(|_| scenario_name.clone()),
+        // A scenario made from flags alone came from no preset: the picker marks none. With
+        // no flag at all the UI opens on the default preset as it is: the picker marks it.
+        preset_name: (args.source.preset.is_some() || args.is_empty()).then_some(scenario_name),
         presets: tui::preset_choices(&catalog),
         watch_dirs,
         presets_dir: config.as_ref().map(|c| c.join("presets")),

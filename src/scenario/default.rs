@@ -50,6 +50,7 @@ pub(crate) fn built_in_code() -> Scenario {
             memory_gib: 80.0,
             bf16_tflops: 312.0,
             fp8_tflops: None,
+            fp8_recipe: super::Fp8Recipe::Delayed,
             hbm_gbps: 2039.0,
             sms: Some(108),
             link_gbps: a100_links::LINK_GBPS,

@@ -100,6 +100,11 @@ pub struct GpuSpec {
     /// (such a GPU refuses `precision = "fp8"`).
     #[serde(default)]
     pub fp8_tflops: Option<f64>,
+    /// The fp8 scaling recipe Transformer Engine runs on this GPU (what `export megatron`
+    /// writes as `--fp8-recipe`): delayed scaling on Hopper, MXFP8 block scaling on
+    /// Blackwell. The cost model is the same for both (docs/model.md, "Precision").
+    #[serde(default)]
+    pub fp8_recipe: Fp8Recipe,
     /// HBM bandwidth, GB/s (10^9 bytes/s).
     pub hbm_gbps: f64,
     /// Streaming multiprocessors (the GEMMs that Transformer Engine overlaps with
@@ -145,6 +150,29 @@ pub struct GpuSpec {
     /// GPU has the one `codec` above.
     #[serde(default)]
     pub codecs: Vec<super::Codec>,
+}
+
+/// Transformer Engine's fp8 scaling recipe on a GPU (Megatron's `--fp8-recipe`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fp8Recipe {
+    /// Delayed scaling: one scale per tensor from an amax history (`DelayedScaling`), E4M3
+    /// forward and E5M2 gradients; Hopper's recipe.
+    #[default]
+    Delayed,
+    /// MXFP8 block scaling: one power-of-two scale per 32 values (`MXFP8BlockScaling`),
+    /// E4M3 throughout; Blackwell's tensor cores run it natively (SM 10.0).
+    Mxfp8,
+}
+
+impl Fp8Recipe {
+    /// The name Megatron's `--fp8-recipe` and a GPU preset's `fp8_recipe` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fp8Recipe::Delayed => "delayed",
+            Fp8Recipe::Mxfp8 => "mxfp8",
+        }
+    }
 }
 
 fn one() -> u32 {

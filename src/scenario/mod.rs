@@ -33,7 +33,7 @@ pub(crate) use budget::{budget_bytes, reserve_bytes};
 pub use codec::CodecSpec;
 pub use codecs::{Codec, builtin_codecs, codecs_from_tables};
 pub use default::{DEFAULT_SCENARIO, default_scenario};
-pub use gpu::{AttentionKernel, EfficiencyCurve, GpuSpec};
+pub use gpu::{AttentionKernel, EfficiencyCurve, Fp8Recipe, GpuSpec};
 pub use model::{ExpertGroups, MlaSpec, ModelSpec, ModelStyle, MoeSpec};
 pub use overrides::ScenarioOverrides;
 pub use pipeline_layout::{LayoutError, LayoutLayer, LayoutStage, PipelineLayout};
@@ -84,9 +84,22 @@ pub struct InvalidField {
     pub allowed: String,
 }
 
-/// A value as an error shows it: as written, or `''` when it is empty (so `= :` never appears).
-fn shown(value: &str) -> &str {
-    if value.is_empty() { "''" } else { value }
+/// The most characters of a value an error quotes; a longer one is cut, with its length.
+const MAX_SHOWN_CHARS: usize = 60;
+
+/// A value as an error shows it: as written, `''` when it is empty (so `= :` never appears),
+/// or its first [`MAX_SHOWN_CHARS`] characters and its length when longer (a pasted 100,000
+/// characters would bury the message).
+fn shown(value: &str) -> String {
+    let n = value.chars().count();
+    if value.is_empty() {
+        "''".into()
+    } else if n > MAX_SHOWN_CHARS {
+        let head: String = value.chars().take(MAX_SHOWN_CHARS).collect();
+        format!("{head}… ({n} characters)")
+    } else {
+        value.to_string()
+    }
 }
 
 impl InvalidField {

@@ -92,6 +92,12 @@ fn gpu_table(g: &GpuSpec) -> Table {
     if let Some(fp8) = g.fp8_tflops {
         t.insert("fp8_tflops".into(), Value::Float(fp8));
     }
+    if g.fp8_recipe != crate::scenario::Fp8Recipe::Delayed {
+        t.insert(
+            "fp8_recipe".into(),
+            Value::String(g.fp8_recipe.name().into()),
+        );
+    }
     t.insert("hbm_gbps".into(), Value::Float(g.hbm_gbps));
     if let Some(sms) = g.sms {
         t.insert("sms".into(), int(u64::from(sms)));

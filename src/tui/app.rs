@@ -13,6 +13,11 @@ use super::fields::{Choices, Field};
 use super::solved::Solved;
 use super::theme::{BUILTIN, Theme};
 
+/// How an export's error starts on the status bar (`e`).
+pub const EXPORT_ERROR: &str = "could not export: ";
+/// How a save's error starts on the status bar (`w`).
+pub const SAVE_ERROR: &str = "could not save the preset: ";
+
 /// One step of the story: the memory strategy it plans with and, for PipeOffload's steps,
 /// the schedule it runs instead of the scenario's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -328,6 +333,19 @@ impl App {
                 _ => None,
             },
             _ => self.solved.as_ref(),
+        }
+    }
+
+    /// Forgets the error of an earlier export or save (`e`, `w`) once one succeeds: it
+    /// would otherwise hide the success on the status bar, an error going before a note. A
+    /// solve's error stays (the scenario still does not solve).
+    pub fn clear_output_error(&mut self) {
+        if self
+            .error
+            .as_deref()
+            .is_some_and(|e| e.starts_with(EXPORT_ERROR) || e.starts_with(SAVE_ERROR))
+        {
+            self.error = None;
         }
     }
 

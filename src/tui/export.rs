@@ -182,9 +182,10 @@ pub(super) fn exported(app: &mut App, result: Result<Vec<PathBuf>, String>) -> V
                 [] => String::new(),
                 list => format!("; left out: {}", list.join(", ")),
             };
+            app.clear_output_error();
             app.note = Some(format!("exported {}{kept}{left_out}", names.join(", ")));
         }
-        Err(e) => app.error = Some(format!("could not export: {e}")),
+        Err(e) => app.error = Some(format!("{}{e}", crate::tui::app::EXPORT_ERROR)),
     }
     Vec::new()
 }

@@ -38,8 +38,12 @@ pub fn preset_choices(catalog: &crate::Catalog) -> Vec<PresetChoice> {
         .into_iter()
         .filter_map(|info| {
             let scenario = catalog.scenario(&info.name).ok()?;
-            let source =
-                (!info.source.starts_with("builtin:")).then(|| PathBuf::from(&info.source));
+            // Canonical, as the watcher's paths are, so that a reload or a removal finds
+            // its entry ([`refresh_choice`]).
+            let source = (!info.source.starts_with("builtin:")).then(|| {
+                let path = PathBuf::from(&info.source);
+                std::fs::canonicalize(&path).unwrap_or(path)
+            });
             Some(PresetChoice {
                 name: info.name,
                 description: info.description,
@@ -48,6 +52,27 @@ pub fn preset_choices(catalog: &crate::Catalog) -> Vec<PresetChoice> {
             })
         })
         .collect()
+}
+
+/// Keeps the picker's list in step with a user preset file that was reloaded or removed
+/// while the UI runs: the entries that came from `path` go, and the file's `scenario` (when
+/// it is a scenario preset that loaded) comes in under its name, in the list's order (built
+/// in first, then the user's, each by name). Without it a preset created after start was
+/// missing, a removed one stayed, and an edited one loaded its version of the start.
+pub fn refresh_choice(app: &mut App, path: &std::path::Path, scenario: Option<&Scenario>) {
+    app.presets.retain(|c| c.source.as_deref() != Some(path));
+    if let Some(s) = scenario {
+        app.presets
+            .retain(|c| c.source.is_none() || c.name != s.name);
+        app.presets.push(PresetChoice {
+            name: s.name.clone(),
+            description: s.description.clone(),
+            scenario: s.clone(),
+            source: Some(path.to_path_buf()),
+        });
+        app.presets
+            .sort_by_key(|c| (c.source.is_some(), c.name.clone()));
+    }
 }
 
 /// The picker's state while open: the filter typed and the cursor (an index into

@@ -116,6 +116,9 @@ pub(super) fn reloaded(app: &mut App, reload: Reload) -> Vec<Effect> {
             if !parsed.choices.models.is_empty() {
                 app.choices = parsed.choices;
             }
+            if parsed.scenario.is_some() {
+                super::presets::refresh_choice(app, &path, parsed.scenario.as_ref());
+            }
             match parsed.scenario {
                 Some(scenario) if app.preset_source.as_ref() == Some(&path) => {
                     let base = app.preset_base.replace(scenario.clone());
@@ -175,6 +178,8 @@ pub(super) fn reloaded(app: &mut App, reload: Reload) -> Vec<Effect> {
 /// it held stays loaded as it was.
 fn removed(app: &mut App, path: &std::path::Path, theme: Option<String>) {
     app.reload_errors.remove(path);
+    // Its scenario preset leaves the picker (the scenario on screen stays).
+    super::presets::refresh_choice(app, path, None);
     let mut note = format!("{} was removed", path.display());
     if let Some(name) = theme {
         if super::theme::BUILTIN.iter().any(|(n, _)| *n == name) {

@@ -257,6 +257,20 @@ fn the_fp8_flags_follow_the_precision() {
     assert_eq!(l.int("--fp8-amax-history-len", 0), 1024);
     assert_eq!(l.one("--fp8-amax-compute-algo"), Some("max"));
     assert!(l.has("--bf16"));
+    // Blackwell runs Transformer Engine's MXFP8 block scaling: no amax history.
+    for gpu in ["b200-180gb", "gb200-186gb"] {
+        s.gpu = Catalog::builtin().gpu(gpu).unwrap().clone();
+        s.plan.memory_budget_bytes = s.gpu.memory_bytes();
+        let (text, l) = export(&s);
+        let problems: Vec<String> = check_flags(&l).into_iter().chain(check_rules(&l)).collect();
+        assert!(problems.is_empty(), "{gpu}: {problems:?}\n{text}");
+        assert_eq!(l.one("--fp8-recipe"), Some("mxfp8"), "{gpu}");
+        assert_eq!(l.one("--fp8-format"), Some("e4m3"), "{gpu}");
+        assert!(!l.has("--fp8-amax-history-len") && !l.has("--fp8-amax-compute-algo"));
+        s.parallel.precision = pipescope::Precision::Bf16;
+        assert!(!export(&s).1.has("--fp8-recipe"), "{gpu}");
+        s.parallel.precision = pipescope::Precision::Fp8;
+    }
 }
 
 #[test]

@@ -66,3 +66,22 @@ fn preset_value_errors_point_at_the_value_whatever_refuses_it() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A pasted huge value is quoted cut, with its length, not whole.
+#[test]
+fn a_huge_value_is_quoted_cut_with_its_length() {
+    let long = "a".repeat(100_000);
+    let (ok, _, err) = pipescope(&["plan", "--model", &long]);
+    assert!(!ok);
+    assert!(
+        err.contains("… (100000 characters)"),
+        "{}",
+        &err[..200.min(err.len())]
+    );
+    assert!(err.len() < 2_000, "{} bytes", err.len());
+    // A short one is quoted whole, an empty one as ''.
+    let (_, _, err) = pipescope(&["plan", "--model", "nope"]);
+    assert!(err.contains("= nope:"), "{err}");
+    let (_, _, err) = pipescope(&["plan", "--model", ""]);
+    assert!(err.contains("= '':"), "{err}");
+}

@@ -399,11 +399,13 @@ fn in_tmux_the_sweep_runs_is_cancelled_by_an_edit_and_enter_loads_a_configuratio
     t.wait_for("the first solve", |s| {
         s.contains("stages p") && s.contains("iter")
     });
-    // An edit while the sweep runs: a new model, so the sweep starts again for it. The two
-    // keys go together so that the first sweep (40 candidates of the fixture, done in well
-    // under a second on an idle machine) is certainly still running when the edit lands;
-    // the progress line itself is pinned by the running-sweep snapshots.
-    t.keys(&["o", "m"]);
+    // An edit while the sweep runs: a new model, so the sweep starts again for it. The edit
+    // goes once the first sweep's progress is on screen (the fixture's 40 steps of 25 ms
+    // sleep a second, under any load): sent with `o` in one burst, on a loaded machine both
+    // keys could be handled before that sweep began, and nothing was cancelled.
+    t.keys(&["o"]);
+    t.wait_for("the running sweep", |s| s.contains(" candidates"));
+    t.keys(&["m"]);
     t.wait_for("the cancelled sweep", |s| {
         s.contains("┌ sweep · ")
             && !s.contains("sweep · gpt3-175b")

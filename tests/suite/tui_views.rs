@@ -453,8 +453,8 @@ fn the_compare_header_shows_each_side_layout_at_every_size() {
         let screen = render(&mut app, w, h).to_string();
         let mut lines = screen.lines();
         let (a, b) = (lines.next().unwrap(), lines.next().unwrap());
-        assert!(a.contains("t8 p8 d1 bf16 64 GPUs"), "{w}x{h}: {a}");
-        assert!(b.contains("t8 p8 d2 bf16 128 GPUs"), "{w}x{h}: {b}");
+        assert!(a.contains("t8 p8 d1 64 GPUs batch 64 "), "{w}x{h}: {a}");
+        assert!(b.contains("t8 p8 d2 128 GPUs batch 128 "), "{w}x{h}: {b}");
     }
 }
 

@@ -253,10 +253,13 @@ pub fn model(s: &Scenario) -> Group {
 
 /// Number formats: bf16 weights and activations; 16-bit gradients with `--grad-bytes 2`;
 /// bf16 Adam moments with `--moment-bytes 2` (Megatron's precision-aware optimizer);
-/// under the fp8 recipe Transformer Engine's delayed scaling with E4M3 forward and E5M2
-/// gradients (`hybrid`), as pipescope models it.
+/// under fp8 the GPU's Transformer Engine recipe (`gpu.fp8_recipe`): delayed scaling with
+/// E4M3 forward and E5M2 gradients (`hybrid`) on Hopper, MXFP8 block scaling in E4M3 on
+/// Blackwell (as Megatron-Bridge's `bf16_with_mxfp8_mixed` sets it).
 pub fn precision(s: &Scenario) -> Group {
     let fp8 = s.parallel.precision.is_fp8();
+    let recipe = s.gpu.fp8_recipe;
+    let delayed = fp8 && recipe == crate::scenario::Fp8Recipe::Delayed;
     let bf16_moments = s.parallel.moment_bytes == 2;
     let mut g = Group::new("MIXED_PRECISION_ARGS");
     g.switch("--bf16")
@@ -264,10 +267,10 @@ pub fn precision(s: &Scenario) -> Group {
         .switch_if(bf16_moments, "--use-precision-aware-optimizer")
         .value_if(bf16_moments, "--exp-avg-dtype", "bf16")
         .value_if(bf16_moments, "--exp-avg-sq-dtype", "bf16")
-        .value_if(fp8, "--fp8-format", "hybrid")
-        .value_if(fp8, "--fp8-recipe", "delayed")
-        .value_if(fp8, "--fp8-amax-history-len", 1024)
-        .value_if(fp8, "--fp8-amax-compute-algo", "max");
+        .value_if(fp8, "--fp8-format", if delayed { "hybrid" } else { "e4m3" })
+        .value_if(fp8, "--fp8-recipe", recipe.name())
+        .value_if(delayed, "--fp8-amax-history-len", 1024)
+        .value_if(delayed, "--fp8-amax-compute-algo", "max");
     g
 }
 

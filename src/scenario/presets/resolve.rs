@@ -199,6 +199,7 @@ pub fn gpu_spec(t: &GpuToml) -> Result<GpuSpec, InvalidField> {
         memory_gib: t.memory_gib,
         bf16_tflops: t.bf16_tflops,
         fp8_tflops: t.fp8_tflops,
+        fp8_recipe: t.fp8_recipe.unwrap_or_default(),
         hbm_gbps: t.hbm_gbps,
         sms: t.sms,
         link_gbps: t.link_gbps.unwrap_or(a100_links::LINK_GBPS),

@@ -72,6 +72,7 @@ pub struct GpuToml {
     pub memory_gib: f64,
     pub bf16_tflops: f64,
     pub fp8_tflops: Option<f64>,
+    pub fp8_recipe: Option<crate::scenario::Fp8Recipe>,
     pub hbm_gbps: f64,
     pub sms: Option<u32>,
     pub link_gbps: Option<f64>,

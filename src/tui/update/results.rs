@@ -36,7 +36,10 @@ pub(super) fn solved(app: &mut App, result: JobResult) {
 /// A preset was written, or could not be.
 pub(super) fn saved(app: &mut App, result: Result<PathBuf, String>) {
     match result {
-        Ok(path) => app.note = Some(format!("saved {}", path.display())),
-        Err(e) => app.error = Some(format!("could not save the preset: {e}")),
+        Ok(path) => {
+            app.clear_output_error();
+            app.note = Some(format!("saved {}", path.display()));
+        }
+        Err(e) => app.error = Some(format!("{}{e}", crate::tui::app::SAVE_ERROR)),
     }
 }

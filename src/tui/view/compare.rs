@@ -143,12 +143,14 @@ pub fn changed(app: &App) -> String {
     }
 }
 
-/// The layout of one side: `t8 p4 d2 bf16 64 GPUs batch 512`, with `cp2` after `t` under
-/// context parallelism and `zero1` after `d` when it shards, the number format (the MFU's
-/// peak is that format's, so two sides' MFUs compare only beside it) and the global batch
-/// (sequences per iteration; its figures are per iteration): what the job runs, which the
-/// parameters panel shows only for side B. It heads the row at every width.
-pub fn layout(sc: &crate::Scenario) -> String {
+/// The layout of one side: `t8 p4 d2 fp8 64 GPUs batch 512`, with `cp2` after `t` under
+/// context parallelism and `zero1` after `d` when it shards, the number format unless both
+/// sides run bf16 (the MFU's peak is that format's, so two sides' MFUs compare only beside
+/// it; bf16 beside bf16 says nothing and takes the room of the peak memory at 80 columns)
+/// and the global batch (sequences per iteration; its figures are per iteration): what the
+/// job runs, which the parameters panel shows only for side B. It heads the row at every
+/// width.
+pub fn layout(sc: &crate::Scenario, other: Option<&crate::Scenario>) -> String {
     let par = &sc.parallel;
     let gpus = u64::from(par.tp) * u64::from(par.cp) * u64::from(par.pp) * u64::from(par.dp);
     let cp = if par.cp > 1 {
@@ -160,12 +162,17 @@ pub fn layout(sc: &crate::Scenario) -> String {
         crate::scenario::Zero::Off => String::new(),
         z => format!(" zero{}", z.level()),
     };
+    let bf16 = |s: &crate::Scenario| s.parallel.precision == crate::scenario::Precision::Bf16;
+    let precision = if bf16(sc) && other.is_none_or(bf16) {
+        String::new()
+    } else {
+        format!(" {}", par.precision.name())
+    };
     format!(
-        "t{}{cp} p{} d{}{zero} {} {gpus} GPUs batch {}",
+        "t{}{cp} p{} d{}{zero}{precision} {gpus} GPUs batch {}",
         par.tp,
         par.pp,
         par.dp,
-        par.precision.name(),
         sc.batch.global_batch(par.dp)
     )
 }
@@ -196,11 +203,19 @@ fn width(spans: &[Span]) -> usize {
 /// Each line starts with the side's strategy and layout (t, p, d and the GPU count).
 pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App) {
     let theme = &app.theme;
+    // The strategy names are padded to the longer of the two, so that the rows' layouts
+    // line up without spending columns the peak memory needs.
+    let name_w = [app.pinned.as_ref(), Some(&app.scenario)]
+        .into_iter()
+        .flatten()
+        .map(|s| s.plan.strategy.name().chars().count())
+        .max()
+        .unwrap_or(0);
     let head = |side: &str, sc: Option<&crate::Scenario>, other: Option<&crate::Scenario>| {
         let name = sc.map_or("", |s| s.plan.strategy.name());
         let mut line = vec![
             Span::styled(format!(" {side} "), theme.selected()),
-            Span::styled(format!(" {name:<9} "), theme.accent()),
+            Span::styled(format!(" {name:<name_w$} "), theme.accent()),
         ];
         if let Some(sc) = sc {
             if let Some(other) = other {
@@ -209,7 +224,10 @@ pub fn render_metrics(area: Rect, buf: &mut Buffer, app: &App) {
                     line.push(Span::styled(who, theme.accent()));
                 }
             }
-            line.push(Span::styled(format!("{}  ", layout(sc)), theme.text()));
+            line.push(Span::styled(
+                format!("{}  ", layout(sc, other)),
+                theme.text(),
+            ));
         }
         line
     };
@@ -323,13 +341,13 @@ mod tests {
         let (t, p, d) = (sc.parallel.tp, sc.parallel.pp, sc.parallel.dp);
         let b = sc.batch.global_batch(d);
         assert_eq!(
-            layout(&sc),
-            format!("t{t} p{p} d{d} bf16 {} GPUs batch {b}", t * p * d)
+            layout(&sc, None),
+            format!("t{t} p{p} d{d} {} GPUs batch {b}", t * p * d)
         );
         sc.parallel.cp = 2;
         assert_eq!(
-            layout(&sc),
-            format!("t{t} cp2 p{p} d{d} bf16 {} GPUs batch {b}", 2 * t * p * d)
+            layout(&sc, Some(&sc.clone())),
+            format!("t{t} cp2 p{p} d{d} {} GPUs batch {b}", 2 * t * p * d)
         );
     }
 
@@ -338,8 +356,13 @@ mod tests {
         let mut sc = crate::tui::fixture::scenario("gpt3");
         sc.parallel.precision = crate::scenario::Precision::Fp8;
         sc.parallel.set_zero(crate::scenario::Zero::Full);
-        let text = layout(&sc);
+        let text = layout(&sc, None);
         assert!(text.contains(" zero3 fp8 "), "{text}");
+        // bf16 is named beside an fp8 side (their MFUs have different peaks), not beside bf16.
+        let mut other = sc.clone();
+        other.parallel.precision = crate::scenario::Precision::Bf16;
+        assert!(layout(&other, Some(&sc)).contains(" bf16 "));
+        assert!(!layout(&other, Some(&other.clone())).contains("bf16"));
     }
 
     /// A comparison of one job on two GPUs (or two models) names what differs on each row;
