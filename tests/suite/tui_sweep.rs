@@ -392,7 +392,13 @@ fn in_tmux_the_sweep_runs_is_cancelled_by_an_edit_and_enter_loads_a_configuratio
     let home_s = home.display().to_string();
     let t = Tmux::start(
         &[],
-        &[("XDG_CONFIG_HOME", &home_s), ("PIPESCOPE_FIXTURE", "1")],
+        &[
+            ("XDG_CONFIG_HOME", &home_s),
+            ("PIPESCOPE_FIXTURE", "1"),
+            // 40 steps of 150 ms: the sweep lasts 6 s, so the edit below lands while it runs
+            // even when a loaded machine takes a second or more to show a screen.
+            ("PIPESCOPE_FIXTURE_STEP_MS", "150"),
+        ],
         120,
         40,
     );
@@ -400,9 +406,9 @@ fn in_tmux_the_sweep_runs_is_cancelled_by_an_edit_and_enter_loads_a_configuratio
         s.contains("stages p") && s.contains("iter")
     });
     // An edit while the sweep runs: a new model, so the sweep starts again for it. The edit
-    // goes once the first sweep's progress is on screen (the fixture's 40 steps of 25 ms
-    // sleep a second, under any load): sent with `o` in one burst, on a loaded machine both
-    // keys could be handled before that sweep began, and nothing was cancelled.
+    // goes once the first sweep's progress is on screen: sent with `o` in one burst, on a
+    // loaded machine both keys could be handled before that sweep began, and nothing was
+    // cancelled.
     t.keys(&["o"]);
     t.wait_for("the running sweep", |s| s.contains(" candidates"));
     t.keys(&["m"]);
