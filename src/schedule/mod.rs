@@ -26,6 +26,7 @@ mod zb_h1;
 mod zb_heuristic;
 mod zbv;
 mod zbv_rerun;
+mod zbv_snap;
 
 use crate::cancel::Cancel;
 

@@ -15,10 +15,17 @@
 use std::collections::VecDeque;
 
 use super::search_input::{check_basic, check_v_shape, cost, mem_limit, op, schedule};
-use super::zbv_rerun::{Check, allowance, approved_of, same_path};
+#[cfg(test)]
+use super::zbv_rerun::same_path;
+use super::zbv_rerun::{Check, allowance, approved_of, first_difference, first_flag_difference};
+use super::zbv_snap::{Dev, Snaps};
 use super::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
 const MEM: [f64; 3] = [1.0, 0.0, -1.0];
+
+/// Rounds of the steady state between two snapshots of a run (`zbv_snap`): a rerun repeats
+/// at most this many rounds of the run before it.
+const SNAP_EVERY: usize = 32;
 
 /// Generates `zb-v`.
 pub(crate) fn generate(input: &ScheduleInput) -> Result<Schedule, ScheduleError> {
@@ -137,6 +144,7 @@ enum Extra {
 }
 
 /// A violated assertion of the source: this run produced no valid schedule.
+#[derive(Debug, Clone, Copy)]
 struct Invalid;
 
 /// Buffers a run fills, reused from run to run.
@@ -145,16 +153,46 @@ struct Scratch {
     end: Vec<f64>,
     /// The allowance tests of the last run (see `zbv_rerun`).
     checks: Vec<Check>,
-    /// The order of the last run (taken out by the caller that keeps it).
+    /// The order of the last run.
     order: Order,
+    /// The last run's snapshots (`zbv_snap`).
+    snaps: Snaps,
 }
 
+/// The chain's first run that a [`Scratch`] holds (no allowance): its `(fill_b, fill_f)`
+/// and what it returned. The other chains' first runs are that run up to where a flag that
+/// differs decides something (`zbv_rerun`), and start from its snapshots.
+type Base = Option<((bool, bool), (Bubbles, Reads))>;
+
 impl Scratch {
+    /// Becomes a copy of `other`, reusing its buffers.
+    fn copy_from(&mut self, other: &Scratch) {
+        self.end.clone_from(&other.end);
+        self.checks.clone_from(&other.checks);
+        self.order.clone_from(&other.order);
+        self.snaps.clone_from(&other.snaps);
+    }
+
     fn new(g: &Greedy) -> Scratch {
+        Scratch::snapping(g, SNAP_EVERY)
+    }
+
+    /// [`Scratch::new`] with a snapshot every `every` rounds.
+    fn snapping(g: &Greedy, every: usize) -> Scratch {
         Scratch {
             end: vec![-1.0; 6 * g.p * g.m],
             checks: Vec::new(),
             order: Vec::new(),
+            snaps: Snaps::new(every),
+        }
+    }
+
+    /// Empty per-device order lists for a run on `p` devices of `m` micro-batches.
+    fn clear_order(&mut self, p: usize, m: usize) {
+        if self.order.len() == p {
+            self.order.iter_mut().for_each(Vec::clear);
+        } else {
+            self.order = vec![Vec::with_capacity(6 * m); p];
         }
     }
 }
@@ -169,6 +207,8 @@ struct State<'a> {
     end: &'a mut [f64],
     /// The allowance tests made so far (a buffer reused from run to run).
     checks: &'a mut Vec<Check>,
+    /// The run's snapshots so far (a buffer reused from run to run).
+    snaps: &'a mut Snaps,
     cur: Vec<f64>,
     mem: Vec<f64>,
     bubble: Vec<f64>,
@@ -196,7 +236,11 @@ impl Greedy {
     /// Every run records its order in reused buffers, and the best keeps its own: the
     /// answer needs no run of its own.
     fn best(&self) -> Option<Order> {
-        let mut scratch = Scratch::new(self);
+        // The last chain's first run, and the reruns of a chain.
+        let mut first = Scratch::new(self);
+        let mut again: Option<Scratch> = None;
+        let mut base: Base = None;
+        let mut spare: Order = Vec::new();
         let mut best: Option<Run> = None;
         // Combinations run so far (or known to run the same as one that did), with what
         // their chains read.
@@ -215,7 +259,10 @@ impl Greedy {
                 seen.push(((fill_b, fill_f), reads));
                 continue;
             }
-            let Some(run) = self.schedule_with_retries(fill_b, fill_f, &mut scratch) else {
+            let scratch = (&mut first, &mut again);
+            let Some(run) =
+                self.schedule_with_retries((fill_b, fill_f), scratch, &mut base, &mut spare)
+            else {
                 seen.push(((fill_b, fill_f), (true, true)));
                 continue;
             };
@@ -223,7 +270,7 @@ impl Greedy {
             if best.as_ref().is_none_or(|b| run.max_bubble < b.max_bubble) {
                 best = Some(run);
             } else {
-                scratch.order = run.order;
+                spare = run.order;
             }
         }
         best.map(|b| b.order)
@@ -255,35 +302,62 @@ impl Greedy {
     /// `create_schedule`'s inner step: one run, then reruns with the previous run's
     /// per-stage bubbles as allowance while the largest bubble shrinks. A rerun that would
     /// take the path of the run before it (`zbv_rerun`) gives the same largest bubble, which
-    /// ends the reruns: it is not run.
+    /// ends the reruns: it is not run. A rerun starts from the last snapshot of the run
+    /// before it taken before their paths part (`zbv_snap`).
+    ///
+    /// The first run is left in `first` (the next chain's first run starts from it,
+    /// [`Greedy::first_run`]); the reruns run in `again` (made when first needed). The chain's
+    /// best order is copied into `spare`'s buffer.
     fn schedule_with_retries(
         &self,
-        fill_b: bool,
-        fill_f: bool,
-        scratch: &mut Scratch,
+        (fill_b, fill_f): (bool, bool),
+        (first, again): (&mut Scratch, &mut Option<Scratch>),
+        base: &mut Base,
+        spare: &mut Order,
     ) -> Option<Run> {
-        let ((bubble, max_bubble), read) = self.try_v(fill_f, fill_b, None, scratch).ok()?;
+        let ((bubble, max_bubble), read) = self.first_run((fill_b, fill_f), first, base).ok()?;
+        let mut order = std::mem::take(spare);
+        order.clone_from(&first.order);
         let mut best = Run {
             read,
             bubble,
             max_bubble,
             approved: None,
-            order: std::mem::take(&mut scratch.order),
+            order,
         };
+        // Whether the chain's best run is the one in `again` (else `first`'s).
+        let mut in_again = false;
         for _ in 0..64 {
             // No rerun can beat a run without bubbles (see `best`).
             if best.max_bubble <= 0.0 {
                 break;
             }
-            if same_path(
-                &scratch.checks,
+            let last: &Scratch = match again {
+                Some(a) if in_again => a,
+                _ => first,
+            };
+            let Some(k) = first_difference(
+                &last.checks,
                 best.approved.as_deref(),
                 Some(&best.bubble),
                 self.p,
-            ) {
+            ) else {
                 break;
-            }
-            match self.try_v(fill_f, fill_b, Some(&best.bubble), scratch) {
+            };
+            let rerun_scratch = match again {
+                Some(a) if in_again => a,
+                _ => {
+                    let a = again.get_or_insert_with(|| Scratch::new(self));
+                    a.copy_from(first);
+                    in_again = true;
+                    a
+                }
+            };
+            let rerun = match rerun_scratch.snaps.last_before_check(k) {
+                Some(snap) => self.resume(fill_f, fill_b, Some(&best.bubble), snap, rerun_scratch),
+                None => self.try_v(fill_f, fill_b, Some(&best.bubble), rerun_scratch),
+            };
+            match rerun {
                 Ok(((bubble, max_bubble), read)) => {
                     best.read = (best.read.0 || read.0, best.read.1 || read.1);
                     if max_bubble >= best.max_bubble {
@@ -292,7 +366,7 @@ impl Greedy {
                     let approved = std::mem::replace(&mut best.bubble, bubble);
                     best.approved = Some(approved);
                     best.max_bubble = max_bubble;
-                    std::mem::swap(&mut best.order, &mut scratch.order);
+                    best.order.clone_from(&rerun_scratch.order);
                 }
                 Err(Invalid) => {
                     best.read = (true, true);
@@ -303,9 +377,34 @@ impl Greedy {
         Some(best)
     }
 
+    /// A chain's first run (no allowance), left in `scratch`. When `scratch` holds another
+    /// chain's first run (`base`), it starts from that run's last snapshot before the first
+    /// test where the flags decide otherwise (`zbv_rerun`), and is that run when there is
+    /// none.
+    fn first_run(
+        &self,
+        flags: (bool, bool),
+        scratch: &mut Scratch,
+        base: &mut Base,
+    ) -> Result<(Bubbles, Reads), Invalid> {
+        let (fill_b, fill_f) = flags;
+        let result = match base.take() {
+            None => self.try_v(fill_f, fill_b, None, scratch),
+            Some((old, kept)) => match first_flag_difference(&scratch.checks, self.p, old, flags) {
+                None => Ok(kept),
+                Some(k) => match scratch.snaps.last_before_check(k) {
+                    Some(snap) => self.resume(fill_f, fill_b, None, snap, scratch),
+                    None => self.try_v(fill_f, fill_b, None, scratch),
+                },
+            },
+        };
+        *base = result.as_ref().ok().map(|r| (flags, r.clone()));
+        result
+    }
+
     /// One `try_v_schedule` run: the per-stage bubbles and the largest. `scratch` is
-    /// [`Scratch::new`]'s for this greedy; the run leaves its order and its allowance tests
-    /// there.
+    /// [`Scratch::new`]'s for this greedy; the run leaves its order, its allowance tests and
+    /// its snapshots there.
     fn try_v(
         &self,
         fill_f: bool,
@@ -317,16 +416,14 @@ impl Greedy {
         let (approved, max_approved) = approved_of(approved, p);
         scratch.end.fill(-1.0);
         scratch.checks.clear();
-        if scratch.order.len() == p {
-            scratch.order.iter_mut().for_each(Vec::clear);
-        } else {
-            scratch.order = vec![Vec::with_capacity(6 * m); p];
-        }
+        scratch.snaps.clear();
+        scratch.clear_order(p, m);
         let mut s = State {
             g: self,
             count: vec![[0; 6]; p],
             end: &mut scratch.end,
             checks: &mut scratch.checks,
+            snaps: &mut scratch.snaps,
             cur: vec![0.0; p],
             mem: vec![0.0; p],
             bubble: vec![0.0; p],
@@ -337,7 +434,71 @@ impl Greedy {
             max_approved,
             read: (false, false),
         };
-        // Warm-up.
+        s.warm_up()?;
+        s.rounds(0, fill_f, fill_b)
+    }
+
+    /// The rerun of [`Greedy::try_v`] with allowance `approved`, started from snapshot
+    /// `snap` of the run before it, which `scratch` holds: the caller knows that the rerun's tests come out as that
+    /// run's up to the snapshot, so that the rerun is that run up to there (`zbv_snap`).
+    /// Returns what the whole rerun returns, and leaves in `scratch` what it leaves.
+    fn resume(
+        &self,
+        fill_f: bool,
+        fill_b: bool,
+        approved: Option<&[f64]>,
+        snap: usize,
+        scratch: &mut Scratch,
+    ) -> Result<(Bubbles, Reads), Invalid> {
+        let p = self.p;
+        let (approved, max_approved) = approved_of(approved, p);
+        let (head, devs, pending) = scratch.snaps.get(snap, p);
+        let mut pending = pending.iter();
+        let mut pending_w = Vec::with_capacity(p);
+        for (d, dev) in devs.iter().enumerate() {
+            let order = &mut scratch.order[d];
+            for &code in order.get(dev.order_len..).unwrap_or_default() {
+                let (cat, chunk, mb) = decode(code);
+                scratch.end[self.id(cat, chunk, d, mb)] = -1.0;
+            }
+            order.truncate(dev.order_len);
+            pending_w.push(
+                pending
+                    .by_ref()
+                    .take(dev.pending)
+                    .map(|&c| usize::from(c))
+                    .collect::<VecDeque<usize>>(),
+            );
+        }
+        scratch.checks.truncate(head.checks);
+        let s = State {
+            g: self,
+            count: devs.iter().map(|d| d.count).collect(),
+            cur: devs.iter().map(|d| d.cur).collect(),
+            mem: devs.iter().map(|d| d.mem).collect(),
+            bubble: devs.iter().map(|d| d.bubble).collect(),
+            end: &mut scratch.end,
+            checks: &mut scratch.checks,
+            snaps: &mut scratch.snaps,
+            max_bubble: head.max_bubble,
+            pending_w,
+            order: &mut scratch.order,
+            approved,
+            max_approved,
+            read: head.read,
+        };
+        s.snaps.truncate(snap + 1);
+        s.rounds(head.round, fill_f, fill_b)
+    }
+}
+
+impl State<'_> {
+    /// The warm-up: chunk-0 F's everywhere, as many more as memory allows while a device
+    /// would wait for its chunk-1 F, then F's until the counts are balanced.
+    fn warm_up(&mut self) -> Result<(), Invalid> {
+        let s = self;
+        let g = s.g;
+        let (p, m) = (g.p, g.m);
         for i in 0..p {
             s.put(0, 0, i)?;
         }
@@ -346,9 +507,9 @@ impl Greedy {
                 s.put(0, 1, i)?;
                 continue;
             }
-            let arrival = s.end[self.id(0, 1, i + 1, 0)] + self.comm;
-            while s.mem[i] + MEM[0] * (2 + 2 * i) as f64 <= self.max_mem
-                && s.cur[i] + self.cost[0][i][0] <= arrival
+            let arrival = s.end[g.id(0, 1, i + 1, 0)] + g.comm;
+            while s.mem[i] + MEM[0] * (2 + 2 * i) as f64 <= g.max_mem
+                && s.cur[i] + g.cost[0][i][0] <= arrival
                 && s.count[i][0] < m
             {
                 for j in 0..=i {
@@ -377,10 +538,27 @@ impl Greedy {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Rounds `from..2m` of the steady state and cool-down, then the pending W's: the run's
+    /// per-stage bubbles and the largest. Takes the snapshots that are due.
+    fn rounds(
+        mut self,
+        from: usize,
+        fill_f: bool,
+        fill_b: bool,
+    ) -> Result<(Bubbles, Reads), Invalid> {
+        let s = &mut self;
+        let g = s.g;
+        let (p, m) = (g.p, g.m);
         // Steady state and cool-down: 2m rounds of one B and (maybe) one F per device.
-        for _ in 0..2 * m {
+        for round in from..2 * m {
+            if s.snaps.due(round) {
+                s.snapshot(round);
+            }
             for i in 0..p {
-                while s.mem[i] + MEM[1] > self.max_mem {
+                while s.mem[i] + MEM[1] > g.max_mem {
                     s.put_w(i)?;
                 }
             }
@@ -389,7 +567,7 @@ impl Greedy {
                 if s.count[i][3] >= s.count[i][2] {
                     b0.push(i);
                 } else if i == p - 1
-                    || s.end[self.id(1, 1, i + 1, s.count[i][3])] >= 0.0
+                    || s.end[g.id(1, 1, i + 1, s.count[i][3])] >= 0.0
                     || s.count[i][2] >= m
                 {
                     b1.push(i);
@@ -404,9 +582,9 @@ impl Greedy {
                 .chain(b0.iter().map(|&i| (i, 0)));
             for (i, c) in ranks.collect::<Vec<_>>() {
                 let fa = if c == 1 && i + 1 < p {
-                    Some(self.id(1, 1, i + 1, s.count[i][3]))
+                    Some(g.id(1, 1, i + 1, s.count[i][3]))
                 } else if c == 0 && i > 0 {
-                    Some(self.id(1, 0, i - 1, s.count[i][2]))
+                    Some(g.id(1, 0, i - 1, s.count[i][2]))
                 } else {
                     None
                 };
@@ -424,23 +602,23 @@ impl Greedy {
                 }
                 let item = if s.count[i][1] >= s.count[i][0] {
                     Some(0)
-                } else if i == p - 1 || s.end[self.id(0, 1, i + 1, s.count[i][1])] >= 0.0 {
+                } else if i == p - 1 || s.end[g.id(0, 1, i + 1, s.count[i][1])] >= 0.0 {
                     Some(1)
                 } else if s.count[i][0] < m
-                    && (i == 0 || s.end[self.id(0, 0, i - 1, s.count[i][0])] >= 0.0)
+                    && (i == 0 || s.end[g.id(0, 0, i - 1, s.count[i][0])] >= 0.0)
                 {
                     Some(0)
                 } else {
                     None
                 };
                 let Some(item) = item else { continue };
-                while s.mem[i] + MEM[0] > self.max_mem {
+                while s.mem[i] + MEM[0] > g.max_mem {
                     s.put_w(i)?;
                 }
                 let fa = if item == 0 && i > 0 {
-                    Some(self.id(0, 0, i - 1, s.count[i][0]))
+                    Some(g.id(0, 0, i - 1, s.count[i][0]))
                 } else if item == 1 && i + 1 < p {
-                    Some(self.id(0, 1, i + 1, s.count[i][1]))
+                    Some(g.id(0, 1, i + 1, s.count[i][1]))
                 } else {
                     None
                 };
@@ -454,11 +632,30 @@ impl Greedy {
             }
         }
         let max_bubble = s.max_stage_bubble(None);
-        Ok(((s.bubble, max_bubble), s.read))
+        Ok(((self.bubble, max_bubble), self.read))
     }
-}
 
-impl State<'_> {
+    /// Takes a snapshot before round `round` (`zbv_snap`).
+    fn snapshot(&mut self, round: usize) {
+        let devs = (0..self.g.p).map(|d| Dev {
+            count: self.count[d],
+            cur: self.cur[d],
+            mem: self.mem[d],
+            bubble: self.bubble[d],
+            order_len: self.order[d].len(),
+            pending: self.pending_w[d].len(),
+        });
+        let pending = self.pending_w.iter().flatten().copied();
+        self.snaps.push(
+            round,
+            self.checks.len(),
+            self.read,
+            self.max_bubble,
+            devs,
+            pending,
+        );
+    }
+
     fn max_stage_bubble(&self, stage: Option<usize>) -> f64 {
         // Bubbles only grow, so the running maximum is the maximum.
         match stage {
@@ -497,6 +694,11 @@ impl State<'_> {
             wait,
             bubble: self.bubble[i],
             max_bubble: self.max_bubble,
+            flag: match extra {
+                Extra::Always => 0,
+                Extra::FillB(_) => 1,
+                Extra::FillF(_) => 2,
+            },
         });
         if wait > self.max_stage_bubble(Some(i)) - self.bubble[i] {
             let put = match extra {
@@ -662,6 +864,122 @@ mod tests {
             same > 0 && differs > 0,
             "reruns skipped {same}, run {differs}"
         );
+    }
+
+    /// What a run leaves: its result, order, allowance tests, and the rounds and test
+    /// counts of its snapshots.
+    type Left = (
+        Result<(Bubbles, Reads), ()>,
+        Order,
+        Vec<Check>,
+        Vec<(usize, usize)>,
+    );
+
+    fn left(run: Result<(Bubbles, Reads), Invalid>, scratch: &Scratch) -> Left {
+        (
+            run.map_err(|_| ()),
+            scratch.order.clone(),
+            scratch.checks.clone(),
+            scratch.snaps.rounds(),
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+        /// A run started from a snapshot of the run before it returns and leaves exactly what
+        /// the whole run does: each chain's first run from the previous chain's (other flags),
+        /// and reruns from the run before them (the previous run's bubbles, as the search
+        /// gives, then random allowances), each from the last snapshot before their tests part
+        /// or any earlier one. Random sizes, costs, transfer times, limits and snapshot
+        /// spacings.
+        #[test]
+        fn a_resumed_run_is_the_whole_run(
+            p in 2usize..7,
+            extra in 0usize..48,
+            costs in proptest::collection::vec(0.8f64..1.25, 36),
+            scale in proptest::collection::vec(0.5f64..2.0, 3),
+            comm in 0.0f64..0.3,
+            tight in proptest::bool::ANY,
+            random in proptest::collection::vec(0.0f64..4.0, 18),
+            picks in proptest::collection::vec(0usize..1000, 16),
+            every in 1usize..40,
+        ) {
+            let m = p + extra;
+            let cost = (0..3)
+                .map(|cat| {
+                    (0..p)
+                        .map(|d| {
+                            let c = &costs[cat * 12 + 2 * d..];
+                            [scale[cat] * c[0], scale[cat] * c[1]]
+                        })
+                        .collect()
+                })
+                .collect();
+            let g = Greedy {
+                p,
+                m,
+                cost,
+                comm,
+                max_mem: if tight { (p + 2) as f64 } else { 2.0 * p as f64 },
+            };
+            // The averaged costs where the greedy fails with the real ones (as `generate`).
+            let g = if g.try_v(true, true, None, &mut Scratch::new(&g)).is_ok() {
+                g
+            } else {
+                g.averaged()
+            };
+            let mut first = Scratch::snapping(&g, every);
+            let mut again = Scratch::snapping(&g, every);
+            let mut fresh = Scratch::snapping(&g, every);
+            let mut picks = picks.iter().cycle();
+            let mut pick = |last: usize| if picks.next().is_some_and(|x| x % 3 == 0) {
+                picks.next().map_or(last, |x| x % (last + 1))
+            } else {
+                last
+            };
+            let mut base: Base = None;
+            for flags in [(true, true), (true, false), (false, true), (false, false)] {
+                let (fill_b, fill_f) = flags;
+                let run = match base.take() {
+                    None => g.try_v(fill_f, fill_b, None, &mut first),
+                    Some((old, kept)) => match first_flag_difference(&first.checks, p, old, flags) {
+                        None => Ok(kept),
+                        Some(k) => {
+                            let last = first.snaps.last_before_check(k).ok_or_else(|| {
+                                proptest::test_runner::TestCaseError::fail("no snapshot")
+                            })?;
+                            g.resume(fill_f, fill_b, None, pick(last), &mut first)
+                        }
+                    },
+                };
+                let whole = g.try_v(fill_f, fill_b, None, &mut fresh);
+                proptest::prop_assert_eq!(left(run.clone(), &first), left(whole, &fresh));
+                let Ok(((bubble, max), read)) = run else { continue };
+                proptest::prop_assert_eq!(&first.end, &fresh.end);
+                base = Some((flags, ((bubble.clone(), max), read)));
+                again.copy_from(&first);
+                let mut old: Option<Vec<f64>> = None;
+                let allowances = [bubble, random[..p].to_vec(), random[6..6 + p].to_vec(), random[12..12 + p].to_vec()];
+                for new in &allowances {
+                    let Some(k) = first_difference(&again.checks, old.as_deref(), Some(new), p) else {
+                        continue;
+                    };
+                    let last = again.snaps.last_before_check(k).ok_or_else(|| {
+                        proptest::test_runner::TestCaseError::fail("no snapshot")
+                    })?;
+                    let rerun = g.resume(fill_f, fill_b, Some(new), pick(last), &mut again);
+                    let ok = rerun.is_ok();
+                    let whole = g.try_v(fill_f, fill_b, Some(new), &mut fresh);
+                    proptest::prop_assert_eq!(left(rerun, &again), left(whole, &fresh));
+                    if !ok {
+                        break;
+                    }
+                    proptest::prop_assert_eq!(&again.end, &fresh.end);
+                    old = Some(new.clone());
+                }
+            }
+        }
     }
 
     proptest::proptest! {

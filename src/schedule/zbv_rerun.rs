@@ -13,7 +13,7 @@
 //! stopped after running it.
 
 /// One evaluation of the allowance test: `wait > allowance(max_bubble, ...) - bubble`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Check {
     /// The stage the test was made for.
     pub stage: u32,
@@ -23,6 +23,9 @@ pub(super) struct Check {
     pub bubble: f64,
     /// The run's largest stage bubble so far.
     pub max_bubble: f64,
+    /// The flag a passed test leaves the decision to: 0 none (the W is put), 1 `fill_b`,
+    /// 2 `fill_f`.
+    pub flag: u8,
 }
 
 /// The bubble a stage may still take before a W is put to fill the wait: the largest
@@ -41,20 +44,55 @@ pub(super) fn approved_of(approved: Option<&[f64]>, p: usize) -> (Vec<f64>, f64)
     (approved, max)
 }
 
+/// The first recorded test of the run that recorded `checks` with allowance `old` (both per
+/// stage) that comes out otherwise with allowance `new`: where a run with `new` leaves the
+/// recorded run's path (`None`: it never does, and is that run).
+pub(super) fn first_difference(
+    checks: &[Check],
+    old: Option<&[f64]>,
+    new: Option<&[f64]>,
+    p: usize,
+) -> Option<usize> {
+    let (old, old_max) = approved_of(old, p);
+    let (new, new_max) = approved_of(new, p);
+    checks.iter().position(|c| {
+        let s = c.stage as usize;
+        let before = c.wait > allowance(c.max_bubble, old_max, old[s]) - c.bubble;
+        let after = c.wait > allowance(c.max_bubble, new_max, new[s]) - c.bubble;
+        before != after
+    })
+}
+
+/// The first recorded test of a run without allowance, made with flags `old`
+/// (`(fill_b, fill_f)`), where a run without allowance made with flags `new` decides
+/// otherwise: the test passed and left the decision to a flag that differs. Up to there the
+/// two runs are step for step the same (the flags are read nowhere else); `None`: they are
+/// the same run.
+pub(super) fn first_flag_difference(
+    checks: &[Check],
+    p: usize,
+    old: (bool, bool),
+    new: (bool, bool),
+) -> Option<usize> {
+    let (approved, max) = approved_of(None, p);
+    checks.iter().position(|c| {
+        let differs = match c.flag {
+            1 => old.0 != new.0,
+            2 => old.1 != new.1,
+            _ => false,
+        };
+        differs && c.wait > allowance(c.max_bubble, max, approved[c.stage as usize]) - c.bubble
+    })
+}
+
 /// Whether a run with allowance `new` takes the path of the run that recorded `checks`
 /// with allowance `old` (both per stage): every recorded test comes out the same.
+#[cfg(test)]
 pub(super) fn same_path(
     checks: &[Check],
     old: Option<&[f64]>,
     new: Option<&[f64]>,
     p: usize,
 ) -> bool {
-    let (old, old_max) = approved_of(old, p);
-    let (new, new_max) = approved_of(new, p);
-    checks.iter().all(|c| {
-        let s = c.stage as usize;
-        let before = c.wait > allowance(c.max_bubble, old_max, old[s]) - c.bubble;
-        let after = c.wait > allowance(c.max_bubble, new_max, new[s]) - c.bubble;
-        before == after
-    })
+    first_difference(checks, old, new, p).is_none()
 }
