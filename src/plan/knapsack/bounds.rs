@@ -155,6 +155,11 @@ pub(super) fn hull_segments(
 /// mid-chord by the relaxation is rounded to the fewest dropped copies that shed what is left
 /// instead of to "keep none".
 pub fn bounds_keep(groups: &[Arith], capacity: u64) -> Bounds {
+    bounds_keep_in(groups, capacity, &mut Vec::new())
+}
+
+/// [`bounds_keep`] with its chord list in `chords` (a buffer reused from call to call).
+pub fn bounds_keep_in(groups: &[Arith], capacity: u64, chords: &mut Vec<(f64, usize)>) -> Bounds {
     if groups.iter().any(|a| a.step < a.charge) {
         let general: Vec<Group> = groups
             .iter()
@@ -165,7 +170,7 @@ pub fn bounds_keep(groups: &[Arith], capacity: u64) -> Bounds {
     let mut min_bytes = 0u64;
     let mut base_bytes = 0u64;
     // (cost per byte shed, group) of every chord that sheds bytes.
-    let mut chords: Vec<(f64, usize)> = Vec::with_capacity(groups.len());
+    chords.clear();
     for (i, a) in groups.iter().enumerate() {
         if a.n == 0 {
             continue;
@@ -192,7 +197,7 @@ pub fn bounds_keep(groups: &[Arith], capacity: u64) -> Bounds {
     chords.sort_by(|x, y| x.0.total_cmp(&y.0));
     let mut need = base_bytes - capacity;
     let mut whole = 0.0f64; // cost of the chords taken whole
-    for (slope, i) in chords {
+    for &(slope, i) in chords.iter() {
         let a = &groups[i];
         let shed = u64::from(a.n) * a.step - a.charge;
         if shed >= need {

@@ -36,7 +36,7 @@ mod front;
 mod run;
 mod scratch;
 
-pub use bounds::{Bounds, bounds, bounds_keep, lower_bound};
+pub use bounds::{Bounds, bounds, bounds_keep, bounds_keep_in, lower_bound};
 pub use scratch::Scratch;
 
 /// One way to treat all copies of one unit kind in a stage.

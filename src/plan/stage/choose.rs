@@ -5,7 +5,7 @@ use crate::anatomy::Anatomy;
 use crate::plan::knapsack;
 use crate::plan::memo::KnapsackCache;
 
-use super::formulate::{formulate_with, keep_bounds};
+use super::formulate::{KeepBuffers, formulate_with, keep_bounds_in};
 use super::full_layers::FullLayers;
 use super::offload_search::{cannot_beat, improve_offload, offload_bound, rank_offload};
 use super::{BlockCounts, KindDecision, StageEnv, keep_all};
@@ -207,18 +207,26 @@ fn solve_uncached(
         }
         return best;
     }
-    // Without compression the bound needs no choice lists ([`keep_bounds`]: infinite exactly
+    // Without compression the bound needs no choice lists (`keep_bounds`: infinite exactly
     // when the count cannot fit). The counts that can fit are solved in the order of their
     // bounds, so the best answer comes early and the first count whose bound cannot beat it
     // ends the search; a tie goes to the count first in `options`' order (index), as in the
     // plain loop.
+    // Counts whose own time cannot beat the best are left out (with none as the best, a tie
+    // goes to none).
+    let cutoff = best.as_ref().map_or(f64::INFINITY, |b| b.added_s);
+    let mut buffers = KeepBuffers::default();
     let mut order: Vec<(f64, usize, FullLayers)> = FullLayers::options(counts)
         .enumerate()
         .filter_map(|(index, full)| {
-            let lower_s = keep_bounds(anatomy, counts, env, full).lower_s;
+            let floor = full.cost_s(anatomy);
+            if floor >= cutoff {
+                return None;
+            }
+            let lower_s = keep_bounds_in(&mut buffers, anatomy, counts, env, full).lower_s;
             lower_s
                 .is_finite()
-                .then(|| (full.cost_s(anatomy) + lower_s, index, full))
+                .then_some((floor + lower_s, index, full))
         })
         .collect();
     order.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));

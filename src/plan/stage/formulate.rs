@@ -80,7 +80,27 @@ const NO_FIT: knapsack::Bounds = knapsack::Bounds {
 
 /// [`formulate_with`]'s keep/recompute knapsack (no offload, no compression) handed straight
 /// to [`knapsack::bounds_keep`], without building choice lists.
-pub(super) fn keep_bounds(
+fn keep_bounds(
+    anatomy: &Anatomy,
+    counts: BlockCounts,
+    env: &StageEnv,
+    full: FullLayers,
+) -> knapsack::Bounds {
+    keep_bounds_in(&mut KeepBuffers::default(), anatomy, counts, env, full)
+}
+
+/// Buffers [`keep_bounds_in`] reuses from call to call.
+#[derive(Debug, Default)]
+pub(super) struct KeepBuffers {
+    /// The keep-k-of-n groups.
+    groups: Vec<knapsack::Arith>,
+    /// The relaxation's chords.
+    chords: Vec<(f64, usize)>,
+}
+
+/// [`keep_bounds`] with its lists in `buffers`.
+pub(super) fn keep_bounds_in(
+    buffers: &mut KeepBuffers,
     anatomy: &Anatomy,
     counts: BlockCounts,
     env: &StageEnv,
@@ -93,7 +113,8 @@ pub(super) fn keep_bounds(
         } else {
             0
         };
-    let mut groups: Vec<knapsack::Arith> = Vec::with_capacity(16);
+    let groups = &mut buffers.groups;
+    groups.clear();
     for kind in KINDS {
         let n = counts.of(kind);
         let block = anatomy.block_of(kind);
@@ -124,9 +145,9 @@ pub(super) fn keep_bounds(
             }
         }
     }
-    env.budget_bytes
-        .checked_sub(fixed)
-        .map_or(NO_FIT, |c| knapsack::bounds_keep(&groups, c))
+    env.budget_bytes.checked_sub(fixed).map_or(NO_FIT, |c| {
+        knapsack::bounds_keep_in(groups, c, &mut buffers.chords)
+    })
 }
 
 /// The stage's group knapsack with no layer recomputed whole (see [`formulate_with`]).
