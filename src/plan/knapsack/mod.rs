@@ -36,7 +36,9 @@ mod front;
 mod run;
 mod scratch;
 
-pub use bounds::{Bounds, bounds, bounds_keep, bounds_keep_in, lower_bound};
+#[cfg(test)]
+pub use bounds::bounds_keep;
+pub use bounds::{Bounds, bounds, bounds_keep_in, lower_bound};
 pub use scratch::Scratch;
 
 /// One way to treat all copies of one unit kind in a stage.

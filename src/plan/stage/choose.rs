@@ -207,7 +207,7 @@ fn solve_uncached(
         }
         return best;
     }
-    // Without compression the bound needs no choice lists (`keep_bounds`: infinite exactly
+    // Without compression the bound needs no choice lists (`keep_bounds_in`: infinite exactly
     // when the count cannot fit). The counts that can fit are solved in the order of their
     // bounds, so the best answer comes early and the first count whose bound cannot beat it
     // ends the search; a tie goes to the count first in `options`' order (index), as in the

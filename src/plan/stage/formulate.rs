@@ -20,6 +20,7 @@ pub fn knapsack_added_bounds(
     env: &StageEnv,
     mode: KnapsackMode,
 ) -> knapsack::Bounds {
+    let mut buffers = KeepBuffers::default();
     let b = over_layers(anatomy, counts, |full| {
         if mode.compress {
             let base = keep_all(anatomy, counts);
@@ -34,7 +35,7 @@ pub fn knapsack_added_bounds(
             );
             capacity.map_or(NO_FIT, |c| knapsack::bounds(&groups, c))
         } else {
-            keep_bounds(anatomy, counts, env, full)
+            keep_bounds_in(&mut buffers, anatomy, counts, env, full)
         }
     });
     if mode.offload_capacity_bytes == 0 || env.in_flight <= 2 {
@@ -55,7 +56,7 @@ pub fn knapsack_added_bounds(
 pub(super) fn over_layers(
     anatomy: &Anatomy,
     counts: BlockCounts,
-    one: impl Fn(FullLayers) -> knapsack::Bounds,
+    mut one: impl FnMut(FullLayers) -> knapsack::Bounds,
 ) -> knapsack::Bounds {
     let none = one(FullLayers::NONE);
     let all = FullLayers::all(counts);
@@ -78,17 +79,6 @@ const NO_FIT: knapsack::Bounds = knapsack::Bounds {
     upper_s: f64::INFINITY,
 };
 
-/// [`formulate_with`]'s keep/recompute knapsack (no offload, no compression) handed straight
-/// to [`knapsack::bounds_keep`], without building choice lists.
-fn keep_bounds(
-    anatomy: &Anatomy,
-    counts: BlockCounts,
-    env: &StageEnv,
-    full: FullLayers,
-) -> knapsack::Bounds {
-    keep_bounds_in(&mut KeepBuffers::default(), anatomy, counts, env, full)
-}
-
 /// Buffers [`keep_bounds_in`] reuses from call to call.
 #[derive(Debug, Default)]
 pub(super) struct KeepBuffers {
@@ -98,7 +88,8 @@ pub(super) struct KeepBuffers {
     chords: Vec<(f64, usize)>,
 }
 
-/// [`keep_bounds`] with its lists in `buffers`.
+/// [`formulate_with`]'s keep/recompute knapsack (no offload, no compression) handed straight
+/// to [`knapsack::bounds_keep_in`], without building choice lists, its lists in `buffers`.
 pub(super) fn keep_bounds_in(
     buffers: &mut KeepBuffers,
     anatomy: &Anatomy,
