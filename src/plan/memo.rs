@@ -4,10 +4,11 @@
 //! the key below, so a repeated question returns the stored answer (identical, not
 //! approximated). Nothing is kept between solves.
 
-use std::cell::RefCell;
+use std::cell::{RefCell, RefMut};
 use std::collections::HashMap;
 use std::fmt;
 
+use super::knapsack::Scratch;
 use super::stage::{BlockCounts, KnapsackPlan, StageEnv};
 
 /// Everything a stage knapsack solve depends on besides the anatomy (fixed per request):
@@ -15,10 +16,12 @@ use super::stage::{BlockCounts, KnapsackPlan, StageEnv};
 /// pre-assigned to the host per unit kind.
 type Key = (BlockCounts, u32, u64, bool, bool, Vec<u32>);
 
-/// Stored answers: whether the decisions were built, and the answer.
+/// Stored answers: whether the decisions were built, and the answer; and the knapsack's
+/// spare table buffers, reused by the request's solves (they hold no answer).
 #[derive(Default)]
 pub struct KnapsackCache {
     map: RefCell<HashMap<Key, (bool, Option<KnapsackPlan>)>>,
+    scratch: RefCell<Scratch>,
 }
 
 impl KnapsackCache {
@@ -31,6 +34,11 @@ impl KnapsackCache {
             compress,
             offload.to_vec(),
         )
+    }
+
+    /// The knapsack's spare buffers, for one solve at a time.
+    pub(crate) fn scratch(&self) -> RefMut<'_, Scratch> {
+        self.scratch.borrow_mut()
     }
 
     /// The stored answer, when there is one with decisions if `want_decisions`.

@@ -148,13 +148,20 @@ pub(super) fn hull_segments(
     }
 }
 
+/// [`bounds_keep_in`] with a chord list of its own.
+#[cfg(test)]
+pub fn bounds_keep(groups: &[Arith], capacity: u64) -> Bounds {
+    bounds_keep_in(groups, capacity, &mut Vec::new())
+}
+
 /// [`bounds`] for keep-k-of-n groups alone, without building their choice lists, with a
 /// tighter upper bound. A keep-k-of-n group's lower convex hull is the single chord from
 /// "keep none" (`charge` bytes, `n unit_cost`) to "keep all" (`n step`, 0): the points in
 /// between lie on a line through "keep none" that ends above "keep all". The group cut
 /// mid-chord by the relaxation is rounded to the fewest dropped copies that shed what is left
 /// instead of to "keep none".
-pub fn bounds_keep(groups: &[Arith], capacity: u64) -> Bounds {
+/// Its chord list is kept in `chords` (a buffer reused from call to call).
+pub fn bounds_keep_in(groups: &[Arith], capacity: u64, chords: &mut Vec<(f64, usize)>) -> Bounds {
     if groups.iter().any(|a| a.step < a.charge) {
         let general: Vec<Group> = groups
             .iter()
@@ -165,7 +172,7 @@ pub fn bounds_keep(groups: &[Arith], capacity: u64) -> Bounds {
     let mut min_bytes = 0u64;
     let mut base_bytes = 0u64;
     // (cost per byte shed, group) of every chord that sheds bytes.
-    let mut chords: Vec<(f64, usize)> = Vec::with_capacity(groups.len());
+    chords.clear();
     for (i, a) in groups.iter().enumerate() {
         if a.n == 0 {
             continue;
@@ -189,10 +196,11 @@ pub fn bounds_keep(groups: &[Arith], capacity: u64) -> Bounds {
             upper_s: 0.0,
         };
     }
-    chords.sort_by(|x, y| x.0.total_cmp(&y.0));
+    // The order of a stable sort by slope (pushed in group order), without its buffer.
+    chords.sort_unstable_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
     let mut need = base_bytes - capacity;
     let mut whole = 0.0f64; // cost of the chords taken whole
-    for (slope, i) in chords {
+    for &(slope, i) in chords.iter() {
         let a = &groups[i];
         let shed = u64::from(a.n) * a.step - a.charge;
         if shed >= need {

@@ -2,6 +2,7 @@
 //! groups' common divisor), filled group by group with the pick of every group at every cell.
 
 use super::run::Scale;
+use super::scratch::Scratch;
 use super::{Arith, Group};
 
 /// Above this many choices a keep-k-of-n group is filled with a sliding-window minimum (one
@@ -177,6 +178,15 @@ pub(super) struct Table {
 }
 
 impl Table {
+    /// Gives the table's buffers back to `scratch` for the next solve.
+    pub(super) fn recycle(self, scratch: &mut Scratch) {
+        scratch.give_values(self.values);
+        for f in self.filled {
+            scratch.give_values(f.input);
+            scratch.give_picks(f.picks);
+        }
+    }
+
     /// The choice regular group `k` (of `group`) takes at `cell`: the first in its fill order
     /// with the least cost there, found by the same additions and comparisons as the fill.
     /// `None` when no choice reaches a finite cost there.
@@ -228,6 +238,7 @@ pub(super) fn fill_table(
     scale: Scale,
     need_lo: usize,
     want_picks: bool,
+    scratch: &mut Scratch,
 ) -> Table {
     let (unit, cap_units) = (scale.unit, scale.cap_units);
     let fills: Vec<Fill> = regular
@@ -243,11 +254,10 @@ pub(super) fn fill_table(
     let mut suffix: usize = reaches.iter().sum();
     let mut prefix = 0usize;
 
-    let mut table = vec![0.0f64; cap_units + 1];
+    let mut table = scratch.values(cap_units + 1, 0.0);
     let mut filled: Vec<Filled> = Vec::with_capacity(regular.len());
-    // Without picks the previous table is not kept: its buffer becomes the next one (fresh
-    // large buffers cost the kernel's page zeroing on every group).
-    let mut spare: Vec<f64> = Vec::new();
+    // Buffers come from `scratch` and go back there (fresh large buffers cost the kernel's
+    // page zeroing); without picks the previous table is not kept.
     let mut top = 0usize;
     for (k, (&g, fill)) in regular.iter().zip(fills).enumerate() {
         suffix -= reaches[k];
@@ -263,14 +273,12 @@ pub(super) fn fill_table(
             let v = table[top];
             table[top + 1..=hi].fill(v);
         }
-        let mut next = std::mem::take(&mut spare);
-        next.clear();
-        next.resize(cap_units + 1, f64::INFINITY);
+        let mut next = scratch.values(cap_units + 1, f64::INFINITY);
         let mut picks = Vec::new();
         match &fill {
             Fill::Window(a) => {
                 if want_picks {
-                    picks = vec![u32::MAX; hi + 1];
+                    picks = scratch.picks(hi + 1, u32::MAX);
                 }
                 fill_arith(a, unit, (lo, hi), &table, &mut next, &mut picks);
             }
@@ -282,7 +290,7 @@ pub(super) fn fill_table(
         let mut input = std::mem::replace(&mut table, next);
         if want_picks {
             if matches!(fill, Fill::Window(_)) {
-                spare = std::mem::take(&mut input);
+                scratch.give_values(std::mem::take(&mut input));
             }
             filled.push(Filled {
                 fill,
@@ -291,7 +299,7 @@ pub(super) fn fill_table(
                 top,
             });
         } else {
-            spare = input;
+            scratch.give_values(input);
         }
     }
     if top < cap_units {

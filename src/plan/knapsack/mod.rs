@@ -27,14 +27,19 @@
 //! this?" without one; it never changes an answer.
 //!
 //! Files: `bounds` (the linear relaxation), `run` (the exact solve in named phases), `dense`
-//! (the dense table over the regular groups), `front` (the pruned Pareto fronts).
+//! (the dense table over the regular groups), `front` (the pruned Pareto fronts), `scratch`
+//! (the table's buffers, reused from one solve to the next).
 
 mod bounds;
 mod dense;
 mod front;
 mod run;
+mod scratch;
 
-pub use bounds::{Bounds, bounds, bounds_keep, lower_bound};
+#[cfg(test)]
+pub use bounds::bounds_keep;
+pub use bounds::{Bounds, bounds, bounds_keep_in, lower_bound};
+pub use scratch::Scratch;
 
 /// One way to treat all copies of one unit kind in a stage.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -107,25 +112,32 @@ pub struct Selection {
 
 /// Solves the group knapsack exactly: one choice per group, total bytes at most `capacity`,
 /// least total cost. `None` when no combination fits.
+#[cfg(test)]
 pub fn solve(groups: &[Group], capacity: u64) -> Option<Selection> {
-    run(groups, capacity, true)
+    solve_in(&mut Scratch::default(), groups, capacity)
+}
+
+/// The exact solve (see [`solve`]) with its table's buffers taken from (and given back to) `scratch`.
+pub fn solve_in(scratch: &mut Scratch, groups: &[Group], capacity: u64) -> Option<Selection> {
+    run::run_with(groups, capacity, true, DENSE_CELLS_MAX, scratch)
 }
 
 /// The least total cost only (no picks kept: less memory traffic, same answer).
+#[cfg(test)]
 pub fn min_cost(groups: &[Group], capacity: u64) -> Option<f64> {
-    run(groups, capacity, false).map(|s| s.cost_s)
+    min_cost_in(&mut Scratch::default(), groups, capacity)
 }
 
-/// [`solve`] or [`min_cost`] with the default switch to the pruned fronts.
-fn run(groups: &[Group], capacity: u64, want_picks: bool) -> Option<Selection> {
-    run::run_with(groups, capacity, want_picks, DENSE_CELLS_MAX)
+/// The least total cost only (see [`min_cost`]) with its table's buffers taken from (and given back to) `scratch`.
+pub fn min_cost_in(scratch: &mut Scratch, groups: &[Group], capacity: u64) -> Option<f64> {
+    run::run_with(groups, capacity, false, DENSE_CELLS_MAX, scratch).map(|s| s.cost_s)
 }
 
 /// [`solve`] by the dense table (and sparse odd groups) alone, to check the pruned fronts
 /// against it on real instances.
 #[cfg(test)]
 pub(super) fn solve_dense(groups: &[Group], capacity: u64) -> Option<Selection> {
-    run::run_with(groups, capacity, true, usize::MAX)
+    run::run_with(groups, capacity, true, usize::MAX, &mut Scratch::default())
 }
 
 /// Greatest common divisor (`gcd(0, b) = b`).

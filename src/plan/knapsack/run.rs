@@ -9,6 +9,7 @@ use std::collections::binary_heap::PeekMut;
 
 use super::bounds::bounds_on;
 use super::dense::{Table, fill_table};
+use super::scratch::Scratch;
 use super::{Group, Selection, front, fronts_of, gcd};
 
 /// One point of the sparse front: bytes, cost and the way back to its picks.
@@ -42,6 +43,7 @@ pub(super) fn run_with(
     capacity: u64,
     want_picks: bool,
     dense_cells_max: usize,
+    scratch: &mut Scratch,
 ) -> Option<Selection> {
     let fronts = fronts_of(groups);
     if let Some(settled) = settle_without_table(groups, &fronts, capacity) {
@@ -69,27 +71,33 @@ pub(super) fn run_with(
     let need_lo = pairs
         .cheapest()
         .map_or(scale.cap_units, |pt| scale.left_of(capacity, &pt));
-    let table = fill_table(groups, &fronts, &regular, scale, need_lo, want_picks);
-    let (cost_s, point, cap) = pairs.combine(&table.values, scale, need_lo)?;
-    if !want_picks {
-        return Some(Selection {
-            cost_s,
-            bytes: 0,
-            picks: Vec::new(),
-        });
-    }
-    let (bytes, picks) = trace_back(
-        groups,
-        (front_odd, last_odd, &levels, point),
-        (&regular, &table),
-        scale,
-        cap,
+    let table = fill_table(
+        groups, &fronts, &regular, scale, need_lo, want_picks, scratch,
     );
-    Some(Selection {
-        cost_s,
-        bytes,
-        picks,
-    })
+    let found = pairs.combine(&table.values, scale, need_lo);
+    let selection = found.map(|(cost_s, point, cap)| {
+        if !want_picks {
+            return Selection {
+                cost_s,
+                bytes: 0,
+                picks: Vec::new(),
+            };
+        }
+        let (bytes, picks) = trace_back(
+            groups,
+            (front_odd, last_odd, &levels, point),
+            (&regular, &table),
+            scale,
+            cap,
+        );
+        Selection {
+            cost_s,
+            bytes,
+            picks,
+        }
+    });
+    table.recycle(scratch);
+    selection
 }
 
 /// The answer when no table is needed: `Some(None)` when even the smallest choices overflow

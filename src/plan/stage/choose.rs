@@ -5,7 +5,7 @@ use crate::anatomy::Anatomy;
 use crate::plan::knapsack;
 use crate::plan::memo::KnapsackCache;
 
-use super::formulate::{formulate_with, keep_bounds};
+use super::formulate::{KeepBuffers, formulate_with, keep_bounds_in};
 use super::full_layers::FullLayers;
 use super::offload_search::{cannot_beat, improve_offload, offload_bound, rank_offload};
 use super::{BlockCounts, KindDecision, StageEnv, keep_all};
@@ -146,92 +146,115 @@ pub(super) fn solve_with_offload(
     if let Some(v) = cache.get(counts, env, mode.compress, offload, want_decisions) {
         return v;
     }
-    let v = solve_uncached(anatomy, counts, env, mode, base, offload, want_decisions);
-    cache.put(counts, env, mode.compress, offload, want_decisions, &v);
-    v
-}
-
-/// The exact knapsack over every whole-layer choice: none first, then each count of
-/// complete layers recomputed whole whose own time and the groups' lower bound can still
-/// beat the best answer so far (ties keep the fewer layers). With copies pre-assigned to
-/// the host (the offload heuristic's candidates) no layer is recomputed whole: the plain
-/// answer, which the offload search keeps when nothing beats it, already has them.
-///
-/// A count is formulated (its choice lists built) only when it can fit and its bound does
-/// not rule it out: without compression the bound comes from [`keep_bounds`] (no choice
-/// lists; infinite exactly when the count cannot fit), with it from the formulated groups.
-/// The answer is that of [`tests::solve_reference`], which formulates every count.
-fn solve_uncached(
-    anatomy: &Anatomy,
-    counts: BlockCounts,
-    env: &StageEnv,
-    mode: KnapsackMode,
-    base: &[KindDecision],
-    offload: &[u32],
-    want_decisions: bool,
-) -> Option<KnapsackPlan> {
-    let mut best = solve_layers(
+    let v = solve_uncached(
+        &mut cache.scratch(),
         anatomy,
         counts,
         env,
         mode,
         (base, offload),
         want_decisions,
-        FullLayers::NONE,
     );
-    if offload.iter().any(|&o| o > 0) {
-        return best;
-    }
-    for full in FullLayers::options(counts) {
-        let floor = full.cost_s(anatomy);
-        if best.as_ref().is_some_and(|b| b.added_s <= floor) {
-            continue;
-        }
-        if !mode.compress {
-            let lower_s = keep_bounds(anatomy, counts, env, full).lower_s;
-            if lower_s.is_infinite()
-                || best
-                    .as_ref()
-                    .is_some_and(|b| cannot_beat(floor + lower_s, b.added_s))
-            {
-                continue;
-            }
-        }
-        // Formulated once: the bound below and the solve share it.
-        let formulated = formulate_with(anatomy, counts, env, mode, base, offload, full);
-        let Some(c) = formulated.2 else { continue };
-        if mode.compress
-            && let Some(b) = &best
-            && cannot_beat(floor + knapsack::lower_bound(&formulated.0, c), b.added_s)
-        {
-            continue;
-        }
-        if let Some(p) = solve_formulated(anatomy, formulated, base, want_decisions, full)
-            && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
-        {
-            best = Some(p);
-        }
-    }
-    best
+    cache.put(counts, env, mode.compress, offload, want_decisions, &v);
+    v
 }
 
-/// The exact knapsack with the layers `full` recomputed whole.
-fn solve_layers(
+/// The exact knapsack over every whole-layer choice: none first, then the counts of
+/// complete layers recomputed whole that can still beat the best answer so far; the answer
+/// is the least added time, among equal ones the first in [`FullLayers::options`]'s order
+/// (none before all). With copies pre-assigned to the host (the offload heuristic's
+/// candidates) no layer is recomputed whole: the plain answer, which the offload search
+/// keeps when nothing beats it, already has them. The answer is that of
+/// [`tests::solve_reference`], which formulates every count in order.
+fn solve_uncached(
+    scratch: &mut knapsack::Scratch,
     anatomy: &Anatomy,
     counts: BlockCounts,
     env: &StageEnv,
     mode: KnapsackMode,
     (base, offload): (&[KindDecision], &[u32]),
     want_decisions: bool,
-    full: FullLayers,
 ) -> Option<KnapsackPlan> {
-    let formulated = formulate_with(anatomy, counts, env, mode, base, offload, full);
-    solve_formulated(anatomy, formulated, base, want_decisions, full)
+    let formulate =
+        |full: FullLayers| formulate_with(anatomy, counts, env, mode, base, offload, full);
+    let mut solve = |full: FullLayers, formulated| {
+        solve_formulated(scratch, anatomy, formulated, base, want_decisions, full)
+    };
+    let none = solve(FullLayers::NONE, formulate(FullLayers::NONE));
+    if offload.iter().any(|&o| o > 0) {
+        return none;
+    }
+    let mut best = none;
+    if mode.compress {
+        // The bound needs the formulated groups: counts in order, each formulated once.
+        for full in FullLayers::options(counts) {
+            let floor = full.cost_s(anatomy);
+            if best.as_ref().is_some_and(|b| b.added_s <= floor) {
+                continue;
+            }
+            let formulated = formulate(full);
+            let Some(c) = formulated.2 else { continue };
+            if let Some(b) = &best
+                && cannot_beat(floor + knapsack::lower_bound(&formulated.0, c), b.added_s)
+            {
+                continue;
+            }
+            if let Some(p) = solve(full, formulated)
+                && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
+            {
+                best = Some(p);
+            }
+        }
+        return best;
+    }
+    // Without compression the bound needs no choice lists (`keep_bounds_in`: infinite exactly
+    // when the count cannot fit). The counts that can fit are solved in the order of their
+    // bounds, so the best answer comes early and the first count whose bound cannot beat it
+    // ends the search; a tie goes to the count first in `options`' order (index), as in the
+    // plain loop.
+    // Counts whose own time cannot beat the best are left out (with none as the best, a tie
+    // goes to none).
+    let cutoff = best.as_ref().map_or(f64::INFINITY, |b| b.added_s);
+    let mut buffers = KeepBuffers::default();
+    let mut order: Vec<(f64, usize, FullLayers)> = FullLayers::options(counts)
+        .enumerate()
+        .filter_map(|(index, full)| {
+            let floor = full.cost_s(anatomy);
+            if floor >= cutoff {
+                return None;
+            }
+            let lower_s = keep_bounds_in(&mut buffers, anatomy, counts, env, full).lower_s;
+            lower_s
+                .is_finite()
+                .then_some((floor + lower_s, index, full))
+        })
+        .collect();
+    order.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+    // The best answer and its index (none: before every count).
+    let mut best_index: Option<usize> = None;
+    for (bound, index, full) in order {
+        if best.as_ref().is_some_and(|b| cannot_beat(bound, b.added_s)) {
+            break;
+        }
+        let Some(p) = solve(full, formulate(full)) else {
+            continue;
+        };
+        let wins = best.as_ref().is_none_or(|b| {
+            p.added_s < b.added_s
+                || (p.added_s == b.added_s && best_index.is_some_and(|i| index < i))
+        });
+        if wins {
+            best = Some(p);
+            best_index = Some(index);
+        }
+    }
+    best
 }
 
 /// The exact knapsack of a stage that [`formulate_with`] formulated for `full`: its groups,
 /// the base decision each group belongs to, and the capacity left for them.
 fn solve_formulated(
+    scratch: &mut knapsack::Scratch,
     anatomy: &Anatomy,
     (groups, owners, capacity): (Vec<knapsack::Group>, Vec<usize>, Option<u64>),
     base: &[KindDecision],
@@ -241,13 +264,13 @@ fn solve_formulated(
     let capacity = capacity?;
     let layers_s = full.cost_s(anatomy);
     if !want_decisions {
-        let added_s = knapsack::min_cost(&groups, capacity)? + layers_s;
+        let added_s = knapsack::min_cost_in(scratch, &groups, capacity)? + layers_s;
         return Some(KnapsackPlan {
             decisions: Vec::new(),
             added_s,
         });
     }
-    let sel = knapsack::solve(&groups, capacity)?;
+    let sel = knapsack::solve_in(scratch, &groups, capacity)?;
     let mut decisions = base.to_vec();
     for d in decisions.iter_mut() {
         // Copies that no group decides (forced units: never offloaded) are kept, but the

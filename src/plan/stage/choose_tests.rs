@@ -17,12 +17,21 @@ pub(super) fn solve_reference(
 ) -> Option<KnapsackPlan> {
     let base = keep_all(anatomy, counts);
     let offload = vec![0; base.len()];
-    let mut best = solve_layers(
+    let scratch = &mut knapsack::Scratch::default();
+    let none = formulate_with(
         anatomy,
         counts,
         env,
         mode,
-        (&base, &offload),
+        &base,
+        &offload,
+        FullLayers::NONE,
+    );
+    let mut best = solve_formulated(
+        scratch,
+        anatomy,
+        none,
+        &base,
         want_decisions,
         FullLayers::NONE,
     );
@@ -38,7 +47,7 @@ pub(super) fn solve_reference(
                 continue;
             }
         }
-        if let Some(p) = solve_formulated(anatomy, formulated, &base, want_decisions, full)
+        if let Some(p) = solve_formulated(scratch, anatomy, formulated, &base, want_decisions, full)
             && best.as_ref().is_none_or(|b| p.added_s < b.added_s)
         {
             best = Some(p);
@@ -86,7 +95,9 @@ proptest! {
         let env = StageEnv { in_flight: i, budget_bytes: budget, logits: counts.head > 0 };
         let mode = KnapsackMode { compress, offload_capacity_bytes: 0 };
         let base = keep_all(&a, counts);
-        let got = solve_uncached(&a, counts, &env, mode, &base, &vec![0; base.len()], want);
+        let offload = vec![0; base.len()];
+        let mut scratch = knapsack::Scratch::default();
+        let got = solve_uncached(&mut scratch, &a, counts, &env, mode, (&base, &offload), want);
         let reference = solve_reference(&a, counts, &env, mode, want);
         prop_assert_eq!(got, reference);
     }

@@ -20,6 +20,7 @@ pub fn knapsack_added_bounds(
     env: &StageEnv,
     mode: KnapsackMode,
 ) -> knapsack::Bounds {
+    let mut buffers = KeepBuffers::default();
     let b = over_layers(anatomy, counts, |full| {
         if mode.compress {
             let base = keep_all(anatomy, counts);
@@ -34,7 +35,7 @@ pub fn knapsack_added_bounds(
             );
             capacity.map_or(NO_FIT, |c| knapsack::bounds(&groups, c))
         } else {
-            keep_bounds(anatomy, counts, env, full)
+            keep_bounds_in(&mut buffers, anatomy, counts, env, full)
         }
     });
     if mode.offload_capacity_bytes == 0 || env.in_flight <= 2 {
@@ -55,7 +56,7 @@ pub fn knapsack_added_bounds(
 pub(super) fn over_layers(
     anatomy: &Anatomy,
     counts: BlockCounts,
-    one: impl Fn(FullLayers) -> knapsack::Bounds,
+    mut one: impl FnMut(FullLayers) -> knapsack::Bounds,
 ) -> knapsack::Bounds {
     let none = one(FullLayers::NONE);
     let all = FullLayers::all(counts);
@@ -78,9 +79,19 @@ const NO_FIT: knapsack::Bounds = knapsack::Bounds {
     upper_s: f64::INFINITY,
 };
 
+/// Buffers [`keep_bounds_in`] reuses from call to call.
+#[derive(Debug, Default)]
+pub(super) struct KeepBuffers {
+    /// The keep-k-of-n groups.
+    groups: Vec<knapsack::Arith>,
+    /// The relaxation's chords.
+    chords: Vec<(f64, usize)>,
+}
+
 /// [`formulate_with`]'s keep/recompute knapsack (no offload, no compression) handed straight
-/// to [`knapsack::bounds_keep`], without building choice lists.
-pub(super) fn keep_bounds(
+/// to [`knapsack::bounds_keep_in`], without building choice lists, its lists in `buffers`.
+pub(super) fn keep_bounds_in(
+    buffers: &mut KeepBuffers,
     anatomy: &Anatomy,
     counts: BlockCounts,
     env: &StageEnv,
@@ -93,7 +104,8 @@ pub(super) fn keep_bounds(
         } else {
             0
         };
-    let mut groups: Vec<knapsack::Arith> = Vec::with_capacity(16);
+    let groups = &mut buffers.groups;
+    groups.clear();
     for kind in KINDS {
         let n = counts.of(kind);
         let block = anatomy.block_of(kind);
@@ -124,9 +136,9 @@ pub(super) fn keep_bounds(
             }
         }
     }
-    env.budget_bytes
-        .checked_sub(fixed)
-        .map_or(NO_FIT, |c| knapsack::bounds_keep(&groups, c))
+    env.budget_bytes.checked_sub(fixed).map_or(NO_FIT, |c| {
+        knapsack::bounds_keep_in(groups, c, &mut buffers.chords)
+    })
 }
 
 /// The stage's group knapsack with no layer recomputed whole (see [`formulate_with`]).
