@@ -49,10 +49,13 @@ pub fn knapsack_added_bounds(
 }
 
 /// Bounds over every whole-layer choice from `one`'s bounds (those of the groups, without
-/// the layers' own time) with none and with all complete layers recomputed whole. All of
-/// them needs the least memory (each such layer frees `in_flight` copies of the MLP input
-/// for one buffer of it), so where it cannot fit nothing can; any other choice with a layer
-/// costs at least one layer's forward.
+/// the layers' own time) with none and with all complete layers recomputed whole. A stage's
+/// fewest bytes under k layers recomputed whole is linear in k past k = 1 (each such layer
+/// trades what its units keep for its input) plus one recompute buffer from k = 1 on, so
+/// it is least at one end: none or all. Usually all (each layer frees `in_flight` copies
+/// for one buffer), but not always: with compression or one micro-batch in flight the
+/// buffer can outweigh what the layers free. So only where neither end fits can nothing
+/// fit; any choice with a layer costs at least one layer's forward.
 pub(super) fn over_layers(
     anatomy: &Anatomy,
     counts: BlockCounts,
@@ -64,7 +67,7 @@ pub(super) fn over_layers(
         return none;
     }
     let most = one(all);
-    if most.lower_s.is_infinite() {
+    if most.lower_s.is_infinite() && none.lower_s.is_infinite() {
         return NO_FIT;
     }
     knapsack::Bounds {
