@@ -27,6 +27,7 @@ mod fields_guard;
 mod fields_job;
 mod fields_moe;
 mod fields_notes;
+mod fields_run;
 pub mod fixture;
 mod keymap;
 mod lesson;
