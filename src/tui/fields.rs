@@ -22,6 +22,7 @@ use super::fields_job as job;
 use super::fields_moe as moe;
 pub use super::fields_notes::unused_note;
 use super::fields_run as run;
+use super::fields_step::{cycle, cycle_by_name, step_doubling, step_linear, to_u32};
 
 /// One editable parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -314,49 +315,6 @@ pub struct Choices {
     pub models: Vec<ModelSpec>,
     /// GPU presets.
     pub gpus: Vec<GpuSpec>,
-}
-
-fn cycle<T: Clone + PartialEq>(all: &[T], current: &T, delta: i32) -> Option<T> {
-    if all.is_empty() {
-        return None;
-    }
-    let n = all.len() as i64;
-    let i = all
-        .iter()
-        .position(|x| x == current)
-        .map_or(-1, |i| i as i64);
-    let j = if i < 0 {
-        if delta > 0 { 0 } else { n - 1 }
-    } else {
-        (i + i64::from(delta)).rem_euclid(n)
-    };
-    all.get(j as usize).cloned()
-}
-
-fn cycle_by_name<T: Clone>(all: &[T], name: &str, key: fn(&T) -> &str, delta: i32) -> Option<T> {
-    let names: Vec<&str> = all.iter().map(key).collect();
-    let next = cycle(&names, &name, delta)?;
-    all.iter().find(|x| key(x) == next).cloned()
-}
-
-fn step_linear(v: u64, delta: i32, min: u64) -> u64 {
-    if delta > 0 {
-        v.saturating_add(delta as u64)
-    } else {
-        v.saturating_sub(u64::from(delta.unsigned_abs())).max(min)
-    }
-}
-
-fn step_doubling(v: u64, delta: i32, min: u64) -> u64 {
-    if delta > 0 {
-        v.saturating_mul(2)
-    } else {
-        (v / 2).max(min)
-    }
-}
-
-fn to_u32(v: u64) -> u32 {
-    u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 /// Moves `field` one step up (`delta > 0`) or down. Returns a note for the status bar when
