@@ -108,10 +108,10 @@ pub struct SettingFlags {
     #[arg(short = 's', long = "seq", value_name = "S", value_parser = count_in::<u64>(ranges::SEQ_LEN), allow_negative_numbers = true)]
     pub seq_len: Option<u64>,
     /// Memory budget per device in GiB (default: the GPU's memory less the reserve).
-    #[arg(long = "budget-gib", value_name = "X", value_parser = gib, allow_negative_numbers = true)]
+    #[arg(long = "budget-gib", value_name = "X", value_parser = budget_gib, allow_negative_numbers = true)]
     pub budget_gib: Option<f64>,
     /// Memory kept free per device in GiB (budget = the GPU's memory minus it; default 0).
-    #[arg(long = "reserve-gib", value_name = "X", value_parser = gib, allow_negative_numbers = true)]
+    #[arg(long = "reserve-gib", value_name = "X", value_parser = reserve_gib, allow_negative_numbers = true)]
     pub reserve_gib: Option<f64>,
     /// FlashAttention on.
     #[arg(long, conflicts_with = "no_flash")]
@@ -267,6 +267,28 @@ pub fn gib(text: &str) -> Result<f64, String> {
     text.trim()
         .parse()
         .map_err(|_| "a number of GiB without a unit, like 70 or 75.5".to_string())
+}
+
+/// Parses a GiB flag whose `range` the scenario checks, refusing here a number no `f64`
+/// holds (`1e309`, `inf`, `nan`): the error then quotes the value as given (the scenario's
+/// check would show it as `inf`) with the range allowed.
+fn finite_gib(text: &str, range: &str) -> Result<f64, String> {
+    let v = gib(text)?;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("a number of GiB {range}"))
+    }
+}
+
+/// Parses `--budget-gib`: a finite number of GiB (the scenario checks its range).
+pub fn budget_gib(text: &str) -> Result<f64, String> {
+    finite_gib(text, "greater than 0 and at most 1e9")
+}
+
+/// Parses `--reserve-gib`: a finite number of GiB (the scenario checks it against the GPU).
+pub fn reserve_gib(text: &str) -> Result<f64, String> {
+    finite_gib(text, "at least 0 and less than the GPU's memory")
 }
 
 /// Parses `--mem-limit`: a number of chunk-activations (the scenario or the run checks > 0).

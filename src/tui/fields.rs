@@ -6,7 +6,8 @@
 //! when the fields outnumber its rows), and its arms in [`Field::label`], [`Field::value`],
 //! [`step`] and, for a number, [`set_number`]. The MoE fields' rules are in `fields_moe.rs`,
 //! the job flags' (sends, connections, the overlaps) in `fields_job.rs`, those of the rows
-//! only a mixture of experts shows ([`Field::shown`]) in `fields_experts.rs`.
+//! only a mixture of experts shows ([`Field::shown`]) in `fields_experts.rs`, the run options
+//! (attention backend, Adam moments, fp8 activation-input store) in `fields_run.rs`.
 
 use crate::plan::Strategy;
 use crate::scenario::{GpuSpec, ModelSpec, Objective, Partition, Precision, Scenario, Zero};
@@ -20,6 +21,8 @@ use super::fields_guard as guard;
 use super::fields_job as job;
 use super::fields_moe as moe;
 pub use super::fields_notes::unused_note;
+use super::fields_run as run;
+use super::fields_step::{cycle, cycle_by_name, step_doubling, step_linear, to_u32};
 
 /// One editable parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,6 +79,14 @@ pub enum Field {
     OverlapGradReduce,
     /// Bytes per gradient element kept and reduced: 4 (fp32) or 2 (16-bit).
     GradBytes,
+    /// Bytes per Adam moment element: 4 (fp32) or 2 (bf16) (`--moment-bytes`).
+    MomentBytes,
+    /// The attention's FlashAttention kernels: cuDNN's or FlashAttention-2
+    /// (`--attention-backend`).
+    AttentionBackend,
+    /// The SwiGLU input kept in fp8 on/off (`--activation-func-fp8-input-store`; a SwiGLU
+    /// model only).
+    Fp8InputStore,
     /// Expert-parallel size `ep` of a mixture of experts (fixed at 1 for a dense model).
     Ep,
     /// Routing imbalance of a mixture of experts: the busiest expert's tokens over the mean.
@@ -101,7 +112,7 @@ pub enum Field {
 
 impl Field {
     /// Every field, top to bottom.
-    pub const ALL: [Field; 34] = [
+    pub const ALL: [Field; 37] = [
         Field::Model,
         Field::Gpu,
         Field::Stages,
@@ -130,6 +141,9 @@ impl Field {
         Field::P2p,
         Field::DeviceConnections,
         Field::GradBytes,
+        Field::MomentBytes,
+        Field::AttentionBackend,
+        Field::Fp8InputStore,
         Field::Ep,
         Field::Etp,
         Field::Imbalance,
@@ -165,6 +179,9 @@ impl Field {
             Field::Objective => "objective",
             Field::OverlapGradReduce => "overlap",
             Field::GradBytes => "grad size",
+            Field::MomentBytes => "adam mom",
+            Field::AttentionBackend => "attn",
+            Field::Fp8InputStore => "fp8 store",
             Field::Ep => "expert ep",
             Field::Imbalance => "imbalance",
             Field::A2aOverlap => "a2a ovl",
@@ -199,6 +216,8 @@ impl Field {
                 | Field::ParamGather
                 | Field::TpOverlap
                 | Field::Deepep
+                | Field::AttentionBackend
+                | Field::Fp8InputStore
         )
     }
 
@@ -259,6 +278,9 @@ impl Field {
             Field::Objective => sc.plan.objective.name().into(),
             Field::OverlapGradReduce => on(sc.plan.overlap_grad_reduce),
             Field::GradBytes => format!("{} bytes", sc.parallel.grad_bytes),
+            Field::MomentBytes => format!("{} bytes", sc.parallel.moment_bytes),
+            Field::AttentionBackend => sc.plan.attention_backend.name().into(),
+            Field::Fp8InputStore => on(sc.plan.activation_func_fp8_input_store),
             Field::Ep => moe::ep_value(sc),
             Field::Imbalance => moe::imbalance_value(sc),
             Field::A2aOverlap => moe::a2a_value(sc),
@@ -293,49 +315,6 @@ pub struct Choices {
     pub models: Vec<ModelSpec>,
     /// GPU presets.
     pub gpus: Vec<GpuSpec>,
-}
-
-fn cycle<T: Clone + PartialEq>(all: &[T], current: &T, delta: i32) -> Option<T> {
-    if all.is_empty() {
-        return None;
-    }
-    let n = all.len() as i64;
-    let i = all
-        .iter()
-        .position(|x| x == current)
-        .map_or(-1, |i| i as i64);
-    let j = if i < 0 {
-        if delta > 0 { 0 } else { n - 1 }
-    } else {
-        (i + i64::from(delta)).rem_euclid(n)
-    };
-    all.get(j as usize).cloned()
-}
-
-fn cycle_by_name<T: Clone>(all: &[T], name: &str, key: fn(&T) -> &str, delta: i32) -> Option<T> {
-    let names: Vec<&str> = all.iter().map(key).collect();
-    let next = cycle(&names, &name, delta)?;
-    all.iter().find(|x| key(x) == next).cloned()
-}
-
-fn step_linear(v: u64, delta: i32, min: u64) -> u64 {
-    if delta > 0 {
-        v.saturating_add(delta as u64)
-    } else {
-        v.saturating_sub(u64::from(delta.unsigned_abs())).max(min)
-    }
-}
-
-fn step_doubling(v: u64, delta: i32, min: u64) -> u64 {
-    if delta > 0 {
-        v.saturating_mul(2)
-    } else {
-        (v / 2).max(min)
-    }
-}
-
-fn to_u32(v: u64) -> u32 {
-    u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 /// Moves `field` one step up (`delta > 0`) or down. Returns a note for the status bar when
@@ -486,6 +465,9 @@ fn step_unguarded(
         Field::GradBytes => {
             sc.parallel.grad_bytes = if sc.parallel.grad_bytes == 4 { 2 } else { 4 };
         }
+        Field::MomentBytes => return run::step_moments(sc),
+        Field::AttentionBackend => return run::step_attention(sc, delta),
+        Field::Fp8InputStore => return run::toggle_fp8_store(sc),
         Field::Ep => return moe::step_ep(sc, delta),
         Field::Imbalance => return moe::step_imbalance(sc, delta),
         Field::A2aOverlap => return moe::toggle_a2a(sc),
@@ -547,6 +529,7 @@ fn set_number_unguarded(sc: &mut Scenario, field: Field, text: &str) -> Result<(
         Field::Ep => return moe::set_ep(sc, text).map_err(|e| bad(&e)),
         Field::Imbalance => return moe::set_imbalance(sc, text).map_err(|e| bad(&e)),
         Field::Etp => return experts::set_etp(sc, text).map_err(|e| bad(&e)),
+        Field::MomentBytes => return run::set_moments(sc, text).map_err(|e| bad(&e)),
         Field::Mtp => return experts::set_mtp(sc, text).map_err(|e| bad(&e)),
         Field::DeviceConnections => {
             return job::set_connections(sc, text).map_err(|e| bad(&e));

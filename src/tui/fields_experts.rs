@@ -9,10 +9,12 @@ use super::fields::Field;
 
 impl Field {
     /// Whether the panel shows this field for `sc`: the expert rows (`etp`, DeepEP, MTP) only
-    /// for a mixture of experts; every other field always.
+    /// for a mixture of experts, the fp8 activation-input store only for a SwiGLU model;
+    /// every other field always.
     pub fn shown(self, sc: &Scenario) -> bool {
         match self {
             Field::Etp | Field::Deepep | Field::Mtp => sc.model.moe.is_some(),
+            Field::Fp8InputStore => super::fields_run::fp8_store_applies(sc),
             _ => true,
         }
     }

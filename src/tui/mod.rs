@@ -27,6 +27,8 @@ mod fields_guard;
 mod fields_job;
 mod fields_moe;
 mod fields_notes;
+mod fields_run;
+mod fields_step;
 pub mod fixture;
 mod keymap;
 mod lesson;

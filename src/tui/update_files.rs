@@ -259,6 +259,12 @@ pub(super) fn keep_edits(
     keep!(Field::Objective.label(), plan.objective);
     keep!(Field::OverlapGradReduce.label(), plan.overlap_grad_reduce);
     keep!(Field::GradBytes.label(), parallel.grad_bytes);
+    keep!(Field::MomentBytes.label(), parallel.moment_bytes);
+    keep!(Field::AttentionBackend.label(), plan.attention_backend);
+    keep!(
+        Field::Fp8InputStore.label(),
+        plan.activation_func_fp8_input_store
+    );
     keep!(Field::Ep.label(), parallel.ep);
     keep!(Field::Imbalance.label(), plan.routing_imbalance);
     keep!(Field::A2aOverlap.label(), plan.moe_a2a_overlap);

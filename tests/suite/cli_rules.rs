@@ -411,6 +411,28 @@ fn huge_numbers_are_printed_short() {
     }
 }
 
+/// A GiB past what an f64 holds is quoted as given, not as `inf`, with the range allowed.
+#[test]
+fn gib_beyond_f64_is_quoted_as_given_with_its_range() {
+    for (flag, text, range) in [
+        ("--budget-gib", "1e309", "greater than 0 and at most 1e9"),
+        ("--budget-gib", "-1e309", "greater than 0 and at most 1e9"),
+        (
+            "--reserve-gib",
+            "1e309",
+            "at least 0 and less than the GPU's memory",
+        ),
+        ("--budget-gib", "nan", "greater than 0 and at most 1e9"),
+    ] {
+        let err = refused(&["plan", flag, text]);
+        assert!(
+            err.contains(&format!("'{text}'")) && err.contains(flag) && err.contains(range),
+            "{err}"
+        );
+        assert!(!err.contains("= inf"), "{err}");
+    }
+}
+
 #[test]
 fn sizes_beyond_the_named_limit_are_refused_by_every_command() {
     // The default scenario has p 8: 8 x 16,385 micro-batch-chunks is past MAX_CELLS (2^17).

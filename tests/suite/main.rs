@@ -95,6 +95,8 @@ mod tui_real;
 #[cfg(feature = "tui")]
 mod tui_reload_files;
 #[cfg(feature = "tui")]
+mod tui_run_fields;
+#[cfg(feature = "tui")]
 mod tui_snapshots;
 #[cfg(feature = "tui")]
 mod tui_status;
