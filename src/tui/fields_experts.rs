@@ -6,6 +6,7 @@
 use crate::scenario::{Scenario, ranges};
 
 use super::fields::Field;
+use super::fields_step::checked;
 
 impl Field {
     /// Whether the panel shows this field for `sc`: the expert rows (`etp`, DeepEP, MTP) only
@@ -39,23 +40,6 @@ pub fn etp_choices(sc: &Scenario) -> Vec<u32> {
         .filter(|&v| stage.is_multiple_of(v * ep) && moe.expert_ffn.is_multiple_of(v))
         .filter_map(|v| u32::try_from(v).ok())
         .collect()
-}
-
-/// Applies `edit`, keeping it when the scenario still validates (or did not before), else
-/// undoing it and returning the engine's reason as `label: field allowed`.
-fn checked(sc: &mut Scenario, label: &str, edit: impl FnOnce(&mut Scenario)) -> Option<String> {
-    let before = sc.clone();
-    edit(sc);
-    if before.validate().is_err() {
-        return None;
-    }
-    match sc.validate() {
-        Ok(()) => None,
-        Err(e) => {
-            *sc = before;
-            Some(format!("{label}: {} must be {}", e.field, e.allowed))
-        }
-    }
 }
 
 /// Steps `etp` to the next allowed value up or down; the note says why it stays.

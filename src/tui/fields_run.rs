@@ -5,38 +5,17 @@
 
 use crate::scenario::{AttentionBackend, ModelStyle, Scenario};
 
+use super::fields_step::{checked, cycle};
+
 /// Whether the fp8 activation-input store row applies to `sc`: only a SwiGLU (Llama-style)
 /// model has the input it keeps in fp8.
 pub fn fp8_store_applies(sc: &Scenario) -> bool {
     sc.model.style == ModelStyle::Llama
 }
 
-/// Applies `edit`, keeping it when the scenario still validates (or did not before), else
-/// undoing it and returning the engine's reason as `label: field must be allowed`.
-fn checked(sc: &mut Scenario, label: &str, edit: impl FnOnce(&mut Scenario)) -> Option<String> {
-    let before = sc.clone();
-    edit(sc);
-    if before.validate().is_err() {
-        return None;
-    }
-    match sc.validate() {
-        Ok(()) => None,
-        Err(e) => {
-            *sc = before;
-            Some(format!("{label}: {} must be {}", e.field, e.allowed))
-        }
-    }
-}
-
 /// Cycles the attention backend (cudnn, flash2) one step up or down.
 pub fn step_attention(sc: &mut Scenario, delta: i32) -> Option<String> {
-    let all = AttentionBackend::ALL;
-    let i = all
-        .iter()
-        .position(|b| *b == sc.plan.attention_backend)
-        .unwrap_or(0) as i64;
-    let n = all.len() as i64;
-    let next = *all.get((i + i64::from(delta)).rem_euclid(n) as usize)?;
+    let next = cycle(AttentionBackend::ALL, &sc.plan.attention_backend, delta)?;
     checked(sc, &format!("attn = {}", next.name()), |sc| {
         sc.plan.attention_backend = next
     })

@@ -1,5 +1,8 @@
 //! The stepping rules the fields share: cycling through a list of choices (by value or by
-//! name), linear and doubling steps of a count, and a saturating narrowing to `u32`.
+//! name), linear and doubling steps of a count, a saturating narrowing to `u32`, and the
+//! check that keeps an edit only where the scenario's rules still hold.
+
+use crate::scenario::Scenario;
 
 /// The entry `delta` places from `current` in `all`, wrapping; the first (or last) where
 /// `current` is not in it.
@@ -53,4 +56,25 @@ pub(super) fn step_doubling(v: u64, delta: i32, min: u64) -> u64 {
 /// `v` as a `u32`, `u32::MAX` past it.
 pub(super) fn to_u32(v: u64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+/// Applies `edit`, keeping it when the scenario still validates (or did not before), else
+/// undoing it and returning the engine's reason as `label: field must be allowed`.
+pub(super) fn checked(
+    sc: &mut Scenario,
+    label: &str,
+    edit: impl FnOnce(&mut Scenario),
+) -> Option<String> {
+    let before = sc.clone();
+    edit(sc);
+    if before.validate().is_err() {
+        return None;
+    }
+    match sc.validate() {
+        Ok(()) => None,
+        Err(e) => {
+            *sc = before;
+            Some(format!("{label}: {} must be {}", e.field, e.allowed))
+        }
+    }
 }
