@@ -105,6 +105,8 @@ mod tui_sweep;
 #[cfg(feature = "tui")]
 mod tui_titles;
 #[cfg(feature = "tui")]
+mod tui_too_small;
+#[cfg(feature = "tui")]
 mod tui_update;
 #[cfg(feature = "tui")]
 mod tui_views;
