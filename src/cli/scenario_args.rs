@@ -10,7 +10,7 @@ use pipescope::{
 };
 
 pub use super::scenario_flags::{
-    LayoutFlags, SettingFlags, SourceFlags, cost, degree, flag_pair, whole,
+    LayoutFlags, SettingFlags, SourceFlags, cost, degree, flag_pair, whole_up_to,
 };
 
 /// Every scenario flag: where the scenario comes from, its layout, and its other settings.

@@ -216,12 +216,25 @@ pub struct SettingFlags {
     pub mtp_layers: Option<u32>,
 }
 
-/// Parses a whole number of a flag without a range of its own (the sweep's lists, `--top`),
-/// so that a bad value such as `1e12` or `-1` says what is allowed.
-pub fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
-    text.trim()
-        .parse()
-        .map_err(|_| "a whole number written in digits, like 4096".to_string())
+/// What a count flag says of a value that is not a whole number written in digits.
+const NOT_DIGITS: &str = "a whole number written in digits, like 4096";
+
+/// Parses a whole number of a sweep list or count whose range the sweep's own check states
+/// as `allowed` (`--gpus`: "whole numbers from 1 to 4294967295"): a number written in digits
+/// but too large for its type says that range, as the check does for 0, not that it is not
+/// written in digits; one within the type goes on to that check, which names the value.
+pub fn whole_up_to<T: TryFrom<u64>>(
+    allowed: String,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static {
+    move |text: &str| {
+        let t = text.trim();
+        let digits = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+        match t.parse::<u64>() {
+            Ok(v) => T::try_from(v).map_err(|_| allowed.clone()),
+            Err(_) if digits => Err(allowed.clone()),
+            Err(_) => Err(NOT_DIGITS.to_string()),
+        }
+    }
 }
 
 /// Parses a count flag that has its own range in the one table of ranges (`-s`, `-m`, `-b`,

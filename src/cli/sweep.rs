@@ -8,13 +8,14 @@ use std::time::Instant;
 use clap::Args;
 
 use super::scenario_args::{
-    SettingFlags, SourceFlags, degree, finish_scenario, setting_overrides, starting_scenario, whole,
+    SettingFlags, SourceFlags, degree, finish_scenario, setting_overrides, starting_scenario,
+    whole_up_to,
 };
 use super::sweep_output as out;
 use super::unused_flags;
 use pipescope::{
     Precision, SWEEP_DEFAULT_SCHEDULES, Scenario, ScheduleKind, Strategy, SweepOptions,
-    SweepResult, SweepSpace, Zero, solve, sweep, sweep_scenario, sweep_starting_scenario,
+    SweepResult, SweepSpace, Zero, limits, solve, sweep, sweep_scenario, sweep_starting_scenario,
 };
 
 /// Arguments of `pipescope sweep`.
@@ -30,10 +31,10 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub enumerated: EnumeratedFlags,
     /// GPU counts N of the job, comma separated.
-    #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = whole::<u32>, required = true)]
+    #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = whole_up_to::<u32>(gpus_allowed()), required = true)]
     pub gpus: Vec<u32>,
     /// Global batch in sequences (m x b x d).
-    #[arg(long = "global-batch", value_name = "B", value_parser = whole::<u64>, required = true)]
+    #[arg(long = "global-batch", value_name = "B", value_parser = whole_up_to::<u64>(global_batch_allowed()), required = true)]
     pub global_batch: u64,
     /// Tensor-parallel sizes (default: every t up to the GPU's node size that divides the heads).
     #[arg(short = 't', long, value_delimiter = ',', value_name = "T,...", value_parser = degree)]
@@ -42,7 +43,7 @@ pub struct SweepArgs {
     #[arg(short = 'p', long, visible_alias = "stages", value_delimiter = ',', value_name = "P,...", value_parser = degree)]
     pub pp: Vec<u32>,
     /// Micro-batch sizes (default: 1,2,4,8).
-    #[arg(short = 'b', long, visible_alias = "micro-batch-size", value_delimiter = ',', value_name = "B,...", value_parser = whole::<u64>)]
+    #[arg(short = 'b', long, visible_alias = "micro-batch-size", value_delimiter = ',', value_name = "B,...", value_parser = whole_up_to::<u64>(list_allowed(limits::MICRO_BATCH)))]
     pub mbs: Vec<u64>,
     /// Chunks for the schedules that take them (default: 2).
     #[arg(long, value_delimiter = ',', value_name = "V,...", value_parser = degree)]
@@ -84,10 +85,10 @@ pub struct SweepArgs {
     pub cp: Vec<u32>,
     /// Expert-parallel sizes (default: for a mixture of experts every divisor of
     /// t x cp x d / etp that divides the experts; 1 for a dense model).
-    #[arg(long, value_delimiter = ',', value_name = "EP,...", value_parser = whole::<u32>)]
+    #[arg(long, value_delimiter = ',', value_name = "EP,...", value_parser = whole_up_to::<u32>(list_allowed(limits::DEGREE)))]
     pub ep: Vec<u32>,
     /// Expert tensor-parallel sizes (default: 1; each must divide the expert's ffn).
-    #[arg(long, value_delimiter = ',', value_name = "ETP,...", value_parser = whole::<u32>)]
+    #[arg(long, value_delimiter = ',', value_name = "ETP,...", value_parser = whole_up_to::<u32>(list_allowed(limits::DEGREE)))]
     pub etp: Vec<u32>,
     /// ZeRO stages (default: 0,1; 3 only when listed).
     #[arg(
@@ -263,6 +264,24 @@ fn quiet(_: usize, _: usize) {}
 
 /// Parses `--top K`: a ranked list of no line is refused rather than printed as "no feasible
 /// configuration" beside a count of feasible ones.
+/// What `--gpus` allows, in the words of the sweep's own check of its values.
+fn gpus_allowed() -> String {
+    list_allowed((limits::DEGREE * limits::DEGREE).min(u64::from(u32::MAX)))
+}
+
+/// What a list flag of the sweep allows, in the words of the sweep's own check.
+fn list_allowed(max: u64) -> String {
+    format!("whole numbers from 1 to {max}")
+}
+
+/// What `--global-batch` allows, in the words of the sweep's own check.
+fn global_batch_allowed() -> String {
+    format!(
+        "a whole number of sequences from 1 to {}",
+        limits::MICRO_BATCHES * limits::MICRO_BATCH
+    )
+}
+
 fn top_count(text: &str) -> Result<usize, String> {
     const ALLOWED: &str = "a whole number from 1 up (the length of the ranked list)";
     match text.trim().parse::<usize>() {

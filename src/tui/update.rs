@@ -61,6 +61,17 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
             app.quit = true;
             vec![Effect::Quit]
         }
+        // Below the minimum size the screen shows only "terminal too small (q quits)": a
+        // key that edited there would change the scenario unseen.
+        Action::Key(key) if too_small(app) => {
+            match keymap::action_for(key).filter(|a| matches!(a, Action::Quit | Action::Suspend)) {
+                Some(a) => update(app, a),
+                None => {
+                    app.dirty = false;
+                    Vec::new()
+                }
+            }
+        }
         Action::Key(key) if app.layout_edit.is_some() => match layout::editor_action(key) {
             Some(a) => update(app, a),
             None => {
@@ -154,6 +165,12 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
         }
         other => view::view(app, other),
     }
+}
+
+/// Whether the terminal is below the size the views need (they show only a message then).
+fn too_small(app: &App) -> bool {
+    let (width, height) = app.size;
+    super::view::layout::too_small(ratatui::layout::Rect::new(0, 0, width, height))
 }
 
 /// A note is a passing remark: the next thing the user does replaces it (a scroll or a

@@ -94,7 +94,7 @@ pub(super) fn reloaded(app: &mut App, reload: Reload) -> Vec<Effect> {
     match reload {
         Reload::Theme(path, Ok(theme)) => {
             let was_broken = app.reload_errors.remove(&path).is_some();
-            app.note = Some(format!("reloaded {}", path.display()));
+            app.note = Some(format!("reloaded {}", shown(&path)));
             let theme = *theme;
             // The stand-in of a file that did not load goes, once the file names another theme.
             let stem = file_stem(&path);
@@ -127,11 +127,11 @@ pub(super) fn reloaded(app: &mut App, reload: Reload) -> Vec<Effect> {
                         None => (scenario, Vec::new()),
                     };
                     app.note = Some(if kept.is_empty() {
-                        format!("reloaded {}", path.display())
+                        format!("reloaded {}", shown(&path))
                     } else {
                         format!(
                             "reloaded {}, kept your edits: {}",
-                            path.display(),
+                            shown(&path),
                             kept.join(", ")
                         )
                     });
@@ -162,7 +162,7 @@ pub(super) fn reloaded(app: &mut App, reload: Reload) -> Vec<Effect> {
             app.reload_errors.remove(&path);
             app.note = Some(format!(
                 "reloaded {} (the UI's settings: e reads them)",
-                path.display()
+                shown(&path)
             ));
             Vec::new()
         }
@@ -180,7 +180,7 @@ fn removed(app: &mut App, path: &std::path::Path, theme: Option<String>) {
     app.reload_errors.remove(path);
     // Its scenario preset leaves the picker (the scenario on screen stays).
     super::presets::refresh_choice(app, path, None);
-    let mut note = format!("{} was removed", path.display());
+    let mut note = format!("{} was removed", shown(path));
     if let Some(name) = theme {
         if super::theme::BUILTIN.iter().any(|(n, _)| *n == name) {
             let builtin = super::theme::Theme::builtin(&name);
@@ -209,6 +209,22 @@ pub(crate) fn theme_failed(app: &mut App, path: std::path::PathBuf, e: String) {
         app.themes.push(stand_in);
     }
     app.reload_errors.insert(path, e);
+}
+
+/// How a note names a watched file: its folder and name (`presets/mine.toml`,
+/// `pipescope/config.toml`), as the status line shows a file's error, not the absolute path.
+fn shown(path: &std::path::Path) -> String {
+    let mut parts: Vec<String> = path
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .take(2)
+        .collect();
+    parts.reverse();
+    parts.join("/")
 }
 
 fn file_stem(path: &std::path::Path) -> String {

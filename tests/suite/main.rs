@@ -103,6 +103,10 @@ mod tui_status;
 #[cfg(feature = "tui")]
 mod tui_sweep;
 #[cfg(feature = "tui")]
+mod tui_titles;
+#[cfg(feature = "tui")]
+mod tui_too_small;
+#[cfg(feature = "tui")]
 mod tui_update;
 #[cfg(feature = "tui")]
 mod tui_views;

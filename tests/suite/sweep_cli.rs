@@ -318,3 +318,73 @@ fn a_repeated_gpu_count_is_swept_once() {
     assert!(ok, "{err}");
     assert!(!text.contains("8/8"), "{text}");
 }
+
+/// A number written in digits but too large for its flag's type says the range the sweep
+/// allows, as 0 does, not that it is not written in digits.
+#[test]
+fn a_count_too_large_for_its_type_says_the_range_not_digits() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["sweep", "--gpus", "4294967296", "--global-batch", "8"],
+            "whole numbers from 1 to 4294967295",
+        ),
+        (
+            &[
+                "sweep",
+                "--gpus",
+                "99999999999999999999",
+                "--global-batch",
+                "8",
+            ],
+            "whole numbers from 1 to 4294967295",
+        ),
+        (
+            &[
+                "sweep",
+                "--gpus",
+                "64",
+                "--global-batch",
+                "99999999999999999999",
+            ],
+            "a whole number of sequences from 1 to 68719476736",
+        ),
+        (
+            &[
+                "sweep",
+                "--gpus",
+                "64",
+                "--global-batch",
+                "8",
+                "--mbs",
+                "99999999999999999999",
+            ],
+            "whole numbers from 1 to 65536",
+        ),
+        (
+            &[
+                "sweep",
+                "--gpus",
+                "64",
+                "--global-batch",
+                "8",
+                "--ep",
+                "4294967296",
+            ],
+            "whole numbers from 1 to 65536",
+        ),
+    ];
+    for (args, allowed) in cases {
+        let (ok, _, err) = run(args);
+        assert!(!ok, "{args:?}");
+        assert!(err.contains(allowed), "{args:?}: {err}");
+        assert!(!err.contains("written in digits"), "{args:?}: {err}");
+    }
+    // Not digits at all: that is what it says.
+    let (ok, _, err) = run(&["sweep", "--gpus", "6.4e1", "--global-batch", "8"]);
+    assert!(!ok);
+    assert!(err.contains("written in digits"), "{err}");
+    // Within the type but past the range: the sweep's check names the value.
+    let (ok, _, err) = run(&["sweep", "--gpus", "64", "--global-batch", "68719476737"]);
+    assert!(!ok);
+    assert!(err.contains("--global-batch = 68719476737"), "{err}");
+}

@@ -123,3 +123,50 @@ fn the_settings_file_is_reported_as_settings_and_a_deleted_builtin_override_rest
     let cycled = app.themes.iter().find(|t| t.name == "dark").unwrap();
     assert_eq!(cycled.colors.forward, Theme::builtin("dark").colors.forward);
 }
+
+/// The notes of a reloaded or removed file name it as its error does (`presets/mine.toml`),
+/// not by an absolute path that pushes the key hints off a narrow status line.
+#[test]
+fn reload_and_removal_notes_name_the_file_without_its_absolute_path() {
+    let mut app = solved_app("gpt3");
+    let path = std::path::PathBuf::from("/home/someone/.config/pipescope/presets/mine.toml");
+    app.preset_source = Some(path.clone());
+    let mut edited = pipescope::tui::fixture::scenario("gpt3");
+    edited.batch.micro_batches = 7;
+    let parsed = pipescope::tui::ParsedPreset {
+        scenario: Some(edited),
+        choices: pipescope::tui::Choices::default(),
+    };
+    act(
+        &mut app,
+        Action::Reloaded(Box::new(Reload::Preset(path.clone(), Ok(Box::new(parsed))))),
+    );
+    assert_eq!(app.scenario.batch.micro_batches, 7);
+    let note = app.note.clone().unwrap();
+    assert_eq!(note, "reloaded presets/mine.toml");
+    let line = status(&mut app);
+    assert!(line.contains("reloaded presets/mine.toml"), "{line}");
+    assert!(!line.contains("/home/someone"), "{line}");
+    let theme = "/home/someone/.config/pipescope/themes/mine.toml";
+    act(
+        &mut app,
+        Action::Reloaded(Box::new(Reload::Theme(
+            theme.into(),
+            Ok(Box::new(Theme::builtin("dark"))),
+        ))),
+    );
+    assert_eq!(app.note.as_deref(), Some("reloaded themes/mine.toml"));
+    let settings = "/home/someone/.config/pipescope/config.toml";
+    act(
+        &mut app,
+        Action::Reloaded(Box::new(Reload::Settings(settings.into(), Ok(())))),
+    );
+    let note = app.note.clone().unwrap();
+    assert!(note.starts_with("reloaded pipescope/config.toml"), "{note}");
+    act(
+        &mut app,
+        Action::Reloaded(Box::new(Reload::Removed(path, None))),
+    );
+    let note = app.note.clone().unwrap();
+    assert!(note.starts_with("presets/mine.toml was removed"), "{note}");
+}

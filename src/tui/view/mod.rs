@@ -56,12 +56,35 @@ pub fn panel<'a>(
 ) -> Rect {
     use ratatui::widgets::{Block, Widget};
     let block = Block::bordered()
-        .title(title)
+        .title(fit_title(title.into(), area.width.saturating_sub(2)))
         .border_style(theme.muted())
         .title_style(theme.accent());
     let inner = block.inner(area);
     block.render(area, buf);
     inner
+}
+
+/// `title` as it fits a border with `room` columns between its corners: whole (less its
+/// closing spaces, where the border takes them), or cut with "…" as its last character (the border would cut it silently, mid-word, so that a cut
+/// title read as a whole one: `B (schedule 1f1b→interleaved, chu┐`).
+pub fn fit_title(title: ratatui::text::Line<'_>, room: u16) -> ratatui::text::Line<'static> {
+    use ratatui::text::{Line, Span};
+    let owned = Line {
+        spans: title
+            .spans
+            .into_iter()
+            .map(|s| Span::styled(s.content.into_owned(), s.style))
+            .collect(),
+        style: title.style,
+        alignment: title.alignment,
+    };
+    // The border may take a title's closing spaces: only a cut into its text is marked.
+    let text: String = owned.spans.iter().map(|s| s.content.as_ref()).collect();
+    let spaces = text.len() - text.trim_end_matches(' ').len();
+    if owned.width().saturating_sub(spaces) <= usize::from(room) {
+        return owned;
+    }
+    format::clip_line(owned, usize::from(room))
 }
 
 /// Clears and returns the `w` x `h` rectangle centred in `area`: where an overlay (help,

@@ -18,38 +18,9 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         return;
     }
     let theme = &app.theme;
-    // The steps from `first` on; where all do not fit the border, the earliest ones give way
-    // (an ellipsis says so) so that the current step stays in sight.
-    let width = |first: usize| -> usize {
-        let names: usize = STORY[first..]
-            .iter()
-            .map(|s| s.name().chars().count() + 2)
-            .sum();
-        let arrows = 3 * (STORY.len() - first - 1);
-        names + arrows + if first > 0 { 4 } else { 0 }
-    };
-    let room = usize::from(area.width.saturating_sub(2));
-    let mut first = 0;
-    while first < step && width(first) > room {
-        first += 1;
-    }
-    let mut steps = Vec::new();
-    if first > 0 {
-        steps.push(Span::styled(" … →", theme.muted()));
-    }
-    for (i, s) in STORY.iter().enumerate().skip(first) {
-        if i > first {
-            steps.push(Span::styled(" → ", theme.muted()));
-        }
-        let style = if i == step {
-            theme.selected()
-        } else {
-            theme.muted()
-        };
-        steps.push(Span::styled(format!(" {} ", s.name()), style));
-    }
+    let steps = title(step, usize::from(area.width.saturating_sub(2)), theme);
     let block = Block::bordered()
-        .title(Line::from(steps))
+        .title(steps)
         .title_bottom(Line::styled(
             format!(" story {}/{} · n next · p previous ", step + 1, STORY.len()),
             theme.muted(),
@@ -60,4 +31,49 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         .wrap(Wrap { trim: true })
         .block(block)
         .render(area, buf);
+}
+
+/// The steps as the panel's title, in `room` columns, the current one highlighted. Where all
+/// do not fit the border, the earliest ones give way first, then the last ones, each cut
+/// marked by an ellipsis (`… →` before, `→ …` after), so that the current step stays in
+/// sight and a cut never passes for the end of the story.
+fn title(step: usize, room: usize, theme: &crate::tui::theme::Theme) -> Line<'static> {
+    // Columns of the steps `first..last` with the ellipses their cuts need.
+    let width = |first: usize, last: usize| -> usize {
+        let names: usize = STORY[first..last]
+            .iter()
+            .map(|s| s.name().chars().count() + 2)
+            .sum();
+        let arrows = 3 * (last - first).saturating_sub(1);
+        let before = if first > 0 { 4 } else { 0 };
+        let after = if last < STORY.len() { 4 } else { 0 };
+        names + arrows + before + after
+    };
+    let mut first = 0;
+    while first < step && width(first, STORY.len()) > room {
+        first += 1;
+    }
+    let mut last = STORY.len();
+    while last > step + 1 && width(first, last) > room {
+        last -= 1;
+    }
+    let mut steps = Vec::new();
+    if first > 0 {
+        steps.push(Span::styled(" … →", theme.muted()));
+    }
+    for (i, s) in STORY.iter().enumerate().take(last).skip(first) {
+        if i > first {
+            steps.push(Span::styled(" → ", theme.muted()));
+        }
+        let style = if i == step {
+            theme.selected()
+        } else {
+            theme.muted()
+        };
+        steps.push(Span::styled(format!(" {} ", s.name()), style));
+    }
+    if last < STORY.len() {
+        steps.push(Span::styled("→ … ", theme.muted()));
+    }
+    Line::from(steps)
 }

@@ -429,7 +429,49 @@ fn draw_axis(
     for x in area.x..area.right() {
         buf[(x, y)].set_char(' ').set_style(muted);
     }
-    let step = format::nice_step(dt * 14.0);
+    let room = area.right().saturating_sub(x0);
+    for (col, label) in axis_ticks(t0, dt, width, room, cost_units) {
+        let x = x0 + col;
+        buf.set_stringn(x, y, &label, usize::from(area.right() - x), muted);
+    }
+}
+
+/// The time axis's ticks: `(column from the time area's left edge, label)` for every tick
+/// whose label fits in the `room` columns left of the area's right edge. The step is the
+/// round one about 14 columns wide; where that leaves a single tick (the second one falls
+/// in the last columns, too close to the edge for its label: a v-half lesson 30 columns
+/// wide showed only `|0`), finer round steps are tried, as long as their labels still stand
+/// apart.
+fn axis_ticks(t0: f64, dt: f64, width: u16, room: u16, cost_units: bool) -> Vec<(u16, String)> {
+    let mut step = format::nice_step(dt * 14.0);
+    let mut ticks = ticks_at(t0, dt, width, room, step, cost_units);
+    for _ in 0..3 {
+        if ticks.len() >= 2 {
+            break;
+        }
+        step = finer_step(step);
+        let finer = ticks_at(t0, dt, width, room, step, cost_units);
+        let apart = finer
+            .windows(2)
+            .all(|w| usize::from(w[1].0 - w[0].0) > w[0].1.chars().count());
+        if !apart {
+            break;
+        }
+        ticks = finer;
+    }
+    ticks
+}
+
+/// The ticks of one `step` that fit (see [`axis_ticks`]).
+fn ticks_at(
+    t0: f64,
+    dt: f64,
+    width: u16,
+    room: u16,
+    step: f64,
+    cost_units: bool,
+) -> Vec<(u16, String)> {
+    let mut ticks = Vec::new();
     let mut k = (t0 / step).ceil();
     loop {
         let t = k * step;
@@ -437,7 +479,7 @@ fn draw_axis(
         if !col.is_finite() || col >= f64::from(width) {
             break;
         }
-        let x = x0 + col.max(0.0) as u16;
+        let col = col.max(0.0) as u16;
         let label = if cost_units {
             let decimals = if step >= 1.0 {
                 0
@@ -450,11 +492,24 @@ fn draw_axis(
         } else {
             format!("|{}", format::tick(t, step))
         };
-        let room = usize::from(area.right() - x);
-        if label.chars().count() <= room {
-            buf.set_stringn(x, y, &label, room, muted);
+        if label.chars().count() <= usize::from(room.saturating_sub(col)) {
+            ticks.push((col, label));
         }
         k += 1.0;
+    }
+    ticks
+}
+
+/// The round step below `step` in the 1, 2, 5 sequence (50 → 20 → 10 → 5).
+fn finer_step(step: f64) -> f64 {
+    let base = 10f64.powf(step.log10().floor());
+    let m = (step / base).round();
+    if m >= 5.0 {
+        2.0 * base
+    } else if m >= 2.0 {
+        base
+    } else {
+        0.5 * base
     }
 }
 
@@ -511,5 +566,44 @@ mod tests {
         assert_eq!(row(0), "s0  F0██F1██········");
         assert_eq!(row(1), "s1  ····F0██R0░░B0▓▓");
         assert!(row(2).starts_with("    |0 s"), "{}", row(2));
+    }
+
+    /// The lesson's v-half (p 4, m 8, equal costs: 53 units) in a 30-column Gantt, as at 60
+    /// terminal columns: the round step of 50 puts its second tick two columns from the
+    /// edge, where `|50` does not fit; the axis takes the step of 20 instead of showing
+    /// `|0` alone.
+    #[test]
+    fn a_narrow_axis_keeps_at_least_two_ticks() {
+        let theme = Theme::builtin("mono");
+        let tl = timeline();
+        let area = Rect::new(0, 0, 4 + 30, 3);
+        let mut buf = Buffer::empty(area);
+        Gantt {
+            timeline: &tl,
+            t0: 0.0,
+            t1: 53.0,
+            lanes: 1,
+            theme: &theme,
+            selected: None,
+            memory: None,
+            cost_units: true,
+        }
+        .render(area, &mut buf);
+        let axis: String = (0..area.width)
+            .map(|x| buf[(x, 2)].symbol().to_string())
+            .collect();
+        assert_eq!(axis.trim_end(), "    |0         |20         |40", "{axis}");
+        assert_eq!(finer_step(50.0), 20.0);
+        assert_eq!(finer_step(20.0), 10.0);
+        assert_eq!(finer_step(10.0), 5.0);
+        assert_eq!(finer_step(0.5), 0.2);
+    }
+
+    /// Where the round step already gives two ticks, it stays (no finer, busier axis).
+    #[test]
+    fn an_axis_with_two_ticks_keeps_its_step() {
+        let ticks = axis_ticks(0.0, 33.0 / 30.0, 30, 30, true);
+        let labels: Vec<&str> = ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["|0", "|20"]);
     }
 }
