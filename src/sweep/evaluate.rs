@@ -16,6 +16,7 @@ use super::{
 };
 use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
+use crate::plan::memo::KnapsackShelf;
 use crate::scenario::{Precision, Scenario, Zero};
 use crate::solve::{ScheduleMemo, SolveError, SolveOptions, fixed_peak_bytes, solve_on_until};
 
@@ -141,7 +142,13 @@ fn unsolved(config: Config, b: Bounds, status: Status) -> Row {
 /// solve stops early when the sweep is cancelled, and, unless exhaustive, as soon as a proven
 /// lower bound of its time learnt during the solve keeps it out of the answer: the row then
 /// stays [`Status::Pruned`], unsolved).
-fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, incumbents: &Mutex<Incumbents>) -> Row {
+fn evaluate(
+    job: &Job,
+    anatomy: &Anatomy,
+    row: &Row,
+    incumbents: &Mutex<Incumbents>,
+    knapsacks: &KnapsackShelf,
+) -> Row {
     let memo = &job.memo;
     let scenario = scenario_for(job.base, &row.config);
     let tokens = job.tokens;
@@ -153,6 +160,7 @@ fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, incumbents: &Mutex<Incumben
         memo: Some(memo),
         skip_baseline: true,
         figures_only: true,
+        knapsacks: Some(knapsacks),
     };
     // A peak above the budget is an infeasible outcome, which enters no answer either.
     let stop = |time_s: f64, peak_bytes: u64| {
@@ -204,7 +212,13 @@ impl Job<'_> {
     /// out when it exceeds the budget and tightens its memory bound otherwise; then a full
     /// solve when it can still enter the answer. The new row, or `None` when it stays as it
     /// was.
-    fn decide(&self, row: &Row, anatomy: &Anatomy, incumbents: &Mutex<Incumbents>) -> Option<Row> {
+    fn decide(
+        &self,
+        row: &Row,
+        anatomy: &Anatomy,
+        incumbents: &Mutex<Incumbents>,
+        knapsacks: &KnapsackShelf,
+    ) -> Option<Row> {
         if !self.can_enter(row, incumbents) {
             return None;
         }
@@ -215,7 +229,7 @@ impl Job<'_> {
             return Some(row);
         }
         if self.can_enter(&row, incumbents) {
-            Some(evaluate(self, anatomy, &row, incumbents))
+            Some(evaluate(self, anatomy, &row, incumbents, knapsacks))
         } else {
             known.map(|_| row)
         }
@@ -345,6 +359,20 @@ pub fn sweep(
     progress: &(dyn Fn(usize, usize) + Sync),
     cancel: &Cancel,
 ) -> Result<SweepResult, SweepError> {
+    sweep_sharing(base, space, options, progress, cancel, true)
+}
+
+/// [`sweep`], whose workers keep their stage knapsack answers from one solve to the next
+/// where `share` (as the sweep does), or start every solve empty (what the tests compare it
+/// with: the answer is the same).
+fn sweep_sharing(
+    base: &Scenario,
+    space: &SweepSpace,
+    options: SweepOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    cancel: &Cancel,
+    share: bool,
+) -> Result<SweepResult, SweepError> {
     let (configs, rejected) = enumerate(base, space)?;
     let tokens = space.global_batch as f64 * base.batch.seq_len as f64;
     let budget = base.plan.memory_budget_bytes;
@@ -362,7 +390,16 @@ pub fn sweep(
         options.top,
         progress,
         cancel,
-        |row, anatomy, incumbents| job.decide(row, anatomy, incumbents),
+        |row, anatomy, incumbents, knapsacks| {
+            let own;
+            let knapsacks = if share {
+                knapsacks
+            } else {
+                own = KnapsackShelf::default();
+                &own
+            };
+            job.decide(row, anatomy, incumbents, knapsacks)
+        },
     ))
 }
 
@@ -438,3 +475,7 @@ mod tests {
         assert_eq!(raised, 4);
     }
 }
+
+#[cfg(test)]
+#[path = "share_tests.rs"]
+mod share_tests;

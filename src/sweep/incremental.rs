@@ -28,6 +28,7 @@ use super::{Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enum
 use super::{scenario_for, sweep};
 use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
+use crate::plan::memo::KnapsackShelf;
 use crate::scenario::Scenario;
 use crate::solve::{ScheduleMemo, SolveOptions, fixed_peak_bytes, solve_on};
 
@@ -163,7 +164,7 @@ pub fn sweep_cached(
         options.top,
         progress,
         cancel,
-        |row, anatomy, incumbents| job.decide(row, anatomy, incumbents),
+        |row, anatomy, incumbents, knapsacks| job.decide(row, anatomy, incumbents, knapsacks),
     ))
 }
 
@@ -191,7 +192,13 @@ impl Job<'_> {
     /// One candidate, decided as [`super::sweep`] decides it (bounds, then the exact peak of
     /// a fixed plan, then a full solve), the solve's figures taken from the cache when this
     /// very scenario was solved before. The new row, or `None` when it stays as it was.
-    fn decide(&self, row: &Row, anatomy: &Anatomy, incumbents: &Mutex<Incumbents>) -> Option<Row> {
+    fn decide(
+        &self,
+        row: &Row,
+        anatomy: &Anatomy,
+        incumbents: &Mutex<Incumbents>,
+        knapsacks: &KnapsackShelf,
+    ) -> Option<Row> {
         if !workers::can_enter(incumbents, row) {
             return None;
         }
@@ -209,7 +216,7 @@ impl Job<'_> {
             self.cache.reused.fetch_add(1, Ordering::Relaxed);
             return Some(found.onto(&row));
         }
-        let solved = self.solve(&scenario, anatomy, &row);
+        let solved = self.solve(&scenario, anatomy, &row, knapsacks);
         // A solve cut short answers nothing and is not remembered.
         if !self.cancel.is_cancelled() {
             self.cache.solves.fetch_add(1, Ordering::Relaxed);
@@ -219,7 +226,13 @@ impl Job<'_> {
     }
 
     /// The full solve of one configuration (as [`super::sweep`] solves it).
-    fn solve(&self, scenario: &Scenario, anatomy: &Anatomy, row: &Row) -> Row {
+    fn solve(
+        &self,
+        scenario: &Scenario,
+        anatomy: &Anatomy,
+        row: &Row,
+        knapsacks: &KnapsackShelf,
+    ) -> Row {
         let mut out = row.clone();
         out.solved = true;
         let start = Instant::now();
@@ -228,6 +241,7 @@ impl Job<'_> {
             memo: Some(&self.cache.memo),
             skip_baseline: true,
             figures_only: true,
+            knapsacks: Some(knapsacks),
         };
         let result = solve_on(scenario, anatomy, &options);
         out.solve_time_s = start.elapsed().as_secs_f64();
