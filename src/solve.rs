@@ -74,7 +74,7 @@ pub struct SolveOptions<'a> {
     /// is as without it, the times up to rounding; the outcome's timeline, memory curves and
     /// backward waits leave out the periods jumped over.
     pub figures_only: bool,
-    /// Stage knapsack answers kept from earlier solves on this thread (a sweep worker's):
+    /// Stage knapsack answers kept from earlier solves (a sweep's, on any of its threads):
     /// the planner reads and adds to the store of the anatomy it plans on. The outcome is
     /// exactly the one without it.
     pub knapsacks: Option<&'a KnapsackShelf>,

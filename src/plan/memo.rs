@@ -1,19 +1,20 @@
 //! A memo of per-stage knapsack solves. Within one plan request (one `solve()`) the partition
 //! DP's re-runs (in-flight bumps, offload scales) and the greedy offload orders ask the same
 //! stage questions many times; across the solves of a sweep, configurations of one layout
-//! (other schedules, strategies or chunk counts) ask many of the same ones again. Each answer
-//! depends only on its question (the key below) and on the anatomy fields the knapsack reads
-//! ([`KnapsackAnatomy`]), so a repeated question returns the stored answer (identical, not
-//! approximated).
+//! (other schedules, strategies or chunk counts) ask some of the same ones again. Each
+//! answer depends only on its question (the key below) and on the anatomy fields the
+//! knapsack reads ([`KnapsackAnatomy`]), so a repeated question returns the stored answer
+//! (identical, not approximated).
 //!
-//! A [`KnapsackCache`] starts empty for a lone request; a [`KnapsackShelf`] (one per sweep
-//! worker thread) hands every solve the cache of answers earlier solves on the same
-//! knapsack anatomy stored.
+//! A [`KnapsackCache`] starts empty for a lone request; a [`KnapsackShelf`] (one per sweep,
+//! shared by its workers) hands every solve the cache of answers earlier solves on the same
+//! knapsack anatomy stored, and the knapsack's spare buffers of a solve that ended.
 
 use std::cell::{RefCell, RefMut};
 use std::collections::HashMap;
 use std::fmt;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::knapsack::Scratch;
 use super::stage::{BlockCounts, KnapsackPlan, StageEnv};
@@ -28,12 +29,25 @@ type Key = (BlockCounts, u32, u64, bool, bool, Vec<u32>);
 /// Stored answers: whether the decisions were built, and the answer.
 type Answers = HashMap<Key, (bool, Option<KnapsackPlan>)>;
 
-/// Stored answers and the knapsack's spare table buffers (which hold no answer), both
-/// possibly shared with a [`KnapsackShelf`] that outlives the request.
+/// Answers that several solves (on several threads) may read and add to.
+type SharedAnswers = Arc<Mutex<Answers>>;
+
+/// Spare knapsack buffers a shelf keeps between solves.
+type SpareScratch = Arc<Mutex<Vec<Scratch>>>;
+
+/// The lock of a shared value (a panic elsewhere leaves only whole answers behind).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Stored answers, possibly shared with a [`KnapsackShelf`] that outlives the request, and
+/// the knapsack's spare table buffers (which hold no answer), handed back to the shelf they
+/// came from when the cache is dropped.
 #[derive(Default)]
 pub struct KnapsackCache {
-    map: Rc<RefCell<Answers>>,
-    scratch: Rc<RefCell<Scratch>>,
+    map: SharedAnswers,
+    scratch: RefCell<Scratch>,
+    spare: Option<SpareScratch>,
 }
 
 impl KnapsackCache {
@@ -62,14 +76,14 @@ impl KnapsackCache {
         offload: &[u32],
         want_decisions: bool,
     ) -> Option<Option<KnapsackPlan>> {
-        let map = self.map.borrow();
+        let map = lock(&self.map);
         let (full, v) = map.get(&Self::key(counts, env, compress, offload))?;
         (*full || !want_decisions).then(|| v.clone())
     }
 
     /// How many answers are stored (each one an exact solve made).
     pub(crate) fn len(&self) -> usize {
-        self.map.borrow().len()
+        lock(&self.map).len()
     }
 
     /// Stores an answer (`full`: its decisions were built).
@@ -82,10 +96,19 @@ impl KnapsackCache {
         full: bool,
         v: &Option<KnapsackPlan>,
     ) {
-        let mut map = self.map.borrow_mut();
+        let mut map = lock(&self.map);
         let key = Self::key(counts, env, compress, offload);
         if map.get(&key).is_none_or(|(f, _)| full && !*f) {
             map.insert(key, (full, v.clone()));
+        }
+    }
+}
+
+/// The spare buffers go back to the shelf, for the next request.
+impl Drop for KnapsackCache {
+    fn drop(&mut self) {
+        if let Some(spare) = &self.spare {
+            lock(spare).push(std::mem::take(self.scratch.get_mut()));
         }
     }
 }
@@ -159,50 +182,80 @@ impl KnapsackAnatomy {
     }
 }
 
-/// Knapsack answers kept across solves, for one thread (the caches are not `Sync`): one
-/// store per [`KnapsackAnatomy`], and one set of spare table buffers for them all. A sweep
-/// worker keeps one and lends it to each solve it makes ([`crate::SolveOptions`]); a
-/// solve's answers are then those of a solve with an empty cache.
+/// Knapsack answers kept across the solves of a sweep, shared by its worker threads: one
+/// store per [`KnapsackAnatomy`], and the spare table buffers of the solves that ended. Lent
+/// to each solve ([`crate::SolveOptions`]), it makes no answer differ from that of a solve
+/// with an empty cache.
 #[derive(Default)]
 pub struct KnapsackShelf {
-    stores: RefCell<HashMap<KnapsackAnatomy, Rc<RefCell<Answers>>>>,
-    scratch: Rc<RefCell<Scratch>>,
+    /// Per print: when it was last asked for (a count of requests), and its answers.
+    stores: Mutex<HashMap<KnapsackAnatomy, (u64, SharedAnswers)>>,
+    /// Requests so far.
+    ticks: AtomicU64,
+    spare: SpareScratch,
 }
 
-/// At most this many answers are kept on a shelf (a few hundred bytes each): past it the
-/// shelf starts over empty, which costs only solves made again.
-const SHELF_MAX_ANSWERS: usize = 1 << 20;
+/// Answers past which the shelf lets go of the stores asked for longest ago (a few hundred
+/// bytes each; letting go costs only solves made again).
+const SHELF_MAX_ANSWERS: usize = 1 << 18;
 
 impl KnapsackShelf {
     /// The cache for a request planned on `anatomy`: the answers stored by earlier requests
-    /// on an anatomy with the same print, and what this one stores stays for the next.
+    /// on an anatomy with the same print (what this one stores stays for the next), and the
+    /// spare buffers of one that ended.
     pub fn cache_for(&self, anatomy: &Anatomy) -> KnapsackCache {
-        let mut stores = self.stores.borrow_mut();
-        if stores.values().map(|m| m.borrow().len()).sum::<usize>() > SHELF_MAX_ANSWERS {
-            stores.clear();
+        let print = KnapsackAnatomy::of(anatomy);
+        let tick = self.ticks.fetch_add(1, Ordering::Relaxed);
+        let mut stores = lock(&self.stores);
+        let total: usize = stores.values().map(|(_, m)| lock(m).len()).sum();
+        if total > SHELF_MAX_ANSWERS {
+            let_go(&mut stores, total, &print);
         }
-        let map = stores
-            .entry(KnapsackAnatomy::of(anatomy))
-            .or_default()
-            .clone();
+        let entry = stores.entry(print).or_default();
+        entry.0 = tick;
+        let map = Arc::clone(&entry.1);
+        drop(stores);
+        let scratch = lock(&self.spare).pop().unwrap_or_default();
         KnapsackCache {
             map,
-            scratch: Rc::clone(&self.scratch),
+            scratch: RefCell::new(scratch),
+            spare: Some(Arc::clone(&self.spare)),
         }
     }
 
     /// How many distinct anatomy prints hold answers.
     pub fn anatomies(&self) -> usize {
-        self.stores.borrow().len()
+        lock(&self.stores).len()
     }
 
     /// How many answers are stored, all anatomies together.
     pub fn answers(&self) -> usize {
-        self.stores
-            .borrow()
+        lock(&self.stores)
             .values()
-            .map(|m| m.borrow().len())
+            .map(|(_, m)| lock(m).len())
             .sum()
+    }
+}
+
+/// Lets go of the stores asked for longest ago (never `keep`'s) until at most half the
+/// shelf's answers are left; `total` is how many it holds.
+fn let_go(
+    stores: &mut HashMap<KnapsackAnatomy, (u64, SharedAnswers)>,
+    mut total: usize,
+    keep: &KnapsackAnatomy,
+) {
+    let mut by_age: Vec<(u64, usize, KnapsackAnatomy)> = stores
+        .iter()
+        .filter(|(p, _)| *p != keep)
+        .map(|(p, (last, m))| (*last, lock(m).len(), p.clone()))
+        .collect();
+    by_age.sort_by_key(|s| s.0);
+    for (_, n, p) in by_age {
+        if total <= SHELF_MAX_ANSWERS / 2 {
+            break;
+        }
+        stores.remove(&p);
+        total -= n;
     }
 }
 

@@ -142,13 +142,7 @@ fn unsolved(config: Config, b: Bounds, status: Status) -> Row {
 /// solve stops early when the sweep is cancelled, and, unless exhaustive, as soon as a proven
 /// lower bound of its time learnt during the solve keeps it out of the answer: the row then
 /// stays [`Status::Pruned`], unsolved).
-fn evaluate(
-    job: &Job,
-    anatomy: &Anatomy,
-    row: &Row,
-    incumbents: &Mutex<Incumbents>,
-    knapsacks: &KnapsackShelf,
-) -> Row {
+fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, incumbents: &Mutex<Incumbents>) -> Row {
     let memo = &job.memo;
     let scenario = scenario_for(job.base, &row.config);
     let tokens = job.tokens;
@@ -160,7 +154,7 @@ fn evaluate(
         memo: Some(memo),
         skip_baseline: true,
         figures_only: true,
-        knapsacks: Some(knapsacks),
+        knapsacks: job.knapsacks.as_ref(),
     };
     // A peak above the budget is an infeasible outcome, which enters no answer either.
     let stop = |time_s: f64, peak_bytes: u64| {
@@ -188,7 +182,8 @@ fn evaluate(
     out
 }
 
-/// What the workers read: the sweep's settings and the schedules generated so far.
+/// What the workers read: the sweep's settings, the schedules generated so far and the
+/// stage knapsack answers of the solves so far (`None`: every solve starts empty).
 struct Job<'a> {
     base: &'a Scenario,
     tokens: f64,
@@ -196,6 +191,7 @@ struct Job<'a> {
     exhaustive: bool,
     cancel: &'a Cancel,
     memo: ScheduleMemo,
+    knapsacks: Option<KnapsackShelf>,
 }
 
 impl Job<'_> {
@@ -212,13 +208,7 @@ impl Job<'_> {
     /// out when it exceeds the budget and tightens its memory bound otherwise; then a full
     /// solve when it can still enter the answer. The new row, or `None` when it stays as it
     /// was.
-    fn decide(
-        &self,
-        row: &Row,
-        anatomy: &Anatomy,
-        incumbents: &Mutex<Incumbents>,
-        knapsacks: &KnapsackShelf,
-    ) -> Option<Row> {
+    fn decide(&self, row: &Row, anatomy: &Anatomy, incumbents: &Mutex<Incumbents>) -> Option<Row> {
         if !self.can_enter(row, incumbents) {
             return None;
         }
@@ -229,7 +219,7 @@ impl Job<'_> {
             return Some(row);
         }
         if self.can_enter(&row, incumbents) {
-            Some(evaluate(self, anatomy, &row, incumbents, knapsacks))
+            Some(evaluate(self, anatomy, &row, incumbents))
         } else {
             known.map(|_| row)
         }
@@ -362,9 +352,8 @@ pub fn sweep(
     sweep_sharing(base, space, options, progress, cancel, true)
 }
 
-/// [`sweep`], whose workers keep their stage knapsack answers from one solve to the next
-/// where `share` (as the sweep does), or start every solve empty (what the tests compare it
-/// with: the answer is the same).
+/// [`sweep`], whose solves share their stage knapsack answers where `share` (as the sweep
+/// does), or each start empty (what the tests compare it with: the answer is the same).
 fn sweep_sharing(
     base: &Scenario,
     space: &SweepSpace,
@@ -383,6 +372,7 @@ fn sweep_sharing(
         exhaustive: options.exhaustive,
         cancel,
         memo: ScheduleMemo::default(),
+        knapsacks: share.then(KnapsackShelf::default),
     };
     Ok(workers::run(
         candidates(base, &configs, budget, options.exhaustive),
@@ -390,16 +380,7 @@ fn sweep_sharing(
         options.top,
         progress,
         cancel,
-        |row, anatomy, incumbents, knapsacks| {
-            let own;
-            let knapsacks = if share {
-                knapsacks
-            } else {
-                own = KnapsackShelf::default();
-                &own
-            };
-            job.decide(row, anatomy, incumbents, knapsacks)
-        },
+        |row, anatomy, incumbents| job.decide(row, anatomy, incumbents),
     ))
 }
 

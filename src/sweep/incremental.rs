@@ -157,6 +157,7 @@ pub fn sweep_cached(
         budget,
         cache,
         cancel,
+        knapsacks: KnapsackShelf::default(),
     };
     Ok(workers::run(
         candidates(base, &configs, budget, false),
@@ -164,7 +165,7 @@ pub fn sweep_cached(
         options.top,
         progress,
         cancel,
-        |row, anatomy, incumbents, knapsacks| job.decide(row, anatomy, incumbents, knapsacks),
+        |row, anatomy, incumbents| job.decide(row, anatomy, incumbents),
     ))
 }
 
@@ -179,26 +180,22 @@ fn key_of(scenario: &Scenario) -> String {
     format!("{s:?}")
 }
 
-/// What the workers read: the sweep's settings and the cache.
+/// What the workers read: the sweep's settings, the cache and the stage knapsack answers of
+/// this sweep's solves so far.
 struct Job<'a> {
     base: &'a Scenario,
     tokens: f64,
     budget: u64,
     cache: &'a SweepCache,
     cancel: &'a Cancel,
+    knapsacks: KnapsackShelf,
 }
 
 impl Job<'_> {
     /// One candidate, decided as [`super::sweep`] decides it (bounds, then the exact peak of
     /// a fixed plan, then a full solve), the solve's figures taken from the cache when this
     /// very scenario was solved before. The new row, or `None` when it stays as it was.
-    fn decide(
-        &self,
-        row: &Row,
-        anatomy: &Anatomy,
-        incumbents: &Mutex<Incumbents>,
-        knapsacks: &KnapsackShelf,
-    ) -> Option<Row> {
+    fn decide(&self, row: &Row, anatomy: &Anatomy, incumbents: &Mutex<Incumbents>) -> Option<Row> {
         if !workers::can_enter(incumbents, row) {
             return None;
         }
@@ -216,7 +213,7 @@ impl Job<'_> {
             self.cache.reused.fetch_add(1, Ordering::Relaxed);
             return Some(found.onto(&row));
         }
-        let solved = self.solve(&scenario, anatomy, &row, knapsacks);
+        let solved = self.solve(&scenario, anatomy, &row);
         // A solve cut short answers nothing and is not remembered.
         if !self.cancel.is_cancelled() {
             self.cache.solves.fetch_add(1, Ordering::Relaxed);
@@ -226,13 +223,7 @@ impl Job<'_> {
     }
 
     /// The full solve of one configuration (as [`super::sweep`] solves it).
-    fn solve(
-        &self,
-        scenario: &Scenario,
-        anatomy: &Anatomy,
-        row: &Row,
-        knapsacks: &KnapsackShelf,
-    ) -> Row {
+    fn solve(&self, scenario: &Scenario, anatomy: &Anatomy, row: &Row) -> Row {
         let mut out = row.clone();
         out.solved = true;
         let start = Instant::now();
@@ -241,7 +232,7 @@ impl Job<'_> {
             memo: Some(&self.cache.memo),
             skip_baseline: true,
             figures_only: true,
-            knapsacks: Some(knapsacks),
+            knapsacks: Some(&self.knapsacks),
         };
         let result = solve_on(scenario, anatomy, &options);
         out.solve_time_s = start.elapsed().as_secs_f64();

@@ -14,7 +14,6 @@ use super::{Row, SweepResult};
 use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
 use crate::outcome::Outcome;
-use crate::plan::memo::KnapsackShelf;
 
 /// What the workers of one sweep share: the incumbents, the decided rows (by index) with the
 /// count of candidates done, the next candidate and whether the sweep was cancelled.
@@ -34,16 +33,14 @@ struct Pool {
 /// prune the rest as early as they can), and assembles the answer: every row with its
 /// decision, the ranked list of `top` and the front. `decide` answers a candidate's row
 /// from its layout group's anatomy and the incumbents at that moment (`None`: it stays as
-/// it was), with the worker's own shelf of stage knapsack answers, which every solve the
-/// worker makes reads and adds to; a candidate whose anatomy could not be built stays as
-/// enumerated.
+/// it was); a candidate whose anatomy could not be built stays as enumerated.
 pub(super) fn run(
     candidates: Candidates,
     rejected: BTreeMap<String, u64>,
     top: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
     cancel: &Cancel,
-    decide: impl Fn(&Row, &Anatomy, &Mutex<Incumbents>, &KnapsackShelf) -> Option<Row> + Sync,
+    decide: impl Fn(&Row, &Anatomy, &Mutex<Incumbents>) -> Option<Row> + Sync,
 ) -> SweepResult {
     let Candidates {
         mut rows,
@@ -58,10 +55,9 @@ pub(super) fn run(
         cancelled: AtomicBool::new(false),
     };
     rayon::broadcast(|_| {
-        let shelf = KnapsackShelf::default();
         take_in_order(&order, cancel, progress, &pool, |i| {
             match &anatomies[groups[i]] {
-                Ok(anatomy) => decide(&rows[i], anatomy, &pool.incumbents, &shelf),
+                Ok(anatomy) => decide(&rows[i], anatomy, &pool.incumbents),
                 Err(_) => None,
             }
         })
