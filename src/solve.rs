@@ -7,6 +7,7 @@ use std::time::Instant;
 use crate::anatomy::Anatomy;
 use crate::cancel::{Cancel, Cancelled};
 use crate::outcome::Outcome;
+use crate::plan::memo::KnapsackShelf;
 use crate::plan::planner::{self, Plan, PlanRequest};
 use crate::plan::simcosts::{self, SimOptions};
 use crate::plan::{Strategy, split};
@@ -73,6 +74,10 @@ pub struct SolveOptions<'a> {
     /// is as without it, the times up to rounding; the outcome's timeline, memory curves and
     /// backward waits leave out the periods jumped over.
     pub figures_only: bool,
+    /// Stage knapsack answers kept from earlier solves (a sweep's, on any of its threads):
+    /// the planner reads and adds to the store of the anatomy it plans on. The outcome is
+    /// exactly the one without it.
+    pub knapsacks: Option<&'a KnapsackShelf>,
 }
 
 /// Plans and simulates `scenario`: pure, deterministic, single-threaded.
@@ -292,6 +297,9 @@ fn run_until(
         _ => anatomy,
     };
     let mut req = none_request(scenario, planning, kind, stages);
+    if let Some(shelf) = options.knapsacks {
+        req.cache = shelf.cache_for(planning);
+    }
     let none_plan = planner::plan_ranges(&req, &even);
     let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
     let durations = plan_durations(anatomy, &none_plan, &[], m);

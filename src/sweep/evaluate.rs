@@ -16,6 +16,7 @@ use super::{
 };
 use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
+use crate::plan::memo::KnapsackShelf;
 use crate::scenario::{Precision, Scenario, Zero};
 use crate::solve::{ScheduleMemo, SolveError, SolveOptions, fixed_peak_bytes, solve_on_until};
 
@@ -153,6 +154,7 @@ fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, incumbents: &Mutex<Incumben
         memo: Some(memo),
         skip_baseline: true,
         figures_only: true,
+        knapsacks: job.knapsacks.as_ref(),
     };
     // A peak above the budget is an infeasible outcome, which enters no answer either.
     let stop = |time_s: f64, peak_bytes: u64| {
@@ -180,7 +182,8 @@ fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, incumbents: &Mutex<Incumben
     out
 }
 
-/// What the workers read: the sweep's settings and the schedules generated so far.
+/// What the workers read: the sweep's settings, the schedules generated so far and the
+/// stage knapsack answers of the solves so far (`None`: every solve starts empty).
 struct Job<'a> {
     base: &'a Scenario,
     tokens: f64,
@@ -188,6 +191,7 @@ struct Job<'a> {
     exhaustive: bool,
     cancel: &'a Cancel,
     memo: ScheduleMemo,
+    knapsacks: Option<KnapsackShelf>,
 }
 
 impl Job<'_> {
@@ -345,6 +349,19 @@ pub fn sweep(
     progress: &(dyn Fn(usize, usize) + Sync),
     cancel: &Cancel,
 ) -> Result<SweepResult, SweepError> {
+    sweep_sharing(base, space, options, progress, cancel, true)
+}
+
+/// [`sweep`], whose solves share their stage knapsack answers where `share` (as the sweep
+/// does), or each start empty (what the tests compare it with: the answer is the same).
+fn sweep_sharing(
+    base: &Scenario,
+    space: &SweepSpace,
+    options: SweepOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    cancel: &Cancel,
+    share: bool,
+) -> Result<SweepResult, SweepError> {
     let (configs, rejected) = enumerate(base, space)?;
     let tokens = space.global_batch as f64 * base.batch.seq_len as f64;
     let budget = base.plan.memory_budget_bytes;
@@ -355,6 +372,7 @@ pub fn sweep(
         exhaustive: options.exhaustive,
         cancel,
         memo: ScheduleMemo::default(),
+        knapsacks: share.then(KnapsackShelf::default),
     };
     Ok(workers::run(
         candidates(base, &configs, budget, options.exhaustive),
@@ -438,3 +456,7 @@ mod tests {
         assert_eq!(raised, 4);
     }
 }
+
+#[cfg(test)]
+#[path = "share_tests.rs"]
+mod share_tests;

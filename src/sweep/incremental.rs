@@ -28,6 +28,7 @@ use super::{Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enum
 use super::{scenario_for, sweep};
 use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
+use crate::plan::memo::KnapsackShelf;
 use crate::scenario::Scenario;
 use crate::solve::{ScheduleMemo, SolveOptions, fixed_peak_bytes, solve_on};
 
@@ -156,6 +157,7 @@ pub fn sweep_cached(
         budget,
         cache,
         cancel,
+        knapsacks: KnapsackShelf::default(),
     };
     Ok(workers::run(
         candidates(base, &configs, budget, false),
@@ -178,13 +180,15 @@ fn key_of(scenario: &Scenario) -> String {
     format!("{s:?}")
 }
 
-/// What the workers read: the sweep's settings and the cache.
+/// What the workers read: the sweep's settings, the cache and the stage knapsack answers of
+/// this sweep's solves so far.
 struct Job<'a> {
     base: &'a Scenario,
     tokens: f64,
     budget: u64,
     cache: &'a SweepCache,
     cancel: &'a Cancel,
+    knapsacks: KnapsackShelf,
 }
 
 impl Job<'_> {
@@ -228,6 +232,7 @@ impl Job<'_> {
             memo: Some(&self.cache.memo),
             skip_baseline: true,
             figures_only: true,
+            knapsacks: Some(&self.knapsacks),
         };
         let result = solve_on(scenario, anatomy, &options);
         out.solve_time_s = start.elapsed().as_secs_f64();
