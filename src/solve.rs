@@ -20,6 +20,7 @@ mod host;
 mod inputs;
 mod job;
 mod lynx;
+mod memory_floor;
 mod mirror;
 mod peak;
 mod report;
@@ -118,10 +119,10 @@ pub(crate) fn solve_on(
 /// Whether a solve whose iteration time is at least the given seconds and whose highest
 /// device peak is at least the given bytes can no longer matter to its caller (a sweep: it
 /// would enter neither the ranked list nor the front, or does not fit). Called with proven
-/// lower bounds only, as the solve learns them: of the outcome's time (peak 0, unknown),
-/// where `true` stops the solve; and, once the op order is fixed, with each candidate plan's
-/// own floor and exact peak (the outcome is one of the candidates), where the solve stops
-/// when `true` holds for every candidate.
+/// lower bounds only, as the solve learns them: of the outcome's time and peak (0 where
+/// unknown), where `true` stops the solve; and, once the op order is fixed, with each
+/// candidate plan's own floor and exact peak (the outcome is one of the candidates), where
+/// the solve stops when `true` holds for every candidate.
 pub(crate) type Stop<'a> = &'a (dyn Fn(f64, u64) -> bool + Sync);
 
 /// [`solve_on`] that gives up as soon as `stop` holds for a proven lower bound of the
@@ -332,12 +333,13 @@ fn run_until(
         req.lynx.fused = !kind.splits_backward();
         req.lynx.waits_s = lynx::waits(anatomy, &none_plan, &sched, &req.comm_s, opts)?;
     }
-    // Before the partition search: `adapipe`'s floor over every plan it can make.
+    // Before the partition search: `adapipe`'s time floor and the knapsack strategies'
+    // memory floor over every plan they can make.
     if let Some(s) = stop {
         let may_hide = scenario.plan.overlap_recompute || opts.moe_a2a_overlap;
-        if let Some(floor) = adapipe_floor::adapipe_floor_s(&req, &sched, may_hide)
-            && s(floor, 0)
-        {
+        let floor = adapipe_floor::adapipe_floor_s(&req, &sched, may_hide);
+        let memory = memory_floor::memory_floor_bytes(&req, &sched, opts.moe_a2a_overlap);
+        if (floor.is_some() || memory.is_some()) && s(floor.unwrap_or(0.0), memory.unwrap_or(0)) {
             return Err(SolveError::Cancelled(crate::cancel::Cancelled));
         }
     }

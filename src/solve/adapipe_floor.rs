@@ -144,11 +144,13 @@ mod tests {
             let (s, anatomy) =
                 crate::solve::testcase::small(case % 3 == 0, (kind, Strategy::AdaPipe), &mut next);
             let asked = Mutex::new(Vec::new());
-            // The bounds of the whole solve (peak 0); a candidate plan's own floor and exact
-            // peak (asked once the plans are made) bound that candidate only.
+            // The bounds of the whole solve (the first, before the search, may come with a
+            // memory floor; the later ones with peak 0); a candidate plan's own floor and
+            // exact peak (asked once the plans are made) bound that candidate only.
             let stop = |t: f64, peak: u64| {
-                if peak == 0 {
-                    asked.lock().unwrap().push(t);
+                let mut asked = asked.lock().unwrap();
+                if peak == 0 || asked.is_empty() {
+                    asked.push(t);
                 }
                 false
             };
