@@ -21,15 +21,19 @@
 //!   least, over every split of the block chain into `p` contiguous stages (empty ones
 //!   allowed), of the largest device cost ([`least_largest_stage`]).
 //! * *Several chunks* (`adapipe` on interleaved, V-Half, ...; the conditions of
-//!   [`super::adapipe_floor`]): every device holds whole layers, `x_d` of them, split over its
-//!   chunks in shares `lambda_c` (they add up to 1); at the moment of `held` that is highest
-//!   for those shares its peak is at least `x_d (s + f g_d)`, `s` and `f` a layer's static and
-//!   forced bytes and `g_d` the least over every share vector of the largest `held . lambda`
-//!   ([`least_weighted_peak`]). The bound is the least over every split of the `L` layers
-//!   into `x_d` of the largest such cost.
+//!   [`super::adapipe_floor`]): every device holds whole layers, `x_d >= v` of them (no chunk
+//!   is left without one), split over its chunks as evenly as whole layers allow (each chunk
+//!   at least `floor(x_d / v)`), the embedding with the chain's first stage and the head with
+//!   its last. At its busiest moment a device holds `H_d` micro-batches over its chunks, so
+//!   its peak is at least `x_d s + floor(x_d / v) H_d f`, `s` and `f` a layer's static and
+//!   forced bytes; and for any shares `lambda_c` of its layers over the chunks, at the moment
+//!   of `held` that is highest for them, at least `x_d (s + f g_d)`, `g_d` the least over
+//!   every share vector of the largest `held . lambda` ([`least_weighted_peak`]). The bound
+//!   is the least over every split of the `L` layers into such `x_d` of the largest cost
+//!   ([`least_largest_share`]).
 //!
-//! Every device also holds the anatomy's `device_bytes`. The embedding's and the head's
-//! blocks (multi-chunk case), the transient bytes and the offload copies only add.
+//! Every device also holds the anatomy's `device_bytes`. The transient bytes and the offload
+//! copies only add.
 
 use crate::anatomy::Anatomy;
 use crate::plan::Strategy;
@@ -43,7 +47,7 @@ const MAX_EXACT: usize = 48;
 
 /// Whether `kind`'s op order is known before the search and is the one simulated: its
 /// generator reads no durations (or ignores them), and its peaks follow the order alone.
-fn order_fixed_before_search(kind: ScheduleKind) -> bool {
+pub(crate) fn order_fixed_before_search(kind: ScheduleKind) -> bool {
     matches!(
         kind,
         ScheduleKind::Gpipe
@@ -170,22 +174,47 @@ pub(crate) fn least_largest_stage(n: usize, p: usize, cost: impl Fn(usize, usize
     hi
 }
 
-/// The least, over every split of `layers` whole layers into counts `x_d`, of the largest
-/// `x_d * per_layer[d]`.
-fn least_largest_share(layers: u64, per_layer: &[u64]) -> u64 {
-    let holds = |t: u64| {
-        per_layer
-            .iter()
-            .map(|&a| if a == 0 { layers } else { t / a })
-            .fold(0u64, u64::saturating_add)
-            >= layers
+/// The least, over every split of `layers` whole layers into counts `x_d >= least` (one per
+/// device of `devices`), of the largest `cost(d, x_d)`, each `cost(d, .)` non-decreasing;
+/// `u64::MAX` where no such split exists. A largest cost `t` is reached exactly when every
+/// device fits `least` layers within it and the most each fits add up to `layers` (fewer
+/// layers on a device never cost more). Bisection on `t`, and on `x` for each device.
+pub(crate) fn least_largest_share(
+    layers: u64,
+    devices: usize,
+    least: u64,
+    cost: impl Fn(usize, u64) -> u64,
+) -> u64 {
+    if least.saturating_mul(devices as u64) > layers || devices == 0 {
+        return u64::MAX;
+    }
+    let most = |d: usize, t: u64| -> Option<u64> {
+        if cost(d, least) > t {
+            return None;
+        }
+        let (mut ok, mut bad) = (least, layers + 1);
+        while bad - ok > 1 {
+            let mid = ok + (bad - ok) / 2;
+            if cost(d, mid) <= t {
+                ok = mid;
+            } else {
+                bad = mid;
+            }
+        }
+        Some(ok)
     };
-    let mut hi = per_layer
-        .iter()
-        .map(|&a| a.saturating_mul(layers))
-        .min()
-        .unwrap_or(0);
-    if layers == 0 || holds(0) {
+    let holds = |t: u64| {
+        let mut sum = 0u64;
+        for d in 0..devices {
+            match most(d, t) {
+                Some(x) => sum = sum.saturating_add(x),
+                None => return false,
+            }
+        }
+        sum >= layers
+    };
+    let mut hi = (0..devices).map(|d| cost(d, layers)).max().unwrap_or(0);
+    if holds(0) {
         return 0;
     }
     let mut lo = 0u64;
@@ -287,17 +316,34 @@ pub(crate) fn memory_floor_bytes(
         let f_k = if k.opens_layer() { b.forced_bytes() } else { 0 };
         (s + b.static_bytes, f + f_k)
     });
-    let per_layer: Vec<u64> = held
+    let v = u64::from(sched.v);
+    let last = req.stages.saturating_sub(1);
+    let per_device: Vec<(u64, f64, u64)> = held
         .iter()
-        .map(|h| {
-            let g = least_weighted_peak(h);
-            // Rounded down: never above the exact product.
-            let extra = (forced as f64 * g * (1.0 - 1e-12)).floor();
-            stat.saturating_add(if extra > 0.0 { extra as u64 } else { 0 })
+        .enumerate()
+        .map(|(d, h)| {
+            let chunks = req.stage_of.get(d).map_or(&[][..], Vec::as_slice);
+            let ends = u64::from(chunks.contains(&0)) * anatomy.embedding.static_bytes
+                + u64::from(chunks.contains(&last)) * anatomy.head.static_bytes;
+            let most = h
+                .iter()
+                .map(|x| x.iter().map(|&c| u64::from(c)).sum::<u64>())
+                .max();
+            (ends, least_weighted_peak(h), most.unwrap_or(0))
         })
         .collect();
-    let shares = least_largest_share(u64::from(anatomy.layers), &per_layer);
-    Some(shares.saturating_add(anatomy.device_bytes))
+    let cost = |d: usize, x: u64| {
+        let (ends, g, most) = per_device[d];
+        // Rounded down: never above the exact product.
+        let shares = (forced as f64 * x as f64 * g * (1.0 - 1e-12)).floor();
+        let shares = if shares > 0.0 { shares as u64 } else { 0 };
+        let even = (x / v).saturating_mul(most).saturating_mul(forced);
+        x.saturating_mul(stat)
+            .saturating_add(shares.max(even))
+            .saturating_add(ends)
+    };
+    let shares = least_largest_share(u64::from(anatomy.layers), p, v, cost);
+    (shares < u64::MAX).then(|| shares.saturating_add(anatomy.device_bytes))
 }
 
 #[cfg(test)]

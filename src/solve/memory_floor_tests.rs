@@ -70,18 +70,25 @@ proptest! {
     }
 }
 
-/// The split into whole layers: the least largest `x_d a_d` by trying every split.
+/// The split into whole layers: the least largest cost by trying every split with at least
+/// `least` layers per device, with costs that grow with the layers at a rate of each
+/// device's own.
 #[test]
 fn least_largest_share_is_the_brute_force_minimum() {
     let mut next = crate::solve::testcase::rng(3);
-    for _ in 0..300 {
+    for _ in 0..400 {
         let layers = next(9);
-        let per: Vec<u64> = (0..1 + next(3)).map(|_| next(20)).collect();
+        let devices = 1 + next(3) as usize;
+        let least = next(3);
+        let rate: Vec<u64> = (0..devices).map(|_| next(20)).collect();
+        let base: Vec<u64> = (0..devices).map(|_| next(10)).collect();
+        let cost = |d: usize, x: u64| base[d] + rate[d] * x + (x / 2) * rate[(d + 1) % devices];
         let mut best = u64::MAX;
-        let mut x = vec![0u64; per.len()];
+        let mut x = vec![0u64; devices];
         loop {
-            if x.iter().sum::<u64>() == layers {
-                best = best.min(x.iter().zip(&per).map(|(a, b)| a * b).max().unwrap_or(0));
+            if x.iter().sum::<u64>() == layers && x.iter().all(|&a| a >= least) {
+                let worst = x.iter().enumerate().map(|(d, &a)| cost(d, a)).max();
+                best = best.min(worst.unwrap_or(0));
             }
             let mut i = 0;
             while i < x.len() {
@@ -96,7 +103,8 @@ fn least_largest_share_is_the_brute_force_minimum() {
                 break;
             }
         }
-        assert_eq!(least_largest_share(layers, &per), best, "{layers} {per:?}");
+        let got = least_largest_share(layers, devices, least, cost);
+        assert_eq!(got, best, "{layers} {least} {rate:?} {base:?}");
     }
 }
 
