@@ -21,6 +21,7 @@ mod host;
 mod inputs;
 mod job;
 mod lynx;
+mod memory_floor;
 mod mirror;
 mod peak;
 mod report;
@@ -123,11 +124,20 @@ pub(crate) fn solve_on(
 /// Whether a solve whose iteration time is at least the given seconds and whose highest
 /// device peak is at least the given bytes can no longer matter to its caller (a sweep: it
 /// would enter neither the ranked list nor the front, or does not fit). Called with proven
-/// lower bounds only, as the solve learns them: of the outcome's time (peak 0, unknown),
-/// where `true` stops the solve; and, once the op order is fixed, with each candidate plan's
-/// own floor and exact peak (the outcome is one of the candidates), where the solve stops
-/// when `true` holds for every candidate.
+/// lower bounds only, as the solve learns them: of the outcome's time and peak (0 where
+/// unknown), where `true` stops the solve; and, once the op order is fixed, with each
+/// candidate plan's own floor and exact peak (the outcome is one of the candidates), where
+/// the solve stops when `true` holds for every candidate.
 pub(crate) type Stop<'a> = &'a (dyn Fn(f64, u64) -> bool + Sync);
+
+/// Whether a solve can no longer matter to its caller (as [`Stop`]) when all that is known
+/// is: its iteration time is at least the given seconds, its highest peak at least the given
+/// bytes, and, were its peak at most `P` bytes, its time would be at least `below(P)`
+/// seconds (infinite where no plan reaches so low a peak): what lets a sweep compare a
+/// configuration with every step of its front at once. Asked once, before the partition
+/// search, where such a curve is known (`adapipe` on the multi-chunk kinds whose order is
+/// fixed); `true` stops the solve.
+pub(crate) type FrontTest<'a> = &'a (dyn Fn(f64, u64, &mut dyn FnMut(u64) -> f64) -> bool + Sync);
 
 /// [`solve_on`] that gives up as soon as `stop` holds for a proven lower bound of the
 /// iteration time (after the planner, before any simulation): it then answers
@@ -139,14 +149,25 @@ pub(crate) fn solve_on_until(
     options: &SolveOptions,
     stop: Option<Stop>,
 ) -> Result<Outcome, SolveError> {
+    solve_on_until_front(scenario, anatomy, options, stop, None)
+}
+
+/// [`solve_on_until`] that also stops when `front` holds for its floors before the search.
+pub(crate) fn solve_on_until_front(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+    options: &SolveOptions,
+    stop: Option<Stop>,
+    front: Option<FrontTest>,
+) -> Result<Outcome, SolveError> {
     let kind = scenario.plan.schedule;
     split::check_layout(scenario)?;
-    let main = run_until(
+    let main = run_until_front(
         scenario,
         anatomy,
         (kind, scenario.plan.strategy),
         options,
-        stop,
+        (stop, front),
     )?;
     let baseline = if options.skip_baseline {
         f64::NAN
@@ -248,6 +269,17 @@ fn run_until(
     options: &SolveOptions,
     stop: Option<Stop>,
 ) -> Result<PlannedRun, SolveError> {
+    run_until_front(scenario, anatomy, (kind, strategy), options, (stop, None))
+}
+
+/// [`run_until`] that also stops when `front` holds for its floors before the search.
+fn run_until_front(
+    scenario: &Scenario,
+    anatomy: &Anatomy,
+    (kind, strategy): (ScheduleKind, Strategy),
+    options: &SolveOptions,
+    (stop, front): (Option<Stop>, Option<FrontTest>),
+) -> Result<PlannedRun, SolveError> {
     let (cancel, memo) = (&options.cancel, options.memo);
     let split;
     let anatomy = match kind.splits_backward().then(|| anatomy.for_split_backward()) {
@@ -340,11 +372,23 @@ fn run_until(
         req.lynx.fused = !kind.splits_backward();
         req.lynx.waits_s = lynx::waits(anatomy, &none_plan, &sched, &req.comm_s, opts)?;
     }
-    // Before the partition search: `adapipe`'s floor over every plan it can make.
+    // Before the partition search: `adapipe`'s time floor and the knapsack strategies'
+    // memory floor over every plan they can make.
     if let Some(s) = stop {
         let may_hide = scenario.plan.overlap_recompute || opts.moe_a2a_overlap;
-        if let Some(floor) = adapipe_floor::adapipe_floor_s(&req, &sched, may_hide)
-            && s(floor, 0)
+        let floors = adapipe_floor::AdapipeFloor::new(&req, &sched, may_hide);
+        let floor = floors.as_ref().map(|f| f.at_budget_s(&req));
+        let memory = memory_floor::memory_floor_bytes(&req, &sched, opts.moe_a2a_overlap);
+        let (time_s, peak_bytes) = (floor.unwrap_or(0.0), memory.unwrap_or(0));
+        if (floor.is_some() || memory.is_some()) && s(time_s, peak_bytes) {
+            return Err(SolveError::Cancelled(crate::cancel::Cancelled));
+        }
+        // The same floors against every step of the caller's front.
+        if let (Some(f), Some(test)) = (floors.as_ref(), front)
+            && f.below_known()
+            && test(time_s, peak_bytes, &mut |p| {
+                f.below_s(&req, p).unwrap_or(0.0)
+            })
         {
             return Err(SolveError::Cancelled(crate::cancel::Cancelled));
         }

@@ -48,73 +48,149 @@ fn least_live(vectors: &[Vec<u32>]) -> u32 {
         .unwrap_or(0)
 }
 
-/// The lower bound of the module docs for `req` (strategy, stage map, in-flight counts and
-/// live vectors of the first schedule `sched`), or `None` where it does not apply (another
-/// strategy, a single-chunk or two-copy schedule, half layers, unlike layers, a layout or the
-/// balanced partition, recomputation or all-to-alls that may hide).
-pub(crate) fn adapipe_floor_s(req: &PlanRequest, sched: &Schedule, may_hide: bool) -> Option<f64> {
-    let anatomy = req.anatomy;
-    let p = req.stage_of.len();
-    let chunked = sched.v > 1
-        && sched.placement != Placement::Chimera
-        && req.stage_of.iter().all(|c| c.len() == sched.v as usize)
-        && req.stage_of.iter().flatten().count() == req.stages;
-    if req.strategy != Strategy::AdaPipe
-        || may_hide
-        || !chunked
-        || p == 0
-        || (anatomy.layers as usize) < req.stages
-        || req.partition != Partition::Even
-        || req.layout.is_some()
-    {
-        return None;
-    }
-    let kinds = anatomy.layer_kinds();
-    let [layer] = kinds.as_slice() else {
-        return None;
-    };
-    let x = anatomy.layers.div_ceil(p as u32);
-    let mut counts = BlockCounts::default();
-    counts.add_layers(layer.kinds, x);
-    let in_flight = (0..p)
-        .map(|d| {
-            let own = req.in_flight.get(d).copied().unwrap_or(1).max(1);
-            own.max(req.live.get(d).map_or(0, |v| least_live(v)))
-        })
-        .min()?;
-    let env = StageEnv {
-        in_flight,
-        budget_bytes: req.budget_bytes,
-        logits: false,
-    };
-    let added =
-        stage::knapsack_added_in(&req.cache, anatomy, counts, &env, KnapsackMode::default())
-            .unwrap_or_else(|| {
-                // Nothing fits: the planner recomputes every optional unit.
-                layer
-                    .kinds
+/// The floor of one request, ready to be asked at several budgets: the layers `X` of the
+/// busiest device, its work per micro-batch, the passes and the in-flight counts.
+pub(crate) struct AdapipeFloor {
+    /// `X` whole layers: the busiest device's blocks at least.
+    counts: BlockCounts,
+    /// Forward, backward and weight gradient of the `X` layers per micro-batch, seconds.
+    work_s: f64,
+    /// Recomputing every optional unit of the `X` layers, seconds per micro-batch.
+    all_s: f64,
+    /// The fewest passes of any chunk.
+    passes: f64,
+    /// The least in-flight count of any device's knapsack (the planner's count).
+    in_flight: u32,
+    /// The least, over the devices, of the most micro-batches every chunk holds at once from
+    /// forward to backward (B or BW) in an order the search does not change; `None` where
+    /// the search may change the order.
+    held: Option<u32>,
+}
+
+impl AdapipeFloor {
+    /// The floor of `req` (strategy, stage map, in-flight counts and live vectors of the
+    /// first schedule `sched`), or `None` where it does not apply (another strategy, a
+    /// single-chunk or two-copy schedule, half layers, unlike layers, a layout or the balanced
+    /// partition, recomputation or all-to-alls that may hide).
+    pub(crate) fn new(req: &PlanRequest, sched: &Schedule, may_hide: bool) -> Option<Self> {
+        let anatomy = req.anatomy;
+        let p = req.stage_of.len();
+        let chunked = sched.v > 1
+            && sched.placement != Placement::Chimera
+            && req.stage_of.iter().all(|c| c.len() == sched.v as usize)
+            && req.stage_of.iter().flatten().count() == req.stages;
+        if req.strategy != Strategy::AdaPipe
+            || may_hide
+            || !chunked
+            || p == 0
+            || (anatomy.layers as usize) < req.stages
+            || req.partition != Partition::Even
+            || req.layout.is_some()
+        {
+            return None;
+        }
+        let kinds = anatomy.layer_kinds();
+        let [layer] = kinds.as_slice() else {
+            return None;
+        };
+        let x = anatomy.layers.div_ceil(p as u32);
+        let mut counts = BlockCounts::default();
+        counts.add_layers(layer.kinds, x);
+        let in_flight = (0..p)
+            .map(|d| {
+                let own = req.in_flight.get(d).copied().unwrap_or(1).max(1);
+                own.max(req.live.get(d).map_or(0, |v| least_live(v)))
+            })
+            .min()?;
+        let per_layer = |f: &dyn Fn(&crate::anatomy::Block) -> f64| -> f64 {
+            layer
+                .kinds
+                .iter()
+                .map(|&k| f64::from(x) * f(anatomy.block_of(k)))
+                .sum()
+        };
+        let all_s = per_layer(&|b| {
+            b.units
+                .iter()
+                .filter(|u| !u.forced)
+                .map(|u| u.forward_s)
+                .sum::<f64>()
+        });
+        let work_s = per_layer(&|b| b.forward_s + b.backward_b_s + b.backward_w_s);
+        let held = super::memory_floor::order_fixed_before_search(sched.kind)
+            .then(|| {
+                super::memory_floor::held_vectors(sched)
                     .iter()
-                    .map(|&k| {
-                        let units = &anatomy.block_of(k).units;
-                        f64::from(x)
-                            * units
-                                .iter()
-                                .filter(|u| !u.forced)
-                                .map(|u| u.forward_s)
-                                .sum::<f64>()
-                    })
-                    .sum()
-            });
-    let work: f64 = layer
-        .kinds
-        .iter()
-        .map(|&k| {
-            let b = anatomy.block_of(k);
-            f64::from(x) * (b.forward_s + b.backward_b_s + b.backward_w_s)
+                    .map(|h| least_live(h))
+                    .min()
+            })
+            .flatten();
+        Some(Self {
+            counts,
+            work_s,
+            all_s,
+            passes: f64::from(OpCounts::of(sched).least_passes()),
+            in_flight,
+            held,
         })
-        .sum();
-    let passes = f64::from(OpCounts::of(sched).least_passes());
-    Some(passes * (work + added) * (1.0 - SLACK))
+    }
+
+    /// The lower bound of the module docs at `req`'s budget: of every plan the planner makes
+    /// for `req`, whatever its peak.
+    pub(crate) fn at_budget_s(&self, req: &PlanRequest) -> f64 {
+        let env = StageEnv {
+            in_flight: self.in_flight,
+            budget_bytes: req.budget_bytes,
+            logits: false,
+        };
+        // Nothing fits: the planner recomputes every optional unit.
+        let added = stage::knapsack_added_in(
+            &req.cache,
+            req.anatomy,
+            self.counts,
+            &env,
+            KnapsackMode::default(),
+        )
+        .unwrap_or(self.all_s);
+        self.passes * (self.work_s + added) * (1.0 - SLACK)
+    }
+
+    /// Whether [`AdapipeFloor::below_s`] answers (the search leaves the op order as it is).
+    pub(crate) fn below_known(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// A lower bound of the iteration of every plan the planner makes for `req` whose
+    /// simulated highest peak is at most `peak_bytes` (infinite where none can be; `None`
+    /// where the search may change the op order). The device holding `X` layers or more
+    /// holds, at the moment its chunks' held counts are least at their most, at least
+    /// `held` micro-batches of each chunk with all their kept bytes, so its simulated peak is
+    /// at least its stage's peak at `held` in flight (static + `held` x kept + transient):
+    /// its decisions fit the stage knapsack at `held` and `peak_bytes`, and cost no less than
+    /// that knapsack's least on `X` layers (where nothing fits, no plan reaches that peak).
+    pub(crate) fn below_s(&self, req: &PlanRequest, peak_bytes: u64) -> Option<f64> {
+        let held = self.held?;
+        if held == 0 {
+            return Some(self.passes * self.work_s * (1.0 - SLACK));
+        }
+        let env = StageEnv {
+            in_flight: held,
+            budget_bytes: peak_bytes,
+            logits: false,
+        };
+        Some(
+            match stage::knapsack_added_in(
+                &req.cache,
+                req.anatomy,
+                self.counts,
+                &env,
+                KnapsackMode::default(),
+            ) {
+                Some(added) => self.passes * (self.work_s + added) * (1.0 - SLACK),
+                None => f64::INFINITY,
+            },
+        )
+    }
 }
 
 #[cfg(test)]
@@ -144,11 +220,13 @@ mod tests {
             let (s, anatomy) =
                 crate::solve::testcase::small(case % 3 == 0, (kind, Strategy::AdaPipe), &mut next);
             let asked = Mutex::new(Vec::new());
-            // The bounds of the whole solve (peak 0); a candidate plan's own floor and exact
-            // peak (asked once the plans are made) bound that candidate only.
+            // The bounds of the whole solve (the first, before the search, may come with a
+            // memory floor; the later ones with peak 0); a candidate plan's own floor and
+            // exact peak (asked once the plans are made) bound that candidate only.
             let stop = |t: f64, peak: u64| {
-                if peak == 0 {
-                    asked.lock().unwrap().push(t);
+                let mut asked = asked.lock().unwrap();
+                if peak == 0 || asked.is_empty() {
+                    asked.push(t);
                 }
                 false
             };

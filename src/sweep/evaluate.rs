@@ -18,7 +18,9 @@ use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
 use crate::plan::memo::KnapsackShelf;
 use crate::scenario::{Precision, Scenario, Zero};
-use crate::solve::{ScheduleMemo, SolveError, SolveOptions, fixed_peak_bytes, solve_on_until};
+use crate::solve::{
+    ScheduleMemo, SolveError, SolveOptions, fixed_peak_bytes, solve_on_until_front,
+};
 
 use crate::scenario::GIB;
 
@@ -169,7 +171,20 @@ fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, incumbents: &Mutex<Incumben
                         gpus: row.config.gpus,
                     }))
     };
-    let result = solve_on_until(&scenario, anatomy, &options, Some(&stop));
+    // The same against every step of the front, on a copy of the incumbents.
+    let front = |time_s: f64, peak_bytes: u64, below: &mut dyn FnMut(u64) -> f64| {
+        let now = incumbents
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let bound = Point {
+            time_s: time_s.max(row.time_bound_s),
+            peak_bytes: peak_bytes.max(row.memory_bound_bytes),
+            gpus: row.config.gpus,
+        };
+        !job.exhaustive && !now.can_enter_below(&bound, job.budget, below)
+    };
+    let result = solve_on_until_front(&scenario, anatomy, &options, Some(&stop), Some(&front));
     out.solve_time_s = start.elapsed().as_secs_f64();
     match result {
         Err(SolveError::Cancelled(_)) if !job.cancel.is_cancelled() => {

@@ -168,6 +168,75 @@ impl Incumbents {
             || self.fastest.last().is_none_or(|&kth| kth >= bound.time_s);
         in_top || !self.front.iter().any(|q| q.dominates(bound))
     }
+
+    /// [`Incumbents::can_enter`] for a configuration whose time, peak and GPUs are at least
+    /// `bound`, whose peak is at most `budget_bytes` (more does not fit, and enters nothing),
+    /// and whose time, were its peak at most `P` bytes, would be at least `below(P)` (infinite
+    /// where no plan reaches so low a peak). Its possible peaks `[bound, budget]` are cut at
+    /// the peaks of the front's points: on each piece `[lo, hi]` its time is at least
+    /// `below(hi)`, and the fastest point with a peak of at most `lo` dominates every point
+    /// the configuration could have there when it is faster than that (or as fast, with a
+    /// lower peak or fewer GPUs). `false` is a proof: `k` solved ones are strictly faster, and
+    /// every peak it could have is dominated so.
+    pub fn can_enter_below(
+        &self,
+        bound: &Point,
+        budget_bytes: u64,
+        below: &mut dyn FnMut(u64) -> f64,
+    ) -> bool {
+        if self.can_enter_top(bound.time_s) {
+            return true;
+        }
+        if bound.peak_bytes > budget_bytes {
+            return false;
+        }
+        let mut steps: Vec<Point> = self
+            .front
+            .iter()
+            .filter(|q| q.gpus <= bound.gpus && q.peak_bytes <= budget_bytes)
+            .copied()
+            .collect();
+        steps.sort_by(|a, b| {
+            a.peak_bytes
+                .cmp(&b.peak_bytes)
+                .then(a.time_s.total_cmp(&b.time_s))
+        });
+        let mut lo = bound.peak_bytes;
+        let mut best: Option<Point> = None;
+        let mut next = 0;
+        loop {
+            while let Some(q) = steps.get(next).filter(|q| q.peak_bytes <= lo) {
+                if best.is_none_or(|b| q.time_s < b.time_s) {
+                    best = Some(*q);
+                }
+                next += 1;
+            }
+            let hi = steps
+                .get(next)
+                .map_or(budget_bytes, |q| q.peak_bytes.saturating_sub(1))
+                .min(budget_bytes);
+            let time = bound.time_s.max(below(hi));
+            // Infinite: no plan has a peak in `[lo, hi]`.
+            if time.is_finite() {
+                let dominated = best.is_some_and(|q| {
+                    q.time_s < time
+                        || (q.time_s <= time && (q.peak_bytes < lo || q.gpus < bound.gpus))
+                });
+                if !dominated {
+                    return true;
+                }
+            }
+            if hi >= budget_bytes {
+                return false;
+            }
+            lo = hi + 1;
+        }
+    }
+
+    /// Whether a time of at least `time_s` may still be in the ranked list.
+    fn can_enter_top(&self, time_s: f64) -> bool {
+        self.fastest.len() < self.k || self.fastest.last().is_none_or(|&kth| kth >= time_s)
+    }
 }
 
 #[cfg(test)]
