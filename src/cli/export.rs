@@ -55,7 +55,7 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub run: AbstractArgs,
     /// Output file (`-` or none: stdout).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    #[arg(short = 'o', long = "output", value_name = "FILE", value_parser = output_file)]
     pub output: Option<String>,
     /// Colour theme of the SVG: light (default), dark, high-contrast, mono.
     #[arg(long)]
@@ -289,5 +289,15 @@ pub fn run(args: &ExportArgs) -> Result<(), String> {
         Some(path) => pipescope::write_atomic(Path::new(path), &text)
             .map(|_| ())
             .map_err(|e| format!("-o {e}")),
+    }
+}
+
+/// Parses `-o`: an empty name (`-o ''`, a variable that was not set) is refused before
+/// anything is planned, in words that say what is allowed (it read "-o : not a file name").
+fn output_file(text: &str) -> Result<String, String> {
+    if text.is_empty() {
+        Err("a file name, or - for standard output".into())
+    } else {
+        Ok(text.to_string())
     }
 }

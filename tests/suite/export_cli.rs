@@ -128,6 +128,13 @@ fn odd_paths_and_costs_are_refused_clearly() {
             "{costs}: {err}"
         );
     }
+    // An empty name (an unset variable) says what is allowed, quoting the value.
+    let (ok, _, err) = pipescope(&["export", "svg", "-p", "4", "-m", "8", "-o", ""]);
+    assert!(
+        !ok && err.contains("invalid value '' for '--output <FILE>'")
+            && err.contains("a file name, or - for standard output"),
+        "{err}"
+    );
     #[cfg(target_os = "linux")]
     {
         let (ok, _, err) = pipescope(&["export", "svg", "-p", "4", "-m", "8", "-o", "/proc/x.svg"]);

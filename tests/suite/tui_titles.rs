@@ -102,3 +102,24 @@ fn panel_titles_cut_by_their_border_end_in_an_ellipsis() {
         }
     }
 }
+
+/// The params panel's count of the fields above (`↑8 more`) wrote over the end of its title
+/// in compare at 60x18 (`params (B: e ↑8 more ┐`): where both do not fit, the title is the
+/// short one, and the count stays.
+#[test]
+fn the_params_title_gives_way_to_the_count_of_fields_above() {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::ToggleCompare);
+    act(&mut app, Action::CycleSchedule(1));
+    for (w, h) in [(60, 18), (80, 24), (200, 60)] {
+        let screen = render(&mut app, w, h).to_string();
+        let top = screen.lines().nth(2).unwrap_or_default();
+        assert!(
+            top.contains(" params (B: edit) ") || top.contains(" params ─"),
+            "{w}x{h}: {top}"
+        );
+        if w == 60 {
+            assert!(top.contains("more ┐"), "{w}x{h}: {top}");
+        }
+    }
+}

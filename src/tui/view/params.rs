@@ -36,6 +36,24 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         Mode::Lesson { .. } => " params (lesson: p, m) ",
         _ => " params ",
     };
+    // The count of fields above the view goes on the top border: where it leaves the title
+    // too little room, the title is the short one (the count wrote over "(B: edit)").
+    let above = first_shown(
+        &Field::shown_in(&app.scenario),
+        app.field,
+        usize::from(area.height.saturating_sub(2)),
+    );
+    let mark = format!(" ↑{above} more ");
+    let room = usize::from(area.width.saturating_sub(2)).saturating_sub(if above > 0 {
+        mark.chars().count() + 1
+    } else {
+        0
+    });
+    let title = if title.trim_end().chars().count() <= room {
+        title
+    } else {
+        " params "
+    };
     let inner = super::panel(title, theme, area, buf);
     // Story mode shows the step's strategy (and schedule), the one the views draw.
     let story_scenario = match app.mode {
