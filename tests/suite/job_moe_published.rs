@@ -480,14 +480,17 @@ fn the_all_to_all_overlap_shortens_both_measured_runs() {
     }
 }
 
+/// The four steps of a layer pair, each `(compute, communication)` seconds.
+type Steps = [(f64, f64); 4];
+
 /// Per MoE layer of the two measured overlapped runs, the four steps of Megatron's combined
-/// 1F1B (`TransformerLayerSchedulePlan.run`) as `(compute, communication)` pairs, under both
-/// placements of the weight gradients: as pipescope places them (the backward's expert W in
-/// step 2, its attention W in step 4) and as `--delay-wgrad-compute` does (the expert W after
-/// the backward's dispatch is launched, beside it in step 3; the attention W after step 4,
-/// beside the next layer's combine backward in step 1). Also the share of the
-/// multiprocessors DeepEP holds.
-fn four_steps(o: ScenarioOverrides) -> ([(f64, f64); 4], [(f64, f64); 4], f64) {
+/// 1F1B (`TransformerLayerSchedulePlan.run`), under both placements of the weight gradients:
+/// inside their backwards, as without `--delay-wgrad-compute` (the backward's expert W in
+/// step 2, its attention W in step 4: the Megatron-Bridge run), and as that flag places them
+/// (the expert W after the backward's dispatch is launched, beside it in step 3; the
+/// attention W after step 4, beside the next layer's combine backward in step 1: the
+/// ModelZoo run, and pipescope). Also the share of the multiprocessors DeepEP holds.
+fn four_steps(o: ScenarioOverrides) -> (Steps, Steps, f64) {
     let c = Catalog::builtin();
     let mut s = c.scenario("gpt3-175b-16k").unwrap();
     h100(o).apply(&mut s, &c).unwrap();
@@ -538,14 +541,14 @@ fn every_step_of_both_measured_overlaps_has_more_compute_than_its_all_to_all() {
     };
     for (name, o) in [("qwen3-235b", q235), ("qwen3-30b", q30)] {
         let (plain, delayed, f) = four_steps(o);
-        let hidden = |steps: &[(f64, f64); 4]| {
+        let hidden = |steps: &Steps| {
             steps
                 .iter()
                 .map(|&(x, c)| ((1.0 - f) * c).min(x))
                 .sum::<f64>()
         };
         let comm: f64 = plain.iter().map(|s| s.1).sum();
-        let ms = |steps: &[(f64, f64); 4]| {
+        let ms = |steps: &Steps| {
             steps
                 .iter()
                 .map(|(x, c)| format!("{:.3}|{:.3}", 1e3 * x, 1e3 * c))
