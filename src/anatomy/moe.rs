@@ -178,10 +178,12 @@ impl Anatomy {
     /// without all-to-alls. A layer's forward pairs with another micro-batch's backward of a
     /// layer (docs/model.md, "Overlapped all-to-alls"). With `per_layer` (Megatron's combined
     /// 1F1B) the pair runs in four steps, each as long as the longer of its compute and its
-    /// communication: the backward's combine beside the forward's attention, the forward's
-    /// dispatch beside the backward's expert compute, the backward's dispatch beside the
-    /// forward's expert compute, the forward's combine beside the backward's attention
-    /// (dispatch and combine each half of a direction's all-to-alls). Otherwise (DualPipe)
+    /// communication: the backward's combine beside the forward's attention (and the
+    /// previous layer's attention W), the forward's dispatch beside the backward's expert
+    /// input gradient, the backward's dispatch beside its expert W and the forward's expert
+    /// compute, the forward's combine beside the backward's attention input gradient
+    /// (dispatch and combine each half of a direction's all-to-alls; the weight gradients
+    /// where `--delay-wgrad-compute` puts them, every layer counted with a previous one). Otherwise (DualPipe)
     /// the forward's all-to-alls `a_F` hide under the partner layer's backward compute (the
     /// MoE and attention blocks' B and W without the all-to-alls) and the backward's `a_B`
     /// under its forward compute, each up to what that compute covers. In both, an
@@ -204,7 +206,15 @@ impl Anatomy {
         let hide = |comm: f64, compute: f64| hidden_beside(comm, compute, share);
         let hidden = if per_layer {
             let (half_f, half_b) = (a_f / 2.0, a_b / 2.0);
-            hide(half_b, att_f) + hide(half_f, moe_bw) + hide(half_b, moe_f) + hide(half_f, att_bw)
+            // The weight gradients where `--delay-wgrad-compute` runs them: the experts' W
+            // beside the backward's dispatch, the attention's W beside the next layer
+            // pair's combine backward.
+            let att_w = att.backward_w_s.clamp(0.0, att_bw);
+            let moe_w = m.backward_w_s.clamp(0.0, moe_bw);
+            hide(half_b, att_f + att_w)
+                + hide(half_f, moe_bw - moe_w)
+                + hide(half_b, moe_w + moe_f)
+                + hide(half_f, att_bw - att_w)
         } else {
             hide(a_f, moe_bw + att_bw) + hide(a_b, moe_f + att_f)
         };
@@ -316,14 +326,18 @@ mod tests {
             "{before} {after} {hidden}"
         );
         // Megatron's combined 1F1B: four steps of a layer pair, each hiding the shorter of
-        // its compute and its all-to-all (dispatch and combine half each).
+        // its compute and its all-to-all (dispatch and combine half each), the weight
+        // gradients delayed: the attention's beside the next combine backward, the experts'
+        // beside the backward's dispatch.
         let p = a.for_a2a_overlap(true).unwrap();
-        let (att_f, att_bw) = (att.forward_s, att.backward_b_s + att.backward_w_s);
-        let (moe_f, moe_bw) = (m.forward_s - a_f, m.backward_b_s + m.backward_w_s - a_b);
-        let steps = (a_b / 2.0).min(att_f)
-            + moe_bw.min(a_f / 2.0)
-            + moe_f.min(a_b / 2.0)
-            + (a_f / 2.0).min(att_bw);
+        let (att_f, att_b, att_w) = (att.forward_s, att.backward_b_s, att.backward_w_s);
+        let (moe_f, moe_b) = (m.forward_s - a_f, m.backward_b_s - a_b);
+        let moe_w = m.backward_w_s;
+        assert!(att_w > 0.0 && moe_w > 0.0);
+        let steps = (a_b / 2.0).min(att_f + att_w)
+            + moe_b.min(a_f / 2.0)
+            + (moe_w + moe_f).min(a_b / 2.0)
+            + (a_f / 2.0).min(att_b);
         let after = p.moe.forward_s + p.moe.backward_b_s + p.moe.backward_w_s;
         assert!((before - after - steps).abs() <= 1e-12 * before);
         assert!(steps <= hidden + 1e-15);

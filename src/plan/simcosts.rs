@@ -194,10 +194,12 @@ fn moe_split(anatomy: &Anatomy, range: (usize, usize)) -> crate::sim::MoeLayerSp
         out.layers += 1;
         out.mlp_f_s += (b.forward_s - ep.forward_added_s).max(0.0);
         out.mlp_bw_s += (b.backward_b_s + b.backward_w_s - ep.backward_added_s).max(0.0);
+        out.mlp_w_s += b.backward_w_s;
         if i > range.0 {
             let a = anatomy.block(i - 1);
             out.attn_f_s += a.forward_s;
             out.attn_bw_s += a.backward_b_s + a.backward_w_s;
+            out.attn_w_s += a.backward_w_s;
         }
     }
     out

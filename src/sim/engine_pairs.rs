@@ -131,8 +131,17 @@ mod tests {
     /// One device, 1F1B as Megatron's combined 1F1B, three micro-batches of one chunk of
     /// `layers` MoE layers: each layer's attention forward 1, expert forward 2, dispatch and
     /// combine forward 1 each; attention backward 2, expert backward 4, dispatch and combine
-    /// backward 1.5 each (chunk totals scale with `layers`).
+    /// backward 1.5 each (chunk totals scale with `layers`). Of the backwards, the weight
+    /// gradients are `attn_w` and `mlp_w` a layer.
     fn combined(layers: u32) -> (f64, Vec<f64>, crate::schedule::Schedule) {
+        combined_with_w(layers, 0.0, 0.0)
+    }
+
+    fn combined_with_w(
+        layers: u32,
+        attn_w: f64,
+        mlp_w: f64,
+    ) -> (f64, Vec<f64>, crate::schedule::Schedule) {
         let mut input = ScheduleInput::uniform(1, 3, 1, 1.0, 1.0, 0.0, 0.0);
         input.combined_1f1b = true;
         let sched = schedule::generate(ScheduleKind::OneFOneB, &input).unwrap();
@@ -147,6 +156,8 @@ mod tests {
                 attn_bw_s: 2.0 * n,
                 mlp_f_s: 2.0 * n,
                 mlp_bw_s: 4.0 * n,
+                attn_w_s: attn_w * n,
+                mlp_w_s: mlp_w * n,
                 a2a_sm_share: 0.0,
             };
         }
@@ -170,8 +181,31 @@ mod tests {
     }
 
     #[test]
+    fn delayed_weight_gradients_run_beside_the_backwards_own_all_to_alls() {
+        // Attention W 1 of its backward 2, expert W 2 of its 4. Per layer pair: step 2 keeps
+        // the expert B (4 - 2 = 2) beside d_F 1: 1; step 3 the expert W and forward (2 + 2)
+        // beside d_B 1.5: 1.5; step 4 the attention B (2 - 1 = 1) beside c_F 1: 1; step 1
+        // the attention forward 1, after the first layer pair with the previous layer's
+        // attention W (1 + 1), beside c_B 1.5: 1, then 1.5.
+        for layers in [1u32, 2, 5] {
+            let (makespan, hidden, sched) = combined_with_w(layers, 1.0, 2.0);
+            assert_eq!(sched.pairs[0], [1, 3]);
+            let n = f64::from(layers);
+            let per_pair = n * (1.0 + 1.5 + 1.0) + 1.0 + (n - 1.0) * 1.5;
+            assert!((hidden[0] - 2.0 * per_pair).abs() < 1e-9, "{hidden:?}");
+            let want = n * (5.0 + 9.0) * 3.0 - 2.0 * per_pair;
+            assert!((makespan - want).abs() < 1e-9, "{makespan} {want}");
+            // One layer: the same 4.5 as without delayed W; more layers hide more.
+            let (_, plain, _) = combined(layers);
+            assert!(hidden[0] >= plain[0] - 1e-9);
+            assert_eq!(layers == 1, (hidden[0] - plain[0]).abs() < 1e-9);
+        }
+    }
+
+    #[test]
     fn a_pair_never_hides_more_than_its_all_to_alls_or_the_compute_beside_them() {
         use super::super::super::op_costs::{OpCosts, pair_hidden_s};
+        use crate::anatomy::hidden_beside;
         let mut x = 0x2545_f491_4f6c_dd1d_u64;
         let mut next = move || {
             x ^= x << 13;
@@ -182,12 +216,16 @@ mod tests {
         for _ in 0..2000 {
             // The all-to-alls hold up to half the multiprocessors.
             let share = next() / 8.0;
+            let (wa, wm) = (next() / 4.0, next() / 4.0);
             let split = |n: u32, a: f64, m: f64, b: f64, c: f64| crate::sim::MoeLayerSplit {
                 layers: n,
                 attn_f_s: a,
                 mlp_f_s: m,
                 attn_bw_s: b,
                 mlp_bw_s: c,
+                // The W parts of the backwards (clamped to them where larger).
+                attn_w_s: wa * b,
+                mlp_w_s: wm * c,
                 a2a_sm_share: share,
             };
             let (lf, lb) = (1 + (next() as u32), 1 + (next() as u32));
@@ -212,8 +250,13 @@ mod tests {
             assert!(h <= (1.0 - share) * (f.a2a_f + b.a2a_b) + 1e-12);
             assert!(h <= compute + 1e-12);
             assert!(h <= b_dur + 1e-12);
-            // Never more than the whole-op bound DualPipe's pairs use.
-            assert!(h <= pair_hidden_s(&f, &b, b_dur, false) + 1e-12);
+            // Never more than the whole-op bound DualPipe's pairs use, once the backward's
+            // own weight gradients (which delayed W runs beside its all-to-alls) count as
+            // compute beside the backward's all-to-alls too.
+            let w = b.split.attn_w_s + b.split.mlp_w_s;
+            let whole = hidden_beside(f.a2a_f, b_dur - b.a2a_b, share)
+                + hidden_beside(b.a2a_b, f.f - f.a2a_f + w, share);
+            assert!(h <= whole + 1e-12, "{h} {whole}");
         }
     }
 }

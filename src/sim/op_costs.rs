@@ -49,19 +49,23 @@ pub(super) struct OpCosts {
 /// `per_layer` (Megatron-Core's combined 1F1B, `TransformerLayerSchedulePlan.run`): the
 /// forward's layer `i` runs beside the backward's layer `n - 1 - i` for the first
 /// `n = min(L_F, L_B)` MoE layers of each, in four steps, each as long as the longer of its
-/// compute and its communication:
+/// compute and its communication, with the weight gradients where `--delay-wgrad-compute`
+/// (which the export writes with the overlap) puts them:
 ///
 /// ```text
-/// comm:    combine_B | dispatch_F | dispatch_B | combine_F
-/// compute: attn_F    | mlp_B      | mlp_F      | attn_B
+/// comm:    combine_B       | dispatch_F | dispatch_B    | combine_F
+/// compute: (attn_W') attn_F | mlp_B      | mlp_W + mlp_F | attn_B
 /// ```
 ///
-/// so a layer pair hides `min(c_B, a_F) + min(m_B, d_F) + min(m_F, d_B) + min(c_F, a_B)`
-/// (per-layer means of the chunks' [`MoeLayerSplit`]s; dispatch and combine half of each
-/// direction's all-to-alls). The layers left over run alone. Otherwise (DualPipe's pairs, or
-/// chunks without the split), the forward's all-to-alls hide under the backward's compute
-/// without its own, and the backward's under the forward's, as DualPipe's overlapped
-/// forward-backward chunk interleaves them; that is never less than the per-layer figure.
+/// The experts' W runs after the backward's dispatch is launched, beside it; the attention's
+/// W after the layer, beside the next layer pair's combine backward (`attn_W'`, none in the
+/// first layer pair; the last one runs after the pairs, hiding nothing). So a layer pair
+/// hides `min(c_B, a_F [+ a_W]) + min(d_F, m_B - m_W) + min(d_B, m_W + m_F) + min(c_F, a_B -
+/// a_W)` (per-layer means of the chunks' [`MoeLayerSplit`]s, `a_B` and `m_B` with their W;
+/// dispatch and combine half of each direction's all-to-alls). The layers left over run
+/// alone. Otherwise (DualPipe's pairs, or chunks without the split), the forward's
+/// all-to-alls hide under the backward's compute without its own, and the backward's under
+/// the forward's, as DualPipe's overlapped forward-backward chunk interleaves them.
 pub(super) fn pair_hidden_s(f: &OpCosts, b: &OpCosts, b_dur: f64, per_layer: bool) -> f64 {
     let (lf, lb) = (f.split.layers, b.split.layers);
     if per_layer && lf > 0 && lb > 0 {
@@ -76,12 +80,16 @@ pub(super) fn pair_hidden_s(f: &OpCosts, b: &OpCosts, b_dur: f64, per_layer: boo
             b.split.mlp_bw_s / nb,
             b.a2a_b / (2.0 * nb),
         );
+        let a_w = (b.split.attn_w_s / nb).clamp(0.0, a_b.max(0.0));
+        let m_w = (b.split.mlp_w_s / nb).clamp(0.0, m_b.max(0.0));
         let (sf, sb) = (f.split.a2a_sm_share, b.split.a2a_sm_share);
-        let layer = hidden_beside(half_b, a_f, sb)
-            + hidden_beside(half_f, m_b, sf)
-            + hidden_beside(half_b, m_f, sb)
-            + hidden_beside(half_f, a_b, sf);
-        return (f64::from(lf.min(lb)) * layer).min(b_dur);
+        let n = f64::from(lf.min(lb));
+        let steps_2_to_4 = hidden_beside(half_f, m_b - m_w, sf)
+            + hidden_beside(half_b, m_w + m_f, sb)
+            + hidden_beside(half_f, a_b - a_w, sf);
+        let step_1 =
+            hidden_beside(half_b, a_f, sb) + (n - 1.0) * hidden_beside(half_b, a_f + a_w, sb);
+        return (n * steps_2_to_4 + step_1).min(b_dur);
     }
     let f_compute = (f.f - f.a2a_f).max(0.0);
     let b_compute = (b_dur - b.a2a_b).max(0.0);

@@ -63,6 +63,12 @@ pub struct MoeLayerSplit {
     pub mlp_f_s: f64,
     /// Input- and weight-gradient backward of the MoE blocks without their all-to-alls.
     pub mlp_bw_s: f64,
+    /// The weight-gradient part of `attn_bw_s`, which Megatron's `--delay-wgrad-compute`
+    /// runs after the layer's backward, beside the next layer's combine backward.
+    pub attn_w_s: f64,
+    /// The weight-gradient part of `mlp_bw_s`, which `--delay-wgrad-compute` runs after the
+    /// backward's dispatch is launched, beside it.
+    pub mlp_w_s: f64,
     /// Share of the multiprocessors the chunk's all-to-all kernels hold while they run
     /// (0: none), which the compute beside them in a pair does without.
     pub a2a_sm_share: f64,

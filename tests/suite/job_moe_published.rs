@@ -26,8 +26,10 @@
 //! is seen. Not within reach (the ignored tests below): the three other Qwen3-235B layouts
 //! on 256 H100s, t2 p1 ep8 under Megatron-FSDP (+17 %), t2 p32 v3 ep8 (-30 %) and t4 p8 v4
 //! ep8 (-29 %); so the layouts' ranking is wrong. Nor is the measured gain of the
-//! all-to-all overlap: pipescope hides more than Megatron's combined 1F1B does, even with
-//! the multiprocessors DeepEP takes from the compute beside it.
+//! all-to-all overlap: every step of Megatron's combined 1F1B has more compute than
+//! all-to-all on both measured runs, so pipescope hides 85 % of each paired all-to-all (all
+//! but the multiprocessors DeepEP holds), where the runs hide 36 to 40 %; what they lose
+//! (kernels slowed beside each other, the host launching both halves) is not modelled.
 
 #![allow(clippy::unwrap_used)]
 
@@ -447,8 +449,8 @@ fn a2a_overlap_gains() -> Vec<(&'static str, f64, f64, f64, f64)> {
 
 #[test]
 #[ignore = "pipescope hides more of the all-to-alls than Megatron's combined 1F1B does: \
-            -26 % against -10.7 % on Qwen3-235B, -31 % against -15.1 % on Qwen3-30B \
-            (docs/model.md, \"Overlapped all-to-alls\")"]
+            -26 % against -10.7 % on Qwen3-235B, -31 % against -15.1 % on Qwen3-30B; what the \
+            measured runs lose is not modelled (docs/model.md, \"Mixtures of experts\")"]
 fn the_measured_gain_of_the_all_to_all_overlap_within_5_points() {
     let runs = a2a_overlap_gains();
     let mut text = String::new();
@@ -475,5 +477,96 @@ fn the_all_to_all_overlap_shortens_both_measured_runs() {
     for (name, off, on, ..) in a2a_overlap_gains() {
         assert!(on < off, "{name}: {off} -> {on}");
         assert!(on > 0.6 * off, "{name}: {off} -> {on}");
+    }
+}
+
+/// The four steps of a layer pair, each `(compute, communication)` seconds.
+type Steps = [(f64, f64); 4];
+
+/// Per MoE layer of the two measured overlapped runs, the four steps of Megatron's combined
+/// 1F1B (`TransformerLayerSchedulePlan.run`), under both placements of the weight gradients:
+/// inside their backwards, as without `--delay-wgrad-compute` (the backward's expert W in
+/// step 2, its attention W in step 4: the Megatron-Bridge run), and as that flag places them
+/// (the expert W after the backward's dispatch is launched, beside it in step 3; the
+/// attention W after step 4, beside the next layer's combine backward in step 1: the
+/// ModelZoo run, and pipescope). Also the share of the multiprocessors DeepEP holds.
+fn four_steps(o: ScenarioOverrides) -> (Steps, Steps, f64) {
+    let c = Catalog::builtin();
+    let mut s = c.scenario("gpt3-175b-16k").unwrap();
+    h100(o).apply(&mut s, &c).unwrap();
+    let a = pipescope::Anatomy::build(&s).unwrap();
+    let (att, moe) = (&a.attention, &a.moe);
+    let (a2a_f, a2a_b) = (moe.ep_comm.forward_added_s, moe.ep_comm.backward_added_s);
+    let (a_f, a_b, a_w) = (att.forward_s, att.backward_b_s, att.backward_w_s);
+    let m_f = moe.forward_s - a2a_f;
+    let m_w = moe.backward_w_s;
+    let m_b = moe.backward_b_s - a2a_b;
+    let (d_f, c_f, d_b, c_b) = (a2a_f / 2.0, a2a_f / 2.0, a2a_b / 2.0, a2a_b / 2.0);
+    let plain = [(a_f, c_b), (m_b + m_w, d_f), (m_f, d_b), (a_b + a_w, c_f)];
+    let delayed = [(a_w + a_f, c_b), (m_b, d_f), (m_w + m_f, d_b), (a_b, c_f)];
+    (plain, delayed, a.ep_comm_sm_share)
+}
+
+#[test]
+fn every_step_of_both_measured_overlaps_has_more_compute_than_its_all_to_all() {
+    // Why the step model cannot be where the measured gains are lost: on both runs each of
+    // the four steps has more compute than the (1 - f) of its all-to-all that the compute
+    // beside it can cover, under either placement of the weight gradients, so the model
+    // hides that whole share either way (docs/model.md, "Overlapped all-to-alls").
+    let q235 = ScenarioOverrides {
+        model: Some("qwen3-235b-a22b".into()),
+        sp: Some(true),
+        deepep: Some(true),
+        tp: Some(2),
+        pp: Some(8),
+        dp: Some(16),
+        ep: Some(32),
+        global_batch: Some(2048),
+        schedule: Some(ScheduleKind::Interleaved),
+        chunks: Some(4),
+        strategy: Some(Strategy::Named),
+        recompute_units: Some(vec!["layernorm".into(), "moe_act".into()]),
+        ..Default::default()
+    };
+    let q30 = ScenarioOverrides {
+        model: Some("qwen3-30b-a3b".into()),
+        tp: Some(1),
+        pp: Some(1),
+        dp: Some(16),
+        ep: Some(16),
+        global_batch: Some(1024),
+        deepep: Some(true),
+        strategy: Some(Strategy::None),
+        ..Default::default()
+    };
+    for (name, o) in [("qwen3-235b", q235), ("qwen3-30b", q30)] {
+        let (plain, delayed, f) = four_steps(o);
+        let hidden = |steps: &Steps| {
+            steps
+                .iter()
+                .map(|&(x, c)| ((1.0 - f) * c).min(x))
+                .sum::<f64>()
+        };
+        let comm: f64 = plain.iter().map(|s| s.1).sum();
+        let ms = |steps: &Steps| {
+            steps
+                .iter()
+                .map(|(x, c)| format!("{:.3}|{:.3}", 1e3 * x, 1e3 * c))
+                .collect::<Vec<_>>()
+                .join("  ")
+        };
+        eprintln!(
+            "{name}: share {f:.3}, steps (compute|comm ms) {} ; delayed W {} ; hides {:.3} of \
+             {:.3} ms",
+            ms(&plain),
+            ms(&delayed),
+            1e3 * hidden(&plain),
+            1e3 * comm
+        );
+        for (x, c) in plain.iter().chain(delayed.iter()) {
+            assert!(*x >= (1.0 - f) * c, "{name}: {x} < (1 - {f}) {c}");
+        }
+        assert!((hidden(&plain) - (1.0 - f) * comm).abs() < 1e-12);
+        assert!((hidden(&delayed) - hidden(&plain)).abs() < 1e-12);
     }
 }
