@@ -161,6 +161,7 @@ impl ScenarioArgs {
 
     /// [`ScenarioArgs::to_scenario`] for the terminal UI: with no flag at all it opens on the
     /// default preset as it is, its reserve included.
+    #[cfg(feature = "tui")]
     pub fn to_tui_scenario(&self) -> Result<(Scenario, Catalog), String> {
         self.build(self.is_empty())
     }
