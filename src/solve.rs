@@ -73,7 +73,8 @@ pub struct SolveOptions<'a> {
     /// simulation proves to repeat are jumped over, so a solve hardly slows down with the
     /// micro-batch count. Every figure (iteration time, peaks, MFU, breakdowns, feasibility)
     /// is as without it, the times up to rounding; the outcome's timeline, memory curves and
-    /// backward waits leave out the periods jumped over.
+    /// backward waits leave out the periods jumped over, and the timeline has no comm-lane
+    /// spans (the collectives inside the ops, which move no figure).
     pub figures_only: bool,
     /// Stage knapsack answers kept from earlier solves (a sweep's, on any of its threads):
     /// the planner reads and adds to the store of the anatomy it plans on. The outcome is
@@ -602,8 +603,9 @@ fn plan_and_simulate(
             });
         }
     }
-    // The collectives inside the ops move nothing: they are drawn for the plan kept only.
-    if let Some(b) = best.as_mut() {
+    // The collectives inside the ops move nothing: they are drawn for the plan kept only
+    // (and not at all for the figures).
+    if let Some(b) = best.as_mut().filter(|_| !options.figures_only) {
         let mut comm = job::chunk_comm(anatomy, &b.plan);
         for c in comm.iter_mut().flatten() {
             c.a2a_overlap = scenario.plan.moe_a2a_overlap;

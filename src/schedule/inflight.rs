@@ -82,6 +82,19 @@ fn memory_order(schedule: &Schedule, d: usize) -> impl Iterator<Item = &super::O
     })
 }
 
+/// Calls `f` on device `d`'s ops in [`memory_order`]: a plain pass over the list when the
+/// schedule swaps no pair (every schedule but Megatron's combined 1F1B), which the walks
+/// below take on every solve.
+fn each_in_memory_order<'a>(schedule: &'a Schedule, d: usize, mut f: impl FnMut(&'a super::Op)) {
+    let swaps = schedule.kind.runs_combined_1f1b() && !schedule.pair_starts(d as u32).is_empty();
+    if swaps {
+        memory_order(schedule, d).for_each(f);
+    } else {
+        let ops = schedule.devices.get(d).map_or(&[][..], Vec::as_slice);
+        ops.iter().for_each(&mut f);
+    }
+}
+
 fn analyze(schedule: &Schedule) -> InFlight {
     let v = schedule.v as usize;
     let mut out = InFlight {
@@ -94,14 +107,14 @@ fn analyze(schedule: &Schedule) -> InFlight {
         live.iter_mut().for_each(|x| *x = 0);
         peak.iter_mut().for_each(|x| *x = 0);
         let (mut total, mut total_peak) = (0i64, 0i64);
-        for op in memory_order(schedule, d) {
+        each_in_memory_order(schedule, d, |op| {
             let c = (op.chunk as usize).min(v.saturating_sub(1));
             let dlt = delta(op.kind);
             live[c] += dlt;
             total += dlt;
             peak[c] = peak[c].max(live[c]);
             total_peak = total_peak.max(total);
-        }
+        });
         out.per_device.push(clamp_u32(total_peak));
         out.per_chunk
             .push(peak.iter().map(|&x| clamp_u32(x)).collect());
@@ -114,7 +127,7 @@ fn peak_weighted(schedule: &Schedule, weights: &[Vec<u64>]) -> Vec<u64> {
         .map(|d| {
             let w = weights.get(d).map(Vec::as_slice).unwrap_or(&[]);
             let (mut live, mut peak) = (0u64, 0u64);
-            for op in memory_order(schedule, d) {
+            each_in_memory_order(schedule, d, |op| {
                 let wc = w.get(op.chunk as usize).copied().unwrap_or(0);
                 match op.kind {
                     OpKind::F => {
@@ -124,7 +137,7 @@ fn peak_weighted(schedule: &Schedule, weights: &[Vec<u64>]) -> Vec<u64> {
                     OpKind::B => {}
                     OpKind::W | OpKind::BW => live = live.saturating_sub(wc),
                 }
-            }
+            });
             peak
         })
         .collect()
@@ -136,7 +149,7 @@ fn live_vectors(schedule: &Schedule) -> Vec<Vec<Vec<u32>>> {
         .map(|d| {
             let mut live = vec![0u32; v];
             let mut out: Vec<Vec<u32>> = Vec::new();
-            for op in memory_order(schedule, d) {
+            each_in_memory_order(schedule, d, |op| {
                 let c = (op.chunk as usize).min(v.saturating_sub(1));
                 match op.kind {
                     OpKind::F => {
@@ -150,7 +163,7 @@ fn live_vectors(schedule: &Schedule) -> Vec<Vec<Vec<u32>>> {
                     OpKind::B => {}
                     OpKind::W | OpKind::BW => live[c] = live[c].saturating_sub(1),
                 }
-            }
+            });
             out
         })
         .collect()

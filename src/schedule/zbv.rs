@@ -552,6 +552,13 @@ impl State<'_> {
         let s = &mut self;
         let g = s.g;
         let (p, m) = (g.p, g.m);
+        // Per round: the devices whose next B is of chunk 0 and of chunk 1, and the order
+        // they put them in (buffers kept from round to round).
+        let (mut b0, mut b1, mut ranks) = (
+            Vec::with_capacity(p),
+            Vec::with_capacity(p),
+            Vec::with_capacity(p),
+        );
         // Steady state and cool-down: 2m rounds of one B and (maybe) one F per device.
         for round in from..2 * m {
             if s.snaps.due(round) {
@@ -562,7 +569,8 @@ impl State<'_> {
                     s.put_w(i)?;
                 }
             }
-            let (mut b0, mut b1) = (Vec::new(), Vec::new());
+            b0.clear();
+            b1.clear();
             for i in 0..p {
                 if s.count[i][3] >= s.count[i][2] {
                     b0.push(i);
@@ -575,12 +583,10 @@ impl State<'_> {
                     b0.push(i);
                 }
             }
-            let ranks = b1
-                .iter()
-                .rev()
-                .map(|&i| (i, 1))
-                .chain(b0.iter().map(|&i| (i, 0)));
-            for (i, c) in ranks.collect::<Vec<_>>() {
+            ranks.clear();
+            ranks.extend(b1.iter().rev().map(|&i| (i, 1)));
+            ranks.extend(b0.iter().map(|&i| (i, 0)));
+            for &(i, c) in &ranks {
                 let fa = if c == 1 && i + 1 < p {
                     Some(g.id(1, 1, i + 1, s.count[i][3]))
                 } else if c == 0 && i > 0 {

@@ -297,3 +297,40 @@ fn megatrons_combined_1f1b_pairs_interleaved_steady_state_and_hides_its_all_to_a
         assert_eq!(a.in_flight, b.in_flight);
     }
 }
+
+/// A figures-only solve (what the sweep runs) leaves the comm lane undrawn, since the
+/// collectives inside the ops move no figure, and reports the figures of the full solve.
+#[test]
+fn a_figures_only_solve_draws_no_collectives_and_keeps_the_figures() {
+    let comm = |o: &Outcome| {
+        o.simulation
+            .timeline
+            .spans
+            .iter()
+            .filter(|s| s.lane == Lane::Comm)
+            .count()
+    };
+    for overlap in [false, true] {
+        let s = scenario(overlap);
+        let full = pipescope::solve(&s).unwrap();
+        let options = pipescope::SolveOptions {
+            figures_only: true,
+            ..Default::default()
+        };
+        let figures = pipescope::solve_with(&s, &options).unwrap();
+        assert!(comm(&full) > 0, "overlap {overlap}");
+        assert_eq!(comm(&figures), 0, "overlap {overlap}");
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+        assert!(close(full.iteration_time_s, figures.iteration_time_s));
+        assert!(close(
+            full.time_breakdown_s.total(),
+            figures.time_breakdown_s.total()
+        ));
+        assert_eq!(
+            full.max_peak_memory_bytes(),
+            figures.max_peak_memory_bytes()
+        );
+        assert_eq!(full.feasible, figures.feasible);
+        assert_eq!(full.mfu, figures.mfu);
+    }
+}
