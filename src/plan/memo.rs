@@ -186,13 +186,20 @@ impl KnapsackAnatomy {
 /// store per [`KnapsackAnatomy`], and the spare table buffers of the solves that ended. Lent
 /// to each solve ([`crate::SolveOptions`]), it makes no answer differ from that of a solve
 /// with an empty cache.
-#[derive(Default)]
 pub struct KnapsackShelf {
     /// Per print: when it was last asked for (a count of requests), and its answers.
     stores: Mutex<HashMap<KnapsackAnatomy, (u64, SharedAnswers)>>,
     /// Requests so far.
     ticks: AtomicU64,
     spare: SpareScratch,
+    /// Answers past which it lets go of the stores asked for longest ago.
+    max_answers: usize,
+}
+
+impl Default for KnapsackShelf {
+    fn default() -> Self {
+        KnapsackShelf::with_max_answers(SHELF_MAX_ANSWERS)
+    }
 }
 
 /// Answers past which the shelf lets go of the stores asked for longest ago (a few hundred
@@ -200,6 +207,17 @@ pub struct KnapsackShelf {
 const SHELF_MAX_ANSWERS: usize = 1 << 18;
 
 impl KnapsackShelf {
+    /// An empty shelf that keeps about `max_answers` answers at most (past them it lets go
+    /// of the stores asked for longest ago, down to half).
+    pub fn with_max_answers(max_answers: usize) -> Self {
+        KnapsackShelf {
+            stores: Mutex::default(),
+            ticks: AtomicU64::new(0),
+            spare: SpareScratch::default(),
+            max_answers,
+        }
+    }
+
     /// The cache for a request planned on `anatomy`: the answers stored by earlier requests
     /// on an anatomy with the same print (what this one stores stays for the next), and the
     /// spare buffers of one that ended.
@@ -208,8 +226,8 @@ impl KnapsackShelf {
         let tick = self.ticks.fetch_add(1, Ordering::Relaxed);
         let mut stores = lock(&self.stores);
         let total: usize = stores.values().map(|(_, m)| lock(m).len()).sum();
-        if total > SHELF_MAX_ANSWERS {
-            let_go(&mut stores, total, &print);
+        if total > self.max_answers {
+            let_go(&mut stores, (total, self.max_answers / 2), &print);
         }
         let entry = stores.entry(print).or_default();
         entry.0 = tick;
@@ -237,11 +255,11 @@ impl KnapsackShelf {
     }
 }
 
-/// Lets go of the stores asked for longest ago (never `keep`'s) until at most half the
-/// shelf's answers are left; `total` is how many it holds.
+/// Lets go of the stores asked for longest ago (never `keep`'s) until at most `left`
+/// answers are left; `total` is how many it holds.
 fn let_go(
     stores: &mut HashMap<KnapsackAnatomy, (u64, SharedAnswers)>,
-    mut total: usize,
+    (mut total, left): (usize, usize),
     keep: &KnapsackAnatomy,
 ) {
     let mut by_age: Vec<(u64, usize, KnapsackAnatomy)> = stores
@@ -251,7 +269,7 @@ fn let_go(
         .collect();
     by_age.sort_by_key(|s| s.0);
     for (_, n, p) in by_age {
-        if total <= SHELF_MAX_ANSWERS / 2 {
+        if total <= left {
             break;
         }
         stores.remove(&p);

@@ -191,3 +191,54 @@ fn the_printed_fields_decide_every_answer() {
     assert!(decided(|d| d.offload));
     assert!(want.iter().any(Option::is_none));
 }
+
+/// A shelf past its size lets go of the other stores, never of the one asked for, and
+/// still answers as a fresh cache does.
+#[test]
+fn a_full_shelf_keeps_the_store_asked_for() {
+    let a = gpt3(8, "h100-80gb", 16384);
+    let b = gpt3(4, "h100-80gb", 8192);
+    let shelf = KnapsackShelf::with_max_answers(10);
+    for anatomy in [&a, &b, &a] {
+        let asked = questions(anatomy);
+        let want = fresh_answers(anatomy, &asked);
+        let cache = shelf.cache_for(anatomy);
+        for (q, w) in asked.iter().zip(&want) {
+            assert_eq!(&stage::knapsack_in(&cache, anatomy, q.0, &q.1, q.2), w);
+        }
+        assert!(cache.len() > 10);
+        assert_eq!(shelf.anatomies(), 1);
+    }
+}
+
+/// Letting go starts with the store asked for longest ago, skips the one kept, and stops
+/// once few enough answers are left.
+#[test]
+fn letting_go_takes_the_oldest_stores_first() {
+    let prints: Vec<KnapsackAnatomy> = [(8, 16384), (4, 8192), (2, 4096)]
+        .iter()
+        .map(|&(tp, seq)| KnapsackAnatomy::of(&gpt3(tp, "h100-80gb", seq)))
+        .collect();
+    let store = |n: u32| {
+        let answers: Answers = (0..n)
+            .map(|i| {
+                (
+                    (BlockCounts::default(), i, 0, false, false, Vec::new()),
+                    (false, None),
+                )
+            })
+            .collect();
+        Arc::new(Mutex::new(answers))
+    };
+    // Asked for at ticks 5, 1 and 3, ten answers each; the second is kept.
+    let mut stores: HashMap<KnapsackAnatomy, (u64, SharedAnswers)> = prints
+        .iter()
+        .zip([5, 1, 3])
+        .map(|(p, tick)| (p.clone(), (tick, store(10))))
+        .collect();
+    let_go(&mut stores, (30, 20), &prints[1]);
+    assert!(stores.contains_key(&prints[0]) && stores.contains_key(&prints[1]));
+    assert_eq!(stores.len(), 2);
+    let_go(&mut stores, (20, 0), &prints[1]);
+    assert_eq!(stores.keys().collect::<Vec<_>>(), [&prints[1]]);
+}
