@@ -185,8 +185,17 @@ impl AdapipeFloor {
         if u64::from(least) * n.len() as u64 > u64::from(layers) || n.is_empty() {
             return 0.0;
         }
-        let cost = |c: u32, x: u32| self.device_s(req, (c, x), budget, fallback);
-        let most = |c: u32, t: f64| -> Option<u32> {
+        // Each (count, layers) asked once: the bisections ask the same ones again and again.
+        let table = std::cell::RefCell::new(vec![vec![None; layers as usize + 1]; classes.len()]);
+        let cost = |k: usize, x: u32| -> f64 {
+            let known = table.borrow()[k][x as usize];
+            known.unwrap_or_else(|| {
+                let c = self.device_s(req, (classes[k].0, x), budget, fallback);
+                table.borrow_mut()[k][x as usize] = Some(c);
+                c
+            })
+        };
+        let most = |c: usize, t: f64| -> Option<u32> {
             if cost(c, least) > t {
                 return None;
             }
@@ -203,8 +212,8 @@ impl AdapipeFloor {
         };
         let reached = |t: f64| {
             let mut sum = 0u64;
-            for &(c, mult) in &classes {
-                match most(c, t) {
+            for (k, &(_, mult)) in classes.iter().enumerate() {
+                match most(k, t) {
                     Some(x) => sum += u64::from(x) * u64::from(mult),
                     None => return false,
                 }
@@ -244,11 +253,6 @@ impl AdapipeFloor {
         busiest.max(self.spread_s(req, &self.in_flight, req.budget_bytes, true))
     }
 
-    /// Whether [`AdapipeFloor::below_s`] answers (the search leaves the op order as it is).
-    pub(crate) fn below_known(&self) -> bool {
-        self.held.is_some()
-    }
-
     /// A lower bound of the iteration of every plan the planner makes for `req` whose
     /// simulated highest peak is at most `peak_bytes` (infinite where none can be; `None`
     /// where the search may change the op order). A device holds, at the moment its chunks'
@@ -256,11 +260,14 @@ impl AdapipeFloor {
     /// all their kept bytes, so its simulated peak is at least its stage's peak at `held` in
     /// flight (static + `held` x kept + transient): its decisions fit the stage knapsack at
     /// `held` and `peak_bytes`, and cost no less than that knapsack's least on its whole
-    /// layers (where nothing fits, no plan reaches that peak); the least largest device time
-    /// over every split of the layers follows.
+    /// layers (where nothing fits, no plan reaches that peak). Some device holds
+    /// `ceil(L / p)` layers or more, at a count no less than the least.
     pub(crate) fn below_s(&self, req: &PlanRequest, peak_bytes: u64) -> Option<f64> {
         let held = self.held.as_ref()?;
-        Some(self.spread_s(req, held, peak_bytes, false))
+        // The busiest device alone (one knapsack per peak asked: the front test asks many).
+        let x = self.layers.div_ceil(held.len().max(1) as u32);
+        let n = held.iter().copied().min().unwrap_or(0);
+        Some(self.device_s(req, (n, x), peak_bytes, false) * (1.0 - SLACK))
     }
 }
 
