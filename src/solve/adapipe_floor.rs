@@ -56,8 +56,6 @@ pub(crate) struct AdapipeFloor {
     kinds: [BlockKind; 2],
     /// Layers of the chain.
     layers: u32,
-    /// Chunks per device: the fewest layers a device holds.
-    v: u32,
     /// Forward, backward and weight gradient of one layer per micro-batch, seconds.
     work_s: f64,
     /// Recomputing every optional unit of one layer, seconds per micro-batch.
@@ -124,7 +122,6 @@ impl AdapipeFloor {
         Some(Self {
             kinds: layer.kinds,
             layers: anatomy.layers,
-            v: sched.v,
             work_s,
             all_s,
             passes: f64::from(OpCounts::of(sched).least_passes()),
@@ -167,90 +164,13 @@ impl AdapipeFloor {
         self.passes * (f64::from(x) * self.work_s + added)
     }
 
-    /// The least, over every split of the chain's layers into `x_d >= v` whole layers per
-    /// device, of the largest [`AdapipeFloor::device_s`] at the devices' counts `n` (a value
-    /// the least is proven to exceed, or infinite where no split has a finite cost). A
-    /// largest time `t` is reached exactly when every device fits `v` layers within it and
-    /// the most each fits add up to the layers (the cost grows with the layers); bisection
-    /// on `t`, and on the layers for each distinct count.
-    fn spread_s(&self, req: &PlanRequest, n: &[u32], budget: u64, fallback: bool) -> f64 {
-        let mut classes: Vec<(u32, u32)> = Vec::new();
-        for &c in n {
-            match classes.iter_mut().find(|k| k.0 == c) {
-                Some(k) => k.1 += 1,
-                None => classes.push((c, 1)),
-            }
-        }
-        let (layers, least) = (self.layers, self.v.max(1));
-        if u64::from(least) * n.len() as u64 > u64::from(layers) || n.is_empty() {
-            return 0.0;
-        }
-        // Each (count, layers) asked once: the bisections ask the same ones again and again.
-        let table = std::cell::RefCell::new(vec![vec![None; layers as usize + 1]; classes.len()]);
-        let cost = |k: usize, x: u32| -> f64 {
-            let known = table.borrow()[k][x as usize];
-            known.unwrap_or_else(|| {
-                let c = self.device_s(req, (classes[k].0, x), budget, fallback);
-                table.borrow_mut()[k][x as usize] = Some(c);
-                c
-            })
-        };
-        let most = |c: usize, t: f64| -> Option<u32> {
-            if cost(c, least) > t {
-                return None;
-            }
-            let (mut ok, mut bad) = (least, layers + 1);
-            while bad - ok > 1 {
-                let mid = ok + (bad - ok) / 2;
-                if cost(c, mid) <= t {
-                    ok = mid;
-                } else {
-                    bad = mid;
-                }
-            }
-            Some(ok)
-        };
-        let reached = |t: f64| {
-            let mut sum = 0u64;
-            for (k, &(_, mult)) in classes.iter().enumerate() {
-                match most(k, t) {
-                    Some(x) => sum += u64::from(x) * u64::from(mult),
-                    None => return false,
-                }
-            }
-            sum >= u64::from(layers)
-        };
-        let mut hi = self.passes * f64::from(layers) * (self.work_s + self.all_s) * 2.0 + 1.0;
-        if !reached(hi) {
-            return if fallback { 0.0 } else { f64::INFINITY };
-        }
-        let mut lo = 0.0f64;
-        if reached(lo) {
-            return 0.0;
-        }
-        for _ in 0..40 {
-            let mid = 0.5 * (lo + hi);
-            if mid <= lo || mid >= hi {
-                break;
-            }
-            if reached(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        lo * (1.0 - SLACK)
-    }
-
     /// The lower bound of the module docs at `req`'s budget: of every plan the planner makes
-    /// for `req`, whatever its peak; raised to the least largest device time over every
-    /// split of the layers (each device at its own count).
+    /// for `req`, whatever its peak.
     pub(crate) fn at_budget_s(&self, req: &PlanRequest) -> f64 {
         let p = self.in_flight.len().max(1) as u32;
         let x = self.layers.div_ceil(p);
         let n = self.in_flight.iter().copied().min().unwrap_or(1);
-        let busiest = self.device_s(req, (n, x), req.budget_bytes, true) * (1.0 - SLACK);
-        busiest.max(self.spread_s(req, &self.in_flight, req.budget_bytes, true))
+        self.device_s(req, (n, x), req.budget_bytes, true) * (1.0 - SLACK)
     }
 
     /// A lower bound of the iteration of every plan the planner makes for `req` whose
