@@ -136,8 +136,8 @@ pub(crate) type Stop<'a> = &'a (dyn Fn(f64, u64) -> bool + Sync);
 /// bytes, and, were its peak at most `P` bytes, its time would be at least `below(P)`
 /// seconds (infinite where no plan reaches so low a peak): what lets a sweep compare a
 /// configuration with every step of its front at once. Asked once, before the partition
-/// search, where such a curve is known (`adapipe` on the multi-chunk kinds whose order is
-/// fixed); `true` stops the solve.
+/// search, where a floor is known (the curve is 0 but on `adapipe`'s multi-chunk kinds whose
+/// order is fixed); `true` stops the solve.
 pub(crate) type FrontTest<'a> = &'a (dyn Fn(f64, u64, &mut dyn FnMut(u64) -> f64) -> bool + Sync);
 
 /// [`solve_on`] that gives up as soon as `stop` holds for a proven lower bound of the
@@ -385,10 +385,13 @@ fn run_until_front(
             return Err(SolveError::Cancelled(crate::cancel::Cancelled));
         }
         // The same floors against every step of the caller's front.
-        if let (Some(f), Some(test)) = (floors.as_ref(), front)
-            && f.below_known()
+        if let Some(test) = front
+            && (floor.is_some() || memory.is_some())
             && test(time_s, peak_bytes, &mut |p| {
-                f.below_s(&req, p).unwrap_or(0.0)
+                floors
+                    .as_ref()
+                    .and_then(|f| f.below_s(&req, p))
+                    .unwrap_or(0.0)
             })
         {
             return Err(SolveError::Cancelled(crate::cancel::Cancelled));

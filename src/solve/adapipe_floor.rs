@@ -27,6 +27,7 @@
 //! recomputation. Recomputation that may hide (`overlap_recompute`) and all-to-alls an
 //! overlapped pair may hide are not bounded here (the bound is not given).
 
+use crate::anatomy::BlockKind;
 use crate::plan::Strategy;
 use crate::plan::planner::PlanRequest;
 use crate::plan::stage::{self, BlockCounts, KnapsackMode, StageEnv};
@@ -48,23 +49,25 @@ fn least_live(vectors: &[Vec<u32>]) -> u32 {
         .unwrap_or(0)
 }
 
-/// The floor of one request, ready to be asked at several budgets: the layers `X` of the
-/// busiest device, its work per micro-batch, the passes and the in-flight counts.
+/// The floor of one request, ready to be asked at several budgets: each device's in-flight
+/// counts, a layer's work and the passes.
 pub(crate) struct AdapipeFloor {
-    /// `X` whole layers: the busiest device's blocks at least.
-    counts: BlockCounts,
-    /// Forward, backward and weight gradient of the `X` layers per micro-batch, seconds.
+    /// The blocks of one layer (every layer is alike).
+    kinds: [BlockKind; 2],
+    /// Layers of the chain.
+    layers: u32,
+    /// Forward, backward and weight gradient of one layer per micro-batch, seconds.
     work_s: f64,
-    /// Recomputing every optional unit of the `X` layers, seconds per micro-batch.
+    /// Recomputing every optional unit of one layer, seconds per micro-batch.
     all_s: f64,
     /// The fewest passes of any chunk.
     passes: f64,
-    /// The least in-flight count of any device's knapsack (the planner's count).
-    in_flight: u32,
-    /// The least, over the devices, of the most micro-batches every chunk holds at once from
-    /// forward to backward (B or BW) in an order the search does not change; `None` where
-    /// the search may change the order.
-    held: Option<u32>,
+    /// Per device, the least in-flight count of its knapsack (the planner's count).
+    in_flight: Vec<u32>,
+    /// Per device, the most micro-batches every chunk holds at once from forward to backward
+    /// (B or BW) in an order the search does not change; `None` where the search may change
+    /// the order.
+    held: Option<Vec<u32>>,
 }
 
 impl AdapipeFloor {
@@ -93,21 +96,14 @@ impl AdapipeFloor {
         let [layer] = kinds.as_slice() else {
             return None;
         };
-        let x = anatomy.layers.div_ceil(p as u32);
-        let mut counts = BlockCounts::default();
-        counts.add_layers(layer.kinds, x);
         let in_flight = (0..p)
             .map(|d| {
                 let own = req.in_flight.get(d).copied().unwrap_or(1).max(1);
                 own.max(req.live.get(d).map_or(0, |v| least_live(v)))
             })
-            .min()?;
+            .collect();
         let per_layer = |f: &dyn Fn(&crate::anatomy::Block) -> f64| -> f64 {
-            layer
-                .kinds
-                .iter()
-                .map(|&k| f64::from(x) * f(anatomy.block_of(k)))
-                .sum()
+            layer.kinds.iter().map(|&k| f(anatomy.block_of(k))).sum()
         };
         let all_s = per_layer(&|b| {
             b.units
@@ -117,16 +113,15 @@ impl AdapipeFloor {
                 .sum::<f64>()
         });
         let work_s = per_layer(&|b| b.forward_s + b.backward_b_s + b.backward_w_s);
-        let held = super::memory_floor::order_fixed_before_search(sched.kind)
-            .then(|| {
-                super::memory_floor::held_vectors(sched)
-                    .iter()
-                    .map(|h| least_live(h))
-                    .min()
-            })
-            .flatten();
+        let held = super::memory_floor::order_fixed_before_search(sched.kind).then(|| {
+            super::memory_floor::held_vectors(sched)
+                .iter()
+                .map(|h| least_live(h))
+                .collect()
+        });
         Some(Self {
-            counts,
+            kinds: layer.kinds,
+            layers: anatomy.layers,
             work_s,
             all_s,
             passes: f64::from(OpCounts::of(sched).least_passes()),
@@ -135,61 +130,64 @@ impl AdapipeFloor {
         })
     }
 
+    /// A device's least time over the passes holding `x` whole layers at `n` in flight under
+    /// `budget`: its work and its stage knapsack's least added time on those layers (with
+    /// `fallback`, the planner's own fallback when nothing fits, every optional unit
+    /// recomputed, and never more than it, which keeps the cost growing with `x`; without,
+    /// infinite when nothing fits).
+    fn device_s(&self, req: &PlanRequest, (n, x): (u32, u32), budget: u64, fallback: bool) -> f64 {
+        let all = f64::from(x) * self.all_s;
+        let added = if n == 0 {
+            Some(0.0)
+        } else {
+            let mut counts = BlockCounts::default();
+            counts.add_layers(self.kinds, x);
+            let env = StageEnv {
+                in_flight: n,
+                budget_bytes: budget,
+                logits: false,
+            };
+            stage::knapsack_added_in(
+                &req.cache,
+                req.anatomy,
+                counts,
+                &env,
+                KnapsackMode::default(),
+            )
+        };
+        let added = match added {
+            Some(a) if fallback => a.min(all),
+            Some(a) => a,
+            None if fallback => all,
+            None => return f64::INFINITY,
+        };
+        self.passes * (f64::from(x) * self.work_s + added)
+    }
+
     /// The lower bound of the module docs at `req`'s budget: of every plan the planner makes
     /// for `req`, whatever its peak.
     pub(crate) fn at_budget_s(&self, req: &PlanRequest) -> f64 {
-        let env = StageEnv {
-            in_flight: self.in_flight,
-            budget_bytes: req.budget_bytes,
-            logits: false,
-        };
-        // Nothing fits: the planner recomputes every optional unit.
-        let added = stage::knapsack_added_in(
-            &req.cache,
-            req.anatomy,
-            self.counts,
-            &env,
-            KnapsackMode::default(),
-        )
-        .unwrap_or(self.all_s);
-        self.passes * (self.work_s + added) * (1.0 - SLACK)
-    }
-
-    /// Whether [`AdapipeFloor::below_s`] answers (the search leaves the op order as it is).
-    pub(crate) fn below_known(&self) -> bool {
-        self.held.is_some()
+        let p = self.in_flight.len().max(1) as u32;
+        let x = self.layers.div_ceil(p);
+        let n = self.in_flight.iter().copied().min().unwrap_or(1);
+        self.device_s(req, (n, x), req.budget_bytes, true) * (1.0 - SLACK)
     }
 
     /// A lower bound of the iteration of every plan the planner makes for `req` whose
     /// simulated highest peak is at most `peak_bytes` (infinite where none can be; `None`
-    /// where the search may change the op order). The device holding `X` layers or more
-    /// holds, at the moment its chunks' held counts are least at their most, at least
-    /// `held` micro-batches of each chunk with all their kept bytes, so its simulated peak is
-    /// at least its stage's peak at `held` in flight (static + `held` x kept + transient):
-    /// its decisions fit the stage knapsack at `held` and `peak_bytes`, and cost no less than
-    /// that knapsack's least on `X` layers (where nothing fits, no plan reaches that peak).
+    /// where the search may change the op order). A device holds, at the moment its chunks'
+    /// held counts are least at their most, at least `held` micro-batches of each chunk with
+    /// all their kept bytes, so its simulated peak is at least its stage's peak at `held` in
+    /// flight (static + `held` x kept + transient): its decisions fit the stage knapsack at
+    /// `held` and `peak_bytes`, and cost no less than that knapsack's least on its whole
+    /// layers (where nothing fits, no plan reaches that peak). Some device holds
+    /// `ceil(L / p)` layers or more, at a count no less than the least.
     pub(crate) fn below_s(&self, req: &PlanRequest, peak_bytes: u64) -> Option<f64> {
-        let held = self.held?;
-        if held == 0 {
-            return Some(self.passes * self.work_s * (1.0 - SLACK));
-        }
-        let env = StageEnv {
-            in_flight: held,
-            budget_bytes: peak_bytes,
-            logits: false,
-        };
-        Some(
-            match stage::knapsack_added_in(
-                &req.cache,
-                req.anatomy,
-                self.counts,
-                &env,
-                KnapsackMode::default(),
-            ) {
-                Some(added) => self.passes * (self.work_s + added) * (1.0 - SLACK),
-                None => f64::INFINITY,
-            },
-        )
+        let held = self.held.as_ref()?;
+        // The busiest device alone (one knapsack per peak asked: the front test asks many).
+        let x = self.layers.div_ceil(held.len().max(1) as u32);
+        let n = held.iter().copied().min().unwrap_or(0);
+        Some(self.device_s(req, (n, x), peak_bytes, false) * (1.0 - SLACK))
     }
 }
 
@@ -258,5 +256,83 @@ mod tests {
             "the floor before the search was given {early} times"
         );
         assert!(close >= 5, "the floor was within 20 % {close} times");
+    }
+}
+
+#[cfg(test)]
+mod below_tests {
+    #![allow(clippy::unwrap_used)]
+    use std::sync::Mutex;
+
+    use crate::scenario::ScheduleKind;
+    use crate::solve::{SolveOptions, run_until_front};
+
+    use super::*;
+
+    /// On random small instances (the multi-chunk kinds whose order is fixed, budgets from
+    /// tight to roomy, two models), the curve a solve hands its caller's front test is a
+    /// lower bound: at every peak no lower than the simulated one it is at most the simulated
+    /// iteration (and infinite nowhere there), and it rises above the floor at the budget
+    /// below some peaks.
+    #[test]
+    fn the_floor_below_a_peak_bounds_every_plan_that_peaks_lower() {
+        let mut next = crate::solve::testcase::rng(23);
+        let (mut checked, mut steeper) = (0, 0);
+        for case in 0..80 {
+            let kind = [ScheduleKind::Interleaved, ScheduleKind::VHalf][next(2) as usize];
+            let (s, anatomy) =
+                crate::solve::testcase::small(case % 3 == 0, (kind, Strategy::AdaPipe), &mut next);
+            let budget = s.plan.memory_budget_bytes;
+            let curve = Mutex::new(Vec::new());
+            let stop = |_: f64, _: u64| false;
+            let front = |t: f64, _: u64, below: &mut dyn FnMut(u64) -> f64| {
+                let mut curve = curve.lock().unwrap();
+                curve.push((budget, t));
+                for k in 1..=32u64 {
+                    let peak = budget / 32 * k;
+                    curve.push((peak, below(peak)));
+                }
+                false
+            };
+            let Ok(run) = run_until_front(
+                &s,
+                &anatomy,
+                (kind, Strategy::AdaPipe),
+                &SolveOptions::default(),
+                (Some(&stop), Some(&front)),
+            ) else {
+                continue;
+            };
+            let time = run.simulation.makespan;
+            let peak = run
+                .simulation
+                .devices
+                .iter()
+                .map(|d| d.peak_memory_bytes)
+                .max()
+                .unwrap();
+            let curve = curve.into_inner().unwrap();
+            if curve.is_empty() {
+                continue;
+            }
+            let at_budget = curve[0].1;
+            for &(p, t) in &curve {
+                if p >= peak {
+                    assert!(
+                        t <= time,
+                        "{kind} case {case}: {t} at {p} bytes above {time} (peak {peak})"
+                    );
+                }
+            }
+            if curve[1..].iter().any(|&(_, t)| t > at_budget) {
+                steeper += 1;
+            }
+            checked += 1;
+        }
+        assert!(checked >= 40, "{checked}");
+        assert!(
+            steeper >= 10,
+            "the curve rose above the budget's floor {steeper} times"
+        );
     }
 }

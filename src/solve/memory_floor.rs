@@ -26,7 +26,9 @@
 //!   at least `floor(x_d / v)`), the embedding with the chain's first stage and the head with
 //!   its last. At its busiest moment a device holds `H_d` micro-batches over its chunks, so
 //!   its peak is at least `x_d s + floor(x_d / v) H_d f`, `s` and `f` a layer's static and
-//!   forced bytes; and for any shares `lambda_c` of its layers over the chunks, at the moment
+//!   forced bytes, plus (where every chunk holds one at such a moment) a layer's other units
+//!   once: each kind is kept in every copy (held then) or recomputed in some (its buffer is
+//!   then transient); and for any shares `lambda_c` of its layers over the chunks, at the moment
 //!   of `held` that is highest for them, at least `x_d (s + f g_d)`, `g_d` the least over
 //!   every share vector of the largest `held . lambda` ([`least_weighted_peak`]). The bound
 //!   is the least over every split of the `L` layers into such `x_d` of the largest cost
@@ -318,26 +320,43 @@ pub(crate) fn memory_floor_bytes(
     });
     let v = u64::from(sched.v);
     let last = req.stages.saturating_sub(1);
-    let per_device: Vec<(u64, f64, u64)> = held
+    // A layer's units a plan may drop (all but the layer input): each kind is kept in every
+    // copy, or recomputed in some (then its buffer is transient).
+    let optional: u64 = layer
+        .kinds
+        .iter()
+        .map(|&k| {
+            let b = anatomy.block_of(k);
+            let dropped = if k.opens_layer() { b.forced_bytes() } else { 0 };
+            b.all_units_bytes().saturating_sub(dropped)
+        })
+        .sum();
+    let per_device: Vec<(u64, f64, u64, bool)> = held
         .iter()
         .enumerate()
         .map(|(d, h)| {
             let chunks = req.stage_of.get(d).map_or(&[][..], Vec::as_slice);
             let ends = u64::from(chunks.contains(&0)) * anatomy.embedding.static_bytes
                 + u64::from(chunks.contains(&last)) * anatomy.head.static_bytes;
-            let most = h
+            let sum = |x: &Vec<u32>| x.iter().map(|&c| u64::from(c)).sum::<u64>();
+            let most = h.iter().map(sum).max().unwrap_or(0);
+            // At a busiest moment every chunk holds a micro-batch: the kept copies count.
+            let all = h
                 .iter()
-                .map(|x| x.iter().map(|&c| u64::from(c)).sum::<u64>())
-                .max();
-            (ends, least_weighted_peak(h), most.unwrap_or(0))
+                .any(|x| sum(x) == most && x.iter().all(|&c| c >= 1));
+            (ends, least_weighted_peak(h), most, all)
         })
         .collect();
     let cost = |d: usize, x: u64| {
-        let (ends, g, most) = per_device[d];
+        let (ends, g, most, all) = per_device[d];
         // Rounded down: never above the exact product.
         let shares = (forced as f64 * x as f64 * g * (1.0 - 1e-12)).floor();
         let shares = if shares > 0.0 { shares as u64 } else { 0 };
-        let even = (x / v).saturating_mul(most).saturating_mul(forced);
+        let kept_or_transient = if all && x >= 1 { optional } else { 0 };
+        let even = (x / v)
+            .saturating_mul(most)
+            .saturating_mul(forced)
+            .saturating_add(kept_or_transient);
         x.saturating_mul(stat)
             .saturating_add(shares.max(even))
             .saturating_add(ends)

@@ -4,6 +4,7 @@
 //! the ranked list and the front.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Instant;
 
@@ -125,6 +126,10 @@ fn group_key(c: &Config) -> GroupKey {
     )
 }
 
+/// How far (relative) a solve's floor before the search must rise above the time bound it was
+/// ordered by for the solve to be put off to the sweep's second pass.
+const DEFER_ABOVE: f64 = 0.01;
+
 fn unsolved(config: Config, b: Bounds, status: Status) -> Row {
     Row {
         config,
@@ -144,7 +149,12 @@ fn unsolved(config: Config, b: Bounds, status: Status) -> Row {
 /// solve stops early when the sweep is cancelled, and, unless exhaustive, as soon as a proven
 /// lower bound of its time learnt during the solve keeps it out of the answer: the row then
 /// stays [`Status::Pruned`], unsolved).
-fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, incumbents: &Mutex<Incumbents>) -> Row {
+fn evaluate(
+    job: &Job,
+    anatomy: &Anatomy,
+    row: &Row,
+    (incumbents, defer): (&Mutex<Incumbents>, Option<&AtomicBool>),
+) -> Row {
     let memo = &job.memo;
     let scenario = scenario_for(job.base, &row.config);
     let tokens = job.tokens;
@@ -171,8 +181,19 @@ fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, incumbents: &Mutex<Incumben
                         gpus: row.config.gpus,
                     }))
     };
-    // The same against every step of the front, on a copy of the incumbents.
+    // The same against every step of the front, on a copy of the incumbents; a solve whose
+    // floor before the search is well above the bound it was ordered by is put off to the
+    // sweep's second pass (when `defer` is given), where the incumbents are final.
     let front = |time_s: f64, peak_bytes: u64, below: &mut dyn FnMut(u64) -> f64| {
+        if job.exhaustive {
+            return false;
+        }
+        if let Some(d) = defer
+            && time_s > row.time_bound_s * (1.0 + DEFER_ABOVE)
+        {
+            d.store(true, Ordering::Relaxed);
+            return true;
+        }
         let now = incumbents
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -182,7 +203,7 @@ fn evaluate(job: &Job, anatomy: &Anatomy, row: &Row, incumbents: &Mutex<Incumben
             peak_bytes: peak_bytes.max(row.memory_bound_bytes),
             gpus: row.config.gpus,
         };
-        !job.exhaustive && !now.can_enter_below(&bound, job.budget, below)
+        !now.can_enter_below(&bound, job.budget, below)
     };
     let result = solve_on_until_front(&scenario, anatomy, &options, Some(&stop), Some(&front));
     out.solve_time_s = start.elapsed().as_secs_f64();
@@ -223,7 +244,12 @@ impl Job<'_> {
     /// out when it exceeds the budget and tightens its memory bound otherwise; then a full
     /// solve when it can still enter the answer. The new row, or `None` when it stays as it
     /// was.
-    fn decide(&self, row: &Row, anatomy: &Anatomy, incumbents: &Mutex<Incumbents>) -> Option<Row> {
+    fn decide(
+        &self,
+        row: &Row,
+        anatomy: &Anatomy,
+        (incumbents, defer): (&Mutex<Incumbents>, Option<&AtomicBool>),
+    ) -> Option<Row> {
         if !self.can_enter(row, incumbents) {
             return None;
         }
@@ -234,7 +260,7 @@ impl Job<'_> {
             return Some(row);
         }
         if self.can_enter(&row, incumbents) {
-            Some(evaluate(self, anatomy, &row, incumbents))
+            Some(evaluate(self, anatomy, &row, (incumbents, defer)))
         } else {
             known.map(|_| row)
         }
@@ -395,7 +421,7 @@ fn sweep_sharing(
         options.top,
         progress,
         cancel,
-        |row, anatomy, incumbents| job.decide(row, anatomy, incumbents),
+        |row, anatomy, incumbents, defer| job.decide(row, anatomy, (incumbents, defer)),
     ))
 }
 

@@ -165,7 +165,7 @@ pub fn sweep_cached(
         options.top,
         progress,
         cancel,
-        |row, anatomy, incumbents| job.decide(row, anatomy, incumbents),
+        |row, anatomy, incumbents, _| job.decide(row, anatomy, incumbents),
     ))
 }
 

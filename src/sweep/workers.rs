@@ -26,6 +26,8 @@ struct Pool {
     next: AtomicUsize,
     /// Set when a worker saw the sweep cancelled.
     cancelled: AtomicBool,
+    /// The candidates put off to the second pass, with their positions in the first.
+    later: Mutex<Vec<(usize, usize)>>,
 }
 
 /// Runs a sweep over its candidates, one worker per thread of the current rayon pool, each
@@ -33,14 +35,16 @@ struct Pool {
 /// prune the rest as early as they can), and assembles the answer: every row with its
 /// decision, the ranked list of `top` and the front. `decide` answers a candidate's row
 /// from its layout group's anatomy and the incumbents at that moment (`None`: it stays as
-/// it was); a candidate whose anatomy could not be built stays as enumerated.
+/// it was; in the first pass it may put the candidate off to a second pass, taken in the same
+/// order once the first is done, by setting the flag it is given); a candidate whose anatomy
+/// could not be built stays as enumerated.
 pub(super) fn run(
     candidates: Candidates,
     rejected: BTreeMap<String, u64>,
     top: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
     cancel: &Cancel,
-    decide: impl Fn(&Row, &Anatomy, &Mutex<Incumbents>) -> Option<Row> + Sync,
+    decide: impl Fn(&Row, &Anatomy, &Mutex<Incumbents>, Option<&AtomicBool>) -> Option<Row> + Sync,
 ) -> SweepResult {
     let Candidates {
         mut rows,
@@ -53,15 +57,30 @@ pub(super) fn run(
         solved: Mutex::new((Vec::new(), 0)),
         next: AtomicUsize::new(0),
         cancelled: AtomicBool::new(false),
+        later: Mutex::new(Vec::new()),
     };
-    rayon::broadcast(|_| {
-        take_in_order(&order, cancel, progress, &pool, |i| {
-            match &anatomies[groups[i]] {
-                Ok(anatomy) => decide(&rows[i], anatomy, &pool.incumbents),
-                Err(_) => None,
-            }
+    let total = order.len();
+    let pass = |candidates: &[usize], first: bool| {
+        rayon::broadcast(|_| {
+            take_in_order(
+                (candidates, total, first),
+                cancel,
+                progress,
+                &pool,
+                |i, defer| match &anatomies[groups[i]] {
+                    Ok(anatomy) => decide(&rows[i], anatomy, &pool.incumbents, defer),
+                    Err(_) => None,
+                },
+            )
         })
-    });
+    };
+    pass(&order, true);
+    // The second pass takes the candidates the first put off, in order, none put off again.
+    let mut later = std::mem::take(&mut *pool.later.lock().unwrap_or_else(PoisonError::into_inner));
+    later.sort_unstable();
+    let later: Vec<usize> = later.into_iter().map(|(_, i)| i).collect();
+    pool.next.store(0, Ordering::Relaxed);
+    pass(&later, false);
     let cancelled = pool.cancelled.into_inner();
     let (solved, _) = pool
         .solved
@@ -96,15 +115,16 @@ pub(super) fn can_enter(incumbents: &Mutex<Incumbents>, row: &Row) -> bool {
 /// answers a candidate's row (or `None` when it stays undecided). A candidate is skipped only
 /// when solved ones already keep it out (`decide` asks the incumbents at that moment), so
 /// the answer does not depend on the order of the workers. A decision cut short by the
-/// token answers nothing.
+/// token answers nothing. In the `first` pass `decide` may put a candidate off (it sets the
+/// flag it is given): it is then left for the second pass, and counted done there (`total`
+/// counts both passes).
 fn take_in_order(
-    order: &[usize],
+    (order, total, first): (&[usize], usize, bool),
     cancel: &Cancel,
     progress: &(dyn Fn(usize, usize) + Sync),
     pool: &Pool,
-    decide: impl Fn(usize) -> Option<Row>,
+    decide: impl Fn(usize, Option<&AtomicBool>) -> Option<Row>,
 ) {
-    let total = order.len();
     loop {
         if cancel.is_cancelled() {
             pool.cancelled.store(true, Ordering::Relaxed);
@@ -114,7 +134,15 @@ fn take_in_order(
         let Some(&i) = order.get(n) else {
             return;
         };
-        let decided = decide(i);
+        let put_off = AtomicBool::new(false);
+        let decided = decide(i, first.then_some(&put_off));
+        if put_off.load(Ordering::Relaxed) && !cancel.is_cancelled() {
+            pool.later
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((n, i));
+            continue;
+        }
         if cancel.is_cancelled() {
             pool.cancelled.store(true, Ordering::Relaxed);
             return;
