@@ -70,32 +70,44 @@ pub(crate) struct AdapipeFloor {
     held: Option<Vec<u32>>,
 }
 
+/// The block kinds of the chain's one kind of layer where `adapipe` gives every chunk of a
+/// multi-chunk schedule whole layers alike, the case both multi-chunk floors (time here, memory
+/// in [`super::memory_floor`]) answer: `adapipe`, several distinct chain stages on every device
+/// (not Chimera's replicas), at least as many layers as stages, the even partition, no layout,
+/// and every layer of one kind; `None` otherwise.
+pub(crate) fn whole_layer_kinds(req: &PlanRequest, sched: &Schedule) -> Option<[BlockKind; 2]> {
+    let anatomy = req.anatomy;
+    let chunked = sched.v > 1
+        && sched.placement != Placement::Chimera
+        && req.stage_of.iter().all(|c| c.len() == sched.v as usize)
+        && req.stage_of.iter().flatten().count() == req.stages;
+    if req.strategy != Strategy::AdaPipe
+        || !chunked
+        || req.stage_of.is_empty()
+        || (anatomy.layers as usize) < req.stages
+        || req.partition != Partition::Even
+        || req.layout.is_some()
+    {
+        return None;
+    }
+    match anatomy.layer_kinds().as_slice() {
+        [layer] => Some(layer.kinds),
+        _ => None,
+    }
+}
+
 impl AdapipeFloor {
     /// The floor of `req` (strategy, stage map, in-flight counts and live vectors of the
     /// first schedule `sched`), or `None` where it does not apply (another strategy, a
     /// single-chunk or two-copy schedule, half layers, unlike layers, a layout or the balanced
     /// partition, recomputation or all-to-alls that may hide).
     pub(crate) fn new(req: &PlanRequest, sched: &Schedule, may_hide: bool) -> Option<Self> {
-        let anatomy = req.anatomy;
-        let p = req.stage_of.len();
-        let chunked = sched.v > 1
-            && sched.placement != Placement::Chimera
-            && req.stage_of.iter().all(|c| c.len() == sched.v as usize)
-            && req.stage_of.iter().flatten().count() == req.stages;
-        if req.strategy != Strategy::AdaPipe
-            || may_hide
-            || !chunked
-            || p == 0
-            || (anatomy.layers as usize) < req.stages
-            || req.partition != Partition::Even
-            || req.layout.is_some()
-        {
+        if may_hide {
             return None;
         }
-        let kinds = anatomy.layer_kinds();
-        let [layer] = kinds.as_slice() else {
-            return None;
-        };
+        let anatomy = req.anatomy;
+        let p = req.stage_of.len();
+        let layer = whole_layer_kinds(req, sched)?;
         let in_flight = (0..p)
             .map(|d| {
                 let own = req.in_flight.get(d).copied().unwrap_or(1).max(1);
@@ -103,7 +115,7 @@ impl AdapipeFloor {
             })
             .collect();
         let per_layer = |f: &dyn Fn(&crate::anatomy::Block) -> f64| -> f64 {
-            layer.kinds.iter().map(|&k| f(anatomy.block_of(k))).sum()
+            layer.iter().map(|&k| f(anatomy.block_of(k))).sum()
         };
         let all_s = per_layer(&|b| {
             b.units
@@ -120,7 +132,7 @@ impl AdapipeFloor {
                 .collect()
         });
         Some(Self {
-            kinds: layer.kinds,
+            kinds: layer,
             layers: anatomy.layers,
             work_s,
             all_s,

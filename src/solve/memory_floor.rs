@@ -40,7 +40,6 @@
 use crate::anatomy::Anatomy;
 use crate::plan::Strategy;
 use crate::plan::planner::PlanRequest;
-use crate::scenario::Partition;
 use crate::schedule::{OpKind, Placement, Schedule, ScheduleKind};
 
 /// The most share vectors per device the exact least weighted peak looks at; beyond it the
@@ -299,21 +298,8 @@ pub(crate) fn memory_floor_bytes(
     }
     // Several chunks: whole layers per device, as `adapipe`'s search and its even partition
     // give them.
-    let chunked = req.stage_of.iter().all(|c| c.len() == sched.v as usize)
-        && req.stage_of.iter().flatten().count() == req.stages;
-    if req.strategy != Strategy::AdaPipe
-        || !chunked
-        || (anatomy.layers as usize) < req.stages
-        || req.partition != Partition::Even
-        || req.layout.is_some()
-    {
-        return None;
-    }
-    let kinds = anatomy.layer_kinds();
-    let [layer] = kinds.as_slice() else {
-        return None;
-    };
-    let (stat, forced) = layer.kinds.iter().fold((0u64, 0u64), |(s, f), &k| {
+    let layer = super::adapipe_floor::whole_layer_kinds(req, sched)?;
+    let (stat, forced) = layer.iter().fold((0u64, 0u64), |(s, f), &k| {
         let b = anatomy.block_of(k);
         let f_k = if k.opens_layer() { b.forced_bytes() } else { 0 };
         (s + b.static_bytes, f + f_k)
@@ -323,7 +309,6 @@ pub(crate) fn memory_floor_bytes(
     // A layer's units a plan may drop (all but the layer input): each kind is kept in every
     // copy, or recomputed in some (then its buffer is transient).
     let optional: u64 = layer
-        .kinds
         .iter()
         .map(|&k| {
             let b = anatomy.block_of(k);
