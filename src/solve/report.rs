@@ -207,9 +207,9 @@ pub(super) fn outcome(
 }
 
 /// With `--deepep`, where the expert-parallel group fits inside one node: DeepEP runs its
-/// intranode kernels over NVLink there, which the cost model prices as the plain all-to-all
-/// (nothing crosses the network, the one thing it models DeepEP changing), so a note says the
-/// flag changes no figure.
+/// intranode kernels over NVLink there, priced at their measured NVLink rates with the
+/// copies they fuse (docs/model.md, "All-to-all cost"); a note says that none of its network
+/// path is exercised.
 fn deepep_inside_a_node(scenario: &Scenario) -> Option<String> {
     let par = &scenario.parallel;
     let (ep, etp) = (u64::from(par.ep), u64::from(par.etp));
@@ -217,8 +217,8 @@ fn deepep_inside_a_node(scenario: &Scenario) -> Option<String> {
     (scenario.plan.deepep && ep > 1 && cluster.ep_members_per_node(ep, etp) >= ep).then(|| {
         format!(
             "deepep: the expert-parallel group (ep {ep} x etp {etp}) fits inside one node, where \
-             DeepEP runs its intranode NVLink kernels; they are costed as the plain all-to-all, \
-             so the flag changes no figure here"
+             DeepEP runs its intranode NVLink kernels, costed at their measured NVLink rates; \
+             nothing crosses the network"
         )
     })
 }

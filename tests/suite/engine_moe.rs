@@ -519,3 +519,30 @@ fn the_mtp_layer_shares_the_embedding_where_the_last_stage_sits_with_the_first()
         );
     }
 }
+
+/// `--deepep` inside one node costs the dispatch and combine at DeepEP's measured NVLink
+/// rates and drops the permute and copy-sum its kernels do themselves (docs/model.md,
+/// "All-to-all cost"), so it changes the figures there, and its note says so (it said the
+/// flag changed no figure, written before those rates were modelled).
+#[test]
+fn deepep_inside_a_node_is_costed_at_its_own_rates_and_its_note_says_so() {
+    let run = |deepep: bool| {
+        let mut s = moe_scenario("qwen3-30b-a3b", 8);
+        s.plan.deepep = deepep;
+        let a = Anatomy::build(&s).unwrap();
+        let out = pipescope::solve(&s).unwrap();
+        (a.moe.ep_comm.forward_s, out)
+    };
+    let ((plain_comm, plain), (deepep_comm, deepep)) = (run(false), run(true));
+    assert!(
+        deepep_comm < plain_comm,
+        "{deepep_comm} against {plain_comm}"
+    );
+    assert!(deepep.iteration_time_s < plain.iteration_time_s);
+    let note = deepep.notes.iter().find(|n| n.starts_with("deepep:"));
+    assert!(
+        note.is_some_and(|n| n.contains("measured NVLink rates") && !n.contains("no figure")),
+        "{:?}",
+        deepep.notes
+    );
+}

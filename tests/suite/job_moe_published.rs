@@ -17,19 +17,22 @@
 //!   (tokens/s/GPU).
 //!
 //! Today (signed error of pipescope's step against the published one): Qwen3-235B t2 p8 v4
-//! ep32 -3.8 %, Qwen3-30B ep16 +5.0 %, Qwen3-30B ep8 b4 full -9.6 %, Mixtral 8x22B -12.2 %,
-//! Qwen3-235B 16k/32k/64k/128k -1.0/+3.8/+6.2/+6.6 %, GB200 Qwen3-235B p8 ep8 +10.5 % and p8
-//! v3 ep32 +0.2 %, GB200 DeepSeek-V3 -12 %; mean 6.4 % (the goal is 15 %). DeepEP's dispatch
+//! ep32 -10.9 %, Qwen3-30B ep16 +5.0 %, Qwen3-30B ep8 b4 full -9.6 %, Mixtral 8x22B -12.2 %,
+//! Qwen3-235B 16k/32k/64k/128k -7.9/-2.8/+1.5/+3.7 %, GB200 Qwen3-235B p8 ep8 +2.5 % and p8
+//! v3 ep32 +0.2 %, GB200 DeepSeek-V3 -12 %; mean 6.2 % (the goal is 15 %). The ModelZoo's
+//! Qwen3-235B runs run the split their configuration asks (`qwen3_235b_split`). DeepEP's dispatch
 //! and combine are costed at their published rates (docs/model.md, "All-to-all cost"), and
 //! the experts' weight-gradient GEMMs read and write fp32 main gradients (gradient
 //! accumulation fusion); each run is kept within 20 % so that a change that makes one worse
 //! is seen. Not within reach (the ignored tests below): the three other Qwen3-235B layouts
 //! on 256 H100s, t2 p1 ep8 under Megatron-FSDP (+17 %), t2 p32 v3 ep8 (-30 %) and t4 p8 v4
-//! ep8 (-29 %); so the layouts' ranking is wrong. Nor is the measured gain of the
+//! ep8 (-35 %); so the layouts' ranking is wrong. Nor is the measured gain of the
 //! all-to-all overlap: every step of Megatron's combined 1F1B has more compute than
 //! all-to-all on both measured runs, so pipescope hides 85 % of each paired all-to-all (all
 //! but the multiprocessors DeepEP holds), where the runs hide 36 to 40 %; what they lose
-//! (kernels slowed beside each other, the host launching both halves) is not modelled.
+//! (kernels slowed beside each other, the host launching both halves) is not modelled: the
+//! measurements of either found outside these runs are too small to close the gaps (a
+//! launch's measured host cost binds none of them, tested below; docs/model.md).
 
 #![allow(clippy::unwrap_used)]
 
@@ -80,6 +83,32 @@ fn step_at(flops_per_token: f64, seq: f64, gbs: f64, gpus: f64, tflops: f64) -> 
     gbs * seq * flops_per_token / (tflops * 1e12 * gpus)
 }
 
+/// The split the ModelZoo's Qwen3-235B-A22B runs use: its `model_configs/benchmarking/
+/// Qwen3-235B-A22B.yaml` sets `--account-for-embedding-in-pipeline-split` and
+/// `--account-for-loss-in-pipeline-split` (from the table's commit on), so Megatron counts the
+/// embedding and the loss as a layer each and splits the 94 layers and those two evenly over
+/// the `stages` virtual stages (Megatron's `--pipeline-model-parallel-layout` grammar).
+fn qwen3_235b_split(stages: usize) -> String {
+    assert_eq!(96 % stages, 0, "96 slots over {stages} stages");
+    let per = 96 / stages;
+    (0..stages)
+        .map(|i| {
+            let (first, last) = (i == 0, i + 1 == stages);
+            let layers = per - usize::from(first) - usize::from(last);
+            let mut stage = String::new();
+            if first {
+                stage.push('E');
+            }
+            stage += &"t".repeat(layers);
+            if last {
+                stage.push('L');
+            }
+            stage
+        })
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
 /// Megatron-LM's model FLOPs per token (forward and backward) of Qwen3-235B-A22B at `seq`
 /// (`transformer_flops`: 94 layers of GQA attention, 64 heads of 128, 4 query groups, and
 /// top-8 of experts of 1536; vocabulary 151936; the causal core attention halved).
@@ -112,6 +141,7 @@ fn runs_within_reach() -> Vec<(&'static str, f64, f64)> {
             global_batch: Some(256),
             schedule: Some(ScheduleKind::Interleaved),
             chunks: Some(4),
+            layout: Some(qwen3_235b_split(32)),
             strategy: Some(Strategy::Named),
             recompute_units: Some(vec!["layernorm".into(), "moe".into()]),
             ..Default::default()
@@ -135,6 +165,7 @@ fn runs_within_reach() -> Vec<(&'static str, f64, f64)> {
         global_batch: Some(2048),
         schedule: Some(ScheduleKind::Interleaved),
         chunks: Some(4),
+        layout: Some(qwen3_235b_split(32)),
         strategy: Some(Strategy::Named),
         recompute_units: Some(vec!["layernorm".into(), "moe_act".into()]),
         ..Default::default()
@@ -223,6 +254,7 @@ fn runs_within_reach() -> Vec<(&'static str, f64, f64)> {
         dp: Some(32),
         ep: Some(8),
         global_batch: Some(8192),
+        layout: Some(qwen3_235b_split(8)),
         strategy: Some(Strategy::None),
         ..Default::default()
     }));
@@ -317,6 +349,7 @@ fn qwen3_235b_layouts() -> Vec<(&'static str, f64, f64)> {
                 deepep: Some(true),
                 schedule: Some(ScheduleKind::Interleaved),
                 chunks: Some(4),
+                layout: Some(qwen3_235b_split(32)),
                 strategy: Some(Strategy::Named),
                 recompute_units: named.clone(),
                 ..Default::default()
@@ -349,7 +382,7 @@ fn qwen3_235b_layouts() -> Vec<(&'static str, f64, f64)> {
                 ep: Some(8),
                 schedule: Some(ScheduleKind::Interleaved),
                 chunks: Some(3),
-                layout: Some(format!("E|{}L", "t|".repeat(94))),
+                layout: Some(qwen3_235b_split(96)),
                 strategy: Some(Strategy::Named),
                 recompute_units: named,
                 ..Default::default()
@@ -366,6 +399,7 @@ fn qwen3_235b_layouts() -> Vec<(&'static str, f64, f64)> {
                 deepep: Some(true),
                 schedule: Some(ScheduleKind::Interleaved),
                 chunks: Some(4),
+                layout: Some(qwen3_235b_split(32)),
                 strategy: Some(Strategy::None),
                 ..Default::default()
             }),
@@ -376,7 +410,7 @@ fn qwen3_235b_layouts() -> Vec<(&'static str, f64, f64)> {
 
 #[test]
 #[ignore = "pipescope ranks these layouts wrong: t2 p32 v3 ep8 and t4 p8 v4 ep8 come out 30 \
-            and 29 % too fast, t2 p1 ep8 under FSDP 17 % too slow (docs/model.md)"]
+            and 35 % too fast, t2 p1 ep8 under FSDP 17 % too slow (docs/model.md)"]
 fn qwen3_235b_layouts_rank_as_published_and_within_15_percent() {
     let runs = qwen3_235b_layouts();
     let (text, _) = report(&runs);
@@ -413,6 +447,7 @@ fn a2a_overlap_gains() -> Vec<(&'static str, f64, f64, f64, f64)> {
             global_batch: Some(2048),
             schedule: Some(ScheduleKind::Interleaved),
             chunks: Some(4),
+            layout: Some(qwen3_235b_split(32)),
             strategy: Some(Strategy::Named),
             recompute_units: Some(vec!["layernorm".into(), "moe_act".into()]),
             moe_a2a_overlap: Some(overlap),
@@ -449,7 +484,7 @@ fn a2a_overlap_gains() -> Vec<(&'static str, f64, f64, f64, f64)> {
 
 #[test]
 #[ignore = "pipescope hides more of the all-to-alls than Megatron's combined 1F1B does: \
-            -26 % against -10.7 % on Qwen3-235B, -31 % against -15.1 % on Qwen3-30B; what the \
+            -25 % against -10.7 % on Qwen3-235B, -31 % against -15.1 % on Qwen3-30B; what the \
             measured runs lose is not modelled (docs/model.md, \"Mixtures of experts\")"]
 fn the_measured_gain_of_the_all_to_all_overlap_within_5_points() {
     let runs = a2a_overlap_gains();
@@ -568,5 +603,199 @@ fn every_step_of_both_measured_overlaps_has_more_compute_than_its_all_to_all() {
         }
         assert!((hidden(&plain) - (1.0 - f) * comm).abs() < 1e-12);
         assert!((hidden(&delayed) - hidden(&plain)).abs() < 1e-12);
+    }
+}
+
+/// Host (CPU) time to launch one kernel from Megatron's Python, as measured outside the
+/// checked runs: PyTorch's `Linear` forward (one cuBLAS GEMM behind the module call, the
+/// autograd record and the launch) on a DGX H100's host, Xeon Platinum 8480C, 13.48 us
+/// (TransformerEngine issue #2053, BF16, 8,192 tokens of 2,048; the same module took
+/// 33-37 us on Grace).
+const HOST_S_PER_KERNEL: f64 = 13.48e-6;
+
+/// Kernels one layer runs for one micro-batch, forward and backward: the Megatron-Bridge
+/// Nsight profile of the Qwen3-30B-A3B run (`card.yaml` of the MoE overlap skill: 463,348
+/// kernels a step, 64 micro-batches of 48 layers). A count, not a time; with the router
+/// and its preprocessing captured in CUDA graphs there, it counts more kernels than the
+/// host launches one by one.
+const KERNELS_PER_LAYER: f64 = 463_348.0 / (64.0 * 48.0);
+
+/// One layer's GPU time for one micro-batch (attention and MoE blocks, forward, input and
+/// weight gradients; an overlapped pair's hidden all-to-all taken off), seconds, of the
+/// scenario `o` (its platform's settings already applied).
+fn layer_gpu_s(o: ScenarioOverrides, overlapped: bool) -> f64 {
+    let c = Catalog::builtin();
+    let mut s = c.scenario("gpt3-175b-16k").unwrap();
+    o.apply(&mut s, &c).unwrap();
+    let built = pipescope::Anatomy::build(&s).unwrap();
+    let a = if overlapped {
+        built.for_a2a_overlap(true).unwrap()
+    } else {
+        built
+    };
+    let total = |b: &pipescope::Block| b.forward_s + b.backward_b_s + b.backward_w_s;
+    total(&a.attention) + total(&a.moe)
+}
+
+#[test]
+fn a_host_at_its_measured_cost_a_kernel_does_not_bind_the_runs_pipescope_misses() {
+    // The mechanism the last stop named for both misses (one CPU thread launching every
+    // kernel, the GPU unable to start a kernel before its launch) binds only where a
+    // layer's launches take longer than its kernels. At the measured 13.48 us a kernel
+    // the ~151 kernels of a layer and micro-batch take 2.0 ms of host time; every run the
+    // model misses has more GPU time than that per layer, so a host timeline at that cost
+    // leaves their steps as they are (docs/model.md, "What was looked for"). The per-kernel
+    // cost that would bind each is printed beside it.
+    let q235 = |o: ScenarioOverrides| ScenarioOverrides {
+        model: Some("qwen3-235b-a22b".into()),
+        sp: Some(true),
+        global_batch: Some(2048),
+        ..o
+    };
+    let named = Some(vec!["layernorm".into(), "moe_act".into()]);
+    let runs = vec![
+        (
+            "235b t2 p8 v4 ep32, overlapped",
+            q235(ScenarioOverrides {
+                tp: Some(2),
+                pp: Some(8),
+                dp: Some(16),
+                ep: Some(32),
+                deepep: Some(true),
+                schedule: Some(ScheduleKind::Interleaved),
+                chunks: Some(4),
+                strategy: Some(Strategy::Named),
+                recompute_units: named.clone(),
+                moe_a2a_overlap: Some(true),
+                device_max_connections: Some(32),
+                ..Default::default()
+            }),
+            true,
+        ),
+        (
+            "235b t2 p1 ep8 fsdp b4",
+            q235(ScenarioOverrides {
+                tp: Some(2),
+                pp: Some(1),
+                dp: Some(128),
+                ep: Some(8),
+                micro_batch_size: Some(4),
+                zero: Some(Zero::Full),
+                deepep: Some(true),
+                strategy: Some(Strategy::Full),
+                ..Default::default()
+            }),
+            false,
+        ),
+        (
+            "235b t2 p32 v3 ep8",
+            q235(ScenarioOverrides {
+                tp: Some(2),
+                pp: Some(32),
+                dp: Some(4),
+                ep: Some(8),
+                schedule: Some(ScheduleKind::Interleaved),
+                chunks: Some(3),
+                layout: Some(qwen3_235b_split(96)),
+                strategy: Some(Strategy::Named),
+                recompute_units: named,
+                ..Default::default()
+            }),
+            false,
+        ),
+        (
+            "235b t4 p8 v4 ep8",
+            q235(ScenarioOverrides {
+                tp: Some(4),
+                pp: Some(8),
+                dp: Some(8),
+                ep: Some(8),
+                deepep: Some(true),
+                schedule: Some(ScheduleKind::Interleaved),
+                chunks: Some(4),
+                strategy: Some(Strategy::None),
+                ..Default::default()
+            }),
+            false,
+        ),
+        (
+            "30b ep16, overlapped",
+            ScenarioOverrides {
+                model: Some("qwen3-30b-a3b".into()),
+                tp: Some(1),
+                pp: Some(1),
+                dp: Some(16),
+                ep: Some(16),
+                global_batch: Some(1024),
+                deepep: Some(true),
+                strategy: Some(Strategy::None),
+                moe_a2a_overlap: Some(true),
+                device_max_connections: Some(32),
+                ..Default::default()
+            },
+            true,
+        ),
+    ];
+    let host_s = KERNELS_PER_LAYER * HOST_S_PER_KERNEL;
+    let mut text = format!(
+        "host per layer and micro-batch: {:.0} kernels x {:.2} us = {:.2} ms\n",
+        KERNELS_PER_LAYER,
+        1e6 * HOST_S_PER_KERNEL,
+        1e3 * host_s
+    );
+    let mut rows = Vec::new();
+    for (name, o, overlapped) in runs {
+        let gpu_s = layer_gpu_s(h100(o), overlapped);
+        text += &format!(
+            "{name}: GPU {:.2} ms a layer; the host binds from {:.1} us a kernel\n",
+            1e3 * gpu_s,
+            1e6 * gpu_s / KERNELS_PER_LAYER
+        );
+        rows.push((name, gpu_s));
+    }
+    // The GB200 runs for comparison (printed, not asserted): the same module took 37.08 us
+    // of a Grace CPU (issue #2053), and those runs' launchers capture parts of each layer
+    // in CUDA graphs, so the kernel count above does not carry over.
+    for (name, o) in [
+        (
+            "gb200 235b p8 ep8",
+            ScenarioOverrides {
+                model: Some("qwen3-235b-a22b".into()),
+                tp: Some(1),
+                pp: Some(8),
+                dp: Some(32),
+                ep: Some(8),
+                global_batch: Some(8192),
+                strategy: Some(Strategy::None),
+                ..Default::default()
+            },
+        ),
+        (
+            "gb200 dsv3 p4 v4 ep64",
+            ScenarioOverrides {
+                model: Some("deepseek-v3".into()),
+                mtp_layers: Some(0),
+                tp: Some(1),
+                pp: Some(4),
+                dp: Some(64),
+                ep: Some(64),
+                global_batch: Some(4096),
+                schedule: Some(ScheduleKind::Interleaved),
+                chunks: Some(4),
+                strategy: Some(Strategy::None),
+                ..Default::default()
+            },
+        ),
+    ] {
+        let gpu_s = layer_gpu_s(gb200(o), false);
+        text += &format!(
+            "{name}: GPU {:.2} ms a layer; the host binds from {:.1} us a kernel\n",
+            1e3 * gpu_s,
+            1e6 * gpu_s / KERNELS_PER_LAYER
+        );
+    }
+    eprintln!("{text}");
+    for (name, gpu_s) in rows {
+        assert!(host_s < gpu_s, "{name}:\n{text}");
     }
 }
