@@ -36,6 +36,27 @@ fn accumulate_outside_gemm(anatomy: &mut Anatomy, machine: &Machine, scenario: &
     }
 }
 
+/// The embedding's weight gradient as PyTorch's `F.embedding` computes it (its backward,
+/// `embedding_dense_backward` in `aten/src/ATen/native/cuda/Embedding.cu`, allocates the
+/// gradient of the whole vocabulary-parallel table with `at::zeros` and scatters the tokens'
+/// rows into it): a zero-filled 16-bit table each micro-batch, 2 bytes a parameter. No GEMM
+/// accumulates it, so with gradient accumulation fusion on, Megatron-Core's gradient hook adds
+/// it to the main gradient (`param.main_grad.add_(param.grad.data)` in
+/// `megatron/core/distributed/distributed_data_parallel.py`, `_make_backward_post_hook`) on
+/// every micro-batch: 2 + 2 `grad_bytes` bytes a parameter more. With it off, that add is
+/// [`accumulate_outside_gemm`]'s. Both land in the embedding's weight-gradient backward.
+fn embedding_gradient(anatomy: &mut Anatomy, machine: &Machine, scenario: &Scenario) {
+    let params = anatomy.embedding.params as f64;
+    let add = if scenario.plan.gradient_accumulation_fusion {
+        machine
+            .mem((2.0 + 2.0 * f64::from(scenario.parallel.grad_bytes)) * params)
+            .s
+    } else {
+        0.0
+    };
+    anatomy.embedding.backward_w_s += machine.mem(2.0 * params).s + add;
+}
+
 impl Anatomy {
     /// Builds the units and costs of every block kind for `scenario` (validated first).
     /// Sizes are per device and per micro-batch after tensor- and sequence-parallel
@@ -244,6 +265,7 @@ impl Anatomy {
         anatomy.mtp.fp8_weight_bytes = 2 * t8;
         anatomy.moe.expert_params = moe_params.expert_per_device(ep_etp);
         accumulate_outside_gemm(&mut anatomy, &machine, scenario);
+        embedding_gradient(&mut anatomy, &machine, scenario);
         if let Some(profile) = &scenario.profile {
             profile.apply(&mut anatomy);
         }
