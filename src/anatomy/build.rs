@@ -7,6 +7,56 @@ use super::units::{self, Dims};
 use super::{Anatomy, Block, BlockKind, params};
 use crate::scenario::{Codec, InvalidField, ModelStyle, Scenario};
 
+/// Without gradient accumulation fusion (`plan.gradient_accumulation_fusion = false`), each
+/// micro-batch's weight gradient leaves its GEMM as a new 16-bit tensor and is added to the
+/// accumulated gradient by a memory-bound pass: read the new gradient (2 bytes a parameter),
+/// read and write the accumulated one (`grad_bytes` each). Megatron-LM of 2021 (the code of
+/// Narayanan et al.'s runs, `--DDP-impl local` without contiguous buffers) zeroes gradients by
+/// setting them to `None`, so PyTorch's autograd keeps the first micro-batch's gradient and adds
+/// each later one into it in place: the pass runs on `m - 1` of the `m` micro-batches, and is
+/// charged to every micro-batch's weight-gradient backward at `(m - 1) / m` of its time. The
+/// routed experts' grouped GEMMs are timed as accumulating in the GEMM either way.
+fn accumulate_outside_gemm(anatomy: &mut Anatomy, machine: &Machine, scenario: &Scenario) {
+    if scenario.plan.gradient_accumulation_fusion {
+        return;
+    }
+    let m = f64::from(scenario.batch.micro_batches.max(1));
+    let share = (m - 1.0) / m;
+    let per_param = 2.0 + 2.0 * f64::from(scenario.parallel.grad_bytes);
+    for block in [
+        &mut anatomy.embedding,
+        &mut anatomy.attention,
+        &mut anatomy.mlp,
+        &mut anatomy.moe,
+        &mut anatomy.mtp,
+        &mut anatomy.head,
+    ] {
+        let params = block.params.saturating_sub(block.expert_params) as f64;
+        block.backward_w_s += machine.mem(per_param * params).s * share;
+    }
+}
+
+/// The embedding's weight gradient as PyTorch's `F.embedding` computes it (its backward,
+/// `embedding_dense_backward` in `aten/src/ATen/native/cuda/Embedding.cu`, allocates the
+/// gradient of the whole vocabulary-parallel table with `at::zeros` and scatters the tokens'
+/// rows into it): a zero-filled 16-bit table each micro-batch, 2 bytes a parameter. No GEMM
+/// accumulates it, so with gradient accumulation fusion on, Megatron-Core's gradient hook adds
+/// it to the main gradient (`param.main_grad.add_(param.grad.data)` in
+/// `megatron/core/distributed/distributed_data_parallel.py`, `_make_backward_post_hook`) on
+/// every micro-batch: 2 + 2 `grad_bytes` bytes a parameter more. With it off, that add is
+/// [`accumulate_outside_gemm`]'s. Both land in the embedding's weight-gradient backward.
+fn embedding_gradient(anatomy: &mut Anatomy, machine: &Machine, scenario: &Scenario) {
+    let params = anatomy.embedding.params as f64;
+    let add = if scenario.plan.gradient_accumulation_fusion {
+        machine
+            .mem((2.0 + 2.0 * f64::from(scenario.parallel.grad_bytes)) * params)
+            .s
+    } else {
+        0.0
+    };
+    anatomy.embedding.backward_w_s += machine.mem(2.0 * params).s + add;
+}
+
 impl Anatomy {
     /// Builds the units and costs of every block kind for `scenario` (validated first).
     /// Sizes are per device and per micro-batch after tensor- and sequence-parallel
@@ -214,6 +264,8 @@ impl Anatomy {
         anatomy.moe.fp8_weight_bytes = 2 * x8;
         anatomy.mtp.fp8_weight_bytes = 2 * t8;
         anatomy.moe.expert_params = moe_params.expert_per_device(ep_etp);
+        accumulate_outside_gemm(&mut anatomy, &machine, scenario);
+        embedding_gradient(&mut anatomy, &machine, scenario);
         if let Some(profile) = &scenario.profile {
             profile.apply(&mut anatomy);
         }

@@ -109,6 +109,7 @@ pub(crate) fn built_in_code() -> Scenario {
             group_size: None,
             device_max_connections: 1,
             offload_chunks: None,
+            gradient_accumulation_fusion: true,
         },
         profile: None,
     }

@@ -207,6 +207,12 @@ pub struct PlanSettings {
     /// launch before the GEMM; above 1 (the zero-bubble runtime, which PipeOffload builds on,
     /// requires at least 8 to overlap its pipeline transfers) they run exposed.
     pub device_max_connections: u32,
+    /// Megatron's gradient accumulation fusion (on by default since Megatron-LM of February
+    /// 2022): each weight-gradient GEMM accumulates into the gradient it adds to. Off, each
+    /// micro-batch's 16-bit weight gradient is added to the accumulated one by a separate
+    /// memory-bound pass, as Megatron-LM of 2021 ran it (PyTorch's autograd accumulating
+    /// `param.grad`; `--no-gradient-accumulation-fusion` today).
+    pub gradient_accumulation_fusion: bool,
 }
 
 #[cfg(test)]

@@ -282,6 +282,9 @@ pub fn to_toml(s: &Scenario) -> String {
             int(u64::from(pl.device_max_connections)),
         );
     }
+    if !pl.gradient_accumulation_fusion {
+        plan.insert("gradient_accumulation_fusion".into(), Value::Boolean(false));
+    }
     root.insert("plan".into(), Value::Table(plan));
     if let Some(profile) = &s.profile {
         root.insert("profile".into(), Value::Table(profile.to_table()));

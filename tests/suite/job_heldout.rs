@@ -19,7 +19,10 @@
 //!   transfers, gradient accumulation outside the GEMM) are not modelled, so they are held to
 //!   a looser bound.
 
-use pipescope::{Catalog, ModelSpec, Partition, ScenarioOverrides, ScheduleKind, Strategy, solve};
+use pipescope::{
+    Anatomy, Catalog, ModelSpec, Partition, ScenarioOverrides, ScheduleKind, Strategy, solve,
+    to_toml,
+};
 
 /// One published run.
 struct Run {
@@ -35,6 +38,9 @@ struct Run {
     /// Distributed optimizer (ZeRO-1) and gradient bytes.
     zero1: bool,
     grad_bytes: u32,
+    /// Whether the weight-gradient GEMMs accumulate the gradient themselves (false: a
+    /// separate pass per micro-batch, as Megatron-LM of 2021 ran it).
+    gradient_accumulation_fusion: bool,
     partition: Partition,
     /// Published seconds per iteration, or `None` to derive them from `tflops`.
     seconds: Option<f64>,
@@ -62,6 +68,10 @@ const fn narayanan(
         chunks,
         zero1: false,
         grad_bytes: 2,
+        // Megatron-LM of August 2021 (the sc21 scripts' commit 6985e58938) has no gradient
+        // accumulation fusion (added in February 2022, 83b1e42f30); with `--DDP-impl local`
+        // and no contiguous buffers, autograd accumulates `param.grad` in fp16.
+        gradient_accumulation_fusion: false,
         partition: Partition::Even,
         seconds: None,
         tflops,
@@ -77,6 +87,7 @@ const fn mt_nlg(label: &'static str, d: u32, seconds: f64) -> Run {
         chunks: 1,
         zero1: true,
         grad_bytes: 4,
+        gradient_accumulation_fusion: true,
         partition: Partition::Even,
         seconds: Some(seconds),
         tflops: 0.0,
@@ -143,6 +154,7 @@ const DEEPSPEED: [Run; 4] = [
         chunks: 1,
         zero1: true,
         grad_bytes: 4,
+        gradient_accumulation_fusion: true,
         partition: Partition::Balanced,
         seconds: None,
         tflops: 150.0,
@@ -198,6 +210,7 @@ fn solved(run: &Run, slower: f64) -> (f64, f64, f64) {
     .apply(&mut s, &c)
     .unwrap();
     s.gpu.inter_node_gbps /= slower;
+    s.plan.gradient_accumulation_fusion = run.gradient_accumulation_fusion;
     let want = run.seconds.unwrap_or_else(|| {
         let (sq, h, l, v) = (2048.0, hidden as f64, f64::from(layers), vocab as f64);
         let flops =
@@ -234,16 +247,89 @@ fn check(runs: &[Run], bound: f64) -> (f64, f64) {
     (mean, hi - lo)
 }
 
-/// The published configurations leave the interleaved runs up to 6.7 points further off
-/// than the 1F1B ones even with blocking sends and the interleaved round's two tensors on
-/// one link (docs/model.md, "Stage-to-stage transfers"): the bounds pin today's figures
-/// (mean 6.3 %, spread 6.7 points), not the 5-point spread that would mean the gap is
-/// explained.
+/// With the 2021 code's gradient accumulation outside the GEMMs the runs come out at a mean
+/// of 3.5 % (6.3 % with it fused, as that code did not), every one still optimistic; the 76B
+/// stays about 3 points further off than the next run, so the spread of the signed errors is
+/// 6.5 points (6.7 before), not the 5 that would mean the gap is explained (docs/model.md,
+/// "Calibration"). The bounds pin today's figures.
 #[test]
 fn narayanan_table1_held_out() {
     let (mean, spread) = check(&MEGATRON, 0.10);
-    assert!(mean < 0.065, "mean {mean}");
-    assert!(spread < 0.07, "spread {spread}");
+    assert!(mean < 0.04, "mean {mean}");
+    assert!(spread < 0.067, "spread {spread}");
+}
+
+/// Without gradient accumulation fusion each micro-batch but the first adds its 16-bit
+/// weight gradient into the accumulated one: a layer block's weight-gradient time grows by
+/// exactly that memory-bound pass (2 + 2 `grad_bytes` bytes a parameter) times `(m - 1) / m`,
+/// nothing else moves, a single micro-batch pays nothing, and the setting survives a round
+/// trip through a scenario file. The embedding, whose gradient no GEMM accumulates, pays the
+/// pass on every micro-batch with the fusion on, and a zero-filled dense gradient either way.
+#[test]
+fn accumulation_outside_the_gemm_is_one_pass_per_later_micro_batch() {
+    let c = Catalog::builtin();
+    let mut s = c.scenario("korthikanti-175b").unwrap();
+    let fused = Anatomy::build(&s).unwrap();
+    s.plan.gradient_accumulation_fusion = false;
+    let apart = Anatomy::build(&s).unwrap();
+    let m = f64::from(s.batch.micro_batches);
+    let g = f64::from(s.parallel.grad_bytes);
+    // The A100 preset's memory-bound rate from 100 MB: 0.75 of 2039 GB/s.
+    let pass = |params: u64| {
+        let bytes = (2.0 + 2.0 * g) * params as f64;
+        assert!(bytes > 100e6, "{bytes}");
+        bytes / (2039e9 * 0.75)
+    };
+    for (a, f) in [
+        (&apart.attention, &fused.attention),
+        (&apart.mlp, &fused.mlp),
+    ] {
+        let later = pass(f.params) * (m - 1.0) / m;
+        let extra = a.backward_w_s - f.backward_w_s;
+        assert!(
+            (extra - later).abs() < 1e-9 * later,
+            "{:?}: {extra} vs {later}",
+            f.kind
+        );
+        assert_eq!(a.forward_s, f.forward_s);
+        assert_eq!(a.backward_b_s, f.backward_b_s);
+        assert_eq!(a.static_bytes, f.static_bytes);
+    }
+    // The embedding's gradient is added by a pass either way (no GEMM accumulates it): on
+    // every micro-batch with the fusion on (Megatron-Core's gradient hook), on all but the
+    // first without it (autograd); besides, its dense gradient is zero-filled each time.
+    let (e, ef) = (&apart.embedding, &fused.embedding);
+    let first = ef.backward_w_s - e.backward_w_s;
+    let once = pass(ef.params) / m;
+    assert!((first - once).abs() < 1e-9 * once, "{first} vs {once}");
+    // All of it (t 8 with sequence parallelism, s 2048, h 12288): the gather of the output's
+    // gradient over NVLink (0.75 of 300 GB/s), the scatter of the tokens' rows (read the
+    // gradient twice, the token ids), the dropout's backward, the zero fill (2 bytes a
+    // parameter) and the add.
+    let out = 2.0 * 2048.0 * 12288.0;
+    let gather = 7.0 / 8.0 * out / (300e9 * 0.75);
+    let scatter = (2.0 * out + 8.0 * 2048.0) / (2039e9 * 0.75);
+    let zero_fill = 2.0 * ef.params as f64 / (2039e9 * 0.75);
+    // GPT's embedding dropout's backward on the sequence-parallel shard (0.70 from 10 MB).
+    let dropout = 5.0 * 2048.0 / 8.0 * 12288.0 / (2039e9 * 0.70);
+    let want = gather + scatter + dropout + zero_fill + pass(ef.params);
+    assert!(
+        (ef.backward_w_s - want).abs() < 1e-9 * want,
+        "{} vs {want}",
+        ef.backward_w_s
+    );
+    let mut one = s.clone();
+    one.batch.micro_batches = 1;
+    let single = Anatomy::build(&one).unwrap();
+    one.plan.gradient_accumulation_fusion = true;
+    assert_eq!(
+        single.attention.backward_w_s,
+        Anatomy::build(&one).unwrap().attention.backward_w_s
+    );
+    s.name = "accumulation-round-trip".into();
+    let mut cat = Catalog::builtin();
+    cat.add_text("rt.toml", &to_toml(&s)).unwrap();
+    assert_eq!(cat.scenario("accumulation-round-trip").unwrap(), s);
 }
 
 #[test]

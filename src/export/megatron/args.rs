@@ -304,7 +304,10 @@ pub fn data_parallel(s: &Scenario) -> Group {
             "optim_grads_params",
         )
         .value_if(full, "--ckpt-format", "fsdp_dtensor")
-        .switch_if(full, "--no-gradient-accumulation-fusion")
+        .switch_if(
+            full || !s.plan.gradient_accumulation_fusion,
+            "--no-gradient-accumulation-fusion",
+        )
         .switch_if(
             s.parallel.distributed_optimizer,
             "--use-distributed-optimizer",

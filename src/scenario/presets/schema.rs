@@ -151,6 +151,7 @@ pub struct PlanToml {
     pub group_size: Option<u32>,
     pub offload_chunks: Option<u32>,
     pub device_max_connections: Option<u32>,
+    pub gradient_accumulation_fusion: Option<bool>,
 }
 
 /// `model = "name"` or an inline `[model]` table.
