@@ -32,6 +32,8 @@ mod units;
 #[cfg(test)]
 mod calibration_h100_tests;
 #[cfg(test)]
+mod grouped_gemm_tests;
+#[cfg(test)]
 mod precision_tests;
 
 pub use crate::scenario::params;
