@@ -62,7 +62,13 @@ impl Engine<'_> {
         if !self.steady_memory(base, base.first) {
             return;
         }
-        self.log = vec![Vec::new(); self.sched.p as usize];
+        // Room for every op, as the spans get (`engine::run`).
+        let sched = self.sched;
+        self.log = sched
+            .devices
+            .iter()
+            .map(|ops| Vec::with_capacity(ops.len()))
+            .collect();
         self.limit.iter_mut().for_each(|l| *l = 0);
         for from in base.first..=base.first + TRIES {
             for c in 1..=CYCLES {
