@@ -162,11 +162,8 @@ pub(crate) fn run(
             .iter()
             .map(|ops| {
                 // Each op sends at most once: no regrowing (and copying) on the way. A
-                // figures-only run fills only a part (the periods before its jump and the
-                // cool-down) but gets the same room: grown from empty, the copies of its
-                // regrowing cost more than the run itself at p 64 (benches/simulate.rs), while
-                // room it never writes is never touched.
-                let n = ops.len();
+                // figures-only run keeps a few periods and grows as it needs.
+                let n = if figures { 0 } else { ops.len() };
                 DeviceRun {
                     compute: Vec::with_capacity(n),
                     send: Vec::with_capacity(n),

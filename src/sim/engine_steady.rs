@@ -62,13 +62,7 @@ impl Engine<'_> {
         if !self.steady_memory(base, base.first) {
             return;
         }
-        // Room for every op, as the spans get (`engine::run`).
-        let sched = self.sched;
-        self.log = sched
-            .devices
-            .iter()
-            .map(|ops| Vec::with_capacity(ops.len()))
-            .collect();
+        self.log = vec![Vec::new(); self.sched.p as usize];
         self.limit.iter_mut().for_each(|l| *l = 0);
         for from in base.first..=base.first + TRIES {
             for c in 1..=CYCLES {
