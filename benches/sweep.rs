@@ -4,7 +4,7 @@
 //!   schedules;
 //! - the interactive-speed goals, each a whole default space: Llama 3 70B on 64 H100s (global
 //!   batch 512, s 8192), GPT-3 175B on 1,024 A100s (global batch 1,536, s 2048) and GPT-3
-//!   175B on 64 A100s with global batch 4,096 (many micro-batches); Llama 3.1 405B (cp
+//!   175B on 64 and on 256 A100s with global batch 4,096 (many micro-batches); Llama 3.1 405B (cp
 //!   enumerated) and DeepSeek-V3 (ep enumerated) on 1,024 H100s, on narrowed spaces. These run for seconds
 //!   per sample: run one at a time with a filter and short times, e.g.
 //!   `cargo bench --bench sweep -- "llama3-70b" --warm-up-time 1 --measurement-time 5`.
@@ -133,6 +133,12 @@ fn bench(c: &mut Criterion) {
             "gpt3-175b 64 A100 B 4096 default space",
             &gpt3,
             &default_space(64, 4096),
+        );
+        bench_space(
+            &mut g,
+            "gpt3-175b 256 A100 B 4096 default space",
+            &gpt3,
+            &default_space(256, 4096),
         );
     }
     // The goals with the newer dimensions enumerated, each on a narrowed space so that one

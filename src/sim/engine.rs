@@ -99,6 +99,8 @@ pub(super) struct Engine<'a> {
     /// Per device, while a figures-only run looks for its steady state: each op's end and
     /// the device's compute span count after it.
     log: Vec<Vec<(f64, usize)>>,
+    /// The device on which a figures-only run's last try to prove a repeat failed.
+    unsettled: usize,
 }
 
 /// A forward that has run, with its stage: handed on at once, or, for the first half of an
@@ -154,6 +156,7 @@ pub(crate) fn run(
         held: vec![None; p],
         limit: vec![usize::MAX; p],
         log: Vec::new(),
+        unsettled: 0,
         runs: sched
             .devices
             .iter()

@@ -56,6 +56,12 @@ impl Engine<'_> {
     /// `lag` runs of `c` periods, for `c` up to [`CYCLES`]), then jumps; stops trying
     /// (leaving the run where it is, to go on in full) after [`TRIES`] periods.
     fn try_jump(&mut self, base: &Period, pos: &Positions) {
+        // Every period of the stretch holds the same ops (kinds and chunks), so all change
+        // the memory alike, and so do runs of `c` of them: when one does not leave it as
+        // it found it, no try can jump.
+        if !self.steady_memory(base, base.first) {
+            return;
+        }
         self.log = vec![Vec::new(); self.sched.p as usize];
         self.limit.iter_mut().for_each(|l| *l = 0);
         for from in base.first..=base.first + TRIES {
@@ -86,7 +92,7 @@ impl Engine<'_> {
         }
         self.drain();
         let reached = (0..p).all(|d| self.log[d].len() >= per.at(d, last + 1));
-        if !reached || !self.steady_memory(per, last) {
+        if !reached {
             return false;
         }
         match self.shift(per, 0, last) {
@@ -96,22 +102,27 @@ impl Engine<'_> {
     }
 
     /// The time `T` by which periods `from + 1 ..= last` repeat periods `from .. last` on
-    /// every device, if they do (up to rounding).
-    fn shift(&self, per: &Period, from: usize, last: usize) -> Option<f64> {
+    /// every device, if they do (up to rounding). The devices are asked from the one that
+    /// failed the last try on (the one still settling, as a rule), which changes nothing but
+    /// how soon a failing try stops.
+    fn shift(&mut self, per: &Period, from: usize, last: usize) -> Option<f64> {
         let i0 = per.at(0, from);
         let t = self.log[0][i0 + per.len[0]].0 - self.log[0][i0].0;
         if !(t.is_finite() && t >= 0.0) {
             return None;
         }
-        for (d, log) in self.log.iter().enumerate() {
-            let len = per.len[d];
+        let p = self.log.len();
+        for d in (self.unsettled..p).chain(0..self.unsettled) {
+            let (log, len) = (&self.log[d], per.len[d]);
             // Rounding: half a unit in the last place per op along a period, with room.
             let ulps = (16 + 2 * len) as f64 * f64::EPSILON;
-            for i in per.at(d, from)..per.at(d, last) {
+            let differs = (per.at(d, from)..per.at(d, last)).any(|i| {
                 let (a, b) = (log[i].0, log[i + len].0);
-                if (b - a - t).abs() > ulps * b.abs() {
-                    return None;
-                }
+                (b - a - t).abs() > ulps * b.abs()
+            });
+            if differs {
+                self.unsettled = d;
+                return None;
             }
         }
         Some(t)
