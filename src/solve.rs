@@ -26,6 +26,7 @@ mod mirror;
 mod peak;
 mod report;
 mod schedules;
+mod split_floor;
 
 pub(crate) use peak::fixed_peak_bytes;
 

@@ -1,31 +1,41 @@
-//! A proven lower bound of the iteration time of every plan `adapipe` can make on a
-//! multi-chunk schedule, known before its partition search runs: what lets a sweep drop such
-//! a configuration without paying for the search (one stage knapsack instead of one per
-//! device and layer count).
+//! A proven lower bound of the iteration time of every plan `adapipe` can make on a schedule,
+//! known before its partition search runs: what lets a sweep drop such a configuration without
+//! paying for the search (a few stage knapsacks per device count instead of one per device
+//! and stage range).
 //!
 //! On a schedule whose every device runs `v` distinct chain stages (interleaved, ZB-V,
 //! V-Half, ...), `adapipe` gives each chunk whole layers: the device-level search chooses
 //! whole layers per device, and the even partition that competes with it (or replaces it)
 //! gives whole layers to each stage when there are at least as many layers as stages. The
-//! device layer counts add up to the chain's `L` layers, so some device holds at least
-//! `X = ceil(L / p)` layers. When every layer is alike, that device holds at least `X` of each
-//! of the layer's two blocks, and its stage knapsack runs with at least the least in-flight
-//! count any device can have: the planner's count for a device is at least the request's
-//! (re-plans only raise it) and at least the time-coincident peak of its chunks weighted by
-//! their sizes, which is no less than the largest, over the schedule's moments, of the
-//! fewest micro-batches live in any of its chunks. The least recomputation of a stage only
-//! grows with its blocks, its in-flight count and the logits it may hold (each removes
-//! capacity or adds copies), so the knapsack on `X` layers at that count, without the
+//! device layer counts add up to the chain's `L` layers. When every layer is alike, a device
+//! holding `x` layers holds `x` of each of the layer's two blocks, and its stage knapsack runs
+//! with at least its own least in-flight count: the planner's count for a device is at least
+//! the request's (re-plans only raise it) and at least the time-coincident peak of its chunks
+//! weighted by their sizes, which is no less than the largest, over the schedule's moments,
+//! of the fewest micro-batches live in any of its chunks. The least recomputation of a stage
+//! only grows with its blocks, its in-flight count and the logits it may hold (each removes
+//! capacity or adds copies), so the knapsack on `x` layers at that count, without the
 //! logits, is no more than that device's; where even it does not fit, that device recomputes
-//! every optional unit (the planner's fallback), which costs no less than doing so on `X`
+//! every optional unit (the planner's fallback), which costs no less than doing so on `x`
 //! layers.
+//!
+//! On a single-chunk schedule (1F1B, ZB-H1, ...: device `d` holds chain stage `d` alone) the
+//! search may cut a layer between its two blocks, so the chain is split in blocks instead: a
+//! device holding `u` of the chain's `2L` layer blocks holds at least `floor(u / 2)` of each
+//! kind (and one more block of one of them when `u` is odd), and its knapsack runs with at
+//! least the planner's count for it (the schedule's peak in flight).
 //!
 //! The simulator runs a device's ops one after another: every chunk's forward, backward
 //! (with its recomputation on demand) and weight gradient at least as many times as the
 //! fewest passes of any chunk of the schedule ([`super::floor::OpCounts::least_passes`]). So
-//! the iteration is at least those passes times that device's work per micro-batch plus its
-//! recomputation. Recomputation that may hide (`overlap_recompute`) and all-to-alls an
-//! overlapped pair may hide are not bounded here (the bound is not given).
+//! a device's time is at least those passes times its work per micro-batch plus its
+//! recomputation, a cost that never falls as it takes more units; the iteration is at least
+//! the least, over every split of the chain's units over the devices, of the busiest device's
+//! such cost ([`super::split_floor::least_largest`], each device at its own in-flight count).
+//! Recomputation that may hide (`overlap_recompute`) and all-to-alls an overlapped pair may
+//! hide are not bounded here (the bound is not given).
+
+use std::collections::HashMap;
 
 use crate::anatomy::BlockKind;
 use crate::plan::Strategy;
@@ -35,6 +45,7 @@ use crate::scenario::Partition;
 use crate::schedule::{Placement, Schedule};
 
 use super::floor::OpCounts;
+use super::split_floor::least_largest;
 
 /// Relative slack for the order of floating-point additions.
 const SLACK: f64 = 1e-9;
@@ -49,6 +60,18 @@ fn least_live(vectors: &[Vec<u32>]) -> u32 {
         .unwrap_or(0)
 }
 
+/// What a device is handed by the partition search, in the units the floor splits the chain
+/// into.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Units {
+    /// Whole layers (several chunks per device: every chunk gets whole layers).
+    Layers,
+    /// Blocks (one chunk per device: a stage may start or end in the middle of a layer). A
+    /// contiguous run of `u` layer blocks holds at least `floor(u / 2)` blocks of each of the
+    /// layer's two kinds, and one block more of one of them when `u` is odd.
+    Blocks,
+}
+
 /// The floor of one request, ready to be asked at several budgets: each device's in-flight
 /// counts, a layer's work and the passes.
 pub(crate) struct AdapipeFloor {
@@ -56,8 +79,12 @@ pub(crate) struct AdapipeFloor {
     kinds: [BlockKind; 2],
     /// Layers of the chain.
     layers: u32,
+    /// What the chain is split into.
+    units: Units,
     /// Forward, backward and weight gradient of one layer per micro-batch, seconds.
     work_s: f64,
+    /// The lesser of the layer's two blocks' forward, backward and weight gradient, seconds.
+    least_block_s: f64,
     /// Recomputing every optional unit of one layer, seconds per micro-batch.
     all_s: f64,
     /// The fewest passes of any chunk.
@@ -76,21 +103,41 @@ pub(crate) struct AdapipeFloor {
 /// (not Chimera's replicas), at least as many layers as stages, the even partition, no layout,
 /// and every layer of one kind; `None` otherwise.
 pub(crate) fn whole_layer_kinds(req: &PlanRequest, sched: &Schedule) -> Option<[BlockKind; 2]> {
-    let anatomy = req.anatomy;
     let chunked = sched.v > 1
         && sched.placement != Placement::Chimera
         && req.stage_of.iter().all(|c| c.len() == sched.v as usize)
         && req.stage_of.iter().flatten().count() == req.stages;
+    if !chunked || (req.anatomy.layers as usize) < req.stages {
+        return None;
+    }
+    adapipe_layer_kinds(req)
+}
+
+/// The block kinds of the chain's one kind of layer where `adapipe` searches the partition of
+/// a single-chunk schedule: device `d` holds chain stage `d` alone, the even partition, no
+/// layout, every layer of one kind; `None` otherwise.
+fn single_chunk_kinds(req: &PlanRequest, sched: &Schedule) -> Option<[BlockKind; 2]> {
+    let single = sched.v == 1
+        && sched.placement == Placement::Single
+        && req.stages == req.stage_of.len()
+        && req.stage_of.iter().enumerate().all(|(d, s)| s == &[d]);
+    if !single {
+        return None;
+    }
+    adapipe_layer_kinds(req)
+}
+
+/// The layer's two block kinds where the request is `adapipe` with the even partition, no
+/// layout, at least one stage and every layer of one kind.
+fn adapipe_layer_kinds(req: &PlanRequest) -> Option<[BlockKind; 2]> {
     if req.strategy != Strategy::AdaPipe
-        || !chunked
         || req.stage_of.is_empty()
-        || (anatomy.layers as usize) < req.stages
         || req.partition != Partition::Even
         || req.layout.is_some()
     {
         return None;
     }
-    match anatomy.layer_kinds().as_slice() {
+    match req.anatomy.layer_kinds().as_slice() {
         [layer] => Some(layer.kinds),
         _ => None,
     }
@@ -99,15 +146,18 @@ pub(crate) fn whole_layer_kinds(req: &PlanRequest, sched: &Schedule) -> Option<[
 impl AdapipeFloor {
     /// The floor of `req` (strategy, stage map, in-flight counts and live vectors of the
     /// first schedule `sched`), or `None` where it does not apply (another strategy, a
-    /// single-chunk or two-copy schedule, half layers, unlike layers, a layout or the balanced
-    /// partition, recomputation or all-to-alls that may hide).
+    /// two-copy schedule, half layers on several chunks, unlike layers, a layout or the
+    /// balanced partition, recomputation or all-to-alls that may hide).
     pub(crate) fn new(req: &PlanRequest, sched: &Schedule, may_hide: bool) -> Option<Self> {
         if may_hide {
             return None;
         }
         let anatomy = req.anatomy;
         let p = req.stage_of.len();
-        let layer = whole_layer_kinds(req, sched)?;
+        let (layer, units) = match whole_layer_kinds(req, sched) {
+            Some(l) => (l, Units::Layers),
+            None => (single_chunk_kinds(req, sched)?, Units::Blocks),
+        };
         let in_flight = (0..p)
             .map(|d| {
                 let own = req.in_flight.get(d).copied().unwrap_or(1).max(1);
@@ -124,7 +174,13 @@ impl AdapipeFloor {
                 .map(|u| u.forward_s)
                 .sum::<f64>()
         });
-        let work_s = per_layer(&|b| b.forward_s + b.backward_b_s + b.backward_w_s);
+        let block_work = |b: &crate::anatomy::Block| b.forward_s + b.backward_b_s + b.backward_w_s;
+        let work_s = per_layer(&block_work);
+        let least_block_s = layer
+            .iter()
+            .map(|&k| block_work(anatomy.block_of(k)))
+            .fold(f64::INFINITY, f64::min)
+            .max(0.0);
         let held = super::memory_floor::order_fixed_before_search(sched.kind).then(|| {
             super::memory_floor::held_vectors(sched)
                 .iter()
@@ -134,7 +190,9 @@ impl AdapipeFloor {
         Some(Self {
             kinds: layer,
             layers: anatomy.layers,
+            units,
             work_s,
+            least_block_s,
             all_s,
             passes: f64::from(OpCounts::of(sched).least_passes()),
             in_flight,
@@ -142,14 +200,26 @@ impl AdapipeFloor {
         })
     }
 
-    /// A device's least time over the passes holding `x` whole layers at `n` in flight under
-    /// `budget`: its work and its stage knapsack's least added time on those layers (with
-    /// `fallback`, the planner's own fallback when nothing fits, every optional unit
-    /// recomputed, and never more than it, which keeps the cost growing with `x`; without,
-    /// infinite when nothing fits).
-    fn device_s(&self, req: &PlanRequest, (n, x): (u32, u32), budget: u64, fallback: bool) -> f64 {
+    /// How many units the chain is split into.
+    fn total_units(&self) -> u32 {
+        match self.units {
+            Units::Layers => self.layers,
+            Units::Blocks => 2 * self.layers,
+        }
+    }
+
+    /// A device's least time over the passes holding `u` units at `n` in flight under
+    /// `budget`: its work and its stage knapsack's least added time on the whole layers those
+    /// units surely hold (with `fallback`, the planner's own fallback when nothing fits, every
+    /// optional unit recomputed, and never more than it, which keeps the cost growing with
+    /// `u`; without, infinite when nothing fits).
+    fn device_s(&self, req: &PlanRequest, (n, u): (u32, u32), budget: u64, fallback: bool) -> f64 {
+        let (x, extra_s) = match self.units {
+            Units::Layers => (u, 0.0),
+            Units::Blocks => (u / 2, f64::from(u % 2) * self.least_block_s),
+        };
         let all = f64::from(x) * self.all_s;
-        let added = if n == 0 {
+        let added = if n == 0 || x == 0 {
             Some(0.0)
         } else {
             let mut counts = BlockCounts::default();
@@ -173,16 +243,26 @@ impl AdapipeFloor {
             None if fallback => all,
             None => return f64::INFINITY,
         };
-        self.passes * (f64::from(x) * self.work_s + added)
+        self.passes * (f64::from(x) * self.work_s + extra_s + added)
+    }
+
+    /// The least, over every split of the chain's units over the devices, of the busiest
+    /// device's time with device `d` at `counts[d]` in flight.
+    fn least_busiest(&self, req: &PlanRequest, counts: &[u32], budget: u64, fallback: bool) -> f64 {
+        // Devices at the same count share their costs.
+        let mut memo: HashMap<(u32, u32), f64> = HashMap::new();
+        least_largest(counts.len(), self.total_units(), &mut |d, u| {
+            let n = counts.get(d).copied().unwrap_or(0);
+            *memo
+                .entry((n, u))
+                .or_insert_with(|| self.device_s(req, (n, u), budget, fallback))
+        })
     }
 
     /// The lower bound of the module docs at `req`'s budget: of every plan the planner makes
     /// for `req`, whatever its peak.
     pub(crate) fn at_budget_s(&self, req: &PlanRequest) -> f64 {
-        let p = self.in_flight.len().max(1) as u32;
-        let x = self.layers.div_ceil(p);
-        let n = self.in_flight.iter().copied().min().unwrap_or(1);
-        self.device_s(req, (n, x), req.budget_bytes, true) * (1.0 - SLACK)
+        self.least_busiest(req, &self.in_flight, req.budget_bytes, true) * (1.0 - SLACK)
     }
 
     /// A lower bound of the iteration of every plan the planner makes for `req` whose
@@ -192,14 +272,11 @@ impl AdapipeFloor {
     /// all their kept bytes, so its simulated peak is at least its stage's peak at `held` in
     /// flight (static + `held` x kept + transient): its decisions fit the stage knapsack at
     /// `held` and `peak_bytes`, and cost no less than that knapsack's least on its whole
-    /// layers (where nothing fits, no plan reaches that peak). Some device holds
-    /// `ceil(L / p)` layers or more, at a count no less than the least.
+    /// layers (where nothing fits, no plan reaches that peak). The bound is the least over
+    /// every split of the chain of the busiest device's such time.
     pub(crate) fn below_s(&self, req: &PlanRequest, peak_bytes: u64) -> Option<f64> {
         let held = self.held.as_ref()?;
-        // The busiest device alone (one knapsack per peak asked: the front test asks many).
-        let x = self.layers.div_ceil(held.len().max(1) as u32);
-        let n = held.iter().copied().min().unwrap_or(0);
-        Some(self.device_s(req, (n, x), peak_bytes, false) * (1.0 - SLACK))
+        Some(self.least_busiest(req, held, peak_bytes, false) * (1.0 - SLACK))
     }
 }
 
@@ -221,12 +298,14 @@ mod tests {
     fn the_floor_before_the_search_never_exceeds_the_simulated_iteration() {
         let mut next = crate::solve::testcase::rng(5);
         let (mut early, mut checked, mut close) = (0, 0, 0);
-        for case in 0..60 {
+        for case in 0..100 {
             let kind = [
                 ScheduleKind::Interleaved,
                 ScheduleKind::ZbV,
                 ScheduleKind::VHalf,
-            ][next(3) as usize];
+                ScheduleKind::OneFOneB,
+                ScheduleKind::ZbH1,
+            ][next(5) as usize];
             let (s, anatomy) =
                 crate::solve::testcase::small(case % 3 == 0, (kind, Strategy::AdaPipe), &mut next);
             let asked = Mutex::new(Vec::new());
@@ -262,9 +341,9 @@ mod tests {
             }
             checked += 1;
         }
-        assert!(checked >= 40, "{checked}");
+        assert!(checked >= 70, "{checked}");
         assert!(
-            early >= 30,
+            early >= 50,
             "the floor before the search was given {early} times"
         );
         assert!(close >= 5, "the floor was within 20 % {close} times");
@@ -290,8 +369,13 @@ mod below_tests {
     fn the_floor_below_a_peak_bounds_every_plan_that_peaks_lower() {
         let mut next = crate::solve::testcase::rng(23);
         let (mut checked, mut steeper) = (0, 0);
-        for case in 0..80 {
-            let kind = [ScheduleKind::Interleaved, ScheduleKind::VHalf][next(2) as usize];
+        for case in 0..120 {
+            let kind = [
+                ScheduleKind::Interleaved,
+                ScheduleKind::VHalf,
+                ScheduleKind::OneFOneB,
+                ScheduleKind::ZbH1,
+            ][next(4) as usize];
             let (s, anatomy) =
                 crate::solve::testcase::small(case % 3 == 0, (kind, Strategy::AdaPipe), &mut next);
             let budget = s.plan.memory_budget_bytes;
