@@ -20,10 +20,12 @@
 //! layers.
 //!
 //! On a single-chunk schedule (1F1B, ZB-H1, ...: device `d` holds chain stage `d` alone) the
-//! search may cut a layer between its two blocks, so the chain is split in blocks instead: a
-//! device holding `u` of the chain's `2L` layer blocks holds at least `floor(u / 2)` of each
-//! kind (and one more block of one of them when `u` is odd), and its knapsack runs with at
-//! least the planner's count for it (the schedule's peak in flight).
+//! search may cut anywhere in the chain, so the bound is taken over every split of the block
+//! chain itself, each device's range at its own in-flight count (the planner's: the schedule's
+//! peak in flight), with its end-of-iteration tail and its waits for the stages before it
+//! ([`super::chain_floor`]); a range's recomputation is at least the stage knapsack's on the
+//! whole layers it holds (as many as its fewer blocks of the two kinds), without the
+//! logits.
 //!
 //! The simulator runs a device's ops one after another: every chunk's forward, backward
 //! (with its recomputation on demand) and weight gradient at least as many times as the
@@ -32,18 +34,25 @@
 //! recomputation, a cost that never falls as it takes more units; the iteration is at least
 //! the least, over every split of the chain's units over the devices, of the busiest device's
 //! such cost ([`super::split_floor::least_largest`], each device at its own in-flight count).
+//! After its pipeline work a device runs its end-of-iteration steps (`sim::job::finish`),
+//! whose data-parallel collectives take at least a fixed time per parameter it holds
+//! ([`super::tail_floor::tail_s_per_param`]; the tied embedding's all-reduce and the
+//! optimizer step only add): each device's cost takes that tail on its layers too. The
+//! device of the chain's first stage also works on the embedding and holds its parameters,
+//! the device of its last stage the head, whatever the split.
+//!
 //! Recomputation that may hide (`overlap_recompute`) and all-to-alls an overlapped pair may
 //! hide are not bounded here (the bound is not given).
-
-use std::collections::HashMap;
 
 use crate::anatomy::BlockKind;
 use crate::plan::Strategy;
 use crate::plan::planner::PlanRequest;
-use crate::plan::stage::{self, BlockCounts, KnapsackMode, StageEnv};
-use crate::scenario::Partition;
-use crate::schedule::{Placement, Schedule};
 
+use crate::scenario::Partition;
+use crate::schedule::{Placement, Schedule, ScheduleKind};
+
+use super::added_floor::LayerAdded;
+use super::chain_floor::ChainFloor;
 use super::floor::OpCounts;
 use super::split_floor::least_largest;
 
@@ -60,18 +69,6 @@ fn least_live(vectors: &[Vec<u32>]) -> u32 {
         .unwrap_or(0)
 }
 
-/// What a device is handed by the partition search, in the units the floor splits the chain
-/// into.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Units {
-    /// Whole layers (several chunks per device: every chunk gets whole layers).
-    Layers,
-    /// Blocks (one chunk per device: a stage may start or end in the middle of a layer). A
-    /// contiguous run of `u` layer blocks holds at least `floor(u / 2)` blocks of each of the
-    /// layer's two kinds, and one block more of one of them when `u` is odd.
-    Blocks,
-}
-
 /// The floor of one request, ready to be asked at several budgets: each device's in-flight
 /// counts, a layer's work and the passes.
 pub(crate) struct AdapipeFloor {
@@ -79,14 +76,21 @@ pub(crate) struct AdapipeFloor {
     kinds: [BlockKind; 2],
     /// Layers of the chain.
     layers: u32,
-    /// What the chain is split into.
-    units: Units,
     /// Forward, backward and weight gradient of one layer per micro-batch, seconds.
     work_s: f64,
-    /// The lesser of the layer's two blocks' forward, backward and weight gradient, seconds.
-    least_block_s: f64,
     /// Recomputing every optional unit of one layer, seconds per micro-batch.
     all_s: f64,
+    /// On one chunk per device, the chain's blocks (the bound is taken over its splits).
+    chain: Option<ChainFloor>,
+    /// On one chunk per device, how many blocks of the layer's two kinds the chain holds
+    /// before each block (entry `i` counts blocks `0..i`).
+    pairs: Vec<(u32, u32)>,
+    /// Per device, the work per pass and the tail of the embedding and the head it holds (the
+    /// chain's first stage holds the embedding, its last the head).
+    ends: Vec<(f64, f64)>,
+    /// End-of-iteration seconds per layer a device holds (its data-parallel collectives,
+    /// proportional to its parameters).
+    tail_s: f64,
     /// The fewest passes of any chunk.
     passes: f64,
     /// Per device, the least in-flight count of its knapsack (the planner's count).
@@ -143,20 +147,34 @@ fn adapipe_layer_kinds(req: &PlanRequest) -> Option<[BlockKind; 2]> {
     }
 }
 
+/// A device's least added time per pass from `bound`, a lower bound of its knapsack's least
+/// (infinite where nothing fits): with `fallback`, never more than `all`, the planner's
+/// fallback of recomputing every optional unit, which it also takes where nothing fits.
+fn with_fallback(bound: f64, all: f64, fallback: bool) -> f64 {
+    if fallback { bound.min(all) } else { bound }
+}
+
 impl AdapipeFloor {
     /// The floor of `req` (strategy, stage map, in-flight counts and live vectors of the
     /// first schedule `sched`), or `None` where it does not apply (another strategy, a
     /// two-copy schedule, half layers on several chunks, unlike layers, a layout or the
     /// balanced partition, recomputation or all-to-alls that may hide).
-    pub(crate) fn new(req: &PlanRequest, sched: &Schedule, may_hide: bool) -> Option<Self> {
+    /// `tail_s_per_param` is what a device spends per parameter after its pipeline work
+    /// ([`super::tail_floor::tail_s_per_param`]).
+    pub(crate) fn new(
+        req: &PlanRequest,
+        sched: &Schedule,
+        may_hide: bool,
+        tail_s_per_param: f64,
+    ) -> Option<Self> {
         if may_hide {
             return None;
         }
         let anatomy = req.anatomy;
         let p = req.stage_of.len();
-        let (layer, units) = match whole_layer_kinds(req, sched) {
-            Some(l) => (l, Units::Layers),
-            None => (single_chunk_kinds(req, sched)?, Units::Blocks),
+        let (layer, single) = match whole_layer_kinds(req, sched) {
+            Some(l) => (l, false),
+            None => (single_chunk_kinds(req, sched)?, true),
         };
         let in_flight = (0..p)
             .map(|d| {
@@ -174,13 +192,41 @@ impl AdapipeFloor {
                 .map(|u| u.forward_s)
                 .sum::<f64>()
         });
+        let passes = f64::from(OpCounts::of(sched).least_passes());
         let block_work = |b: &crate::anatomy::Block| b.forward_s + b.backward_b_s + b.backward_w_s;
         let work_s = per_layer(&block_work);
-        let least_block_s = layer
-            .iter()
-            .map(|&k| block_work(anatomy.block_of(k)))
-            .fold(f64::INFINITY, f64::min)
-            .max(0.0);
+        let beta = tail_s_per_param.max(0.0);
+        let mut ends = vec![(0.0, 0.0); p];
+        let last = req.stages.saturating_sub(1);
+        for (d, stages) in req.stage_of.iter().enumerate() {
+            for (stage, block) in [(0, &anatomy.embedding), (last, &anatomy.head)] {
+                if stages.contains(&stage) {
+                    ends[d].0 += block_work(block);
+                    ends[d].1 += beta * block.params as f64;
+                }
+            }
+        }
+        let tail_s = beta * per_layer(&|b| b.params as f64);
+        let blocks = if single { anatomy.num_blocks() } else { 0 };
+        let mut pairs = vec![(0u32, 0u32)];
+        for i in 0..blocks {
+            let (mut a, mut b) = pairs[i];
+            let kind = anatomy.kind_of(i);
+            a += u32::from(kind == layer[0]);
+            b += u32::from(kind == layer[1]);
+            pairs.push((a, b));
+        }
+        let chain = single.then(|| {
+            let figures: Vec<(f64, f64, f64)> = (0..blocks)
+                .map(|i| {
+                    let b = anatomy.block(i);
+                    (block_work(b), b.forward_s, beta * b.params as f64)
+                })
+                .collect();
+            // Fill and drain where every device ends on a fused backward.
+            let drain = matches!(sched.kind, ScheduleKind::OneFOneB | ScheduleKind::Gpipe);
+            ChainFloor::new(&figures, passes, drain)
+        });
         let held = super::memory_floor::order_fixed_before_search(sched.kind).then(|| {
             super::memory_floor::held_vectors(sched)
                 .iter()
@@ -190,72 +236,78 @@ impl AdapipeFloor {
         Some(Self {
             kinds: layer,
             layers: anatomy.layers,
-            units,
             work_s,
-            least_block_s,
             all_s,
-            passes: f64::from(OpCounts::of(sched).least_passes()),
+            chain,
+            pairs,
+            ends,
+            tail_s,
+            passes,
             in_flight,
             held,
         })
     }
 
-    /// How many units the chain is split into.
-    fn total_units(&self) -> u32 {
-        match self.units {
-            Units::Layers => self.layers,
-            Units::Blocks => 2 * self.layers,
-        }
-    }
-
-    /// A device's least time over the passes holding `u` units at `n` in flight under
-    /// `budget`: its work and its stage knapsack's least added time on the whole layers those
-    /// units surely hold (with `fallback`, the planner's own fallback when nothing fits, every
-    /// optional unit recomputed, and never more than it, which keeps the cost growing with
-    /// `u`; without, infinite when nothing fits).
-    fn device_s(&self, req: &PlanRequest, (n, u): (u32, u32), budget: u64, fallback: bool) -> f64 {
-        let (x, extra_s) = match self.units {
-            Units::Layers => (u, 0.0),
-            Units::Blocks => (u / 2, f64::from(u % 2) * self.least_block_s),
-        };
+    /// A device's least time over the passes holding `x` whole layers at `n` in flight under
+    /// `budget`: its work and its stage knapsack's least added time on those layers (with
+    /// `fallback`, the planner's own fallback when nothing fits, every optional unit
+    /// recomputed, and never more than it, which keeps the cost growing with `x`; without,
+    /// infinite when nothing fits).
+    fn device_s(&self, req: &PlanRequest, added: &mut LayerAdded, x: u32, fallback: bool) -> f64 {
         let all = f64::from(x) * self.all_s;
-        let added = if n == 0 || x == 0 {
-            Some(0.0)
-        } else {
-            let mut counts = BlockCounts::default();
-            counts.add_layers(self.kinds, x);
-            let env = StageEnv {
-                in_flight: n,
-                budget_bytes: budget,
-                logits: false,
-            };
-            stage::knapsack_added_in(
-                &req.cache,
-                req.anatomy,
-                counts,
-                &env,
-                KnapsackMode::default(),
-            )
-        };
-        let added = match added {
-            Some(a) if fallback => a.min(all),
-            Some(a) => a,
-            None if fallback => all,
-            None => return f64::INFINITY,
-        };
-        self.passes * (f64::from(x) * self.work_s + extra_s + added)
+        let added = with_fallback(added.at(req, x), all, fallback);
+        self.passes * (f64::from(x) * self.work_s + added)
     }
 
-    /// The least, over every split of the chain's units over the devices, of the busiest
-    /// device's time with device `d` at `counts[d]` in flight.
+    /// The least, over every split of the chain over the devices, of the busiest device's
+    /// time with device `d` at `counts[d]` in flight, with its tail (and on one chunk per
+    /// device its waits for the stages before it, [`super::chain_floor`]).
     fn least_busiest(&self, req: &PlanRequest, counts: &[u32], budget: u64, fallback: bool) -> f64 {
-        // Devices at the same count share their costs.
-        let mut memo: HashMap<(u32, u32), f64> = HashMap::new();
-        least_largest(counts.len(), self.total_units(), &mut |d, u| {
+        let p = counts.len();
+        if let Some(chain) = &self.chain {
+            // A range holds at least as many whole layers as its fewer blocks of the two
+            // kinds; devices at the same count share their knapsacks.
+            let mut classes: Vec<u32> = Vec::new();
+            let class_of: Vec<usize> = counts
+                .iter()
+                .map(|&n| match classes.iter().position(|&c| c == n) {
+                    Some(i) => i,
+                    None => {
+                        classes.push(n);
+                        classes.len() - 1
+                    }
+                })
+                .collect();
+            let mut added: Vec<LayerAdded> = classes
+                .iter()
+                .map(|&n| LayerAdded::new(self.kinds, n, budget))
+                .collect();
+            let pairs = &self.pairs;
+            return chain.least_time(p, &mut |d, s, e| {
+                let (Some(&class), Some(to), Some(from)) =
+                    (class_of.get(d), pairs.get(e), pairs.get(s))
+                else {
+                    return f64::INFINITY;
+                };
+                let x = (to.0 - from.0).min(to.1 - from.1);
+                let bound = added[class].at(req, x);
+                with_fallback(bound, f64::from(x) * self.all_s, fallback)
+            });
+        }
+        // Devices at the same count share their bounds.
+        let mut added: Vec<(u32, LayerAdded)> = Vec::new();
+        least_largest(p, self.layers, &mut |d, x| {
             let n = counts.get(d).copied().unwrap_or(0);
-            *memo
-                .entry((n, u))
-                .or_insert_with(|| self.device_s(req, (n, u), budget, fallback))
+            let at = match added.iter().position(|a| a.0 == n) {
+                Some(i) => i,
+                None => {
+                    added.push((n, LayerAdded::new(self.kinds, n, budget)));
+                    added.len() - 1
+                }
+            };
+            let (work, tail) = self.ends.get(d).copied().unwrap_or((0.0, 0.0));
+            let own = self.device_s(req, &mut added[at].1, x, fallback);
+            own + self.passes * work + tail + f64::from(x) * self.tail_s
         })
     }
 
@@ -306,8 +358,16 @@ mod tests {
                 ScheduleKind::OneFOneB,
                 ScheduleKind::ZbH1,
             ][next(5) as usize];
-            let (s, anatomy) =
+            let (mut s, mut anatomy) =
                 crate::solve::testcase::small(case % 3 == 0, (kind, Strategy::AdaPipe), &mut next);
+            // Data parallelism whose gradient reduction may follow the pipeline work: the
+            // floor's end-of-iteration tail (where the budget lets the anatomy be rebuilt).
+            let mut wide = s.clone();
+            wide.parallel.dp = [1, 2, 4][next(3) as usize];
+            wide.plan.overlap_grad_reduce = next(2) == 0;
+            if let Ok(a) = crate::anatomy::Anatomy::build(&wide) {
+                (s, anatomy) = (wide, a);
+            }
             let asked = Mutex::new(Vec::new());
             // The bounds of the whole solve (the first, before the search, may come with a
             // memory floor; the later ones with peak 0); a candidate plan's own floor and
@@ -376,8 +436,16 @@ mod below_tests {
                 ScheduleKind::OneFOneB,
                 ScheduleKind::ZbH1,
             ][next(4) as usize];
-            let (s, anatomy) =
+            let (mut s, mut anatomy) =
                 crate::solve::testcase::small(case % 3 == 0, (kind, Strategy::AdaPipe), &mut next);
+            // Data parallelism whose gradient reduction may follow the pipeline work: the
+            // floor's end-of-iteration tail (where the budget lets the anatomy be rebuilt).
+            let mut wide = s.clone();
+            wide.parallel.dp = [1, 2, 4][next(3) as usize];
+            wide.plan.overlap_grad_reduce = next(2) == 0;
+            if let Ok(a) = crate::anatomy::Anatomy::build(&wide) {
+                (s, anatomy) = (wide, a);
+            }
             let budget = s.plan.memory_budget_bytes;
             let curve = Mutex::new(Vec::new());
             let stop = |_: f64, _: u64| false;
