@@ -16,6 +16,8 @@ use crate::schedule::{self, Placement, Schedule, ScheduleError, ScheduleInput, S
 use crate::sim::{self, SimError, Simulation};
 
 mod adapipe_floor;
+mod added_floor;
+mod chain_floor;
 mod floor;
 mod host;
 mod inputs;
@@ -26,8 +28,11 @@ mod mirror;
 mod peak;
 mod report;
 mod schedules;
+mod split_floor;
+mod tail_floor;
 
 pub(crate) use peak::fixed_peak_bytes;
+pub(crate) use tail_floor::tail_s_per_param;
 
 use inputs::{boundary_comm, options_for, peaks, plan_durations, schedule_input};
 pub use schedules::ScheduleMemo;
@@ -377,7 +382,8 @@ fn run_until_front(
     // memory floor over every plan they can make.
     if let Some(s) = stop {
         let may_hide = scenario.plan.overlap_recompute || opts.moe_a2a_overlap;
-        let floors = adapipe_floor::AdapipeFloor::new(&req, &sched, may_hide);
+        let beta = tail_floor::tail_s_per_param(scenario);
+        let floors = adapipe_floor::AdapipeFloor::new(&req, &sched, may_hide, beta);
         let floor = floors.as_ref().map(|f| f.at_budget_s(&req));
         let memory = memory_floor::memory_floor_bytes(&req, &sched, opts.moe_a2a_overlap);
         let (time_s, peak_bytes) = (floor.unwrap_or(0.0), memory.unwrap_or(0));

@@ -1,40 +1,60 @@
-//! A proven lower bound of the iteration time of every plan `adapipe` can make on a
-//! multi-chunk schedule, known before its partition search runs: what lets a sweep drop such
-//! a configuration without paying for the search (one stage knapsack instead of one per
-//! device and layer count).
+//! A proven lower bound of the iteration time of every plan `adapipe` can make on a schedule,
+//! known before its partition search runs: what lets a sweep drop such a configuration without
+//! paying for the search (a few stage knapsacks per device count instead of one per device
+//! and stage range).
 //!
 //! On a schedule whose every device runs `v` distinct chain stages (interleaved, ZB-V,
 //! V-Half, ...), `adapipe` gives each chunk whole layers: the device-level search chooses
 //! whole layers per device, and the even partition that competes with it (or replaces it)
 //! gives whole layers to each stage when there are at least as many layers as stages. The
-//! device layer counts add up to the chain's `L` layers, so some device holds at least
-//! `X = ceil(L / p)` layers. When every layer is alike, that device holds at least `X` of each
-//! of the layer's two blocks, and its stage knapsack runs with at least the least in-flight
-//! count any device can have: the planner's count for a device is at least the request's
-//! (re-plans only raise it) and at least the time-coincident peak of its chunks weighted by
-//! their sizes, which is no less than the largest, over the schedule's moments, of the
-//! fewest micro-batches live in any of its chunks. The least recomputation of a stage only
-//! grows with its blocks, its in-flight count and the logits it may hold (each removes
-//! capacity or adds copies), so the knapsack on `X` layers at that count, without the
+//! device layer counts add up to the chain's `L` layers. When every layer is alike, a device
+//! holding `x` layers holds `x` of each of the layer's two blocks, and its stage knapsack runs
+//! with at least its own least in-flight count: the planner's count for a device is at least
+//! the request's (re-plans only raise it) and at least the time-coincident peak of its chunks
+//! weighted by their sizes, which is no less than the largest, over the schedule's moments,
+//! of the fewest micro-batches live in any of its chunks. The least recomputation of a stage
+//! only grows with its blocks, its in-flight count and the logits it may hold (each removes
+//! capacity or adds copies), so the knapsack on `x` layers at that count, without the
 //! logits, is no more than that device's; where even it does not fit, that device recomputes
-//! every optional unit (the planner's fallback), which costs no less than doing so on `X`
+//! every optional unit (the planner's fallback), which costs no less than doing so on `x`
 //! layers.
+//!
+//! On a single-chunk schedule (1F1B, ZB-H1, ...: device `d` holds chain stage `d` alone) the
+//! search may cut anywhere in the chain, so the bound is taken over every split of the block
+//! chain itself, each device's range at its own in-flight count (the planner's: the schedule's
+//! peak in flight), with its end-of-iteration tail and its waits for the stages before it
+//! ([`super::chain_floor`]); a range's recomputation is at least the stage knapsack's on the
+//! whole layers it holds (as many as its fewer blocks of the two kinds), without the
+//! logits.
 //!
 //! The simulator runs a device's ops one after another: every chunk's forward, backward
 //! (with its recomputation on demand) and weight gradient at least as many times as the
 //! fewest passes of any chunk of the schedule ([`super::floor::OpCounts::least_passes`]). So
-//! the iteration is at least those passes times that device's work per micro-batch plus its
-//! recomputation. Recomputation that may hide (`overlap_recompute`) and all-to-alls an
-//! overlapped pair may hide are not bounded here (the bound is not given).
+//! a device's time is at least those passes times its work per micro-batch plus its
+//! recomputation, a cost that never falls as it takes more units; the iteration is at least
+//! the least, over every split of the chain's units over the devices, of the busiest device's
+//! such cost ([`super::split_floor::least_largest`], each device at its own in-flight count).
+//! After its pipeline work a device runs its end-of-iteration steps (`sim::job::finish`),
+//! whose data-parallel collectives take at least a fixed time per parameter it holds
+//! ([`super::tail_floor::tail_s_per_param`]; the tied embedding's all-reduce and the
+//! optimizer step only add): each device's cost takes that tail on its layers too. The
+//! device of the chain's first stage also works on the embedding and holds its parameters,
+//! the device of its last stage the head, whatever the split.
+//!
+//! Recomputation that may hide (`overlap_recompute`) and all-to-alls an overlapped pair may
+//! hide are not bounded here (the bound is not given).
 
 use crate::anatomy::BlockKind;
 use crate::plan::Strategy;
 use crate::plan::planner::PlanRequest;
-use crate::plan::stage::{self, BlockCounts, KnapsackMode, StageEnv};
-use crate::scenario::Partition;
-use crate::schedule::{Placement, Schedule};
 
+use crate::scenario::Partition;
+use crate::schedule::{Placement, Schedule, ScheduleKind};
+
+use super::added_floor::LayerAdded;
+use super::chain_floor::ChainFloor;
 use super::floor::OpCounts;
+use super::split_floor::least_largest;
 
 /// Relative slack for the order of floating-point additions.
 const SLACK: f64 = 1e-9;
@@ -60,6 +80,17 @@ pub(crate) struct AdapipeFloor {
     work_s: f64,
     /// Recomputing every optional unit of one layer, seconds per micro-batch.
     all_s: f64,
+    /// On one chunk per device, the chain's blocks (the bound is taken over its splits).
+    chain: Option<ChainFloor>,
+    /// On one chunk per device, how many blocks of the layer's two kinds the chain holds
+    /// before each block (entry `i` counts blocks `0..i`).
+    pairs: Vec<(u32, u32)>,
+    /// Per device, the work per pass and the tail of the embedding and the head it holds (the
+    /// chain's first stage holds the embedding, its last the head).
+    ends: Vec<(f64, f64)>,
+    /// End-of-iteration seconds per layer a device holds (its data-parallel collectives,
+    /// proportional to its parameters).
+    tail_s: f64,
     /// The fewest passes of any chunk.
     passes: f64,
     /// Per device, the least in-flight count of its knapsack (the planner's count).
@@ -76,38 +107,75 @@ pub(crate) struct AdapipeFloor {
 /// (not Chimera's replicas), at least as many layers as stages, the even partition, no layout,
 /// and every layer of one kind; `None` otherwise.
 pub(crate) fn whole_layer_kinds(req: &PlanRequest, sched: &Schedule) -> Option<[BlockKind; 2]> {
-    let anatomy = req.anatomy;
     let chunked = sched.v > 1
         && sched.placement != Placement::Chimera
         && req.stage_of.iter().all(|c| c.len() == sched.v as usize)
         && req.stage_of.iter().flatten().count() == req.stages;
+    if !chunked || (req.anatomy.layers as usize) < req.stages {
+        return None;
+    }
+    adapipe_layer_kinds(req)
+}
+
+/// The block kinds of the chain's one kind of layer where `adapipe` searches the partition of
+/// a single-chunk schedule: device `d` holds chain stage `d` alone, the even partition, no
+/// layout, every layer of one kind; `None` otherwise.
+fn single_chunk_kinds(req: &PlanRequest, sched: &Schedule) -> Option<[BlockKind; 2]> {
+    let single = sched.v == 1
+        && sched.placement == Placement::Single
+        && req.stages == req.stage_of.len()
+        && req.stage_of.iter().enumerate().all(|(d, s)| s == &[d]);
+    if !single {
+        return None;
+    }
+    adapipe_layer_kinds(req)
+}
+
+/// The layer's two block kinds where the request is `adapipe` with the even partition, no
+/// layout, at least one stage and every layer of one kind.
+fn adapipe_layer_kinds(req: &PlanRequest) -> Option<[BlockKind; 2]> {
     if req.strategy != Strategy::AdaPipe
-        || !chunked
         || req.stage_of.is_empty()
-        || (anatomy.layers as usize) < req.stages
         || req.partition != Partition::Even
         || req.layout.is_some()
     {
         return None;
     }
-    match anatomy.layer_kinds().as_slice() {
+    match req.anatomy.layer_kinds().as_slice() {
         [layer] => Some(layer.kinds),
         _ => None,
     }
 }
 
+/// A device's least added time per pass from `bound`, a lower bound of its knapsack's least
+/// (infinite where nothing fits): with `fallback`, never more than `all`, the planner's
+/// fallback of recomputing every optional unit, which it also takes where nothing fits.
+fn with_fallback(bound: f64, all: f64, fallback: bool) -> f64 {
+    if fallback { bound.min(all) } else { bound }
+}
+
 impl AdapipeFloor {
     /// The floor of `req` (strategy, stage map, in-flight counts and live vectors of the
     /// first schedule `sched`), or `None` where it does not apply (another strategy, a
-    /// single-chunk or two-copy schedule, half layers, unlike layers, a layout or the balanced
-    /// partition, recomputation or all-to-alls that may hide).
-    pub(crate) fn new(req: &PlanRequest, sched: &Schedule, may_hide: bool) -> Option<Self> {
+    /// two-copy schedule, half layers on several chunks, unlike layers, a layout or the
+    /// balanced partition, recomputation or all-to-alls that may hide).
+    /// `tail_s_per_param` is what a device spends per parameter after its pipeline work
+    /// ([`super::tail_floor::tail_s_per_param`]).
+    pub(crate) fn new(
+        req: &PlanRequest,
+        sched: &Schedule,
+        may_hide: bool,
+        tail_s_per_param: f64,
+    ) -> Option<Self> {
         if may_hide {
             return None;
         }
         let anatomy = req.anatomy;
         let p = req.stage_of.len();
-        let layer = whole_layer_kinds(req, sched)?;
+        let (layer, single) = match whole_layer_kinds(req, sched) {
+            Some(l) => (l, false),
+            None => (single_chunk_kinds(req, sched)?, true),
+        };
         let in_flight = (0..p)
             .map(|d| {
                 let own = req.in_flight.get(d).copied().unwrap_or(1).max(1);
@@ -124,7 +192,41 @@ impl AdapipeFloor {
                 .map(|u| u.forward_s)
                 .sum::<f64>()
         });
-        let work_s = per_layer(&|b| b.forward_s + b.backward_b_s + b.backward_w_s);
+        let passes = f64::from(OpCounts::of(sched).least_passes());
+        let block_work = |b: &crate::anatomy::Block| b.forward_s + b.backward_b_s + b.backward_w_s;
+        let work_s = per_layer(&block_work);
+        let beta = tail_s_per_param.max(0.0);
+        let mut ends = vec![(0.0, 0.0); p];
+        let last = req.stages.saturating_sub(1);
+        for (d, stages) in req.stage_of.iter().enumerate() {
+            for (stage, block) in [(0, &anatomy.embedding), (last, &anatomy.head)] {
+                if stages.contains(&stage) {
+                    ends[d].0 += block_work(block);
+                    ends[d].1 += beta * block.params as f64;
+                }
+            }
+        }
+        let tail_s = beta * per_layer(&|b| b.params as f64);
+        let blocks = if single { anatomy.num_blocks() } else { 0 };
+        let mut pairs = vec![(0u32, 0u32)];
+        for i in 0..blocks {
+            let (mut a, mut b) = pairs[i];
+            let kind = anatomy.kind_of(i);
+            a += u32::from(kind == layer[0]);
+            b += u32::from(kind == layer[1]);
+            pairs.push((a, b));
+        }
+        let chain = single.then(|| {
+            let figures: Vec<(f64, f64, f64)> = (0..blocks)
+                .map(|i| {
+                    let b = anatomy.block(i);
+                    (block_work(b), b.forward_s, beta * b.params as f64)
+                })
+                .collect();
+            // Fill and drain where every device ends on a fused backward.
+            let drain = matches!(sched.kind, ScheduleKind::OneFOneB | ScheduleKind::Gpipe);
+            ChainFloor::new(&figures, passes, drain)
+        });
         let held = super::memory_floor::order_fixed_before_search(sched.kind).then(|| {
             super::memory_floor::held_vectors(sched)
                 .iter()
@@ -136,7 +238,11 @@ impl AdapipeFloor {
             layers: anatomy.layers,
             work_s,
             all_s,
-            passes: f64::from(OpCounts::of(sched).least_passes()),
+            chain,
+            pairs,
+            ends,
+            tail_s,
+            passes,
             in_flight,
             held,
         })
@@ -147,42 +253,68 @@ impl AdapipeFloor {
     /// `fallback`, the planner's own fallback when nothing fits, every optional unit
     /// recomputed, and never more than it, which keeps the cost growing with `x`; without,
     /// infinite when nothing fits).
-    fn device_s(&self, req: &PlanRequest, (n, x): (u32, u32), budget: u64, fallback: bool) -> f64 {
+    fn device_s(&self, req: &PlanRequest, added: &mut LayerAdded, x: u32, fallback: bool) -> f64 {
         let all = f64::from(x) * self.all_s;
-        let added = if n == 0 {
-            Some(0.0)
-        } else {
-            let mut counts = BlockCounts::default();
-            counts.add_layers(self.kinds, x);
-            let env = StageEnv {
-                in_flight: n,
-                budget_bytes: budget,
-                logits: false,
-            };
-            stage::knapsack_added_in(
-                &req.cache,
-                req.anatomy,
-                counts,
-                &env,
-                KnapsackMode::default(),
-            )
-        };
-        let added = match added {
-            Some(a) if fallback => a.min(all),
-            Some(a) => a,
-            None if fallback => all,
-            None => return f64::INFINITY,
-        };
+        let added = with_fallback(added.at(req, x), all, fallback);
         self.passes * (f64::from(x) * self.work_s + added)
+    }
+
+    /// The least, over every split of the chain over the devices, of the busiest device's
+    /// time with device `d` at `counts[d]` in flight, with its tail (and on one chunk per
+    /// device its waits for the stages before it, [`super::chain_floor`]).
+    fn least_busiest(&self, req: &PlanRequest, counts: &[u32], budget: u64, fallback: bool) -> f64 {
+        let p = counts.len();
+        if let Some(chain) = &self.chain {
+            // A range holds at least as many whole layers as its fewer blocks of the two
+            // kinds; devices at the same count share their knapsacks.
+            let mut classes: Vec<u32> = Vec::new();
+            let class_of: Vec<usize> = counts
+                .iter()
+                .map(|&n| match classes.iter().position(|&c| c == n) {
+                    Some(i) => i,
+                    None => {
+                        classes.push(n);
+                        classes.len() - 1
+                    }
+                })
+                .collect();
+            let mut added: Vec<LayerAdded> = classes
+                .iter()
+                .map(|&n| LayerAdded::new(self.kinds, n, budget))
+                .collect();
+            let pairs = &self.pairs;
+            return chain.least_time(p, &mut |d, s, e| {
+                let (Some(&class), Some(to), Some(from)) =
+                    (class_of.get(d), pairs.get(e), pairs.get(s))
+                else {
+                    return f64::INFINITY;
+                };
+                let x = (to.0 - from.0).min(to.1 - from.1);
+                let bound = added[class].at(req, x);
+                with_fallback(bound, f64::from(x) * self.all_s, fallback)
+            });
+        }
+        // Devices at the same count share their bounds.
+        let mut added: Vec<(u32, LayerAdded)> = Vec::new();
+        least_largest(p, self.layers, &mut |d, x| {
+            let n = counts.get(d).copied().unwrap_or(0);
+            let at = match added.iter().position(|a| a.0 == n) {
+                Some(i) => i,
+                None => {
+                    added.push((n, LayerAdded::new(self.kinds, n, budget)));
+                    added.len() - 1
+                }
+            };
+            let (work, tail) = self.ends.get(d).copied().unwrap_or((0.0, 0.0));
+            let own = self.device_s(req, &mut added[at].1, x, fallback);
+            own + self.passes * work + tail + f64::from(x) * self.tail_s
+        })
     }
 
     /// The lower bound of the module docs at `req`'s budget: of every plan the planner makes
     /// for `req`, whatever its peak.
     pub(crate) fn at_budget_s(&self, req: &PlanRequest) -> f64 {
-        let p = self.in_flight.len().max(1) as u32;
-        let x = self.layers.div_ceil(p);
-        let n = self.in_flight.iter().copied().min().unwrap_or(1);
-        self.device_s(req, (n, x), req.budget_bytes, true) * (1.0 - SLACK)
+        self.least_busiest(req, &self.in_flight, req.budget_bytes, true) * (1.0 - SLACK)
     }
 
     /// A lower bound of the iteration of every plan the planner makes for `req` whose
@@ -192,14 +324,11 @@ impl AdapipeFloor {
     /// all their kept bytes, so its simulated peak is at least its stage's peak at `held` in
     /// flight (static + `held` x kept + transient): its decisions fit the stage knapsack at
     /// `held` and `peak_bytes`, and cost no less than that knapsack's least on its whole
-    /// layers (where nothing fits, no plan reaches that peak). Some device holds
-    /// `ceil(L / p)` layers or more, at a count no less than the least.
+    /// layers (where nothing fits, no plan reaches that peak). The bound is the least over
+    /// every split of the chain of the busiest device's such time.
     pub(crate) fn below_s(&self, req: &PlanRequest, peak_bytes: u64) -> Option<f64> {
         let held = self.held.as_ref()?;
-        // The busiest device alone (one knapsack per peak asked: the front test asks many).
-        let x = self.layers.div_ceil(held.len().max(1) as u32);
-        let n = held.iter().copied().min().unwrap_or(0);
-        Some(self.device_s(req, (n, x), peak_bytes, false) * (1.0 - SLACK))
+        Some(self.least_busiest(req, held, peak_bytes, false) * (1.0 - SLACK))
     }
 }
 
@@ -221,14 +350,24 @@ mod tests {
     fn the_floor_before_the_search_never_exceeds_the_simulated_iteration() {
         let mut next = crate::solve::testcase::rng(5);
         let (mut early, mut checked, mut close) = (0, 0, 0);
-        for case in 0..60 {
+        for case in 0..100 {
             let kind = [
                 ScheduleKind::Interleaved,
                 ScheduleKind::ZbV,
                 ScheduleKind::VHalf,
-            ][next(3) as usize];
-            let (s, anatomy) =
+                ScheduleKind::OneFOneB,
+                ScheduleKind::ZbH1,
+            ][next(5) as usize];
+            let (mut s, mut anatomy) =
                 crate::solve::testcase::small(case % 3 == 0, (kind, Strategy::AdaPipe), &mut next);
+            // Data parallelism whose gradient reduction may follow the pipeline work: the
+            // floor's end-of-iteration tail (where the budget lets the anatomy be rebuilt).
+            let mut wide = s.clone();
+            wide.parallel.dp = [1, 2, 4][next(3) as usize];
+            wide.plan.overlap_grad_reduce = next(2) == 0;
+            if let Ok(a) = crate::anatomy::Anatomy::build(&wide) {
+                (s, anatomy) = (wide, a);
+            }
             let asked = Mutex::new(Vec::new());
             // The bounds of the whole solve (the first, before the search, may come with a
             // memory floor; the later ones with peak 0); a candidate plan's own floor and
@@ -262,9 +401,9 @@ mod tests {
             }
             checked += 1;
         }
-        assert!(checked >= 40, "{checked}");
+        assert!(checked >= 70, "{checked}");
         assert!(
-            early >= 30,
+            early >= 50,
             "the floor before the search was given {early} times"
         );
         assert!(close >= 5, "the floor was within 20 % {close} times");
@@ -290,10 +429,23 @@ mod below_tests {
     fn the_floor_below_a_peak_bounds_every_plan_that_peaks_lower() {
         let mut next = crate::solve::testcase::rng(23);
         let (mut checked, mut steeper) = (0, 0);
-        for case in 0..80 {
-            let kind = [ScheduleKind::Interleaved, ScheduleKind::VHalf][next(2) as usize];
-            let (s, anatomy) =
+        for case in 0..120 {
+            let kind = [
+                ScheduleKind::Interleaved,
+                ScheduleKind::VHalf,
+                ScheduleKind::OneFOneB,
+                ScheduleKind::ZbH1,
+            ][next(4) as usize];
+            let (mut s, mut anatomy) =
                 crate::solve::testcase::small(case % 3 == 0, (kind, Strategy::AdaPipe), &mut next);
+            // Data parallelism whose gradient reduction may follow the pipeline work: the
+            // floor's end-of-iteration tail (where the budget lets the anatomy be rebuilt).
+            let mut wide = s.clone();
+            wide.parallel.dp = [1, 2, 4][next(3) as usize];
+            wide.plan.overlap_grad_reduce = next(2) == 0;
+            if let Ok(a) = crate::anatomy::Anatomy::build(&wide) {
+                (s, anatomy) = (wide, a);
+            }
             let budget = s.plan.memory_budget_bytes;
             let curve = Mutex::new(Vec::new());
             let stop = |_: f64, _: u64| false;

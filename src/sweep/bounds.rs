@@ -53,7 +53,6 @@
 //!
 //! The sweep test checks both bounds against `solve` over many configurations.
 
-use crate::anatomy::cluster::Cluster;
 use crate::anatomy::{Anatomy, Block, BlockKind};
 use crate::plan::stage::BlockCounts;
 use crate::scenario::{Scenario, ScheduleKind, Strategy};
@@ -130,42 +129,6 @@ fn fixed_recompute_s(block: &Block, strategy: Strategy, overlap_recompute: bool)
     }
 }
 
-/// Seconds per parameter a device spends after its pipeline work on its data-parallel
-/// collectives: the gradient reduction (unless it overlaps the backward) and, with the
-/// distributed optimizer, the parameter all-gather, exactly as the job costs of a plan charge
-/// them (`Cluster::dp_collectives_s`, proportional to the parameters).
-fn tail_s_per_param(scenario: &Scenario) -> f64 {
-    let par = &scenario.parallel;
-    // ZeRO-3 reduces inside the ops; its tail is not proportional to the parameters (and
-    // only adds), so it contributes nothing here.
-    if par.full_shard {
-        return 0.0;
-    }
-    // Routed experts reduce over their own (smaller) data-parallel group: per parameter the
-    // cheaper of the two bounds every parameter.
-    let cluster = Cluster::of(scenario);
-    let rate =
-        |c: &Cluster| c.dp_collectives_s(1.0, f64::from(par.grad_bytes), par.distributed_optimizer);
-    let (dense, experts) = (rate(&cluster), rate(&cluster.expert_dp(par.ep, par.etp)));
-    let (grad, gather) = if scenario.model.moe.is_some() {
-        (dense.0.min(experts.0), dense.1.min(experts.1))
-    } else {
-        dense
-    };
-    let grad = if scenario.plan.overlap_grad_reduce {
-        0.0
-    } else {
-        grad
-    };
-    // Overlapped with the next forward, the gather may hide all but a bucket: bound it by 0.
-    let gather = if scenario.plan.overlap_param_gather {
-        0.0
-    } else {
-        gather
-    };
-    (grad + gather).max(0.0)
-}
-
 /// The least, over every split of a chain of blocks into at most `p` contiguous stages, of
 /// the largest stage cost, where a stage from block `s` to block `e` (exclusive) costs
 /// `lead[0..s].sum() + load[s..e].sum()` (what must run before the stage can start, then the
@@ -235,7 +198,7 @@ fn time_bound(config: &Config, anatomy: &Anatomy, scenario: &Scenario) -> f64 {
     let overlap_recompute = scenario.plan.overlap_recompute;
     let p = config.p.max(1);
     let m = f64::from(config.m);
-    let beta = tail_s_per_param(scenario);
+    let beta = crate::solve::tail_s_per_param(scenario);
     let n = anatomy.num_blocks();
     let mut fwd = Vec::with_capacity(n);
     let mut bwd = Vec::with_capacity(n);
