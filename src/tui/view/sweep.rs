@@ -432,13 +432,61 @@ struct Columns {
     experts: bool,
 }
 
-/// One line of the ranked list: layout `t×cp×p×d`, batch split, chunks, flags (sequence
-/// parallelism `S`; the ZeRO stage `1` or `3`; fp8 `8`; `·` for off, 0 and bf16), schedule,
-/// iteration time, peak, then the strategies (several when they tie), cut with "…" to
-/// `width`.
-fn row_text(r: &Row, strategies: &str, cols: &Columns, width: usize) -> String {
+/// A column of the ranked list, in the order drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Layout,
+    Ep,
+    B,
+    M,
+    Chunks,
+    Flags,
+    Schedule,
+    Iter,
+    Gib,
+    Strategy,
+}
+
+/// The columns a narrow list leaves out first when every line holds the same value there
+/// (a column that tells lines apart is never left out for one that does not).
+const SAME_FIRST: [Col; 10] = [
+    Col::Flags,
+    Col::Chunks,
+    Col::Ep,
+    Col::B,
+    Col::M,
+    Col::Schedule,
+    Col::Strategy,
+    Col::Layout,
+    Col::Gib,
+    Col::Iter,
+];
+
+/// The header's cells, as wide as the lines' cells.
+fn header_cells(cols: &Columns) -> Vec<(Col, String)> {
+    let (sw, tw, gw) = (cols.schedule, cols.time, cols.gib_w);
+    let mut out = vec![(Col::Layout, format!("{:<9}", "t×cp×p×d"))];
+    if cols.experts {
+        out.push((Col::Ep, format!("{:>5}", "ep")));
+    }
+    out.extend([
+        (Col::B, format!("{:>2}", "b")),
+        (Col::M, format!("{:>4}", "m")),
+        (Col::Chunks, "v".to_string()),
+        (Col::Flags, format!("{:<3}", "fl")),
+        (Col::Schedule, format!("{:<sw$}", "schedule")),
+        (Col::Iter, format!("{:>tw$}", "iter")),
+        (Col::Gib, format!("{:>gw$}", "GiB")),
+        (Col::Strategy, "strategy".to_string()),
+    ]);
+    out
+}
+
+/// One line's cells: layout `t×cp×p×d`, batch split, chunks, flags (sequence parallelism
+/// `S`; the ZeRO stage `1` or `3`; fp8 `8`; `·` for off, 0 and bf16), schedule, iteration
+/// time, peak, then the strategies (several when they tie).
+fn row_cells(r: &Row, strategies: &str, cols: &Columns) -> Vec<(Col, String)> {
     let c = &r.config;
-    let layout = format!("{}×{}×{}×{}", c.t, c.cp, c.p, c.d);
     let flags = format!(
         "{}{}{}",
         if c.sp { "S" } else { "·" },
@@ -450,26 +498,83 @@ fn row_text(r: &Row, strategies: &str, cols: &Columns, width: usize) -> String {
         if c.precision.is_fp8() { "8" } else { "·" }
     );
     let (sw, tw, gw, gd) = (cols.schedule, cols.time, cols.gib_w, cols.gib);
-    let layout = if cols.experts {
+    let layout = format!("{}×{}×{}×{}", c.t, c.cp, c.p, c.d);
+    let mut out = vec![(Col::Layout, format!("{layout:<9}"))];
+    if cols.experts {
         let ep = if c.etp > 1 {
             format!("{}/{}", c.ep, c.etp)
         } else {
             c.ep.to_string()
         };
-        format!("{layout:<9} {ep:>5}")
-    } else {
-        format!("{layout:<9}")
+        out.push((Col::Ep, format!("{ep:>5}")));
+    }
+    out.extend([
+        (Col::B, format!("{:>2}", c.b)),
+        (Col::M, format!("{:>4}", c.m)),
+        (Col::Chunks, c.chunks.to_string()),
+        (Col::Flags, flags),
+        (
+            Col::Schedule,
+            format!("{:<sw$}", cut(c.schedule.name(), sw)),
+        ),
+        (
+            Col::Iter,
+            format!("{:>tw$}", format::time_sig(r.iteration_time_s, cols.sig)),
+        ),
+        (
+            Col::Gib,
+            format!("{:>gw$.gd$}", r.peak_memory_bytes as f64 / GIB),
+        ),
+        (Col::Strategy, strategies.to_string()),
+    ]);
+    out
+}
+
+/// The cells not in `hidden`, joined by spaces and cut with "…" to `width`.
+fn join_cells(cells: &[(Col, String)], hidden: &[Col], width: usize) -> String {
+    let text: Vec<&str> = cells
+        .iter()
+        .filter(|(c, _)| !hidden.contains(c))
+        .map(|(_, t)| t.as_str())
+        .collect();
+    cut(&text.join(" "), width)
+}
+
+/// One line of the ranked list ([`row_cells`]) with every column, cut with "…" to `width`.
+#[cfg(test)]
+fn row_text(r: &Row, strategies: &str, cols: &Columns, width: usize) -> String {
+    join_cells(&row_cells(r, strategies, cols), &[], width)
+}
+
+/// The columns to leave out so that lines of `width` keep what tells them apart: while the
+/// widest line is cut, the next column of [`SAME_FIRST`] that holds one value on every
+/// line (`lines`: each line's cells). Columns that differ stay (the line is cut then).
+fn hidden_columns(lines: &[Vec<(Col, String)>], width: usize) -> Vec<Col> {
+    let mut hidden = Vec::new();
+    let too_wide = |hidden: &[Col]| {
+        lines.iter().any(|cells| {
+            let shown: Vec<&String> = cells
+                .iter()
+                .filter(|(c, _)| !hidden.contains(c))
+                .map(|(_, t)| t)
+                .collect();
+            let w: usize = shown.iter().map(|t| t.chars().count()).sum::<usize>() + shown.len();
+            w.saturating_sub(1) > width
+        })
     };
-    let text = format!(
-        "{layout} {:>2} {:>4} {} {flags} {:<sw$} {:>tw$} {:>gw$.gd$} {strategies}",
-        c.b,
-        c.m,
-        c.chunks,
-        cut(c.schedule.name(), sw),
-        format::time_sig(r.iteration_time_s, cols.sig),
-        r.peak_memory_bytes as f64 / GIB,
-    );
-    cut(&text, width)
+    for col in SAME_FIRST {
+        if !too_wide(&hidden) {
+            break;
+        }
+        let mut values = lines
+            .iter()
+            .filter_map(|cells| cells.iter().find(|(c, _)| *c == col).map(|(_, t)| t));
+        let first = values.next();
+        if values.all(|v| Some(v) == first) {
+            hidden.push(col);
+        }
+    }
+    hidden
 }
 
 fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
@@ -507,15 +612,21 @@ fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
         gib_w: (gib + 3).max(3),
         experts: r.rows.iter().any(|row| row.config.ep * row.config.etp > 1),
     };
-    let (sw, tw, gw) = (cols.schedule, cols.time, cols.gib_w);
-    let layout = if cols.experts {
-        format!("{:<9} {:>5}", "t×cp×p×d", "ep")
-    } else {
-        format!("{:<9}", "t×cp×p×d")
+    let strategies_of = |line: &Vec<usize>| -> String {
+        line.iter()
+            .map(|&i| r.rows[i].config.strategy.name())
+            .collect::<Vec<_>>()
+            .join(",")
     };
+    // Every line's cells (a few dozen lines), to find the columns that tell none apart.
+    let all_cells: Vec<Vec<(Col, String)>> = lines_all
+        .iter()
+        .map(|l| row_cells(&r.rows[l[0]], &strategies_of(l), &cols))
+        .collect();
+    let hidden = hidden_columns(&all_cells, width);
     let header = format!(
-        "  {layout} {:>2} {:>4} v {:<3} {:<sw$} {:>tw$} {:>gw$} strategy",
-        "b", "m", "fl", "schedule", "iter", "GiB"
+        "  {}",
+        join_cells(&header_cells(&cols), &hidden, usize::MAX)
     );
     // Where the page is, on the header line's right (the header cut with "…" for it).
     let pos = (lines_all.len() > rows).then(|| format!(" {}/{} ", selected + 1, lines_all.len()));
@@ -523,17 +634,12 @@ fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
     let mut lines = vec![Line::styled(cut(&header, header_room), theme.muted())];
     for (k, line) in shown.iter().enumerate() {
         let k = first + k;
-        let row = &r.rows[line[0]];
-        let strategies: Vec<&str> = line
-            .iter()
-            .map(|&i| r.rows[i].config.strategy.name())
-            .collect();
         let mark = if line.iter().any(|i| r.pareto.contains(i)) {
             "◆ "
         } else {
             "  "
         };
-        let text = row_text(row, &strategies.join(","), &cols, width);
+        let text = join_cells(&all_cells[k], &hidden, width);
         if k == selected {
             lines.push(Line::styled(format!("{mark}{text}"), theme.selected()));
         } else {
@@ -602,6 +708,47 @@ mod tests {
         assert_eq!(figures_apart(&[177.2, 177.2, 180.0]), 4);
         assert_eq!(figures_apart(&[82.544, 82.740]), 4);
         assert_eq!(figures_apart(&[82.544, 82.549]), 4);
+    }
+
+    /// Two lines that differ only in peak and strategy, at a width that cuts both: the
+    /// columns every line shares go first, so the lines stay apart (cut at the end they
+    /// read the same).
+    #[test]
+    fn a_narrow_list_leaves_out_the_columns_that_tell_no_line_apart() {
+        let sc = crate::tui::fixture::scenario("gpt3");
+        let r = crate::tui::fixture::sweep::result(&sc, 64, 64);
+        let cols = Columns {
+            schedule: 7,
+            sig: 4,
+            time: 6,
+            gib: 1,
+            gib_w: 5,
+            experts: false,
+        };
+        let a = r.rows[0].clone();
+        let mut b = a.clone();
+        b.config.strategy = crate::scenario::Strategy::Full;
+        b.peak_memory_bytes = a.peak_memory_bytes + (10 << 30);
+        let width = 34;
+        assert_eq!(
+            row_text(&a, "adapipe", &cols, width),
+            row_text(&b, "full", &cols, width),
+            "the case this test is for: cut at the end, the lines read the same"
+        );
+        let lines = vec![
+            row_cells(&a, "adapipe", &cols),
+            row_cells(&b, "full", &cols),
+        ];
+        let hidden = hidden_columns(&lines, width);
+        let (ta, tb) = (
+            join_cells(&lines[0], &hidden, width),
+            join_cells(&lines[1], &hidden, width),
+        );
+        assert_ne!(ta, tb);
+        assert!(ta.chars().count() <= width && tb.chars().count() <= width);
+        assert!(!hidden.contains(&Col::Gib) && !hidden.contains(&Col::Strategy));
+        // Wide enough for everything, nothing is left out.
+        assert!(hidden_columns(&lines, 200).is_empty());
     }
 
     #[test]

@@ -1,0 +1,62 @@
+//! Session 11's review of the TUI as a user finds it: the sweep view edits parameters
+//! without being left, ...
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use pipescope::tui::{Action, App, Effect, Field, SweepEvent, SweepInputs, fixture, update};
+
+use crate::tui_common::solved_app;
+
+fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
+    update(app, Action::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+/// The sweep job of `effects`, if one was asked for.
+fn sweep_job(effects: &[Effect]) -> Option<(u64, SweepInputs)> {
+    effects.iter().find_map(|e| match e {
+        Effect::Sweep(job) => Some((job.generation, job.inputs.clone())),
+        _ => None,
+    })
+}
+
+/// Opens the view and answers its sweep with the fixture's fixed result.
+fn open_and_answer(app: &mut App) {
+    let effects = update(app, Action::OpenSweep);
+    let (generation, inputs) = sweep_job(&effects).expect("opening sweeps");
+    let result = fixture::sweep::result(&inputs.base, inputs.gpus, inputs.global_batch);
+    update(
+        app,
+        Action::Sweep(Box::new(SweepEvent::Done {
+            generation,
+            result: Ok(Box::new(result)),
+        })),
+    );
+}
+
+/// In the sweep view ↑↓ pick a row; Tab and ⇧Tab pick the parameter, and ← → edit it
+/// there: the view stays open and sweeps the edited scenario.
+#[test]
+fn the_sweep_view_picks_and_edits_a_parameter_without_being_left() {
+    let mut app = solved_app("gpt3-175b-16k");
+    update(&mut app, Action::SelectField(Field::GlobalBatch));
+    open_and_answer(&mut app);
+    let effects = key(&mut app, KeyCode::Tab);
+    assert_eq!(app.field, Field::SeqLen);
+    assert!(
+        sweep_job(&effects).is_none(),
+        "picking a parameter edits nothing"
+    );
+    let seq = app.scenario.batch.seq_len;
+    let effects = key(&mut app, KeyCode::Right);
+    assert!(app.sweep.open);
+    assert!(app.scenario.batch.seq_len > seq);
+    let (_, inputs) = sweep_job(&effects).expect("the edit sweeps again");
+    assert_eq!(inputs.base.batch.seq_len, app.scenario.batch.seq_len);
+    key(&mut app, KeyCode::BackTab);
+    assert_eq!(app.field, Field::GlobalBatch);
+    // ↑↓ still pick rows, not parameters.
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.field, Field::GlobalBatch);
+}
