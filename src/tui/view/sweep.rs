@@ -447,19 +447,19 @@ enum Col {
     Strategy,
 }
 
-/// The columns a narrow list leaves out first when every line holds the same value there
-/// (a column that tells lines apart is never left out for one that does not).
-const SAME_FIRST: [Col; 10] = [
-    Col::Flags,
-    Col::Chunks,
-    Col::Ep,
-    Col::B,
-    Col::M,
+/// The columns a narrow list keeps first, most telling first: the layout and the time it
+/// is ranked by, then the others ([`hidden_columns`] picks among them by what differs).
+const KEEP_FIRST: [Col; 10] = [
+    Col::Layout,
+    Col::Iter,
+    Col::Gib,
     Col::Schedule,
     Col::Strategy,
-    Col::Layout,
-    Col::Gib,
-    Col::Iter,
+    Col::M,
+    Col::B,
+    Col::Chunks,
+    Col::Flags,
+    Col::Ep,
 ];
 
 /// The header's cells, as wide as the lines' cells.
@@ -546,35 +546,98 @@ fn row_text(r: &Row, strategies: &str, cols: &Columns, width: usize) -> String {
     join_cells(&row_cells(r, strategies, cols), &[], width)
 }
 
-/// The columns to leave out so that lines of `width` keep what tells them apart: while the
-/// widest line is cut, the next column of [`SAME_FIRST`] that holds one value on every
-/// line (`lines`: each line's cells). Columns that differ stay (the line is cut then).
+/// The columns to leave out so that lines of `width` keep what tells them apart (`lines`:
+/// each line's cells; none when every line fits whole). The layout and the time stay
+/// (where they fit); then, while two lines read the same, the column that tells the most
+/// such pairs apart (the first of [`KEEP_FIRST`] on a tie); then the others in that order,
+/// while they fit. The strategies come last on a line and may be cut.
 fn hidden_columns(lines: &[Vec<(Col, String)>], width: usize) -> Vec<Col> {
-    let mut hidden = Vec::new();
-    let too_wide = |hidden: &[Col]| {
-        lines.iter().any(|cells| {
-            let shown: Vec<&String> = cells
-                .iter()
-                .filter(|(c, _)| !hidden.contains(c))
-                .map(|(_, t)| t)
-                .collect();
-            let w: usize = shown.iter().map(|t| t.chars().count()).sum::<usize>() + shown.len();
-            w.saturating_sub(1) > width
-        })
-    };
-    for col in SAME_FIRST {
-        if !too_wide(&hidden) {
-            break;
-        }
-        let mut values = lines
+    let widest = |col: Col| {
+        lines
             .iter()
-            .filter_map(|cells| cells.iter().find(|(c, _)| *c == col).map(|(_, t)| t));
-        let first = values.next();
-        if values.all(|v| Some(v) == first) {
-            hidden.push(col);
+            .filter_map(|cells| cells.iter().find(|(c, _)| *c == col))
+            .map(|(_, t)| t.chars().count())
+            .max()
+    };
+    let present: Vec<Col> = KEEP_FIRST
+        .iter()
+        .copied()
+        .filter(|&c| widest(c).is_some())
+        .collect();
+    let whole: usize = present.iter().filter_map(|&c| widest(c)).sum::<usize>() + present.len();
+    if whole.saturating_sub(1) <= width {
+        return Vec::new();
+    }
+    // A column's room on the line: its widest cell and a space (the strategies: a few
+    // letters, cut after).
+    let room = |col: Col| {
+        1 + if col == Col::Strategy {
+            4
+        } else {
+            widest(col).unwrap_or(0)
+        }
+    };
+    let value = |cells: &Vec<(Col, String)>, col: Col| {
+        cells
+            .iter()
+            .find(|(c, _)| *c == col)
+            .map(|(_, t)| t.clone())
+    };
+    let key = |cells: &Vec<(Col, String)>, kept: &[Col]| -> Vec<Option<String>> {
+        kept.iter().map(|&c| value(cells, c)).collect()
+    };
+    // Pairs of lines that read the same on the kept columns.
+    let alike = |kept: &[Col]| -> Vec<(usize, usize)> {
+        let keys: Vec<_> = lines.iter().map(|l| key(l, kept)).collect();
+        let mut out = Vec::new();
+        for i in 0..keys.len() {
+            for j in i + 1..keys.len() {
+                if keys[i] == keys[j] {
+                    out.push((i, j));
+                }
+            }
+        }
+        out
+    };
+    let mut kept: Vec<Col> = Vec::new();
+    let mut used = 0;
+    for col in [Col::Layout, Col::Iter] {
+        if present.contains(&col) && used + room(col) <= width + 1 {
+            used += room(col);
+            kept.push(col);
         }
     }
-    hidden
+    loop {
+        let pairs = alike(&kept);
+        let fits = |c: &Col| !kept.contains(c) && used + room(*c) <= width + 1;
+        let next = if pairs.is_empty() {
+            present.iter().copied().find(|c| fits(c))
+        } else {
+            // The column that tells the most alike pairs apart (the first on a tie).
+            present
+                .iter()
+                .copied()
+                .filter(|c| fits(c))
+                .map(|c| {
+                    let apart = pairs
+                        .iter()
+                        .filter(|&&(i, j)| value(&lines[i], c) != value(&lines[j], c))
+                        .count();
+                    (apart, c)
+                })
+                .filter(|&(apart, _)| apart > 0)
+                .fold(None, |best: Option<(usize, Col)>, (apart, c)| match best {
+                    Some((b, _)) if b >= apart => best,
+                    _ => Some((apart, c)),
+                })
+                .map(|(_, c)| c)
+                .or_else(|| present.iter().copied().find(|c| fits(c)))
+        };
+        let Some(col) = next else { break };
+        used += room(col);
+        kept.push(col);
+    }
+    present.into_iter().filter(|c| !kept.contains(c)).collect()
 }
 
 fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
@@ -623,7 +686,9 @@ fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
         .iter()
         .map(|l| row_cells(&r.rows[l[0]], &strategies_of(l), &cols))
         .collect();
-    let hidden = hidden_columns(&all_cells, width);
+    // The columns are chosen by what tells the lines of this page apart.
+    let page: Vec<Vec<(Col, String)>> = all_cells.iter().skip(first).take(rows).cloned().collect();
+    let hidden = hidden_columns(&page, width);
     let header = format!(
         "  {}",
         join_cells(&header_cells(&cols), &hidden, usize::MAX)
@@ -711,8 +776,8 @@ mod tests {
     }
 
     /// Two lines that differ only in peak and strategy, at a width that cuts both: the
-    /// columns every line shares go first, so the lines stay apart (cut at the end they
-    /// read the same).
+    /// layout, the time and the peak that tells them apart stay, columns that tell nothing
+    /// apart go, so the lines stay apart (cut at the end they read the same).
     #[test]
     fn a_narrow_list_leaves_out_the_columns_that_tell_no_line_apart() {
         let sc = crate::tui::fixture::scenario("gpt3");
@@ -746,7 +811,9 @@ mod tests {
         );
         assert_ne!(ta, tb);
         assert!(ta.chars().count() <= width && tb.chars().count() <= width);
-        assert!(!hidden.contains(&Col::Gib) && !hidden.contains(&Col::Strategy));
+        for col in [Col::Layout, Col::Iter, Col::Gib] {
+            assert!(!hidden.contains(&col), "{col:?} in {hidden:?}");
+        }
         // Wide enough for everything, nothing is left out.
         assert!(hidden_columns(&lines, 200).is_empty());
     }
