@@ -1,5 +1,5 @@
-//! Session 11's review of the TUI as a user finds it: the sweep view edits parameters
-//! without being left, ...
+//! Session 11's review of the TUI as a user finds it: the sweep view picks and edits a
+//! parameter without being left (Tab / Shift-Tab, then ← → or digits).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
