@@ -60,3 +60,31 @@ fn the_sweep_view_picks_and_edits_a_parameter_without_being_left() {
     key(&mut app, KeyCode::Down);
     assert_eq!(app.field, Field::GlobalBatch);
 }
+
+/// The lesson edits its own p and m only (its panel says "lesson: p, m"): entering it
+/// selects p, and ↑↓ move between p and m, so that ← → never edit the scenario under it
+/// (they used to reach `tensor t` and change the explorer's scenario unseen).
+#[test]
+fn the_lesson_moves_between_its_own_p_and_m() {
+    let mut app = solved_app("gpt3-175b-16k");
+    update(&mut app, Action::SelectField(Field::Tp));
+    update(&mut app, Action::ToggleLesson);
+    assert_eq!(app.field, Field::Stages);
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.field, Field::MicroBatches);
+    key(&mut app, KeyCode::Down);
+    assert_eq!(app.field, Field::Stages);
+    key(&mut app, KeyCode::Up);
+    assert_eq!(app.field, Field::MicroBatches);
+    let tp = app.scenario.parallel.tp;
+    for _ in 0..5 {
+        key(&mut app, KeyCode::Down);
+        key(&mut app, KeyCode::Right);
+    }
+    assert_eq!(app.scenario.parallel.tp, tp);
+    // Out of the lesson, the whole panel again.
+    update(&mut app, Action::ToggleLesson);
+    key(&mut app, KeyCode::Down);
+    key(&mut app, KeyCode::Down);
+    assert!(!matches!(app.field, Field::Stages | Field::MicroBatches));
+}
