@@ -53,12 +53,28 @@ pub fn setting_overrides(source: &SourceFlags, s: &SettingFlags) -> ScenarioOver
         grad_bytes: s.grad_bytes,
         moment_bytes: s.moment_bytes,
         activation_func_fp8_input_store: s.activation_func_fp8_input_store.then_some(true),
-        recompute_units: s.recompute_units.clone(),
+        recompute_units: s
+            .recompute_units
+            .as_ref()
+            .map(|units| units.iter().map(|u| full_unit_name(u)).collect()),
         routing_imbalance: s.routing_imbalance,
         deepep: s.deepep.then_some(true),
         mtp_layers: s.mtp_layers,
         ..ScenarioOverrides::default()
     }
+}
+
+/// The block prefixes the TUI's units panel shortens (`attn.q`), with the full names
+/// `--recompute-units` and presets name them by (`attention.q`).
+const SHORT_BLOCK_NAMES: [(&str, &str); 2] = [("attn.", "attention."), ("emb.", "embedding.")];
+
+/// A `--recompute-units` name as the model names it: the units panel's short form
+/// (`attn.q`) becomes the full one (`attention.q`); every other name stays as it is.
+pub fn full_unit_name(name: &str) -> String {
+    SHORT_BLOCK_NAMES
+        .iter()
+        .find_map(|(short, full)| name.strip_prefix(short).map(|rest| format!("{full}{rest}")))
+        .unwrap_or_else(|| name.to_string())
 }
 
 /// The scenario a command starts from, before the flags: the named preset as it is, or,

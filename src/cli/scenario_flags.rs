@@ -190,7 +190,8 @@ pub struct SettingFlags {
     /// backward, as Megatron-Core's activation_func_fp8_input_store and DeepSeek-V3 do.
     #[arg(long = "activation-func-fp8-input-store")]
     pub activation_func_fp8_input_store: bool,
-    /// Units the named strategy recomputes (names as in `units --json`, e.g. ln_out,gelu_out).
+    /// Units the named strategy recomputes (names as in `units --json`, e.g. ln_out,gelu_out;
+    /// the TUI units panel's `attn.q` is `attention.q`).
     #[arg(
         long = "recompute-units",
         value_name = "NAME,...",

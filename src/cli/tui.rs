@@ -39,8 +39,21 @@ fn user_themes(dir: Option<&PathBuf>) -> (Vec<Theme>, Vec<(PathBuf, String)>) {
     (themes, errors)
 }
 
+/// The refusal `plan` gives for a scenario whose model cannot be built as the flags ask
+/// (recompute units the model does not have, ...), with the flags named as `plan` names
+/// them; `Ok` where `plan` would go on to solve.
+fn refuse_as_plan_does(scenario: &pipescope::Scenario) -> Result<(), String> {
+    pipescope::Anatomy::build(scenario)
+        .map(|_| ())
+        .map_err(|e| super::scenario_args::name_flags(&e.to_string()))
+}
+
 /// Opens the TUI on the scenario the flags describe.
 pub fn run(args: &ScenarioArgs) -> Result<(), String> {
+    // The flags first, refused as `plan` refuses them (before the terminal is asked for):
+    // the UI never opens on a scenario the command line would not plan.
+    let (scenario, catalog) = args.to_tui_scenario()?;
+    refuse_as_plan_does(&scenario)?;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         return Err(
             "the interactive view needs a terminal (stdin and stdout are not both one); \
@@ -52,7 +65,6 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
     // A test hook: debug (and test) builds only, so a release build always shows the engine.
     let fixture_mode =
         cfg!(debug_assertions) && std::env::var_os("PIPESCOPE_FIXTURE").is_some_and(|v| v == "1");
-    let (scenario, catalog) = args.to_tui_scenario()?;
     let scenario_name = scenario.name.clone();
     let config = user_config_dir();
     // The file the scenario came from, reloaded when it changes: `--preset FILE`, or the

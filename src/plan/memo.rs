@@ -7,7 +7,7 @@
 //! (identical, not approximated).
 //!
 //! A [`KnapsackCache`] starts empty for a lone request; a [`KnapsackShelf`] (one per sweep,
-//! shared by its workers) hands every solve the cache of answers earlier solves on the same
+//! shared by its workers, or one for all the sweeps of the TUI's sweep cache) hands every solve the cache of answers earlier solves on the same
 //! knapsack anatomy stored, and the knapsack's spare buffers of a solve that ended.
 
 use std::cell::{RefCell, RefMut};

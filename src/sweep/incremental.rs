@@ -13,6 +13,12 @@
 //!   cannot use, a value edited and edited back) reuses its figures; any other is solved
 //!   again.
 //!
+//! - the stage knapsack answers, in a [`KnapsackShelf`] keyed by the anatomy print the
+//!   knapsack reads and the whole stage question (block counts, in-flight count, stage
+//!   budget, ...): an edit that leaves a layout's anatomy print as it was (the budget, an
+//!   overlap, the global batch) asks its solves' questions of the answers earlier sweeps
+//!   stored, and only the new questions are solved.
+//!
 //! [`sweep_cached`] starts from the same candidates as [`super::sweep`] (bounds, candidates
 //! in order of the time bound) and runs the same worker loop with the same proven cuts, so
 //! it answers exactly what that answers.
@@ -73,11 +79,13 @@ impl Solved {
     }
 }
 
-/// What sweeps share with the next ones: generated schedules and solved configurations.
-/// It may be shared between threads; results never depend on what it holds.
+/// What sweeps share with the next ones: generated schedules, stage knapsack answers and
+/// solved configurations. It may be shared between threads; results never depend on what
+/// it holds.
 #[derive(Default)]
 pub struct SweepCache {
     memo: ScheduleMemo,
+    knapsacks: KnapsackShelf,
     solved: Mutex<HashMap<String, Solved>>,
     reused: AtomicUsize,
     solves: AtomicUsize,
@@ -101,6 +109,7 @@ impl std::fmt::Debug for SweepCache {
             .len();
         f.debug_struct("SweepCache")
             .field("remembered", &remembered)
+            .field("knapsacks", &self.knapsacks)
             .field("last", &self.last())
             .finish_non_exhaustive()
     }
@@ -113,6 +122,11 @@ impl SweepCache {
             reused: self.reused.load(Ordering::Relaxed),
             solved: self.solves.load(Ordering::Relaxed),
         }
+    }
+
+    /// Stage knapsack answers kept for the next sweeps, all anatomies together.
+    pub fn knapsack_answers(&self) -> usize {
+        self.knapsacks.answers()
     }
 
     fn lookup(&self, key: &str) -> Option<Solved> {
@@ -157,7 +171,6 @@ pub fn sweep_cached(
         budget,
         cache,
         cancel,
-        knapsacks: KnapsackShelf::default(),
     };
     Ok(workers::run(
         candidates(base, &configs, budget, false),
@@ -180,15 +193,14 @@ fn key_of(scenario: &Scenario) -> String {
     format!("{s:?}")
 }
 
-/// What the workers read: the sweep's settings, the cache and the stage knapsack answers of
-/// this sweep's solves so far.
+/// What the workers read: the sweep's settings and the cache (whose knapsack shelf holds the
+/// stage answers of this sweep's solves so far and of earlier sweeps').
 struct Job<'a> {
     base: &'a Scenario,
     tokens: f64,
     budget: u64,
     cache: &'a SweepCache,
     cancel: &'a Cancel,
-    knapsacks: KnapsackShelf,
 }
 
 impl Job<'_> {
@@ -232,7 +244,7 @@ impl Job<'_> {
             memo: Some(&self.cache.memo),
             skip_baseline: true,
             figures_only: true,
-            knapsacks: Some(&self.knapsacks),
+            knapsacks: Some(&self.cache.knapsacks),
         };
         let result = solve_on(scenario, anatomy, &options);
         out.solve_time_s = start.elapsed().as_secs_f64();
@@ -362,6 +374,21 @@ mod tests {
         assert!(steps[2].reused > 0, "{steps:?}");
         assert_eq!(steps[4].solved, 0, "{steps:?}");
         assert_eq!(steps[5].solved, 0, "{steps:?}");
+    }
+
+    /// The knapsack shelf outlives a sweep: the stage answers the first sweep stored are
+    /// still there for the next one after an edit (a budget asks new questions of the same
+    /// anatomies, and the old answers stay), and the answer is still the fresh sweep's.
+    #[test]
+    fn the_knapsack_shelf_is_kept_across_sweeps() {
+        let cache = SweepCache::default();
+        let _ = cached(&tiny(30.0), &cache);
+        let first = cache.knapsack_answers();
+        assert!(first > 0, "adapipe solves ask the knapsack");
+        let tight = tiny(8.0);
+        let r = cached(&tight, &cache);
+        assert!(cache.knapsack_answers() >= first);
+        assert_eq!(answer(&r), answer(&fresh(&tight)));
     }
 
     /// A cancelled sweep remembers nothing it cut short: the next sweep still answers as a

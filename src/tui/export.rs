@@ -158,6 +158,30 @@ pub fn write_files(dir: &Path, files: &[(String, String)]) -> Result<Vec<PathBuf
     ))
 }
 
+/// How the export note names a file written at `path`: relative to the working directory
+/// `cwd` when it lies inside it (`gpt3.svg`, `figures/gpt3.svg`, as the reload notes name
+/// files short), else from the home folder (`~/figures/gpt3.svg`), else as it is.
+pub fn as_user_types(path: &Path, cwd: Option<&Path>, home: Option<&Path>) -> PathBuf {
+    let plain: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    if plain.is_relative() {
+        return plain;
+    }
+    if let Some(rest) = cwd.and_then(|c| plain.strip_prefix(c).ok())
+        && !rest.as_os_str().is_empty()
+    {
+        return rest.to_path_buf();
+    }
+    if let Some(rest) = home.and_then(|h| plain.strip_prefix(h).ok())
+        && !rest.as_os_str().is_empty()
+    {
+        return Path::new("~").join(rest);
+    }
+    plain
+}
+
 /// The status line after an export: every path written (and, when the names took a
 /// number, that the earlier files were kept).
 pub(super) fn exported(app: &mut App, result: Result<Vec<PathBuf>, String>) -> Vec<Effect> {
@@ -195,6 +219,31 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
+
+    /// The note names files as the user would type them from where pipescope runs.
+    #[test]
+    fn the_note_names_files_from_the_working_directory() {
+        let (cwd, home) = (Path::new("/work/run"), Path::new("/home/ada"));
+        let at = |p: &str| as_user_types(Path::new(p), Some(cwd), Some(home));
+        assert_eq!(at("./gpt3.svg"), PathBuf::from("gpt3.svg"));
+        assert_eq!(at("/work/run/gpt3.svg"), PathBuf::from("gpt3.svg"));
+        assert_eq!(
+            at("/work/run/figs/gpt3.svg"),
+            PathBuf::from("figs/gpt3.svg")
+        );
+        assert_eq!(
+            at("/home/ada/figs/gpt3.svg"),
+            PathBuf::from("~/figs/gpt3.svg")
+        );
+        assert_eq!(
+            at("/tmp/figs/gpt3.svg"),
+            PathBuf::from("/tmp/figs/gpt3.svg")
+        );
+        assert_eq!(
+            as_user_types(Path::new("/tmp/gpt3.svg"), None, None),
+            PathBuf::from("/tmp/gpt3.svg")
+        );
+    }
 
     fn config_dir(text: Option<&str>) -> PathBuf {
         let dir = std::env::temp_dir().join(format!(

@@ -260,8 +260,10 @@ pub static TABLE: &[&[Binding]] = &[
     ],
 ];
 
-/// Keys of the sweep view, tried before [`TABLE`] while it is open (the other keys keep
-/// their meaning there: an edit cancels the sweep and sweeps the new scenario).
+/// Keys of the sweep view, tried before [`TABLE`] while it is open: ↑↓ pick a row, so Tab
+/// and ⇧Tab (the stages' keys elsewhere; the view shows no stage) pick the parameter that
+/// ← → and digits edit without leaving the view (the other keys keep their meaning there:
+/// an edit cancels the sweep and sweeps the new scenario).
 pub static SWEEP_KEYS: &[Binding] = &[
     b(
         &[Code(KeyCode::Up), Code(Char('k'))],
@@ -280,6 +282,12 @@ pub static SWEEP_KEYS: &[Binding] = &[
         Action::SweepLoad,
         "⏎ loads it into the explorer",
     ),
+    b(
+        &[Code(KeyCode::Tab)],
+        Action::NextField,
+        "Tab ⇧Tab pick the parameter (← → or digits edit it; it sweeps again)",
+    ),
+    b(&[Code(KeyCode::BackTab)], Action::PrevField, ""),
 ];
 
 /// Keys of the help overlay, tried before [`TABLE`] while it is open.

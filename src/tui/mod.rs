@@ -224,7 +224,15 @@ pub fn run(opts: Options) -> Result<(), String> {
                 Effect::Export(files) => {
                     let config = crate::scenario::presets::user_config_dir();
                     let result = export::export_dir(config.as_deref())
-                        .and_then(|dir| export::write_files(&dir, &files));
+                        .and_then(|dir| export::write_files(&dir, &files))
+                        .map(|paths| {
+                            let cwd = std::env::current_dir().ok();
+                            let home = std::env::var_os("HOME").map(PathBuf::from);
+                            paths
+                                .iter()
+                                .map(|p| export::as_user_types(p, cwd.as_deref(), home.as_deref()))
+                                .collect()
+                        });
                     pending.extend(update::update(&mut app, Action::Exported(result)));
                 }
                 Effect::Save { file_name, text } => {

@@ -81,8 +81,8 @@ fn the_lesson_steps_through_the_schedules_and_follows_p_and_m() {
     t.wait_text("27.3%");
     t.keys(&["n"]);
     t.wait_text("lesson 2/12: 1f1b");
-    // m 8 -> 9 (stages -> tp -> dp -> sp -> micro): 1F1B's bubble becomes 3/12.
-    t.keys(&["j", "j", "j", "j", "l"]);
+    // m 8 -> 9 (the lesson moves between p and m only): 1F1B's bubble becomes 3/12.
+    t.keys(&["j", "l"]);
     t.wait_text("micro m   9");
     t.wait_text("25.0%");
     for _ in 0..7 {

@@ -48,8 +48,14 @@ pub(super) fn edit(app: &mut App, action: Action) -> Vec<Effect> {
 
 fn move_field(app: &mut App, delta: i32) -> Vec<Effect> {
     // The cycle runs over the rows shown (the expert rows only for a mixture of experts);
-    // from a field no longer shown it goes to its neighbour in the full list.
-    let fields = Field::shown_in(&app.scenario);
+    // from a field no longer shown it goes to its neighbour in the full list. In the lesson
+    // only its own sizes, p and m, take edits (the panel's title says so): the cycle is
+    // those two, so that ← → never edit a scenario the lesson does not show.
+    let fields = if matches!(app.mode, Mode::Lesson { .. }) {
+        vec![Field::Stages, Field::MicroBatches]
+    } else {
+        Field::shown_in(&app.scenario)
+    };
     let n = fields.len().max(1);
     let j = match fields.iter().position(|f| *f == app.field) {
         Some(i) if delta > 0 => (i + 1) % n,

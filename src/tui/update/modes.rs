@@ -6,6 +6,7 @@ use super::resolve;
 use crate::plan::Strategy;
 use crate::tui::action::{Action, Effect};
 use crate::tui::app::{App, Mode, STORY};
+use crate::tui::fields::Field;
 use crate::tui::lesson::{self, LESSON};
 
 /// Longest help filter.
@@ -137,6 +138,13 @@ pub(super) fn toggle_lesson(app: &mut App) -> Vec<Effect> {
     app.compare = None;
     app.details = None;
     app.lesson_scroll = 0;
+    // The lesson's own sizes are the fields it edits: the selection starts on p there.
+    if matches!(app.mode, Mode::Lesson { .. })
+        && !matches!(app.field, Field::Stages | Field::MicroBatches)
+    {
+        app.field = Field::Stages;
+        app.typing = None;
+    }
     refresh_lesson(app);
     resolve(app)
 }

@@ -31,10 +31,11 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         return;
     }
     let theme = &app.theme;
-    let title = match app.mode {
-        Mode::Compare => " params (B: edit) ",
-        Mode::Lesson { .. } => " params (lesson: p, m) ",
-        _ => " params ",
+    // The longest form that fits whole (its closing space too), the plain one last.
+    let forms: &[&str] = match app.mode {
+        Mode::Compare => &[" params (B: edit) "],
+        Mode::Lesson { .. } => &[" params (lesson: p, m) ", " params (p, m) "],
+        _ => &[],
     };
     // The count of fields above the view goes on the top border: where it leaves the title
     // too little room, the title is the short one (the count wrote over "(B: edit)").
@@ -49,11 +50,11 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     } else {
         0
     });
-    let title = if title.trim_end().chars().count() <= room {
-        title
-    } else {
-        " params "
-    };
+    let title = forms
+        .iter()
+        .copied()
+        .find(|t| t.chars().count() <= room)
+        .unwrap_or(" params ");
     let inner = super::panel(title, theme, area, buf);
     // Story mode shows the step's strategy (and schedule), the one the views draw.
     let story_scenario = match app.mode {

@@ -148,6 +148,8 @@ pub fn hints(app: &App) -> &'static [(&'static str, &'static str)] {
         Mode::Normal if app.sweep.open => &[
             ("↑↓", "pick"),
             ("⏎", "load"),
+            ("Tab", "parameter"),
+            ("←→", "edit"),
             ("o", "back"),
             ("?", "help"),
             ("q", "quit"),

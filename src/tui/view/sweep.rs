@@ -432,13 +432,61 @@ struct Columns {
     experts: bool,
 }
 
-/// One line of the ranked list: layout `t×cp×p×d`, batch split, chunks, flags (sequence
-/// parallelism `S`; the ZeRO stage `1` or `3`; fp8 `8`; `·` for off, 0 and bf16), schedule,
-/// iteration time, peak, then the strategies (several when they tie), cut with "…" to
-/// `width`.
-fn row_text(r: &Row, strategies: &str, cols: &Columns, width: usize) -> String {
+/// A column of the ranked list, in the order drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Layout,
+    Ep,
+    B,
+    M,
+    Chunks,
+    Flags,
+    Schedule,
+    Iter,
+    Gib,
+    Strategy,
+}
+
+/// The columns a narrow list keeps first, most telling first: the layout and the time it
+/// is ranked by, then the others ([`hidden_columns`] picks among them by what differs).
+const KEEP_FIRST: [Col; 10] = [
+    Col::Layout,
+    Col::Iter,
+    Col::Gib,
+    Col::Schedule,
+    Col::Strategy,
+    Col::M,
+    Col::B,
+    Col::Chunks,
+    Col::Flags,
+    Col::Ep,
+];
+
+/// The header's cells, as wide as the lines' cells.
+fn header_cells(cols: &Columns) -> Vec<(Col, String)> {
+    let (sw, tw, gw) = (cols.schedule, cols.time, cols.gib_w);
+    let mut out = vec![(Col::Layout, format!("{:<9}", "t×cp×p×d"))];
+    if cols.experts {
+        out.push((Col::Ep, format!("{:>5}", "ep")));
+    }
+    out.extend([
+        (Col::B, format!("{:>2}", "b")),
+        (Col::M, format!("{:>4}", "m")),
+        (Col::Chunks, "v".to_string()),
+        (Col::Flags, format!("{:<3}", "fl")),
+        (Col::Schedule, format!("{:<sw$}", "schedule")),
+        (Col::Iter, format!("{:>tw$}", "iter")),
+        (Col::Gib, format!("{:>gw$}", "GiB")),
+        (Col::Strategy, "strategy".to_string()),
+    ]);
+    out
+}
+
+/// One line's cells: layout `t×cp×p×d`, batch split, chunks, flags (sequence parallelism
+/// `S`; the ZeRO stage `1` or `3`; fp8 `8`; `·` for off, 0 and bf16), schedule, iteration
+/// time, peak, then the strategies (several when they tie).
+fn row_cells(r: &Row, strategies: &str, cols: &Columns) -> Vec<(Col, String)> {
     let c = &r.config;
-    let layout = format!("{}×{}×{}×{}", c.t, c.cp, c.p, c.d);
     let flags = format!(
         "{}{}{}",
         if c.sp { "S" } else { "·" },
@@ -450,26 +498,146 @@ fn row_text(r: &Row, strategies: &str, cols: &Columns, width: usize) -> String {
         if c.precision.is_fp8() { "8" } else { "·" }
     );
     let (sw, tw, gw, gd) = (cols.schedule, cols.time, cols.gib_w, cols.gib);
-    let layout = if cols.experts {
+    let layout = format!("{}×{}×{}×{}", c.t, c.cp, c.p, c.d);
+    let mut out = vec![(Col::Layout, format!("{layout:<9}"))];
+    if cols.experts {
         let ep = if c.etp > 1 {
             format!("{}/{}", c.ep, c.etp)
         } else {
             c.ep.to_string()
         };
-        format!("{layout:<9} {ep:>5}")
-    } else {
-        format!("{layout:<9}")
+        out.push((Col::Ep, format!("{ep:>5}")));
+    }
+    out.extend([
+        (Col::B, format!("{:>2}", c.b)),
+        (Col::M, format!("{:>4}", c.m)),
+        (Col::Chunks, c.chunks.to_string()),
+        (Col::Flags, flags),
+        (
+            Col::Schedule,
+            format!("{:<sw$}", cut(c.schedule.name(), sw)),
+        ),
+        (
+            Col::Iter,
+            format!("{:>tw$}", format::time_sig(r.iteration_time_s, cols.sig)),
+        ),
+        (
+            Col::Gib,
+            format!("{:>gw$.gd$}", r.peak_memory_bytes as f64 / GIB),
+        ),
+        (Col::Strategy, strategies.to_string()),
+    ]);
+    out
+}
+
+/// The cells not in `hidden`, joined by spaces and cut with "…" to `width`.
+fn join_cells(cells: &[(Col, String)], hidden: &[Col], width: usize) -> String {
+    let text: Vec<&str> = cells
+        .iter()
+        .filter(|(c, _)| !hidden.contains(c))
+        .map(|(_, t)| t.as_str())
+        .collect();
+    cut(&text.join(" "), width)
+}
+
+/// One line of the ranked list ([`row_cells`]) with every column, cut with "…" to `width`.
+#[cfg(test)]
+fn row_text(r: &Row, strategies: &str, cols: &Columns, width: usize) -> String {
+    join_cells(&row_cells(r, strategies, cols), &[], width)
+}
+
+/// The columns to leave out so that lines of `width` keep what tells them apart (`lines`:
+/// each line's cells; none when every line fits whole). The layout and the time stay
+/// (where they fit); then, while two lines read the same, the column that tells the most
+/// such pairs apart (the first of [`KEEP_FIRST`] on a tie); then the others in that order,
+/// while they fit. The strategies come last on a line and may be cut.
+fn hidden_columns(lines: &[Vec<(Col, String)>], width: usize) -> Vec<Col> {
+    let widest = |col: Col| {
+        lines
+            .iter()
+            .filter_map(|cells| cells.iter().find(|(c, _)| *c == col))
+            .map(|(_, t)| t.chars().count())
+            .max()
     };
-    let text = format!(
-        "{layout} {:>2} {:>4} {} {flags} {:<sw$} {:>tw$} {:>gw$.gd$} {strategies}",
-        c.b,
-        c.m,
-        c.chunks,
-        cut(c.schedule.name(), sw),
-        format::time_sig(r.iteration_time_s, cols.sig),
-        r.peak_memory_bytes as f64 / GIB,
-    );
-    cut(&text, width)
+    let present: Vec<Col> = KEEP_FIRST
+        .iter()
+        .copied()
+        .filter(|&c| widest(c).is_some())
+        .collect();
+    let whole: usize = present.iter().filter_map(|&c| widest(c)).sum::<usize>() + present.len();
+    if whole.saturating_sub(1) <= width {
+        return Vec::new();
+    }
+    // A column's room on the line: its widest cell and a space (the strategies: a few
+    // letters, cut after).
+    let room = |col: Col| {
+        1 + if col == Col::Strategy {
+            4
+        } else {
+            widest(col).unwrap_or(0)
+        }
+    };
+    let value = |cells: &Vec<(Col, String)>, col: Col| {
+        cells
+            .iter()
+            .find(|(c, _)| *c == col)
+            .map(|(_, t)| t.clone())
+    };
+    let key = |cells: &Vec<(Col, String)>, kept: &[Col]| -> Vec<Option<String>> {
+        kept.iter().map(|&c| value(cells, c)).collect()
+    };
+    // Pairs of lines that read the same on the kept columns.
+    let alike = |kept: &[Col]| -> Vec<(usize, usize)> {
+        let keys: Vec<_> = lines.iter().map(|l| key(l, kept)).collect();
+        let mut out = Vec::new();
+        for i in 0..keys.len() {
+            for j in i + 1..keys.len() {
+                if keys[i] == keys[j] {
+                    out.push((i, j));
+                }
+            }
+        }
+        out
+    };
+    let mut kept: Vec<Col> = Vec::new();
+    let mut used = 0;
+    for col in [Col::Layout, Col::Iter] {
+        if present.contains(&col) && used + room(col) <= width + 1 {
+            used += room(col);
+            kept.push(col);
+        }
+    }
+    loop {
+        let pairs = alike(&kept);
+        let fits = |c: &Col| !kept.contains(c) && used + room(*c) <= width + 1;
+        let next = if pairs.is_empty() {
+            present.iter().copied().find(|c| fits(c))
+        } else {
+            // The column that tells the most alike pairs apart (the first on a tie).
+            present
+                .iter()
+                .copied()
+                .filter(|c| fits(c))
+                .map(|c| {
+                    let apart = pairs
+                        .iter()
+                        .filter(|&&(i, j)| value(&lines[i], c) != value(&lines[j], c))
+                        .count();
+                    (apart, c)
+                })
+                .filter(|&(apart, _)| apart > 0)
+                .fold(None, |best: Option<(usize, Col)>, (apart, c)| match best {
+                    Some((b, _)) if b >= apart => best,
+                    _ => Some((apart, c)),
+                })
+                .map(|(_, c)| c)
+                .or_else(|| present.iter().copied().find(|c| fits(c)))
+        };
+        let Some(col) = next else { break };
+        used += room(col);
+        kept.push(col);
+    }
+    present.into_iter().filter(|c| !kept.contains(c)).collect()
 }
 
 fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
@@ -507,15 +675,23 @@ fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
         gib_w: (gib + 3).max(3),
         experts: r.rows.iter().any(|row| row.config.ep * row.config.etp > 1),
     };
-    let (sw, tw, gw) = (cols.schedule, cols.time, cols.gib_w);
-    let layout = if cols.experts {
-        format!("{:<9} {:>5}", "t×cp×p×d", "ep")
-    } else {
-        format!("{:<9}", "t×cp×p×d")
+    let strategies_of = |line: &Vec<usize>| -> String {
+        line.iter()
+            .map(|&i| r.rows[i].config.strategy.name())
+            .collect::<Vec<_>>()
+            .join(",")
     };
+    // Every line's cells (a few dozen lines), to find the columns that tell none apart.
+    let all_cells: Vec<Vec<(Col, String)>> = lines_all
+        .iter()
+        .map(|l| row_cells(&r.rows[l[0]], &strategies_of(l), &cols))
+        .collect();
+    // The columns are chosen by what tells the lines of this page apart.
+    let page: Vec<Vec<(Col, String)>> = all_cells.iter().skip(first).take(rows).cloned().collect();
+    let hidden = hidden_columns(&page, width);
     let header = format!(
-        "  {layout} {:>2} {:>4} v {:<3} {:<sw$} {:>tw$} {:>gw$} strategy",
-        "b", "m", "fl", "schedule", "iter", "GiB"
+        "  {}",
+        join_cells(&header_cells(&cols), &hidden, usize::MAX)
     );
     // Where the page is, on the header line's right (the header cut with "…" for it).
     let pos = (lines_all.len() > rows).then(|| format!(" {}/{} ", selected + 1, lines_all.len()));
@@ -523,17 +699,12 @@ fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
     let mut lines = vec![Line::styled(cut(&header, header_room), theme.muted())];
     for (k, line) in shown.iter().enumerate() {
         let k = first + k;
-        let row = &r.rows[line[0]];
-        let strategies: Vec<&str> = line
-            .iter()
-            .map(|&i| r.rows[i].config.strategy.name())
-            .collect();
         let mark = if line.iter().any(|i| r.pareto.contains(i)) {
             "◆ "
         } else {
             "  "
         };
-        let text = row_text(row, &strategies.join(","), &cols, width);
+        let text = join_cells(&all_cells[k], &hidden, width);
         if k == selected {
             lines.push(Line::styled(format!("{mark}{text}"), theme.selected()));
         } else {
@@ -602,6 +773,49 @@ mod tests {
         assert_eq!(figures_apart(&[177.2, 177.2, 180.0]), 4);
         assert_eq!(figures_apart(&[82.544, 82.740]), 4);
         assert_eq!(figures_apart(&[82.544, 82.549]), 4);
+    }
+
+    /// Two lines that differ only in peak and strategy, at a width that cuts both: the
+    /// layout, the time and the peak that tells them apart stay, columns that tell nothing
+    /// apart go, so the lines stay apart (cut at the end they read the same).
+    #[test]
+    fn a_narrow_list_leaves_out_the_columns_that_tell_no_line_apart() {
+        let sc = crate::tui::fixture::scenario("gpt3");
+        let r = crate::tui::fixture::sweep::result(&sc, 64, 64);
+        let cols = Columns {
+            schedule: 7,
+            sig: 4,
+            time: 6,
+            gib: 1,
+            gib_w: 5,
+            experts: false,
+        };
+        let a = r.rows[0].clone();
+        let mut b = a.clone();
+        b.config.strategy = crate::scenario::Strategy::Full;
+        b.peak_memory_bytes = a.peak_memory_bytes + (10 << 30);
+        let width = 34;
+        assert_eq!(
+            row_text(&a, "adapipe", &cols, width),
+            row_text(&b, "full", &cols, width),
+            "the case this test is for: cut at the end, the lines read the same"
+        );
+        let lines = vec![
+            row_cells(&a, "adapipe", &cols),
+            row_cells(&b, "full", &cols),
+        ];
+        let hidden = hidden_columns(&lines, width);
+        let (ta, tb) = (
+            join_cells(&lines[0], &hidden, width),
+            join_cells(&lines[1], &hidden, width),
+        );
+        assert_ne!(ta, tb);
+        assert!(ta.chars().count() <= width && tb.chars().count() <= width);
+        for col in [Col::Layout, Col::Iter, Col::Gib] {
+            assert!(!hidden.contains(&col), "{col:?} in {hidden:?}");
+        }
+        // Wide enough for everything, nothing is left out.
+        assert!(hidden_columns(&lines, 200).is_empty());
     }
 
     #[test]
