@@ -321,22 +321,15 @@ fn with_experts_the_bounds_hold_and_pruning_keeps_the_answer() {
     assert_eq!(fast.pareto, full.pareto);
 }
 
-/// `adapipe` on the multi-chunk schedules with budgets from tight to roomy: the floors known
-/// before the partition search (time at each peak, memory from the micro-batches every chunk
-/// holds) and the second pass they put solves off to leave the answer as solving everything
-/// gives it, and stop some solves before their search.
-#[test]
-fn floors_before_the_search_keep_the_answer_on_multi_chunk_adapipe() {
+/// Sweeps `schedules` with `adapipe`, `full` and `none` at budgets from tight to roomy, pruned
+/// and exhaustively: the answers (ranked, front and their figures) are the same, and the floors
+/// known before the partition search stop at least one solve before its search.
+fn floors_keep_the_answer(schedules: &[ScheduleKind]) {
     let mut stopped = 0;
     for budget_gib in [3.0, 3.5, 4.5, 6.0, 40.0] {
         let base = tiny(budget_gib);
         let sp = SweepSpace {
-            schedules: vec![
-                ScheduleKind::Interleaved,
-                ScheduleKind::VHalf,
-                ScheduleKind::ZbV,
-                ScheduleKind::OneFOneB,
-            ],
+            schedules: schedules.to_vec(),
             strategies: vec![Strategy::AdaPipe, Strategy::Full, Strategy::None],
             ..space(&[8, 16], 32)
         };
@@ -359,34 +352,23 @@ fn floors_before_the_search_keep_the_answer_on_multi_chunk_adapipe() {
     assert!(stopped > 0, "no solve was stopped part-way");
 }
 
-/// On single-chunk schedules (1F1B, ZB-H1) with budgets from tight to roomy, the `adapipe`
-/// floors before the partition search (time at each peak, split in blocks over the devices,
-/// each at its own in-flight count) leave the answer as solving everything gives it.
+/// `adapipe` on the multi-chunk schedules: the floors known before the partition search (time
+/// at each peak, memory from the micro-batches every chunk holds) and the second pass they put
+/// solves off to leave the answer as solving everything gives it.
+#[test]
+fn floors_before_the_search_keep_the_answer_on_multi_chunk_adapipe() {
+    floors_keep_the_answer(&[
+        ScheduleKind::Interleaved,
+        ScheduleKind::VHalf,
+        ScheduleKind::ZbV,
+        ScheduleKind::OneFOneB,
+    ]);
+}
+
+/// On single-chunk schedules (1F1B, ZB-H1), the `adapipe` floors before the partition search
+/// (time at each peak, split in blocks over the devices, each at its own in-flight count)
+/// leave the answer as solving everything gives it.
 #[test]
 fn floors_before_the_search_keep_the_answer_on_single_chunk_adapipe() {
-    let mut stopped = 0;
-    for budget_gib in [3.0, 3.5, 4.5, 6.0, 40.0] {
-        let base = tiny(budget_gib);
-        let sp = SweepSpace {
-            schedules: vec![ScheduleKind::OneFOneB, ScheduleKind::ZbH1],
-            strategies: vec![Strategy::AdaPipe, Strategy::Full, Strategy::None],
-            ..space(&[8, 16], 32)
-        };
-        let fast = run(&base, &sp, 3, false);
-        let full = run(&base, &sp, 3, true);
-        assert_eq!(fast.ranked, full.ranked, "{budget_gib} GiB");
-        assert_eq!(fast.pareto, full.pareto, "{budget_gib} GiB");
-        for &i in fast.ranked.iter().chain(&fast.pareto) {
-            let (a, b) = (&fast.rows[i], &full.rows[i]);
-            assert_eq!(a.config, b.config);
-            assert_eq!(a.iteration_time_s, b.iteration_time_s);
-            assert_eq!(a.peak_memory_bytes, b.peak_memory_bytes);
-        }
-        stopped += fast
-            .rows
-            .iter()
-            .filter(|r| r.status == SweepStatus::Pruned && r.solve_time_s > 0.0)
-            .count();
-    }
-    assert!(stopped > 0, "no solve was stopped part-way");
+    floors_keep_the_answer(&[ScheduleKind::OneFOneB, ScheduleKind::ZbH1]);
 }
