@@ -667,6 +667,32 @@ pub(crate) mod testcase {
         s.plan.memory_budget_bytes = per_device + (per_device / 8) * (1 + next(40));
         (s, anatomy)
     }
+
+    /// `(s, anatomy)` with, drawn from `next`, data parallelism 1, 2 or 4 whose gradient
+    /// reduction may follow the pipeline work (so that a floor's end-of-iteration tail is
+    /// exercised); unchanged where the budget does not let the anatomy be rebuilt.
+    pub(crate) fn with_data_parallel(
+        (s, anatomy): (Scenario, Anatomy),
+        next: &mut impl FnMut(u64) -> u64,
+    ) -> (Scenario, Anatomy) {
+        let mut wide = s.clone();
+        wide.parallel.dp = [1, 2, 4][next(3) as usize];
+        wide.plan.overlap_grad_reduce = next(2) == 0;
+        match Anatomy::build(&wide) {
+            Ok(a) => (wide, a),
+            Err(_) => (s, anatomy),
+        }
+    }
+
+    /// The largest peak memory of any device in `simulation`.
+    pub(crate) fn peak_bytes(simulation: &crate::sim::Simulation) -> u64 {
+        simulation
+            .devices
+            .iter()
+            .map(|d| d.peak_memory_bytes)
+            .max()
+            .unwrap()
+    }
 }
 
 #[cfg(test)]

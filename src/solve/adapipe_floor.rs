@@ -358,16 +358,9 @@ mod tests {
                 ScheduleKind::OneFOneB,
                 ScheduleKind::ZbH1,
             ][next(5) as usize];
-            let (mut s, mut anatomy) =
+            let small =
                 crate::solve::testcase::small(case % 3 == 0, (kind, Strategy::AdaPipe), &mut next);
-            // Data parallelism whose gradient reduction may follow the pipeline work: the
-            // floor's end-of-iteration tail (where the budget lets the anatomy be rebuilt).
-            let mut wide = s.clone();
-            wide.parallel.dp = [1, 2, 4][next(3) as usize];
-            wide.plan.overlap_grad_reduce = next(2) == 0;
-            if let Ok(a) = crate::anatomy::Anatomy::build(&wide) {
-                (s, anatomy) = (wide, a);
-            }
+            let (s, anatomy) = crate::solve::testcase::with_data_parallel(small, &mut next);
             let asked = Mutex::new(Vec::new());
             // The bounds of the whole solve (the first, before the search, may come with a
             // memory floor; the later ones with peak 0); a candidate plan's own floor and
@@ -436,16 +429,9 @@ mod below_tests {
                 ScheduleKind::OneFOneB,
                 ScheduleKind::ZbH1,
             ][next(4) as usize];
-            let (mut s, mut anatomy) =
+            let small =
                 crate::solve::testcase::small(case % 3 == 0, (kind, Strategy::AdaPipe), &mut next);
-            // Data parallelism whose gradient reduction may follow the pipeline work: the
-            // floor's end-of-iteration tail (where the budget lets the anatomy be rebuilt).
-            let mut wide = s.clone();
-            wide.parallel.dp = [1, 2, 4][next(3) as usize];
-            wide.plan.overlap_grad_reduce = next(2) == 0;
-            if let Ok(a) = crate::anatomy::Anatomy::build(&wide) {
-                (s, anatomy) = (wide, a);
-            }
+            let (s, anatomy) = crate::solve::testcase::with_data_parallel(small, &mut next);
             let budget = s.plan.memory_budget_bytes;
             let curve = Mutex::new(Vec::new());
             let stop = |_: f64, _: u64| false;
@@ -468,13 +454,7 @@ mod below_tests {
                 continue;
             };
             let time = run.simulation.makespan;
-            let peak = run
-                .simulation
-                .devices
-                .iter()
-                .map(|d| d.peak_memory_bytes)
-                .max()
-                .unwrap();
+            let peak = crate::solve::testcase::peak_bytes(&run.simulation);
             let curve = curve.into_inner().unwrap();
             if curve.is_empty() {
                 continue;

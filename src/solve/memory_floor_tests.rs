@@ -144,13 +144,7 @@ fn the_memory_floor_never_exceeds_the_simulated_peak() {
         ) else {
             continue;
         };
-        let peak = run
-            .simulation
-            .devices
-            .iter()
-            .map(|d| d.peak_memory_bytes)
-            .max()
-            .unwrap();
+        let peak = crate::solve::testcase::peak_bytes(&run.simulation);
         let asked = asked.into_inner().unwrap();
         let Some(&(t, floor)) = asked.first() else {
             continue;

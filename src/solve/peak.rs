@@ -260,13 +260,7 @@ mod tests {
             ) else {
                 continue;
             };
-            let peak = run
-                .simulation
-                .devices
-                .iter()
-                .map(|d| d.peak_memory_bytes)
-                .max()
-                .unwrap();
+            let peak = crate::solve::testcase::peak_bytes(&run.simulation);
             let time = run.simulation.makespan;
             let asked = asked.into_inner().unwrap();
             let exact: Vec<_> = asked.iter().filter(|a| a.1 > 0).collect();
