@@ -145,13 +145,7 @@ mod tests {
     /// where an empty range asks nothing (the greedy's relaxation).
     #[test]
     fn the_bound_is_the_least_over_every_split() {
-        let mut state = 3u64;
-        let mut next = |k: u64| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) % k
-        };
+        let mut next = crate::solve::testcase::rng(3);
         let mut close = 0;
         for case in 0..300 {
             let n = 2 + next(7) as usize;

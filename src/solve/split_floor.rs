@@ -60,13 +60,7 @@ mod tests {
     /// fits), the greedy answer equals the least largest cost over every split.
     #[test]
     fn the_greedy_matches_every_split() {
-        let mut state = 7u64;
-        let mut next = |n: u64| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) % n
-        };
+        let mut next = crate::solve::testcase::rng(7);
         for _ in 0..300 {
             let devices = 1 + next(4) as usize;
             let units = next(9) as u32;
