@@ -36,6 +36,16 @@ impl BlockKind {
         }
     }
 
+    /// The short name the UI's units panel shows (`attn.q`), which `--recompute-units` also
+    /// takes in place of [`BlockKind::name`].
+    pub fn short_name(self) -> &'static str {
+        match self {
+            BlockKind::Embedding => "emb",
+            BlockKind::Attention => "attn",
+            other => other.name(),
+        }
+    }
+
     /// Every kind, in chain order of first appearance.
     pub const ALL: [BlockKind; 6] = [
         BlockKind::Embedding,

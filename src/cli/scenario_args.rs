@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clap::Args;
 use pipescope::{
-    Catalog, DEFAULT_SCENARIO, MeasuredProfile, PresetKind, Scenario, ScenarioOverrides,
+    BlockKind, Catalog, DEFAULT_SCENARIO, MeasuredProfile, PresetKind, Scenario, ScenarioOverrides,
 };
 
 pub use super::scenario_flags::{
@@ -64,16 +64,16 @@ pub fn setting_overrides(source: &SourceFlags, s: &SettingFlags) -> ScenarioOver
     }
 }
 
-/// The block prefixes the TUI's units panel shortens (`attn.q`), with the full names
-/// `--recompute-units` and presets name them by (`attention.q`).
-const SHORT_BLOCK_NAMES: [(&str, &str); 2] = [("attn.", "attention."), ("emb.", "embedding.")];
-
 /// A `--recompute-units` name as the model names it: the units panel's short form
-/// (`attn.q`) becomes the full one (`attention.q`); every other name stays as it is.
+/// (`attn.q`, [`BlockKind::short_name`]) becomes the full one (`attention.q`); every other
+/// name stays as it is.
 pub fn full_unit_name(name: &str) -> String {
-    SHORT_BLOCK_NAMES
+    BlockKind::ALL
         .iter()
-        .find_map(|(short, full)| name.strip_prefix(short).map(|rest| format!("{full}{rest}")))
+        .find_map(|k| {
+            let rest = name.strip_prefix(k.short_name())?.strip_prefix('.')?;
+            Some(format!("{}.{rest}", k.name()))
+        })
         .unwrap_or_else(|| name.to_string())
 }
 

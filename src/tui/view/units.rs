@@ -26,17 +26,6 @@ fn decision_style(theme: &Theme, d: Decision) -> Style {
     Style::new().fg(color)
 }
 
-fn short(kind: BlockKind) -> &'static str {
-    match kind {
-        BlockKind::Embedding => "emb",
-        BlockKind::Attention => "attn",
-        BlockKind::Mlp => "mlp",
-        BlockKind::Moe => "moe",
-        BlockKind::Mtp => "mtp",
-        BlockKind::Head => "head",
-    }
-}
-
 /// The blocks a stage holds, every chunk's range: `blocks 0–12`, `blocks 0–5, 48–53`.
 pub fn blocks_title(st: &crate::StageOutcome) -> String {
     let ranges: Vec<[usize; 2]> = if st.ranges.is_empty() {
@@ -127,7 +116,11 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     let longest = kinds
         .iter()
         .filter_map(|k| s.units_of(*k).map(|u| (k, u)))
-        .flat_map(|(k, u)| u.names.iter().map(move |n| short(*k).len() + 1 + n.len()))
+        .flat_map(|(k, u)| {
+            u.names
+                .iter()
+                .map(move |n| k.short_name().len() + 1 + n.len())
+        })
         .max()
         .unwrap_or(15);
     let name_w = (longest + 1).min(width / 3).max(6);
@@ -159,7 +152,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
             let name = info
                 .and_then(|u| u.names.get(i))
                 .map_or_else(|| format!("u{i}"), String::clone);
-            let full = format!("{}.{name}", short(kind));
+            let full = format!("{}.{name}", kind.short_name());
             let shown: String = if full.chars().count() < name_w {
                 full
             } else {
