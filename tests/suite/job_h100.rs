@@ -17,8 +17,9 @@
 //! (`overlap_param_sync: true`); Llama 3.1's runs add context parallelism (cp 2, NeMo's
 //! launcher configs `llama3_1_{8b,70b,405b}.yaml`). pipescope models Transformer Engine's
 //! default userbuffer methods; the recipes tune them (`tp_overlap` configs with fewer
-//! multiprocessors and no margin on the bulk overlaps), which the model does not follow
-//! (`unmodelled`). Runs that need a model pipescope cannot describe are recorded in
+//! multiprocessors and no margin on the bulk overlaps: the GPT-3 recipes'
+//! `ub_tp_comm_overlap_cfg` in `nemo_megatron/gpt3_175b_hydra.yaml`), which the model does not
+//! follow (`unmodelled`; docs/model.md, "Overlaps", gives what following them would do). Runs that need a model pipescope cannot describe are recorded in
 //! [`LATER`] with their published figures, not run.
 
 use pipescope::solve;
