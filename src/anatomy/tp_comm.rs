@@ -41,7 +41,7 @@ pub const OVERLAP_SMS: f64 = 16.0;
 const PIPELINE_SPLITS: f64 = 4.0;
 
 /// Compute streams a userbuffers overlap issues its chunks' GEMMs on, round robin
-/// (`_NUM_MAX_UB_STREAMS` 3 in `transformer_engine/pytorch/module/base.py`; the overlap
+/// (`_NUM_MAX_UB_STREAMS` 3 in `transformer_engine/pytorch/cpp_extensions/gemm.py`; the overlap
 /// object keeps `min(3, num_splits)` of them, `comm_gemm_overlap.cpp`): at most this many
 /// chunk GEMMs are in flight together.
 const UB_STREAMS: f64 = 3.0;
