@@ -159,12 +159,44 @@ impl<'a> Machine<'a> {
         if self.sms <= lent || w.flops <= 0.0 {
             return 0.0;
         }
-        let math = if self.fp8 {
-            w.flops / (self.fp8_peak_flops * self.eff.matrix_fp8_at(w.flops))
+        self.layer_math_s(w.flops).min(w.s) * self.sm_stretch(lent)
+    }
+
+    /// The fraction by which math loses time when `lent` of the GPU's streaming
+    /// multiprocessors run communication kernels beside it: `sms / (sms - lent) - 1`; 0 on a
+    /// GPU whose multiprocessors are not known.
+    pub fn sm_stretch(&self, lent: f64) -> f64 {
+        if self.sms <= lent {
+            return 0.0;
+        }
+        self.sms / (self.sms - lent) - 1.0
+    }
+
+    /// The math time of a transformer layer's linear GEMM of `flops` at the layers'
+    /// precision, on the efficiency its own size gets on the GPU's curve.
+    fn layer_math_s(&self, flops: f64) -> f64 {
+        if flops <= 0.0 {
+            0.0
+        } else if self.fp8 {
+            flops / (self.fp8_peak_flops * self.eff.matrix_fp8_at(flops))
         } else {
-            w.flops / (self.peak_flops * self.eff.matrix_at(w.flops))
-        };
-        math.min(w.s) * (self.sms / (self.sms - lent) - 1.0)
+            flops / (self.peak_flops * self.eff.matrix_at(flops))
+        }
+    }
+
+    /// Time a transformer layer's linear GEMM work `w` loses when it runs as `parts` equal
+    /// GEMMs of which `in_flight` run together (Transformer Engine's userbuffers overlaps
+    /// issue each chunk's GEMM on one of a few compute streams, so the chunks in flight fill
+    /// one another's last waves): the parts, taken `in_flight` at a time, each group at the
+    /// efficiency of one GEMM of its combined size, against the whole GEMM. Nothing for one
+    /// part or when all are in flight.
+    pub fn split_gemm_s(&self, w: Work, parts: f64, in_flight: f64) -> f64 {
+        if parts <= 1.0 || w.flops <= 0.0 {
+            return 0.0;
+        }
+        let group = in_flight.clamp(1.0, parts);
+        let split = parts / group * self.layer_math_s(w.flops * group / parts);
+        (split - self.layer_math_s(w.flops)).max(0.0)
     }
 
     /// The same machine running the transformer layers' linear GEMMs in `precision` (fp8

@@ -17,8 +17,9 @@
 //! (`overlap_param_sync: true`); Llama 3.1's runs add context parallelism (cp 2, NeMo's
 //! launcher configs `llama3_1_{8b,70b,405b}.yaml`). pipescope models Transformer Engine's
 //! default userbuffer methods; the recipes tune them (`tp_overlap` configs with fewer
-//! multiprocessors and no margin on the bulk overlaps), which the model does not follow
-//! (`unmodelled`). Runs that need a model pipescope cannot describe are recorded in
+//! multiprocessors and no margin on the bulk overlaps: the GPT-3 recipes'
+//! `ub_tp_comm_overlap_cfg` in `nemo_megatron/gpt3_175b_hydra.yaml`), which the model does not
+//! follow (`unmodelled`; docs/model.md, "Overlaps", gives what following them would do). Runs that need a model pipescope cannot describe are recorded in
 //! [`LATER`] with their published figures, not run.
 
 use pipescope::solve;
@@ -326,14 +327,16 @@ fn published_h100_runs() {
 }
 
 /// The fp8 speed-up of every run with both precisions is within 7 % of the published one
-/// (within 5.5 % today: Llama 3.1 8B's at -5.5 %).
+/// (within 5.5 % today: Llama 3.1 8B's at -5.5 %, GPT-3 VP12's at -5.4 %).
 const SPEEDUP_BOUND: f64 = 0.07;
 
-/// The mean absolute error of the times today is 8.5 %, above the 7 % the model aims at:
+/// The mean absolute error of the times today is 7.5 % (8.5 % before the userbuffers
+/// overlaps' split GEMMs were timed at their chunks' size), above the 7 % the model aims at:
 /// docs/model.md ("Calibration") says what the H100 runs spend that the model leaves out.
 /// This bound only keeps a change from making it worse unnoticed.
-const MEAN_BOUND: f64 = 0.09;
+const MEAN_BOUND: f64 = 0.08;
 
-/// The largest error of one run (15.7 % today, the 24.11 GPT-3 run with 12 virtual stages;
-/// 16.9 % with cuDNN's attention, which its recipe turned off).
+/// The largest error of one run (15.5 % today, the 24.11 GPT-3 run with 12 virtual stages;
+/// 15.7 % with the split GEMMs timed whole, 16.9 % with that and cuDNN's attention, which its
+/// recipe turned off).
 const RUN_BOUND: f64 = 0.16;
