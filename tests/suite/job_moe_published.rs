@@ -330,17 +330,44 @@ fn published_moe_runs_within_the_models_reach_are_within_15_percent_on_average()
 
 /// The four other layouts of Qwen3-235B-A22B on the same 256 H100s (ModelZoo H100 table).
 fn qwen3_235b_layouts() -> Vec<(&'static str, f64, f64)> {
+    qwen3_235b_layout_runs()
+        .into_iter()
+        .map(|r| (r.name, step_s(r.overrides), r.step_s))
+        .collect()
+}
+
+/// One row of the ModelZoo's H100 table of Qwen3-235B-A22B layouts: the scenario as the
+/// check runs it, the published step and the table's expert columns.
+struct LayoutRun {
+    name: &'static str,
+    overrides: ScenarioOverrides,
+    step_s: f64,
+    /// The table's `ETP` column (every row: 1).
+    etp: u32,
+    /// The table's `EDP` column: the expert data-parallel size `t d / (ep etp)`.
+    edp: u64,
+}
+
+/// The four layouts of the ModelZoo's H100 table (`qwen3_235b_layouts`), unsolved.
+fn qwen3_235b_layout_runs() -> Vec<LayoutRun> {
     let run = |o: ScenarioOverrides| {
-        step_s(h100(ScenarioOverrides {
+        h100(ScenarioOverrides {
             model: Some("qwen3-235b-a22b".into()),
             sp: Some(true),
             global_batch: Some(2048),
             ..o
-        }))
+        })
     };
     let named = Some(vec!["layernorm".into(), "moe_act".into()]);
+    let row = |name, overrides, step_s, edp| LayoutRun {
+        name,
+        overrides,
+        step_s,
+        etp: 1,
+        edp,
+    };
     vec![
-        (
+        row(
             "t2 p8 v4 ep32 (DeepEP)",
             run(ScenarioOverrides {
                 tp: Some(2),
@@ -356,8 +383,9 @@ fn qwen3_235b_layouts() -> Vec<(&'static str, f64, f64)> {
                 ..Default::default()
             }),
             19.7,
+            1,
         ),
-        (
+        row(
             "t2 p1 ep8 FSDP b4 full (DeepEP)",
             run(ScenarioOverrides {
                 tp: Some(2),
@@ -371,8 +399,9 @@ fn qwen3_235b_layouts() -> Vec<(&'static str, f64, f64)> {
                 ..Default::default()
             }),
             17.6,
+            32,
         ),
-        (
+        row(
             // Megatron's pipeline split counts the embedding and the loss as a layer each
             // (`--account-for-embedding-in-pipeline-split`, `...-loss-...`): 96 stages.
             "t2 p32 v3 ep8 (alltoall)",
@@ -389,8 +418,9 @@ fn qwen3_235b_layouts() -> Vec<(&'static str, f64, f64)> {
                 ..Default::default()
             }),
             24.2,
+            1,
         ),
-        (
+        row(
             "t4 p8 v4 ep8 (DeepEP)",
             run(ScenarioOverrides {
                 tp: Some(4),
@@ -405,8 +435,42 @@ fn qwen3_235b_layouts() -> Vec<(&'static str, f64, f64)> {
                 ..Default::default()
             }),
             29.0,
+            4,
         ),
     ]
+}
+
+/// The layout checks fold the experts as the runs did. The ModelZoo's
+/// `model_configs/benchmarking/Qwen3-235B-A22B.yaml` sets `--expert-tensor-parallel-size: 1`
+/// from its first commit (b06a6d8, the day before the table's) on, where Megatron-Core would
+/// otherwise take `t` (`megatron/training/arguments.py` at the table's 1e057005: "Default is
+/// None, which will be set to the value of --tensor-model-paralle-size"); the table's ETP
+/// and EDP columns agree with the file, and Megatron's default would not: at `etp = t` the t4
+/// row would have EDP 1 and the t2 p32 row (8 GPUs a stage, ep 8) could not fold at all.
+#[test]
+fn qwen3_235b_layouts_fold_the_experts_as_the_tables_etp_and_edp_columns() {
+    let c = Catalog::builtin();
+    let scenario = |o: &ScenarioOverrides| {
+        let mut s = c.scenario("gpt3-175b-16k").unwrap();
+        o.apply(&mut s, &c).map(|()| s)
+    };
+    for r in qwen3_235b_layout_runs() {
+        let s = scenario(&r.overrides).unwrap();
+        s.validate().unwrap();
+        assert_eq!(s.parallel.etp, r.etp, "{}", r.name);
+        assert_eq!(s.parallel.expert_data_ranks(), r.edp, "{}", r.name);
+        let megatron_default = ScenarioOverrides {
+            etp: Some(s.parallel.tp),
+            ..r.overrides.clone()
+        };
+        let folded = scenario(&megatron_default)
+            .and_then(|s| s.validate().map(|()| s.parallel.expert_data_ranks()));
+        assert!(
+            folded.as_ref().map_or(true, |&edp| edp != r.edp),
+            "{}: etp = t gives the table's EDP too ({folded:?})",
+            r.name
+        );
+    }
 }
 
 #[test]
