@@ -424,6 +424,7 @@ fn a_moe_scenario_round_trips_through_toml_and_bad_model_keys_are_refused() {
     let mut s = moe_scenario("deepseek-v3", 8);
     s.name = "moe-round-trip".into();
     s.plan.routing_imbalance = 1.5;
+    s.plan.cross_entropy_loss_fusion = false;
     s.model.mtp_layers = 0;
     let mut cat = Catalog::builtin();
     cat.add_text("rt.toml", &pipescope::to_toml(&s)).unwrap();
