@@ -547,3 +547,20 @@ fn deepep_inside_a_node_is_costed_at_its_own_rates_and_its_note_says_so() {
         deepep.notes
     );
 }
+
+#[test]
+fn the_megatron_export_says_whether_the_loss_is_fused_as_costed() {
+    // Megatron's `--cross-entropy-loss-fusion` is off unless given; pipescope costs the fused
+    // loss by default, so the export asks for it, and leaves it out where the unfused loss
+    // is costed (`plan.cross_entropy_loss_fusion = false`).
+    let mut s = moe_scenario("qwen3-30b-a3b", 8);
+    let flag = |s: &pipescope::Scenario| {
+        let out = pipescope::solve(s).unwrap();
+        pipescope::megatron_args(s, &out)
+            .unwrap()
+            .contains("--cross-entropy-loss-fusion")
+    };
+    assert!(flag(&s));
+    s.plan.cross_entropy_loss_fusion = false;
+    assert!(!flag(&s));
+}
