@@ -266,6 +266,8 @@ impl Anatomy {
         anatomy.moe.expert_params = moe_params.expert_per_device(ep_etp);
         accumulate_outside_gemm(&mut anatomy, &machine, scenario);
         embedding_gradient(&mut anatomy, &machine, scenario);
+        let losses = f64::from(1 + m.mtp_layers);
+        super::cross_entropy::apply(&mut anatomy, &machine, scenario, tokens * d.vocab, losses);
         if let Some(profile) = &scenario.profile {
             profile.apply(&mut anatomy);
         }

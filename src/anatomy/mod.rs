@@ -15,6 +15,7 @@
 mod build;
 pub mod cluster;
 pub mod cost;
+mod cross_entropy;
 mod expert_comm;
 mod fsdp;
 pub mod megatron_modules;

@@ -110,6 +110,7 @@ pub(crate) fn built_in_code() -> Scenario {
             device_max_connections: 1,
             offload_chunks: None,
             gradient_accumulation_fusion: true,
+            cross_entropy_loss_fusion: true,
         },
         profile: None,
     }

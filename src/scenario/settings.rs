@@ -213,6 +213,12 @@ pub struct PlanSettings {
     /// memory-bound pass, as Megatron-LM of 2021 ran it (PyTorch's autograd accumulating
     /// `param.grad`; `--no-gradient-accumulation-fusion` today).
     pub gradient_accumulation_fusion: bool,
+    /// Megatron's `--cross-entropy-loss-fusion`: on (the default), the loss is costed as a
+    /// cast of the logits to fp32, one fp32 pass and the cast back; off, as Megatron-Core's
+    /// unfused vocabulary-parallel cross-entropy runs it, four more passes over the fp32
+    /// logits in the forward and one more in the backward (docs/model.md, "Mixtures of
+    /// experts": the ModelZoo's 2025 Qwen3-235B runs trained without the flag).
+    pub cross_entropy_loss_fusion: bool,
 }
 
 #[cfg(test)]

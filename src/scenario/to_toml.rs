@@ -285,6 +285,9 @@ pub fn to_toml(s: &Scenario) -> String {
     if !pl.gradient_accumulation_fusion {
         plan.insert("gradient_accumulation_fusion".into(), Value::Boolean(false));
     }
+    if !pl.cross_entropy_loss_fusion {
+        plan.insert("cross_entropy_loss_fusion".into(), Value::Boolean(false));
+    }
     root.insert("plan".into(), Value::Table(plan));
     if let Some(profile) = &s.profile {
         root.insert("profile".into(), Value::Table(profile.to_table()));

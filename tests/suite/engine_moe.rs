@@ -424,6 +424,7 @@ fn a_moe_scenario_round_trips_through_toml_and_bad_model_keys_are_refused() {
     let mut s = moe_scenario("deepseek-v3", 8);
     s.name = "moe-round-trip".into();
     s.plan.routing_imbalance = 1.5;
+    s.plan.cross_entropy_loss_fusion = false;
     s.model.mtp_layers = 0;
     let mut cat = Catalog::builtin();
     cat.add_text("rt.toml", &pipescope::to_toml(&s)).unwrap();
@@ -545,4 +546,21 @@ fn deepep_inside_a_node_is_costed_at_its_own_rates_and_its_note_says_so() {
         "{:?}",
         deepep.notes
     );
+}
+
+#[test]
+fn the_megatron_export_says_whether_the_loss_is_fused_as_costed() {
+    // Megatron's `--cross-entropy-loss-fusion` is off unless given; pipescope costs the fused
+    // loss by default, so the export asks for it, and leaves it out where the unfused loss
+    // is costed (`plan.cross_entropy_loss_fusion = false`).
+    let mut s = moe_scenario("qwen3-30b-a3b", 8);
+    let flag = |s: &pipescope::Scenario| {
+        let out = pipescope::solve(s).unwrap();
+        pipescope::megatron_args(s, &out)
+            .unwrap()
+            .contains("--cross-entropy-loss-fusion")
+    };
+    assert!(flag(&s));
+    s.plan.cross_entropy_loss_fusion = false;
+    assert!(!flag(&s));
 }

@@ -274,7 +274,8 @@ pub fn precision(s: &Scenario) -> Group {
     g
 }
 
-/// Batch sizes and the length of the run.
+/// Batch sizes, the length of the run, and the loss's fusion (`plan.cross_entropy_loss_fusion`;
+/// Megatron's flag is off by default, pipescope's setting on).
 pub fn training(s: &Scenario) -> Group {
     let b = &s.batch;
     let global = b.global_batch(s.parallel.dp);
@@ -282,7 +283,11 @@ pub fn training(s: &Scenario) -> Group {
     g.value("--micro-batch-size", b.micro_batch_size)
         .value("--global-batch-size", global)
         .value("--train-iters", RUN_ITERATIONS)
-        .value("--lr", "1.0e-4");
+        .value("--lr", "1.0e-4")
+        .switch_if(
+            s.plan.cross_entropy_loss_fusion,
+            "--cross-entropy-loss-fusion",
+        );
     g
 }
 

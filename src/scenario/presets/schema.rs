@@ -152,6 +152,7 @@ pub struct PlanToml {
     pub offload_chunks: Option<u32>,
     pub device_max_connections: Option<u32>,
     pub gradient_accumulation_fusion: Option<bool>,
+    pub cross_entropy_loss_fusion: Option<bool>,
 }
 
 /// `model = "name"` or an inline `[model]` table.
