@@ -238,74 +238,45 @@ fn best_vectors_lazy(
     (total, m): (u32, u32),
     keep: usize,
 ) -> Option<Vec<(f64, Vec<u32>)>> {
-    let p = lower.len();
-    // exact[d][k]: None while unsolved, then the solve's answer.
-    let mut exact: Vec<Vec<Option<Option<f64>>>> =
-        lower.iter().map(|row| vec![None; row.len()]).collect();
-    // 1. `lowest`, solving along the relaxed best vector until it is exact.
-    let lowest = loop {
-        let mixed: Vec<Vec<Option<f64>>> = (0..p)
-            .map(|d| {
-                (0..lower[d].len())
-                    .map(|k| match exact[d][k] {
-                        Some(e) => e,
-                        None => Some(lower[d][k]).filter(|l| l.is_finite()),
-                    })
-                    .collect()
-            })
-            .collect();
-        let Some((sum, layers)) = least_sum(&mixed, v, total, f64::INFINITY) else {
-            break f64::INFINITY;
-        };
-        let mut all_solved = true;
-        for (d, &x) in layers.iter().enumerate() {
-            let k = (x - v) as usize;
-            if exact[d][k].is_none() {
-                exact[d][k] = Some(solve(d, k)?);
-                all_solved = false;
-            }
-        }
-        if all_solved {
-            break sum;
-        }
+    let mut table = LazyTable {
+        v,
+        total,
+        times: lower.iter().map(|row| vec![None; row.len()]).collect(),
+        solved: lower.iter().map(|row| vec![false; row.len()]).collect(),
+        lower,
+        solve,
     };
-    // 2. The bottlenecks in increasing order, from the heap.
+    // The bottlenecks in increasing order, from the heap.
     let mut heap = std::collections::BinaryHeap::new();
-    for d in 0..p {
-        for k in 0..lower[d].len() {
-            match exact[d][k] {
-                Some(Some(t)) => heap.push(Cell {
-                    key: t,
-                    solved: true,
-                    d,
-                    k,
-                }),
-                Some(None) => {}
-                // An infinite bound: the cell cannot fit, and is never solved.
-                None if lower[d][k] == f64::INFINITY => {}
-                None => heap.push(Cell {
-                    key: lower[d][k],
+    for (d, row) in table.lower.iter().enumerate() {
+        for (k, &key) in row.iter().enumerate() {
+            // An infinite bound: the cell cannot fit, and is never solved.
+            if key != f64::INFINITY {
+                heap.push(Cell {
+                    key,
                     solved: false,
                     d,
                     k,
-                }),
+                });
             }
         }
     }
     let m = f64::from(m.max(1));
     let mut found: Vec<(f64, Vec<u32>)> = Vec::new();
     let mut last: Option<f64> = None;
-    // The exact times solved so far; unsolved cells lie above every cap asked, so they read
-    // as not fitting.
-    let mut times: Vec<Vec<Option<f64>>> = exact
-        .iter()
-        .map(|row| row.iter().map(|e| e.flatten()).collect())
-        .collect();
+    // `lowest`: a lower bound of the least sum with no cap until it is made exact, and the
+    // least exact sum of a vector seen so far (at least the least sum).
+    let (mut lowest, mut lowest_exact) = (table.relaxed_least_sum().0, false);
+    let mut upper = f64::INFINITY;
     while let Some(cell) = heap.pop() {
         if !cell.solved {
-            let e = solve(cell.d, cell.k)?;
-            times[cell.d][cell.k] = e;
-            if let Some(t) = e {
+            // Solved already (while `lowest` was made exact), or now.
+            let t = if table.solved[cell.d][cell.k] {
+                table.times[cell.d][cell.k]
+            } else {
+                table.solve_cell(cell.d, cell.k)?
+            };
+            if let Some(t) = t {
                 heap.push(Cell {
                     key: t,
                     solved: true,
@@ -324,12 +295,25 @@ fn best_vectors_lazy(
         } else {
             f64::INFINITY
         };
+        // Stop where the eager search stops: `(m - 1) b + lowest >= worst_kept` with the
+        // exact least sum. A lower bound that already passes, or an upper one that does not,
+        // settles it; otherwise the least sum is made exact.
+        if !lowest_exact
+            && (m - 1.0) * b + lowest < worst_kept
+            && (m - 1.0) * b + upper >= worst_kept
+        {
+            lowest = table.exact_least_sum()?;
+            lowest_exact = true;
+        }
         if (m - 1.0) * b + lowest >= worst_kept {
             break;
         }
-        let Some((sum, layers)) = least_sum(&times, v, total, b) else {
+        // Unsolved cells lie above the cap: they read as not fitting.
+        let Some((sum, layers)) = least_sum(&table.times, v, total, b) else {
             continue;
         };
+        upper = upper.min(sum);
+        let times = &table.times;
         let max = layers
             .iter()
             .enumerate()
@@ -344,6 +328,74 @@ fn best_vectors_lazy(
         found.truncate(keep.max(1));
     }
     Some(found)
+}
+
+/// The lazy search's table: lower bounds, the exact times solved so far (`None` where
+/// unsolved or not fitting) and the solver.
+struct LazyTable<'s> {
+    /// The fewest layers a device holds (cell `k` holds `v + k`).
+    v: u32,
+    /// The layers to give out.
+    total: u32,
+    lower: Vec<Vec<f64>>,
+    times: Vec<Vec<Option<f64>>>,
+    solved: Vec<Vec<bool>>,
+    solve: &'s mut dyn FnMut(usize, usize) -> Option<Option<f64>>,
+}
+
+impl LazyTable<'_> {
+    /// Solves one cell (`None`: the search is to stop).
+    fn solve_cell(&mut self, d: usize, k: usize) -> Option<Option<f64>> {
+        let t = (self.solve)(d, k)?;
+        self.times[d][k] = t;
+        self.solved[d][k] = true;
+        Some(t)
+    }
+
+    /// The least sum over exact times where solved and lower bounds elsewhere, with its
+    /// vector: at most every vector's sum of exact times (adding smaller terms in the same
+    /// order never gives more); infinite where no vector fits even so (then none fits).
+    fn relaxed_least_sum(&self) -> (f64, Option<Vec<u32>>) {
+        let mixed: Vec<Vec<Option<f64>>> = (0..self.lower.len())
+            .map(|d| {
+                (0..self.lower[d].len())
+                    .map(|k| {
+                        if self.solved[d][k] {
+                            self.times[d][k]
+                        } else {
+                            Some(self.lower[d][k]).filter(|l| l.is_finite())
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        match least_sum(&mixed, self.v, self.total, f64::INFINITY) {
+            Some((sum, layers)) => (sum, Some(layers)),
+            None => (f64::INFINITY, None),
+        }
+    }
+
+    /// The exact least sum with no cap: the cells on the relaxed best vector are solved
+    /// until it is solved throughout, whose sum is then the exact table's least (`None`: the
+    /// search is to stop).
+    fn exact_least_sum(&mut self) -> Option<f64> {
+        loop {
+            let (sum, Some(layers)) = self.relaxed_least_sum() else {
+                return Some(f64::INFINITY);
+            };
+            let mut all_solved = true;
+            for (d, &x) in layers.iter().enumerate() {
+                let k = (x - self.v) as usize;
+                if !self.solved[d][k] {
+                    self.solve_cell(d, k)?;
+                    all_solved = false;
+                }
+            }
+            if all_solved {
+                return Some(sum);
+            }
+        }
+    }
 }
 
 /// The best layer vectors (up to `keep`, best first, with their objectives) for
@@ -398,42 +450,61 @@ fn best_vectors(
 fn least_sum(times: &[Vec<Option<f64>>], v: u32, total: u32, cap: f64) -> Option<(f64, Vec<u32>)> {
     let p = times.len();
     let width = (total + 1) as usize;
-    // best[d][t]: least sum of devices 0..d holding t layers; pick[d][t]: device d - 1's x.
-    let mut best = vec![vec![f64::INFINITY; width]; p + 1];
-    let mut pick = vec![vec![0u32; width]; p + 1];
-    best[0][0] = 0.0;
+    // best[d * width + t]: least sum of devices 0..d holding t layers; pick[..]: device
+    // d - 1's x. Only the states the later devices can still complete (each takes at least
+    // `v` layers) are filled, and of the last device only the one holding them all: the
+    // others are never read, and every state read is reached by the same candidates in the
+    // same order as over the whole table.
+    let mut best = vec![f64::INFINITY; (p + 1) * width];
+    let mut pick = vec![0u32; (p + 1) * width];
+    best[0] = 0.0;
     for d in 0..p {
-        for t in 0..width {
-            let base = best[d][t];
+        let later = v as usize * (p - d - 1);
+        let room = (width - 1).checked_sub(later)?;
+        let (done, next) = best.split_at_mut((d + 1) * width);
+        let from = &done[d * width..];
+        let to_row = &mut next[..width];
+        let picks = &mut pick[(d + 1) * width..(d + 2) * width];
+        let row = &times[d];
+        for (t, &base) in from.iter().enumerate().take(room + 1) {
             if !base.is_finite() {
                 continue;
             }
-            for (k, time) in times[d].iter().enumerate() {
-                let Some(time) = time else { continue };
-                if *time > cap {
+            // The last device holds exactly what is left.
+            let ks = if d + 1 == p {
+                let Some(k) = (total as usize - t).checked_sub(v as usize) else {
+                    continue;
+                };
+                k..(k + 1).min(row.len())
+            } else {
+                0..row.len()
+            };
+            for k in ks {
+                let Some(time) = row[k] else { continue };
+                if time > cap {
                     continue;
                 }
-                let x = v + k as u32;
-                let to = t + x as usize;
-                if to >= width {
+                let x = v as usize + k;
+                let to = t + x;
+                if to > room {
                     break;
                 }
                 let sum = base + time;
-                if sum < best[d + 1][to] {
-                    best[d + 1][to] = sum;
-                    pick[d + 1][to] = x;
+                if sum < to_row[to] {
+                    to_row[to] = sum;
+                    picks[to] = x as u32;
                 }
             }
         }
     }
-    let sum = best[p][total as usize];
+    let sum = best[p * width + total as usize];
     if !sum.is_finite() {
         return None;
     }
     let mut layers = vec![0u32; p];
     let mut t = total as usize;
     for d in (0..p).rev() {
-        let x = pick[d + 1][t];
+        let x = pick[(d + 1) * width + t];
         layers[d] = x;
         t -= x as usize;
     }
