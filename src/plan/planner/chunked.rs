@@ -6,7 +6,8 @@
 //! the embedding with the chain's first stage and the head with its last. Within that space
 //! it is exact: every bottleneck value is tried in increasing order and, for each, a DP over
 //! devices and layers finds the least sum of device times (docs/model.md); it stops once
-//! `(m - 1) x bottleneck` plus the least possible sum cannot beat the best. It needs every
+//! `(m - 1) x bottleneck` plus the least possible sum cannot beat the best; a device's exact
+//! knapsack is solved only where that sweep reads it ([`best_vectors_lazy`]). It needs every
 //! layer of the chain alike (a mixture of experts with dense or MTP layers is not: the planner
 //! keeps the even partition there).
 
