@@ -6,7 +6,8 @@
 //! the embedding with the chain's first stage and the head with its last. Within that space
 //! it is exact: every bottleneck value is tried in increasing order and, for each, a DP over
 //! devices and layers finds the least sum of device times (docs/model.md); it stops once
-//! `(m - 1) x bottleneck` plus the least possible sum cannot beat the best. It needs every
+//! `(m - 1) x bottleneck` plus the least possible sum cannot beat the best; a device's exact
+//! knapsack is solved only where that sweep reads it ([`best_vectors_lazy`]). It needs every
 //! layer of the chain alike (a mixture of experts with dense or MTP layers is not: the planner
 //! keeps the even partition there).
 
@@ -51,10 +52,13 @@ pub(super) fn ranges_of(req: &PlanRequest, layers: &[u32]) -> Option<Vec<(usize,
     (next == last_block).then_some(out)
 }
 
-/// A device's time per micro-batch (its chunks' forward and backward, the knapsack's added
-/// time and its transfers) holding `layers` whole layers, scaled as the estimate scales it;
-/// `None` when it cannot fit.
-fn device_time(req: &PlanRequest, d: usize, layers: u32, share: f64) -> Option<f64> {
+/// What a device holding `layers` whole layers asks its knapsack: its block counts,
+/// environment (in-flight count from its chunk sizes) and mode.
+fn device_stage(
+    req: &PlanRequest,
+    d: usize,
+    layers: u32,
+) -> (BlockCounts, stage::StageEnv, stage::KnapsackMode) {
     let chunks = &req.stage_of[d];
     let first_stage_here = chunks.contains(&0);
     let last_stage_here = chunks.contains(&(req.stages - 1));
@@ -91,18 +95,54 @@ fn device_time(req: &PlanRequest, d: usize, layers: u32, share: f64) -> Option<f
     let env = device_env(req, d, &weights, last_stage_here);
     let mut mode = mode_for(req, counts, env.in_flight);
     mode.compress = false;
-    let added = stage::knapsack_added_in(&req.cache, req.anatomy, counts, &env, mode)?;
+    (counts, env, mode)
+}
+
+/// A device's time per micro-batch with `added` seconds of recomputation: its chunks'
+/// forward and backward, `added` and its transfers, scaled as the estimate scales it. The
+/// same operations in the same order whatever `added` is, so a smaller `added` never gives
+/// a larger time.
+fn device_total(req: &PlanRequest, d: usize, counts: BlockCounts, added: f64, share: f64) -> f64 {
     let a = req.anatomy;
     let mut t = added;
     for k in stage::KINDS {
         let b = a.block_of(k);
         t += f64::from(counts.of(k)) * (b.forward_s + b.backward_b_s + b.backward_w_s);
     }
-    for &s in chunks {
+    for &s in &req.stage_of[d] {
         let (o, b) = comm_in_out(req, s);
         t += o + b;
     }
-    Some(share * t)
+    share * t
+}
+
+/// A device's time per micro-batch holding `layers` whole layers (its exact stage knapsack);
+/// `None` when it cannot fit.
+fn device_time(req: &PlanRequest, d: usize, layers: u32, share: f64) -> Option<f64> {
+    let (counts, env, mode) = device_stage(req, d, layers);
+    let added = stage::knapsack_added_in(&req.cache, req.anatomy, counts, &env, mode)?;
+    Some(device_total(req, d, counts, added, share))
+}
+
+/// Relative slack taken off a device's lower bound so that floating-point rounding (the
+/// relaxation and the exact knapsack add in other orders) never puts it above the exact time.
+const LOWER_SLACK: f64 = 1e-9;
+
+/// A lower bound of [`device_time`], from the knapsack's linear relaxation (no exact solve):
+/// infinite where the relaxation does not fit, which the exact knapsack then does not either.
+fn device_lower(req: &PlanRequest, d: usize, layers: u32, share: f64) -> f64 {
+    let (counts, env, mode) = device_stage(req, d, layers);
+    let b = stage::knapsack_added_bounds(req.anatomy, counts, &env, mode);
+    let added = if b.lower_s.is_nan() {
+        0.0
+    } else {
+        b.lower_s.max(0.0)
+    };
+    if !added.is_finite() {
+        return f64::INFINITY;
+    }
+    let t = device_total(req, d, counts, added, share);
+    t - LOWER_SLACK * t.abs()
 }
 
 /// The best partitions (up to `keep`) in the space above, or `None` when `cancel` was set;
@@ -117,19 +157,22 @@ pub(super) fn search(req: &PlanRequest, keep: usize, cancel: &Cancel) -> Option<
     let pairs: usize = req.stage_of.iter().map(Vec::len).sum();
     let share = (req.stages as f64 / pairs as f64).min(1.0);
     let most = total - v * (p as u32 - 1);
-    // times[d][x - v]: device d holding x layers.
-    let mut times: Vec<Vec<Option<f64>>> = Vec::with_capacity(p);
+    // lower[d][x - v]: a lower bound of device d's time holding x layers; the exact time
+    // (a stage knapsack) is solved only where the search needs it.
+    let mut lower: Vec<Vec<f64>> = Vec::with_capacity(p);
     for d in 0..p {
-        let mut row = Vec::with_capacity((most - v + 1) as usize);
-        for x in v..=most {
-            if cancel.is_cancelled() {
-                return None;
-            }
-            row.push(device_time(req, d, x, share));
+        if cancel.is_cancelled() {
+            return None;
         }
-        times.push(row);
+        lower.push((v..=most).map(|x| device_lower(req, d, x, share)).collect());
     }
-    let found = best_vectors(&times, v, total, req.m, keep);
+    let found = best_vectors_lazy(
+        lower,
+        &mut |d, k| (!cancel.is_cancelled()).then(|| device_time(req, d, v + k as u32, share)),
+        v,
+        (total, req.m),
+        keep,
+    )?;
     Some(
         found
             .into_iter()
@@ -143,10 +186,225 @@ pub(super) fn search(req: &PlanRequest, keep: usize, cancel: &Cancel) -> Option<
     )
 }
 
+/// One cell of the lazy table: device `d` holding `v + k` layers, keyed by its lower bound
+/// while unsolved and by its exact time once solved (at the same key, unsolved cells come
+/// first).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Cell {
+    key: f64,
+    solved: bool,
+    d: usize,
+    k: usize,
+}
+
+impl Eq for Cell {}
+
+impl Ord for Cell {
+    /// Reversed, for a min-heap: least key first, unsolved before solved, then by place.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other
+            .key
+            .total_cmp(&self.key)
+            .then(other.solved.cmp(&self.solved))
+            .then(other.d.cmp(&self.d))
+            .then(other.k.cmp(&self.k))
+    }
+}
+
+impl PartialOrd for Cell {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// [`best_vectors`] on a table known first only through lower bounds: `lower[d][k]` is at
+/// most device d's exact time holding `v + k` layers (infinite only where it cannot fit),
+/// and `solve(d, k)` gives that exact time (`None`: it cannot fit), or `None` when the search
+/// is to stop (then the answer is `None`). The answer is exactly [`best_vectors`]' on the
+/// exact table, bit for bit, with exact times solved only where it must read them:
+///
+/// - The least sum with no cap, `lowest`: the DP over exact times where solved and lower
+///   bounds elsewhere (its value is at most every vector's sum of exact times, since adding
+///   smaller terms in the same order never gives more); cells on its best vector are solved
+///   until that vector is solved throughout, whose sum is then the exact DP's.
+/// - The bottlenecks in increasing order: cells are taken from a heap keyed by their lower
+///   bound (solved, each comes back keyed by its exact time); a solved cell taken is the next
+///   bottleneck. Then every cell left unsolved has a lower bound, hence an exact time, above
+///   it, so the least sum under that cap (which skips unsolved cells) reads the same cells as
+///   on the exact table. The loop stops at the same bottleneck as the eager one.
+fn best_vectors_lazy(
+    lower: Vec<Vec<f64>>,
+    solve: &mut dyn FnMut(usize, usize) -> Option<Option<f64>>,
+    v: u32,
+    (total, m): (u32, u32),
+    keep: usize,
+) -> Option<Vec<(f64, Vec<u32>)>> {
+    let mut table = LazyTable {
+        v,
+        total,
+        times: lower.iter().map(|row| vec![None; row.len()]).collect(),
+        solved: lower.iter().map(|row| vec![false; row.len()]).collect(),
+        lower,
+        solve,
+    };
+    // The bottlenecks in increasing order, from the heap.
+    let mut heap = std::collections::BinaryHeap::new();
+    for (d, row) in table.lower.iter().enumerate() {
+        for (k, &key) in row.iter().enumerate() {
+            // An infinite bound: the cell cannot fit, and is never solved.
+            if key != f64::INFINITY {
+                heap.push(Cell {
+                    key,
+                    solved: false,
+                    d,
+                    k,
+                });
+            }
+        }
+    }
+    let m = f64::from(m.max(1));
+    let mut found: Vec<(f64, Vec<u32>)> = Vec::new();
+    let mut last: Option<f64> = None;
+    // `lowest`: a lower bound of the least sum with no cap until it is made exact, and the
+    // least exact sum of a vector seen so far (at least the least sum).
+    let (mut lowest, mut lowest_exact) = (table.relaxed_least_sum().0, false);
+    let mut upper = f64::INFINITY;
+    while let Some(cell) = heap.pop() {
+        if !cell.solved {
+            // Solved already (while `lowest` was made exact), or now.
+            let t = if table.solved[cell.d][cell.k] {
+                table.times[cell.d][cell.k]
+            } else {
+                table.solve_cell(cell.d, cell.k)?
+            };
+            if let Some(t) = t {
+                heap.push(Cell {
+                    key: t,
+                    solved: true,
+                    ..cell
+                });
+            }
+            continue;
+        }
+        let b = cell.key;
+        if last == Some(b) {
+            continue;
+        }
+        last = Some(b);
+        let worst_kept = if found.len() >= keep.max(1) {
+            found.last().map_or(f64::INFINITY, |f| f.0)
+        } else {
+            f64::INFINITY
+        };
+        // Stop where the eager search stops: `(m - 1) b + lowest >= worst_kept` with the
+        // exact least sum. A lower bound that already passes, or an upper one that does not,
+        // settles it; otherwise the least sum is made exact.
+        if !lowest_exact
+            && (m - 1.0) * b + lowest < worst_kept
+            && (m - 1.0) * b + upper >= worst_kept
+        {
+            lowest = table.exact_least_sum()?;
+            lowest_exact = true;
+        }
+        if (m - 1.0) * b + lowest >= worst_kept {
+            break;
+        }
+        // Unsolved cells lie above the cap: they read as not fitting.
+        let Some((sum, layers)) = least_sum(&table.times, v, total, b) else {
+            continue;
+        };
+        upper = upper.min(sum);
+        let times = &table.times;
+        let max = layers
+            .iter()
+            .enumerate()
+            .filter_map(|(d, &x)| times[d][(x - v) as usize])
+            .fold(0.0, f64::max);
+        let objective = (m - 1.0) * max + sum;
+        if found.iter().any(|f| f.1 == layers) {
+            continue;
+        }
+        found.push((objective, layers));
+        found.sort_by(|a, b| a.0.total_cmp(&b.0));
+        found.truncate(keep.max(1));
+    }
+    Some(found)
+}
+
+/// The lazy search's table: lower bounds, the exact times solved so far (`None` where
+/// unsolved or not fitting) and the solver.
+struct LazyTable<'s> {
+    /// The fewest layers a device holds (cell `k` holds `v + k`).
+    v: u32,
+    /// The layers to give out.
+    total: u32,
+    lower: Vec<Vec<f64>>,
+    times: Vec<Vec<Option<f64>>>,
+    solved: Vec<Vec<bool>>,
+    solve: &'s mut dyn FnMut(usize, usize) -> Option<Option<f64>>,
+}
+
+impl LazyTable<'_> {
+    /// Solves one cell (`None`: the search is to stop).
+    fn solve_cell(&mut self, d: usize, k: usize) -> Option<Option<f64>> {
+        let t = (self.solve)(d, k)?;
+        self.times[d][k] = t;
+        self.solved[d][k] = true;
+        Some(t)
+    }
+
+    /// The least sum over exact times where solved and lower bounds elsewhere, with its
+    /// vector: at most every vector's sum of exact times (adding smaller terms in the same
+    /// order never gives more); infinite where no vector fits even so (then none fits).
+    fn relaxed_least_sum(&self) -> (f64, Option<Vec<u32>>) {
+        let mixed: Vec<Vec<Option<f64>>> = (0..self.lower.len())
+            .map(|d| {
+                (0..self.lower[d].len())
+                    .map(|k| {
+                        if self.solved[d][k] {
+                            self.times[d][k]
+                        } else {
+                            Some(self.lower[d][k]).filter(|l| l.is_finite())
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        match least_sum(&mixed, self.v, self.total, f64::INFINITY) {
+            Some((sum, layers)) => (sum, Some(layers)),
+            None => (f64::INFINITY, None),
+        }
+    }
+
+    /// The exact least sum with no cap: the cells on the relaxed best vector are solved
+    /// until it is solved throughout, whose sum is then the exact table's least (`None`: the
+    /// search is to stop).
+    fn exact_least_sum(&mut self) -> Option<f64> {
+        loop {
+            let (sum, Some(layers)) = self.relaxed_least_sum() else {
+                return Some(f64::INFINITY);
+            };
+            let mut all_solved = true;
+            for (d, &x) in layers.iter().enumerate() {
+                let k = (x - self.v) as usize;
+                if !self.solved[d][k] {
+                    self.solve_cell(d, k)?;
+                    all_solved = false;
+                }
+            }
+            if all_solved {
+                return Some(sum);
+            }
+        }
+    }
+}
+
 /// The best layer vectors (up to `keep`, best first, with their objectives) for
 /// `times[d][x - v]`, device d's time holding x layers (`None`: it cannot): the first
 /// minimises `(m - 1) max + sum` exactly, every distinct device time tried as the
-/// bottleneck in increasing order with the least sum under it.
+/// bottleneck in increasing order with the least sum under it. The search runs
+/// [`best_vectors_lazy`], which gives the same answer; this is its reference.
+#[cfg(test)]
 fn best_vectors(
     times: &[Vec<Option<f64>>],
     v: u32,
@@ -193,42 +451,61 @@ fn best_vectors(
 fn least_sum(times: &[Vec<Option<f64>>], v: u32, total: u32, cap: f64) -> Option<(f64, Vec<u32>)> {
     let p = times.len();
     let width = (total + 1) as usize;
-    // best[d][t]: least sum of devices 0..d holding t layers; pick[d][t]: device d - 1's x.
-    let mut best = vec![vec![f64::INFINITY; width]; p + 1];
-    let mut pick = vec![vec![0u32; width]; p + 1];
-    best[0][0] = 0.0;
+    // best[d * width + t]: least sum of devices 0..d holding t layers; pick[..]: device
+    // d - 1's x. Only the states the later devices can still complete (each takes at least
+    // `v` layers) are filled, and of the last device only the one holding them all: the
+    // others are never read, and every state read is reached by the same candidates in the
+    // same order as over the whole table.
+    let mut best = vec![f64::INFINITY; (p + 1) * width];
+    let mut pick = vec![0u32; (p + 1) * width];
+    best[0] = 0.0;
     for d in 0..p {
-        for t in 0..width {
-            let base = best[d][t];
+        let later = v as usize * (p - d - 1);
+        let room = (width - 1).checked_sub(later)?;
+        let (done, next) = best.split_at_mut((d + 1) * width);
+        let from = &done[d * width..];
+        let to_row = &mut next[..width];
+        let picks = &mut pick[(d + 1) * width..(d + 2) * width];
+        let row = &times[d];
+        for (t, &base) in from.iter().enumerate().take(room + 1) {
             if !base.is_finite() {
                 continue;
             }
-            for (k, time) in times[d].iter().enumerate() {
-                let Some(time) = time else { continue };
-                if *time > cap {
+            // The last device holds exactly what is left.
+            let ks = if d + 1 == p {
+                let Some(k) = (total as usize - t).checked_sub(v as usize) else {
+                    continue;
+                };
+                k..(k + 1).min(row.len())
+            } else {
+                0..row.len()
+            };
+            for k in ks {
+                let Some(time) = row[k] else { continue };
+                if time > cap {
                     continue;
                 }
-                let x = v + k as u32;
-                let to = t + x as usize;
-                if to >= width {
+                let x = v as usize + k;
+                let to = t + x;
+                if to > room {
                     break;
                 }
                 let sum = base + time;
-                if sum < best[d + 1][to] {
-                    best[d + 1][to] = sum;
-                    pick[d + 1][to] = x;
+                if sum < to_row[to] {
+                    to_row[to] = sum;
+                    picks[to] = x as u32;
                 }
             }
         }
     }
-    let sum = best[p][total as usize];
+    let sum = best[p * width + total as usize];
     if !sum.is_finite() {
         return None;
     }
     let mut layers = vec![0u32; p];
     let mut t = total as usize;
     for d in (0..p).rev() {
-        let x = pick[d + 1][t];
+        let x = pick[(d + 1) * width + t];
         layers[d] = x;
         t -= x as usize;
     }
@@ -403,6 +680,79 @@ mod tests {
                 prop_assert!(pair[0].0 <= pair[1].0 && pair[0].1 != pair[1].1);
             }
         });
+    }
+
+    /// The lazy search gives the eager one's answer bit for bit on random tables with holes
+    /// and many ties, whatever the lower bounds (exact, zero, anything between; infinite only
+    /// where a cell cannot fit), and solves fewer cells than the table holds on most of them.
+    #[test]
+    fn lazy_best_vectors_match_the_eager_ones() {
+        use proptest::prelude::*;
+        let table = (1usize..=4, 1u32..=3, 0u32..=5).prop_flat_map(|(p, v, spare)| {
+            let total = v * p as u32 + spare;
+            let width = (spare + 1) as usize;
+            // (exact time, where its lower bound lies between 0 and it, in quarters).
+            let cell = (
+                prop_oneof![1 => Just(None), 4 => (1u32..=30).prop_map(|t| Some(f64::from(t)))],
+                0u32..=4,
+                any::<bool>(),
+            );
+            (
+                Just(v),
+                Just(total),
+                proptest::collection::vec(proptest::collection::vec(cell, width), p),
+                1u32..=8,
+                1usize..=3,
+            )
+        });
+        let counts = std::cell::Cell::new((0usize, 0usize));
+        proptest!(ProptestConfig::with_cases(600), |((v, total, cells, m, keep) in table)| {
+            let times: Vec<Vec<Option<f64>>> =
+                cells.iter().map(|r| r.iter().map(|c| c.0).collect()).collect();
+            let lower: Vec<Vec<f64>> = cells
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .map(|&(t, q, inf)| match t {
+                            Some(t) => t * f64::from(q) / 4.0,
+                            None if inf => f64::INFINITY,
+                            None => 0.5,
+                        })
+                        .collect()
+                })
+                .collect();
+            let want = best_vectors(&times, v, total, m, keep);
+            let mut solved = 0usize;
+            let got = best_vectors_lazy(
+                lower,
+                &mut |d, k| {
+                    solved += 1;
+                    Some(times[d][k])
+                },
+                v,
+                (total, m),
+                keep,
+            )
+            .unwrap();
+            prop_assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                prop_assert_eq!(g.0.to_bits(), w.0.to_bits());
+                prop_assert_eq!(&g.1, &w.1);
+            }
+            let (cases, fewer) = counts.get();
+            let less = solved < times.iter().map(Vec::len).sum::<usize>();
+            counts.set((cases + 1, fewer + usize::from(less)));
+        });
+        let (cases, fewer) = counts.get();
+        assert!(fewer * 4 >= cases, "fewer solves in {fewer} of {cases}");
+    }
+
+    /// A search told to stop part-way answers `None`.
+    #[test]
+    fn a_stopped_lazy_search_answers_none() {
+        let lower = vec![vec![1.0, 2.0], vec![1.0, 2.0]];
+        let got = best_vectors_lazy(lower, &mut |_, _| None, 1, (3, 4), 2);
+        assert!(got.is_none());
     }
 
     /// With more chunks than layers the search cannot give each chunk a whole layer: the
