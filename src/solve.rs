@@ -372,7 +372,7 @@ fn run_until_front(
     // device-worths, rounded up); the counts are then only a floor, which the exact-peak
     // check below raises.
     if sched.v > 1 {
-        req.live = sched.live_vectors();
+        req.live = sched.live_vectors_kept().to_vec();
         req.in_flight = vec![1; sched.p as usize];
     } else {
         req.in_flight = sched.peak_in_flight();
