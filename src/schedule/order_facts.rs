@@ -1,5 +1,6 @@
 //! What a solve asks of a schedule's op order on every solve, worked out once per schedule
-//! and kept with it: the live vectors the planner sizes chunks with. The sweep shares one
+//! and kept with it: the live vectors the planner sizes chunks with and the held vectors
+//! its memory floors read. The sweep shares one
 //! generated schedule between many solves (every V-Half configuration with the same `p` and
 //! `m` has the same order, and the fixed peak and every strategy of a configuration share
 //! its first schedule), so each of them would otherwise walk the same tens of thousands of
@@ -19,6 +20,8 @@ use super::Schedule;
 pub(crate) struct OrderFacts {
     /// [`Schedule::live_vectors`].
     live_vectors: OnceLock<Vec<Vec<Vec<u32>>>>,
+    /// [`Schedule::held_vectors`].
+    held_vectors: OnceLock<Vec<Vec<Vec<u32>>>>,
 }
 
 impl Clone for OrderFacts {
@@ -45,6 +48,11 @@ impl Schedule {
     pub(crate) fn live_vectors_kept(&self) -> &[Vec<Vec<u32>>] {
         self.facts.live_vectors.get_or_init(|| self.live_vectors())
     }
+
+    /// [`Schedule::held_vectors`], worked out on the first ask and kept.
+    pub(crate) fn held_vectors_kept(&self) -> &[Vec<Vec<u32>>] {
+        self.facts.held_vectors.get_or_init(|| self.held_vectors())
+    }
 }
 
 #[cfg(test)]
@@ -52,7 +60,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use crate::schedule::{Op, OpKind, ScheduleInput, ScheduleKind, generate};
 
-    /// The kept live vectors are the schedule's own, asked once or again, on every kind with
+    /// The kept live and held vectors are the schedule's own, asked once or again, on every kind with
     /// random sizes and durations; a copy changed after its vectors were kept gets its own,
     /// and compares equal to the schedule it was copied from before the change.
     #[test]
