@@ -1,6 +1,7 @@
 //! The engine's entry point: schedule -> in-flight counts -> plan -> (searched schedules:
 //! regenerate once with the plan's durations) -> simulation -> outcome (docs/model.md).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -217,6 +218,34 @@ fn generate(
     }
 }
 
+/// The anatomy a solve of `kind` times its ops with: the one with the backward's hidden
+/// collectives exposed when `kind` splits the backward (nothing hides them under a split
+/// B and W), `anatomy` otherwise. [`fixed_peak_bytes`] takes the same, so that it generates
+/// (and shares through the memo) the solve's own first schedule.
+pub(crate) fn timing_anatomy(kind: ScheduleKind, anatomy: &Anatomy) -> Cow<'_, Anatomy> {
+    match kind.splits_backward().then(|| anatomy.for_split_backward()) {
+        Some(Some(split)) => Cow::Owned(split),
+        _ => Cow::Borrowed(anatomy),
+    }
+}
+
+/// The anatomy a solve of `kind` plans with: the planner estimates with the all-to-alls the
+/// overlapped pairs hide taken off (the simulation runs `anatomy` itself and hides them
+/// pair by pair).
+pub(crate) fn planning_anatomy<'a>(
+    scenario: &Scenario,
+    kind: ScheduleKind,
+    anatomy: &'a Anatomy,
+) -> Cow<'a, Anatomy> {
+    let p = scenario.parallel.pp;
+    match (scenario.plan.moe_a2a_overlap && kind.pairs_under_a2a_overlap(p))
+        .then(|| anatomy.for_a2a_overlap(kind.runs_combined_1f1b()))
+    {
+        Some(Some(overlapped)) => Cow::Owned(overlapped),
+        _ => Cow::Borrowed(anatomy),
+    }
+}
+
 /// The planner's request for the `none` strategy on `kind`'s stage map with one micro-batch
 /// in flight per device: what the first schedule is generated from (step 1 of [`run`], and
 /// of the sweep's exact peaks).
@@ -287,14 +316,8 @@ fn run_until_front(
     (stop, front): (Option<Stop>, Option<FrontTest>),
 ) -> Result<PlannedRun, SolveError> {
     let (cancel, memo) = (&options.cancel, options.memo);
-    let split;
-    let anatomy = match kind.splits_backward().then(|| anatomy.for_split_backward()) {
-        Some(Some(a)) => {
-            split = a;
-            &split
-        }
-        _ => anatomy,
-    };
+    let timed = timing_anatomy(kind, anatomy);
+    let anatomy = &*timed;
     let p = scenario.parallel.pp;
     let m = scenario.batch.micro_batches;
     let v = kind.chunks(scenario.parallel.chunks);
@@ -322,21 +345,10 @@ fn run_until_front(
             ),
         )
     })?;
-    // The planner estimates with the all-to-alls the overlapped pairs hide taken off; the
-    // simulation below runs the anatomy itself and hides them pair by pair.
-    let overlapped;
-    let planning = match (scenario.plan.moe_a2a_overlap && kind.pairs_under_a2a_overlap(p))
-        .then(|| anatomy.for_a2a_overlap(kind.runs_combined_1f1b()))
-    {
-        Some(Some(a)) => {
-            overlapped = a;
-            &overlapped
-        }
-        _ => anatomy,
-    };
-    let mut req = none_request(scenario, planning, kind, stages);
+    let planning = planning_anatomy(scenario, kind, anatomy);
+    let mut req = none_request(scenario, &planning, kind, stages);
     if let Some(shelf) = options.knapsacks {
-        req.cache = shelf.cache_for(planning);
+        req.cache = shelf.cache_for(&planning);
     }
     let none_plan = planner::plan_ranges(&req, &even);
     let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
@@ -360,7 +372,7 @@ fn run_until_front(
     // device-worths, rounded up); the counts are then only a floor, which the exact-peak
     // check below raises.
     if sched.v > 1 {
-        req.live = sched.live_vectors();
+        req.live = sched.live_vectors_kept().to_vec();
         req.in_flight = vec![1; sched.p as usize];
     } else {
         req.in_flight = sched.peak_in_flight();

@@ -57,6 +57,14 @@ impl Schedule {
     pub fn live_vectors(&self) -> Vec<Vec<Vec<u32>>> {
         live_vectors(self)
     }
+
+    /// Per device, the micro-batches of each chunk held from their forward to their
+    /// backward (B or BW) right after each forward, in the listed order, keeping only the
+    /// vectors no other one covers (what a memory floor may count as never freed before
+    /// the backward, whatever the plan recomputes).
+    pub fn held_vectors(&self) -> Vec<Vec<Vec<u32>>> {
+        held_vectors(self)
+    }
 }
 
 /// Device `d`'s ops in the order their memory changes: as listed, except that each
@@ -172,6 +180,34 @@ fn live_vectors(schedule: &Schedule) -> Vec<Vec<Vec<u32>>> {
                     OpKind::W | OpKind::BW => live[c] = live[c].saturating_sub(1),
                 }
             });
+            out
+        })
+        .collect()
+}
+
+fn held_vectors(sched: &Schedule) -> Vec<Vec<Vec<u32>>> {
+    let v = sched.v.max(1) as usize;
+    sched
+        .devices
+        .iter()
+        .map(|ops| {
+            let mut held = vec![0u32; v];
+            let mut out: Vec<Vec<u32>> = Vec::new();
+            for op in ops {
+                let c = (op.chunk as usize).min(v - 1);
+                match op.kind {
+                    OpKind::F => {
+                        held[c] += 1;
+                        let covers = |o: &Vec<u32>| o.iter().zip(&held).all(|(a, b)| a >= b);
+                        if !out.iter().any(covers) {
+                            out.retain(|o| !o.iter().zip(&held).all(|(a, b)| a <= b));
+                            out.push(held.clone());
+                        }
+                    }
+                    OpKind::B | OpKind::BW => held[c] = held[c].saturating_sub(1),
+                    OpKind::W => {}
+                }
+            }
             out
         })
         .collect()

@@ -17,6 +17,7 @@ mod interleaved;
 mod kind;
 mod list_timing;
 mod one_f_one_b;
+mod order_facts;
 mod po;
 mod search_input;
 mod types;

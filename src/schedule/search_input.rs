@@ -91,6 +91,7 @@ pub(crate) fn schedule(
         offloaded: vec![vec![false; v as usize]; input.p as usize],
         pairs: vec![Vec::new(); input.p as usize],
         devices,
+        facts: Default::default(),
     }
 }
 

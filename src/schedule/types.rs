@@ -78,6 +78,10 @@ pub struct Schedule {
     /// communication can hide under the other's compute (docs/model.md). Empty lists for
     /// schedules that pair nothing.
     pub pairs: Vec<Vec<u32>>,
+    /// What the solve asks of the order again and again, worked out on the first ask and
+    /// kept (`order_facts`); not serialised, not compared, not copied.
+    #[serde(skip)]
+    pub(super) facts: super::order_facts::OrderFacts,
 }
 
 impl Schedule {
@@ -92,6 +96,7 @@ impl Schedule {
             devices: vec![Vec::new(); p as usize],
             offloaded: vec![vec![false; v as usize]; p as usize],
             pairs: vec![Vec::new(); p as usize],
+            facts: Default::default(),
         }
     }
 

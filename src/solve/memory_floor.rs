@@ -40,7 +40,7 @@
 use crate::anatomy::Anatomy;
 use crate::plan::Strategy;
 use crate::plan::planner::PlanRequest;
-use crate::schedule::{OpKind, Placement, Schedule, ScheduleKind};
+use crate::schedule::{Placement, Schedule, ScheduleKind};
 
 /// The most share vectors per device the exact least weighted peak looks at; beyond it the
 /// bound takes the largest of the per-moment minima (never more than the exact value).
@@ -61,33 +61,10 @@ pub(crate) fn order_fixed_before_search(kind: ScheduleKind) -> bool {
 }
 
 /// Per device, the micro-batches of each chunk held from their forward to their backward (B
-/// or BW) right after each forward, keeping only the vectors no other one covers.
+/// or BW) right after each forward, keeping only the vectors no other one covers
+/// ([`Schedule::held_vectors`], kept with the schedule once worked out).
 pub(crate) fn held_vectors(sched: &Schedule) -> Vec<Vec<Vec<u32>>> {
-    let v = sched.v.max(1) as usize;
-    sched
-        .devices
-        .iter()
-        .map(|ops| {
-            let mut held = vec![0u32; v];
-            let mut out: Vec<Vec<u32>> = Vec::new();
-            for op in ops {
-                let c = (op.chunk as usize).min(v - 1);
-                match op.kind {
-                    OpKind::F => {
-                        held[c] += 1;
-                        let covers = |o: &Vec<u32>| o.iter().zip(&held).all(|(a, b)| a >= b);
-                        if !out.iter().any(covers) {
-                            out.retain(|o| !o.iter().zip(&held).all(|(a, b)| a <= b));
-                            out.push(held.clone());
-                        }
-                    }
-                    OpKind::B | OpKind::BW => held[c] = held[c].saturating_sub(1),
-                    OpKind::W => {}
-                }
-            }
-            out
-        })
-        .collect()
+    sched.held_vectors_kept().to_vec()
 }
 
 /// The least, over every share vector `lambda` (non-negative, adding up to 1), of the largest

@@ -20,7 +20,7 @@ use crate::sim::SimCosts;
 
 use super::{
     ScheduleMemo, boundary_comm, generate, none_request, options_for, order_ignores_durations,
-    peaks, plan_durations, schedule_input,
+    peaks, plan_durations, planning_anatomy, schedule_input, timing_anatomy,
 };
 
 /// Whether the simulated peaks of `kind` follow each device's op order alone (no copies to
@@ -92,7 +92,10 @@ pub(crate) fn fixed_peak_bytes(
     if !answers(kind, strategy) {
         return None;
     }
-    // The same steps as `run`, up to the plan it simulates.
+    // The same steps as `run`, up to the plan it simulates, on the same anatomies (so the
+    // first schedule is the solve's own, shared through the memo).
+    let timed = timing_anatomy(kind, anatomy);
+    let anatomy = &*timed;
     let p = scenario.parallel.pp;
     let m = scenario.batch.micro_batches;
     let v = kind.chunks(scenario.parallel.chunks);
@@ -105,7 +108,8 @@ pub(crate) fn fixed_peak_bytes(
         partition,
         layout,
     )?;
-    let mut req = none_request(scenario, anatomy, kind, stages);
+    let planning = planning_anatomy(scenario, kind, anatomy);
+    let mut req = none_request(scenario, &planning, kind, stages);
     let none_plan = planner::plan_ranges(&req, &even);
     let max_comm = anatomy.p2p_inter_s.max(anatomy.p2p_intra_s);
     let durations = plan_durations(anatomy, &none_plan, &[], m);
@@ -213,6 +217,48 @@ mod tests {
             }
         }
         assert!(checked > 40, "only {checked} checked");
+    }
+
+    /// The fixed peak generates the solve's own schedules: a solve after it, with the same
+    /// memo, generates nothing more, and both report the same peak. The scenarios split the
+    /// backward with tensor-parallel collectives hidden in it (which a split B and W expose,
+    /// so their durations differ from the fused anatomy's), on the searched and the
+    /// duration-free V-shapes.
+    #[test]
+    fn the_fixed_peak_shares_the_solves_schedules() {
+        let base = Catalog::builtin().scenario("tiny-4x8").unwrap();
+        let mut checked = 0;
+        for kind in [ScheduleKind::ZbV, ScheduleKind::VHalf, ScheduleKind::ZbH1] {
+            for strategy in [Strategy::None, Strategy::Selective, Strategy::Full] {
+                for (p, m) in [(2, 6), (4, 8)] {
+                    let mut s = base.clone();
+                    s.parallel.pp = p;
+                    s.parallel.tp = 2;
+                    s.parallel.chunks = 2;
+                    s.batch.micro_batches = m;
+                    s.plan.schedule = kind;
+                    s.plan.strategy = strategy;
+                    let anatomy = Anatomy::build(&s).unwrap();
+                    assert!(anatomy.for_split_backward().is_some(), "nothing hidden");
+                    let memo = ScheduleMemo::default();
+                    let got = fixed_peak_bytes(&s, &anatomy, Some(&memo));
+                    let made = memo.generated();
+                    let options = crate::solve::SolveOptions {
+                        memo: Some(&memo),
+                        ..Default::default()
+                    };
+                    let run =
+                        crate::solve::run_until(&s, &anatomy, (kind, strategy), &options, None)
+                            .unwrap();
+                    assert!(made > 0, "{kind} {strategy} p {p}");
+                    assert_eq!(memo.generated(), made, "{kind} {strategy} p {p} m {m}");
+                    let peak = crate::solve::testcase::peak_bytes(&run.simulation);
+                    assert_eq!(got, Some(peak), "{kind} {strategy} p {p} m {m}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 18);
     }
 
     /// The peak a solve reports to its caller's stop once the op order is fixed is exact: on

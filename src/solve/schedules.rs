@@ -14,6 +14,7 @@
 //! which often ask for the same schedule at once).
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::cancel::Cancel;
@@ -90,6 +91,9 @@ struct Store {
 #[derive(Default)]
 pub struct ScheduleMemo {
     store: Mutex<Store>,
+    /// Schedules generated through the memo (asked for and not found), for the tests that
+    /// check a configuration generates each of its schedules once.
+    generated: AtomicUsize,
 }
 
 impl ScheduleMemo {
@@ -120,6 +124,7 @@ impl ScheduleMemo {
         let found = cell
             .get_or_init(|| {
                 made_here = true;
+                self.generated.fetch_add(1, Ordering::Relaxed);
                 schedule::generate_cancellable(kind, input, cancel).map(Arc::new)
             })
             .clone();
@@ -139,6 +144,12 @@ impl ScheduleMemo {
             self.account(key, &cell, &found, kind);
         }
         found
+    }
+
+    /// How many schedules the memo has generated (asked for and not found) so far.
+    #[cfg(test)]
+    pub(crate) fn generated(&self) -> usize {
+        self.generated.load(Ordering::Relaxed)
     }
 
     /// Counts a schedule just generated into the memo's budget of ops, forgetting the oldest

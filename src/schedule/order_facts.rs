@@ -1,0 +1,111 @@
+//! What a solve asks of a schedule's op order on every solve, worked out once per schedule
+//! and kept with it: the live vectors the planner sizes chunks with and the held vectors
+//! its memory floors read. The sweep shares one
+//! generated schedule between many solves (every V-Half configuration with the same `p` and
+//! `m` has the same order, and the fixed peak and every strategy of a configuration share
+//! its first schedule), so each of them would otherwise walk the same tens of thousands of
+//! ops again.
+//!
+//! A schedule is not changed once generated (the memo shares it behind an `Arc`); a copy
+//! (`clone`) starts with nothing worked out, so a copy changed afterwards is walked afresh.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use super::Schedule;
+
+/// A schedule's facts, each worked out on its first ask. A copy starts empty, and two
+/// schedules compare (and print) by their ops alone.
+#[derive(Default)]
+pub(crate) struct OrderFacts {
+    /// [`Schedule::live_vectors`].
+    live_vectors: OnceLock<Vec<Vec<Vec<u32>>>>,
+    /// [`Schedule::held_vectors`].
+    held_vectors: OnceLock<Vec<Vec<Vec<u32>>>>,
+}
+
+impl Clone for OrderFacts {
+    fn clone(&self) -> Self {
+        OrderFacts::default()
+    }
+}
+
+impl PartialEq for OrderFacts {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl fmt::Debug for OrderFacts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("..")
+    }
+}
+
+impl Schedule {
+    /// [`Schedule::live_vectors`], worked out on the first ask and kept (see the module: a
+    /// schedule is not changed once generated).
+    pub(crate) fn live_vectors_kept(&self) -> &[Vec<Vec<u32>>] {
+        self.facts.live_vectors.get_or_init(|| self.live_vectors())
+    }
+
+    /// [`Schedule::held_vectors`], worked out on the first ask and kept.
+    pub(crate) fn held_vectors_kept(&self) -> &[Vec<Vec<u32>>] {
+        self.facts.held_vectors.get_or_init(|| self.held_vectors())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::schedule::{Op, OpKind, ScheduleInput, ScheduleKind, generate};
+
+    /// The kept live and held vectors are the schedule's own, asked once or again, on every kind with
+    /// random sizes and durations; a copy changed after its vectors were kept gets its own,
+    /// and compares equal to the schedule it was copied from before the change.
+    #[test]
+    fn kept_live_vectors_are_the_schedules() {
+        let mut seed = 0x5eed_1234_9876_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n.max(1)
+        };
+        let mut checked = 0;
+        for case in 0..200 {
+            let kind = ScheduleKind::ALL[next(ScheduleKind::ALL.len() as u64) as usize];
+            let p = 2 + next(5) as u32;
+            let m = p * (1 + next(4) as u32) + next(3) as u32;
+            let v = 1 + next(3) as u32;
+            let mut input = ScheduleInput::uniform(p, m, v, 1.0, 1.3, 0.7, 0.05);
+            for row in input.f.iter_mut().chain(input.w.iter_mut()) {
+                for x in row.iter_mut() {
+                    *x *= 0.5 + next(100) as f64 / 50.0;
+                }
+            }
+            input.combined_1f1b = case % 3 == 0;
+            let Ok(s) = generate(kind, &input) else {
+                continue;
+            };
+            let plain = s.live_vectors();
+            assert_eq!(
+                s.live_vectors_kept(),
+                plain.as_slice(),
+                "{kind} p {p} m {m}"
+            );
+            assert_eq!(
+                s.live_vectors_kept(),
+                plain.as_slice(),
+                "{kind} p {p} m {m}"
+            );
+            let mut copy = s.clone();
+            assert_eq!(copy, s);
+            copy.devices[0].insert(0, Op::new(OpKind::F, m, 0));
+            assert_eq!(copy.live_vectors_kept(), copy.live_vectors().as_slice());
+            assert_ne!(copy.live_vectors_kept(), s.live_vectors_kept());
+            checked += 1;
+        }
+        assert!(checked > 100, "only {checked} schedules");
+    }
+}
