@@ -68,6 +68,7 @@ mod sched_common;
 mod sched_dualpipe;
 mod sched_estimate;
 mod sched_invariants;
+mod sched_megatron_interleaved;
 mod sched_sim;
 mod search_gis;
 mod search_golden;
