@@ -154,6 +154,10 @@ pub struct SweepState {
     /// The last complete answer, for the inputs before the edits that started the running
     /// sweep: shown dimmed until the new answer arrives.
     pub previous: Option<Previous>,
+    /// The inputs before the latest edit (what undoing it asks for again).
+    pub undo: Option<SweepInputs>,
+    /// The inputs last handed to the worker to sweep ahead ([`crate::tui::Effect::SweepAhead`]).
+    pub ahead: Vec<SweepInputs>,
 }
 
 /// A complete answer kept on screen while the sweep of newer inputs runs.

@@ -585,3 +585,81 @@ fn enter_drops_a_hand_written_layout_and_says_so() {
     assert!(note.starts_with("loaded t"), "{note}");
     assert!(note.contains("layout dropped"), "{note}");
 }
+
+/// The inputs the update asks the worker to sweep ahead, if it asked.
+fn ahead(effects: &[Effect]) -> Option<Vec<SweepInputs>> {
+    effects.iter().find_map(|e| match e {
+        Effect::SweepAhead(list) => Some(list.clone()),
+        _ => None,
+    })
+}
+
+/// The scenario with the budget stepped by `delta` as ← → step it.
+fn budget_stepped(app: &App, delta: i32) -> SweepInputs {
+    let mut probe = App::new(
+        app.scenario.clone(),
+        app.choices.clone(),
+        Theme::builtin("dark"),
+    );
+    probe.field = Field::Budget;
+    update(
+        &mut probe,
+        if delta > 0 {
+            Action::Increase
+        } else {
+            Action::Decrease
+        },
+    );
+    SweepInputs::of(&probe.scenario)
+}
+
+/// With the view open, the worker is asked to sweep ahead what the next keystroke most
+/// likely asks for: the focused parameter's next and previous values, then (after an edit)
+/// the inputs before it. Fields that leave the sweep's inputs as they are add nothing;
+/// typing a number or closing the view stops it; an unchanged list is not sent again.
+#[test]
+fn the_open_view_sweeps_ahead_the_focused_parameter_s_neighbours_and_the_undo() {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::SelectField(Field::Strategy));
+    let effects = update(&mut app, Action::OpenSweep);
+    // The strategy is enumerated by the sweep: no neighbour changes its inputs.
+    assert!(
+        ahead(&effects).is_none_or(|l| l.is_empty()),
+        "{:?}",
+        ahead(&effects)
+    );
+    let effects = update(&mut app, Action::SelectField(Field::Budget));
+    let start = SweepInputs::of(&app.scenario);
+    let (up, down) = (budget_stepped(&app, 1), budget_stepped(&app, -1));
+    assert_ne!(up, start);
+    assert_eq!(ahead(&effects), Some(vec![up.clone(), down.clone()]));
+    // A progress report changes nothing: nothing is sent again.
+    let generation = app.sweep.generation;
+    let effects = update(
+        &mut app,
+        Action::Sweep(Box::new(SweepEvent::Progress {
+            generation,
+            done: 1,
+            total: 40,
+        })),
+    );
+    assert_eq!(ahead(&effects), None);
+    // ← steps the budget down: the next guesses are one further down, back up (the undo
+    // is that same step back, named once).
+    let effects = update(&mut app, Action::Decrease);
+    assert_eq!(sweep_job(&effects).map(|j| j.1), Some(down.clone()));
+    let further = budget_stepped(&app, -1);
+    assert_eq!(ahead(&effects), Some(vec![start.clone(), further]));
+    // Typing a number: nothing is guessed.
+    let effects = update(&mut app, Action::Type('7'));
+    assert!(app.typing.is_some());
+    assert_eq!(ahead(&effects), Some(Vec::new()));
+    let effects = update(&mut app, Action::Backspace);
+    assert_eq!(ahead(&effects), None, "unchanged, not sent again");
+    app.typing = None;
+    let effects = update(&mut app, Action::SelectField(Field::Budget));
+    assert_eq!(ahead(&effects).map(|l| l.len()), Some(2));
+    let effects = update(&mut app, Action::OpenSweep);
+    assert!(!app.sweep.open);
+    assert_eq!(ahead(&effects), Some(Vec::new()));
+}
