@@ -663,3 +663,87 @@ fn the_open_view_sweeps_ahead_the_focused_parameter_s_neighbours_and_the_undo() 
     assert!(!app.sweep.open);
     assert_eq!(ahead(&effects), Some(Vec::new()));
 }
+
+/// The fixture app in a shell that prints its exit status, the budget focused (eight down
+/// from `stages p`), the view opened and answered; sweeps of 40 steps of `step_ms`.
+fn fixture_in_shell(tag: &str, step_ms: &str) -> (Tmux, std::path::PathBuf) {
+    let home = temp_dir(tag);
+    let home_s = home.display().to_string();
+    // `\$?`: the shell tmux starts expands `$?` inside the double quotes otherwise.
+    let line = format!("'{}'; echo exit=\\$?; sleep 60", crate::tmux_common::bin());
+    let t = Tmux::launch_sized(
+        &format!("sh -c \"{line}\""),
+        &[
+            ("XDG_CONFIG_HOME", &home_s),
+            ("PIPESCOPE_FIXTURE", "1"),
+            ("PIPESCOPE_FIXTURE_STEP_MS", step_ms),
+        ],
+        80,
+        24,
+    );
+    t.wait_for("the first solve", |s| {
+        s.contains("stages p") && s.contains("iter")
+    });
+    t.keys(&["j", "j", "j", "j", "j", "j", "j", "j", "o"]);
+    (t, home)
+}
+
+/// The pid of the app (the shell's child).
+fn app_pid(t: &Tmux) -> String {
+    let shell = t.pane("pane_pid");
+    let out = std::process::Command::new("ps")
+        .args(["-o", "pid=", "--ppid", &shell])
+        .output()
+        .expect("ps");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `q` while the view sweeps ahead (each sweep 8 s here) leaves at once: nothing waits for
+/// the sweep thread.
+#[test]
+fn in_tmux_quitting_while_sweeping_ahead_exits_at_once() {
+    if skip_without_tmux() {
+        return;
+    }
+    let (t, home) = fixture_in_shell("sweep-ahead-quit", "50");
+    t.wait_for("the answer", |s| s.contains("feasible ·"));
+    // The answer is in: the view now sweeps the budget's neighbours ahead.
+    std::thread::sleep(Duration::from_millis(300));
+    let asked = std::time::Instant::now();
+    t.keys(&["q"]);
+    let out = t.wait_for("the exit", |s| s.contains("exit="));
+    assert!(out.contains("exit=0"), "{out}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        asked.elapsed()
+    );
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+/// SIGTERM while a sweep runs: exit status 143 and the terminal restored (no alternate
+/// screen, the line discipline back to canonical with echo).
+#[test]
+fn in_tmux_sigterm_mid_sweep_exits_143_with_the_terminal_restored() {
+    if skip_without_tmux() {
+        return;
+    }
+    let (t, home) = fixture_in_shell("sweep-sigterm", "200");
+    t.wait_for("the running sweep", |s| s.contains(" candidates"));
+    let pid = app_pid(&t);
+    assert!(!pid.is_empty());
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let out = t.wait_for("the exit", |s| s.contains("exit="));
+    assert!(out.contains("exit=143"), "{out}");
+    assert_eq!(t.pane("alternate_on"), "0");
+    let modes = t.stty();
+    assert!(
+        modes.contains(" icanon") && modes.contains(" echo "),
+        "{modes}"
+    );
+    let _ = std::fs::remove_dir_all(&home);
+}
