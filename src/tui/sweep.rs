@@ -216,6 +216,21 @@ pub fn changes(old: &SweepInputs, new: &SweepInputs) -> String {
     }
 }
 
+/// [`changes`] naming only the new values, e.g. `budget → 74.0 GiB` (for narrow views).
+pub fn changes_to(old: &SweepInputs, new: &SweepInputs) -> String {
+    let parts: Vec<String> = settings(old)
+        .into_iter()
+        .zip(settings(new))
+        .filter(|(a, b)| a.1 != b.1)
+        .map(|(_, (name, b))| format!("{name} → {b}"))
+        .collect();
+    if parts.is_empty() {
+        "other settings".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
 impl SweepState {
     /// The finished, complete answer, if any.
     pub fn answer(&self) -> Option<&SweepResult> {

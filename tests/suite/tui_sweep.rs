@@ -359,6 +359,20 @@ fn sweep_view_previous_dimmed_80x24() {
     assert_snapshot!(render(&mut app, 80, 24));
 }
 
+/// At 60 columns the status names the edit whole (what is dimmed and why), not the start
+/// of the long form cut after "budget".
+#[test]
+fn sweep_view_previous_dimmed_60x18() {
+    let mut app = solved_app("gpt3-175b-16k");
+    edited_while_sweeping(&mut app);
+    let screen = render(&mut app, 60, 18);
+    assert!(
+        format!("{screen}").contains("dimmed · budget → "),
+        "{screen}"
+    );
+    assert_snapshot!(screen);
+}
+
 #[test]
 fn sweep_view_previous_dimmed_200x60() {
     let mut app = solved_app("llama2-70b-4k");
