@@ -53,10 +53,8 @@ pub fn setting_overrides(source: &SourceFlags, s: &SettingFlags) -> ScenarioOver
         grad_bytes: s.grad_bytes,
         moment_bytes: s.moment_bytes,
         activation_func_fp8_input_store: s.activation_func_fp8_input_store.then_some(true),
-        recompute_units: s
-            .recompute_units
-            .as_ref()
-            .map(|units| units.iter().map(|u| full_unit_name(u)).collect()),
+        // As typed: [`finish_scenario`] maps the short names and quotes the typed ones back.
+        recompute_units: s.recompute_units.clone(),
         routing_imbalance: s.routing_imbalance,
         deepep: s.deepep.then_some(true),
         mtp_layers: s.mtp_layers,
@@ -75,6 +73,20 @@ pub fn full_unit_name(name: &str) -> String {
             Some(format!("{}.{rest}", k.name()))
         })
         .unwrap_or_else(|| name.to_string())
+}
+
+/// `message` with a `--recompute-units` value quoted as the user typed it: a short name
+/// (`attn.zz`) the flag mapped to the full one (`attention.zz`) before the model refused it is
+/// quoted back in its typed form, so the error names what the user wrote.
+pub fn quote_typed_units(message: &str, typed: Option<&[String]>) -> String {
+    let mut out = message.to_string();
+    for name in typed.unwrap_or_default() {
+        let full = full_unit_name(name);
+        if full != *name {
+            out = out.replace(&format!("= {full}:"), &format!("= {name}:"));
+        }
+    }
+    out
 }
 
 /// The scenario a command starts from, before the flags: the named preset as it is, or,
@@ -120,17 +132,28 @@ pub fn finish_scenario(
     overrides: &ScenarioOverrides,
     profile: Option<&str>,
 ) -> Result<Scenario, String> {
+    let typed = overrides.recompute_units.as_deref();
+    let explain = |e: &dyn std::fmt::Display| quote_typed_units(&name_flags(&e.to_string()), typed);
+    let mut overrides = overrides.clone();
+    overrides.recompute_units =
+        typed.map(|units| units.iter().map(|u| full_unit_name(u)).collect());
     overrides
         .apply(&mut scenario, catalog)
-        .map_err(|e| name_flags(&e.to_string()))?;
+        .map_err(|e| explain(&e))?;
+    // A short unit name the model lacks is refused here, quoting what was typed (the
+    // solve would refuse the full name it maps to, which the user never wrote).
+    if overrides.recompute_units.as_deref() != typed
+        && let Err(e) = pipescope::Anatomy::build(&scenario)
+        && e.to_string().contains("plan.recompute_units")
+    {
+        return Err(explain(&e));
+    }
     if let Some(path) = profile {
         let text = pipescope::read_text_file(Path::new(path))
             .map_err(|e| format!("{path}: cannot read the profile: {e}"))?;
         let profile = MeasuredProfile::from_toml_str(path, &text).map_err(|e| e.to_string())?;
         scenario.profile = Some(profile);
-        scenario
-            .validate()
-            .map_err(|e| name_flags(&e.to_string()))?;
+        scenario.validate().map_err(|e| explain(&e))?;
     }
     for err in catalog.errors() {
         let err = super::output::printable(&err.to_string());
@@ -263,7 +286,21 @@ pub fn name_flags(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::name_flags;
+    use super::{name_flags, quote_typed_units};
+
+    #[test]
+    fn a_refused_short_unit_name_is_quoted_as_typed() {
+        let msg = "invalid plan.recompute_units (--recompute-units) = attention.zz: droppable \
+                   units of this model (did you mean 'attention.q'?): attention.q";
+        let typed = ["mlp.fc1_out".to_string(), "attn.zz".to_string()];
+        assert_eq!(
+            quote_typed_units(msg, Some(&typed)),
+            msg.replace("= attention.zz:", "= attn.zz:")
+        );
+        // Full names typed stay as they are; no flag, no change.
+        assert_eq!(quote_typed_units(msg, Some(&["attention.zz".into()])), msg);
+        assert_eq!(quote_typed_units(msg, None), msg);
+    }
 
     #[test]
     fn errors_name_the_flag_beside_the_key() {

@@ -9,7 +9,7 @@ use crate::Scenario;
 use super::fields::Field;
 use super::preset_io::ParsedPreset;
 use super::solved::Solved;
-use super::sweep::{SweepEvent, SweepJob};
+use super::sweep::{SweepEvent, SweepInputs, SweepJob};
 use super::theme::Theme;
 
 macro_rules! actions {
@@ -221,6 +221,9 @@ pub enum Effect {
     Sweep(Box<SweepJob>),
     /// Cancel the running sweep.
     CancelSweep,
+    /// Sweep these inputs ahead, most likely first, while no asked-for sweep runs (the
+    /// inputs the next keystroke most likely asks for); an empty list stops sweeping ahead.
+    SweepAhead(Vec<SweepInputs>),
     /// Leave the app.
     Quit,
     /// Capture the mouse (true) or hand it back to the terminal (false).

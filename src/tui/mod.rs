@@ -68,6 +68,7 @@ pub use sweep::{
     Previous as SweepPrevious, SweepEvent, SweepFn, SweepInputs, SweepJob, SweepState,
     changes as sweep_changes, engine_sweep,
 };
+pub use sweep_worker::{REMEMBERED as SWEEPS_REMEMBERED, SweepWorker};
 pub use theme::{Colors, Glyphs, Theme};
 pub use update::{resolve, update};
 pub use view::{draw, format, layout::regions, params::first_shown};
@@ -205,7 +206,13 @@ pub fn run(opts: Options) -> Result<(), String> {
         while let Some(effect) = pending.pop_front() {
             match effect {
                 Effect::Solve(job) => worker.submit(job),
-                Effect::Sweep(job) => sweeper.submit(*job),
+                // A remembered answer comes back at once and is shown in this very frame.
+                Effect::Sweep(job) => {
+                    if let Some(answer) = sweeper.submit(*job) {
+                        pending.extend(update::update(&mut app, Action::Sweep(Box::new(answer))));
+                    }
+                }
+                Effect::SweepAhead(inputs) => sweeper.sweep_ahead(inputs),
                 Effect::CancelSweep => sweeper.cancel(),
                 Effect::Quit => app.quit = true,
                 Effect::Mouse(on) => {

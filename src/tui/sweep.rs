@@ -154,6 +154,10 @@ pub struct SweepState {
     /// The last complete answer, for the inputs before the edits that started the running
     /// sweep: shown dimmed until the new answer arrives.
     pub previous: Option<Previous>,
+    /// The inputs before the latest edit (what undoing it asks for again).
+    pub undo: Option<SweepInputs>,
+    /// The inputs last handed to the worker to sweep ahead ([`crate::tui::Effect::SweepAhead`]).
+    pub ahead: Vec<SweepInputs>,
 }
 
 /// A complete answer kept on screen while the sweep of newer inputs runs.
@@ -204,6 +208,21 @@ pub fn changes(old: &SweepInputs, new: &SweepInputs) -> String {
         .zip(settings(new))
         .filter(|(a, b)| a.1 != b.1)
         .map(|((name, a), (_, b))| format!("{name} {a} → {b}"))
+        .collect();
+    if parts.is_empty() {
+        "other settings".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// [`changes`] naming only the new values, e.g. `budget → 74.0 GiB` (for narrow views).
+pub fn changes_to(old: &SweepInputs, new: &SweepInputs) -> String {
+    let parts: Vec<String> = settings(old)
+        .into_iter()
+        .zip(settings(new))
+        .filter(|(a, b)| a.1 != b.1)
+        .map(|(_, (name, b))| format!("{name} → {b}"))
         .collect();
     if parts.is_empty() {
         "other settings".into()

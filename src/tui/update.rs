@@ -27,6 +27,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         // An edit that changed what the sweep answers cancels it (a key's action already
         // went through here).
         effects.extend(sweep::after_edit(app));
+        effects.extend(sweep::ahead(app));
     }
     effects
 }

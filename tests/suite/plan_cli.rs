@@ -180,6 +180,36 @@ fn text_tables_and_errors() {
     assert!(err.contains("bogus"), "{err}");
 }
 
+/// A `--recompute-units` name the model refuses is quoted as typed: the short form
+/// (`attn.zz`) is not shown as the full name it maps to (`attention.zz`), for `plan` and
+/// `sweep` alike.
+#[test]
+fn a_refused_unit_name_is_quoted_as_typed() {
+    let plan = ["plan", "--strategy", "named"];
+    let sweep = [
+        "sweep",
+        "--gpus",
+        "4",
+        "--global-batch",
+        "8",
+        "--strategies",
+        "named",
+    ];
+    for command in [&plan[..], &sweep[..]] {
+        let units = [
+            "--preset",
+            "tiny-4x8",
+            "--recompute-units",
+            "attn.zz,mlp.fc1_out",
+        ];
+        let (ok, out, err) = run(&[command, &units[..]].concat());
+        let command = command[0];
+        assert!(!ok, "{out}");
+        assert!(err.contains("= attn.zz:"), "{command}: {err}");
+        assert!(!err.contains("attention.zz"), "{command}: {err}");
+    }
+}
+
 /// A plan that offloads shows, per stage, what sits on the host and the copies' `k` (JSON:
 /// `offload_bytes`, `copy_ratio`); one that offloads nothing has neither column.
 #[test]

@@ -243,3 +243,16 @@ fn the_story_at_60x20_keeps_a_stage_row_in_its_gantt() {
         );
     }
 }
+
+/// At the smallest size the units panel shows every unit name whole (`attn.core_attn`,
+/// never `attn…`): the memory bars give it room (peaks alone) and a unit's equal decisions
+/// across the blocks read as one run (`K×10`) when the glyphs do not fit.
+#[test]
+fn units_names_whole_60x18() {
+    let mut app = solved_app("llama2-70b-4k");
+    let screen = render(&mut app, 60, 18);
+    let text = format!("{screen}");
+    assert!(!text.contains(".…"), "{text}");
+    assert!(text.contains("attn.input"), "{text}");
+    assert_snapshot!(screen);
+}

@@ -359,6 +359,20 @@ fn sweep_view_previous_dimmed_80x24() {
     assert_snapshot!(render(&mut app, 80, 24));
 }
 
+/// At 60 columns the status names the edit whole (what is dimmed and why), not the start
+/// of the long form cut after "budget".
+#[test]
+fn sweep_view_previous_dimmed_60x18() {
+    let mut app = solved_app("gpt3-175b-16k");
+    edited_while_sweeping(&mut app);
+    let screen = render(&mut app, 60, 18);
+    assert!(
+        format!("{screen}").contains("dimmed · budget → "),
+        "{screen}"
+    );
+    assert_snapshot!(screen);
+}
+
 #[test]
 fn sweep_view_previous_dimmed_200x60() {
     let mut app = solved_app("llama2-70b-4k");
@@ -584,4 +598,166 @@ fn enter_drops_a_hand_written_layout_and_says_so() {
     let note = app.note.as_deref().unwrap();
     assert!(note.starts_with("loaded t"), "{note}");
     assert!(note.contains("layout dropped"), "{note}");
+}
+
+/// The inputs the update asks the worker to sweep ahead, if it asked.
+fn ahead(effects: &[Effect]) -> Option<Vec<SweepInputs>> {
+    effects.iter().find_map(|e| match e {
+        Effect::SweepAhead(list) => Some(list.clone()),
+        _ => None,
+    })
+}
+
+/// The scenario with the budget stepped by `delta` as ← → step it.
+fn budget_stepped(app: &App, delta: i32) -> SweepInputs {
+    let mut probe = App::new(
+        app.scenario.clone(),
+        app.choices.clone(),
+        Theme::builtin("dark"),
+    );
+    probe.field = Field::Budget;
+    update(
+        &mut probe,
+        if delta > 0 {
+            Action::Increase
+        } else {
+            Action::Decrease
+        },
+    );
+    SweepInputs::of(&probe.scenario)
+}
+
+/// With the view open, the worker is asked to sweep ahead what the next keystroke most
+/// likely asks for: the focused parameter's next and previous values, then (after an edit)
+/// the inputs before it. Fields that leave the sweep's inputs as they are add nothing;
+/// typing a number or closing the view stops it; an unchanged list is not sent again.
+#[test]
+fn the_open_view_sweeps_ahead_the_focused_parameter_s_neighbours_and_the_undo() {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::SelectField(Field::Strategy));
+    let effects = update(&mut app, Action::OpenSweep);
+    // The strategy is enumerated by the sweep: no neighbour changes its inputs.
+    assert!(
+        ahead(&effects).is_none_or(|l| l.is_empty()),
+        "{:?}",
+        ahead(&effects)
+    );
+    let effects = update(&mut app, Action::SelectField(Field::Budget));
+    let start = SweepInputs::of(&app.scenario);
+    let (up, down) = (budget_stepped(&app, 1), budget_stepped(&app, -1));
+    assert_ne!(up, start);
+    assert_eq!(ahead(&effects), Some(vec![up.clone(), down.clone()]));
+    // A progress report changes nothing: nothing is sent again.
+    let generation = app.sweep.generation;
+    let effects = update(
+        &mut app,
+        Action::Sweep(Box::new(SweepEvent::Progress {
+            generation,
+            done: 1,
+            total: 40,
+        })),
+    );
+    assert_eq!(ahead(&effects), None);
+    // ← steps the budget down: the next guesses are one further down, back up (the undo
+    // is that same step back, named once).
+    let effects = update(&mut app, Action::Decrease);
+    assert_eq!(sweep_job(&effects).map(|j| j.1), Some(down.clone()));
+    let further = budget_stepped(&app, -1);
+    assert_eq!(ahead(&effects), Some(vec![start.clone(), further]));
+    // Typing a number: nothing is guessed.
+    let effects = update(&mut app, Action::Type('7'));
+    assert!(app.typing.is_some());
+    assert_eq!(ahead(&effects), Some(Vec::new()));
+    let effects = update(&mut app, Action::Backspace);
+    assert_eq!(ahead(&effects), None, "unchanged, not sent again");
+    app.typing = None;
+    let effects = update(&mut app, Action::SelectField(Field::Budget));
+    assert_eq!(ahead(&effects).map(|l| l.len()), Some(2));
+    let effects = update(&mut app, Action::OpenSweep);
+    assert!(!app.sweep.open);
+    assert_eq!(ahead(&effects), Some(Vec::new()));
+}
+
+/// The fixture app in a shell that prints its exit status, the budget focused (eight down
+/// from `stages p`), the view opened and answered; sweeps of 40 steps of `step_ms`.
+fn fixture_in_shell(tag: &str, step_ms: &str) -> (Tmux, std::path::PathBuf) {
+    let home = temp_dir(tag);
+    let home_s = home.display().to_string();
+    // `\$?`: the shell tmux starts expands `$?` inside the double quotes otherwise.
+    let line = format!("'{}'; echo exit=\\$?; sleep 60", crate::tmux_common::bin());
+    let t = Tmux::launch_sized(
+        &format!("sh -c \"{line}\""),
+        &[
+            ("XDG_CONFIG_HOME", &home_s),
+            ("PIPESCOPE_FIXTURE", "1"),
+            ("PIPESCOPE_FIXTURE_STEP_MS", step_ms),
+        ],
+        80,
+        24,
+    );
+    t.wait_for("the first solve", |s| {
+        s.contains("stages p") && s.contains("iter")
+    });
+    t.keys(&["j", "j", "j", "j", "j", "j", "j", "j", "o"]);
+    (t, home)
+}
+
+/// The pid of the app (the shell's child).
+fn app_pid(t: &Tmux) -> String {
+    let shell = t.pane("pane_pid");
+    let out = std::process::Command::new("ps")
+        .args(["-o", "pid=", "--ppid", &shell])
+        .output()
+        .expect("ps");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `q` while the view sweeps ahead (each sweep 8 s here) leaves at once: nothing waits for
+/// the sweep thread.
+#[test]
+fn in_tmux_quitting_while_sweeping_ahead_exits_at_once() {
+    if skip_without_tmux() {
+        return;
+    }
+    let (t, home) = fixture_in_shell("sweep-ahead-quit", "50");
+    t.wait_for("the answer", |s| s.contains("feasible ·"));
+    // The answer is in: the view now sweeps the budget's neighbours ahead.
+    std::thread::sleep(Duration::from_millis(300));
+    let asked = std::time::Instant::now();
+    t.keys(&["q"]);
+    let out = t.wait_for("the exit", |s| s.contains("exit="));
+    assert!(out.contains("exit=0"), "{out}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        asked.elapsed()
+    );
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+/// SIGTERM while a sweep runs: exit status 143 and the terminal restored (no alternate
+/// screen, the line discipline back to canonical with echo).
+#[test]
+fn in_tmux_sigterm_mid_sweep_exits_143_with_the_terminal_restored() {
+    if skip_without_tmux() {
+        return;
+    }
+    let (t, home) = fixture_in_shell("sweep-sigterm", "200");
+    t.wait_for("the running sweep", |s| s.contains(" candidates"));
+    let pid = app_pid(&t);
+    assert!(!pid.is_empty());
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let out = t.wait_for("the exit", |s| s.contains("exit="));
+    assert!(out.contains("exit=143"), "{out}");
+    assert_eq!(t.pane("alternate_on"), "0");
+    let modes = t.stty();
+    assert!(
+        modes.contains(" icanon") && modes.contains(" echo "),
+        "{modes}"
+    );
+    let _ = std::fs::remove_dir_all(&home);
 }

@@ -50,6 +50,9 @@ pub(super) fn ensure(app: &mut App) -> Vec<Effect> {
 fn start(app: &mut App, inputs: SweepInputs) -> Vec<Effect> {
     let s = &mut app.sweep;
     s.generation += 1;
+    if s.inputs.is_some() {
+        s.undo.clone_from(&s.inputs);
+    }
     // The finished answer stays on screen, dimmed, until the new one arrives (an earlier
     // previous answer stays when the sweep replaced had not answered yet).
     if let (Some(Ok(r)), Some(old)) = (s.result.take(), s.inputs.take())
@@ -113,6 +116,41 @@ pub(super) fn after_edit(app: &mut App) -> Vec<Effect> {
         return vec![Effect::CancelSweep];
     }
     Vec::new()
+}
+
+/// After any action: with the sweep view open, what the next keystroke most likely asks
+/// for is swept ahead (the focused parameter one step up and one down, then the inputs
+/// before the latest edit); closed, or while a number is typed, nothing is. Said to the
+/// worker only when the list changes.
+pub(super) fn ahead(app: &mut App) -> Vec<Effect> {
+    let wanted = if app.sweep.open && app.typing.is_none() && app.layout_edit.is_none() {
+        neighbours(app)
+    } else {
+        Vec::new()
+    };
+    if wanted == app.sweep.ahead {
+        return Vec::new();
+    }
+    app.sweep.ahead.clone_from(&wanted);
+    vec![Effect::SweepAhead(wanted)]
+}
+
+/// The sweep inputs one step of the focused parameter away (up, then down), then the
+/// inputs before the latest edit: each once, none equal to the current inputs.
+fn neighbours(app: &App) -> Vec<SweepInputs> {
+    let now = SweepInputs::of(&app.scenario);
+    let mut out: Vec<SweepInputs> = Vec::new();
+    let stepped = [1, -1].map(|delta| {
+        let mut sc = app.scenario.clone();
+        crate::tui::fields::step(&mut sc, app.field, delta, &app.choices);
+        SweepInputs::of(&sc)
+    });
+    for inputs in stepped.into_iter().chain(app.sweep.undo.clone()) {
+        if inputs != now && !out.contains(&inputs) {
+            out.push(inputs);
+        }
+    }
+    out
 }
 
 /// Enter: the selected configuration becomes the scenario; back to the main view.

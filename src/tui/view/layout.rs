@@ -198,8 +198,11 @@ pub fn regions(area: Rect, app: &App) -> Regions {
         // At least one stage row when there is room for it and three rows below.
         .max(GANTT_MIN.min(avail.saturating_sub(3)));
     let (gantt, bottom) = split_v(right, g);
+    // Narrow, the memory bars give way to the unit names (the bars' figures need 14).
     let mem_w = if bottom.width >= 110 {
         bottom.width * 2 / 5
+    } else if bottom.width < 48 {
+        (bottom.width * 2 / 5).max(14)
     } else {
         bottom.width / 2
     };

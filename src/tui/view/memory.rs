@@ -20,6 +20,8 @@ use super::format;
 
 /// Panel width from which the time bars are drawn in full beside the memory bars.
 pub const TIME_BAR_FROM: u16 = 60;
+/// Panel width from which a stage's figures are `peak/budget` (below it, the peak alone).
+const PEAK_AND_BUDGET_FROM: u16 = 18;
 /// Panel width from which a compact time bar is drawn (below [`TIME_BAR_FROM`]).
 pub const COMPACT_FROM: u16 = 26;
 /// Narrowest compact time bar: `║`, three cells and the idle share.
@@ -92,7 +94,10 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, solved: Option<&Solved>, 
     } else {
         0
     };
-    let compact = side.is_empty() && time_w > 0 && area.width < TIME_BAR_FROM;
+    // Compact: the peak alone, beside a compact time bar or in a panel too narrow for
+    // `peak/budget` and a bar (the bar marks the budget).
+    let compact = side.is_empty() && time_w > 0 && area.width < TIME_BAR_FROM
+        || area.width < PEAK_AND_BUDGET_FROM;
     let title = match (side.is_empty(), time_w > 0, area.width >= TIME_BAR_FROM) {
         (true, true, true) => {
             " memory GiB · │ budget  ║  time: compute recomp comm idle ".to_string()

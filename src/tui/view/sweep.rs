@@ -62,7 +62,13 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     title.push(' ');
     let inner = super::panel(title, theme, area, buf);
     let (status, style) = status_line(app);
-    let status = fit_pieces(&status, usize::from(inner.width));
+    let room = usize::from(inner.width);
+    let status = match short_status(app) {
+        // Only where even the first piece (what is dimmed and why) would be cut.
+        Some(short) if status.split(" · ").next().map_or(0, |f| f.chars().count()) > room => short,
+        _ => status,
+    };
+    let status = fit_pieces(&status, room);
     buf.set_stringn(inner.x, inner.y, status, usize::from(inner.width), style);
     let mut top = 1;
     if s.running && inner.height > 1 {
@@ -175,6 +181,20 @@ fn fit_pieces(text: &str, room: usize) -> String {
     } else {
         out
     }
+}
+
+/// The status of a sweep running under the previous answer, for a narrow view: the edit
+/// whole (`dimmed · budget → 73.6 GiB`, the progress bar under it) rather than the start
+/// of the long form.
+fn short_status(app: &App) -> Option<String> {
+    let s = &app.sweep;
+    let (true, Some(p), Some(now)) = (s.running, &s.previous, &s.inputs) else {
+        return None;
+    };
+    Some(format!(
+        "dimmed · {}",
+        crate::tui::sweep::changes_to(&p.inputs, now)
+    ))
 }
 
 /// What the sweep is doing, or what it found, with the view's keys.

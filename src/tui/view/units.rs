@@ -123,14 +123,24 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         })
         .max()
         .unwrap_or(15);
-    let name_w = (longest + 1).min(width / 3).max(6);
-    let rest = width.saturating_sub(name_w);
     let widest = kinds
         .iter()
         .map(|k| st.blocks.iter().filter(|b| b.kind == *k).count())
         .max()
         .unwrap_or(0);
-    let with_figures = rest >= 16 + widest;
+    // The names as whole as the panel allows: beside the size and recompute figures and a
+    // glyph per block when the names get NAME_MIN columns there, else beside the glyphs
+    // alone, else beside runs (`R×10`, which say as much as ten glyphs when the blocks
+    // decide alike). A name still too long keeps its head and tail (`attn.out_d…mask`).
+    let wanted = longest + 1;
+    let (name_w, with_figures) = if width.saturating_sub(FIGURES_W + widest) >= NAME_MIN {
+        (wanted.min(width - FIGURES_W - widest), true)
+    } else if width.saturating_sub(widest) >= NAME_MIN {
+        (wanted.min(width - widest), false)
+    } else {
+        (wanted.min(width.saturating_sub(RUN_W)).max(6), false)
+    };
+    let rest = width.saturating_sub(name_w);
     let header = if with_figures {
         format!(
             "{:<name_w$}{:>7} {:>7} one column per block →",
@@ -146,20 +156,14 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
             continue;
         };
         let info = s.units_of(kind);
-        let grid_w = if with_figures { rest - 16 } else { rest };
+        let grid_w = if with_figures { rest - FIGURES_W } else { rest };
         let spaced = grid_w >= 2 * blocks.len();
         for i in 0..n_units {
             let name = info
                 .and_then(|u| u.names.get(i))
                 .map_or_else(|| format!("u{i}"), String::clone);
             let full = format!("{}.{name}", kind.short_name());
-            let shown: String = if full.chars().count() < name_w {
-                full
-            } else {
-                let mut cut: String = full.chars().take(name_w - 2).collect();
-                cut.push('…');
-                cut
-            };
+            let shown = middle_cut(&full, name_w - 1);
             let mut spans = vec![Span::styled(format!("{shown:<name_w$}"), theme.text())];
             if with_figures {
                 let size = info
@@ -169,6 +173,23 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
                     .and_then(|u| u.recompute_s.get(i))
                     .map_or("-".into(), |t| format::time(*t));
                 spans.push(Span::styled(format!("{size:>7} {t:>7} "), theme.muted()));
+            }
+            let glyphs: Vec<Decision> = blocks
+                .iter()
+                .map(|b| b.decisions.get(i).copied().unwrap_or(Decision::Keep))
+                .collect();
+            if grid_w < glyphs.len()
+                && let Some(runs) = runs(&glyphs, grid_w)
+            {
+                for (k, (d, n)) in runs.into_iter().enumerate() {
+                    let sep = if k == 0 { "" } else { " " };
+                    spans.push(Span::styled(
+                        format!("{sep}{}×{n}", d.glyph()),
+                        decision_style(theme, d),
+                    ));
+                }
+                lines.push(Line::from(spans));
+                continue;
             }
             let mut used = 0;
             for b in &blocks {
@@ -212,9 +233,67 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     Paragraph::new(lines).render(inner, buf);
 }
 
+/// `name` in at most `room` characters: whole when it fits, else its head and its tail
+/// around a `…` (`attn.out_d…mask`), so both the kind and how the unit's name ends show.
+fn middle_cut(name: &str, room: usize) -> String {
+    let n = name.chars().count();
+    if n <= room {
+        return name.to_string();
+    }
+    let keep = room.saturating_sub(1);
+    let tail = keep / 3;
+    let head: String = name.chars().take(keep - tail).collect();
+    let end: String = name.chars().skip(n - tail).collect();
+    format!("{head}…{end}")
+}
+
+/// Columns of a unit's size and recompute time (`  48 MiB  3.5 ms `).
+const FIGURES_W: usize = 16;
+/// Fewest columns the unit names get before the figures, then the glyphs, give way.
+const NAME_MIN: usize = 12;
+
+/// Width of the shortest run of equal decisions the grid writes (`R×10`).
+const RUN_W: usize = 4;
+
+/// The decisions of one unit across the blocks as runs of equal ones (`K×7`, then `R×3`),
+/// when they fit in `room` columns written `K×7 R×3`; `None` when they do not.
+fn runs(decisions: &[Decision], room: usize) -> Option<Vec<(Decision, usize)>> {
+    let mut out: Vec<(Decision, usize)> = Vec::new();
+    for &d in decisions {
+        match out.last_mut() {
+            Some((last, n)) if *last == d => *n += 1,
+            _ => out.push((d, 1)),
+        }
+    }
+    let width: usize = out
+        .iter()
+        .map(|(_, n)| 2 + n.to_string().len())
+        .sum::<usize>()
+        + out.len().saturating_sub(1);
+    (width <= room).then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_name_keeps_its_head_and_tail() {
+        assert_eq!(middle_cut("attn.core_attn", 14), "attn.core_attn");
+        assert_eq!(middle_cut("attn.out_dropout_mask", 15), "attn.out_d…mask");
+        assert_eq!(middle_cut("attn.out_dropout_mask", 15).chars().count(), 15);
+        assert_eq!(middle_cut("abc", 1), "…");
+    }
+
+    #[test]
+    fn equal_decisions_are_written_as_runs_when_the_glyphs_do_not_fit() {
+        use Decision::{Keep, Recompute};
+        let d = [Recompute, Recompute, Recompute, Keep, Keep, Keep, Keep];
+        assert_eq!(runs(&d, 7), Some(vec![(Recompute, 3), (Keep, 4)]));
+        assert_eq!(runs(&d, 6), None);
+        assert_eq!(runs(&[Keep; 10], 4), Some(vec![(Keep, 10)]));
+        assert_eq!(runs(&[Keep; 10], 3), None);
+    }
 
     #[test]
     fn the_title_names_every_chunk_s_blocks() {
