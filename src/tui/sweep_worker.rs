@@ -12,7 +12,9 @@
 //! ([`REMEMBERED`]), keyed by the inputs (which decide the space): asking for inputs it holds
 //! answers at once, on the caller's thread ([`SweepWorker::submit`]), and asking for the
 //! inputs being swept ahead adopts that sweep in flight (its progress is reported from then
-//! on under the asked-for generation). A remembered answer is the one the sweep gave, and a
+//! on under the asked-for generation). With each progress report goes the front of what the
+//! sweep has solved so far ([`SweepEvent::Forming`], read from the cache's slot), which the
+//! view shows as provisional until the answer arrives. A remembered answer is the one the sweep gave, and a
 //! sweep's answer depends on its inputs alone, so it equals a fresh sweep's.
 
 use std::collections::VecDeque;
@@ -330,6 +332,10 @@ impl<D: Fn(SweepEvent) + Sync> Thread<'_, D> {
                 return;
             }
             *last = Some(Instant::now());
+            let front = self.cache.forming();
+            if !front.is_empty() {
+                (self.deliver)(SweepEvent::Forming { generation, front });
+            }
             (self.deliver)(SweepEvent::Progress {
                 generation,
                 done,
