@@ -113,7 +113,7 @@ pub enum SweepEvent {
     /// The front of the rows the running sweep has solved so far
     /// ([`SweepCache::forming`]): provisional, every point a row of the answer to come with
     /// these figures, but a row solved later may push it off the front. Sent with the
-    /// progress reports (at most one each [`super::sweep_worker`] interval).
+    /// progress reports (at most one each 50 ms).
     Forming {
         /// The sweep's generation.
         generation: u64,
