@@ -31,6 +31,7 @@ use crate::tui::app::App;
 
 use super::format;
 use super::metrics::fit_words;
+use super::sweep_forming::{forming_alone, overlay_forming};
 
 /// Width of the area from which the chart and the list sit side by side.
 const SIDE_BY_SIDE: u16 = 100;
@@ -92,12 +93,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         Vec::new()
     };
     let Some(r) = s.shown().filter(|r| !r.ranked.is_empty()) else {
-        if !forming.is_empty() && body.height >= 4 {
-            let x = bounds(forming.iter().map(|p| p.0));
-            let y = bounds(forming.iter().map(|p| p.1));
-            chart(app, (x, y), forming_datasets(app, &forming)).render(body, buf);
-            forming_label(body, buf, app);
-        }
+        forming_alone(body, buf, app, &forming);
         return;
     };
     let list_w = list_width(body.width);
@@ -140,68 +136,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
 }
 
 /// The bounds of a chart's axes: peak GiB, then iteration seconds.
-type Axes = ([f64; 2], [f64; 2]);
-
-/// The front forming as the chart draws it: its points joined by a line, in the front's
-/// style, and each point marked.
-fn forming_datasets<'a>(app: &App, front: &'a [(f64, f64)]) -> Vec<Dataset<'a>> {
-    vec![
-        Dataset::default()
-            .name("forming")
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(app.theme.accent())
-            .data(front),
-        Dataset::default()
-            .name("forming points")
-            .marker(Marker::Dot)
-            .graph_type(GraphType::Scatter)
-            .style(app.theme.accent())
-            .data(front),
-    ]
-}
-
-/// Draws the front forming over the dimmed chart in `area` (with the axes it was drawn
-/// with): the chart is drawn with the forming points alone and without them, and only the
-/// cells they change are copied, so the axes and the previous answer stay dimmed.
-fn overlay_forming(area: Rect, buf: &mut Buffer, app: &App, axes: Axes, front: &[(f64, f64)]) {
-    let mut with = Buffer::empty(area);
-    let mut without = Buffer::empty(area);
-    chart(app, axes, forming_datasets(app, front)).render(area, &mut with);
-    chart(app, axes, Vec::new()).render(area, &mut without);
-    for y in area.top()..area.bottom() {
-        for x in area.left()..area.right() {
-            if with[(x, y)] != without[(x, y)] {
-                buf[(x, y)] = with[(x, y)].clone();
-            }
-        }
-    }
-    forming_label(area, buf, app);
-}
-
-/// `forming · 37 % · provisional front so far` (the first two pieces where the room is short)
-/// at the top right of the chart in `area`: what is drawn in the normal
-/// style there is the front so far of a sweep that has decided that share of its
-/// candidates, not an answer.
-fn forming_label(area: Rect, buf: &mut Buffer, app: &App) {
-    let (done, total) = app.sweep.progress;
-    let percent = (done.min(total) * 100).checked_div(total).unwrap_or(0);
-    let long = format!(" forming · {percent} % · provisional front so far ");
-    let short = format!(" forming · {percent} % ");
-    let width = |t: &str| u16::try_from(t.chars().count()).unwrap_or(u16::MAX);
-    let Some(text) = [long, short]
-        .into_iter()
-        .find(|t| area.width >= width(t) + 8)
-    else {
-        return;
-    };
-    let w = width(&text);
-    let style = app
-        .theme
-        .accent()
-        .add_modifier(Modifier::BOLD | Modifier::REVERSED);
-    buf.set_string(area.right() - w, area.y, text, style);
-}
+pub(super) type Axes = ([f64; 2], [f64; 2]);
 
 /// The style laid over the previous answer: the theme's muted text, dimmed, not bold.
 fn dim(app: &App) -> Style {
@@ -355,7 +290,7 @@ fn point(r: &Row) -> (f64, f64) {
     (r.peak_memory_bytes as f64 / GIB, r.iteration_time_s)
 }
 
-fn bounds(values: impl Iterator<Item = f64>) -> [f64; 2] {
+pub(super) fn bounds(values: impl Iterator<Item = f64>) -> [f64; 2] {
     let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
         (lo.min(v), hi.max(v))
     });
@@ -455,7 +390,7 @@ fn render_chart(
 }
 
 /// A chart of `datasets` on the axes `(x, y)`, labelled as the sweep view labels them.
-fn chart<'a>(app: &App, (x, y): Axes, datasets: Vec<Dataset<'a>>) -> Chart<'a> {
+pub(super) fn chart<'a>(app: &App, (x, y): Axes, datasets: Vec<Dataset<'a>>) -> Chart<'a> {
     let theme = &app.theme;
     Chart::new(datasets)
         .legend_position(None)
