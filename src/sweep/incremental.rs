@@ -19,6 +19,12 @@
 //!   overlap, the global batch) asks its solves' questions of the answers earlier sweeps
 //!   stored, and only the new questions are solved.
 //!
+//! While a sweep runs, the cache also holds the front of what it has solved so far
+//! ([`SweepCache::forming`]): the feasible rows no other row solved so far dominates, each a
+//! row the answer will carry with the same figures. It is provisional (a row solved later may
+//! push a point off), for a caller that shows the front as it forms; the answer's front is
+//! the one to show as final.
+//!
 //! [`sweep_cached`] starts from the same candidates as [`super::sweep`] (bounds, candidates
 //! in order of the time bound) and runs the same worker loop with the same proven cuts, so
 //! it answers exactly what that answers.
@@ -29,7 +35,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use super::evaluate::{candidates, take_fixed_peak};
-use super::front::Incumbents;
+use super::front::{Incumbents, Point, total_order};
 use super::{Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate, workers};
 use super::{scenario_for, sweep};
 use crate::anatomy::Anatomy;
@@ -87,6 +93,7 @@ pub struct SweepCache {
     memo: ScheduleMemo,
     knapsacks: KnapsackShelf,
     solved: Mutex<HashMap<String, Solved>>,
+    forming: Mutex<Vec<Row>>,
     reused: AtomicUsize,
     solves: AtomicUsize,
 }
@@ -129,6 +136,37 @@ impl SweepCache {
         self.knapsacks.answers()
     }
 
+    /// The front of the rows the running (or latest) [`sweep_cached`] has solved so far,
+    /// in the sweep's total order: the feasible rows that no row it has solved dominates
+    /// (iteration time, peak memory, GPUs). Provisional while the sweep runs: every point is
+    /// a row of its answer with these figures, but a row solved later may push it off the
+    /// answer's front. Once a sweep that was not cancelled returns, it is the answer's front.
+    /// Empty for an exhaustive sweep, which [`sweep_cached`] hands to the plain sweep.
+    pub fn forming(&self) -> Vec<Row> {
+        let mut front = self
+            .forming
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        front.sort_by(total_order);
+        front
+    }
+
+    /// Adds a decided row to the front forming: a feasible one that no point there
+    /// dominates goes in, and the points it dominates go out.
+    fn note_forming(&self, row: &Row) {
+        if !row.feasible() {
+            return;
+        }
+        let point = point_of(row);
+        let mut front = self.forming.lock().unwrap_or_else(PoisonError::into_inner);
+        if front.iter().any(|r| point_of(r).dominates(&point)) {
+            return;
+        }
+        front.retain(|r| !point.dominates(&point_of(r)));
+        front.push(row.clone());
+    }
+
     fn lookup(&self, key: &str) -> Option<Solved> {
         self.solved
             .lock()
@@ -160,6 +198,11 @@ pub fn sweep_cached(
 ) -> Result<SweepResult, SweepError> {
     cache.reused.store(0, Ordering::Relaxed);
     cache.solves.store(0, Ordering::Relaxed);
+    cache
+        .forming
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clear();
     if options.exhaustive {
         return sweep(base, space, options, progress, cancel);
     }
@@ -178,8 +221,24 @@ pub fn sweep_cached(
         options.top,
         progress,
         cancel,
-        |row, anatomy, incumbents, _| job.decide(row, anatomy, incumbents),
+        |row, anatomy, incumbents, _| {
+            let decided = job.decide(row, anatomy, incumbents);
+            // A decision cut short by the token answers nothing (the workers drop it).
+            if let Some(r) = decided.as_ref().filter(|_| !cancel.is_cancelled()) {
+                cache.note_forming(r);
+            }
+            decided
+        },
     ))
+}
+
+/// A row's place on the front: its figures and GPUs.
+fn point_of(row: &Row) -> Point {
+    Point {
+        time_s: row.iteration_time_s,
+        peak_bytes: row.peak_memory_bytes,
+        gpus: row.config.gpus,
+    }
 }
 
 /// The cache key of a configuration's scenario: every field that decides its solve. Left
@@ -409,5 +468,67 @@ mod tests {
         let r = cached(&base, &cache);
         assert!(!r.cancelled);
         assert_eq!(answer(&r), answer(&fresh(&base)));
+    }
+
+    /// The front as it forms, read at every progress report of a sweep: each point is a
+    /// feasible solved row of the final answer with the same time and peak, no point of a
+    /// reading dominates another, a later reading keeps or dominates every point of an
+    /// earlier one, and once the sweep is done it is the answer's front (which equals a
+    /// fresh sweep's).
+    #[test]
+    fn the_front_forming_holds_real_solved_points_and_ends_as_the_answer_s_front() {
+        for base in [tiny(30.0), tiny(6.0)] {
+            let cache = SweepCache::default();
+            let readings = Mutex::new(Vec::new());
+            let progress = |_: usize, _: usize| {
+                readings
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(cache.forming());
+            };
+            let r = sweep_cached(
+                &base,
+                &space(),
+                OPTIONS,
+                &cache,
+                &progress,
+                &Cancel::never(),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(answer(&r), answer(&fresh(&base)));
+            let readings = readings
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner);
+            assert!(readings.iter().any(|f| !f.is_empty()), "a front formed");
+            for front in &readings {
+                for p in front {
+                    let row = r
+                        .rows
+                        .iter()
+                        .find(|x| x.config == p.config)
+                        .unwrap_or_else(|| panic!("{:?} is not a row", p.config));
+                    assert!(row.solved && row.feasible(), "{:?}", p.config);
+                    assert_eq!(row.iteration_time_s.to_bits(), p.iteration_time_s.to_bits());
+                    assert_eq!(row.peak_memory_bytes, p.peak_memory_bytes);
+                    for q in front {
+                        assert!(!point_of(q).dominates(&point_of(p)), "{front:?}");
+                    }
+                }
+            }
+            for pair in readings.windows(2) {
+                for p in &pair[0] {
+                    assert!(
+                        pair[1]
+                            .iter()
+                            .any(|q| q.config == p.config || point_of(q).dominates(&point_of(p))),
+                        "{:?} left the front with nothing better",
+                        p.config
+                    );
+                }
+            }
+            let formed: Vec<Config> = cache.forming().iter().map(|x| x.config).collect();
+            let front: Vec<Config> = r.pareto.iter().map(|&i| r.rows[i].config).collect();
+            assert_eq!(formed, front);
+        }
     }
 }

@@ -110,6 +110,16 @@ pub enum SweepEvent {
         /// Candidates in all.
         total: usize,
     },
+    /// The front of the rows the running sweep has solved so far
+    /// ([`SweepCache::forming`]): provisional, every point a row of the answer to come with
+    /// these figures, but a row solved later may push it off the front. Sent with the
+    /// progress reports (at most one each 50 ms).
+    Forming {
+        /// The sweep's generation.
+        generation: u64,
+        /// The front so far, in the sweep's total order.
+        front: Vec<crate::sweep::Row>,
+    },
     /// How many of the sweep's solved configurations came from earlier sweeps (sent just
     /// before [`SweepEvent::Done`] by sweeps that keep a cache).
     Reused {
@@ -151,6 +161,9 @@ pub struct SweepState {
     /// Of the latest sweep: configurations reused from earlier sweeps and solved in full,
     /// when its sweep keeps a cache.
     pub reused: Option<(usize, usize)>,
+    /// The front of what the running sweep has solved so far ([`SweepEvent::Forming`]),
+    /// shown as provisional over the dimmed previous answer; empty once it answers.
+    pub forming: Vec<crate::sweep::Row>,
     /// The last complete answer, for the inputs before the edits that started the running
     /// sweep: shown dimmed until the new answer arrives.
     pub previous: Option<Previous>,

@@ -12,7 +12,9 @@
 //! ([`REMEMBERED`]), keyed by the inputs (which decide the space): asking for inputs it holds
 //! answers at once, on the caller's thread ([`SweepWorker::submit`]), and asking for the
 //! inputs being swept ahead adopts that sweep in flight (its progress is reported from then
-//! on under the asked-for generation). A remembered answer is the one the sweep gave, and a
+//! on under the asked-for generation). With each progress report goes the front of what the
+//! sweep has solved so far ([`SweepEvent::Forming`], read from the cache's slot), which the
+//! view shows as provisional until the answer arrives. A remembered answer is the one the sweep gave, and a
 //! sweep's answer depends on its inputs alone, so it equals a fresh sweep's.
 
 use std::collections::VecDeque;
@@ -330,6 +332,10 @@ impl<D: Fn(SweepEvent) + Sync> Thread<'_, D> {
                 return;
             }
             *last = Some(Instant::now());
+            let front = self.cache.forming();
+            if !front.is_empty() {
+                (self.deliver)(SweepEvent::Forming { generation, front });
+            }
             (self.deliver)(SweepEvent::Progress {
                 generation,
                 done,
@@ -606,5 +612,51 @@ mod tests {
         };
         assert!(!fresh.ranked.is_empty());
         assert_eq!(rows(&ahead), rows(&fresh));
+    }
+
+    /// With the engine's sweep, an asked-for sweep reports the front it has solved so far
+    /// under its own generation: every point a feasible row of the answer with the same
+    /// figures, and the last front sent the answer's front.
+    #[test]
+    fn the_engine_sweep_reports_its_front_as_it_forms() {
+        let base = crate::scenario::Catalog::builtin()
+            .scenario("tiny-4x8")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let a = SweepInputs::of(&base);
+        let (mut worker, rx) = worker(crate::tui::sweep::engine_sweep);
+        assert_eq!(worker.submit(job(4, &a)), None);
+        let mut fronts = Vec::new();
+        let answer = loop {
+            match rx.recv_timeout(Duration::from_secs(30)) {
+                Ok(SweepEvent::Forming { generation, front }) => {
+                    assert_eq!(generation, 4);
+                    fronts.push(front);
+                }
+                Ok(SweepEvent::Done { result, .. }) => {
+                    break result.unwrap_or_else(|e| panic!("{e}"));
+                }
+                Ok(_) => {}
+                Err(e) => panic!("no answer: {e}"),
+            }
+        };
+        assert!(!answer.cancelled);
+        let last = fronts.last().unwrap_or_else(|| panic!("no front sent"));
+        for p in fronts.iter().flatten() {
+            let row = answer
+                .rows
+                .iter()
+                .find(|r| r.config == p.config)
+                .unwrap_or_else(|| panic!("{:?} is not a row", p.config));
+            assert!(row.feasible());
+            assert_eq!(row.iteration_time_s.to_bits(), p.iteration_time_s.to_bits());
+            assert_eq!(row.peak_memory_bytes, p.peak_memory_bytes);
+        }
+        let configs = |rows: Vec<&crate::sweep::Row>| -> Vec<crate::sweep::Config> {
+            rows.into_iter().map(|r| r.config).collect()
+        };
+        assert_eq!(
+            configs(last.iter().collect()),
+            configs(answer.pareto.iter().map(|&i| &answer.rows[i]).collect())
+        );
     }
 }

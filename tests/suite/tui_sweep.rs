@@ -761,3 +761,108 @@ fn in_tmux_sigterm_mid_sweep_exits_143_with_the_terminal_restored() {
     );
     let _ = std::fs::remove_dir_all(&home);
 }
+
+// ---- the front as it forms ----
+
+/// The front so far of the running sweep of `app`'s current inputs: two points of the
+/// fixture's answer for them (the fastest and the smallest of its front).
+fn forming_of(app: &mut App, generation: u64) {
+    let inputs = app.sweep.inputs.clone().expect("a sweep runs");
+    let answer = fixture::sweep::result(&inputs.base, inputs.gpus, inputs.global_batch);
+    let front: Vec<_> = [answer.pareto.first(), answer.pareto.last()]
+        .into_iter()
+        .flatten()
+        .map(|&i| answer.rows[i].clone())
+        .collect();
+    assert!(front.len() == 2, "the fixture's front has two ends");
+    update(
+        app,
+        Action::Sweep(Box::new(SweepEvent::Forming { generation, front })),
+    );
+}
+
+/// An edit while an answer is on screen: the new sweep 12 of 40 in, its front so far over
+/// the dimmed previous answer.
+fn forming_over_previous() -> App {
+    let mut app = solved_app("gpt3-175b-16k");
+    let generation = edited_while_sweeping(&mut app);
+    forming_of(&mut app, generation);
+    app
+}
+
+#[test]
+fn sweep_view_forming_60x18() {
+    let mut app = forming_over_previous();
+    let screen = render(&mut app, 60, 18);
+    assert!(format!("{screen}").contains("forming · 30 %"), "{screen}");
+    assert_snapshot!(screen);
+}
+
+#[test]
+fn sweep_view_forming_120x40() {
+    let mut app = forming_over_previous();
+    let backend = render(&mut app, 120, 40);
+    let screen = format!("{backend}");
+    assert!(screen.contains("forming · 30 %"), "{screen}");
+    assert!(
+        screen.contains("forming · 30 % · provisional front so far"),
+        "{screen}"
+    );
+    // Where the status line has the room, it counts the points too.
+    let wide = format!("{}", render(&mut app, 240, 40));
+    assert!(
+        wide.contains("forming: the front of 2 points so far, provisional"),
+        "{wide}"
+    );
+    // The points forming are drawn in the normal style: some chart cell is not dimmed.
+    let buf = backend.buffer();
+    let bright = buf
+        .content()
+        .iter()
+        .any(|c| c.symbol() == "•" && !c.modifier.contains(ratatui::style::Modifier::DIM));
+    assert!(bright, "{screen}");
+    assert_snapshot!(backend);
+}
+
+/// The first sweep has no previous answer: its front so far is drawn alone, marked.
+#[test]
+fn sweep_view_forming_first_sweep_80x24() {
+    let mut app = running_12_of_40();
+    let generation = app.sweep.generation;
+    forming_of(&mut app, generation);
+    let screen = render(&mut app, 80, 24);
+    assert!(format!("{screen}").contains("forming · 30 %"), "{screen}");
+    assert_snapshot!(screen);
+}
+
+/// Nothing provisional outlives its sweep: the answer replaces the front forming, a stale
+/// generation's front is dropped, and an edit starting another sweep clears it.
+#[test]
+fn the_answer_replaces_the_front_forming() {
+    let mut app = forming_over_previous();
+    assert_eq!(app.sweep.forming.len(), 2);
+    let generation = app.sweep.generation;
+    let inputs = app.sweep.inputs.clone().unwrap();
+    let answer = fixture::sweep::result(&inputs.base, inputs.gpus, inputs.global_batch);
+    update(
+        &mut app,
+        Action::Sweep(Box::new(SweepEvent::Done {
+            generation,
+            result: Ok(Box::new(answer)),
+        })),
+    );
+    assert!(app.sweep.forming.is_empty());
+    let screen = format!("{}", render(&mut app, 120, 40));
+    assert!(!screen.contains("forming"), "{screen}");
+    // A late report of the finished sweep is dropped.
+    forming_of(&mut app, generation);
+    assert!(app.sweep.forming.is_empty());
+    // An edit: the new sweep starts with nothing forming; the old generation's is dropped.
+    act(&mut app, Action::SelectField(Field::Budget));
+    let (next, _) = sweep_job(&update(&mut app, Action::Decrease)).expect("the edit sweeps");
+    assert!(next > generation);
+    forming_of(&mut app, generation);
+    assert!(app.sweep.forming.is_empty());
+    forming_of(&mut app, next);
+    assert_eq!(app.sweep.forming.len(), 2);
+}

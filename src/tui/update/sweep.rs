@@ -71,6 +71,7 @@ fn start(app: &mut App, inputs: SweepInputs) -> Vec<Effect> {
         }
         s.inputs = Some(inputs);
         s.running = false;
+        s.forming.clear();
         return if was_running {
             vec![Effect::CancelSweep]
         } else {
@@ -79,6 +80,7 @@ fn start(app: &mut App, inputs: SweepInputs) -> Vec<Effect> {
     }
     s.running = true;
     s.reused = None;
+    s.forming.clear();
     s.inputs = Some(inputs.clone());
     s.progress = (0, 0);
     s.result = None;
@@ -111,6 +113,7 @@ pub(super) fn after_edit(app: &mut App) -> Vec<Effect> {
     }
     if app.sweep.running {
         app.sweep.running = false;
+        app.sweep.forming.clear();
         app.sweep.result = None;
         app.note = Some("sweep cancelled by the edit (o sweeps again)".into());
         return vec![Effect::CancelSweep];
@@ -230,6 +233,11 @@ pub(super) fn event(app: &mut App, e: SweepEvent) {
         } if generation == app.sweep.generation && app.sweep.running => {
             app.sweep.progress = (done, total);
         }
+        SweepEvent::Forming { generation, front }
+            if generation == app.sweep.generation && app.sweep.running =>
+        {
+            app.sweep.forming = front;
+        }
         SweepEvent::Reused {
             generation,
             reused,
@@ -239,6 +247,8 @@ pub(super) fn event(app: &mut App, e: SweepEvent) {
         }
         SweepEvent::Done { generation, result } if generation == app.sweep.generation => {
             app.sweep.running = false;
+            // The provisional front gives way to the answer (or to nothing, when cut short).
+            app.sweep.forming.clear();
             let total = app.sweep.progress.1;
             app.sweep.progress = (total, total);
             // A complete answer (or an error) replaces the previous one; a cancelled sweep

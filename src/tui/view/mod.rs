@@ -36,6 +36,7 @@ pub mod stage_time;
 pub mod status;
 pub mod story;
 pub mod sweep;
+mod sweep_forming;
 pub mod too_small;
 pub mod units;
 

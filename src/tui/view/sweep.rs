@@ -3,7 +3,10 @@
 //! (no other layout is both faster and smaller) as a line, and the ranked list beside it
 //! (below it on narrow screens) with the selection. While the sweep runs, its progress (a
 //! bar and the count); after an edit, the previous answer stays under it, dimmed, and the
-//! status line says which settings it answers, until the new answer replaces it.
+//! status line says which settings it answers, until the new answer replaces it. Over the
+//! dimmed chart (or alone, on the first sweep), the front of what the running sweep has solved
+//! so far, in the normal style and marked `forming · 37 %`: provisional, replaced by the
+//! answer's front when it arrives (the ranked list only ever shows a finished answer).
 //!
 //! ```text
 //! ┌ sweep · gpt3-175b on 64 × a100-80gb · batch 64 · s 16384 ──────────────────────────┐
@@ -28,6 +31,7 @@ use crate::tui::app::App;
 
 use super::format;
 use super::metrics::fit_words;
+use super::sweep_forming::{forming_alone, overlay_forming};
 
 /// Width of the area from which the chart and the list sit side by side.
 const SIDE_BY_SIDE: u16 = 100;
@@ -82,12 +86,16 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
     };
     // The finished answer, else the previous one (dimmed) while the new sweep runs.
     let dimmed = s.answer().is_none();
-    let Some(r) = s.shown() else {
+    // The front forming, only while its sweep runs (never once an answer is in).
+    let forming: Vec<(f64, f64)> = if s.running {
+        s.forming.iter().map(point).collect()
+    } else {
+        Vec::new()
+    };
+    let Some(r) = s.shown().filter(|r| !r.ranked.is_empty()) else {
+        forming_alone(body, buf, app, &forming);
         return;
     };
-    if r.ranked.is_empty() {
-        return;
-    }
     let list_w = list_width(body.width);
     let (chart, list) = if body.width >= SIDE_BY_SIDE {
         let chart_w = body.width.saturating_sub(list_w + 1);
@@ -116,13 +124,19 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
             },
         )
     };
-    render_chart(chart, buf, app, r);
+    let axes = render_chart(chart, buf, app, r, &forming);
     render_list(list, buf, app, r);
     if dimmed {
         // The old settings' answer, in the theme's dim style.
         buf.set_style(body, dim(app));
+        if let Some(axes) = axes.filter(|_| !forming.is_empty()) {
+            overlay_forming(chart, buf, app, axes, &forming);
+        }
     }
 }
+
+/// The bounds of a chart's axes: peak GiB, then iteration seconds.
+pub(super) type Axes = ([f64; 2], [f64; 2]);
 
 /// The style laid over the previous answer: the theme's muted text, dimmed, not bold.
 fn dim(app: &App) -> Style {
@@ -214,9 +228,14 @@ fn status_line(app: &App) -> (String, Style) {
             // The total is the candidates (the layouts whose memory bound fits), not the
             // configurations the answer counts: a candidate is decided when it is solved or
             // pruned by a better one, and pruning is quick, so the count can run ahead.
+            let forming = match s.forming.len() {
+                0 => String::new(),
+                1 => " · forming: 1 point so far, provisional".to_string(),
+                n => format!(" · forming: the front of {n} points so far, provisional"),
+            };
             format!(
-                "sweeping: {done}/{total} candidates decided · candidates: layouts whose memory \
-                 bound fits · each solved or pruned by a better one"
+                "sweeping: {done}/{total} candidates decided{forming} · candidates: layouts whose \
+                 memory bound fits · each solved or pruned by a better one"
             )
         };
         return match (&s.previous, &s.inputs) {
@@ -271,7 +290,7 @@ fn point(r: &Row) -> (f64, f64) {
     (r.peak_memory_bytes as f64 / GIB, r.iteration_time_s)
 }
 
-fn bounds(values: impl Iterator<Item = f64>) -> [f64; 2] {
+pub(super) fn bounds(values: impl Iterator<Item = f64>) -> [f64; 2] {
     let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
         (lo.min(v), hi.max(v))
     });
@@ -327,17 +346,25 @@ fn gib_labels(b: [f64; 2]) -> Vec<String> {
     with(d).to_vec()
 }
 
-fn render_chart(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
+/// Draws the answer's chart in `area`, its axes wide enough for the `forming` points too;
+/// the axes drawn (none when the area is too small for a chart).
+fn render_chart(
+    area: Rect,
+    buf: &mut Buffer,
+    app: &App,
+    r: &SweepResult,
+    forming: &[(f64, f64)],
+) -> Option<Axes> {
     if area.height < 4 || area.width < 16 {
-        return;
+        return None;
     }
     let theme = &app.theme;
     let solved: Vec<(f64, f64)> = r.rows.iter().filter(|x| x.feasible()).map(point).collect();
     let mut front: Vec<(f64, f64)> = r.pareto.iter().map(|&i| point(&r.rows[i])).collect();
     front.sort_by(|a, b| a.0.total_cmp(&b.0));
     let selected: Vec<(f64, f64)> = app.sweep.shown_row().map(point).into_iter().collect();
-    let x = bounds(solved.iter().map(|p| p.0));
-    let y = bounds(solved.iter().map(|p| p.1));
+    let x = bounds(solved.iter().chain(forming).map(|p| p.0));
+    let y = bounds(solved.iter().chain(forming).map(|p| p.1));
     let datasets = vec![
         Dataset::default()
             .name("feasible")
@@ -358,6 +385,13 @@ fn render_chart(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
             .style(theme.error())
             .data(&selected),
     ];
+    chart(app, (x, y), datasets).render(area, buf);
+    Some((x, y))
+}
+
+/// A chart of `datasets` on the axes `(x, y)`, labelled as the sweep view labels them.
+pub(super) fn chart<'a>(app: &App, (x, y): Axes, datasets: Vec<Dataset<'a>>) -> Chart<'a> {
+    let theme = &app.theme;
     Chart::new(datasets)
         .legend_position(None)
         .x_axis(
@@ -384,7 +418,6 @@ fn render_chart(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
                         .collect::<Vec<_>>(),
                 ),
         )
-        .render(area, buf);
 }
 
 /// Width of the list's lines for a body of `width` (the wide form when the list sits
