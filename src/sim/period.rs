@@ -110,8 +110,6 @@ impl Period {
         let (mut first, mut end, mut lag, mut lead) = (0, self.count, 1, 0);
         let mut reads: Vec<Reads> = Vec::new();
         for (d, ops) in sched.devices.iter().enumerate() {
-            // This device's reads (of a few other devices) lie from here on.
-            let mine = reads.len();
             for (i, &op) in ops.iter().enumerate() {
                 let Where::In(k) = self.place(d, i) else {
                     continue;
@@ -128,7 +126,7 @@ impl Period {
                         lead = lead.max(j.saturating_sub(k));
                         let back = k as i64 - j as i64;
                         let e = pd as usize;
-                        match reads[mine..].iter_mut().find(|r| r.read == e) {
+                        match reads.iter_mut().find(|r| r.reader == d && r.read == e) {
                             Some(r) => {
                                 r.least = r.least.min(back);
                                 r.most = r.most.max(back);
