@@ -101,105 +101,6 @@ impl Period {
     }
 }
 
-impl Period {
-    /// Sets [`Period::first`], [`Period::lag`], [`Period::lead`] and cuts
-    /// [`Period::count`] to the periods whose ops read only ops of the stretch; returns,
-    /// per pair of devices `(d, e)` where an op of `d`'s stretch reads one of `e`'s, the
-    /// least and most periods it reads back (negative: ahead).
-    fn dependencies(&mut self, sched: &Schedule, pos: &Positions) -> Vec<Reads> {
-        let (mut first, mut end, mut lag, mut lead) = (0, self.count, 1, 0);
-        let mut reads: Vec<Reads> = Vec::new();
-        for (d, ops) in sched.devices.iter().enumerate() {
-            for (i, &op) in ops.iter().enumerate() {
-                let Where::In(k) = self.place(d, i) else {
-                    continue;
-                };
-                let stage = sched.stage_of(d as u32, op.chunk, op.micro_batch);
-                let Some((pd, pi)) = pos.producer(sched, op, stage) else {
-                    continue;
-                };
-                match self.place(pd as usize, pi as usize) {
-                    Where::Before => first = first.max(k + 1),
-                    Where::After => end = end.min(k),
-                    Where::In(j) => {
-                        lag = lag.max(k.saturating_sub(j));
-                        lead = lead.max(j.saturating_sub(k));
-                        let back = k as i64 - j as i64;
-                        let e = pd as usize;
-                        match reads.iter_mut().find(|r| r.reader == d && r.read == e) {
-                            Some(r) => {
-                                r.least = r.least.min(back);
-                                r.most = r.most.max(back);
-                            }
-                            None => reads.push(Reads {
-                                reader: d,
-                                read: e,
-                                least: back,
-                                most: back,
-                            }),
-                        }
-                    }
-                }
-            }
-        }
-        self.first = first;
-        self.count = end;
-        self.lag = lag;
-        self.lead = lead;
-        reads
-    }
-}
-
-/// How far back (in periods) the ops of one device's stretch read another's.
-struct Reads {
-    reader: usize,
-    read: usize,
-    least: i64,
-    most: i64,
-}
-
-/// Per device, the periods by which to number its stretch later so that every read spans
-/// fewer than `span` periods from most back to most ahead (reading back at least its own
-/// device's previous op, one period), fewest first and reading ahead least; `None` when no
-/// such numbering exists.
-///
-/// Numbering device `d` from `o_d` periods later turns a read `back` periods back into
-/// `back - o_d + o_e`: keeping all of them within `[-lead, lag]` is a system of difference
-/// constraints, feasible exactly when its graph has no negative cycle (Bellman-Ford).
-fn realign(reads: &[Reads], span: usize, devices: usize) -> Option<Vec<usize>> {
-    (1..span).find_map(|s| {
-        (0..s).find_map(|lead| {
-            let lag = (s - lead) as i64;
-            let lead = lead as i64;
-            // o_e - o_d <= lag - most and o_d - o_e <= least + lead.
-            let edges: Vec<(usize, usize, i64)> = reads
-                .iter()
-                .flat_map(|r| {
-                    [
-                        (r.reader, r.read, lag - r.most),
-                        (r.read, r.reader, r.least + lead),
-                    ]
-                })
-                .collect();
-            let mut x = vec![0i64; devices];
-            for _ in 0..=devices {
-                let mut changed = false;
-                for &(a, b, w) in &edges {
-                    if x[a] + w < x[b] {
-                        x[b] = x[a] + w;
-                        changed = true;
-                    }
-                }
-                if !changed {
-                    let low = x.iter().copied().min().unwrap_or(0);
-                    return Some(x.iter().map(|&o| (o - low) as usize).collect());
-                }
-            }
-            None
-        })
-    })
-}
-
 /// Where each (stage, micro-batch) cell's F and backward (B or BW) run: `(device, index)`.
 pub(crate) struct Positions {
     m: usize,
@@ -319,29 +220,31 @@ pub(crate) fn find(sched: &Schedule, pos: &Positions) -> Option<Period> {
     if count < MIN_SPAN as usize {
         return None;
     }
-    let reads = period.dependencies(sched, pos);
-    if period.lag + period.lead > 1
-        && let Some(shift) = realign(&reads, period.lag + period.lead, sched.devices.len())
-    {
-        // The same stretch, each device's periods numbered from `shift` periods later:
-        // a try then checks (and simulates ahead) fewer periods.
-        let mut aligned = Period {
-            start: (0..shift.len()).map(|d| period.at(d, shift[d])).collect(),
-            count: (0..shift.len())
-                .map(|d| count.saturating_sub(shift[d]))
-                .min()
-                .unwrap_or(0),
-            first: 0,
-            lag: 1,
-            lead: 0,
-            ..period.clone()
-        };
-        aligned.dependencies(sched, pos);
-        if aligned.lag + aligned.lead < period.lag + period.lead {
-            period = aligned;
+    // Dependencies: the lag within the stretch, the periods before which an op may read
+    // before the stretch, and the period from which one reads after it.
+    let (mut first, mut end, mut lag, mut lead) = (0, period.count, 1, 0);
+    for (d, ops) in sched.devices.iter().enumerate() {
+        for (i, &op) in ops.iter().enumerate() {
+            let Where::In(k) = period.place(d, i) else {
+                continue;
+            };
+            let stage = sched.stage_of(d as u32, op.chunk, op.micro_batch);
+            if let Some((pd, pi)) = pos.producer(sched, op, stage) {
+                match period.place(pd as usize, pi as usize) {
+                    Where::Before => first = first.max(k + 1),
+                    Where::After => end = end.min(k),
+                    Where::In(j) => {
+                        lag = lag.max(k.saturating_sub(j));
+                        lead = lead.max(j.saturating_sub(k));
+                    }
+                }
+            }
         }
     }
-    let (first, lag, lead, delta) = (period.first, period.lag, period.lead, period.delta);
+    period.first = first;
+    period.count = end;
+    period.lag = lag;
+    period.lead = lead;
     let tried = first + lag + lead + 2;
     let worth = period.count >= tried + MIN_PERIODS
         && period.count * delta as usize >= MIN_MICRO_BATCHES
@@ -372,23 +275,6 @@ mod tests {
         assert_eq!(per.start, vec![3, 2, 1, 0]);
         assert!(per.lag >= 1 && per.lag <= 2, "{per:?}");
         assert!(per.count > 50, "{per:?}");
-    }
-
-    /// A V-shape's devices start their stretches at unlike micro-batches, so numbered from
-    /// there an op reads up to twelve periods back and ahead at p 64; numbered from where
-    /// its reads line up, one back and one ahead.
-    #[test]
-    fn v_shape_reads_are_renumbered_to_one_period() {
-        for kind in [ScheduleKind::VHalf, ScheduleKind::ZbV] {
-            let s = generate(
-                kind,
-                &ScheduleInput::uniform(64, 512, 2, 1.0, 1.0, 1.0, 0.0),
-            )
-            .unwrap();
-            let per = find(&s, &Positions::of(&s)).unwrap();
-            assert!(per.lag + per.lead <= 2, "{kind}: {per:?}");
-            assert!(per.count > 300, "{kind}: {per:?}");
-        }
     }
 
     /// Too few micro-batches: no stretch worth a figures-only run.
