@@ -41,17 +41,8 @@ pub(crate) struct Period {
     pub lead: usize,
 }
 
-/// Fewest periods in the stretch beyond the ones a try simulates (`first + lag + lead + 2`
-/// at least) for a figures-only run to be worth it: one jumped over, at least.
-const MIN_PERIODS: usize = 2;
-
-/// Fewest micro-batches in the stretch worth a figures-only run (fewer: the full run is as
-/// quick).
-const MIN_MICRO_BATCHES: usize = 12;
-
-/// Fewest periods of the whole run a period search allows (fewer: no stretch is long enough
-/// to jump over one).
-const MIN_SPAN: u32 = 4;
+/// Fewest periods in the stretch worth a figures-only run (fewer: the full run is as quick).
+const MIN_PERIODS: usize = 12;
 
 impl Period {
     /// Position of device `d`'s op number `i` relative to its stretch.
@@ -183,16 +174,13 @@ fn longest_run(ops: &[Op], len: usize, delta: u32) -> (usize, usize) {
 
 /// The steady state of `sched` (see the module doc), or `None` when it has none long enough
 /// to be worth it: a Chimera placement (stages depend on the micro-batch), every device's op
-/// count not a multiple of `m`, no `delta` up to `2 p v` (and `m / 4`) under which all
-/// devices repeat, or a stretch too short to jump over [`MIN_PERIODS`] periods after the
-/// ones a try simulates, or over fewer than [`MIN_MICRO_BATCHES`] micro-batches.
+/// count not a multiple of `m`, no `delta` up to `2 p v` under which all devices repeat for
+/// [`MIN_PERIODS`] periods.
 pub(crate) fn find(sched: &Schedule, pos: &Positions) -> Option<Period> {
     if sched.placement == Placement::Chimera || sched.devices.is_empty() {
         return None;
     }
-    // A period as long as `2 p v` micro-batches (an interleaved order repeats every `p`),
-    // as long as the run holds a few of them.
-    let most = (2 * sched.p * sched.v).min(sched.m / MIN_SPAN);
+    let most = (2 * sched.p * sched.v).min(sched.m / MIN_PERIODS as u32);
     let (delta, len) = (1..=most).find_map(|delta| {
         let len: Option<Vec<usize>> = sched
             .devices
@@ -217,7 +205,7 @@ pub(crate) fn find(sched: &Schedule, pos: &Positions) -> Option<Period> {
         lag: 1,
         lead: 0,
     };
-    if count < MIN_SPAN as usize {
+    if count < MIN_PERIODS {
         return None;
     }
     // Dependencies: the lag within the stretch, the periods before which an op may read
@@ -245,11 +233,7 @@ pub(crate) fn find(sched: &Schedule, pos: &Positions) -> Option<Period> {
     period.count = end;
     period.lag = lag;
     period.lead = lead;
-    let tried = first + lag + lead + 2;
-    let worth = period.count >= tried + MIN_PERIODS
-        && period.count * delta as usize >= MIN_MICRO_BATCHES
-        && period.count >= first + MIN_MICRO_BATCHES.div_ceil(delta as usize);
-    worth.then_some(period)
+    (period.count >= first + MIN_PERIODS).then_some(period)
 }
 
 #[cfg(test)]
