@@ -5,34 +5,12 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use pipescope::tui::{Action, App, Effect, Field, SweepEvent, SweepInputs, fixture, update};
+use pipescope::tui::{Action, App, Effect, Field, update};
 
-use crate::tui_common::solved_app;
+use crate::tui_common::{open_and_answer, solved_app, sweep_job};
 
 fn key(app: &mut App, code: KeyCode) -> Vec<Effect> {
     update(app, Action::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
-/// The sweep job of `effects`, if one was asked for.
-fn sweep_job(effects: &[Effect]) -> Option<(u64, SweepInputs)> {
-    effects.iter().find_map(|e| match e {
-        Effect::Sweep(job) => Some((job.generation, job.inputs.clone())),
-        _ => None,
-    })
-}
-
-/// Opens the view and answers its sweep with the fixture's fixed result.
-fn open_and_answer(app: &mut App) {
-    let effects = update(app, Action::OpenSweep);
-    let (generation, inputs) = sweep_job(&effects).expect("opening sweeps");
-    let result = fixture::sweep::result(&inputs.base, inputs.gpus, inputs.global_batch);
-    update(
-        app,
-        Action::Sweep(Box::new(SweepEvent::Done {
-            generation,
-            result: Ok(Box::new(result)),
-        })),
-    );
 }
 
 /// In the sweep view ↑↓ pick a row; Tab and ⇧Tab pick the parameter, and ← → edit it

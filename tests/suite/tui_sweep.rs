@@ -12,37 +12,7 @@ use std::time::Duration;
 use pipescope::tui::{Action, App, Effect, Field, SweepEvent, SweepInputs, Theme, fixture, update};
 
 use crate::tmux_common::{Tmux, skip_without_tmux, temp_dir};
-use crate::tui_common::{act, render, solved_app};
-
-/// The sweep job of `effects`, if one was asked for.
-fn sweep_job(effects: &[Effect]) -> Option<(u64, SweepInputs)> {
-    effects.iter().find_map(|e| match e {
-        Effect::Sweep(job) => Some((job.generation, job.inputs.clone())),
-        _ => None,
-    })
-}
-
-/// Opens the view and answers its sweep with the fixture's fixed result.
-fn open_and_answer(app: &mut App) {
-    let effects = update(app, Action::OpenSweep);
-    let (generation, inputs) = sweep_job(&effects).expect("opening sweeps");
-    let result = fixture::sweep::result(&inputs.base, inputs.gpus, inputs.global_batch);
-    update(
-        app,
-        Action::Sweep(Box::new(SweepEvent::Progress {
-            generation,
-            done: 40,
-            total: 40,
-        })),
-    );
-    update(
-        app,
-        Action::Sweep(Box::new(SweepEvent::Done {
-            generation,
-            result: Ok(Box::new(result)),
-        })),
-    );
-}
+use crate::tui_common::{act, open_and_answer, render, solved_app, sweep_job};
 
 #[test]
 fn opening_sweeps_the_current_gpus_and_batch_and_enter_loads_a_configuration() {

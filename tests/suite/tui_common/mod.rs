@@ -4,7 +4,8 @@
 #![allow(dead_code)]
 
 use pipescope::tui::{
-    Action, App, Choices, Effect, JobResult, SolveFn, Theme, draw, fixture, resolve, update,
+    Action, App, Choices, Effect, JobResult, SolveFn, SweepEvent, SweepInputs, Theme, draw,
+    fixture, resolve, update,
 };
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -61,4 +62,35 @@ pub fn render(app: &mut App, w: u16, h: u16) -> TestBackend {
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
     terminal.draw(|f| draw(f, app)).unwrap();
     terminal.backend().clone()
+}
+
+/// The sweep job of `effects`, if one was asked for.
+pub fn sweep_job(effects: &[Effect]) -> Option<(u64, SweepInputs)> {
+    effects.iter().find_map(|e| match e {
+        Effect::Sweep(job) => Some((job.generation, job.inputs.clone())),
+        _ => None,
+    })
+}
+
+/// Opens the sweep view and answers its sweep with the fixture's fixed result (its last
+/// progress report, then the answer).
+pub fn open_and_answer(app: &mut App) {
+    let effects = update(app, Action::OpenSweep);
+    let (generation, inputs) = sweep_job(&effects).expect("opening sweeps");
+    let result = fixture::sweep::result(&inputs.base, inputs.gpus, inputs.global_batch);
+    update(
+        app,
+        Action::Sweep(Box::new(SweepEvent::Progress {
+            generation,
+            done: 40,
+            total: 40,
+        })),
+    );
+    update(
+        app,
+        Action::Sweep(Box::new(SweepEvent::Done {
+            generation,
+            result: Ok(Box::new(result)),
+        })),
+    );
 }
