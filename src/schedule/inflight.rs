@@ -165,15 +165,13 @@ fn live_vectors(schedule: &Schedule) -> Vec<Vec<Vec<u32>>> {
                 match op.kind {
                     OpKind::F => {
                         live[c] += 1;
-                        let covered = |o: &Vec<u32>| o.iter().zip(&live).all(|(a, b)| a >= b);
-                        if out.get(last).is_some_and(covered) {
+                        if out.get(last).is_some_and(|o| covers(o, &live)) {
                             return;
                         }
-                        if let Some(i) = out.iter().position(covered) {
+                        if let Some(i) = out.iter().position(|o| covers(o, &live)) {
                             last = i;
                         } else {
-                            out.retain(|o| !o.iter().zip(&live).all(|(a, b)| a <= b));
-                            out.push(live.clone());
+                            keep_maximal(&mut out, &live);
                         }
                     }
                     OpKind::B => {}
@@ -198,10 +196,8 @@ fn held_vectors(sched: &Schedule) -> Vec<Vec<Vec<u32>>> {
                 match op.kind {
                     OpKind::F => {
                         held[c] += 1;
-                        let covers = |o: &Vec<u32>| o.iter().zip(&held).all(|(a, b)| a >= b);
-                        if !out.iter().any(covers) {
-                            out.retain(|o| !o.iter().zip(&held).all(|(a, b)| a <= b));
-                            out.push(held.clone());
+                        if !out.iter().any(|o| covers(o, &held)) {
+                            keep_maximal(&mut out, &held);
                         }
                     }
                     OpKind::B | OpKind::BW => held[c] = held[c].saturating_sub(1),
@@ -211,6 +207,18 @@ fn held_vectors(sched: &Schedule) -> Vec<Vec<Vec<u32>>> {
             out
         })
         .collect()
+}
+
+/// Whether vector `o` is at least `now` in every chunk.
+fn covers(o: &[u32], now: &[u32]) -> bool {
+    o.iter().zip(now).all(|(a, b)| a >= b)
+}
+
+/// Adds `now`, which no kept vector covers, to the maximal vectors `out`, dropping those it
+/// covers.
+fn keep_maximal(out: &mut Vec<Vec<u32>>, now: &[u32]) {
+    out.retain(|o| !covers(now, o));
+    out.push(now.to_vec());
 }
 
 fn clamp_u32(x: i64) -> u32 {
