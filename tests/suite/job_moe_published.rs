@@ -529,6 +529,71 @@ fn qwen3_235b_layouts_fold_the_experts_as_the_tables_etp_and_edp_columns() {
     }
 }
 
+/// What t 4 changes in the MoE layer of the t 4, p 8, v 4, ep 8 row, as Megatron-Core of the
+/// row's commit (1e057005) runs it at `etp` 1: the dispatchers' tensor group is the expert
+/// tensor-parallel group (size 1) and their `tp_ep` group the ep group, so each
+/// tensor-parallel rank routes and dispatches its own `s / t` tokens, with nothing gathered
+/// over `t` (docs/model.md, "What t 4 changes in a layer"): a t 4 rank's all-to-alls are half
+/// a t 2 rank's on the same ep 8 node, and its expert work half as many rows.
+#[test]
+fn at_t4_each_tensor_parallel_rank_dispatches_only_its_own_tokens() {
+    let anatomy = |tp: u32, dp: u32| {
+        let c = Catalog::builtin();
+        let mut s = c.scenario("gpt3-175b-16k").unwrap();
+        modelzoo(h100(ScenarioOverrides {
+            model: Some("qwen3-235b-a22b".into()),
+            sp: Some(true),
+            deepep: Some(true),
+            tp: Some(tp),
+            pp: Some(8),
+            dp: Some(dp),
+            ep: Some(8),
+            global_batch: Some(2048),
+            ..Default::default()
+        }))
+        .apply(&mut s, &c)
+        .unwrap();
+        pipescope::Anatomy::build(&s).unwrap()
+    };
+    let (t4, t2) = (anatomy(4, 8), anatomy(2, 16));
+    let ratio = |f: fn(&pipescope::Anatomy) -> f64| f(&t4) / f(&t2);
+    let fwd = ratio(|a| a.moe.ep_comm.forward_s);
+    let bwd = ratio(|a| a.moe.ep_comm.backward_s);
+    assert!((fwd - 0.5).abs() < 1e-12, "{fwd}");
+    assert!((bwd - 0.5).abs() < 1e-12, "{bwd}");
+}
+
+/// The t 2, p 32, v 3 row's pipeline: 96 virtual stages of one slot each, the embedding alone
+/// on the first and the loss alone on the last (Megatron-Core 1e057005's
+/// `get_num_layers_to_build` takes one off each, as `qwen3_235b_split` does), every stage
+/// boundary crossing the network (a stage is t 2 x d 4, one node). Charged blocking, every
+/// transfer exposed, the row stays more than 15 % short of its published 24.2 s: the
+/// transfers are not what it lacks (docs/model.md, "The t 2, p 32, v 3 layout").
+#[test]
+fn p32_v3_puts_embedding_and_loss_alone_and_its_transfers_are_not_what_it_lacks() {
+    let split = qwen3_235b_split(96);
+    let stages: Vec<&str> = split.split('|').collect();
+    assert_eq!(stages.len(), 96);
+    assert_eq!((stages[0], stages[95]), ("E", "L"));
+    assert!(stages[1..95].iter().all(|&s| s == "t"));
+    let p32 = qwen3_235b_layout_runs()
+        .into_iter()
+        .find(|r| r.name.starts_with("t2 p32"))
+        .unwrap();
+    let blocking = modelzoo_2025_step_s(ScenarioOverrides {
+        p2p: Some(pipescope::P2p::Blocking),
+        ..p32.overrides.clone()
+    });
+    let overlapped = modelzoo_2025_step_s(p32.overrides);
+    eprintln!(
+        "t2 p32 v3: {overlapped:.2} s with overlapped transfers, {blocking:.2} s blocking, \
+         published {} s",
+        p32.step_s
+    );
+    assert!(blocking > overlapped, "{blocking} vs {overlapped}");
+    assert!(blocking < 0.85 * p32.step_s, "{blocking} vs {}", p32.step_s);
+}
+
 #[test]
 #[ignore = "pipescope ranks these layouts wrong: t2 p32 v3 ep8 and t4 p8 v4 ep8 come out 21 \
             and 41 % too fast, t2 p1 ep8 under FSDP 17 % too slow (docs/model.md)"]
