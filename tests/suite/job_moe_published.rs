@@ -452,6 +452,12 @@ fn qwen3_235b_layout_runs() -> Vec<LayoutRun> {
                 zero: Some(Zero::Full),
                 deepep: Some(true),
                 strategy: Some(Strategy::Full),
+                // Megatron-LM 1e057005 refuses `--use-custom-fsdp` at one connection
+                // (`arguments.py`: "FSDP always requires CUDA_DEVICE_MAX_CONNECTIONS value
+                // large than one"), so this run overrode the yaml's 1; its value is not
+                // published, and the model treats every value above 1 alike: the least the
+                // assert allows.
+                device_max_connections: Some(2),
                 ..Default::default()
             }),
             17.6,
