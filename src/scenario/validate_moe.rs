@@ -108,7 +108,6 @@ pub(super) fn check_imbalance(s: &Scenario) -> Result<(), InvalidField> {
     ranges::ROUTING_IMBALANCE.check(imbalance)
 }
 
-/// Checks `ep`, `etp` and the routing imbalance against the model and the stage's GPUs.
 /// The all-to-all's multiprocessors (`plan.flex_dispatcher_num_sms`): a count in its range,
 /// and fewer than the GPU has where the preset gives its count (the compute beside an
 /// overlapped all-to-all runs on the rest).
@@ -129,6 +128,8 @@ fn check_dispatcher_sms(s: &Scenario) -> Result<(), InvalidField> {
     }
 }
 
+/// Checks `ep`, `etp`, the routing imbalance and the all-to-all's multiprocessors against the
+/// model, the GPU and the stage's GPUs.
 pub(super) fn check_layout(s: &Scenario) -> Result<(), InvalidField> {
     let par = &s.parallel;
     let (ep, etp) = (u64::from(par.ep), u64::from(par.etp));

@@ -370,6 +370,15 @@ fn the_all_to_alls_multiprocessors_are_the_share_an_overlapped_pair_cannot_hide_
     cat.add_text("sms.toml", &text).unwrap();
     // (The plan compared: this DualPipe fixture's unused `chunks` is not written back.)
     assert_eq!(cat.scenario("sms-round-trip").unwrap().plan, s.plan);
+    // A dense scenario keeps a count it was given too (it has no all-to-all to use it).
+    let c = Catalog::builtin();
+    let mut dense = c.scenario("korthikanti-22b").unwrap();
+    dense.name = "dense-sms".into();
+    dense.plan.flex_dispatcher_num_sms = 24;
+    let mut cat = Catalog::builtin();
+    cat.add_text("dense.toml", &pipescope::to_toml(&dense))
+        .unwrap();
+    assert_eq!(cat.scenario("dense-sms").unwrap().plan, dense.plan);
     // None, or every multiprocessor of the H100 (132), is refused naming the key.
     for bad in [0, 132, 5000] {
         let err = with_sms(true, bad).validate().unwrap_err().to_string();
