@@ -39,11 +39,12 @@ pub mod tui;
 pub use scenario::presets::{MAX_DEPTH, MAX_FILE_BYTES, read_text_file, user_config_dir};
 pub use scenario::ranges;
 pub use scenario::{
-    AttentionBackend, Batch, Catalog, Codec, CodecSpec, DEFAULT_SCENARIO, EfficiencyCurve, GIB,
-    GpuSpec, InvalidField, LayoutError, LayoutLayer, LayoutStage, MeasuredProfile, ModelSpec,
-    ModelStyle, Objective, P2p, Parallel, Partition, PipelineLayout, PlanSettings, Precision,
-    PresetError, PresetInfo, PresetKind, Scenario, ScenarioOverrides, ScheduleKind, Strategy,
-    UnitMeasurement, Zero, default_scenario, limits, micro_batches_for, model_description, to_toml,
+    AttentionBackend, Batch, Catalog, Codec, CodecSpec, DEEPEP_DEFAULT_SMS, DEFAULT_SCENARIO,
+    EfficiencyCurve, GIB, GpuSpec, InvalidField, LayoutError, LayoutLayer, LayoutStage,
+    MeasuredProfile, ModelSpec, ModelStyle, Objective, P2p, Parallel, Partition, PipelineLayout,
+    PlanSettings, Precision, PresetError, PresetInfo, PresetKind, Scenario, ScenarioOverrides,
+    ScheduleKind, Strategy, UnitMeasurement, Zero, default_scenario, limits, micro_batches_for,
+    model_description, to_toml,
 };
 pub use scenario::{DataParallelUse, data_parallel_refusal, grad_overlap_refusal};
 

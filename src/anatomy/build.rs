@@ -249,7 +249,10 @@ impl Anatomy {
             pass_gather_s: 0.0,
             codec_names: codecs.iter().map(|c| c.name.clone()).collect(),
             ep_comm_sm_share: if m.moe.is_some() && par.ep > 1 && scenario.plan.deepep {
-                super::expert_comm::deepep_sm_share(scenario.gpu.sms)
+                super::expert_comm::deepep_sm_share(
+                    scenario.gpu.sms,
+                    scenario.plan.flex_dispatcher_num_sms,
+                )
             } else {
                 0.0
             },

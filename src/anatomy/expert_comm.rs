@@ -190,17 +190,13 @@ fn deepep_rdma_fraction(nodes: f64) -> DeepEpFraction {
     out
 }
 
-/// Streaming multiprocessors DeepEP's normal (training) kernels run on by default: 20, as
-/// 10 channels of a sending and a receiving multiprocessor each (the DeepSeek-V3 technical
-/// report, section 3.2.2: "only 20 SMs are sufficient to fully utilize the bandwidths of IB
-/// and NVLink"; DeepEP's `Buffer.num_sms` default).
-pub const DEEPEP_SMS: f64 = 20.0;
-
-/// The share of a GPU of `sms` streaming multiprocessors that DeepEP's dispatch and combine
-/// kernels hold while they run ([`DEEPEP_SMS`]); 0 where the preset does not give `sms`.
-pub fn deepep_sm_share(sms: Option<u32>) -> f64 {
+/// The share of a GPU of `sms` streaming multiprocessors that the expert all-to-all's
+/// kernels hold while they run on `comm_sms` of them (DeepEP's 20 by default,
+/// [`DEEPEP_DEFAULT_SMS`](crate::scenario::DEEPEP_DEFAULT_SMS); HybridEP's as its run sets
+/// it); 0 where the preset does not give `sms` or the kernels would take every one.
+pub fn deepep_sm_share(sms: Option<u32>, comm_sms: u32) -> f64 {
     match sms {
-        Some(n) if f64::from(n) > DEEPEP_SMS => DEEPEP_SMS / f64::from(n),
+        Some(n) if n > comm_sms => f64::from(comm_sms) / f64::from(n),
         _ => 0.0,
     }
 }
@@ -269,9 +265,12 @@ mod tests {
     #[test]
     fn an_all_to_all_beside_compute_hides_what_its_multiprocessors_leave() {
         // DeepEP's 20 of an H100's 132 multiprocessors.
-        let share = deepep_sm_share(Some(132));
+        let share = deepep_sm_share(Some(132), crate::scenario::DEEPEP_DEFAULT_SMS);
         assert!((share - 20.0 / 132.0).abs() < 1e-15);
-        assert_eq!(deepep_sm_share(None), 0.0);
+        assert_eq!(deepep_sm_share(None, 20), 0.0);
+        // HybridEP on 32 of them (Megatron-Bridge's Qwen3-30B-A3B H100 recipe).
+        assert!((deepep_sm_share(Some(132), 32) - 32.0 / 132.0).abs() < 1e-15);
+        assert_eq!(deepep_sm_share(Some(132), 132), 0.0);
         // Compute longer than the all-to-all: it runs at 112/132 while the all-to-all runs,
         // so the pair takes compute + share x comm and saves (1 - share) x comm.
         let (comm, compute) = (1.0f64, 3.0f64);

@@ -100,6 +100,7 @@ pub(crate) fn built_in_code() -> Scenario {
             tp_comm_overlap: false,
             routing_imbalance: 1.0,
             deepep: false,
+            flex_dispatcher_num_sms: super::DEEPEP_DEFAULT_SMS,
             activation_func_fp8_input_store: false,
             flash_attention: true,
             attention_backend: AttentionBackend::Cudnn,

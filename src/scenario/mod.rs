@@ -39,7 +39,7 @@ pub use overrides::ScenarioOverrides;
 pub use pipeline_layout::{LayoutError, LayoutLayer, LayoutStage, PipelineLayout};
 pub use presets::{Catalog, PresetError, PresetInfo, PresetKind};
 pub use profile::{MeasuredProfile, UnitMeasurement};
-pub use settings::{Batch, Parallel, PlanSettings, micro_batches_for};
+pub use settings::{Batch, DEEPEP_DEFAULT_SMS, Parallel, PlanSettings, micro_batches_for};
 pub use to_toml::{model_description, to_toml};
 pub use units::GIB;
 pub use validate::limits;

@@ -203,6 +203,11 @@ pub const ETP: Range = Range::count("parallel.etp", 1.0, DEGREE);
 /// any router (at most every token of a batch goes to one expert: `experts / top-k`).
 pub const ROUTING_IMBALANCE: Range = Range::real("plan.routing_imbalance", 1.0, 1e6, "");
 
+/// Multiprocessors the expert all-to-all's kernels run on (Megatron-Core's
+/// `moe_flex_dispatcher_num_sms`); below the GPU's own count, checked in `validate_moe.rs`.
+pub const FLEX_DISPATCHER_NUM_SMS: Range =
+    Range::count("plan.flex_dispatcher_num_sms", 1.0, 1024.0);
+
 /// `CUDA_DEVICE_MAX_CONNECTIONS` of the run (the hardware has 32 work queues).
 pub const DEVICE_MAX_CONNECTIONS: Range = Range::count("plan.device_max_connections", 1.0, 32.0);
 
@@ -223,6 +228,7 @@ pub const SETTING_RANGES: &[Range] = &[
     EP,
     ETP,
     ROUTING_IMBALANCE,
+    FLEX_DISPATCHER_NUM_SMS,
 ];
 
 /// The range of the field at dotted path `field` (`gpu.hbm_gbps`, `parallel.pp`), if it has

@@ -5,6 +5,13 @@ use crate::scenario::{
 };
 use crate::scenario::{PipelineLayout, ScheduleKind};
 
+/// Streaming multiprocessors DeepEP's normal (training) kernels run on when the run does not
+/// say: 20, as 10 channels of a sending and a receiving multiprocessor each (the DeepSeek-V3
+/// technical report, section 3.2.2: "only 20 SMs are sufficient to fully utilize the
+/// bandwidths of IB and NVLink"; DeepEP's `Buffer.num_sms` default, and Megatron-Core's
+/// when `moe_flex_dispatcher_num_sms` is unset).
+pub const DEEPEP_DEFAULT_SMS: u32 = 20;
+
 /// How the model is split over devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Parallel {
@@ -182,6 +189,12 @@ pub struct PlanSettings {
     /// `--moe-enable-deepep`): a token crosses the network once per destination node and is
     /// forwarded to its experts there over NVLink, instead of once per expert.
     pub deepep: bool,
+    /// Streaming multiprocessors the expert all-to-all's kernels run on with `deepep`
+    /// (Megatron-Core's `moe_flex_dispatcher_num_sms`, formerly `--moe-deepep-num-sms` and
+    /// `moe_hybridep_num_sms`; [`DEEPEP_DEFAULT_SMS`] when not given): the share of the GPU
+    /// the compute beside an overlapped all-to-all cannot use (docs/model.md, "Overlapped
+    /// all-to-alls"). File only (`plan.flex_dispatcher_num_sms`).
+    pub flex_dispatcher_num_sms: u32,
     /// Megatron-Core's `activation_func_fp8_input_store`: each SwiGLU's input (the dense
     /// MLP's, the shared and the routed experts' fc1 output) kept for the backward in fp8,
     /// 1 byte an element, and cast back before the backward (DeepSeek-V3's technical report,

@@ -259,6 +259,12 @@ pub fn to_toml(s: &Scenario) -> String {
         );
         plan.insert("deepep".into(), Value::Boolean(pl.deepep));
     }
+    if pl.flex_dispatcher_num_sms != super::DEEPEP_DEFAULT_SMS {
+        plan.insert(
+            "flex_dispatcher_num_sms".into(),
+            int(u64::from(pl.flex_dispatcher_num_sms)),
+        );
+    }
     plan.insert(
         "objective".into(),
         Value::String(pl.objective.name().into()),

@@ -108,13 +108,35 @@ pub(super) fn check_imbalance(s: &Scenario) -> Result<(), InvalidField> {
     ranges::ROUTING_IMBALANCE.check(imbalance)
 }
 
-/// Checks `ep`, `etp` and the routing imbalance against the model and the stage's GPUs.
+/// The all-to-all's multiprocessors (`plan.flex_dispatcher_num_sms`): a count in its range,
+/// and fewer than the GPU has where the preset gives its count (the compute beside an
+/// overlapped all-to-all runs on the rest).
+fn check_dispatcher_sms(s: &Scenario) -> Result<(), InvalidField> {
+    let n = s.plan.flex_dispatcher_num_sms;
+    ranges::FLEX_DISPATCHER_NUM_SMS.check_count(u64::from(n))?;
+    match s.gpu.sms {
+        Some(sms) if n >= sms => Err(InvalidField::new(
+            "plan.flex_dispatcher_num_sms",
+            n,
+            format!(
+                "fewer than the GPU's {sms} multiprocessors ({}): the compute beside an \
+                 all-to-all runs on the rest",
+                s.gpu.name
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks `ep`, `etp`, the routing imbalance and the all-to-all's multiprocessors against the
+/// model, the GPU and the stage's GPUs.
 pub(super) fn check_layout(s: &Scenario) -> Result<(), InvalidField> {
     let par = &s.parallel;
     let (ep, etp) = (u64::from(par.ep), u64::from(par.etp));
     ranges::EP.check_count(ep)?;
     ranges::ETP.check_count(etp)?;
     check_imbalance(s)?;
+    check_dispatcher_sms(s)?;
     let Some(e) = s.model.moe else {
         for (field, v) in [("parallel.ep", ep), ("parallel.etp", etp)] {
             if v > 1 {

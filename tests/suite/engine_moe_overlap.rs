@@ -334,3 +334,54 @@ fn a_figures_only_solve_draws_no_collectives_and_keeps_the_figures() {
         assert_eq!(full.mfu, figures.mfu);
     }
 }
+
+#[test]
+fn the_all_to_alls_multiprocessors_are_the_share_an_overlapped_pair_cannot_hide_under() {
+    // `plan.flex_dispatcher_num_sms` (Megatron-Core's `moe_flex_dispatcher_num_sms`): the
+    // multiprocessors the dispatch and combine run on, DeepEP's 20 unless the run says
+    // (Megatron-Bridge's Qwen3-30B-A3B H100 recipe gives HybridEP 32). The compute beside
+    // an overlapped all-to-all runs on the rest, so more of them hide less; nothing changes
+    // where no pair overlaps, and a count the GPU does not have is refused.
+    let with_sms = |overlap: bool, sms: u32| {
+        let mut s = scenario(overlap);
+        s.plan.deepep = true;
+        s.plan.flex_dispatcher_num_sms = sms;
+        s
+    };
+    let share = |s: &Scenario| pipescope::Anatomy::build(s).unwrap().ep_comm_sm_share;
+    let default = with_sms(true, pipescope::DEEPEP_DEFAULT_SMS);
+    assert_eq!(scenario(true).plan.flex_dispatcher_num_sms, 20);
+    assert!((share(&default) - 20.0 / 132.0).abs() < 1e-15);
+    assert!((share(&with_sms(true, 32)) - 32.0 / 132.0).abs() < 1e-15);
+    let step = |s: &Scenario| {
+        let out = pipescope::solve(s).unwrap();
+        assert!(out.feasible, "{:?}", out.infeasible_reason);
+        out.iteration_time_s
+    };
+    assert!(step(&with_sms(true, 32)) > step(&default));
+    assert_eq!(step(&with_sms(false, 32)), step(&with_sms(false, 20)));
+    // Written back only where it is not the default, and read again.
+    let mut s = with_sms(true, 32);
+    s.name = "sms-round-trip".into();
+    let text = pipescope::to_toml(&s);
+    assert!(text.contains("flex_dispatcher_num_sms = 32"), "{text}");
+    assert!(!pipescope::to_toml(&default).contains("flex_dispatcher_num_sms"));
+    let mut cat = Catalog::builtin();
+    cat.add_text("sms.toml", &text).unwrap();
+    // (The plan compared: this DualPipe fixture's unused `chunks` is not written back.)
+    assert_eq!(cat.scenario("sms-round-trip").unwrap().plan, s.plan);
+    // A dense scenario keeps a count it was given too (it has no all-to-all to use it).
+    let c = Catalog::builtin();
+    let mut dense = c.scenario("korthikanti-22b").unwrap();
+    dense.name = "dense-sms".into();
+    dense.plan.flex_dispatcher_num_sms = 24;
+    let mut cat = Catalog::builtin();
+    cat.add_text("dense.toml", &pipescope::to_toml(&dense))
+        .unwrap();
+    assert_eq!(cat.scenario("dense-sms").unwrap().plan, dense.plan);
+    // None, or every multiprocessor of the H100 (132), is refused naming the key.
+    for bad in [0, 132, 5000] {
+        let err = with_sms(true, bad).validate().unwrap_err().to_string();
+        assert!(err.contains("plan.flex_dispatcher_num_sms"), "{bad}: {err}");
+    }
+}

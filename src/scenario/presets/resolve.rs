@@ -385,6 +385,9 @@ impl Catalog {
             tp_comm_overlap: pl.tp_comm_overlap.unwrap_or(false),
             routing_imbalance: pl.routing_imbalance.unwrap_or(1.0),
             deepep: pl.deepep.unwrap_or(false),
+            flex_dispatcher_num_sms: pl
+                .flex_dispatcher_num_sms
+                .unwrap_or(crate::scenario::DEEPEP_DEFAULT_SMS),
             activation_func_fp8_input_store: pl.activation_func_fp8_input_store.unwrap_or(false),
             flash_attention: pl.flash_attention.unwrap_or(true),
             attention_backend,

@@ -142,6 +142,7 @@ pub struct PlanToml {
     pub tp_comm_overlap: Option<bool>,
     pub routing_imbalance: Option<f64>,
     pub deepep: Option<bool>,
+    pub flex_dispatcher_num_sms: Option<u32>,
     pub activation_func_fp8_input_store: Option<bool>,
     pub flash_attention: Option<bool>,
     pub attention_backend: Option<String>,
