@@ -25,7 +25,7 @@
 use pipescope::solve;
 use pipescope::{
     AttentionBackend, Catalog, Partition, Precision, Scenario, ScenarioOverrides, ScheduleKind,
-    Strategy, to_toml,
+    Strategy, megatron_args, to_toml,
 };
 
 /// One published run.
@@ -315,14 +315,24 @@ fn model_s(run: &Run, precision: Precision) -> f64 {
 /// pipeline where a bucket's would: on the 25.04 GPT-3 run (two layers a chunk, 1.8 GB of
 /// bf16 gradients reduce-scattered over 4 nodes, about 29 ms a chunk) the iteration grows
 /// by more than a bucket's reduction (40 M parameters, 1.3 ms) and by less than two chunks'.
-/// The setting survives a round trip through a scenario file.
+/// The setting survives a round trip through a scenario file, and `export megatron` writes
+/// `--no-align-grad-reduce` where it is off (Megatron-LM aligns unless told not to).
 #[test]
 fn an_aligned_reduction_waits_for_each_chunk_whole() {
     let mut s = scenario(&RUNS[0], Precision::Bf16);
     assert!(s.plan.align_grad_reduce);
-    let aligned = solve(&s).unwrap().iteration_time_s;
+    let out = solve(&s).unwrap();
+    let aligned = out.iteration_time_s;
+    let args = megatron_args(&s, &out).unwrap();
+    assert!(args.contains("--overlap-grad-reduce") && !args.contains("--no-align-grad-reduce"));
     s.plan.align_grad_reduce = false;
-    let bucketed = solve(&s).unwrap().iteration_time_s;
+    let out = solve(&s).unwrap();
+    let bucketed = out.iteration_time_s;
+    assert!(
+        megatron_args(&s, &out)
+            .unwrap()
+            .contains("--no-align-grad-reduce")
+    );
     let grown = aligned - bucketed;
     println!(
         "aligned {aligned:.4} s, bucketed {bucketed:.4} s, +{:.1} ms",
