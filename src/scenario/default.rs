@@ -112,6 +112,7 @@ pub(crate) fn built_in_code() -> Scenario {
             offload_chunks: None,
             gradient_accumulation_fusion: true,
             cross_entropy_loss_fusion: true,
+            align_grad_reduce: true,
         },
         profile: None,
     }

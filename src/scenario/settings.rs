@@ -232,6 +232,13 @@ pub struct PlanSettings {
     /// logits in the forward and one more in the backward (docs/model.md, "Mixtures of
     /// experts": the ModelZoo's 2025 Qwen3-235B runs trained without the flag).
     pub cross_entropy_loss_fusion: bool,
+    /// Megatron-LM's `--align-grad-reduce` (on by default; NeMo's distributed Adam always
+    /// works this way): with the overlapped gradient reduction, the interleaved schedule
+    /// reduces each model chunk's gradients as one unit, launched the stage's pipeline rank
+    /// of backward steps after the chunk's last backward (docs/model.md, "The whole job").
+    /// Off (`--no-align-grad-reduce`, and NeMo 2.0, whose data-parallel configuration has no
+    /// such field), each bucket's reduction starts as soon as its gradients are ready.
+    pub align_grad_reduce: bool,
 }
 
 #[cfg(test)]

@@ -294,6 +294,9 @@ pub fn to_toml(s: &Scenario) -> String {
     if !pl.cross_entropy_loss_fusion {
         plan.insert("cross_entropy_loss_fusion".into(), Value::Boolean(false));
     }
+    if !pl.align_grad_reduce {
+        plan.insert("align_grad_reduce".into(), Value::Boolean(false));
+    }
     root.insert("plan".into(), Value::Table(plan));
     if let Some(profile) = &s.profile {
         root.insert("profile".into(), Value::Table(profile.to_table()));

@@ -105,6 +105,7 @@ fn job_costs(p: usize, m: u32, seed: u64) -> JobCosts {
             .collect(),
         overlap_grad_reduce: d.chance(0.5),
         m,
+        chunk_shares: Vec::new(),
     }
 }
 

@@ -47,6 +47,10 @@ pub struct JobCosts {
     pub overlap_grad_reduce: bool,
     /// Micro-batches per iteration (the last one's backward is the overlap window).
     pub m: u32,
+    /// Megatron-Core's interleaved schedule: per device, the share of its overlapped
+    /// gradient reduction each local chunk carries, each chunk reduced as one unit launched
+    /// by the schedule (`chunk_sync`); empty where the buckets' readiness decides.
+    pub chunk_shares: Vec<Vec<f64>>,
 }
 
 /// When one device's end-of-iteration steps end.
@@ -174,8 +178,19 @@ pub fn finish(sim: &mut Simulation, costs: &JobCosts) {
     } else {
         vec![(f64::INFINITY, f64::NEG_INFINITY); p]
     };
+    let steps = if costs.overlap_grad_reduce && !costs.chunk_shares.is_empty() {
+        super::chunk_sync::backward_steps(sim, p)
+    } else {
+        Vec::new()
+    };
     let grads: Vec<f64> = (0..p)
-        .map(|d| grad_end(job_of(d), costs, pipeline_end[d], windows[d]))
+        .map(|d| match (costs.chunk_shares.get(d), steps.get(d)) {
+            (Some(shares), Some(steps)) if job_of(d).grad_reduce_s > 0.0 => {
+                let reduce_s = job_of(d).grad_reduce_s;
+                super::chunk_sync::grad_end(reduce_s, shares, d, steps, pipeline_end[d])
+            }
+            _ => grad_end(job_of(d), costs, pipeline_end[d], windows[d]),
+        })
         .collect();
     // The tied pair starts its all-reduce when both have reduced their gradients.
     let tied_start = (0..p)

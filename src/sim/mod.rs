@@ -32,6 +32,7 @@
 //!   transfer times.
 
 mod abstract_run;
+mod chunk_sync;
 pub mod collectives;
 mod copies;
 mod engine;

@@ -171,6 +171,7 @@ mod tests {
                             .collect(),
                         overlap_grad_reduce: case % 2 == 1,
                         m,
+                        chunk_shares: Vec::new(),
                     };
                     let floor = iteration_floor_s(&OpCounts::of(&sched), &costs, &job);
                     let mut sim = crate::sim::simulate(&sched, &costs).unwrap();

@@ -10,7 +10,7 @@ use crate::anatomy::cost::Machine;
 use crate::anatomy::{Anatomy, Block, BlockKind, params};
 use crate::plan::planner::Plan;
 use crate::scenario::Scenario;
-use crate::schedule::{OpKind, Placement, Schedule};
+use crate::schedule::{OpKind, Placement, Schedule, ScheduleKind};
 use crate::sim::collectives::ChunkComm;
 use crate::sim::job::{DeviceJob, JobCosts};
 
@@ -255,7 +255,37 @@ pub(crate) fn job_costs(
         devices,
         overlap_grad_reduce: scenario.plan.overlap_grad_reduce,
         m: scenario.batch.micro_batches,
+        chunk_shares: if scenario.plan.align_grad_reduce
+            && scenario.plan.schedule == ScheduleKind::Interleaved
+            && !full_shard
+        {
+            chunk_param_shares(anatomy, plan)
+        } else {
+            Vec::new()
+        },
     }
+}
+
+/// Per device of `plan`, the share of its parameters each of its local chunks holds (equal
+/// shares where it holds none): what each chunk's gradient reduction carries when
+/// Megatron-Core's interleaved schedule reduces the chunks one by one (`sim::chunk_sync`).
+fn chunk_param_shares(anatomy: &Anatomy, plan: &Plan) -> Vec<Vec<f64>> {
+    plan.devices
+        .iter()
+        .map(|d| {
+            let chunk: Vec<f64> = d
+                .ranges
+                .iter()
+                .map(|&(a, e)| (a..=e).map(|i| anatomy.block(i).params as f64).sum())
+                .collect();
+            let total: f64 = chunk.iter().sum();
+            let n = chunk.len().max(1) as f64;
+            chunk
+                .iter()
+                .map(|&c| if total > 0.0 { c / total } else { 1.0 / n })
+                .collect()
+        })
+        .collect()
 }
 
 /// Per device and local chunk of `plan`, the link time of the collectives inside its ops

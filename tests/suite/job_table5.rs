@@ -31,6 +31,9 @@ pub fn table5_errors() -> Vec<(String, f64, f64)> {
             }
             .apply(&mut s, &c)
             .unwrap();
+            // Megatron-LM of 2022 (the paper's runs) has only the unfused
+            // vocabulary-parallel cross-entropy (`megatron/mpu/cross_entropy.py`).
+            s.plan.cross_entropy_loss_fusion = false;
             let got = solve(&s).unwrap().iteration_time_s;
             out.push((format!("{name} {label}"), got, (got - want) / want));
         }
@@ -52,8 +55,10 @@ fn korthikanti_table5_end_to_end() {
     assert!(mean < MEAN_BOUND, "mean error {mean}");
 }
 
-/// The mean absolute error this model reaches (1.28 % today; docs/model.md, "Calibration").
+/// The mean absolute error this model reaches (1.36 % today, 1.28 % with the loss fused;
+/// docs/model.md, "Calibration").
 const MEAN_BOUND: f64 = 0.015;
 
-/// The largest error of one run (3.6 % today, the 530B with full recomputation).
+/// The largest error of one run (3.8 % today, 3.6 % with the loss fused: the 530B with full
+/// recomputation).
 const RUN_BOUND: f64 = 0.04;

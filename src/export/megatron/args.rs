@@ -319,6 +319,10 @@ pub fn data_parallel(s: &Scenario) -> Group {
         )
         .switch_if(s.plan.overlap_grad_reduce || full, "--overlap-grad-reduce")
         .switch_if(
+            s.plan.overlap_grad_reduce && !full && !s.plan.align_grad_reduce,
+            "--no-align-grad-reduce",
+        )
+        .switch_if(
             s.plan.overlap_param_gather || full,
             "--overlap-param-gather",
         );

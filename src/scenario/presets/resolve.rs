@@ -399,6 +399,7 @@ impl Catalog {
             device_max_connections: pl.device_max_connections.unwrap_or(1),
             gradient_accumulation_fusion: pl.gradient_accumulation_fusion.unwrap_or(true),
             cross_entropy_loss_fusion: pl.cross_entropy_loss_fusion.unwrap_or(true),
+            align_grad_reduce: pl.align_grad_reduce.unwrap_or(true),
         };
         let profile = match &t.profile {
             Some(table) => Some(MeasuredProfile::from_table(table).map_err(inv)?),

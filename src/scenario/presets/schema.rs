@@ -154,6 +154,7 @@ pub struct PlanToml {
     pub device_max_connections: Option<u32>,
     pub gradient_accumulation_fusion: Option<bool>,
     pub cross_entropy_loss_fusion: Option<bool>,
+    pub align_grad_reduce: Option<bool>,
 }
 
 /// `model = "name"` or an inline `[model]` table.
