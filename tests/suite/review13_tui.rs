@@ -1,0 +1,78 @@
+//! Session 13's review of the TUI as a user finds it in tmux: a typed lesson size past its
+//! limit is said, the sweep list's header is never cut inside a word, and the help's scroll
+//! marks read as words.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use pipescope::tui::{Action, App, Field};
+
+use crate::tui_common::{act, open_and_answer, render, solved_app};
+
+fn lesson() -> App {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::ToggleLesson);
+    app
+}
+
+fn type_number(app: &mut App, text: &str) {
+    for c in text.chars() {
+        act(app, Action::Type(c));
+    }
+    act(app, Action::Commit);
+}
+
+/// The lesson takes p from 1 to 16: a typed 1000 at p 16 stays 16 and says why (it was
+/// silently dropped: the note came only when the value changed), as a typed 20 at p 4 does.
+#[test]
+fn a_lesson_size_typed_past_its_limit_is_said_even_at_the_limit() {
+    let mut app = lesson();
+    assert_eq!(app.field, Field::Stages);
+    type_number(&mut app, "20");
+    assert_eq!(app.lesson_size.0, 16);
+    let note = app.note.clone().unwrap_or_default();
+    assert!(note.contains("the lesson takes 1 to 16"), "{note}");
+    app.note = None;
+    type_number(&mut app, "1000");
+    assert_eq!(app.lesson_size.0, 16);
+    let note = app.note.clone().unwrap_or_default();
+    assert!(note.contains("the lesson takes 1 to 16"), "{note}");
+    // A step up at the limit says it too.
+    app.note = None;
+    act(&mut app, Action::Increase);
+    assert_eq!(app.lesson_size.0, 16);
+    assert!(app.note.is_some());
+    // 0 is taken as 1, and said.
+    app.note = None;
+    type_number(&mut app, "0");
+    assert_eq!(app.lesson_size.0, 1);
+    let note = app.note.clone().unwrap_or_default();
+    assert!(note.contains("the lesson takes 1 to 16"), "{note}");
+}
+
+/// The ranked list's header gives way to the page position ("1/40") by whole column
+/// names: at 80x24 it read "iter    G… 1/40" and at 60x20 "ite… 1/40".
+#[test]
+fn the_sweep_list_header_is_not_cut_inside_a_word() {
+    for (w, h) in [(60, 20), (80, 24), (100, 30)] {
+        let mut app = solved_app("gpt3-175b-16k");
+        open_and_answer(&mut app);
+        let screen = render(&mut app, w, h).to_string();
+        let header = screen
+            .lines()
+            .find(|l| l.contains("t×cp×p×d"))
+            .unwrap_or_else(|| panic!("{w}x{h}: no list header\n{screen}"));
+        assert!(!header.contains('…'), "{w}x{h}: {header}\n{screen}");
+    }
+}
+
+/// The help's title says where the page is with its arrows apart from the dot before
+/// them ("· ↑↓ 12–31 of 66", not "·↑↓").
+#[test]
+fn the_help_title_scroll_marks_stand_apart() {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::ToggleHelp);
+    act(&mut app, Action::HelpScroll(5));
+    let screen = render(&mut app, 80, 24).to_string();
+    assert!(screen.contains("· ↑↓ 6–"), "{screen}");
+    assert!(!screen.contains("·↑"), "{screen}");
+}
