@@ -41,6 +41,10 @@ pub struct LayoutFlags {
     /// Data-parallel size d.
     #[arg(short = 'd', long = "dp", value_name = "D", value_parser = degree, allow_negative_numbers = true)]
     pub dp: Option<u32>,
+    /// GPUs of the job N: sets d = N / (t x cp x p) (refused when not whole, or beside a
+    /// -d that says otherwise).
+    #[arg(long = "gpus", value_name = "N", value_parser = whole_up_to::<u32>(GPUS_ALLOWED.to_string()), allow_negative_numbers = true)]
+    pub gpus: Option<u32>,
     /// Sequence parallelism on.
     #[arg(long, conflicts_with = "no_sp")]
     pub sp: bool,
@@ -237,6 +241,9 @@ pub fn whole_up_to<T: TryFrom<u64>>(
         }
     }
 }
+
+/// What a plan's `--gpus` allows (a sweep's takes a list).
+const GPUS_ALLOWED: &str = "a whole number of GPUs from 1 (t x cp x p x d)";
 
 /// Parses a count flag that has its own range in the one table of ranges (`-s`, `-m`, `-b`,
 /// `--global-batch`, `--device-max-connections`, `--mtp-layers`): anything that is not a whole

@@ -58,6 +58,7 @@ mod preset_rules;
 mod review11_cli;
 #[cfg(feature = "tui")]
 mod review11_tui;
+mod review13_cli;
 #[cfg(feature = "tui")]
 mod review13_tui;
 mod review9_cli;
