@@ -8,6 +8,7 @@ use std::path::Path;
 use clap::{Args, ValueEnum};
 
 use super::scenario_args::{ScenarioArgs, cost};
+use super::scenario_flags::{Utf8Value, any_text};
 use pipescope::{
     AbstractRun, AbstractRunError, Cancel, Outcome, Palette, Run, Scenario, Schedule,
     ScheduleError, ScheduleInput, ScheduleKind, Simulation, SvgExtras, Units, generate,
@@ -55,10 +56,10 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub run: AbstractArgs,
     /// Output file (`-` or none: stdout).
-    #[arg(short = 'o', long = "output", value_name = "FILE", value_parser = output_file)]
+    #[arg(short = 'o', long = "output", value_name = "FILE", value_parser = Utf8Value(output_file))]
     pub output: Option<String>,
     /// Colour theme of the SVG: light (default), dark, high-contrast, mono.
-    #[arg(long)]
+    #[arg(long, value_parser = Utf8Value(any_text))]
     pub theme: Option<String>,
 }
 

@@ -149,3 +149,56 @@ fn a_failure_while_running_exits_1() {
     ]);
     assert_eq!(code, Some(1), "{err}");
 }
+
+/// A file name that is not UTF-8 is refused naming the flag and what to do (clap's own
+/// "invalid UTF-8 was detected in one or more arguments" named neither), exit status 2.
+#[test]
+fn a_path_that_is_not_utf8_is_refused_naming_its_flag() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let bad = OsStr::from_bytes(b"/tmp/pipescope-\xff\xfe.toml");
+    let cases: [(&[&str], &str); 4] = [
+        (&["plan", "--preset"], "--preset"),
+        (&["plan", "--profile"], "--profile"),
+        (
+            &[
+                "export",
+                "svg",
+                "--schedule",
+                "1f1b",
+                "-p",
+                "2",
+                "-m",
+                "4",
+                "--costs",
+                "1,1,1",
+                "-o",
+            ],
+            "--output",
+        ),
+        (&["export", "svg", "--theme"], "--theme"),
+    ];
+    for (args, flag) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
+            .args(args)
+            .arg(bad)
+            .env("XDG_CONFIG_HOME", "/nonexistent-pipescope-test")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+        assert!(
+            err.contains("UTF-8") && err.contains("rename"),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("pipescope-"), "the value, shown: {err}");
+    }
+    // -o's own rule still reads as before.
+    let (code, err) = exit_code(&["export", "svg", "-o", ""]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("a file name, or - for standard output"),
+        "{err}"
+    );
+}
