@@ -76,3 +76,19 @@ fn the_help_title_scroll_marks_stand_apart() {
     assert!(screen.contains("· ↑↓ 6–"), "{screen}");
     assert!(!screen.contains("·↑"), "{screen}");
 }
+
+/// A digit typed on a field that takes none says so, over an earlier edit's error: in the
+/// sweep view a refused `tensor t = '0'` stayed on the status line while digits typed on
+/// `gpu` did nothing visible.
+#[test]
+fn a_digit_on_a_field_without_numbers_is_said_over_an_earlier_error() {
+    let mut app = solved_app("gpt3-175b-16k");
+    act(&mut app, Action::SelectField(Field::Tp));
+    type_number(&mut app, "0");
+    assert!(app.error.is_some());
+    act(&mut app, Action::SelectField(Field::Gpu));
+    act(&mut app, Action::Type('9'));
+    let screen = render(&mut app, 100, 30).to_string();
+    assert!(screen.contains("gpu takes no number"), "{screen}");
+    assert!(!screen.contains("tensor t = '0'"), "{screen}");
+}

@@ -80,6 +80,8 @@ fn move_field(app: &mut App, delta: i32) -> Vec<Effect> {
 
 fn type_char(app: &mut App, c: char) {
     if !app.field.numeric() {
+        // Said over an earlier edit's error, which would hide it on the status line.
+        app.error = None;
         app.note = Some(format!(
             "{} takes no number: ← → (or +/-) step through its choices",
             app.field.label()
