@@ -202,3 +202,22 @@ fn a_path_that_is_not_utf8_is_refused_naming_its_flag() {
         "{err}"
     );
 }
+
+/// A sweep's `--ep` that divides not the experts is refused up front, as `plan` refuses it
+/// (`--ep 3` for DeepSeek-V3 answered "0 configurations" with exit status 0).
+#[test]
+fn a_sweep_ep_that_divides_not_the_experts_is_refused() {
+    let (code, err) = exit_code(&[
+        "sweep",
+        "--model",
+        "deepseek-v3",
+        "--gpus",
+        "8",
+        "--global-batch",
+        "8",
+        "--ep",
+        "8,3",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--ep = 3") && err.contains("256"), "{err}");
+}
