@@ -92,3 +92,22 @@ fn a_digit_on_a_field_without_numbers_is_said_over_an_earlier_error() {
     assert!(screen.contains("gpu takes no number"), "{screen}");
     assert!(!screen.contains("tensor t = '0'"), "{screen}");
 }
+
+/// A model name longer than the value column starts right after its label, so that it reads
+/// whole at 80 columns: `llama3.1-405b` read `llama3.1-40…`, `qwen3-235b-a22b`
+/// `qwen3-235b-…`.
+#[test]
+fn a_long_model_name_reads_whole_in_the_parameters_panel_at_80_columns() {
+    for name in ["llama3.1-405b", "qwen3-235b-a22b"] {
+        let mut app = solved_app("gpt3-175b-16k");
+        app.scenario.model.name = name.to_string();
+        let screen = render(&mut app, 80, 24).to_string();
+        let row = screen
+            .lines()
+            .find(|l| l.contains("│model"))
+            .unwrap_or_else(|| panic!("no model row\n{screen}"));
+        assert!(row.contains(&format!("model {name}")), "{row}");
+        // The other rows keep their column.
+        assert!(screen.contains("│gpu       a100-80gb"), "{screen}");
+    }
+}
