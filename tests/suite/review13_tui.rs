@@ -111,3 +111,41 @@ fn a_long_model_name_reads_whole_in_the_parameters_panel_at_80_columns() {
         assert!(screen.contains("│gpu       a100-80gb"), "{screen}");
     }
 }
+
+/// `U` undoes the last edit, then the one before, and says when there is nothing left; a
+/// key's edit is one step (not the actions it leads to), and an action that edits nothing
+/// is none.
+#[test]
+fn u_undoes_the_edits_one_by_one() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let key = |app: &mut App, c: char| {
+        act(
+            app,
+            Action::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)),
+        );
+    };
+    let mut app = solved_app("gpt3-175b-16k");
+    let start = app.scenario.clone();
+    act(&mut app, Action::SelectField(Field::Stages));
+    key(&mut app, '+');
+    assert_eq!(app.scenario.parallel.pp, 9);
+    act(&mut app, Action::SelectField(Field::MicroBatches));
+    type_number(&mut app, "32");
+    assert_eq!(app.scenario.batch.micro_batches, 32);
+    // Moving between fields and opening help edit nothing: not steps to undo.
+    key(&mut app, 'j');
+    key(&mut app, '?');
+    key(&mut app, '?');
+    key(&mut app, 'U');
+    assert_eq!(app.scenario.batch.micro_batches, 64);
+    assert_eq!(app.scenario.parallel.pp, 9);
+    assert!(app.note.clone().unwrap_or_default().contains("undid"));
+    key(&mut app, 'U');
+    assert_eq!(app.scenario, start);
+    key(&mut app, 'U');
+    assert_eq!(app.scenario, start);
+    assert_eq!(app.note.as_deref(), Some("nothing to undo"));
+    // The undone scenario is solved again.
+    let screen = render(&mut app, 100, 30).to_string();
+    assert!(screen.contains("stages p  8"), "{screen}");
+}
