@@ -67,7 +67,7 @@ fn main() -> ExitCode {
              the terminal UI and would be ignored; put them after the subcommand, e.g. \
              `pipescope plan --preset NAME`"
         );
-        return ExitCode::FAILURE;
+        return ExitCode::from(2);
     }
     let result = match cli.command {
         Some(Command::Plan(args)) => cli::plan::run(&args),
@@ -82,16 +82,18 @@ fn main() -> ExitCode {
         #[cfg(not(feature = "tui"))]
         None => Err({
             let _ = &cli.scenario;
-            "this build has no terminal UI (built without the `tui` feature); \
+            cli::Stop::Refused(
+                "this build has no terminal UI (built without the `tui` feature); \
                      use a subcommand: plan, compare, simulate, units, presets, sweep"
-                .to_string()
+                    .to_string(),
+            )
         }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {}", cli::output::printable(&message));
-            ExitCode::FAILURE
+        Err(stop) => {
+            eprintln!("error: {}", cli::output::printable(stop.message()));
+            ExitCode::from(stop.exit_status())
         }
     }
 }

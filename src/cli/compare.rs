@@ -45,7 +45,7 @@ pub fn compare(
 }
 
 /// Runs the subcommand.
-pub fn run(args: &CompareArgs) -> Result<(), String> {
+pub fn run(args: &CompareArgs) -> Result<(), super::Stop> {
     let (scenario, _) = args.scenario.to_scenario()?;
     let strategies: Vec<Strategy> = if args.strategies.is_empty() {
         default_strategies(&scenario)

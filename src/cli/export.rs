@@ -8,6 +8,7 @@ use std::path::Path;
 use clap::{Args, ValueEnum};
 
 use super::scenario_args::{ScenarioArgs, cost};
+use super::scenario_flags::{Utf8Value, any_text};
 use pipescope::{
     AbstractRun, AbstractRunError, Cancel, Outcome, Palette, Run, Scenario, Schedule,
     ScheduleError, ScheduleInput, ScheduleKind, Simulation, SvgExtras, Units, generate,
@@ -55,10 +56,10 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub run: AbstractArgs,
     /// Output file (`-` or none: stdout).
-    #[arg(short = 'o', long = "output", value_name = "FILE", value_parser = output_file)]
+    #[arg(short = 'o', long = "output", value_name = "FILE", value_parser = Utf8Value(output_file))]
     pub output: Option<String>,
     /// Colour theme of the SVG: light (default), dark, high-contrast, mono.
-    #[arg(long)]
+    #[arg(long, value_parser = Utf8Value(any_text))]
     pub theme: Option<String>,
 }
 
@@ -259,7 +260,7 @@ pub fn palette(theme: Option<&str>) -> Result<Palette, String> {
 }
 
 /// Runs the subcommand.
-pub fn run(args: &ExportArgs) -> Result<(), String> {
+pub fn run(args: &ExportArgs) -> Result<(), super::Stop> {
     if let Some(theme) = args.theme.as_deref().filter(|_| args.format != Format::Svg) {
         return Err(format!(
             "--theme {theme}: the {} export has no colours, so it would do nothing (--theme \
@@ -267,7 +268,8 @@ pub fn run(args: &ExportArgs) -> Result<(), String> {
             args.format
                 .to_possible_value()
                 .map_or_else(String::new, |v| v.get_name().to_string())
-        ));
+        )
+        .into());
     }
     let palette = palette(args.theme.as_deref())?;
     let built = match &args.run.costs {
@@ -276,7 +278,8 @@ pub fn run(args: &ExportArgs) -> Result<(), String> {
             if args.run.comm.is_some() || args.run.offload_cost.is_some() {
                 return Err(
                     "--comm and --offload-cost describe an abstract run: add --costs F,B,W"
-                        .to_string(),
+                        .to_string()
+                        .into(),
                 );
             }
             planned_run(&args.scenario)?
@@ -288,7 +291,7 @@ pub fn run(args: &ExportArgs) -> Result<(), String> {
         Some(path) if pipescope::is_stdout_alias(Path::new(path)) => super::output::emit(&text),
         Some(path) => pipescope::write_atomic(Path::new(path), &text)
             .map(|_| ())
-            .map_err(|e| format!("-o {e}")),
+            .map_err(|e| super::Stop::Failed(format!("-o {e}"))),
     }
 }
 

@@ -19,19 +19,19 @@ pub fn printable(text: &str) -> String {
 }
 
 /// Writes `text` to stdout and flushes it. A broken pipe (the reader closed early) counts
-/// as success; any other write error is returned as a user-facing message.
-pub fn emit(text: &str) -> Result<(), String> {
+/// as success; any other write error is a failure while running, with a user-facing message.
+pub fn emit(text: &str) -> Result<(), super::Stop> {
     let text = printable(text);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(format!("writing to stdout: {e}")),
+        Err(e) => Err(super::Stop::Failed(format!("writing to stdout: {e}"))),
     }
 }
 
 /// Like [`emit`], with a newline after `text`.
-pub fn emit_line(text: &str) -> Result<(), String> {
+pub fn emit_line(text: &str) -> Result<(), super::Stop> {
     emit(&format!("{text}\n"))
 }
 

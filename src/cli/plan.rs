@@ -150,7 +150,7 @@ pub(super) fn plan_json(scenario: &Scenario, outcome: &Outcome) -> Result<Value,
 }
 
 /// Runs the subcommand.
-pub fn run(args: &PlanArgs) -> Result<(), String> {
+pub fn run(args: &PlanArgs) -> Result<(), super::Stop> {
     let (scenario, _) = args.scenario.to_scenario()?;
     let outcome =
         super::no_fit::solve_explained(&scenario, args.scenario.settings.mem_limit.is_some())?;

@@ -22,7 +22,7 @@ struct Listing {
 }
 
 /// Runs the subcommand.
-pub fn run(args: &PresetsArgs) -> Result<(), String> {
+pub fn run(args: &PresetsArgs) -> Result<(), super::Stop> {
     let catalog = Catalog::with_user_config();
     for e in catalog.errors() {
         eprintln!("warning: {}", super::output::printable(&e.to_string()));

@@ -207,17 +207,50 @@ impl ScenarioArgs {
 
     fn build(&self, keep_default_reserve: bool) -> Result<(Scenario, Catalog), String> {
         let (start, catalog) = starting_scenario(&self.source, keep_default_reserve)?;
-        let scenario = finish_scenario(
-            start,
-            &catalog,
-            &self.overrides(),
-            self.source.profile.as_deref(),
-        )?;
+        let mut overrides = self.overrides();
+        if let Some(gpus) = self.layout.gpus {
+            overrides.dp = Some(dp_for_gpus(gpus, &start, &overrides)?);
+        }
+        let scenario =
+            finish_scenario(start, &catalog, &overrides, self.source.profile.as_deref())?;
         super::unused_flags::check_planned(&self.layout, &self.settings, &scenario)?;
         for note in super::unused_flags::job_flag_notes(&self.settings, &scenario) {
             eprintln!("pipescope: note: {note}");
         }
         Ok((scenario, catalog))
+    }
+}
+
+/// The data-parallel size `--gpus N` gives: `N / (t x cp x p)`, with `t`, `cp` and `p` from
+/// the flags or else the starting scenario; refused when not whole, past the largest `d`, or
+/// beside a `-d` that says otherwise.
+fn dp_for_gpus(gpus: u32, start: &Scenario, o: &ScenarioOverrides) -> Result<u32, String> {
+    let t = o.tp.unwrap_or(start.parallel.tp);
+    let cp = o.cp.unwrap_or(start.parallel.cp);
+    let p = o.pp.unwrap_or(start.parallel.pp);
+    let per_replica = u64::from(t) * u64::from(cp) * u64::from(p);
+    let n = u64::from(gpus);
+    if per_replica == 0 || n % per_replica != 0 {
+        return Err(format!(
+            "invalid --gpus = {gpus}: a multiple of t x cp x p ({t} x {cp} x {p} = \
+             {per_replica}), as d = N / (t x cp x p) is a whole number of replicas"
+        ));
+    }
+    let d = n / per_replica;
+    let largest = pipescope::ranges::DP.max as u64;
+    if d > largest {
+        return Err(format!(
+            "invalid --gpus = {gpus}: d = N / (t x cp x p) = {gpus} / {per_replica} = {d}, \
+             at most {largest}"
+        ));
+    }
+    let d = u32::try_from(d).map_err(|_| format!("invalid --gpus = {gpus}"))?;
+    match o.dp {
+        Some(given) if given != d => Err(format!(
+            "--gpus {gpus} and -d {given} disagree: --gpus sets d = N / (t x cp x p) = \
+             {gpus} / {per_replica} = {d}; give one of the two"
+        )),
+        _ => Ok(d),
     }
 }
 

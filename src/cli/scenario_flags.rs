@@ -15,7 +15,7 @@ use pipescope::{
 #[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct SourceFlags {
     /// Scenario preset name or TOML file (default: gpt3-175b-16k, with nothing kept free).
-    #[arg(long, value_name = "NAME|FILE")]
+    #[arg(long, value_name = "NAME|FILE", value_parser = Utf8Value(any_text))]
     pub preset: Option<String>,
     /// Model preset name (see `pipescope presets`).
     #[arg(long)]
@@ -24,7 +24,7 @@ pub struct SourceFlags {
     #[arg(long)]
     pub gpu: Option<String>,
     /// Measured profile (TOML) replacing the cost model's estimates.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = Utf8Value(any_text))]
     pub profile: Option<String>,
 }
 
@@ -41,6 +41,10 @@ pub struct LayoutFlags {
     /// Data-parallel size d.
     #[arg(short = 'd', long = "dp", value_name = "D", value_parser = degree, allow_negative_numbers = true)]
     pub dp: Option<u32>,
+    /// GPUs of the job N: sets d = N / (t x cp x p) (refused when not whole, or beside a
+    /// -d that says otherwise).
+    #[arg(long = "gpus", value_name = "N", value_parser = whole_up_to::<u32>(GPUS_ALLOWED.to_string()), allow_negative_numbers = true)]
+    pub gpus: Option<u32>,
     /// Sequence parallelism on.
     #[arg(long, conflicts_with = "no_sp")]
     pub sp: bool,
@@ -237,6 +241,53 @@ pub fn whole_up_to<T: TryFrom<u64>>(
         }
     }
 }
+
+/// A flag's value read as UTF-8 text and then by its own parser: a file name that is not
+/// UTF-8 is refused naming the flag and what to do (clap's own words, "invalid UTF-8 was
+/// detected in one or more arguments", named neither), and the parser's refusal reads as
+/// clap's (`invalid value 'x' for '--flag <V>': what is allowed`).
+#[derive(Debug, Clone, Copy)]
+pub struct Utf8Value(pub fn(&str) -> Result<String, String>);
+
+impl clap::builder::TypedValueParser for Utf8Value {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let flag = arg.map_or_else(|| "a value".to_string(), ToString::to_string);
+        let refuse = |kind, message: String| {
+            clap::Error::raw(kind, format!("invalid value '{message}\n")).with_cmd(cmd)
+        };
+        let Some(text) = value.to_str() else {
+            return Err(refuse(
+                clap::error::ErrorKind::InvalidUtf8,
+                format!(
+                    "{}' for '{flag}': a name in UTF-8 (this one is not: rename the file, or \
+                     give a link to it whose name is UTF-8)",
+                    value.to_string_lossy()
+                ),
+            ));
+        };
+        (self.0)(text).map_err(|allowed| {
+            refuse(
+                clap::error::ErrorKind::ValueValidation,
+                format!("{text}' for '{flag}': {allowed}"),
+            )
+        })
+    }
+}
+
+/// Any text (for [`Utf8Value`] where the flag has no other rule).
+pub fn any_text(text: &str) -> Result<String, String> {
+    Ok(text.to_string())
+}
+
+/// What a plan's `--gpus` allows (a sweep's takes a list).
+const GPUS_ALLOWED: &str = "a whole number of GPUs from 1 (t x cp x p x d)";
 
 /// Parses a count flag that has its own range in the one table of ranges (`-s`, `-m`, `-b`,
 /// `--global-batch`, `--device-max-connections`, `--mtp-layers`): anything that is not a whole

@@ -53,6 +53,7 @@ pub fn planned_only_flag(s: &ScenarioArgs) -> Option<&'static str> {
         ("--profile", src.profile.is_some()),
         ("-t/--tp", l.tp.is_some()),
         ("-d/--dp", l.dp.is_some()),
+        ("--gpus", l.gpus.is_some()),
         ("--sp/--no-sp", l.sp || l.no_sp),
         ("-b/--micro-batch-size", l.micro_batch_size.is_some()),
         ("--global-batch", l.global_batch.is_some()),
@@ -180,7 +181,7 @@ struct JsonOp {
 }
 
 /// Runs the subcommand.
-pub fn run(args: &SimulateArgs) -> Result<(), String> {
+pub fn run(args: &SimulateArgs) -> Result<(), super::Stop> {
     let built = if is_abstract(&args.scenario, &args.run) {
         let costs = args.run.costs.as_deref().unwrap_or("1,1,1");
         abstract_run(&args.scenario, &args.run, costs)?

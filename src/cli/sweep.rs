@@ -309,7 +309,7 @@ pub fn run_sweep(args: &SweepArgs) -> Result<(Scenario, SweepResult), String> {
 }
 
 /// Runs the subcommand.
-pub fn run(args: &SweepArgs) -> Result<(), String> {
+pub fn run(args: &SweepArgs) -> Result<(), super::Stop> {
     let start = Instant::now();
     let (base, result) = run_sweep(args)?;
     let elapsed = start.elapsed().as_secs_f64();

@@ -49,7 +49,7 @@ fn refuse_as_plan_does(scenario: &pipescope::Scenario) -> Result<(), String> {
 }
 
 /// Opens the TUI on the scenario the flags describe.
-pub fn run(args: &ScenarioArgs) -> Result<(), String> {
+pub fn run(args: &ScenarioArgs) -> Result<(), super::Stop> {
     // The flags first, refused as `plan` refuses them (before the terminal is asked for):
     // the UI never opens on a scenario the command line would not plan.
     let (scenario, catalog) = args.to_tui_scenario()?;
@@ -59,6 +59,7 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
             "the interactive view needs a terminal (stdin and stdout are not both one); \
              for text or JSON output use `pipescope plan [FLAGS] [--json]` or \
              `pipescope simulate --schedule NAME -p P -m M [--json]`"
+                .to_string()
                 .into(),
         );
     }
@@ -120,4 +121,6 @@ pub fn run(args: &ScenarioArgs) -> Result<(), String> {
             tui::engine_sweep
         },
     })
+    // What fails once the UI runs is the terminal's doing, not the input's.
+    .map_err(super::Stop::Failed)
 }

@@ -108,7 +108,7 @@ fn table(title: &str, a: &Anatomy) -> String {
 }
 
 /// Runs the subcommand.
-pub fn run(args: &UnitsArgs) -> Result<(), String> {
+pub fn run(args: &UnitsArgs) -> Result<(), super::Stop> {
     let (scenario, _) = args.scenario.to_scenario()?;
     let a = Anatomy::build(&scenario).map_err(|e| e.to_string())?;
     if args.json {

@@ -139,6 +139,8 @@ actions! {
     ToggleMouse,
     /// ^Z suspends (fg resumes)
     Suspend,
+    /// Undo the last edit of the scenario
+    Undo,
     /// Click selects a parameter or stage
     Click(u16, u16),
     /// wheel zooms the Gantt

@@ -271,6 +271,13 @@ pub struct App {
     pub dirty: bool,
     /// Set by `Quit`.
     pub quit: bool,
+    /// The scenarios before the latest edits, the last one last (`U` returns to it).
+    pub undo: Vec<Scenario>,
+    /// Set while an action is being applied, so that the actions it leads to (a key's) are
+    /// one edit to undo, not several.
+    pub applying: bool,
+    /// Set when the action being applied was `U`: what it changed is not an edit to undo.
+    pub undid: bool,
 }
 
 impl App {
@@ -322,6 +329,9 @@ impl App {
             mouse: true,
             dirty: true,
             quit: false,
+            undo: Vec::new(),
+            applying: false,
+            undid: false,
         }
     }
 

@@ -16,6 +16,7 @@ use crate::schedule::ScheduleKind;
 use crate::scenario::GIB;
 
 use super::fields_budget::{change_gpu, set_reserve};
+use super::fields_count::{count_range, count_value, set_count};
 use super::fields_experts as experts;
 use super::fields_guard as guard;
 use super::fields_job as job;
@@ -321,7 +322,23 @@ pub struct Choices {
 /// the step also changed something else (the budget follows a new GPU), or was refused (the
 /// data-parallel rule of [`guard::guarded`] among others).
 pub fn step(sc: &mut Scenario, field: Field, delta: i32, choices: &Choices) -> Option<String> {
-    guard::guarded(sc, field, |sc| step_unguarded(sc, field, delta, choices)).unwrap_or_else(Some)
+    // A count stops at its largest value: a step past it is said in the field's words
+    // (not the engine's key and a value nobody typed).
+    let largest = count_range(field).map(|r| r.max as u64);
+    if let (Some(max), Some(v)) = (largest, count_value(sc, field))
+        && delta > 0
+        && v >= max
+    {
+        return Some(format!("{} is at its largest, {max}", field.label()));
+    }
+    let note = guard::guarded(sc, field, |sc| step_unguarded(sc, field, delta, choices))
+        .unwrap_or_else(Some);
+    if let (Some(max), Some(v)) = (largest, count_value(sc, field))
+        && v > max
+    {
+        set_count(sc, field, max);
+    }
+    note
 }
 
 fn step_unguarded(
@@ -482,23 +499,6 @@ fn step_unguarded(
     None
 }
 
-/// The range of a count field, from the one table of ranges (so the UI words a bad value as
-/// the command line does: "a whole number from 1 to 1048576").
-fn count_range(field: Field) -> Option<crate::scenario::ranges::Range> {
-    use crate::scenario::ranges;
-    Some(match field {
-        Field::Stages => ranges::PP,
-        Field::Tp => ranges::TP,
-        Field::Dp => ranges::DP,
-        Field::Cp => ranges::CP,
-        Field::MicroBatches => ranges::MICRO_BATCHES,
-        Field::MicroBatchSize => ranges::MICRO_BATCH_SIZE,
-        Field::SeqLen => ranges::SEQ_LEN,
-        Field::Chunks => ranges::CHUNKS,
-        _ => return None,
-    })
-}
-
 /// Sets a numeric `field` from typed text. Errors name the field, the value and what is
 /// allowed; validation beyond "a number" is the engine's (and the data-parallel rule's, as
 /// for a step).
@@ -558,18 +558,10 @@ fn set_number_unguarded(sc: &mut Scenario, field: Field, text: &str) -> Result<(
         return Err(format!("{} takes no number: use left/right", field.label()));
     };
     range.check_count(n).map_err(|e| bad(&e.allowed))?;
-    let n32 = u32::try_from(n).map_err(|_| bad(&range.allowed()))?;
-    match field {
-        Field::Stages => sc.parallel.pp = n32,
-        Field::Tp => sc.parallel.tp = n32,
-        Field::Dp => sc.parallel.dp = n32,
-        Field::Cp => sc.parallel.cp = n32,
-        Field::MicroBatches => sc.batch.micro_batches = n32,
-        Field::MicroBatchSize => sc.batch.micro_batch_size = n,
-        Field::SeqLen => sc.batch.seq_len = n,
-        Field::Chunks => sc.parallel.chunks = n32,
-        _ => return Err(format!("{} takes no number: use left/right", field.label())),
+    if count_value(sc, field).is_none() {
+        return Err(format!("{} takes no number: use left/right", field.label()));
     }
+    set_count(sc, field, n);
     Ok(())
 }
 

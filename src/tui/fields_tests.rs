@@ -145,3 +145,28 @@ fn the_reserve_sets_the_budget_below_the_gpu_memory() {
     assert!(e.contains("reserve") && e.contains("GPU's memory"), "{e}");
     assert!(set_number(&mut sc, Field::Reserve, "-1").is_err());
 }
+
+#[test]
+fn a_count_stepped_past_its_largest_value_stops_there_and_says_so() {
+    let mut sc = fixture::scenario("gpt3");
+    let c = choices();
+    // At the largest d a step up changes nothing and names the field and the limit, not
+    // the engine's key with a value nobody typed (it read "invalid parallel.dp = 131072").
+    sc.parallel.dp = 65536;
+    let note = step(&mut sc, Field::Dp, 1, &c).unwrap_or_default();
+    assert_eq!(sc.parallel.dp, 65536);
+    assert!(note.contains("data d") && note.contains("65536"), "{note}");
+    assert!(
+        !note.contains("131072") && !note.contains("parallel.dp"),
+        "{note}"
+    );
+    // A doubling step that would pass it stops at it.
+    sc.parallel.dp = 40000;
+    step(&mut sc, Field::Dp, 1, &c);
+    assert_eq!(sc.parallel.dp, 65536);
+    // The same for a linear step.
+    sc.parallel.pp = 65536;
+    let note = step(&mut sc, Field::Stages, 1, &c).unwrap_or_default();
+    assert_eq!(sc.parallel.pp, 65536);
+    assert!(note.contains("stages p"), "{note}");
+}

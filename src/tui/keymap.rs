@@ -211,6 +211,11 @@ pub static TABLE: &[&[Binding]] = &[
         "Export what is shown, 4 formats (to export_dir, or here)",
     )],
     &[b(
+        &[Code(Char('U'))],
+        Action::Undo,
+        "Undo the last edit (again: the one before)",
+    )],
+    &[b(
         &[Code(Char('T'))],
         Action::CycleTheme,
         "Cycle the colour theme",

@@ -22,6 +22,7 @@ mod app;
 mod export;
 mod fields;
 mod fields_budget;
+mod fields_count;
 mod fields_experts;
 mod fields_guard;
 mod fields_job;

@@ -22,7 +22,22 @@ use super::update_files::{reloaded, save};
 /// Applies `action` to `app`.
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     let key = matches!(action, Action::Key(_));
+    // The scenario before a user's action, kept for `U` when the action changes it (the
+    // actions a key leads to run inside it and are the same edit).
+    let before = (!app.applying && undoable(&action)).then(|| {
+        app.applying = true;
+        app.scenario.clone()
+    });
     let mut effects = dispatch(app, action);
+    if let Some(before) = before {
+        app.applying = false;
+        if !std::mem::take(&mut app.undid) && before != app.scenario {
+            if app.undo.len() >= UNDO_DEPTH {
+                app.undo.remove(0);
+            }
+            app.undo.push(before);
+        }
+    }
     if !key {
         // An edit that changed what the sweep answers cancels it (a key's action already
         // went through here).
@@ -153,6 +168,7 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::Commit => edit::edit(app, action),
         Action::EditLine(_) | Action::InsertChar(_) | Action::Paste(_) => layout::edit(app, action),
         Action::SavePreset => save(app),
+        Action::Undo => undo(app),
         Action::Export => super::export::export(app),
         Action::Exported(result) => super::export::exported(app, result),
         Action::Reloaded(reload) => reloaded(app, *reload),
@@ -166,6 +182,43 @@ fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
         }
         other => view::view(app, other),
     }
+}
+
+/// How many edits `U` can undo.
+const UNDO_DEPTH: usize = 100;
+
+/// Whether `action` is the user's and may edit the scenario (the worker's, the watcher's
+/// and the terminal's reports are not undone: a reloaded preset file is the file's edit).
+fn undoable(action: &Action) -> bool {
+    !matches!(
+        action,
+        Action::Undo
+            | Action::Solved(_)
+            | Action::Sweep(_)
+            | Action::Reloaded(_)
+            | Action::Saved(_)
+            | Action::Exported(_)
+            | Action::Resize(..)
+            | Action::Scroll(..)
+    )
+}
+
+/// `U`: the scenario before the last edit, solved again (and swept, with the sweep view
+/// open); a note says so, or that there is nothing to undo.
+fn undo(app: &mut App) -> Vec<Effect> {
+    let Some(previous) = app.undo.pop() else {
+        app.note = Some("nothing to undo".into());
+        return Vec::new();
+    };
+    app.scenario = previous;
+    app.undid = true;
+    app.typing = None;
+    app.layout_edit = None;
+    app.note = Some(match app.undo.len() {
+        0 => "undid the last edit".to_string(),
+        n => format!("undid the last edit ({n} more to undo)"),
+    });
+    resolve(app)
 }
 
 /// Whether the terminal is below the size the views need (they show only a message then).

@@ -58,6 +58,9 @@ mod preset_rules;
 mod review11_cli;
 #[cfg(feature = "tui")]
 mod review11_tui;
+mod review13_cli;
+#[cfg(feature = "tui")]
+mod review13_tui;
 mod review9_cli;
 #[cfg(feature = "tui")]
 mod review9_tui;

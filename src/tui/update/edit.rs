@@ -80,6 +80,8 @@ fn move_field(app: &mut App, delta: i32) -> Vec<Effect> {
 
 fn type_char(app: &mut App, c: char) {
     if !app.field.numeric() {
+        // Said over an earlier edit's error, which would hide it on the status line.
+        app.error = None;
         app.note = Some(format!(
             "{} takes no number: ← → (or +/-) step through its choices",
             app.field.label()
@@ -183,8 +185,11 @@ fn lesson_edit(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
         },
         _ => return None,
     };
+    let asked = value;
     let value = value.clamp(1, max);
-    if value != current && (value == max || value == 1) {
+    // Said where the value reaches a limit, and where the one asked for is past it (also
+    // when it stays where it was: a typed 1000 at p 16).
+    if asked != value || (value != current && (value == max || value == 1)) {
         app.note = Some(format!(
             "{} {value} (the lesson takes 1 to {max})",
             app.field.label()

@@ -205,6 +205,30 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
     rows
 }
 
+/// `text` within `w` columns, cut with "…" where it is longer.
+pub fn cut(text: &str, w: usize) -> String {
+    if text.chars().count() <= w {
+        return text.to_string();
+    }
+    let mut s: String = text.chars().take(w.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+/// `text` up to its last whole word within `w` columns: a header gives way by whole
+/// column names (a cut one read "G…" or "ite…").
+pub fn cut_at_word(text: &str, w: usize) -> String {
+    if text.chars().count() <= w {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let end = (1..=w)
+        .rev()
+        .find(|&i| chars[i - 1] != ' ' && chars[i] == ' ')
+        .unwrap_or(0);
+    chars[..end].iter().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,5 +251,9 @@ mod tests {
         assert_eq!(time_sig(177.234, 4), "177.2 s");
         assert_eq!(time_sig(7.891, 3), "7.89 s");
         assert_eq!(time_sig(0.8403, 4), "840.3 ms");
+        assert_eq!(cut_at_word("  t×cp  iter    GiB", 14), "  t×cp  iter");
+        assert_eq!(cut_at_word("  t×cp  iter    GiB", 11), "  t×cp");
+        assert_eq!(cut_at_word("short", 9), "short");
+        assert_eq!(cut_at_word("unbroken", 4), "");
     }
 }

@@ -118,10 +118,10 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         (false, true) => " help · / filters · Esc closes ".to_string(),
     };
     let title = if rows > visible {
-        let more = if scroll + visible < rows { "↓" } else { " " };
-        let less = if scroll > 0 { "↑" } else { " " };
+        let more = if scroll + visible < rows { "↓" } else { "" };
+        let less = if scroll > 0 { "↑" } else { "" };
         format!(
-            "{} ·{less}{more} {}–{} of {rows} ",
+            "{} · {less}{more} {}–{} of {rows} ",
             title.trim_end(),
             scroll + 1,
             scroll + visible

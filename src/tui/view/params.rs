@@ -101,7 +101,15 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
                 _ => field.value(scenario),
             },
         };
-        let room = width.saturating_sub(LABEL);
+        // A preset name longer than its column starts right after its label instead, so
+        // that it reads whole at 80 columns ("llama3.1-405b", not "llama3.1-40…").
+        let name = matches!(field, Field::Model | Field::Gpu);
+        let label_w = if name && value.chars().count() > width.saturating_sub(LABEL) {
+            (field.label().chars().count() + 1).min(LABEL)
+        } else {
+            LABEL
+        };
+        let room = width.saturating_sub(label_w);
         let value: String = if value.chars().count() > room {
             let mut v: String = value.chars().take(room.saturating_sub(1)).collect();
             v.push('…');
@@ -109,7 +117,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App) {
         } else {
             value
         };
-        let line = format!("{:<LABEL$}{value:<room$}", field.label());
+        let line = format!("{:<label_w$}{value:<room$}", field.label());
         let style = if selected {
             theme.selected()
         } else {

@@ -430,15 +430,6 @@ fn list_width(width: u16) -> u16 {
     }
 }
 
-fn cut(text: &str, w: usize) -> String {
-    if text.chars().count() <= w {
-        return text.to_string();
-    }
-    let mut s: String = text.chars().take(w.saturating_sub(1)).collect();
-    s.push('…');
-    s
-}
-
 /// Significant figures that tell apart every two neighbouring times of `times` that differ
 /// (beyond floating-point noise): four at least (hundreds of seconds keep a decimal), eight
 /// at most.
@@ -568,7 +559,7 @@ fn row_cells(r: &Row, strategies: &str, cols: &Columns) -> Vec<(Col, String)> {
         (Col::Flags, flags),
         (
             Col::Schedule,
-            format!("{:<sw$}", cut(c.schedule.name(), sw)),
+            format!("{:<sw$}", format::cut(c.schedule.name(), sw)),
         ),
         (
             Col::Iter,
@@ -590,7 +581,7 @@ fn join_cells(cells: &[(Col, String)], hidden: &[Col], width: usize) -> String {
         .filter(|(c, _)| !hidden.contains(c))
         .map(|(_, t)| t.as_str())
         .collect();
-    cut(&text.join(" "), width)
+    format::cut(&text.join(" "), width)
 }
 
 /// One line of the ranked list ([`row_cells`]) with every column, cut with "…" to `width`.
@@ -746,10 +737,13 @@ fn render_list(area: Rect, buf: &mut Buffer, app: &App, r: &SweepResult) {
         "  {}",
         join_cells(&header_cells(&cols), &hidden, usize::MAX)
     );
-    // Where the page is, on the header line's right (the header cut with "…" for it).
+    // Where the page is, on the header line's right (the header gives way by whole column names).
     let pos = (lines_all.len() > rows).then(|| format!(" {}/{} ", selected + 1, lines_all.len()));
     let header_room = (width + 2).saturating_sub(pos.as_ref().map_or(0, |p| p.chars().count()));
-    let mut lines = vec![Line::styled(cut(&header, header_room), theme.muted())];
+    let mut lines = vec![Line::styled(
+        format::cut_at_word(&header, header_room),
+        theme.muted(),
+    )];
     for (k, line) in shown.iter().enumerate() {
         let k = first + k;
         let mark = if line.iter().any(|i| r.pareto.contains(i)) {
