@@ -37,7 +37,7 @@ pub const FP8_GPU: &str = "fp8 needs a GPU with fp8";
 pub const M_WHOLE: &str = "m = B / (b x d) not whole";
 /// Rejection reason: expert parallelism needs `ep` to divide the experts and `ep x etp` to
 /// divide `t x cp x d`.
-pub const EP_DIVIDES: &str = "ep must divide the experts, ep x etp t x cp x d";
+pub const EP_DIVIDES: &str = "ep must divide the experts, ep x etp must divide t x cp x d";
 /// Rejection reason: expert tensor parallelism needs `etp` to divide the expert's ffn.
 pub const ETP_FFN: &str = "etp must divide the expert ffn";
 /// Rejection reason: Megatron-Core runs expert with tensor parallelism only under sp.

@@ -85,12 +85,30 @@ fn qwen3_writes_its_expert_layout_and_qk_norm_and_dense_models_write_none() {
     assert!(!dense.has("--num-experts") && !dense.has("--expert-model-parallel-size"));
 }
 
+/// `--deepep` is Megatron's flex dispatcher; `plan.flex_dispatcher_num_sms` away from
+/// DeepEP's 20 is written as Megatron-Core's `--moe-flex-dispatcher-num-sms` (the unified
+/// flag that replaced `--moe-deepep-num-sms`); at 20, or without the flex dispatcher,
+/// nothing is written.
 #[test]
-fn deepep_is_exported_as_the_flex_dispatcher() {
+fn deepep_is_exported_as_the_flex_dispatcher_with_its_multiprocessors() {
     let mut s = scenario("qwen3-30b-a3b", 1, 2, 8, 8);
     s.plan.deepep = true;
     let (text, l) = export(&s);
     passes(&text, &l);
     assert_eq!(l.one("--moe-token-dispatcher-type"), Some("flex"));
     assert!(l.has("--moe-enable-deepep"));
+    assert_eq!(
+        s.plan.flex_dispatcher_num_sms,
+        pipescope::DEEPEP_DEFAULT_SMS
+    );
+    assert!(!l.has("--moe-flex-dispatcher-num-sms"), "{text}");
+    s.plan.flex_dispatcher_num_sms = 32;
+    let (text, l) = export(&s);
+    passes(&text, &l);
+    assert_eq!(l.one("--moe-flex-dispatcher-num-sms"), Some("32"), "{text}");
+    assert!(!l.has("--moe-deepep-num-sms") && !l.has("--moe-hybridep-num-sms"));
+    s.plan.deepep = false;
+    let (text, l) = export(&s);
+    passes(&text, &l);
+    assert!(!l.has("--moe-flex-dispatcher-num-sms"), "{text}");
 }

@@ -22,10 +22,11 @@
 //! follow (`unmodelled`; docs/model.md, "Overlaps", gives what following them would do). Runs that need a model pipescope cannot describe are recorded in
 //! [`LATER`] with their published figures, not run.
 
+use crate::scenario_common::read_back;
 use pipescope::solve;
 use pipescope::{
     AttentionBackend, Catalog, Partition, Precision, Scenario, ScenarioOverrides, ScheduleKind,
-    Strategy, megatron_args, to_toml,
+    Strategy, megatron_args,
 };
 
 /// One published run.
@@ -340,9 +341,7 @@ fn an_aligned_reduction_waits_for_each_chunk_whole() {
     );
     assert!(grown > 0.0013 && grown < 0.058, "grown by {grown} s");
     s.name = "aligned-round-trip".into();
-    let mut cat = Catalog::builtin();
-    cat.add_text("rt.toml", &to_toml(&s)).unwrap();
-    assert_eq!(cat.scenario("aligned-round-trip").unwrap(), s);
+    assert_eq!(read_back(&s), s);
 }
 
 /// One compared figure: label, model, published, signed relative error, and the run it is of.

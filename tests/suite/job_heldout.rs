@@ -19,9 +19,9 @@
 //!   transfers, gradient accumulation outside the GEMM) are not modelled, so they are held to
 //!   a looser bound.
 
+use crate::scenario_common::read_back;
 use pipescope::{
     Anatomy, Catalog, ModelSpec, Partition, ScenarioOverrides, ScheduleKind, Strategy, solve,
-    to_toml,
 };
 
 /// One published run.
@@ -333,9 +333,7 @@ fn accumulation_outside_the_gemm_is_one_pass_per_later_micro_batch() {
         Anatomy::build(&one).unwrap().attention.backward_w_s
     );
     s.name = "accumulation-round-trip".into();
-    let mut cat = Catalog::builtin();
-    cat.add_text("rt.toml", &to_toml(&s)).unwrap();
-    assert_eq!(cat.scenario("accumulation-round-trip").unwrap(), s);
+    assert_eq!(read_back(&s), s);
 }
 
 #[test]

@@ -133,10 +133,19 @@ fn bridge_qwen3_30b_step_s(overlap: bool) -> f64 {
     })
 }
 
-fn step_with(o: ScenarioOverrides, edit: impl FnOnce(&mut Scenario)) -> f64 {
+/// The scenario the overrides `o` describe, on the GPT-3 175B preset (every key a check
+/// depends on is among the overrides).
+fn scenario(o: ScenarioOverrides) -> Scenario {
     let c = Catalog::builtin();
     let mut s = c.scenario("gpt3-175b-16k").unwrap();
     o.apply(&mut s, &c).unwrap();
+    s
+}
+
+/// The step of the scenario `o` describes after `edit` (for the file-only keys), asserted
+/// feasible.
+fn step_with(o: ScenarioOverrides, edit: impl FnOnce(&mut Scenario)) -> f64 {
+    let mut s = scenario(o);
     edit(&mut s);
     let out = pipescope::solve(&s).unwrap();
     assert!(out.feasible, "{:?}", out.infeasible_reason);
@@ -186,20 +195,23 @@ fn qwen3_235b_flops(seq: f64) -> f64 {
     l * (attn + moe) + 6.0 * h * v + l * 6.0 * q * seq
 }
 
+/// A ModelZoo Qwen3-235B-A22B run on H100s with DeepEP and sequence parallelism, its
+/// layout and batch in `o`.
+fn modelzoo_qwen3_235b(o: ScenarioOverrides) -> ScenarioOverrides {
+    modelzoo(h100(ScenarioOverrides {
+        model: Some("qwen3-235b-a22b".into()),
+        sp: Some(true),
+        deepep: Some(true),
+        ..o
+    }))
+}
+
 /// The runs inside the model's reach, each `(name, pipescope's step, published step)`.
 fn runs_within_reach() -> Vec<(&'static str, f64, f64)> {
-    let qwen235 = |o: ScenarioOverrides| {
-        modelzoo(h100(ScenarioOverrides {
-            model: Some("qwen3-235b-a22b".into()),
-            sp: Some(true),
-            deepep: Some(true),
-            ..o
-        }))
-    };
     let long = |seq: u64, cp: u32, tflops: f64| {
         // The long-context table (2026) ran the configuration that sets
         // `--cross-entropy-loss-fusion`.
-        let got = step_s(qwen235(ScenarioOverrides {
+        let got = step_s(modelzoo_qwen3_235b(ScenarioOverrides {
             seq_len: Some(seq),
             tp: Some(4),
             cp: Some(cp),
@@ -225,7 +237,7 @@ fn runs_within_reach() -> Vec<(&'static str, f64, f64)> {
     };
     let mut out = Vec::new();
     // ModelZoo, H100: t 2, p 8, v 4, ep 32, norms and the experts' activation recomputed.
-    let a = modelzoo_2025_step_s(qwen235(ScenarioOverrides {
+    let a = modelzoo_2025_step_s(modelzoo_qwen3_235b(ScenarioOverrides {
         tp: Some(2),
         pp: Some(8),
         dp: Some(16),
@@ -544,21 +556,14 @@ fn qwen3_235b_layouts_fold_the_experts_as_the_tables_etp_and_edp_columns() {
 #[test]
 fn at_t4_each_tensor_parallel_rank_dispatches_only_its_own_tokens() {
     let anatomy = |tp: u32, dp: u32| {
-        let c = Catalog::builtin();
-        let mut s = c.scenario("gpt3-175b-16k").unwrap();
-        modelzoo(h100(ScenarioOverrides {
-            model: Some("qwen3-235b-a22b".into()),
-            sp: Some(true),
-            deepep: Some(true),
+        let s = scenario(modelzoo_qwen3_235b(ScenarioOverrides {
             tp: Some(tp),
             pp: Some(8),
             dp: Some(dp),
             ep: Some(8),
             global_batch: Some(2048),
             ..Default::default()
-        }))
-        .apply(&mut s, &c)
-        .unwrap();
+        }));
         pipescope::Anatomy::build(&s).unwrap()
     };
     let (t4, t2) = (anatomy(4, 8), anatomy(2, 16));
@@ -628,10 +633,7 @@ fn qwen3_235b_layouts_rank_as_published_and_within_15_percent() {
 /// all-to-alls").
 fn a2a_overlap_gains() -> Vec<(&'static str, f64, f64, f64, f64)> {
     let q235 = |overlap: bool| {
-        modelzoo_2025_step_s(modelzoo(h100(ScenarioOverrides {
-            model: Some("qwen3-235b-a22b".into()),
-            sp: Some(true),
-            deepep: Some(true),
+        modelzoo_2025_step_s(modelzoo_qwen3_235b(ScenarioOverrides {
             tp: Some(2),
             pp: Some(8),
             dp: Some(16),
@@ -645,7 +647,7 @@ fn a2a_overlap_gains() -> Vec<(&'static str, f64, f64, f64, f64)> {
             moe_a2a_overlap: Some(overlap),
             device_max_connections: overlap.then_some(32),
             ..Default::default()
-        })))
+        }))
     };
     vec![
         (
@@ -709,9 +711,7 @@ type Steps = [(f64, f64); 4];
 /// attention W after step 4, beside the next layer's combine backward in step 1: the
 /// ModelZoo run, and pipescope). Also the share of the multiprocessors DeepEP holds.
 fn four_steps(o: ScenarioOverrides, sms: u32) -> (Steps, Steps, f64) {
-    let c = Catalog::builtin();
-    let mut s = c.scenario("gpt3-175b-16k").unwrap();
-    h100(o).apply(&mut s, &c).unwrap();
+    let mut s = scenario(h100(o));
     s.plan.flex_dispatcher_num_sms = sms;
     let a = pipescope::Anatomy::build(&s).unwrap();
     let (att, moe) = (&a.attention, &a.moe);
@@ -802,9 +802,7 @@ const KERNELS_PER_LAYER: f64 = 463_348.0 / (64.0 * 48.0);
 /// scenario `o` (its platform's settings already applied); `overlap_sms` is the
 /// all-to-all's multiprocessors where the run overlaps it, `None` where it does not.
 fn layer_gpu_s(o: ScenarioOverrides, overlap_sms: Option<u32>) -> f64 {
-    let c = Catalog::builtin();
-    let mut s = c.scenario("gpt3-175b-16k").unwrap();
-    o.apply(&mut s, &c).unwrap();
+    let mut s = scenario(o);
     if let Some(sms) = overlap_sms {
         s.plan.flex_dispatcher_num_sms = sms;
     }

@@ -65,6 +65,7 @@ mod review9_cli;
 #[cfg(feature = "tui")]
 mod review9_tui;
 mod review_fixes_cli;
+mod scenario_common;
 mod sched_cli;
 mod sched_closed_forms;
 mod sched_common;

@@ -144,8 +144,10 @@ pub fn pipeline_sends(s: &Scenario, interleaved: bool) -> (Option<&'static str>,
     }
 }
 
-/// A mixture of experts (the alltoall dispatcher with grouped GEMMs and balanced routing, as
-/// pipescope costs them, group-limited when the model groups its experts), multi-head latent attention, QK-norm and multi-token prediction.
+/// A mixture of experts (the alltoall dispatcher, or DeepEP's flex dispatcher with its
+/// multiprocessors, with grouped GEMMs and balanced routing, as pipescope costs them,
+/// group-limited when the model groups its experts), multi-head latent attention, QK-norm and
+/// multi-token prediction.
 fn moe_and_attention(g: &mut Group, s: &Scenario) {
     let m = &s.model;
     if let Some(e) = m.moe {
@@ -179,6 +181,16 @@ fn moe_and_attention(g: &mut Group, s: &Scenario) {
                 if s.plan.deepep { "flex" } else { "alltoall" },
             )
             .switch_if(s.plan.deepep, "--moe-enable-deepep")
+            // The dispatch's multiprocessors where the scenario moves them off DeepEP's own
+            // default (Megatron-Core's `moe_flex_dispatcher_num_sms`; unset, the backend
+            // keeps its 20). Without `deepep` the model takes none, and the flag has no
+            // dispatcher to act on.
+            .value_if(
+                s.plan.deepep
+                    && s.plan.flex_dispatcher_num_sms != crate::scenario::DEEPEP_DEFAULT_SMS,
+                "--moe-flex-dispatcher-num-sms",
+                s.plan.flex_dispatcher_num_sms,
+            )
             // pipescope's default routing is balanced, as the force-balanced benchmarks run.
             .switch_if(
                 s.plan.routing_imbalance == 1.0,
