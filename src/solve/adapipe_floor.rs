@@ -42,14 +42,13 @@
 //! the device of its last stage the head, whatever the split.
 //!
 //! Below a peak (what the sweep's front test asks, [`AdapipeFloor::below_s`]) the bound is
-//! the same at that budget; and on one chunk per device, a device that holds at its busiest
-//! moment its planner's count of micro-batches from forward to backward (every device on
-//! 1F1B and GPipe, some on ZB-H1) peaks at least at its planner's own peak, so in a plan
-//! whose peak is more than one knapsack step under the budget it adds no time
-//! ([`saturation_bytes`]) and keeps all its units whose recomputation takes time: the bound
-//! is then the least over the splits where every such device's range keeps so within the
-//! peak (the others at their knapsack's bound there) of the busiest device's time (infinite
-//! where no split does).
+//! the same at that budget; and on one chunk per device where the simulated peak is the
+//! planner's own (every device holds at its busiest moment its planner's count of
+//! micro-batches from forward to backward: 1F1B, GPipe), a plan whose peak is more than one
+//! knapsack step under the budget adds no time on any device ([`saturation_bytes`]), so every
+//! device keeps all its units whose recomputation takes time: the bound is then the least
+//! over the splits whose every range keeps so within the peak, of the busiest device's work
+//! (infinite where none does).
 //!
 //! Recomputation that may hide (`overlap_recompute`) and all-to-alls an overlapped pair may
 //! hide are not bounded here (the bound is not given).
@@ -109,13 +108,10 @@ pub(crate) struct AdapipeFloor {
     /// (B or BW) in an order the search does not change; `None` where the search may change
     /// the order.
     held: Option<Vec<u32>>,
-    /// On one chunk per device, where some device holds at its busiest moment its planner's
-    /// count (its simulated peak is then at least its planner's own), the peak below which
-    /// every such device of a plan adds no time ([`saturation_bytes`]); `None` elsewhere.
+    /// Where a plan's simulated peak is its planner's own (one chunk per device, every
+    /// backward fused: 1F1B, GPipe), the peak below which every device of the plan keeps
+    /// whatever it can without added time ([`saturation_bytes`]); `None` elsewhere.
     keep_all_below: Option<u64>,
-    /// Per device, whether it holds at its busiest moment as many micro-batches from forward
-    /// to backward as its planner's count (the devices `keep_all_below` speaks of).
-    sure: Vec<bool>,
 }
 
 /// What a stage knapsack's optimum at least fills of its budget when it adds time: the most
@@ -288,27 +284,20 @@ impl AdapipeFloor {
         // micro-batches from forward to backward as its planner's count: a device's simulated
         // peak is then at least its planner's own (static + in-flight x kept + transient),
         // and its knapsack's optimum fills the budget less one step wherever it adds time.
-        let sure: Vec<bool> = match &held {
-            Some(h) if single => (0..p)
-                .map(|d| {
-                    let n = req.in_flight.get(d).copied().unwrap_or(u32::MAX);
-                    h.get(d).is_some_and(|&h| h >= n)
-                })
-                .collect(),
-            _ => vec![false; p],
-        };
-        let keep_all_below = sure.iter().any(|&s| s).then(|| {
-            let most = (0..p)
-                .filter(|&d| sure[d])
-                .filter_map(|d| req.in_flight.get(d).copied())
-                .max()
-                .unwrap_or(1);
-            req.budget_bytes
-                .saturating_sub(saturation_bytes(anatomy, most))
-        });
+        let keep_all_below = held
+            .as_ref()
+            .filter(|h| {
+                single
+                    && h.len() == req.in_flight.len()
+                    && h.iter().zip(&req.in_flight).all(|(&h, &n)| h >= n)
+            })
+            .map(|_| {
+                let most = req.in_flight.iter().copied().max().unwrap_or(1);
+                req.budget_bytes
+                    .saturating_sub(saturation_bytes(anatomy, most))
+            });
         Some(Self {
             keep_all_below,
-            sure,
             kinds: layer,
             layers: anatomy.layers,
             work_s,
@@ -402,9 +391,10 @@ impl AdapipeFloor {
     /// layers (where nothing fits, no plan reaches that peak). The bound is the least over
     /// every split of the chain of the busiest device's such time.
     ///
-    /// Below `keep_all_below`, the devices it speaks of add no time ([`saturation_bytes`]:
-    /// one that does peaks above it), so each keeps, at `held` and within `peak_bytes`, every
-    /// unit whose recomputation takes time ([`Self::least_busiest_keeping`]).
+    /// Where a plan's simulated peak is its planner's own (1F1B, GPipe), below
+    /// `keep_all_below` no device of the plan adds time ([`saturation_bytes`]: one that does
+    /// peaks above it), so each device's knapsack at `held` and `peak_bytes` has a plan that
+    /// adds none: the split's ranges whose bound is above 0 are ruled out.
     pub(crate) fn below_s(&self, req: &PlanRequest, peak_bytes: u64) -> Option<f64> {
         let held = self.held.as_ref()?;
         let time = match (&self.chain, self.keep_all_below) {
@@ -417,13 +407,12 @@ impl AdapipeFloor {
     }
 
     /// On one chunk per device, the least over every split of the chain of the busiest
-    /// device's time when the devices of `sure` add no time and each device's plan, at
-    /// `counts[d]` in flight, stays within `peak_bytes`: such a device keeps every unit whose
-    /// recomputation takes time (the forced ones too: no layer is recomputed whole), so a
-    /// range of `x` whole layers needs `x` times a layer's static bytes and those units at
-    /// `counts[d]` in flight, plus the device's own bytes; a range needing more is ruled out
-    /// (its time is infinite), the others cost their work alone. The other devices cost their
-    /// work and their knapsack's bound at `peak_bytes`, as in [`Self::below_s`].
+    /// device's time when no device adds time and each one's plan, at `counts[d]` in flight,
+    /// stays within `peak_bytes`: a device then keeps every unit whose recomputation takes
+    /// time (the forced ones too: no layer is recomputed whole), so a range of `x` whole
+    /// layers needs `x` times a layer's static bytes and those units at `counts[d]` in
+    /// flight, plus the device's own bytes. A range needing more is ruled out (its time is
+    /// infinite); the others cost their work alone.
     fn least_busiest_keeping(
         &self,
         req: &PlanRequest,
@@ -453,30 +442,19 @@ impl AdapipeFloor {
                 room.map(|r| r.checked_div(per_layer).unwrap_or(u64::MAX))
             })
             .collect();
-        // The other devices: their knapsack's bound at the peak, as [`Self::below_s`].
-        let mut added: Vec<(u32, LayerAdded)> = Vec::new();
         let pairs = &self.pairs;
         chain.least_time(counts.len(), &mut |d, s, e| {
-            let (Some(&most), Some(to), Some(from)) = (most.get(d), pairs.get(e), pairs.get(s))
+            let (Some(&Some(most)), Some(to), Some(from)) =
+                (most.get(d), pairs.get(e), pairs.get(s))
             else {
                 return f64::INFINITY;
             };
             let x = (to.0 - from.0).min(to.1 - from.1);
-            if self.sure.get(d).copied().unwrap_or(false) {
-                return match most {
-                    Some(most) if u64::from(x) <= most => 0.0,
-                    _ => f64::INFINITY,
-                };
+            if u64::from(x) > most {
+                f64::INFINITY
+            } else {
+                0.0
             }
-            let n = counts.get(d).copied().unwrap_or(0);
-            let at = match added.iter().position(|a| a.0 == n) {
-                Some(i) => i,
-                None => {
-                    added.push((n, LayerAdded::new(self.kinds, n, peak_bytes)));
-                    added.len() - 1
-                }
-            };
-            added[at].1.at(req, x)
         })
     }
 }

@@ -1,7 +1,6 @@
 //! The saturation step ([`super::saturation_bytes`]) the floor below a peak relies on: on
-//! the single-chunk kinds, a device that holds at its busiest moment its planner's count of
-//! micro-batches from forward to backward (every device on 1F1B and GPipe, some on ZB-H1)
-//! and whose plan adds time peaks above the budget less one step.
+//! the single-chunk kinds whose simulated peak is the planner's own, a device whose plan adds
+//! time peaks above the budget less one step.
 
 #![allow(clippy::unwrap_used)]
 
@@ -30,30 +29,16 @@ fn check_saturation(kind: ScheduleKind, seed: u64, big: bool) -> Result<usize, S
         return Ok(0);
     };
     let budget = s.plan.memory_budget_bytes;
-    // The devices that hold at their busiest moment as many micro-batches from forward to
-    // backward as their planner's count (all of them, on 1F1B and GPipe).
-    let held = run.schedule.held_vectors();
-    let sure = |d: &crate::plan::decide::DevicePlan| {
-        held.get(d.device)
-            .and_then(|h| h.iter().filter_map(|x| x.first()).max())
-            .is_some_and(|&h| h >= d.env.in_flight)
-    };
-    if kind != ScheduleKind::ZbH1 && !run.plan.devices.iter().all(sure) {
-        return Err(format!(
-            "{kind} seed {seed}: a device holds fewer than its count"
-        ));
-    }
     let most = run
         .plan
         .devices
         .iter()
-        .filter(|d| sure(d))
         .map(|d| d.env.in_flight)
         .max()
         .unwrap_or(1);
     let threshold = budget.saturating_sub(saturation_bytes(&anatomy, most));
     let mut adding = 0;
-    for d in run.plan.devices.iter().filter(|d| sure(d)) {
+    for d in &run.plan.devices {
         if d.costs.recompute_s > 0.0 {
             let peak = run.simulation.devices[d.device].peak_memory_bytes;
             if peak <= threshold {
@@ -69,18 +54,14 @@ fn check_saturation(kind: ScheduleKind, seed: u64, big: bool) -> Result<usize, S
     Ok(adding)
 }
 
-/// On many random small instances (1F1B, GPipe and ZB-H1, budgets from tight to roomy, two
-/// models, data parallelism), every such device that adds time peaks above the budget less
-/// the step, and such devices are many (the check is exercised).
+/// On many random small instances (1F1B and GPipe, budgets from tight to roomy, two models,
+/// data parallelism), every device that adds time peaks above the budget less the step, and
+/// such devices are many (the check is exercised).
 #[test]
 fn a_device_that_adds_time_fills_its_budget_but_one_step() {
     let mut adding = 0;
     for seed in 0..160u64 {
-        let kind = [
-            ScheduleKind::OneFOneB,
-            ScheduleKind::Gpipe,
-            ScheduleKind::ZbH1,
-        ][(seed % 3) as usize];
+        let kind = [ScheduleKind::OneFOneB, ScheduleKind::Gpipe][(seed % 2) as usize];
         adding += check_saturation(kind, seed, seed % 3 == 0).unwrap();
     }
     assert!(adding >= 40, "only {adding} devices added time");
@@ -91,8 +72,8 @@ proptest! {
 
     /// The same on instances proptest draws.
     #[test]
-    fn saturation_holds_on_drawn_instances(seed in any::<u64>(), k in 0usize..3, big in any::<bool>()) {
-        let kind = [ScheduleKind::OneFOneB, ScheduleKind::Gpipe, ScheduleKind::ZbH1][k];
+    fn saturation_holds_on_drawn_instances(seed in any::<u64>(), gpipe in any::<bool>(), big in any::<bool>()) {
+        let kind = if gpipe { ScheduleKind::Gpipe } else { ScheduleKind::OneFOneB };
         let checked = check_saturation(kind, seed, big);
         prop_assert!(checked.is_ok(), "{}", checked.unwrap_err());
     }
