@@ -41,6 +41,15 @@
 //! device of the chain's first stage also works on the embedding and holds its parameters,
 //! the device of its last stage the head, whatever the split.
 //!
+//! Below a peak (what the sweep's front test asks, [`AdapipeFloor::below_s`]) the bound is
+//! the same at that budget; and on one chunk per device where the simulated peak is the
+//! planner's own (every device holds at its busiest moment its planner's count of
+//! micro-batches from forward to backward: 1F1B, GPipe), a plan whose peak is more than one
+//! knapsack step under the budget adds no time on any device ([`saturation_bytes`]), so every
+//! device keeps all its units whose recomputation takes time: the bound is then the least
+//! over the splits whose every range keeps so within the peak, of the busiest device's work
+//! (infinite where none does).
+//!
 //! Recomputation that may hide (`overlap_recompute`) and all-to-alls an overlapped pair may
 //! hide are not bounded here (the bound is not given).
 
@@ -99,6 +108,43 @@ pub(crate) struct AdapipeFloor {
     /// (B or BW) in an order the search does not change; `None` where the search may change
     /// the order.
     held: Option<Vec<u32>>,
+    /// Where a plan's simulated peak is its planner's own (one chunk per device, every
+    /// backward fused: 1F1B, GPipe), the peak below which every device of the plan keeps
+    /// whatever it can without added time ([`saturation_bytes`]); `None` elsewhere.
+    keep_all_below: Option<u64>,
+}
+
+/// What a stage knapsack's optimum at least fills of its budget when it adds time: the most
+/// one step of its choices can add, at `in_flight` micro-batches, over `anatomy`'s blocks.
+///
+/// A stage's decisions are the exact optimum of its knapsack (least added time within the
+/// budget; the planner's fallback, where nothing fits, exceeds the budget). Say it adds time:
+/// it then recomputes some copy of a unit whose forward takes time, or some layer whole.
+/// Keeping that copy instead adds its bytes at every micro-batch in flight (`in_flight x`
+/// its size; the recomputation buffer of its kind only goes away), and recomputing one
+/// layer fewer whole keeps that layer's units at most (`in_flight x` the layer's units;
+/// the buffers of whole layers only go away): either is strictly faster, so it does not fit.
+/// The stage's peak is therefore above its budget less that step, and a step is at most
+/// `in_flight x` the larger of one layer's units and the largest unit of any block.
+pub(crate) fn saturation_bytes(anatomy: &crate::anatomy::Anatomy, in_flight: u32) -> u64 {
+    let layer = anatomy
+        .layer_kinds()
+        .iter()
+        .map(|l| {
+            l.kinds
+                .iter()
+                .map(|&k| anatomy.block_of(k).all_units_bytes())
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0);
+    let unit = (0..anatomy.num_blocks())
+        .map(|i| anatomy.block(i))
+        .chain([&anatomy.embedding, &anatomy.head])
+        .flat_map(|b| b.units.iter().map(|u| u.size_bytes))
+        .max()
+        .unwrap_or(0);
+    u64::from(in_flight).saturating_mul(layer.max(unit))
 }
 
 /// The block kinds of the chain's one kind of layer where `adapipe` gives every chunk of a
@@ -227,13 +273,31 @@ impl AdapipeFloor {
             let drain = matches!(sched.kind, ScheduleKind::OneFOneB | ScheduleKind::Gpipe);
             ChainFloor::new(&figures, passes, drain)
         });
-        let held = super::memory_floor::order_fixed_before_search(sched.kind).then(|| {
-            super::memory_floor::held_vectors(sched)
-                .iter()
-                .map(|h| least_live(h))
-                .collect()
-        });
+        let held: Option<Vec<u32>> = super::memory_floor::order_fixed_before_search(sched.kind)
+            .then(|| {
+                super::memory_floor::held_vectors(sched)
+                    .iter()
+                    .map(|h| least_live(h))
+                    .collect()
+            });
+        // One chunk per device, where every device holds at its busiest moment as many
+        // micro-batches from forward to backward as its planner's count: a device's simulated
+        // peak is then at least its planner's own (static + in-flight x kept + transient),
+        // and its knapsack's optimum fills the budget less one step wherever it adds time.
+        let keep_all_below = held
+            .as_ref()
+            .filter(|h| {
+                single
+                    && h.len() == req.in_flight.len()
+                    && h.iter().zip(&req.in_flight).all(|(&h, &n)| h >= n)
+            })
+            .map(|_| {
+                let most = req.in_flight.iter().copied().max().unwrap_or(1);
+                req.budget_bytes
+                    .saturating_sub(saturation_bytes(anatomy, most))
+            });
         Some(Self {
+            keep_all_below,
             kinds: layer,
             layers: anatomy.layers,
             work_s,
@@ -326,9 +390,72 @@ impl AdapipeFloor {
     /// `held` and `peak_bytes`, and cost no less than that knapsack's least on its whole
     /// layers (where nothing fits, no plan reaches that peak). The bound is the least over
     /// every split of the chain of the busiest device's such time.
+    ///
+    /// Where a plan's simulated peak is its planner's own (1F1B, GPipe), below
+    /// `keep_all_below` no device of the plan adds time ([`saturation_bytes`]: one that does
+    /// peaks above it), so each device's knapsack at `held` and `peak_bytes` has a plan that
+    /// adds none: the split's ranges whose bound is above 0 are ruled out.
     pub(crate) fn below_s(&self, req: &PlanRequest, peak_bytes: u64) -> Option<f64> {
         let held = self.held.as_ref()?;
-        Some(self.least_busiest(req, held, peak_bytes, false) * (1.0 - SLACK))
+        let time = match (&self.chain, self.keep_all_below) {
+            (Some(chain), Some(t)) if peak_bytes < t => {
+                self.least_busiest_keeping(req, chain, held, peak_bytes)
+            }
+            _ => self.least_busiest(req, held, peak_bytes, false),
+        };
+        Some(time * (1.0 - SLACK))
+    }
+
+    /// On one chunk per device, the least over every split of the chain of the busiest
+    /// device's time when no device adds time and each one's plan, at `counts[d]` in flight,
+    /// stays within `peak_bytes`: a device then keeps every unit whose recomputation takes
+    /// time (the forced ones too: no layer is recomputed whole), so a range of `x` whole
+    /// layers needs `x` times a layer's static bytes and those units at `counts[d]` in
+    /// flight, plus the device's own bytes. A range needing more is ruled out (its time is
+    /// infinite); the others cost their work alone.
+    fn least_busiest_keeping(
+        &self,
+        req: &PlanRequest,
+        chain: &ChainFloor,
+        counts: &[u32],
+        peak_bytes: u64,
+    ) -> f64 {
+        let anatomy = req.anatomy;
+        let (mut stat, mut kept) = (0u64, 0u64);
+        for &k in &self.kinds {
+            let b = anatomy.block_of(k);
+            stat = stat.saturating_add(b.static_bytes);
+            kept = kept.saturating_add(
+                b.units
+                    .iter()
+                    .filter(|u| u.forced || u.forward_s > 0.0)
+                    .map(|u| u.size_bytes)
+                    .sum(),
+            );
+        }
+        let room = peak_bytes.checked_sub(anatomy.device_bytes);
+        // Per device, the most whole layers it can keep so (`None`: not even none).
+        let most: Vec<Option<u64>> = counts
+            .iter()
+            .map(|&n| {
+                let per_layer = stat.saturating_add(u64::from(n).saturating_mul(kept));
+                room.map(|r| r.checked_div(per_layer).unwrap_or(u64::MAX))
+            })
+            .collect();
+        let pairs = &self.pairs;
+        chain.least_time(counts.len(), &mut |d, s, e| {
+            let (Some(&Some(most)), Some(to), Some(from)) =
+                (most.get(d), pairs.get(e), pairs.get(s))
+            else {
+                return f64::INFINITY;
+            };
+            let x = (to.0 - from.0).min(to.1 - from.1);
+            if u64::from(x) > most {
+                f64::INFINITY
+            } else {
+                0.0
+            }
+        })
     }
 }
 
@@ -480,3 +607,7 @@ mod below_tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "adapipe_floor_tests.rs"]
+mod saturation_tests;
