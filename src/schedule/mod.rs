@@ -18,6 +18,7 @@ mod kind;
 mod list_timing;
 mod one_f_one_b;
 mod order_facts;
+mod packed;
 mod po;
 mod search_input;
 mod types;
@@ -32,6 +33,7 @@ mod zbv_snap;
 use crate::cancel::Cancel;
 
 pub use inflight::InFlight;
+pub(crate) use packed::PackedSchedule;
 pub(crate) use po::offloaded_chunks as po_offloaded_chunks;
 pub use types::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
