@@ -1,6 +1,8 @@
 //! What a solve asks of a schedule's op order on every solve, worked out once per schedule
-//! and kept with it: the live vectors the planner sizes chunks with and the held vectors
-//! its memory floors read. The sweep shares one
+//! and kept with it: the live vectors the planner sizes chunks with, the held vectors
+//! its memory floors read, the simulator's shape check of the order, the steady state its
+//! figures-only run jumps over and the stretches that repeat on each device, which the
+//! memory walks walk once. The sweep shares one
 //! generated schedule between many solves (every V-Half configuration with the same `p` and
 //! `m` has the same order, and the fixed peak and every strategy of a configuration share
 //! its first schedule), so each of them would otherwise walk the same tens of thousands of
@@ -13,6 +15,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use super::Schedule;
+use crate::sim::period::SteadyState;
 
 /// A schedule's facts, each worked out on its first ask. A copy starts empty, and two
 /// schedules compare (and print) by their ops alone.
@@ -22,6 +25,26 @@ pub(crate) struct OrderFacts {
     live_vectors: OnceLock<Vec<Vec<Vec<u32>>>>,
     /// [`Schedule::held_vectors`].
     held_vectors: OnceLock<Vec<Vec<Vec<u32>>>>,
+    /// [`Schedule::order_shape_kept`].
+    order_shape: OnceLock<Result<(), String>>,
+    /// [`Schedule::steady_state_kept`].
+    steady_state: OnceLock<Option<SteadyState>>,
+    /// [`Schedule::repeats_kept`].
+    repeats: OnceLock<Vec<Option<Repeat>>>,
+}
+
+/// A stretch of one device's op list that repeats itself in kinds and chunks: op
+/// `start + k len + i` has the kind and chunk of op `start + i`, for periods `k < count`.
+/// Every period then changes the device's live micro-batches of each chunk alike, so a walk
+/// that finds a period leaving them as it found them knows every later period's levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Repeat {
+    /// First op of the first period.
+    pub start: usize,
+    /// Ops per period.
+    pub len: usize,
+    /// Periods (at least 2).
+    pub count: usize,
 }
 
 impl Clone for OrderFacts {
@@ -52,6 +75,66 @@ impl Schedule {
     /// [`Schedule::held_vectors`], worked out on the first ask and kept.
     pub(crate) fn held_vectors_kept(&self) -> &[Vec<Vec<u32>>] {
         self.facts.held_vectors.get_or_init(|| self.held_vectors())
+    }
+
+    /// The simulator's check of the order's shape (every cell's ops, each on the device and
+    /// chunk that hold its stage), worked out with `check` on the first ask and kept: the
+    /// order alone decides it.
+    pub(crate) fn order_shape_kept(
+        &self,
+        check: impl FnOnce(&Schedule) -> Result<(), String>,
+    ) -> Result<(), String> {
+        self.facts.order_shape.get_or_init(|| check(self)).clone()
+    }
+
+    /// The steady state the figures-only run jumps over ([`SteadyState::of`]), worked out on
+    /// the first ask and kept. Asked only of an order that passed the shape check.
+    pub(crate) fn steady_state_kept(&self) -> Option<&SteadyState> {
+        self.facts
+            .steady_state
+            .get_or_init(|| SteadyState::of(self))
+            .as_ref()
+    }
+
+    /// Per device, its longest stretch that repeats in kinds and chunks ([`Repeat`]), if it
+    /// has one of two periods or more; worked out on the first ask and kept.
+    pub(crate) fn repeats_kept(&self) -> &[Option<Repeat>] {
+        self.facts
+            .repeats
+            .get_or_init(|| self.devices.iter().map(|ops| Repeat::of(ops)).collect())
+    }
+}
+
+/// Longest period, in ops, that [`Repeat::of`] looks for.
+const LONGEST_PERIOD: usize = 2048;
+
+impl Repeat {
+    /// The longest stretch of `ops` that repeats in kinds and chunks with the shortest
+    /// period that repeats around the middle of the list; `None` when there is none of two
+    /// periods or more.
+    fn of(ops: &[super::Op]) -> Option<Repeat> {
+        let same = |i: usize, j: usize| ops[i].kind == ops[j].kind && ops[i].chunk == ops[j].chunk;
+        let mid = ops.len() / 2;
+        let most = (ops.len() / 4).min(LONGEST_PERIOD);
+        let len = (1..=most)
+            .find(|&len| (mid..mid + len).all(|i| i + len < ops.len() && same(i, i + len)))?;
+        // The run of positions `i` where op `i + len` repeats op `i`, around the middle.
+        let mut lo = mid;
+        while lo > 0 && same(lo - 1, lo - 1 + len) {
+            lo -= 1;
+        }
+        let mut hi = mid;
+        while hi + len < ops.len() && same(hi, hi + len) {
+            hi += 1;
+        }
+        // Positions `lo .. hi` repeat one period on: periods `lo + k len` for
+        // `k len + len <= hi - lo + len`.
+        let count = (hi - lo) / len + 1;
+        (count >= 2).then_some(Repeat {
+            start: lo,
+            len,
+            count,
+        })
     }
 }
 
