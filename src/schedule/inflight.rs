@@ -108,9 +108,29 @@ fn each_in_memory_order<'a, S, K: PartialEq>(
         memory_order(schedule, d).for_each(|op| step(state, op));
         return;
     }
-    let ops = schedule.devices.get(d).map_or(&[][..], Vec::as_slice);
-    let repeat = schedule.repeats_kept().get(d).copied().flatten();
-    walk_once(ops, repeat, state, key, step);
+    schedule.walk_repeats_once(d, state, key, step);
+}
+
+impl Schedule {
+    /// Calls `step` on `state` with device `d`'s ops in their listed order, once through
+    /// each period of the device's repeated stretch (`Schedule::repeats_kept`) where the
+    /// first period leaves `key(state)` as it found it: the periods after it walk the same
+    /// levels, so a walk that keeps their highest (or anything else that depends only on
+    /// the levels) ends as the full walk does. `step` must read nothing of an op but its
+    /// kind and chunk, and `key` must hold all of the state that decides the levels the
+    /// next ops walk. What a solve's memory walks take on every solve instead of all `m`
+    /// micro-batches' ops.
+    pub(crate) fn walk_repeats_once<'a, S, K: PartialEq>(
+        &'a self,
+        d: usize,
+        state: &mut S,
+        key: impl Fn(&S) -> K,
+        step: impl FnMut(&mut S, &'a super::Op),
+    ) {
+        let ops = self.devices.get(d).map_or(&[][..], Vec::as_slice);
+        let repeat = self.repeats_kept().get(d).copied().flatten();
+        walk_once(ops, repeat, state, key, step);
+    }
 }
 
 /// Calls `step` on `state` with every op of `ops`, skipping the periods of `repeat` after
@@ -477,6 +497,34 @@ mod tests {
             assert_eq!(s.peak_weighted_in_flight(&weights), weighted, "{what}");
             assert_eq!(s.live_vectors(), plain_live_vectors(s), "{what}");
             assert_eq!(s.held_vectors(), held, "{what}");
+            // A byte walk as the solve's fixed peak takes it (B frees part of a forward's
+            // bytes, W the rest), skipping repeats, against the full walk.
+            let bytes = |op: &Op| {
+                let act = i128::from(weights[0][(op.chunk as usize).min(weights[0].len() - 1)]);
+                match op.kind {
+                    OpKind::F => act,
+                    OpKind::B => -act / 3,
+                    OpKind::W => -(act - act / 3),
+                    OpKind::BW => -act,
+                }
+            };
+            for d in 0..s.devices.len() {
+                let mut walk = (0i128, 0i128);
+                s.walk_repeats_once(
+                    d,
+                    &mut walk,
+                    |w| w.0,
+                    |(live, peak), op| {
+                        *live += bytes(op);
+                        *peak = (*peak).max(*live);
+                    },
+                );
+                let full = s.devices[d].iter().scan(0i128, |live, op| {
+                    *live += bytes(op);
+                    Some(*live)
+                });
+                assert_eq!(walk.1, full.fold(0, i128::max), "{what} device {d}");
+            }
             skipped += usize::from(skips_live(s));
         }
         assert!(schedules.len() > 80, "only {} schedules", schedules.len());
