@@ -31,6 +31,8 @@ pub(crate) struct OrderFacts {
     steady_state: OnceLock<Option<SteadyState>>,
     /// [`Schedule::repeats_kept`].
     repeats: OnceLock<Vec<Option<Repeat>>>,
+    /// [`Schedule::op_counts_kept`].
+    op_counts: OnceLock<Vec<Vec<[u32; 4]>>>,
 }
 
 /// A stretch of one device's op list that repeats itself in kinds and chunks: op
@@ -96,6 +98,33 @@ impl Schedule {
             .as_ref()
     }
 
+    /// Per device and local chunk, how many `[F, B, W, BW]` its op list holds (ops of a
+    /// chunk the device does not hold are not counted); worked out on the first ask and
+    /// kept. What the solve's time floors count passes with.
+    pub(crate) fn op_counts_kept(&self) -> &[Vec<[u32; 4]>] {
+        self.facts.op_counts.get_or_init(|| {
+            let v = self.v.max(1) as usize;
+            self.devices
+                .iter()
+                .map(|ops| {
+                    let mut row = vec![[0u32; 4]; v];
+                    for op in ops {
+                        if let Some(c) = row.get_mut(op.chunk as usize) {
+                            let at = match op.kind {
+                                super::OpKind::F => 0,
+                                super::OpKind::B => 1,
+                                super::OpKind::W => 2,
+                                super::OpKind::BW => 3,
+                            };
+                            c[at] += 1;
+                        }
+                    }
+                    row
+                })
+                .collect()
+        })
+    }
+
     /// Per device, its longest stretch that repeats in kinds and chunks ([`Repeat`]), if it
     /// has one of two periods or more; worked out on the first ask and kept.
     pub(crate) fn repeats_kept(&self) -> &[Option<Repeat>] {
@@ -109,32 +138,44 @@ impl Schedule {
 const LONGEST_PERIOD: usize = 2048;
 
 impl Repeat {
-    /// The longest stretch of `ops` that repeats in kinds and chunks with the shortest
-    /// period that repeats around the middle of the list; `None` when there is none of two
-    /// periods or more.
+    /// The stretch of `ops` around the middle of the list that repeats in kinds and chunks
+    /// and spans the most ops beyond its first period, over the periods up to
+    /// [`LONGEST_PERIOD`] ops (the shortest of the best; the search stops at the first that
+    /// spans half the list); `None` when there is none of two periods or more.
     fn of(ops: &[super::Op]) -> Option<Repeat> {
         let same = |i: usize, j: usize| ops[i].kind == ops[j].kind && ops[i].chunk == ops[j].chunk;
         let mid = ops.len() / 2;
         let most = (ops.len() / 4).min(LONGEST_PERIOD);
-        let len = (1..=most)
-            .find(|&len| (mid..mid + len).all(|i| i + len < ops.len() && same(i, i + len)))?;
-        // The run of positions `i` where op `i + len` repeats op `i`, around the middle.
-        let mut lo = mid;
-        while lo > 0 && same(lo - 1, lo - 1 + len) {
-            lo -= 1;
+        let mut best: Option<Repeat> = None;
+        for len in 1..=most {
+            if !(mid..mid + len).all(|i| i + len < ops.len() && same(i, i + len)) {
+                continue;
+            }
+            // The run of positions `i` where op `i + len` repeats op `i`, around the middle.
+            let mut lo = mid;
+            while lo > 0 && same(lo - 1, lo - 1 + len) {
+                lo -= 1;
+            }
+            let mut hi = mid;
+            while hi + len < ops.len() && same(hi, hi + len) {
+                hi += 1;
+            }
+            // Positions `lo .. hi` repeat one period on: period `k` (from `lo + k len`)
+            // repeats the one before while `lo + k len <= hi`.
+            let r = Repeat {
+                start: lo,
+                len,
+                count: (hi - lo) / len + 1,
+            };
+            let skips = |r: &Repeat| (r.count - 1) * r.len;
+            if best.is_none_or(|b| skips(&r) > skips(&b)) {
+                best = Some(r);
+            }
+            if 2 * (hi - lo) >= ops.len() {
+                break;
+            }
         }
-        let mut hi = mid;
-        while hi + len < ops.len() && same(hi, hi + len) {
-            hi += 1;
-        }
-        // Positions `lo .. hi` repeat one period on: periods `lo + k len` for
-        // `k len + len <= hi - lo + len`.
-        let count = (hi - lo) / len + 1;
-        (count >= 2).then_some(Repeat {
-            start: lo,
-            len,
-            count,
-        })
+        best.filter(|r| r.count >= 2)
     }
 }
 
