@@ -163,6 +163,13 @@ impl SteadyState {
         let period = find(sched, &positions)?;
         Some(SteadyState { positions, period })
     }
+
+    /// [`SteadyState::of`], worked out once per schedule and kept with it.
+    pub fn kept(sched: &Schedule) -> Option<&SteadyState> {
+        sched
+            .simulator_fact_kept(SteadyState::of)
+            .and_then(Option::as_ref)
+    }
 }
 
 /// Whether op `b` is op `a` with its micro-batch `delta` higher.
