@@ -16,7 +16,7 @@
 //! max-plus map does not stretch a difference, so `k` skipped periods move a time by at
 //! most `k` times that.
 
-use super::super::period::{self, Period, Positions};
+use super::super::period::{Period, Positions, SteadyState};
 use super::super::transfers::Slot;
 use super::super::types::SpanKind;
 use super::{Engine, MemEvent, PENDING};
@@ -41,11 +41,8 @@ impl Engine<'_> {
     /// Runs the whole order, jumping over the steady periods it proves to repeat.
     pub(super) fn run_skipping(&mut self) {
         let simple = self.tx.overlapped() && self.sched.pairs.iter().all(Vec::is_empty);
-        if simple {
-            let pos = Positions::of(self.sched);
-            if let Some(per) = period::find(self.sched, &pos) {
-                self.try_jump(&per, &pos);
-            }
+        if simple && let Some(steady) = SteadyState::kept(self.sched) {
+            self.try_jump(&steady.period, &steady.positions);
         }
         self.limit.iter_mut().for_each(|l| *l = usize::MAX);
         self.log = Vec::new();

@@ -43,7 +43,7 @@ mod offload_checks;
 mod offload_pass;
 mod op_costs;
 mod paired;
-mod period;
+pub(crate) mod period;
 mod transfers;
 mod types;
 

@@ -92,11 +92,12 @@ impl Period {
     }
 }
 
-/// Where each (stage, micro-batch) cell's F and backward (B or BW) run: `(device, index)`.
+/// Where each (stage, micro-batch) cell's F and backward (B or BW) run: their index in the
+/// op list of the device that runs the cell (`Schedule::locate`).
 pub(crate) struct Positions {
     m: usize,
-    f: Vec<(u32, u32)>,
-    b: Vec<(u32, u32)>,
+    f: Vec<u32>,
+    b: Vec<u32>,
 }
 
 impl Positions {
@@ -104,16 +105,15 @@ impl Positions {
     pub fn of(sched: &Schedule) -> Positions {
         let m = sched.m as usize;
         let cells = sched.stages() as usize * m;
-        let mut f = vec![(u32::MAX, u32::MAX); cells];
-        let mut b = vec![(u32::MAX, u32::MAX); cells];
+        let mut f = vec![u32::MAX; cells];
+        let mut b = vec![u32::MAX; cells];
         for (d, ops) in sched.devices.iter().enumerate() {
             for (i, op) in ops.iter().enumerate() {
                 let stage = sched.stage_of(d as u32, op.chunk, op.micro_batch) as usize;
                 let cell = stage * m + op.micro_batch as usize;
-                let at = (d as u32, i as u32);
                 match op.kind {
-                    OpKind::F => f[cell] = at,
-                    OpKind::B | OpKind::BW => b[cell] = at,
+                    OpKind::F => f[cell] = i as u32,
+                    OpKind::B | OpKind::BW => b[cell] = i as u32,
                     OpKind::W => {}
                 }
             }
@@ -124,15 +124,51 @@ impl Positions {
     /// The op that `op` (at `stage`) reads besides its device's previous op, as
     /// `(device, index)`; `None` for a first-stage F.
     pub fn producer(&self, sched: &Schedule, op: Op, stage: u32) -> Option<(u32, u32)> {
-        let cell = |s: u32| s as usize * self.m + op.micro_batch as usize;
+        let mb = op.micro_batch;
+        let at = |list: &[u32], s: u32| {
+            (
+                sched.locate(s, mb).0,
+                list[s as usize * self.m + mb as usize],
+            )
+        };
         let last = sched.stages() - 1;
         match op.kind {
             OpKind::F if stage == 0 => None,
-            OpKind::F => Some(self.f[cell(stage - 1)]),
-            OpKind::B | OpKind::BW if stage == last => Some(self.f[cell(stage)]),
-            OpKind::B | OpKind::BW => Some(self.b[cell(stage + 1)]),
-            OpKind::W => Some(self.b[cell(stage)]),
+            OpKind::F => Some(at(&self.f, stage - 1)),
+            OpKind::B | OpKind::BW if stage == last => Some(at(&self.f, stage)),
+            OpKind::B | OpKind::BW => Some(at(&self.b, stage + 1)),
+            OpKind::W => Some(at(&self.b, stage)),
         }
+    }
+}
+
+/// What the figures-only run reads of a schedule's order: where its ops lie and its steady
+/// state. It depends on the order alone, so a schedule keeps it (`order_facts`) for every
+/// run of it.
+pub(crate) struct SteadyState {
+    /// Where each cell's F and backward run.
+    pub positions: Positions,
+    /// The periodic stretch.
+    pub period: Period,
+}
+
+impl SteadyState {
+    /// The steady state of `sched` (which passed the simulator's shape check), if it has
+    /// one worth a jump ([`find`]).
+    pub fn of(sched: &Schedule) -> Option<SteadyState> {
+        if sched.placement == Placement::Chimera {
+            return None;
+        }
+        let positions = Positions::of(sched);
+        let period = find(sched, &positions)?;
+        Some(SteadyState { positions, period })
+    }
+
+    /// [`SteadyState::of`], worked out once per schedule and kept with it.
+    pub fn kept(sched: &Schedule) -> Option<&SteadyState> {
+        sched
+            .simulator_fact_kept(SteadyState::of)
+            .and_then(Option::as_ref)
     }
 }
 

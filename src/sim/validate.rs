@@ -40,7 +40,7 @@ fn check_total(sched: &Schedule, costs: &SimCosts) -> Result<(), SimError> {
 /// Returns a [`SimError::Shape`] naming the first mismatch, or [`SimError::TooLong`].
 pub(crate) fn check(sched: &Schedule, costs: &SimCosts) -> Result<(), SimError> {
     let shape = |msg: String| Err(SimError::Shape(msg));
-    let (p, v, m) = (sched.p as usize, sched.v as usize, sched.m as usize);
+    let (p, v) = (sched.p as usize, sched.v as usize);
     if sched.devices.len() != p {
         return shape(format!(
             "the schedule has {} device op lists for p={p}",
@@ -87,13 +87,21 @@ pub(crate) fn check(sched: &Schedule, costs: &SimCosts) -> Result<(), SimError> 
     }
     check_total(sched, costs)?;
     check_pairs(sched)?;
+    sched.order_shape_kept(order_shape).map_err(SimError::Shape)
+}
+
+/// Every (stage, micro-batch) has exactly one F and one backward (B + W, or BW), each on the
+/// device and chunk that hold its stage: the order alone decides it, so a schedule keeps
+/// the answer (`order_facts`) for every run of it.
+fn order_shape(sched: &Schedule) -> Result<(), String> {
+    let (v, m) = (sched.v as usize, sched.m as usize);
     let stages = sched.stages() as usize;
     // Per (stage, micro-batch): forwards, input-gradient backwards, weight backwards.
     let mut seen = vec![[0u8; 3]; stages * m];
     for (d, ops) in sched.devices.iter().enumerate() {
         for op in ops {
             if op.micro_batch as usize >= m || op.chunk as usize >= v {
-                return shape(format!(
+                return Err(format!(
                     "device {d} has {:?} of micro-batch {} chunk {} (m={m}, v={v})",
                     op.kind, op.micro_batch, op.chunk
                 ));
@@ -102,7 +110,7 @@ pub(crate) fn check(sched: &Schedule, costs: &SimCosts) -> Result<(), SimError> 
             if stage as usize >= stages
                 || sched.locate(stage, op.micro_batch) != (d as u32, op.chunk)
             {
-                return shape(format!(
+                return Err(format!(
                     "device {d} does not hold chunk {} for micro-batch {}",
                     op.chunk, op.micro_batch
                 ));
@@ -122,7 +130,7 @@ pub(crate) fn check(sched: &Schedule, costs: &SimCosts) -> Result<(), SimError> 
     for (i, cell) in seen.iter().enumerate() {
         if *cell != [1, 1, 1] {
             let (stage, mb) = (i / m.max(1), i % m.max(1));
-            return shape(format!(
+            return Err(format!(
                 "stage {stage} micro-batch {mb} has {} F, {} B (or BW) and {} W (or BW); \
                  exactly one each is needed",
                 cell[0], cell[1], cell[2]

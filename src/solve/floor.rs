@@ -14,7 +14,7 @@
 //! embedding's all-reduce, the optimizer step and the parameter all-gather, one after
 //! another. So the iteration is at least, for every device, its busy time plus that tail.
 
-use crate::schedule::{OpKind, Schedule};
+use crate::schedule::Schedule;
 use crate::sim::SimCosts;
 use crate::sim::job::JobCosts;
 
@@ -33,27 +33,10 @@ pub(crate) struct OpCounts {
 impl OpCounts {
     /// The counts of `sched`'s op lists.
     pub(crate) fn of(sched: &Schedule) -> Self {
-        let v = sched.v.max(1) as usize;
-        let counts = sched
-            .devices
-            .iter()
-            .map(|ops| {
-                let mut row = vec![[0u32; 4]; v];
-                for op in ops {
-                    if let Some(c) = row.get_mut(op.chunk as usize) {
-                        let at = match op.kind {
-                            OpKind::F => 0,
-                            OpKind::B => 1,
-                            OpKind::W => 2,
-                            OpKind::BW => 3,
-                        };
-                        c[at] += 1;
-                    }
-                }
-                row
-            })
-            .collect();
-        Self { counts }
+        // Counted once per schedule and kept with it (`Schedule::op_counts_kept`).
+        Self {
+            counts: sched.op_counts_kept().to_vec(),
+        }
     }
 }
 

@@ -150,24 +150,35 @@ pub(crate) fn fixed_peak_bytes(
 /// over devices; `None` if anything is offloaded (the copy lane's timing then matters).
 fn peak_along_order(sched: &Schedule, costs: &SimCosts) -> Option<u64> {
     let mut highest = 0u64;
-    for (d, ops) in sched.devices.iter().enumerate() {
+    for d in 0..sched.devices.len() {
         let row = costs.chunks.get(d)?;
-        let (mut live, mut peak) = (0i128, 0i128);
-        for op in ops {
-            let c = row.get(op.chunk as usize)?;
-            if c.offload_bytes > 0 {
-                return None;
-            }
-            let (act, b_free) = (i128::from(c.act_bytes), i128::from(c.b_free_bytes));
-            match op.kind {
-                OpKind::F => {
-                    live += act;
-                    peak = peak.max(live);
+        // Live, peak, and whether every op's chunk has costs and offloads nothing (a
+        // repeated period walks the same levels: `walk_repeats_once`).
+        let mut walk = (0i128, 0i128, true);
+        sched.walk_repeats_once(
+            d,
+            &mut walk,
+            |w| w.0,
+            |(live, peak, fits), op| {
+                let Some(c) = row.get(op.chunk as usize).filter(|c| c.offload_bytes == 0) else {
+                    *fits = false;
+                    return;
+                };
+                let (act, b_free) = (i128::from(c.act_bytes), i128::from(c.b_free_bytes));
+                match op.kind {
+                    OpKind::F => {
+                        *live += act;
+                        *peak = (*peak).max(*live);
+                    }
+                    OpKind::B => *live -= b_free,
+                    OpKind::W => *live -= act - b_free,
+                    OpKind::BW => *live -= act,
                 }
-                OpKind::B => live -= b_free,
-                OpKind::W => live -= act - b_free,
-                OpKind::BW => live -= act,
-            }
+            },
+        );
+        let (_, peak, fits) = walk;
+        if !fits {
+            return None;
         }
         let stat = costs.static_bytes.get(d).copied().unwrap_or(0);
         let transient = costs.transient_bytes.get(d).copied().unwrap_or(0);
