@@ -26,11 +26,16 @@
 //! the one to show as final.
 //!
 //! [`sweep_cached`] starts from the same candidates as [`super::sweep`] (bounds, candidates
-//! in order of the time bound) and runs the same worker loop with the same proven cuts, so
-//! it answers exactly what that answers.
+//! in order of the time bound) and runs the same worker loop with the same proven cuts: the
+//! bounds before a solve, and during one the cut-offs the plain sweep's solves take (a peak
+//! over the budget, a time floor the incumbents or the front's steps keep out, a floor well
+//! above its bound put off to the second pass). So it answers exactly what that answers,
+//! and on an empty cache solves as few configurations. Only whole solves are remembered: a
+//! solve cut short proved something about the incumbents of that sweep, not about the
+//! configuration.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
@@ -42,7 +47,9 @@ use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
 use crate::plan::memo::KnapsackShelf;
 use crate::scenario::Scenario;
-use crate::solve::{ScheduleMemo, SolveOptions, fixed_peak_bytes, solve_on};
+use crate::solve::{
+    ScheduleMemo, SolveError, SolveOptions, fixed_peak_bytes, solve_on_until_front,
+};
 
 /// Most solved configurations remembered; past it the figures are forgotten (the schedules
 /// stay, bounded by [`ScheduleMemo::MAX_OPS`]).
@@ -221,8 +228,8 @@ pub fn sweep_cached(
         options.top,
         progress,
         cancel,
-        |row, anatomy, incumbents, _| {
-            let decided = job.decide(row, anatomy, incumbents);
+        |row, anatomy, incumbents, defer| {
+            let decided = job.decide(row, anatomy, (incumbents, defer));
             // A decision cut short by the token answers nothing (the workers drop it).
             if let Some(r) = decided.as_ref().filter(|_| !cancel.is_cancelled()) {
                 cache.note_forming(r);
@@ -262,11 +269,23 @@ struct Job<'a> {
     cancel: &'a Cancel,
 }
 
+/// How far (relative) a solve's floor before the search must rise above the time bound it was
+/// ordered by for the solve to be put off to the sweep's second pass: the plain sweep's
+/// figure (`evaluate.rs`), which the cached sweep must take the same for the same solves.
+const DEFER_ABOVE: f64 = 0.01;
+
 impl Job<'_> {
     /// One candidate, decided as [`super::sweep`] decides it (bounds, then the exact peak of
-    /// a fixed plan, then a full solve), the solve's figures taken from the cache when this
-    /// very scenario was solved before. The new row, or `None` when it stays as it was.
-    fn decide(&self, row: &Row, anatomy: &Anatomy, incumbents: &Mutex<Incumbents>) -> Option<Row> {
+    /// a fixed plan, then a solve with the same cut-offs), the solve's figures taken from the
+    /// cache when this very scenario was solved in full before. The new row, or `None` when
+    /// it stays as it was. In the first pass (`defer` given) a solve may be put off to the
+    /// second, as the plain sweep's are.
+    fn decide(
+        &self,
+        row: &Row,
+        anatomy: &Anatomy,
+        (incumbents, defer): (&Mutex<Incumbents>, Option<&AtomicBool>),
+    ) -> Option<Row> {
         if !workers::can_enter(incumbents, row) {
             return None;
         }
@@ -284,17 +303,27 @@ impl Job<'_> {
             self.cache.reused.fetch_add(1, Ordering::Relaxed);
             return Some(found.onto(&row));
         }
-        let solved = self.solve(&scenario, anatomy, &row);
-        // A solve cut short answers nothing and is not remembered.
-        if !self.cancel.is_cancelled() {
+        let solved = self.solve(&scenario, anatomy, &row, (incumbents, defer));
+        // A solve cut short (by the token, a proven bound or the put-off) is not remembered.
+        if solved.solved && !self.cancel.is_cancelled() {
             self.cache.solves.fetch_add(1, Ordering::Relaxed);
             self.cache.remember(key, &solved);
         }
         Some(solved)
     }
 
-    /// The full solve of one configuration (as [`super::sweep`] solves it).
-    fn solve(&self, scenario: &Scenario, anatomy: &Anatomy, row: &Row) -> Row {
+    /// The solve of one configuration as [`super::sweep`] runs it: it stops as soon as a
+    /// peak over the budget, or a proven floor of its time (against the incumbents, or
+    /// against every step of their front), keeps it out of the answer, and the row stays
+    /// [`Status::Pruned`], unsolved; in the first pass, a floor before the search well above
+    /// the bound it was ordered by puts it off to the second pass (the flag in `defer`).
+    fn solve(
+        &self,
+        scenario: &Scenario,
+        anatomy: &Anatomy,
+        row: &Row,
+        (incumbents, defer): (&Mutex<Incumbents>, Option<&AtomicBool>),
+    ) -> Row {
         let mut out = row.clone();
         out.solved = true;
         let start = Instant::now();
@@ -305,9 +334,39 @@ impl Job<'_> {
             figures_only: true,
             knapsacks: Some(&self.cache.knapsacks),
         };
-        let result = solve_on(scenario, anatomy, &options);
+        let floor = |time_s: f64, peak_bytes: u64| Point {
+            time_s: time_s.max(row.time_bound_s),
+            peak_bytes: peak_bytes.max(row.memory_bound_bytes),
+            gpus: row.config.gpus,
+        };
+        // A peak above the budget is an infeasible outcome, which enters no answer either.
+        let stop = |time_s: f64, peak_bytes: u64| {
+            peak_bytes > self.budget
+                || !incumbents
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .can_enter(&floor(time_s, peak_bytes))
+        };
+        let front = |time_s: f64, peak_bytes: u64, below: &mut dyn FnMut(u64) -> f64| {
+            if let Some(d) = defer
+                && time_s > row.time_bound_s * (1.0 + DEFER_ABOVE)
+            {
+                d.store(true, Ordering::Relaxed);
+                return true;
+            }
+            let now = incumbents
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            !now.can_enter_below(&floor(time_s, peak_bytes), self.budget, below)
+        };
+        let result = solve_on_until_front(scenario, anatomy, &options, Some(&stop), Some(&front));
         out.solve_time_s = start.elapsed().as_secs_f64();
         match result {
+            Err(SolveError::Cancelled(_)) if !self.cancel.is_cancelled() => {
+                out.solved = false;
+                out.status = Status::Pruned;
+            }
             Ok(o) => workers::fill_from_outcome(&mut out, o, self.tokens),
             Err(e) => out.status = Status::Invalid(e.to_string()),
         }
