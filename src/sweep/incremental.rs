@@ -434,6 +434,133 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// The scenarios the cached sweep is held to the plain one on: the tiny model under a
+    /// roomy, a middling and a tight budget, with the gradient overlaps on, and on two GPU
+    /// counts at once (a front over GPUs too).
+    fn scenarios() -> Vec<(Scenario, SweepSpace)> {
+        let mut overlap = tiny(12.0);
+        overlap.plan.overlap_grad_reduce = true;
+        overlap.plan.overlap_param_gather = true;
+        let two_counts = SweepSpace {
+            gpus: vec![4, 8],
+            global_batch: 16,
+            tp: vec![1, 2],
+            pp: vec![1, 2, 4],
+            mbs: vec![1, 2, 4],
+            ..SweepSpace::default()
+        };
+        vec![
+            (tiny(30.0), space()),
+            (tiny(12.0), space()),
+            (tiny(6.0), space()),
+            (overlap, space()),
+            (tiny(10.0), two_counts),
+        ]
+    }
+
+    /// Every row as a sweep decided it, its solve's wall time left out: configuration,
+    /// status, whether solved, time, peak.
+    fn decisions(r: &SweepResult) -> Vec<(Config, String, bool, u64, u64)> {
+        r.rows
+            .iter()
+            .map(|x| {
+                (
+                    x.config,
+                    format!("{:?}", x.status),
+                    x.solved,
+                    x.iteration_time_s.to_bits(),
+                    x.peak_memory_bytes,
+                )
+            })
+            .collect()
+    }
+
+    /// On every scenario the cached sweep (on a fresh cache and again on the warm one)
+    /// answers exactly what the plain sweep and the exhaustive one answer: best, ranked list
+    /// and front, with their figures.
+    #[test]
+    fn the_cached_sweep_answers_the_plain_and_the_exhaustive_sweep_s_answer() {
+        let exhaustive = SweepOptions {
+            exhaustive: true,
+            ..OPTIONS
+        };
+        for (base, space) in scenarios() {
+            let cache = SweepCache::default();
+            let run = |options| {
+                sweep_cached(&base, &space, options, &cache, &|_, _| {}, &Cancel::never())
+                    .unwrap_or_else(|e| panic!("{e}"))
+            };
+            let cold = run(OPTIONS);
+            let warm = run(OPTIONS);
+            let plain = sweep(&base, &space, OPTIONS, &|_, _| {}, &Cancel::never())
+                .unwrap_or_else(|e| panic!("{e}"));
+            let all = sweep(&base, &space, exhaustive, &|_, _| {}, &Cancel::never())
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(!all.ranked.is_empty(), "the space has feasible layouts");
+            assert_eq!(answer(&cold), answer(&all), "{space:?}");
+            assert_eq!(answer(&warm), answer(&all), "{space:?}");
+            assert_eq!(answer(&plain), answer(&all), "{space:?}");
+            assert_eq!((&cold.ranked, &cold.pareto), (&all.ranked, &all.pareto));
+        }
+    }
+
+    /// On a fresh cache the cached sweep solves exactly what the plain sweep solves: every
+    /// row decided the same (the same cut part-way, the same solved in full), so the UI's
+    /// count of solves is the command line's. The one difference, on a warm cache: a solve
+    /// the cache answers costs nothing and counts as reused, so sweeping the same inputs
+    /// again reuses each whole solve and solves none. One worker, so that the order in which
+    /// solves finish (which decides what the incumbents cut) is the same in both sweeps.
+    #[test]
+    fn a_fresh_cache_solves_what_the_plain_sweep_solves() {
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut cut_part_way = 0;
+        for (base, space) in scenarios() {
+            let cache = SweepCache::default();
+            let run = || {
+                one.install(|| {
+                    sweep_cached(&base, &space, OPTIONS, &cache, &|_, _| {}, &Cancel::never())
+                })
+                .unwrap_or_else(|e| panic!("{e}"))
+            };
+            let plain = one
+                .install(|| sweep(&base, &space, OPTIONS, &|_, _| {}, &Cancel::never()))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let cold = run();
+            assert_eq!(decisions(&cold), decisions(&plain), "{space:?}");
+            assert_eq!(cold.solved(), plain.solved());
+            assert_eq!(
+                cache.last(),
+                Reuse {
+                    reused: 0,
+                    solved: plain.solved()
+                }
+            );
+            let warm = run();
+            assert_eq!(decisions(&warm), decisions(&plain), "{space:?}");
+            assert_eq!(
+                cache.last(),
+                Reuse {
+                    reused: plain.solved(),
+                    solved: 0
+                }
+            );
+            cut_part_way += plain
+                .rows
+                .iter()
+                .filter(|x| x.status == Status::Pruned && x.solve_time_s > 0.0)
+                .count();
+        }
+        // Solves stopped part-way happen here: without the plain sweep's cut-offs the
+        // cached sweep would solve these in full, and the decisions would differ.
+        assert!(
+            cut_part_way > 0,
+            "no solve was cut part-way: the test shows nothing"
+        );
+    }
+
     /// A sequence of edits as the UI makes them (the budget down and back, an overlap that
     /// only some configurations use): after each one the cached sweep answers exactly what a
     /// fresh sweep answers, every solved row it reuses equals a fresh solve of that row, and
