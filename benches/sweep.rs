@@ -187,10 +187,12 @@ fn bench(c: &mut Criterion) {
 /// H100s at s 8192. Run one with a filter, e.g.
 /// `cargo bench --bench sweep -- "tui sweep" --warm-up-time 1 --measurement-time 5`.
 ///
-/// Figures (this bench, the shared 2-core machine, interleaved, least of 3): before, the
-/// cached sweep solved every candidate its bounds let in to the end (312 solves on the
-/// default scenario where the command line solves 66; 1,160 vs 330 on Llama 3 70B); with
-/// the plain sweep's part-way cut-offs and second pass it solves the same 67 and 330.
+/// Figures (this bench's median, the shared 2-core machine under load, before and after
+/// interleaved, least of 4 and of 3 rounds): before, the cached sweep solved every candidate
+/// its bounds let in to the end (312 solves on the default scenario where the command line
+/// solves 66; 1,160 vs 330 on Llama 3 70B); with the plain sweep's part-way cut-offs and
+/// second pass it solves the same 67 and 330, and takes 0.391 -> 0.290 s (0.74) on the
+/// default scenario and 0.845 -> 0.609 s (0.72) on Llama 3 70B.
 fn bench_tui_sweep(c: &mut Criterion) {
     let mut g = c.benchmark_group("tui sweep");
     g.sample_size(10);
