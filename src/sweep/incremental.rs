@@ -26,11 +26,16 @@
 //! the one to show as final.
 //!
 //! [`sweep_cached`] starts from the same candidates as [`super::sweep`] (bounds, candidates
-//! in order of the time bound) and runs the same worker loop with the same proven cuts, so
-//! it answers exactly what that answers.
+//! in order of the time bound) and runs the same worker loop with the same proven cuts: the
+//! bounds before a solve, and during one the cut-offs the plain sweep's solves take (a peak
+//! over the budget, a time floor the incumbents or the front's steps keep out, a floor well
+//! above its bound put off to the second pass). So it answers exactly what that answers,
+//! and on an empty cache solves as few configurations. Only whole solves are remembered: a
+//! solve cut short proved something about the incumbents of that sweep, not about the
+//! configuration.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
@@ -42,7 +47,9 @@ use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
 use crate::plan::memo::KnapsackShelf;
 use crate::scenario::Scenario;
-use crate::solve::{ScheduleMemo, SolveOptions, fixed_peak_bytes, solve_on};
+use crate::solve::{
+    ScheduleMemo, SolveError, SolveOptions, fixed_peak_bytes, solve_on_until_front,
+};
 
 /// Most solved configurations remembered; past it the figures are forgotten (the schedules
 /// stay, bounded by [`ScheduleMemo::MAX_OPS`]).
@@ -221,8 +228,8 @@ pub fn sweep_cached(
         options.top,
         progress,
         cancel,
-        |row, anatomy, incumbents, _| {
-            let decided = job.decide(row, anatomy, incumbents);
+        |row, anatomy, incumbents, defer| {
+            let decided = job.decide(row, anatomy, (incumbents, defer));
             // A decision cut short by the token answers nothing (the workers drop it).
             if let Some(r) = decided.as_ref().filter(|_| !cancel.is_cancelled()) {
                 cache.note_forming(r);
@@ -262,11 +269,23 @@ struct Job<'a> {
     cancel: &'a Cancel,
 }
 
+/// How far (relative) a solve's floor before the search must rise above the time bound it was
+/// ordered by for the solve to be put off to the sweep's second pass: the plain sweep's
+/// figure (`evaluate.rs`), which the cached sweep must take the same for the same solves.
+const DEFER_ABOVE: f64 = 0.01;
+
 impl Job<'_> {
     /// One candidate, decided as [`super::sweep`] decides it (bounds, then the exact peak of
-    /// a fixed plan, then a full solve), the solve's figures taken from the cache when this
-    /// very scenario was solved before. The new row, or `None` when it stays as it was.
-    fn decide(&self, row: &Row, anatomy: &Anatomy, incumbents: &Mutex<Incumbents>) -> Option<Row> {
+    /// a fixed plan, then a solve with the same cut-offs), the solve's figures taken from the
+    /// cache when this very scenario was solved in full before. The new row, or `None` when
+    /// it stays as it was. In the first pass (`defer` given) a solve may be put off to the
+    /// second, as the plain sweep's are.
+    fn decide(
+        &self,
+        row: &Row,
+        anatomy: &Anatomy,
+        (incumbents, defer): (&Mutex<Incumbents>, Option<&AtomicBool>),
+    ) -> Option<Row> {
         if !workers::can_enter(incumbents, row) {
             return None;
         }
@@ -284,17 +303,27 @@ impl Job<'_> {
             self.cache.reused.fetch_add(1, Ordering::Relaxed);
             return Some(found.onto(&row));
         }
-        let solved = self.solve(&scenario, anatomy, &row);
-        // A solve cut short answers nothing and is not remembered.
-        if !self.cancel.is_cancelled() {
+        let solved = self.solve(&scenario, anatomy, &row, (incumbents, defer));
+        // A solve cut short (by the token, a proven bound or the put-off) is not remembered.
+        if solved.solved && !self.cancel.is_cancelled() {
             self.cache.solves.fetch_add(1, Ordering::Relaxed);
             self.cache.remember(key, &solved);
         }
         Some(solved)
     }
 
-    /// The full solve of one configuration (as [`super::sweep`] solves it).
-    fn solve(&self, scenario: &Scenario, anatomy: &Anatomy, row: &Row) -> Row {
+    /// The solve of one configuration as [`super::sweep`] runs it: it stops as soon as a
+    /// peak over the budget, or a proven floor of its time (against the incumbents, or
+    /// against every step of their front), keeps it out of the answer, and the row stays
+    /// [`Status::Pruned`], unsolved; in the first pass, a floor before the search well above
+    /// the bound it was ordered by puts it off to the second pass (the flag in `defer`).
+    fn solve(
+        &self,
+        scenario: &Scenario,
+        anatomy: &Anatomy,
+        row: &Row,
+        (incumbents, defer): (&Mutex<Incumbents>, Option<&AtomicBool>),
+    ) -> Row {
         let mut out = row.clone();
         out.solved = true;
         let start = Instant::now();
@@ -305,9 +334,39 @@ impl Job<'_> {
             figures_only: true,
             knapsacks: Some(&self.cache.knapsacks),
         };
-        let result = solve_on(scenario, anatomy, &options);
+        let floor = |time_s: f64, peak_bytes: u64| Point {
+            time_s: time_s.max(row.time_bound_s),
+            peak_bytes: peak_bytes.max(row.memory_bound_bytes),
+            gpus: row.config.gpus,
+        };
+        // A peak above the budget is an infeasible outcome, which enters no answer either.
+        let stop = |time_s: f64, peak_bytes: u64| {
+            peak_bytes > self.budget
+                || !incumbents
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .can_enter(&floor(time_s, peak_bytes))
+        };
+        let front = |time_s: f64, peak_bytes: u64, below: &mut dyn FnMut(u64) -> f64| {
+            if let Some(d) = defer
+                && time_s > row.time_bound_s * (1.0 + DEFER_ABOVE)
+            {
+                d.store(true, Ordering::Relaxed);
+                return true;
+            }
+            let now = incumbents
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            !now.can_enter_below(&floor(time_s, peak_bytes), self.budget, below)
+        };
+        let result = solve_on_until_front(scenario, anatomy, &options, Some(&stop), Some(&front));
         out.solve_time_s = start.elapsed().as_secs_f64();
         match result {
+            Err(SolveError::Cancelled(_)) if !self.cancel.is_cancelled() => {
+                out.solved = false;
+                out.status = Status::Pruned;
+            }
             Ok(o) => workers::fill_from_outcome(&mut out, o, self.tokens),
             Err(e) => out.status = Status::Invalid(e.to_string()),
         }
@@ -373,6 +432,133 @@ mod tests {
     fn cached(base: &Scenario, cache: &SweepCache) -> SweepResult {
         sweep_cached(base, &space(), OPTIONS, cache, &|_, _| {}, &Cancel::never())
             .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The scenarios the cached sweep is held to the plain one on: the tiny model under a
+    /// roomy, a middling and a tight budget, with the gradient overlaps on, and on two GPU
+    /// counts at once (a front over GPUs too).
+    fn scenarios() -> Vec<(Scenario, SweepSpace)> {
+        let mut overlap = tiny(12.0);
+        overlap.plan.overlap_grad_reduce = true;
+        overlap.plan.overlap_param_gather = true;
+        let two_counts = SweepSpace {
+            gpus: vec![4, 8],
+            global_batch: 16,
+            tp: vec![1, 2],
+            pp: vec![1, 2, 4],
+            mbs: vec![1, 2, 4],
+            ..SweepSpace::default()
+        };
+        vec![
+            (tiny(30.0), space()),
+            (tiny(12.0), space()),
+            (tiny(6.0), space()),
+            (overlap, space()),
+            (tiny(10.0), two_counts),
+        ]
+    }
+
+    /// Every row as a sweep decided it, its solve's wall time left out: configuration,
+    /// status, whether solved, time, peak.
+    fn decisions(r: &SweepResult) -> Vec<(Config, String, bool, u64, u64)> {
+        r.rows
+            .iter()
+            .map(|x| {
+                (
+                    x.config,
+                    format!("{:?}", x.status),
+                    x.solved,
+                    x.iteration_time_s.to_bits(),
+                    x.peak_memory_bytes,
+                )
+            })
+            .collect()
+    }
+
+    /// On every scenario the cached sweep (on a fresh cache and again on the warm one)
+    /// answers exactly what the plain sweep and the exhaustive one answer: best, ranked list
+    /// and front, with their figures.
+    #[test]
+    fn the_cached_sweep_answers_the_plain_and_the_exhaustive_sweep_s_answer() {
+        let exhaustive = SweepOptions {
+            exhaustive: true,
+            ..OPTIONS
+        };
+        for (base, space) in scenarios() {
+            let cache = SweepCache::default();
+            let run = |options| {
+                sweep_cached(&base, &space, options, &cache, &|_, _| {}, &Cancel::never())
+                    .unwrap_or_else(|e| panic!("{e}"))
+            };
+            let cold = run(OPTIONS);
+            let warm = run(OPTIONS);
+            let plain = sweep(&base, &space, OPTIONS, &|_, _| {}, &Cancel::never())
+                .unwrap_or_else(|e| panic!("{e}"));
+            let all = sweep(&base, &space, exhaustive, &|_, _| {}, &Cancel::never())
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(!all.ranked.is_empty(), "the space has feasible layouts");
+            assert_eq!(answer(&cold), answer(&all), "{space:?}");
+            assert_eq!(answer(&warm), answer(&all), "{space:?}");
+            assert_eq!(answer(&plain), answer(&all), "{space:?}");
+            assert_eq!((&cold.ranked, &cold.pareto), (&all.ranked, &all.pareto));
+        }
+    }
+
+    /// On a fresh cache the cached sweep solves exactly what the plain sweep solves: every
+    /// row decided the same (the same cut part-way, the same solved in full), so the UI's
+    /// count of solves is the command line's. The one difference, on a warm cache: a solve
+    /// the cache answers costs nothing and counts as reused, so sweeping the same inputs
+    /// again reuses each whole solve and solves none. One worker, so that the order in which
+    /// solves finish (which decides what the incumbents cut) is the same in both sweeps.
+    #[test]
+    fn a_fresh_cache_solves_what_the_plain_sweep_solves() {
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut cut_part_way = 0;
+        for (base, space) in scenarios() {
+            let cache = SweepCache::default();
+            let run = || {
+                one.install(|| {
+                    sweep_cached(&base, &space, OPTIONS, &cache, &|_, _| {}, &Cancel::never())
+                })
+                .unwrap_or_else(|e| panic!("{e}"))
+            };
+            let plain = one
+                .install(|| sweep(&base, &space, OPTIONS, &|_, _| {}, &Cancel::never()))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let cold = run();
+            assert_eq!(decisions(&cold), decisions(&plain), "{space:?}");
+            assert_eq!(cold.solved(), plain.solved());
+            assert_eq!(
+                cache.last(),
+                Reuse {
+                    reused: 0,
+                    solved: plain.solved()
+                }
+            );
+            let warm = run();
+            assert_eq!(decisions(&warm), decisions(&plain), "{space:?}");
+            assert_eq!(
+                cache.last(),
+                Reuse {
+                    reused: plain.solved(),
+                    solved: 0
+                }
+            );
+            cut_part_way += plain
+                .rows
+                .iter()
+                .filter(|x| x.status == Status::Pruned && x.solve_time_s > 0.0)
+                .count();
+        }
+        // Solves stopped part-way happen here: without the plain sweep's cut-offs the
+        // cached sweep would solve these in full, and the decisions would differ.
+        assert!(
+            cut_part_way > 0,
+            "no solve was cut part-way: the test shows nothing"
+        );
     }
 
     /// A sequence of edits as the UI makes them (the budget down and back, an overlap that
