@@ -4,14 +4,14 @@
 //! the ranked list and the front.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
-use std::time::Instant;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 
 use super::bounds::{Bounds, bounds};
-use super::front::{Incumbents, Point};
+use super::cut_solve::CutSolve;
+use super::front::Incumbents;
 use super::{
     Config, Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate, workers,
 };
@@ -19,9 +19,7 @@ use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
 use crate::plan::memo::KnapsackShelf;
 use crate::scenario::{Precision, Scenario, Zero};
-use crate::solve::{
-    ScheduleMemo, SolveError, SolveOptions, fixed_peak_bytes, solve_on_until_front,
-};
+use crate::solve::{ScheduleMemo, SolveOptions, fixed_peak_bytes};
 
 use crate::scenario::GIB;
 
@@ -126,10 +124,6 @@ fn group_key(c: &Config) -> GroupKey {
     )
 }
 
-/// How far (relative) a solve's floor before the search must rise above the time bound it was
-/// ordered by for the solve to be put off to the sweep's second pass.
-const DEFER_ABOVE: f64 = 0.01;
-
 fn unsolved(config: Config, b: Bounds, status: Status) -> Row {
     Row {
         config,
@@ -155,67 +149,23 @@ fn evaluate(
     row: &Row,
     (incumbents, defer): (&Mutex<Incumbents>, Option<&AtomicBool>),
 ) -> Row {
-    let memo = &job.memo;
     let scenario = scenario_for(job.base, &row.config);
-    let tokens = job.tokens;
-    let mut out = row.clone();
-    out.solved = true;
-    let start = Instant::now();
     let options = SolveOptions {
         cancel: job.cancel.clone(),
-        memo: Some(memo),
+        memo: Some(&job.memo),
         skip_baseline: true,
         figures_only: true,
         knapsacks: job.knapsacks.as_ref(),
     };
-    // A peak above the budget is an infeasible outcome, which enters no answer either.
-    let stop = |time_s: f64, peak_bytes: u64| {
-        !job.exhaustive
-            && (peak_bytes > job.budget
-                || !incumbents
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .can_enter(&Point {
-                        time_s: time_s.max(row.time_bound_s),
-                        peak_bytes: peak_bytes.max(row.memory_bound_bytes),
-                        gpus: row.config.gpus,
-                    }))
-    };
-    // The same against every step of the front, on a copy of the incumbents; a solve whose
-    // floor before the search is well above the bound it was ordered by is put off to the
-    // sweep's second pass (when `defer` is given), where the incumbents are final.
-    let front = |time_s: f64, peak_bytes: u64, below: &mut dyn FnMut(u64) -> f64| {
-        if job.exhaustive {
-            return false;
-        }
-        if let Some(d) = defer
-            && time_s > row.time_bound_s * (1.0 + DEFER_ABOVE)
-        {
-            d.store(true, Ordering::Relaxed);
-            return true;
-        }
-        let now = incumbents
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let bound = Point {
-            time_s: time_s.max(row.time_bound_s),
-            peak_bytes: peak_bytes.max(row.memory_bound_bytes),
-            gpus: row.config.gpus,
-        };
-        !now.can_enter_below(&bound, job.budget, below)
-    };
-    let result = solve_on_until_front(&scenario, anatomy, &options, Some(&stop), Some(&front));
-    out.solve_time_s = start.elapsed().as_secs_f64();
-    match result {
-        Err(SolveError::Cancelled(_)) if !job.cancel.is_cancelled() => {
-            out.solved = false;
-            out.status = Status::Pruned;
-        }
-        Ok(o) => workers::fill_from_outcome(&mut out, o, tokens),
-        Err(e) => out.status = Status::Invalid(e.to_string()),
+    CutSolve {
+        budget: job.budget,
+        exhaustive: job.exhaustive,
+        cancel: job.cancel,
+        tokens: job.tokens,
+        incumbents,
+        defer,
     }
-    out
+    .solve(&scenario, anatomy, row, &options)
 }
 
 /// What the workers read: the sweep's settings, the schedules generated so far and the

@@ -37,8 +37,8 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
-use std::time::Instant;
 
+use super::cut_solve::CutSolve;
 use super::evaluate::{candidates, take_fixed_peak};
 use super::front::{Incumbents, Point, total_order};
 use super::{Row, Status, SweepError, SweepOptions, SweepResult, SweepSpace, enumerate, workers};
@@ -47,9 +47,7 @@ use crate::anatomy::Anatomy;
 use crate::cancel::Cancel;
 use crate::plan::memo::KnapsackShelf;
 use crate::scenario::Scenario;
-use crate::solve::{
-    ScheduleMemo, SolveError, SolveOptions, fixed_peak_bytes, solve_on_until_front,
-};
+use crate::solve::{ScheduleMemo, SolveOptions, fixed_peak_bytes};
 
 /// Most solved configurations remembered; past it the figures are forgotten (the schedules
 /// stay, bounded by [`ScheduleMemo::MAX_OPS`]).
@@ -269,11 +267,6 @@ struct Job<'a> {
     cancel: &'a Cancel,
 }
 
-/// How far (relative) a solve's floor before the search must rise above the time bound it was
-/// ordered by for the solve to be put off to the sweep's second pass: the plain sweep's
-/// figure (`evaluate.rs`), which the cached sweep must take the same for the same solves.
-const DEFER_ABOVE: f64 = 0.01;
-
 impl Job<'_> {
     /// One candidate, decided as [`super::sweep`] decides it (bounds, then the exact peak of
     /// a fixed plan, then a solve with the same cut-offs), the solve's figures taken from the
@@ -312,11 +305,7 @@ impl Job<'_> {
         Some(solved)
     }
 
-    /// The solve of one configuration as [`super::sweep`] runs it: it stops as soon as a
-    /// peak over the budget, or a proven floor of its time (against the incumbents, or
-    /// against every step of their front), keeps it out of the answer, and the row stays
-    /// [`Status::Pruned`], unsolved; in the first pass, a floor before the search well above
-    /// the bound it was ordered by puts it off to the second pass (the flag in `defer`).
+    /// The solve of one configuration as [`super::sweep`] runs it (the same cut-offs).
     fn solve(
         &self,
         scenario: &Scenario,
@@ -324,9 +313,6 @@ impl Job<'_> {
         row: &Row,
         (incumbents, defer): (&Mutex<Incumbents>, Option<&AtomicBool>),
     ) -> Row {
-        let mut out = row.clone();
-        out.solved = true;
-        let start = Instant::now();
         let options = SolveOptions {
             cancel: self.cancel.clone(),
             memo: Some(&self.cache.memo),
@@ -334,43 +320,15 @@ impl Job<'_> {
             figures_only: true,
             knapsacks: Some(&self.cache.knapsacks),
         };
-        let floor = |time_s: f64, peak_bytes: u64| Point {
-            time_s: time_s.max(row.time_bound_s),
-            peak_bytes: peak_bytes.max(row.memory_bound_bytes),
-            gpus: row.config.gpus,
-        };
-        // A peak above the budget is an infeasible outcome, which enters no answer either.
-        let stop = |time_s: f64, peak_bytes: u64| {
-            peak_bytes > self.budget
-                || !incumbents
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .can_enter(&floor(time_s, peak_bytes))
-        };
-        let front = |time_s: f64, peak_bytes: u64, below: &mut dyn FnMut(u64) -> f64| {
-            if let Some(d) = defer
-                && time_s > row.time_bound_s * (1.0 + DEFER_ABOVE)
-            {
-                d.store(true, Ordering::Relaxed);
-                return true;
-            }
-            let now = incumbents
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone();
-            !now.can_enter_below(&floor(time_s, peak_bytes), self.budget, below)
-        };
-        let result = solve_on_until_front(scenario, anatomy, &options, Some(&stop), Some(&front));
-        out.solve_time_s = start.elapsed().as_secs_f64();
-        match result {
-            Err(SolveError::Cancelled(_)) if !self.cancel.is_cancelled() => {
-                out.solved = false;
-                out.status = Status::Pruned;
-            }
-            Ok(o) => workers::fill_from_outcome(&mut out, o, self.tokens),
-            Err(e) => out.status = Status::Invalid(e.to_string()),
+        CutSolve {
+            budget: self.budget,
+            exhaustive: false,
+            cancel: self.cancel,
+            tokens: self.tokens,
+            incumbents,
+            defer,
         }
-        out
+        .solve(scenario, anatomy, row, &options)
     }
 }
 

@@ -20,6 +20,7 @@
 //! reusing what earlier sweeps computed, for the UI's sweep after every edit).
 
 pub mod bounds;
+mod cut_solve;
 pub mod enumerate;
 mod evaluate;
 pub mod front;
