@@ -237,6 +237,12 @@ fn dp_for_gpus(gpus: u32, start: &Scenario, o: &ScenarioOverrides) -> Result<u32
         ));
     }
     let d = n / per_replica;
+    if d == 0 {
+        return Err(format!(
+            "invalid --gpus = {gpus}: at least t x cp x p = {t} x {cp} x {p} = {per_replica} \
+             (one replica)"
+        ));
+    }
     let largest = pipescope::ranges::DP.max as u64;
     if d > largest {
         return Err(format!(

@@ -69,6 +69,11 @@ fn gpus_that_do_not_divide_or_disagree_are_refused() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--gpus") && err.contains("65536"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+    // Zero GPUs is named as typed, not as the data-parallel size it would give.
+    let (code, err) = exit_code(&["plan", "-t", "8", "-p", "8", "--gpus", "0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--gpus = 0") && !err.contains("--dp"), "{err}");
+    assert!(err.contains("8 x 1 x 8 = 64"), "{err}");
 }
 
 /// The UI takes `--gpus` as `plan` does (refused the same way, before a terminal is asked
