@@ -116,13 +116,7 @@ impl Schedule {
                     let mut row = vec![[0u32; 4]; v];
                     for op in ops {
                         if let Some(c) = row.get_mut(op.chunk as usize) {
-                            let at = match op.kind {
-                                super::OpKind::F => 0,
-                                super::OpKind::B => 1,
-                                super::OpKind::W => 2,
-                                super::OpKind::BW => 3,
-                            };
-                            c[at] += 1;
+                            c[op.kind.index()] += 1;
                         }
                     }
                     row

@@ -31,17 +31,6 @@ pub(crate) struct PackedSchedule {
     whole: Vec<Op>,
 }
 
-fn kind_index(kind: OpKind) -> u32 {
-    match kind {
-        OpKind::F => 0,
-        OpKind::B => 1,
-        OpKind::W => 2,
-        OpKind::BW => 3,
-    }
-}
-
-const KINDS: [OpKind; 4] = [OpKind::F, OpKind::B, OpKind::W, OpKind::BW];
-
 impl PackedSchedule {
     /// `sched` packed.
     pub(crate) fn of(sched: &Schedule) -> PackedSchedule {
@@ -56,7 +45,7 @@ impl PackedSchedule {
             seen.fill(0);
             for op in ops {
                 let tag = (op.chunk < v)
-                    .then(|| kind_index(op.kind) * v + op.chunk)
+                    .then(|| op.kind.index() as u32 * v + op.chunk)
                     .filter(|&t| t < u32::from(ESCAPE));
                 let tag = match tag {
                     Some(t) if seen[t as usize] == op.micro_batch => {
@@ -111,7 +100,7 @@ impl PackedSchedule {
                         let t = u32::from(tag);
                         let mb = seen[t as usize];
                         seen[t as usize] += 1;
-                        Op::new(KINDS[(t / v) as usize], mb, t % v)
+                        Op::new(OpKind::ALL[(t / v) as usize], mb, t % v)
                     })
                     .collect()
             })

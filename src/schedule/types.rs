@@ -17,6 +17,22 @@ pub enum OpKind {
     BW,
 }
 
+impl OpKind {
+    /// Every kind, in the order of [`OpKind::index`].
+    pub(crate) const ALL: [OpKind; 4] = [OpKind::F, OpKind::B, OpKind::W, OpKind::BW];
+
+    /// The kind's place in [`OpKind::ALL`]: F 0, B 1, W 2, BW 3 (what per-kind tables and
+    /// counts are indexed by).
+    pub(crate) fn index(self) -> usize {
+        match self {
+            OpKind::F => 0,
+            OpKind::B => 1,
+            OpKind::W => 2,
+            OpKind::BW => 3,
+        }
+    }
+}
+
 /// One compute op: one micro-batch through one chunk of a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Op {
