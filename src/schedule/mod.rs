@@ -19,6 +19,7 @@ mod list_timing;
 mod one_f_one_b;
 mod order_facts;
 mod packed;
+pub(crate) mod period;
 mod po;
 mod search_input;
 mod types;

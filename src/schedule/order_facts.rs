@@ -11,11 +11,11 @@
 //! A schedule is not changed once generated (the memo shares it behind an `Arc`); a copy
 //! (`clone`) starts with nothing worked out, so a copy changed afterwards is walked afresh.
 
-use std::any::Any;
 use std::fmt;
 use std::sync::OnceLock;
 
 use super::Schedule;
+use super::period::SteadyState;
 
 /// A schedule's facts, each worked out on its first ask. A copy starts empty, and two
 /// schedules compare (and print) by their ops alone.
@@ -27,10 +27,8 @@ pub(crate) struct OrderFacts {
     held_vectors: OnceLock<Vec<Vec<Vec<u32>>>>,
     /// [`Schedule::order_shape_kept`].
     order_shape: OnceLock<Result<(), String>>,
-    /// [`Schedule::simulator_fact_kept`]: what the simulator reads of the order (its
-    /// steady state), of a type this module does not name (the simulator imports the
-    /// schedule, not the other way round).
-    simulator_fact: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// [`Schedule::steady_state_kept`].
+    steady_state: OnceLock<Option<SteadyState>>,
     /// [`Schedule::repeats_kept`].
     repeats: OnceLock<Vec<Option<Repeat>>>,
     /// [`Schedule::op_counts_kept`].
@@ -91,17 +89,13 @@ impl Schedule {
         self.facts.order_shape.get_or_init(|| check(self)).clone()
     }
 
-    /// What the simulator works out of the order alone (its steady state, `sim::period`),
-    /// worked out with `init` on the first ask and kept; `None` when it was kept with
-    /// another type (the simulator asks with one only).
-    pub(crate) fn simulator_fact_kept<T: Any + Send + Sync>(
-        &self,
-        init: impl FnOnce(&Schedule) -> T,
-    ) -> Option<&T> {
+    /// The order's steady state ([`SteadyState::of`]: the periodic stretch the simulator's
+    /// figures-only run jumps over), worked out on the first ask and kept.
+    pub(crate) fn steady_state_kept(&self) -> Option<&SteadyState> {
         self.facts
-            .simulator_fact
-            .get_or_init(|| Box::new(init(self)))
-            .downcast_ref::<T>()
+            .steady_state
+            .get_or_init(|| SteadyState::of(self))
+            .as_ref()
     }
 
     /// Per device and local chunk, how many `[F, B, W, BW]` its op list holds (ops of a

@@ -16,11 +16,11 @@
 //! max-plus map does not stretch a difference, so `k` skipped periods move a time by at
 //! most `k` times that.
 
-use super::super::period::{Period, Positions, SteadyState};
 use super::super::transfers::Slot;
 use super::super::types::SpanKind;
 use super::{Engine, MemEvent, PENDING};
 use crate::schedule::OpKind;
+use crate::schedule::period::{Period, Positions};
 
 /// Steady periods tried after the first one the dependencies allow, before giving up (the
 /// full run goes on from where the tries stopped). A run with unlike stage costs may take
@@ -41,7 +41,7 @@ impl Engine<'_> {
     /// Runs the whole order, jumping over the steady periods it proves to repeat.
     pub(super) fn run_skipping(&mut self) {
         let simple = self.tx.overlapped() && self.sched.pairs.iter().all(Vec::is_empty);
-        if simple && let Some(steady) = SteadyState::kept(self.sched) {
+        if simple && let Some(steady) = self.sched.steady_state_kept() {
             self.try_jump(&steady.period, &steady.positions);
         }
         self.limit.iter_mut().for_each(|l| *l = usize::MAX);

@@ -43,7 +43,6 @@ mod offload_checks;
 mod offload_pass;
 mod op_costs;
 mod paired;
-pub(crate) mod period;
 mod transfers;
 mod types;
 

@@ -1,7 +1,8 @@
 //! The steady state of an op order, found from the order alone: where every device repeats
 //! the same ops, `delta` micro-batches later, and how far back (in such periods) an op reads
-//! what another op produced. The figures-only run (`engine_steady`) uses it to simulate a
-//! few periods, prove that the run repeats itself there, and jump over the rest.
+//! what another op produced. The simulator's figures-only run (`sim`'s `engine_steady`)
+//! uses it to simulate a few periods, prove that the run repeats itself there, and jump
+//! over the rest; each schedule keeps its own (`Schedule::steady_state_kept`).
 //!
 //! A device's period is `len` ops (its ops of `delta` micro-batches). On device `d` the ops
 //! from `start` on repeat: op `start + k len + i` is op `start + i` with its micro-batch
@@ -162,13 +163,6 @@ impl SteadyState {
         let positions = Positions::of(sched);
         let period = find(sched, &positions)?;
         Some(SteadyState { positions, period })
-    }
-
-    /// [`SteadyState::of`], worked out once per schedule and kept with it.
-    pub fn kept(sched: &Schedule) -> Option<&SteadyState> {
-        sched
-            .simulator_fact_kept(SteadyState::of)
-            .and_then(Option::as_ref)
     }
 }
 
