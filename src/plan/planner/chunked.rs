@@ -263,7 +263,7 @@ fn best_vectors_lazy(
         }
     }
     let m = f64::from(m.max(1));
-    let mut found: Vec<(f64, Vec<u32>)> = Vec::new();
+    let mut found = BestVectors::new(keep);
     let mut last: Option<f64> = None;
     // `lowest`: a lower bound of the least sum with no cap until it is made exact, and the
     // least exact sum of a vector seen so far (at least the least sum).
@@ -291,11 +291,7 @@ fn best_vectors_lazy(
             continue;
         }
         last = Some(b);
-        let worst_kept = if found.len() >= keep.max(1) {
-            found.last().map_or(f64::INFINITY, |f| f.0)
-        } else {
-            f64::INFINITY
-        };
+        let worst_kept = found.worst_kept();
         // Stop where the eager search stops: `(m - 1) b + lowest >= worst_kept` with the
         // exact least sum. A lower bound that already passes, or an upper one that does not,
         // settles it; otherwise the least sum is made exact.
@@ -314,21 +310,9 @@ fn best_vectors_lazy(
             continue;
         };
         upper = upper.min(sum);
-        let times = &table.times;
-        let max = layers
-            .iter()
-            .enumerate()
-            .filter_map(|(d, &x)| times[d][(x - v) as usize])
-            .fold(0.0, f64::max);
-        let objective = (m - 1.0) * max + sum;
-        if found.iter().any(|f| f.1 == layers) {
-            continue;
-        }
-        found.push((objective, layers));
-        found.sort_by(|a, b| a.0.total_cmp(&b.0));
-        found.truncate(keep.max(1));
+        found.offer(&table.times, (v, m), sum, layers);
     }
-    Some(found)
+    Some(found.found)
 }
 
 /// The lazy search's table: lower bounds, the exact times solved so far (`None` where
@@ -417,33 +401,67 @@ fn best_vectors(
     let mut bottlenecks: Vec<f64> = times.iter().flatten().flatten().copied().collect();
     bottlenecks.sort_by(f64::total_cmp);
     bottlenecks.dedup();
-    let mut found: Vec<(f64, Vec<u32>)> = Vec::new();
+    let mut found = BestVectors::new(keep);
     for b in bottlenecks {
-        let worst_kept = if found.len() >= keep.max(1) {
-            found.last().map_or(f64::INFINITY, |f| f.0)
-        } else {
-            f64::INFINITY
-        };
+        let worst_kept = found.worst_kept();
         if (m - 1.0) * b + lowest >= worst_kept {
             break;
         }
         let Some((sum, layers)) = least_sum(times, v, total, b) else {
             continue;
         };
+        found.offer(times, (v, m), sum, layers);
+    }
+    found.found
+}
+
+/// The best layer vectors a search has found so far: at most `keep` (at least one), each
+/// once, best first, with their objectives `(m - 1) max + sum`.
+struct BestVectors {
+    keep: usize,
+    found: Vec<(f64, Vec<u32>)>,
+}
+
+impl BestVectors {
+    fn new(keep: usize) -> Self {
+        BestVectors {
+            keep: keep.max(1),
+            found: Vec::new(),
+        }
+    }
+
+    /// The objective a vector must beat to be kept: the worst kept one once `keep` are
+    /// kept, else infinite.
+    fn worst_kept(&self) -> f64 {
+        if self.found.len() >= self.keep {
+            self.found.last().map_or(f64::INFINITY, |f| f.0)
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// Offers `layers`, whose device times (read in `times[d][x - v]`) sum to `sum`, over `m`
+    /// micro-batches: kept, in order of its objective, unless it is kept already or is not
+    /// among the best `keep`.
+    fn offer(
+        &mut self,
+        times: &[Vec<Option<f64>>],
+        (v, m): (u32, f64),
+        sum: f64,
+        layers: Vec<u32>,
+    ) {
+        if self.found.iter().any(|f| f.1 == layers) {
+            return;
+        }
         let max = layers
             .iter()
             .enumerate()
             .filter_map(|(d, &x)| times[d][(x - v) as usize])
             .fold(0.0, f64::max);
-        let objective = (m - 1.0) * max + sum;
-        if found.iter().any(|f| f.1 == layers) {
-            continue;
-        }
-        found.push((objective, layers));
-        found.sort_by(|a, b| a.0.total_cmp(&b.0));
-        found.truncate(keep.max(1));
+        self.found.push(((m - 1.0) * max + sum, layers));
+        self.found.sort_by(|a, b| a.0.total_cmp(&b.0));
+        self.found.truncate(self.keep);
     }
-    found
 }
 
 /// The least sum of device times with every time at most `cap` and the layers summing to
