@@ -429,13 +429,7 @@ mod tests {
     /// levels as they found them (a leak per period) or only do after a while.
     #[test]
     fn walks_that_skip_repeats_are_the_full_walks() {
-        let mut seed = 0x51ed_5eed_0042_u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n.max(1)
-        };
+        let mut next = crate::schedule::test_draws(0x51ed_5eed_0042);
         let mut schedules = Vec::new();
         for case in 0..120 {
             let kind = ScheduleKind::ALL[case % ScheduleKind::ALL.len()];

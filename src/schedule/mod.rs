@@ -38,6 +38,18 @@ pub(crate) use packed::PackedSchedule;
 pub(crate) use po::offloaded_chunks as po_offloaded_chunks;
 pub use types::{Op, OpKind, Placement, Schedule, ScheduleError, ScheduleInput, ScheduleKind};
 
+/// Deterministic draws for the schedule tests' random cases: from `seed` (xorshift), each
+/// call gives a number below its argument (0 for 0).
+#[cfg(test)]
+pub(crate) fn test_draws(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n.max(1)
+    }
+}
+
 /// Generates the per-device op order of `kind` for the given sizes and durations.
 ///
 /// Every schedule needs at least one device and one micro-batch, and at most
