@@ -24,23 +24,23 @@ const SLACK: f64 = 1e-9;
 
 /// How many forwards, backwards (B or fused BW) and weight gradients (W or fused BW) each
 /// (device, chunk) of a schedule runs.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct OpCounts {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct OpCounts<'a> {
     /// Per device, per local chunk: `[forwards, backwards, weight gradients, fused]`.
-    counts: Vec<Vec<[u32; 4]>>,
+    counts: &'a [Vec<[u32; 4]>],
 }
 
-impl OpCounts {
-    /// The counts of `sched`'s op lists.
-    pub(crate) fn of(sched: &Schedule) -> Self {
-        // Counted once per schedule and kept with it (`Schedule::op_counts_kept`).
+impl<'a> OpCounts<'a> {
+    /// The counts of `sched`'s op lists (counted once per schedule and kept with it:
+    /// `Schedule::op_counts_kept`).
+    pub(crate) fn of(sched: &'a Schedule) -> Self {
         Self {
-            counts: sched.op_counts_kept().to_vec(),
+            counts: sched.op_counts_kept(),
         }
     }
 }
 
-impl OpCounts {
+impl OpCounts<'_> {
     /// The fewest passes of any (device, chunk): forwards, backwards (B or fused) and weight
     /// gradients (W or fused), the least of the three over every chunk of every device.
     pub(crate) fn least_passes(&self) -> u32 {
@@ -55,7 +55,7 @@ impl OpCounts {
 
 /// The proven lower bound of the iteration time that `sim::simulate` then `sim::job::finish`
 /// give for `costs` and `job` on a schedule with these op counts (module docs).
-pub(crate) fn iteration_floor_s(counts: &OpCounts, costs: &SimCosts, job: &JobCosts) -> f64 {
+pub(crate) fn iteration_floor_s(counts: &OpCounts<'_>, costs: &SimCosts, job: &JobCosts) -> f64 {
     let mut floor = 0.0f64;
     for (d, row) in counts.counts.iter().enumerate() {
         let Some(chunks) = costs.chunks.get(d) else {
